@@ -1,0 +1,34 @@
+#include "measure/rolling_window.h"
+
+namespace jitterd {
+
+void RollingWindow::push(const HistogramSnapshot& cumulative, std::uint64_t tick) {
+  if (have_last_) {
+    Delta delta{last_tick_, tick, {}};
+    for (std::size_t i = 0; i < kHistogramBuckets; ++i) {
+      if (cumulative.counts[i] != last_.counts[i]) {
+        delta.buckets.emplace_back(static_cast<std::uint32_t>(i), cumulative.counts[i] - last_.counts[i]);
+      }
+    }
+    deltas_.push_back(std::move(delta));
+  }
+  last_ = cumulative;
+  last_tick_ = tick;
+  have_last_ = true;
+  // A delta belongs to the window while it started no earlier than window_ticks before now.
+  while (!deltas_.empty() && tick - deltas_.front().from_tick > window_ticks_) deltas_.pop_front();
+}
+
+HistogramSnapshot RollingWindow::window() const {
+  HistogramSnapshot sum;
+  for (const auto& delta : deltas_) {
+    for (const auto& [index, count] : delta.buckets) sum.counts[index] += count;
+  }
+  return sum;
+}
+
+std::uint64_t RollingWindow::start_tick() const {
+  return deltas_.empty() ? last_tick_ : deltas_.front().from_tick;
+}
+
+}  // namespace jitterd

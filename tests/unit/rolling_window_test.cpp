@@ -1,0 +1,43 @@
+#include <catch2/catch.hpp>
+
+#include "measure/rolling_window.h"
+
+using namespace jitterd;
+
+namespace {
+HistogramSnapshot with(std::size_t bucket, std::uint64_t count, HistogramSnapshot base = {}) {
+  base.counts[bucket] += count;
+  return base;
+}
+}  // namespace
+
+TEST_CASE("the window holds the changes of the last window_ticks only", "[rolling_window]") {
+  RollingWindow w(10);
+  HistogramSnapshot cumulative;
+  w.push(cumulative, 0);
+  CHECK(w.window().total() == 0);
+  cumulative = with(3, 5, cumulative);
+  w.push(cumulative, 4);   // delta 0..4: 5 in bucket 3
+  cumulative = with(7, 2, cumulative);
+  w.push(cumulative, 8);   // delta 4..8: 2 in bucket 7
+  CHECK(w.window().total() == 7);
+  CHECK(w.start_tick() == 0);
+  cumulative = with(3, 1, cumulative);
+  w.push(cumulative, 12);  // delta 8..12; delta 0..4 started 12 ticks ago: out
+  const auto window = w.window();
+  CHECK(window.total() == 3);
+  CHECK(window.counts[3] == 1);
+  CHECK(window.counts[7] == 2);
+  CHECK(w.start_tick() == 4);
+  CHECK(w.end_tick() == 12);
+}
+
+TEST_CASE("deltas store only the buckets that changed", "[rolling_window]") {
+  RollingWindow w(1000);
+  HistogramSnapshot cumulative;
+  for (std::uint64_t t = 0; t < 100; ++t) {
+    cumulative = with(t % 50, 1, cumulative);
+    w.push(cumulative, t);
+  }
+  CHECK(w.window().total() == 99);  // the first push is the baseline
+}

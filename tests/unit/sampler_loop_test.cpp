@@ -1,0 +1,135 @@
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <limits>
+#include <thread>
+
+#include "measure/counter_calibration.h"
+#include "measure/sampler_loop.h"
+#include "measure/tick_scale.h"
+
+using namespace jitterd;
+
+namespace {
+SamplerShared make_shared_state() { return SamplerShared(64, 1u << 20, 64); }
+
+template <TickMethod M>
+void run_for(SamplerShared& shared, SamplerWriterState& state, std::uint64_t threshold, std::uint64_t ticks) {
+  std::atomic<bool> stop{false};
+  run_sampler_span<M>(shared, state, threshold, read_ticks<M>() + ticks, stop);
+}
+}  // namespace
+
+TEST_CASE("a span's gaps add up: histogram total = samples, sum = sampled ticks", "[sampler]") {
+  const TickMethod method = default_tick_method();
+  const CounterFrequency f = counter_frequency(method, std::chrono::milliseconds(50));
+  const TickScale scale(f.hertz);
+  SamplerShared shared = make_shared_state();
+  SamplerWriterState state;
+  dispatch_tick_method(method, [&]<TickMethod M>() {
+    run_for<M>(shared, state, std::numeric_limits<std::uint64_t>::max(), scale.from_ns(50'000'000));
+  });
+  HistogramSnapshot s;
+  shared.histogram.snapshot(s);
+  CHECK(s.total() == state.samples);
+  CHECK(shared.samples.load() == state.samples);
+  CHECK(shared.sampled_ticks.load() == state.sampled_ticks);
+  CHECK(state.samples % kSamplerCheckEvery == 0);
+  CHECK(scale.to_seconds(state.sampled_ticks) == Approx(0.05).margin(0.05));
+  CHECK(state.min_gap <= state.max_gap);
+  CHECK(shared.max_gap.load() == state.max_gap);
+  CHECK(shared.interruption_count.load() == 0);
+  // The exact max is held by the window-max slots too.
+  CHECK(shared.window_max.max_between(0, read_ticks(method)) == state.max_gap);
+}
+
+TEST_CASE("gaps at or above the threshold are interruptions, with their duration", "[sampler]") {
+  const TickMethod method = default_tick_method();
+  SamplerShared shared = make_shared_state();
+  SamplerWriterState state;
+  // Threshold 0: every gap is an interruption, so the books must agree exactly.
+  dispatch_tick_method(method, [&]<TickMethod M>() { run_for<M>(shared, state, 0, 1'000'000); });
+  CHECK(state.interruption_count == state.samples);
+  CHECK(state.interrupted_ticks == state.sampled_ticks);
+  const auto kept = shared.interruptions.copy_since(0);
+  CHECK(kept.size() == std::min<std::size_t>(64, state.samples));
+  for (std::size_t i = 1; i < kept.size(); ++i) {
+    CHECK(kept[i].start_tick == kept[i - 1].start_tick + kept[i - 1].duration_ticks);
+  }
+}
+
+TEST_CASE("a stop request ends a span and spans accumulate", "[sampler]") {
+  SamplerShared shared = make_shared_state();
+  SamplerWriterState state;
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    stop.store(true);
+  });
+  dispatch_tick_method(default_tick_method(), [&]<TickMethod M>() {
+    run_sampler_span<M>(shared, state, std::numeric_limits<std::uint64_t>::max(),
+                        std::numeric_limits<std::uint64_t>::max(), stop);
+  });
+  stopper.join();
+  const auto first = state.samples;
+  CHECK(first > 0);
+  stop.store(false);
+  dispatch_tick_method(default_tick_method(), [&]<TickMethod M>() {
+    run_for<M>(shared, state, std::numeric_limits<std::uint64_t>::max(), 100'000);
+  });
+  CHECK(state.samples > first);
+  HistogramSnapshot s;
+  shared.histogram.snapshot(s);
+  CHECK(s.total() == state.samples);
+}
+
+TEST_CASE("housekeeping reads while the sampler writes", "[sampler]") {
+  SamplerShared shared = make_shared_state();
+  SamplerWriterState state;
+  std::atomic<bool> stop{false};
+  std::thread sampler([&] {
+    dispatch_tick_method(default_tick_method(), [&]<TickMethod M>() {
+      run_sampler_span<M>(shared, state, 0, std::numeric_limits<std::uint64_t>::max(), stop);
+    });
+  });
+  HistogramSnapshot s;
+  std::uint64_t last_samples = 0;
+  for (int i = 0; i < 200; ++i) {
+    shared.histogram.snapshot(s);
+    const auto samples = shared.samples.load(std::memory_order_relaxed);
+    CHECK(samples >= last_samples);
+    last_samples = samples;
+    (void)shared.interruptions.copy_since(0);
+    (void)shared.window_max.max_between(0, std::numeric_limits<std::uint64_t>::max() - 1);
+  }
+  stop.store(true);
+  sampler.join();
+  shared.histogram.snapshot(s);
+  CHECK(s.total() == state.samples);
+}
+
+TEST_CASE("the interruption ring keeps the newest entries in order", "[sampler]") {
+  InterruptionRing ring(4);
+  for (std::uint64_t i = 1; i <= 10; ++i) ring.push(i * 100, i);
+  CHECK(ring.pushed() == 10);
+  const auto kept = ring.copy_since(0);
+  REQUIRE(kept.size() == 4);
+  CHECK(kept.front().start_tick == 700);
+  CHECK(kept.back().duration_ticks == 10);
+  CHECK(ring.copy_since(9).size() == 1);
+  CHECK(ring.copy_since(10).empty());
+}
+
+TEST_CASE("window max keeps an exact max per slot and forgets slots beyond its memory", "[sampler]") {
+  WindowMax w(100, 4);
+  w.publish(10, 5);
+  w.publish(50, 9);
+  w.publish(150, 3);
+  CHECK(w.max_between(0, 99) == 9);
+  CHECK(w.max_between(100, 199) == 3);
+  CHECK(w.max_between(0, 199) == 9);
+  w.publish(550, 1);  // slot 5 reuses slot 1's storage; slot 0 and 1 are gone
+  CHECK(w.max_between(0, 599) == 1);
+  CHECK(w.max_between(500, 599) == 1);
+}
