@@ -1,0 +1,34 @@
+// The kernel's two ways of writing a set of CPUs: the cpu-list format of
+// /sys/devices/system/cpu/{online,isolated,...} and thread_siblings_list ("0-3,5,8-11"), and
+// the hex mask format of /proc/irq/*/smp_affinity and Cpus_allowed ("00000000,0000000f").
+// Pure functions over strings; safe from any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jitterd {
+
+// The largest CPU number any kernel can have (CONFIG_NR_CPUS is at most 8192).
+inline constexpr int max_cpu_number = 8191;
+
+// Parses "0-3,5,8-11"; "" gives an empty list. Whitespace and newlines at the ends are ignored.
+// Returns the CPUs sorted and unique, or std::nullopt with *error (if given) naming the bad
+// entry and the whole text, e.g. `bad cpu range "3-1" in "0,3-1": end before start`.
+std::optional<std::vector<int>> parse_cpu_list(std::string_view text, std::string* error);
+
+// The compressed form the kernel prints: {0,1,2,3,5} gives "0-3,5"; {} gives "".
+// Accepts unsorted input with duplicates.
+std::string format_cpu_list(const std::vector<int>& cpus);
+
+// Like format_cpu_list, but "none" for an empty set, for messages.
+std::string describe_cpu_list(const std::vector<int>& cpus);
+
+// Parses a hex mask written as comma-separated groups of 32 bits, most significant group first
+// ("00000000,0000000f" gives {0,1,2,3}; a short first group such as "3" is fine). Malformed text
+// gives an empty list and, if error is given, a message naming the bad group and the text.
+std::vector<int> parse_cpu_mask_hex(std::string_view text, std::string* error = nullptr);
+
+}  // namespace jitterd

@@ -1,0 +1,188 @@
+#include "host/cpu_selection.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "host/cpu_list.h"
+
+namespace jitterd {
+namespace {
+
+using Cpus = std::vector<int>;
+
+Cpus sorted_unique(Cpus cpus) {
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  return cpus;
+}
+
+Cpus intersect(const Cpus& a, const Cpus& b) {
+  Cpus out;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+Cpus minus(const Cpus& a, const Cpus& b) {
+  Cpus out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+Cpus unite(const Cpus& a, const Cpus& b) {
+  Cpus out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+bool contains(const Cpus& cpus, int cpu) {
+  return std::binary_search(cpus.begin(), cpus.end(), cpu);
+}
+
+std::string list(const Cpus& cpus) { return describe_cpu_list(cpus); }
+
+// The sets every rule below is stated in, all sorted.
+struct Machine {
+  Cpus online;
+  Cpus affinity;   // allowed_affinity as given
+  Cpus allowed;    // affinity ∩ online: where housekeeping threads can run
+  Cpus isolated;   // isolated ∩ online: may be sampled even outside the affinity
+};
+
+Machine describe_machine(const Topology& topo, const Cpus& allowed_affinity) {
+  Machine m;
+  m.online = sorted_unique(topo.online);
+  m.affinity = sorted_unique(allowed_affinity);
+  m.allowed = intersect(m.affinity, m.online);
+  m.isolated = intersect(sorted_unique(topo.isolated), m.online);
+  return m;
+}
+
+CpuSelectionResult fail(std::string error) {
+  return CpuSelectionResult{std::nullopt, {std::move(error)}};
+}
+
+CpuSelectionResult no_housekeeping(const Cpus& sampled, const Machine& m) {
+  return fail("no CPU left for housekeeping: sampled " + list(sampled) +
+              " covers every allowed CPU (" + list(m.allowed) + "); leave at least one out");
+}
+
+// Notes that hold whichever mode chose `sampled`, then the result.
+CpuSelectionResult succeed(Cpus sampled, Cpus housekeeping, std::vector<std::string> notes,
+                           const Topology& topo, const Machine& m) {
+  const Cpus outside = minus(intersect(sampled, m.isolated), m.affinity);
+  if (!outside.empty()) {
+    notes.push_back("cpus: isolated CPUs outside this process's allowed CPUs (" +
+                    list(m.affinity) + "): " + list(outside) +
+                    "; isolcpus= keeps them out of the default affinity, but pinning to "
+                    "them is still permitted, so they are sampled");
+  }
+  Cpus shared;
+  for (int cpu : sampled) {
+    if (!intersect(sorted_unique(topo.siblings_of(cpu)), housekeeping).empty()) {
+      shared.push_back(cpu);
+    }
+  }
+  if (!shared.empty()) {
+    notes.push_back("cpus: sampled CPUs sharing a core with housekeeping (SMT siblings): " +
+                    list(shared) + "; expect the daemon's own activity in their numbers");
+  }
+  return CpuSelectionResult{
+      CpuSelection{std::move(sampled), std::move(housekeeping), std::move(notes)}, {}};
+}
+
+CpuSelectionResult auto_isolated(const Topology& topo, const Machine& m) {
+  std::vector<std::string> notes;
+  const Cpus offline_isolated = minus(sorted_unique(topo.isolated), m.online);
+  if (!offline_isolated.empty()) {
+    notes.push_back("cpus: auto: isolated but offline, not sampled: " +
+                    list(offline_isolated));
+  }
+  Cpus sampled = m.isolated;
+  Cpus housekeeping = minus(m.allowed, sampled);
+  if (housekeeping.empty() && !m.allowed.empty()) {
+    // isolcpus= covers everything this process may run on; one CPU must still host the daemon.
+    housekeeping = {m.allowed.front()};
+    sampled = minus(sampled, housekeeping);
+    notes.push_back("cpus: auto: the isolated CPUs (" + list(m.isolated) +
+                    ") cover every allowed CPU; keeping " + list(housekeeping) +
+                    " for housekeeping");
+  }
+  if (housekeeping.empty()) return no_housekeeping(sampled, m);
+  notes.push_back("cpus: auto: sampling the isolated CPUs " + list(sampled) +
+                  ", housekeeping on " + list(housekeeping));
+  return succeed(std::move(sampled), std::move(housekeeping), std::move(notes), topo, m);
+}
+
+CpuSelectionResult auto_without_isolated(const Topology& topo, const Machine& m) {
+  std::vector<std::string> notes;
+  const int first = m.allowed.front();
+  // The daemon's own threads keep the whole core, so no sampler shares it with them.
+  const Cpus siblings = intersect(sorted_unique(topo.siblings_of(first)), m.allowed);
+  Cpus housekeeping = unite({first}, siblings);
+  Cpus sampled = minus(m.allowed, housekeeping);
+  std::string where = list(housekeeping);
+  if (sampled.empty()) {
+    housekeeping = {first};
+    sampled = minus(m.allowed, housekeeping);
+    where = list(housekeeping) + " (one core only: no sibling-free CPU to sample)";
+  } else if (housekeeping.size() > 1) {
+    where += " (cpu " + std::to_string(first) + " and its SMT siblings)";
+  }
+  notes.push_back("cpus: auto: no isolated CPUs; sampling " + list(sampled) +
+                  ", housekeeping on " + where);
+  const Cpus not_allowed = minus(m.online, m.allowed);
+  if (!not_allowed.empty()) {
+    notes.push_back("cpus: auto: online CPUs outside this process's allowed CPUs (" +
+                    list(m.affinity) + "), not sampled: " + list(not_allowed));
+  }
+  return succeed(std::move(sampled), std::move(housekeeping), std::move(notes), topo, m);
+}
+
+CpuSelectionResult select_auto(const Topology& topo, const Machine& m) {
+  if (unite(m.allowed, m.isolated).size() < 2) {
+    return fail("at least two usable CPUs are needed: one to sample and one for "
+                "housekeeping; online: " + list(m.online) + ", allowed: " + list(m.affinity));
+  }
+  return m.isolated.empty() ? auto_without_isolated(topo, m) : auto_isolated(topo, m);
+}
+
+// Why `cpu` cannot be sampled, or "" if it can.
+std::string why_unusable(int cpu, const Topology& topo, const Machine& m) {
+  if (!contains(sorted_unique(topo.possible), cpu) && !contains(m.online, cpu)) {
+    return "does not exist (possible: " + list(sorted_unique(topo.possible)) + ")";
+  }
+  if (!contains(m.online, cpu)) return "not online (online: " + list(m.online) + ")";
+  if (!contains(m.affinity, cpu) && !contains(m.isolated, cpu)) {
+    return "not in this process's allowed CPUs (allowed: " + list(m.affinity) + ")";
+  }
+  return {};
+}
+
+CpuSelectionResult select_listed(const Cpus& listed, const Topology& topo, const Machine& m) {
+  if (listed.empty()) {
+    return fail("no CPU to sample: the cpus list is empty; name at least one CPU or use auto");
+  }
+  CpuSelectionResult result;
+  for (int cpu : listed) {
+    if (std::string why = why_unusable(cpu, topo, m); !why.empty()) {
+      result.errors.push_back("cpu " + std::to_string(cpu) + ": " + why);
+    }
+  }
+  if (!result.errors.empty()) return result;
+  Cpus housekeeping = minus(m.allowed, listed);
+  if (housekeeping.empty()) return no_housekeeping(listed, m);
+  std::vector<std::string> notes{"cpus: sampling " + list(listed) +
+                                 " as listed, housekeeping on " + list(housekeeping)};
+  return succeed(listed, std::move(housekeeping), std::move(notes), topo, m);
+}
+
+}  // namespace
+
+CpuSelectionResult select_cpus(const CpuRequest& request, const Topology& topology,
+                               const std::vector<int>& allowed_affinity) {
+  const Machine machine = describe_machine(topology, allowed_affinity);
+  if (request.automatic) return select_auto(topology, machine);
+  return select_listed(sorted_unique(request.list), topology, machine);
+}
+
+}  // namespace jitterd

@@ -1,0 +1,43 @@
+// Decides which CPUs get a sampler and which are left for housekeeping (HTTP, main, scheduler,
+// logging), from the config's `cpus:` setting, the machine's topology and this process's allowed
+// CPUs (sched_getaffinity at start-up). Rule 1 of the design, "the daemon must not measure
+// itself", is enforced here: at least one allowed CPU always stays out of the sampled set.
+// A pure function with no syscalls, called by the daemon's main thread at start-up and reload;
+// safe from any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/topology.h"
+
+namespace jitterd {
+
+// From the config: `cpus: auto` (automatic) or an explicit list of CPU numbers.
+struct CpuRequest {
+  bool automatic = true;
+  std::vector<int> list;
+};
+
+struct CpuSelection {
+  std::vector<int> sampled;            // sorted, unique, never empty
+  std::vector<int> housekeeping;       // sorted, unique, never empty, disjoint from sampled
+  std::vector<std::string> notes;      // one line each, explaining the choice
+};
+
+// Either a selection, or every reason there is none (one per unusable CPU where that applies).
+struct CpuSelectionResult {
+  std::optional<CpuSelection> selection;
+  std::vector<std::string> errors;
+};
+
+// auto: the online isolated CPUs if any, else every allowed online CPU except the lowest one and
+// its SMT siblings (just the lowest one if that would leave nothing). Explicit: every listed CPU
+// must exist, be online, and be allowed or isolated. Isolated CPUs count as usable though
+// isolcpus= keeps them out of the default affinity, since pinning to them is still permitted.
+// Housekeeping is always (allowed ∩ online) minus sampled.
+CpuSelectionResult select_cpus(const CpuRequest& request, const Topology& topology,
+                               const std::vector<int>& allowed_affinity);
+
+}  // namespace jitterd

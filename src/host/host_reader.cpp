@@ -1,0 +1,80 @@
+#include "host/host_reader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+#include <utility>
+
+namespace jitterd {
+namespace {
+
+// A leading '/' would make path::operator/ discard the root and read the live machine.
+std::filesystem::path join(const std::filesystem::path& root, std::string_view relative) {
+  while (!relative.empty() && relative.front() == '/') relative.remove_prefix(1);
+  return root / relative;
+}
+
+// Plain read(2) rather than iostreams: sysfs files report a size of 4096 whatever they hold, a
+// directory must read as "unreadable", and an empty file must read as "" rather than as a failure.
+std::optional<std::string> read_whole_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string contents;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      contents.append(buffer, static_cast<size_t>(n));
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      ::close(fd);
+      return std::nullopt;
+    }
+  }
+  ::close(fd);
+  if (!contents.empty() && contents.back() == '\n') contents.pop_back();
+  return contents;
+}
+
+}  // namespace
+
+HostReader::HostReader(std::filesystem::path sysfs_root, std::filesystem::path procfs_root)
+    : sysfs_root_(std::move(sysfs_root)), procfs_root_(std::move(procfs_root)) {}
+
+std::optional<std::string> HostReader::read_sys(std::string_view relative) const {
+  return read_whole_file(sys_path(relative));
+}
+
+std::optional<std::string> HostReader::read_proc(std::string_view relative) const {
+  return read_whole_file(proc_path(relative));
+}
+
+std::filesystem::path HostReader::sys_path(std::string_view relative) const {
+  return join(sysfs_root_, relative);
+}
+
+std::filesystem::path HostReader::proc_path(std::string_view relative) const {
+  return join(procfs_root_, relative);
+}
+
+bool HostReader::sys_exists(std::string_view relative) const {
+  std::error_code ec;
+  return std::filesystem::exists(sys_path(relative), ec);
+}
+
+std::vector<std::string> HostReader::list_sys(std::string_view relative) const {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(sys_path(relative), ec), end; !ec && it != end;
+       it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace jitterd

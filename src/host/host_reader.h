@@ -1,0 +1,44 @@
+// HostReader is the one door through which jitterd reads the machine: every sysfs and procfs
+// file is read relative to a configurable root ("/sys" and "/proc" by default, set from
+// --path.sysfs and --path.procfs as in node_exporter), so tests and users can point the daemon at
+// a fixture tree. It only reads; it never writes or tunes. Immutable after construction, so any
+// thread may call it concurrently.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jitterd {
+
+class HostReader {
+ public:
+  explicit HostReader(std::filesystem::path sysfs_root = "/sys",
+                      std::filesystem::path procfs_root = "/proc");
+
+  // Contents of <sysfs_root>/<relative> with one trailing newline stripped; std::nullopt if the
+  // file is missing or unreadable. An empty file gives "" (e.g. cpu/isolated with none set).
+  std::optional<std::string> read_sys(std::string_view relative) const;
+  std::optional<std::string> read_proc(std::string_view relative) const;
+
+  // Full paths, for messages that name the file.
+  std::filesystem::path sys_path(std::string_view relative) const;
+  std::filesystem::path proc_path(std::string_view relative) const;
+
+  bool sys_exists(std::string_view relative) const;
+
+  // Names of the entries of the directory <sysfs_root>/<relative>, sorted; empty if it is
+  // missing or unreadable.
+  std::vector<std::string> list_sys(std::string_view relative) const;
+
+  const std::filesystem::path& sysfs_root() const { return sysfs_root_; }
+  const std::filesystem::path& procfs_root() const { return procfs_root_; }
+
+ private:
+  std::filesystem::path sysfs_root_;
+  std::filesystem::path procfs_root_;
+};
+
+}  // namespace jitterd

@@ -1,0 +1,53 @@
+#include "host/thread_stats.h"
+
+#include <charconv>
+#include <string>
+
+namespace jitterd {
+namespace {
+
+// The value after "key:" on its own line, or std::nullopt. The key is matched at a line start
+// so "voluntary_ctxt_switches" is not found inside "nonvoluntary_ctxt_switches".
+std::optional<uint64_t> find_counter(std::string_view text, std::string_view key) {
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.size() <= key.size() || line.substr(0, key.size()) != key ||
+        line[key.size()] != ':') {
+      continue;
+    }
+    line.remove_prefix(key.size() + 1);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) {
+      line.remove_prefix(1);
+    }
+    uint64_t value = 0;
+    const auto [ptr, ec] = std::from_chars(line.data(), line.data() + line.size(), value);
+    if (line.empty() || ec != std::errc() || ptr != line.data() + line.size()) {
+      return std::nullopt;
+    }
+    return value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ContextSwitches> parse_context_switches(std::string_view proc_status_text) {
+  const auto voluntary = find_counter(proc_status_text, "voluntary_ctxt_switches");
+  const auto involuntary = find_counter(proc_status_text, "nonvoluntary_ctxt_switches");
+  if (!voluntary || !involuntary) return std::nullopt;
+  return ContextSwitches{*voluntary, *involuntary};
+}
+
+std::optional<ContextSwitches> read_thread_context_switches(const HostReader& host, pid_t pid,
+                                                            pid_t tid) {
+  const std::string relative =
+      std::to_string(pid) + "/task/" + std::to_string(tid) + "/status";
+  const std::optional<std::string> text = host.read_proc(relative);
+  if (!text) return std::nullopt;
+  return parse_context_switches(*text);
+}
+
+}  // namespace jitterd

@@ -1,0 +1,164 @@
+#include "host/topology.h"
+
+#include <algorithm>
+#include <charconv>
+#include <iterator>
+#include <optional>
+
+#include "host/cpu_list.h"
+
+namespace jitterd {
+namespace {
+
+constexpr std::string_view cpu_root = "devices/system/cpu";
+
+std::string cpu_file(std::string_view name) {
+  return std::string(cpu_root) + "/" + std::string(name);
+}
+
+std::string topology_dir(int cpu) {
+  return cpu_file("cpu" + std::to_string(cpu) + "/topology");
+}
+
+std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+// Reads a cpu-list file; if it is missing or unparsable, records why and what is assumed instead
+// (`fallback`, e.g. "treating the isolated set as empty") and returns std::nullopt.
+std::optional<std::vector<int>> read_list(const HostReader& host, const std::string& relative,
+                                          const std::string& fallback,
+                                          std::vector<std::string>& problems) {
+  const std::string path = host.sys_path(relative).string();
+  const std::optional<std::string> text = host.read_sys(relative);
+  if (!text) {
+    problems.push_back(path + ": missing; " + fallback);
+    return std::nullopt;
+  }
+  std::string error;
+  std::optional<std::vector<int>> cpus = parse_cpu_list(*text, &error);
+  if (!cpus) problems.push_back(path + ": " + error + "; " + fallback);
+  return cpus;
+}
+
+// The cpuN directories, for when the kernel's own lists are missing.
+std::vector<int> cpu_directories(const HostReader& host) {
+  std::vector<int> cpus;
+  for (const std::string& name : host.list_sys(cpu_root)) {
+    if (name.size() < 4 || name.compare(0, 3, "cpu") != 0) continue;  // also skips cpufreq
+    int cpu = 0;
+    const char* digits = name.data() + 3;
+    const auto [end, ec] = std::from_chars(digits, name.data() + name.size(), cpu);
+    if (ec == std::errc() && end == name.data() + name.size()) cpus.push_back(cpu);
+  }
+  std::sort(cpus.begin(), cpus.end());
+  return cpus;
+}
+
+std::vector<int> read_possible(const HostReader& host, std::vector<std::string>& problems) {
+  const std::vector<int> dirs = cpu_directories(host);
+  return read_list(host, cpu_file("possible"),
+                   "using the cpuN directories: " + describe_cpu_list(dirs), problems)
+      .value_or(dirs);
+}
+
+std::vector<int> read_online(const HostReader& host, const Topology& topo,
+                             std::vector<std::string>& problems) {
+  std::vector<int> fallback = minus(topo.possible, topo.offline);
+  std::string how = "using possible minus offline: ";
+  if (fallback.empty()) {
+    fallback = minus(cpu_directories(host), topo.offline);
+    how = "using the cpuN directories minus offline: ";
+  }
+  return read_list(host, cpu_file("online"), how + describe_cpu_list(fallback), problems)
+      .value_or(fallback);
+}
+
+// nohz_full is absent on kernels built without CONFIG_NO_HZ_FULL, and some kernels print
+// "(null)" when nohz_full= was not given; both simply mean no tickless CPUs.
+std::vector<int> read_nohz_full(const HostReader& host, std::vector<std::string>& problems) {
+  const std::string relative = cpu_file("nohz_full");
+  const std::optional<std::string> text = host.read_sys(relative);
+  if (!text) {
+    problems.push_back(host.sys_path(relative).string() +
+                       ": missing, as on kernels built without CONFIG_NO_HZ_FULL; "
+                       "treating the nohz_full set as empty");
+    return {};
+  }
+  if (*text == "(null)") return {};
+  return read_list(host, relative, "treating the nohz_full set as empty", problems)
+      .value_or(std::vector<int>{});
+}
+
+// One integer file of a CPU's topology directory, or `fallback` with a problem line.
+int read_topology_int(const HostReader& host, int cpu, std::string_view name, int fallback,
+                      std::vector<std::string>& problems) {
+  const std::string relative = topology_dir(cpu) + "/" + std::string(name);
+  const std::string path = host.sys_path(relative).string();
+  const std::string assumed = "; assuming " + std::to_string(fallback);
+  const std::optional<std::string> text = host.read_sys(relative);
+  if (!text) {
+    problems.push_back(path + ": missing" + assumed);
+    return fallback;
+  }
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (text->empty() || ec != std::errc() || end != text->data() + text->size()) {
+    problems.push_back(path + ": not an integer: \"" + *text + "\"" + assumed);
+    return fallback;
+  }
+  return value;
+}
+
+CpuTopology read_cpu(const HostReader& host, int cpu, std::vector<std::string>& problems) {
+  CpuTopology entry{cpu, cpu, 0, {cpu}};
+  const std::string dir = topology_dir(cpu);
+  if (!host.sys_exists(dir)) {
+    problems.push_back(host.sys_path(dir).string() + ": missing; assuming cpu " +
+                       std::to_string(cpu) + " is a core of its own in package 0");
+    return entry;
+  }
+  entry.core_id = read_topology_int(host, cpu, "core_id", cpu, problems);
+  entry.package_id = read_topology_int(host, cpu, "physical_package_id", 0, problems);
+  entry.thread_siblings =
+      read_list(host, dir + "/thread_siblings_list",
+                "assuming cpu " + std::to_string(cpu) + " has no SMT siblings", problems)
+          .value_or(std::vector<int>{cpu});
+  return entry;
+}
+
+}  // namespace
+
+const CpuTopology* Topology::find(int cpu) const {
+  const auto it = std::lower_bound(cpus.begin(), cpus.end(), cpu,
+                                   [](const CpuTopology& entry, int c) { return entry.cpu < c; });
+  return it != cpus.end() && it->cpu == cpu ? &*it : nullptr;
+}
+
+std::vector<int> Topology::siblings_of(int cpu) const {
+  const CpuTopology* entry = find(cpu);
+  return entry != nullptr ? entry->thread_siblings : std::vector<int>{};
+}
+
+Topology read_topology(const HostReader& host) {
+  Topology topo;
+  auto& problems = topo.problems;
+  topo.possible = read_possible(host, problems);
+  topo.present = read_list(host, cpu_file("present"),
+                           "treating every possible CPU as present", problems)
+                     .value_or(topo.possible);
+  topo.offline = read_list(host, cpu_file("offline"), "treating the offline set as empty",
+                           problems)
+                     .value_or(std::vector<int>{});
+  topo.online = read_online(host, topo, problems);
+  topo.isolated = read_list(host, cpu_file("isolated"), "treating the isolated set as empty",
+                            problems)
+                      .value_or(std::vector<int>{});
+  topo.nohz_full = read_nohz_full(host, problems);
+  for (int cpu : topo.online) topo.cpus.push_back(read_cpu(host, cpu, problems));
+  return topo;
+}
+
+}  // namespace jitterd

@@ -1,0 +1,38 @@
+// What the kernel says about the machine's CPUs: which exist, are online, are isolated
+// (isolcpus=) or run tickless (nohz_full=), and how online CPUs share cores and packages. Read
+// once through a HostReader at start-up and on reload; CPU selection, c2c pair labelling and the
+// posture report use it. read_topology never fails: whatever is missing or unparsable gets a
+// fallback and one line in `problems`. The structs are plain values: build on one thread, then
+// share read-only with any thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "host/host_reader.h"
+
+namespace jitterd {
+
+struct CpuTopology {
+  int cpu = 0;
+  int core_id = 0;
+  int package_id = 0;
+  std::vector<int> thread_siblings;  // CPUs sharing this core, this one included, sorted
+};
+
+struct Topology {
+  std::vector<int> possible, present, online, offline, isolated, nohz_full;  // sorted, unique
+  std::vector<CpuTopology> cpus;        // online CPUs only, sorted by cpu
+  std::vector<std::string> problems;    // one human line per missing or unparsable file
+
+  // The entry for an online CPU, or nullptr.
+  const CpuTopology* find(int cpu) const;
+  // The CPUs sharing a core with `cpu`, itself included; empty if `cpu` is not online.
+  std::vector<int> siblings_of(int cpu) const;
+};
+
+// Reads devices/system/cpu/{possible,present,online,offline,isolated,nohz_full} and, for each
+// online CPU, cpuN/topology/{core_id,physical_package_id,thread_siblings_list}.
+Topology read_topology(const HostReader& host);
+
+}  // namespace jitterd
