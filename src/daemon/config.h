@@ -1,0 +1,101 @@
+// The daemon's settings and the strict reader that fills them from YAML. Strict means an unknown
+// key, a wrong type or an out-of-range value is an error that names file:line:column, the key,
+// what is allowed and what was seen, and every error in the file is reported at once, so an
+// operator fixes the file in one pass (start-up exits 78 on them; reload keeps the old Config).
+// Checks against the machine (do these CPUs exist?) happen later, citing the marks kept here.
+// Reading is pure: no globals, safe from any thread; Config is a plain value to copy around.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "daemon/duration.h"
+#include "measure/tick.h"
+
+namespace jitterd {
+
+// Where a value stood in the file, 1-based; 0 means it did not come from a file.
+struct SourceMark {
+  int line = 0;
+  int column = 0;
+  bool operator==(const SourceMark&) const = default;
+};
+
+// `cpus:` as written ("auto", "2-5,8", 3 or [2, 3]) and as a list; empty list when automatic.
+struct CpuSetting {
+  bool automatic = true;
+  std::vector<int> list;
+  std::string text = "auto";
+  SourceMark mark;
+  bool operator==(const CpuSetting&) const = default;
+};
+
+enum class DutyCycleMode { continuous, burst };
+
+struct SamplerConfig {
+  std::optional<TickMethod> tick_source;           // nullopt = "auto": the architecture's default
+  std::optional<Duration> interruption_threshold;  // nullopt = "auto": floor × multiple below
+  unsigned threshold_floor_multiple = 20;          // 2..10000
+  DutyCycleMode duty_cycle = DutyCycleMode::burst;
+  Duration burst_spin = std::chrono::milliseconds{100};  // 1ms..burst_period
+  Duration burst_period = std::chrono::seconds{1};       // 10ms..60s
+  Duration warmup = std::chrono::seconds{1};             // 10ms..60s (first window, discarded)
+  Duration window = std::chrono::seconds{60};            // 10s..1h (rolling summaries)
+  bool lock_memory = true;
+  int realtime_priority = 0;             // 0 = off (SCHED_OTHER), 1..99 = SCHED_FIFO
+  std::size_t interruption_ring = 4096;  // 16..1048576 entries per CPU
+  bool operator==(const SamplerConfig&) const = default;
+};
+
+struct WebConfig {
+  std::string listen_address = "0.0.0.0:9978";
+  std::string telemetry_path = "/metrics";
+  bool operator==(const WebConfig&) const = default;
+};
+
+struct LogConfig {
+  std::string level = "info";  // trace debug info warn error critical off
+  bool operator==(const LogConfig&) const = default;
+};
+
+struct Config {
+  std::string path;  // the file it came from, for messages
+  CpuSetting cpus;
+  SamplerConfig sampler;
+  WebConfig web;
+  LogConfig log;
+  bool operator==(const Config&) const = default;
+};
+
+struct ConfigError {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string key;
+  std::string message;
+
+  // "file:line:col: key: message"; no ":line:col" when line is 0, no "key: " when key is empty.
+  std::string to_string() const;
+};
+
+// Every error found in one file; what() lists them one per line.
+class ConfigErrors : public std::runtime_error {
+ public:
+  explicit ConfigErrors(std::vector<ConfigError> errors);
+  const std::vector<ConfigError>& errors() const;
+
+ private:
+  std::vector<ConfigError> errors_;
+};
+
+// Throws ConfigErrors; a missing or unreadable file is one error naming the path and the reason.
+Config load_config_file(const std::string& path);
+
+// Throws ConfigErrors; path_for_messages is what the messages (and Config::path) call the file.
+Config parse_config(const std::string& yaml_text, const std::string& path_for_messages);
+
+}  // namespace jitterd

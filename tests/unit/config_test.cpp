@@ -1,0 +1,289 @@
+// The strict configuration reader: the shipped default file, every error kind against its golden
+// message in tests/fixtures/config/expected/, and durations as the file writes them.
+#include "daemon/config.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace jitterd {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+const fs::path fixtures = fs::path(JITTERD_FIXTURES_DIR) / "config";
+
+std::string read_text(const fs::path& path) {
+  std::ifstream file(path);
+  REQUIRE(file);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// The messages of a file that must not load, with the fixture directory cut from the paths so
+// the golden text does not depend on where the checkout lives.
+std::string errors_of(const fs::path& file) {
+  try {
+    load_config_file(file.string());
+  } catch (const ConfigErrors& errors) {
+    std::string text = errors.what();
+    const std::string prefix = file.parent_path().string() + "/";
+    for (std::size_t at; (at = text.find(prefix)) != std::string::npos;)
+      text.erase(at, prefix.size());
+    return text;
+  }
+  FAIL(file.filename().string() << " loaded without errors");
+  return "";
+}
+
+std::vector<fs::path> error_fixtures() {
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& entry : fs::directory_iterator(fixtures))
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+Config parse(const std::string& text) { return parse_config(text, "test.yaml"); }
+
+std::string first_error(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const ConfigErrors& errors) {
+    REQUIRE(!errors.errors().empty());
+    return errors.errors().front().to_string();
+  }
+  FAIL("no error for: " << text);
+  return "";
+}
+
+// Marks say where a value was written, which a default-constructed Config cannot know.
+Config without_marks(Config config) {
+  config.cpus.mark = {};
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("the shipped config/jitterd.yaml holds exactly the defaults", "[config]") {
+  const std::string path = JITTERD_SOURCE_DIR "/config/jitterd.yaml";
+  Config expected;
+  expected.path = path;
+  CHECK(without_marks(load_config_file(path)) == expected);
+}
+
+TEST_CASE("an empty file, a comment or {} gives the defaults", "[config]") {
+  Config expected;
+  expected.path = "test.yaml";
+  CHECK(parse("") == expected);
+  CHECK(parse("# nothing set\n") == expected);
+  CHECK(parse("{}") == expected);
+  CHECK(parse("sampler:\nweb:\nlog:\n") == expected);
+}
+
+TEST_CASE("every error fixture gives its expected messages", "[config]") {
+  const std::vector<fs::path> files = error_fixtures();
+  REQUIRE(files.size() >= 20);
+  for (const fs::path& file : files) {
+    const fs::path golden = fixtures / "expected" / file.filename().replace_extension(".txt");
+    INFO(file.filename().string());
+    REQUIRE(fs::exists(golden));
+    std::string expected = read_text(golden);
+    while (!expected.empty() && expected.back() == '\n') expected.pop_back();
+    CHECK(errors_of(file) == expected);
+  }
+}
+
+TEST_CASE("every expected text has its fixture", "[config]") {
+  for (const fs::directory_entry& entry : fs::directory_iterator(fixtures / "expected")) {
+    INFO(entry.path().filename().string());
+    CHECK(fs::exists(fixtures / entry.path().filename().replace_extension(".yaml")));
+  }
+}
+
+TEST_CASE("the multi-error fixture lists one error per mistake", "[config]") {
+  try {
+    load_config_file((fixtures / "multiple_errors.yaml").string());
+    FAIL("multiple_errors.yaml loaded");
+  } catch (const ConfigErrors& errors) {
+    CHECK(errors.errors().size() == 13);
+    CHECK(std::string(errors.what()).find('\n') != std::string::npos);
+  }
+}
+
+TEST_CASE("a missing file is one error naming the path and the reason", "[config]") {
+  const std::string path = (fixtures / "no_such_file.yaml").string();
+  try {
+    load_config_file(path);
+    FAIL("a missing file loaded");
+  } catch (const ConfigErrors& errors) {
+    REQUIRE(errors.errors().size() == 1);
+    CHECK(errors.errors()[0].to_string() == path + ": cannot read: No such file or directory");
+  }
+}
+
+TEST_CASE("every key is read", "[config]") {
+  const Config config = parse(R"(
+cpus: 2-3,5
+sampler:
+  tick_source: steady_clock
+  interruption_threshold: 5us
+  threshold_floor_multiple: 50
+  duty_cycle: continuous
+  burst_spin: 20ms
+  burst_period: 200ms
+  warmup: 500ms
+  window: 5m
+  lock_memory: false
+  realtime_priority: 10
+  interruption_ring: 1024
+web:
+  listen_address: 127.0.0.1:9100
+  telemetry_path: /jitter
+log:
+  level: debug
+)");
+  CHECK(config.cpus == CpuSetting{false, {2, 3, 5}, "2-3,5", SourceMark{2, 7}});
+  CHECK(config.sampler.tick_source == TickMethod::steady_clock);
+  CHECK(config.sampler.interruption_threshold == 5us);
+  CHECK(config.sampler.threshold_floor_multiple == 50);
+  CHECK(config.sampler.duty_cycle == DutyCycleMode::continuous);
+  CHECK(config.sampler.burst_spin == 20ms);
+  CHECK(config.sampler.burst_period == 200ms);
+  CHECK(config.sampler.warmup == 500ms);
+  CHECK(config.sampler.window == 5min);
+  CHECK(config.sampler.lock_memory == false);
+  CHECK(config.sampler.realtime_priority == 10);
+  CHECK(config.sampler.interruption_ring == 1024);
+  CHECK(config.web == WebConfig{"127.0.0.1:9100", "/jitter"});
+  CHECK(config.log.level == "debug");
+}
+
+TEST_CASE("cpus can be a number, a sequence or auto, and keeps its mark", "[config]") {
+  CHECK(parse("cpus: 3").cpus == CpuSetting{false, {3}, "3", SourceMark{1, 7}});
+  CHECK(parse("cpus: [2, 3]").cpus == CpuSetting{false, {2, 3}, "2,3", SourceMark{1, 7}});
+  CHECK(parse("cpus: \"auto\"").cpus == CpuSetting{true, {}, "auto", SourceMark{1, 7}});
+  CHECK(first_error("cpus: []") ==
+        "test.yaml:1:7: cpus: must be auto, a CPU list such as \"2-5,8\", a CPU number or a "
+        "sequence of CPU numbers, got an empty sequence");
+}
+
+TEST_CASE("burst_spin may equal burst_period, not exceed it", "[config]") {
+  CHECK(parse("sampler: {burst_spin: 1s, burst_period: 1s}").sampler.burst_spin == 1s);
+  CHECK(first_error("sampler: {burst_period: 10ms, burst_spin: 11ms}") ==
+        "test.yaml:1:43: sampler.burst_spin: must be 1ms..10ms (at most sampler.burst_period), "
+        "got 11ms");
+  // With burst_period itself invalid, burst_spin is held to its own limits only.
+  const std::string both = [] {
+    try {
+      parse("sampler: {burst_period: 2m, burst_spin: 90s}");
+    } catch (const ConfigErrors& errors) {
+      return std::string(errors.what());
+    }
+    return std::string();
+  }();
+  CHECK(both ==
+        "test.yaml:1:25: sampler.burst_period: must be 10ms..1m, got 2m\n"
+        "test.yaml:1:41: sampler.burst_spin: must be 1ms..1m, got 90s");
+}
+
+TEST_CASE("booleans and integers must be plain YAML 1.2 values", "[config]") {
+  CHECK(parse("sampler: {lock_memory: False}").sampler.lock_memory == false);
+  CHECK(first_error("sampler: {lock_memory: \"true\"}") ==
+        "test.yaml:1:24: sampler.lock_memory: must be true or false, got \"true\"");
+  CHECK(first_error("sampler: {realtime_priority: 1e1}") ==
+        "test.yaml:1:30: sampler.realtime_priority: must be an integer 0..99 (0 = off, 1..99 = "
+        "SCHED_FIFO), got 1e1");
+  CHECK(first_error("sampler: {interruption_ring: 99999999999999999999}") ==
+        "test.yaml:1:30: sampler.interruption_ring: must be 16..1048576 entries, "
+        "got 99999999999999999999");
+}
+
+TEST_CASE("listen_address takes dotted-quad IPv4 and a port", "[config]") {
+  CHECK(parse("web: {listen_address: 10.1.2.3:0}").web.listen_address == "10.1.2.3:0");
+  CHECK(parse("web: {listen_address: 255.255.255.255:65535}").web.listen_address ==
+        "255.255.255.255:65535");
+  for (const char* bad : {"9978", ":9978", "1.2.3:80", "1.2.3.4.5:80", "01.2.3.4:80",
+                          "256.0.0.1:80", "1.2.3.4:", "1.2.3.4:-1", "1.2.3.4:80x",
+                          "1.2.3.4:65536", "1.2..4:80", "[::]:80", "localhost:80"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(parse(std::string("web: {listen_address: \"") + bad + "\"}"), ConfigErrors);
+  }
+}
+
+TEST_CASE("error text omits what is unknown", "[config]") {
+  const ConfigError full{"f.yaml", 12, 5, "sampler.burst_spin", "must be 1ms..10s, got 0s"};
+  CHECK(full.to_string() ==
+        "f.yaml:12:5: sampler.burst_spin: must be 1ms..10s, got 0s");
+  CHECK(ConfigError{"f.yaml", 0, 0, "cpus", "CPU 9 does not exist"}.to_string() ==
+        "f.yaml: cpus: CPU 9 does not exist");
+  CHECK(ConfigError{"f.yaml", 3, 1, "", "YAML syntax error: x"}.to_string() ==
+        "f.yaml:3:1: YAML syntax error: x");
+  const ConfigErrors both({{"a.yaml", 1, 1, "log", "x"}, {"a.yaml", 2, 1, "web", "y"}});
+  CHECK(std::string(both.what()) == "a.yaml:1:1: log: x\na.yaml:2:1: web: y");
+  CHECK(both.errors().size() == 2);
+}
+
+TEST_CASE("a message stays on one line whatever the file holds", "[config]") {
+  CHECK(first_error("? |\n  two\n  lines\n: 1\n") ==
+        "test.yaml:1:3: two\\nlines\\n: unknown key (allowed: cpus, sampler, web, log)");
+  CHECK(first_error("log: {level: \"in\\tfo\"}") ==
+        "test.yaml:1:14: log.level: must be one of trace, debug, info, warn, error, critical, off, "
+        "got \"in\\x09fo\"");
+}
+
+TEST_CASE("parse_duration reads every unit exactly", "[config][duration]") {
+  CHECK(parse_duration("250ns") == 250ns);
+  CHECK(parse_duration("10us") == 10us);
+  CHECK(parse_duration("10\u00b5s") == 10us);
+  CHECK(parse_duration("10\u03bcs") == 10us);
+  CHECK(parse_duration("1.5ms") == 1500us);
+  CHECK(parse_duration("2s") == 2s);
+  CHECK(parse_duration("5m") == 5min);
+  CHECK(parse_duration("1h") == 1h);
+  CHECK(parse_duration("0s") == 0s);
+  CHECK(parse_duration("0.000000001s") == 1ns);
+  CHECK(parse_duration("1.50ms") == 1500us);
+  CHECK(parse_duration("9223372036854775807ns") == Duration::max());
+}
+
+TEST_CASE("parse_duration refuses what is not one exact duration", "[config][duration]") {
+  for (const char* bad : {"", "5", "ms", "-1s", "+1s", "1.5", ".5s", "1.s", "1 s", " 1s", "1s ",
+                          "1sec", "1d", "1S", "1.5ns", "0.0000000001s", "1e3ns", "1h30m",
+                          "9223372036854775808ns", "2562048h"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_duration(bad).has_value());
+  }
+}
+
+TEST_CASE("format_duration gives the shortest exact spelling", "[config][duration]") {
+  CHECK(format_duration(100ms) == "100ms");
+  CHECK(format_duration(1s) == "1s");
+  CHECK(format_duration(250us) == "250us");
+  CHECK(format_duration(1500us) == "1.5ms");
+  CHECK(format_duration(60s) == "1m");
+  CHECK(format_duration(90s) == "90s");
+  CHECK(format_duration(90min) == "90m");
+  CHECK(format_duration(1001ms) == "1.001s");
+  CHECK(format_duration(1ns) == "1ns");
+  CHECK(format_duration(0ns) == "0s");
+  CHECK(format_duration(-2s) == "-2s");
+}
+
+TEST_CASE("format_duration output parses back to the same value", "[config][duration]") {
+  std::vector<Duration> values{1ns, 999ns, 1us, 1001ns, 1500us, 59s, 61s, 1h + 1ns, 3h,
+                               Duration::max()};
+  for (std::int64_t ns = 1; ns < Duration::max().count() / 7; ns = ns * 7 + 3)
+    values.push_back(Duration{ns});
+  for (Duration value : values) {
+    INFO(value.count() << "ns as " << format_duration(value));
+    CHECK(parse_duration(format_duration(value)) == value);
+  }
+}
+
+}  // namespace jitterd
