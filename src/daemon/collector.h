@@ -1,0 +1,61 @@
+// The one prometheus-cpp Collectable of the daemon: every family is built at scrape time from the
+// samplers' single-writer counters (relaxed loads) and the housekeeping window summaries, so the
+// hot loop never touches a prometheus-cpp object or its mutexes.
+// Thread-safety: Collect() runs on the web server's threads; the setters may be called from the
+// main thread at any time (guarded by one mutex).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
+#include "daemon/sampler_set.h"
+#include "host/host_reader.h"
+#include "measure/counter_calibration.h"
+
+namespace jitterd {
+
+struct BuildInfo {
+  std::string version;
+  std::string revision;
+  std::string compiler;
+  std::string arch;
+};
+
+BuildInfo this_build();
+
+// Upper bounds (seconds) of the exported gap histogram: 10 ns .. 100 ms in 1-2.5-5 steps.
+const std::vector<double>& gap_histogram_bounds();
+
+// Cumulative counts per bound. A fine bucket counts under a bound only if its highest value is
+// at or below the bound, so each `le` count is exact or short by at most one fine bucket.
+std::vector<std::uint64_t> coarse_cumulative_counts(const HistogramSnapshot& snapshot, const TickScale& scale,
+                                                    const std::vector<double>& bounds);
+
+class Collector : public prometheus::Collectable {
+ public:
+  Collector(HostReader host, BuildInfo build);
+
+  void set_samplers(std::shared_ptr<const SamplerSet> samplers, CounterFrequency frequency, TickMethod method);
+  void record_reload(bool success, double unix_seconds);
+
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  void collect_samplers(std::vector<prometheus::MetricFamily>& out) const;
+
+  HostReader host_;
+  BuildInfo build_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<const SamplerSet> samplers_;
+  CounterFrequency frequency_;
+  TickMethod method_ = TickMethod::steady_clock;
+  bool last_reload_ok_ = true;
+  double last_reload_success_ = 0;
+};
+
+}  // namespace jitterd

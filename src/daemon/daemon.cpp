@@ -1,0 +1,194 @@
+#include "daemon/daemon.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <ctime>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/collector.h"
+#include "daemon/logging.h"
+#include "daemon/sampling_plan.h"
+#include "daemon/systemd_notify.h"
+#include "daemon/web.h"
+#include "host/cpu_list.h"
+#include "measure/counter_calibration.h"
+
+namespace jitterd {
+
+namespace {
+using namespace std::chrono_literals;
+constexpr auto kWindowUpdate = 1s;
+constexpr auto kCalibrationWindow = 250ms;
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+sigset_t handled_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
+}
+
+// Everything one configuration runs: samplers and the web server in front of them.
+struct Service {
+  SamplingPlan plan;
+  std::shared_ptr<SamplerSet> samplers;
+  std::unique_ptr<WebServer> web;
+  std::string status;
+};
+
+void log_plan(const SamplingPlan& plan) {
+  for (const auto& p : plan.machine_problems) spdlog::warn("{}", p);
+  for (const auto& n : plan.selection.notes) spdlog::info("{}", n);
+}
+
+void log_startup(const SamplerSet& samplers) {
+  for (std::size_t i = 0; i < samplers.size(); ++i) {
+    const SamplerWorker& w = samplers.worker(i);
+    for (const auto& warning : w.startup().warnings) spdlog::warn("{}", warning);
+    if (!w.startup().error.empty()) {
+      spdlog::error("{}", w.startup().error);
+      continue;
+    }
+    const auto& s = w.settings();
+    spdlog::info("cpu {}: floor {:.1f} ns, interruption threshold {:.1f} ns, memory {}locked, {}", s.cpu,
+                 s.scale.to_seconds(w.startup().floor_ticks) * 1e9, s.scale.to_seconds(w.startup().threshold_ticks) * 1e9,
+                 w.startup().memory_locked ? "" : "not ", w.startup().realtime_priority > 0 ? "SCHED_FIFO" : "SCHED_OTHER");
+  }
+}
+
+// Starts a service for `plan`. The calling (main) thread is first restricted to the housekeeping
+// CPUs, so the web server's threads, created after it, never run on a sampled CPU.
+Service start_service(SamplingPlan plan, Collector& collector, const std::shared_ptr<Collector>& collector_ptr,
+                      const CounterFrequency& frequency) {
+  Service service;
+  restrict_current_thread(plan.selection.housekeeping);
+  log_plan(plan);
+  const TickScale scale(frequency.hertz);
+  service.samplers = std::make_shared<SamplerSet>(sampler_settings(plan, scale));
+  service.samplers->start();
+  log_startup(*service.samplers);
+  collector.set_samplers(service.samplers, frequency, plan.method);
+  service.web = std::make_unique<WebServer>(plan.config.web.listen_address, plan.config.web.telemetry_path, collector_ptr);
+  spdlog::info("listening on {}, metrics at {}", service.web->bound_address(), plan.config.web.telemetry_path);
+  service.status = service.samplers->describe() + "; housekeeping on cpus " +
+                   format_cpu_list(plan.selection.housekeeping) + "; serving " + service.web->bound_address();
+  service.plan = std::move(plan);
+  return service;
+}
+
+void stop_service(Service& service) {
+  service.web.reset();
+  if (service.samplers) service.samplers->stop();
+}
+
+// SIGHUP: a new plan that fails to load keeps the running one, logged and exported.
+void reload(Service& service, const CommandLine& cl, const HostReader& host, const std::vector<int>& allowed,
+            Collector& collector, const std::shared_ptr<Collector>& collector_ptr, const CounterFrequency& frequency) {
+  notify_reloading();
+  spdlog::info("reloading {}", cl.config_path);
+  try {
+    SamplingPlan plan = make_sampling_plan(cl, host, allowed);
+    set_log_level(plan.config.log.level);
+    // Compared by effect, not by text: moving the `cpus` line in the file changes nothing.
+    const bool same = plan.config.sampler == service.plan.config.sampler && plan.config.web == service.plan.config.web &&
+                      plan.selection.sampled == service.plan.selection.sampled &&
+                      plan.selection.housekeeping == service.plan.selection.housekeeping && plan.method == service.plan.method;
+    if (same) {
+      spdlog::info("configuration reloaded; sampling unchanged");
+      service.plan = std::move(plan);
+    } else {
+      SamplingPlan previous = service.plan;
+      stop_service(service);
+      try {
+        service = start_service(std::move(plan), collector, collector_ptr, frequency);
+      } catch (const std::exception& e) {
+        spdlog::error("reload failed: {}; restarting the previous configuration", e.what());
+        service = start_service(std::move(previous), collector, collector_ptr, frequency);
+        collector.record_reload(false, unix_now());
+        notify_ready(service.status);
+        return;
+      }
+      spdlog::info("configuration reloaded; {}", service.status);
+    }
+    collector.record_reload(true, unix_now());
+  } catch (const ConfigErrors& e) {
+    for (const auto& error : e.errors()) spdlog::error("{}", error.to_string());
+    spdlog::error("reload rejected: {} error(s); still running the previous configuration", e.errors().size());
+    collector.record_reload(false, unix_now());
+  }
+  notify_ready(service.status);
+}
+}  // namespace
+
+int run_daemon(const CommandLine& cl) {
+  // Blocked here, before any thread exists, so every thread inherits the mask and only the
+  // main loop's sigtimedwait receives them.
+  const sigset_t signals = handled_signals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  const HostReader host(cl.sysfs, cl.procfs);
+  const std::vector<int> allowed = current_affinity();
+  SamplingPlan plan = make_sampling_plan(cl, host, allowed);
+  set_log_level(plan.config.log.level);
+  restrict_current_thread(plan.selection.housekeeping);
+  const CounterFrequency frequency = counter_frequency(plan.method, kCalibrationWindow);
+  spdlog::info("counter: {} at {:.0f} Hz ({}, uncertainty {:.2f} ppm)", to_string(plan.method), frequency.hertz,
+               frequency.source, frequency.uncertainty_ppm);
+
+  auto collector = std::make_shared<Collector>(host, this_build());
+  collector->record_reload(true, unix_now());
+  Service service = start_service(std::move(plan), *collector, collector, frequency);
+  notify_ready(service.status);
+  spdlog::info("ready: {}", service.status);
+
+  const auto watchdog = watchdog_ping_interval();
+  auto next_window = std::chrono::steady_clock::now() + kWindowUpdate;
+  auto next_watchdog = std::chrono::steady_clock::now();
+  bool stalled_logged = false;
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_window) {
+      service.samplers->update_windows();
+      next_window += kWindowUpdate;
+      if (next_window < now) next_window = now + kWindowUpdate;
+    }
+    if (watchdog && now >= next_watchdog) {
+      // No progress, no ping: systemd then restarts a daemon whose samplers hang.
+      if (service.samplers->all_alive()) {
+        notify_watchdog();
+        stalled_logged = false;
+      } else if (!stalled_logged) {
+        spdlog::error("a sampler stopped making progress; withholding the watchdog ping");
+        stalled_logged = true;
+      }
+      next_watchdog = now + *watchdog;
+    }
+    auto wake = next_window;
+    if (watchdog && next_watchdog < wake) wake = next_watchdog;
+    const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(wake - std::chrono::steady_clock::now());
+    timespec timeout{};
+    if (wait.count() > 0) {
+      timeout.tv_sec = static_cast<time_t>(wait.count() / 1'000'000'000);
+      timeout.tv_nsec = static_cast<long>(wait.count() % 1'000'000'000);
+    }
+    const int signal = sigtimedwait(&signals, nullptr, &timeout);
+    if (signal == SIGHUP) {
+      reload(service, cl, host, allowed, *collector, collector, frequency);
+    } else if (signal == SIGTERM || signal == SIGINT) {
+      spdlog::info("received {}, stopping", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+      notify_stopping();
+      stop_service(service);
+      return 0;
+    }
+  }
+}
+
+}  // namespace jitterd

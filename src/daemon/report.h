@@ -1,0 +1,44 @@
+// The `report` verb: sample the configured CPUs once, continuously, for a given duration and print
+// per CPU the gap statistics that tick-counter jitter tools print (samples, mean and standard
+// deviation in ticks and ns), with percentiles, max, interruptions and stolen share added.
+// Formatting functions are pure; run_report is called once from main().
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "daemon/command_line.h"
+#include "daemon/sampler_worker.h"
+#include "measure/counter_calibration.h"
+
+namespace jitterd {
+
+struct CpuGapReport {
+  int cpu = 0;
+  std::string error;  // non-empty: this CPU was not sampled
+  std::uint64_t samples = 0;
+  double mean_ticks = 0, stddev_ticks = 0;  // mean exact; stddev from bucket midpoints
+  double mean_ns = 0, stddev_ns = 0;
+  double min_ns = 0, p50_ns = 0, p99_ns = 0, p999_ns = 0, p9999_ns = 0, max_ns = 0;
+  double floor_ns = 0, threshold_ns = 0;
+  std::uint64_t interruptions = 0;
+  double sampled_seconds = 0, stolen_seconds = 0, stolen_share = 0;
+  std::vector<Interruption> kept;  // the ring's content, oldest first
+};
+
+struct GapReport {
+  std::string method;
+  CounterFrequency frequency;
+  double duration_seconds = 0;
+  std::vector<CpuGapReport> cpus;
+};
+
+CpuGapReport report_cpu(const SamplerWorker& worker);
+
+std::string format_report_table(const GapReport& report);
+std::string format_report_csv(const GapReport& report);
+std::string format_report_json(const GapReport& report, bool with_interruptions);
+
+int run_report(const CommandLine& command_line);
+
+}  // namespace jitterd

@@ -1,0 +1,94 @@
+#include "daemon/sampler_set.h"
+
+#include <algorithm>
+
+#include "daemon/config.h"
+#include "host/cpu_list.h"
+
+namespace jitterd {
+
+WindowSummary summarize(const HistogramSnapshot& snapshot, std::uint64_t max_ticks, const TickScale& scale) {
+  WindowSummary s;
+  s.samples = snapshot.total();
+  if (s.samples == 0) return s;
+  s.valid = true;
+  s.max = scale.to_seconds(max_ticks);
+  // A bucket's upper edge can exceed the true maximum; the maximum is exact, so cap by it.
+  auto q = [&](double quantile) {
+    std::uint64_t ticks = snapshot.quantile(quantile);
+    if (max_ticks != 0) ticks = std::min(ticks, max_ticks);
+    return scale.to_seconds(ticks);
+  };
+  s.p50 = q(0.5);
+  s.p99 = q(0.99);
+  s.p999 = q(0.999);
+  s.p9999 = q(0.9999);
+  return s;
+}
+
+SamplerSet::SamplerSet(const std::vector<SamplerSettings>& settings) {
+  for (const auto& s : settings) {
+    workers_.push_back(std::make_unique<SamplerWorker>(s));
+    windows_.emplace_back(s.scale.from_ns(static_cast<std::uint64_t>(s.window.count())));
+  }
+  summaries_.resize(workers_.size());
+}
+
+SamplerSet::~SamplerSet() { stop(); }
+
+void SamplerSet::start() {
+  for (auto& w : workers_) w->start();
+  for (auto& w : workers_) w->wait_ready();
+  for (auto& w : workers_) w->release();
+}
+
+void SamplerSet::stop() {
+  for (auto& w : workers_) w->stop();
+}
+
+void SamplerSet::update_windows() {
+  std::vector<WindowSummary> fresh(workers_.size());
+  HistogramSnapshot snapshot;
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    const SamplerWorker& w = *workers_[i];
+    if (!w.shared()) continue;
+    const std::uint64_t now = read_ticks(w.settings().method);
+    w.shared()->histogram.snapshot(snapshot);
+    windows_[i].push(snapshot, now);
+    const std::uint64_t from = windows_[i].start_tick();
+    fresh[i] = summarize(windows_[i].window(), w.shared()->window_max.max_between(from, now), w.settings().scale);
+    fresh[i].valid = fresh[i].valid && from != now;
+    fresh[i].seconds = w.settings().scale.to_seconds(now - from);
+  }
+  std::lock_guard lock(summaries_mutex_);
+  summaries_ = std::move(fresh);
+}
+
+WindowSummary SamplerSet::window(std::size_t index) const {
+  std::lock_guard lock(summaries_mutex_);
+  return summaries_[index];
+}
+
+bool SamplerSet::all_alive() const {
+  for (const auto& w : workers_) {
+    if (!w->startup().error.empty()) continue;  // never sampled: reported, not a stall
+    if (!w->alive(read_ticks(w->settings().method))) return false;
+  }
+  return true;
+}
+
+std::vector<int> SamplerSet::cpus() const {
+  std::vector<int> out;
+  for (const auto& w : workers_) out.push_back(w->settings().cpu);
+  return out;
+}
+
+std::string SamplerSet::describe() const {
+  std::string text = "sampling cpus " + format_cpu_list(cpus());
+  if (workers_.empty()) return text;
+  const SamplerSettings& s = workers_.front()->settings();
+  if (s.continuous) return text + " (continuous)";
+  return text + " (burst " + format_duration(s.spin) + " every " + format_duration(s.period) + ")";
+}
+
+}  // namespace jitterd

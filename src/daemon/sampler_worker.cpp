@@ -1,0 +1,197 @@
+#include "daemon/sampler_worker.h"
+
+#include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+namespace jitterd {
+
+namespace {
+// Window-max slots: a quarter second each, enough of them to cover the window with margin.
+constexpr std::chrono::milliseconds kMaxSlot{250};
+
+std::string errno_text(int err) { return std::strerror(err); }
+}  // namespace
+
+double SamplerSettings::duty_cycle() const {
+  if (continuous) return 1.0;
+  return std::chrono::duration<double>(spin) / std::chrono::duration<double>(period);
+}
+
+SamplerWorker::SamplerWorker(SamplerSettings settings) : settings_(std::move(settings)) {}
+
+SamplerWorker::~SamplerWorker() { stop(); }
+
+void SamplerWorker::start() { thread_ = std::thread([this] { thread_main(); }); }
+
+void SamplerWorker::wait_ready() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [this] { return ready_; });
+}
+
+void SamplerWorker::release() {
+  {
+    std::lock_guard lock(mutex_);
+    released_ = true;
+  }
+  changed_.notify_all();
+}
+
+void SamplerWorker::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  interrupt_span_.store(true, std::memory_order_relaxed);
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool SamplerWorker::alive(std::uint64_t now_tick) const {
+  if (!sampling() || !shared_) return false;
+  const std::uint64_t last = shared_->heartbeat_tick.load(std::memory_order_relaxed);
+  if (last == 0) return false;
+  const auto allowed = std::chrono::seconds(1) + (settings_.continuous ? std::chrono::nanoseconds(0) : settings_.period);
+  const std::uint64_t allowed_ticks = settings_.scale.from_ns(static_cast<std::uint64_t>(allowed.count()));
+  // The heartbeat may be a hair ahead of now_tick when read on another CPU: that is progress.
+  return now_tick < last || now_tick - last <= allowed_ticks;
+}
+
+std::future<void> SamplerWorker::run_paused(std::function<void()> task) {
+  std::packaged_task<void()> packaged(std::move(task));
+  auto future = packaged.get_future();
+  {
+    std::lock_guard lock(mutex_);
+    tasks_.push_back(std::move(packaged));
+  }
+  interrupt_span_.store(true, std::memory_order_relaxed);
+  changed_.notify_all();
+  return future;
+}
+
+void SamplerWorker::thread_main() {
+  const bool ok = prepare();
+  if (ok) warm_up();
+  {
+    std::unique_lock lock(mutex_);
+    ready_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return released_ || stopping_; });
+  }
+  if (ok) sample();
+  exited_.store(true);
+  // Tasks queued after the loop ended still complete (with sampling already stopped).
+  run_pending_tasks();
+}
+
+// Pin first, then allocate: the memory is first touched, and so placed, on the sampled CPU.
+bool SamplerWorker::prepare() {
+  startup_.tid = gettid();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(settings_.cpu, &set);
+  if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+    startup_.error = "cpu " + std::to_string(settings_.cpu) + ": cannot pin the sampler thread: " + errno_text(errno);
+    return false;
+  }
+  startup_.pinned = true;
+  if (settings_.realtime_priority > 0) {
+    sched_param param{};
+    param.sched_priority = settings_.realtime_priority;
+    if (sched_setscheduler(0, SCHED_FIFO, &param) == 0) {
+      startup_.realtime_priority = settings_.realtime_priority;
+    } else {
+      startup_.warnings.push_back("cpu " + std::to_string(settings_.cpu) + ": SCHED_FIFO priority " +
+                                  std::to_string(settings_.realtime_priority) + " refused (" + errno_text(errno) +
+                                  "); sampling at normal priority");
+    }
+  }
+  const auto slot_ticks = settings_.scale.from_ns(std::chrono::nanoseconds(kMaxSlot).count());
+  const auto slot_count = static_cast<std::size_t>(settings_.window / kMaxSlot) + 8;
+  shared_ = std::make_unique<SamplerShared>(settings_.ring_capacity, slot_ticks, slot_count);
+  if (settings_.lock_memory) {
+    // The sampler's own pages only: mlockall would pin the whole daemon and can starve it of
+    // address space under a small RLIMIT_MEMLOCK.
+    int err = 0;
+    const std::pair<const void*, std::size_t> regions[] = {
+        {shared_.get(), sizeof(SamplerShared)},
+        {shared_->interruptions.storage(), shared_->interruptions.storage_bytes()},
+        {shared_->window_max.storage(), shared_->window_max.storage_bytes()},
+    };
+    for (const auto& [address, bytes] : regions) {
+      if (err == 0 && mlock(address, bytes) != 0) err = errno;
+    }
+    if (err == 0) {
+      startup_.memory_locked = true;
+    } else {
+      startup_.warnings.push_back("cpu " + std::to_string(settings_.cpu) + ": cannot lock sampler memory (" +
+                                  errno_text(err) + "); page faults may show up as gaps");
+    }
+  }
+  return true;
+}
+
+void SamplerWorker::warm_up() {
+  SamplerShared scratch(16, shared_->window_max.slot_ticks(), 4);
+  SamplerWriterState state;
+  const std::uint64_t end =
+      read_ticks(settings_.method) + settings_.scale.from_ns(static_cast<std::uint64_t>(settings_.warmup.count()));
+  dispatch_tick_method(settings_.method, [&]<TickMethod M>() {
+    run_sampler_span<M>(scratch, state, std::numeric_limits<std::uint64_t>::max(), end, interrupt_span_);
+  });
+  startup_.floor_ticks = state.min_gap == std::numeric_limits<std::uint64_t>::max() ? 0 : state.min_gap;
+  if (settings_.threshold) {
+    startup_.threshold_ticks = settings_.scale.from_ns(static_cast<std::uint64_t>(settings_.threshold->count()));
+  } else {
+    startup_.threshold_ticks = std::max<std::uint64_t>(1, startup_.floor_ticks) * settings_.floor_multiple;
+  }
+}
+
+void SamplerWorker::run_span(std::uint64_t end_tick) {
+  dispatch_tick_method(settings_.method, [&]<TickMethod M>() {
+    run_sampler_span<M>(*shared_, writer_, startup_.threshold_ticks, end_tick, interrupt_span_);
+  });
+}
+
+void SamplerWorker::run_pending_tasks() {
+  for (;;) {
+    std::packaged_task<void()> task;
+    {
+      std::lock_guard lock(mutex_);
+      if (tasks_.empty()) return;
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+void SamplerWorker::sample() {
+  using clock = std::chrono::steady_clock;
+  const std::uint64_t spin_ticks = settings_.scale.from_ns(static_cast<std::uint64_t>(settings_.spin.count()));
+  auto next_burst = clock::now();
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      // Cleared under the lock that guards the queue, so a request made now is never lost.
+      if (tasks_.empty()) interrupt_span_.store(false, std::memory_order_relaxed);
+    }
+    run_pending_tasks();
+    if (settings_.continuous) {
+      run_span(std::numeric_limits<std::uint64_t>::max());
+      continue;
+    }
+    run_span(read_ticks(settings_.method) + spin_ticks);
+    next_burst += std::chrono::duration_cast<clock::duration>(settings_.period);
+    if (next_burst < clock::now()) next_burst = clock::now();  // a long task: don't burst twice
+    std::unique_lock lock(mutex_);
+    changed_.wait_until(lock, next_burst, [this] { return stopping_ || !tasks_.empty(); });
+  }
+}
+
+}  // namespace jitterd

@@ -1,0 +1,107 @@
+// One sampler thread for one CPU: pins itself, then allocates and first-touches its memory on
+// that CPU, locks it, warms up (the warm-up window is discarded but gives the loop's floor),
+// waits at the start barrier, and spins in spans (continuous, or bursts of `spin` every
+// `period`). Probes may borrow the thread through run_paused(): sampling stops, the task runs on
+// the CPU, sampling restarts, and the pause is not recorded as a gap.
+// Thread-safety: every public member may be called from any housekeeping thread; startup() and
+// shared() only after wait_ready() returned.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "measure/sampler_loop.h"
+#include "measure/tick.h"
+#include "measure/tick_scale.h"
+
+namespace jitterd {
+
+struct SamplerSettings {
+  int cpu = 0;
+  TickMethod method = TickMethod::steady_clock;
+  TickScale scale;
+  std::optional<std::chrono::nanoseconds> threshold;  // nullopt: floor × floor_multiple
+  unsigned floor_multiple = 20;
+  bool continuous = false;
+  std::chrono::nanoseconds spin{std::chrono::milliseconds(100)};
+  std::chrono::nanoseconds period{std::chrono::seconds(1)};
+  std::chrono::nanoseconds warmup{std::chrono::seconds(1)};
+  std::chrono::nanoseconds window{std::chrono::seconds(60)};
+  bool lock_memory = true;
+  int realtime_priority = 0;
+  std::size_t ring_capacity = 4096;
+
+  double duty_cycle() const;
+};
+
+// What the worker found while starting; written before ready, constant afterwards.
+struct SamplerStartup {
+  pid_t tid = 0;
+  bool pinned = false;
+  bool memory_locked = false;
+  int realtime_priority = 0;        // the SCHED_FIFO priority obtained, 0 for SCHED_OTHER
+  std::uint64_t floor_ticks = 0;    // smallest gap of the warm-up window
+  std::uint64_t threshold_ticks = 0;
+  std::vector<std::string> warnings;
+  std::string error;                // non-empty: this CPU is not being sampled
+};
+
+class SamplerWorker {
+ public:
+  explicit SamplerWorker(SamplerSettings settings);
+  ~SamplerWorker();
+  SamplerWorker(const SamplerWorker&) = delete;
+  SamplerWorker& operator=(const SamplerWorker&) = delete;
+
+  void start();
+  void wait_ready();
+  void release();   // the start barrier: called for every worker once all are ready
+  void stop();      // returns once the thread has exited
+
+  const SamplerSettings& settings() const { return settings_; }
+  const SamplerStartup& startup() const { return startup_; }
+  const SamplerShared* shared() const { return shared_.get(); }
+  bool sampling() const { return startup_.error.empty() && !exited_.load(); }
+  // True while the loop keeps proving progress: its last check is recent enough for its duty
+  // cycle (a burst sampler sleeps up to `period` between checks).
+  bool alive(std::uint64_t now_tick) const;
+
+  // Runs `task` on this worker's CPU with sampling paused.
+  std::future<void> run_paused(std::function<void()> task);
+
+ private:
+  void thread_main();
+  bool prepare();
+  void warm_up();
+  void sample();
+  void run_span(std::uint64_t end_tick);
+  void run_pending_tasks();
+
+  SamplerSettings settings_;
+  SamplerStartup startup_;
+  std::unique_ptr<SamplerShared> shared_;
+  SamplerWriterState writer_;
+  std::thread thread_;
+  std::atomic<bool> interrupt_span_{false};
+  std::atomic<bool> exited_{false};
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool ready_ = false;
+  bool released_ = false;
+  bool stopping_ = false;
+  std::deque<std::packaged_task<void()>> tasks_;
+};
+
+}  // namespace jitterd

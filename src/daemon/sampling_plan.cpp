@@ -1,0 +1,114 @@
+#include "daemon/sampling_plan.h"
+
+#include <sched.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "host/cpu_list.h"
+#include "host/topology.h"
+
+namespace jitterd {
+
+namespace {
+Config load_with_overrides(const CommandLine& cl) {
+  // report works without a file; run and check-config need the one they were given or the default.
+  Config config = (cl.verb == Verb::report && !cl.config_path_given && !std::filesystem::exists(cl.config_path))
+                      ? parse_config("{}", "(built-in defaults)")
+                      : load_config_file(cl.config_path);
+  std::vector<ConfigError> errors;
+  // Flags are checked by the same rules as the file, by running them through the parser.
+  std::string overrides;
+  if (cl.listen_address) overrides += "web: {listen_address: \"" + *cl.listen_address + "\"";
+  if (cl.telemetry_path) overrides += std::string(overrides.empty() ? "web: {" : ", ") + "telemetry_path: \"" + *cl.telemetry_path + "\"";
+  if (!overrides.empty()) overrides += "}\n";
+  if (cl.log_level) overrides += "log: {level: \"" + *cl.log_level + "\"}\n";
+  if (!overrides.empty()) {
+    const Config flags = parse_config(overrides, "command line");
+    if (cl.listen_address) config.web.listen_address = flags.web.listen_address;
+    if (cl.telemetry_path) config.web.telemetry_path = flags.web.telemetry_path;
+    if (cl.log_level) config.log.level = flags.log.level;
+  }
+  return config;
+}
+
+TickMethod choose_method(const Config& config) {
+  if (!config.sampler.tick_source) return default_tick_method();
+  const TickMethod method = *config.sampler.tick_source;
+  if (!tick_method_supported(method)) {
+    std::string allowed;
+    for (auto m : supported_tick_methods()) allowed += (allowed.empty() ? "" : ", ") + std::string(to_string(m));
+    throw ConfigErrors({{config.path, 0, 0, "sampler.tick_source",
+                         "\"" + std::string(to_string(method)) + "\" is not available on this architecture (allowed here: " +
+                             allowed + ")"}});
+  }
+  return method;
+}
+}  // namespace
+
+SamplingPlan make_sampling_plan(const CommandLine& cl, const HostReader& host, const std::vector<int>& allowed) {
+  SamplingPlan plan;
+  plan.config = load_with_overrides(cl);
+  plan.method = choose_method(plan.config);
+  const Topology topology = read_topology(host);
+  plan.machine_problems = topology.problems;
+  CpuRequest request{plan.config.cpus.automatic, plan.config.cpus.list};
+  CpuSelectionResult result = select_cpus(request, topology, allowed);
+  if (!result.selection) {
+    std::vector<ConfigError> errors;
+    for (const auto& e : result.errors) {
+      errors.push_back({plan.config.path, plan.config.cpus.mark.line, plan.config.cpus.mark.column, "cpus", e});
+    }
+    throw ConfigErrors(std::move(errors));
+  }
+  plan.selection = std::move(*result.selection);
+  return plan;
+}
+
+std::vector<SamplerSettings> sampler_settings(const SamplingPlan& plan, const TickScale& scale) {
+  const SamplerConfig& c = plan.config.sampler;
+  std::vector<SamplerSettings> out;
+  for (int cpu : plan.selection.sampled) {
+    SamplerSettings s;
+    s.cpu = cpu;
+    s.method = plan.method;
+    s.scale = scale;
+    s.threshold = c.interruption_threshold;
+    s.floor_multiple = c.threshold_floor_multiple;
+    s.continuous = c.duty_cycle == DutyCycleMode::continuous;
+    s.spin = c.burst_spin;
+    s.period = c.burst_period;
+    s.warmup = c.warmup;
+    s.window = c.window;
+    s.lock_memory = c.lock_memory;
+    s.realtime_priority = c.realtime_priority;
+    s.ring_capacity = c.interruption_ring;
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<int> current_affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+void restrict_current_thread(const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu : cpus) CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+    throw std::runtime_error("cannot restrict housekeeping threads to cpus " + format_cpu_list(cpus) + ": " +
+                             std::strerror(errno));
+  }
+}
+
+}  // namespace jitterd

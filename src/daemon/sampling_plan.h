@@ -1,0 +1,35 @@
+// From command line and configuration to what will be sampled: the validated config with flag
+// overrides applied, the CPU selection checked against this machine, and per-CPU sampler
+// settings. Shared by run, report and check-config. Call from the main thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "daemon/command_line.h"
+#include "daemon/config.h"
+#include "daemon/sampler_worker.h"
+#include "host/cpu_selection.h"
+#include "host/host_reader.h"
+
+namespace jitterd {
+
+struct SamplingPlan {
+  Config config;
+  CpuSelection selection;
+  TickMethod method = TickMethod::steady_clock;
+  std::vector<std::string> machine_problems;  // missing sysfs files and the like: warnings
+};
+
+// Throws ConfigErrors listing every problem, with file, line and column where known.
+SamplingPlan make_sampling_plan(const CommandLine& command_line, const HostReader& host,
+                                const std::vector<int>& allowed_affinity);
+
+std::vector<SamplerSettings> sampler_settings(const SamplingPlan& plan, const TickScale& scale);
+
+// CPUs this thread may run on.
+std::vector<int> current_affinity();
+// Restricts the calling thread (and every thread it starts later) to `cpus`; throws on failure.
+void restrict_current_thread(const std::vector<int>& cpus);
+
+}  // namespace jitterd

@@ -1,0 +1,66 @@
+// jitterd's entry point: picks the verb and maps failures to exit codes (64 usage, 78 config,
+// 1 anything else). Nothing else lives here.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/collector.h"
+#include "daemon/command_line.h"
+#include "daemon/config.h"
+#include "daemon/daemon.h"
+#include "daemon/logging.h"
+#include "daemon/report.h"
+#include "daemon/sampling_plan.h"
+#include "host/cpu_list.h"
+
+namespace {
+constexpr int kExitUsage = 64;
+constexpr int kExitConfig = 78;
+
+int check_config(const jitterd::CommandLine& cl) {
+  const jitterd::HostReader host(cl.sysfs, cl.procfs);
+  const jitterd::SamplingPlan plan = jitterd::make_sampling_plan(cl, host, jitterd::current_affinity());
+  std::cout << cl.config_path << ": valid; on this machine it samples cpus "
+            << jitterd::format_cpu_list(plan.selection.sampled) << ", housekeeping on cpus "
+            << jitterd::format_cpu_list(plan.selection.housekeeping) << "\n";
+  for (const auto& note : plan.selection.notes) std::cout << "  " << note << "\n";
+  for (const auto& problem : plan.machine_problems) std::cout << "  warning: " << problem << "\n";
+  return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  jitterd::CommandLine cl;
+  try {
+    cl = jitterd::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "jitterd: " << e.what() << "\n" << jitterd::usage_text();
+    return kExitUsage;
+  }
+  if (cl.verb == jitterd::Verb::help) {
+    std::cout << jitterd::usage_text();
+    return 0;
+  }
+  if (cl.verb == jitterd::Verb::version) {
+    const auto build = jitterd::this_build();
+    std::cout << "jitterd " << build.version << " (" << build.revision << ", " << build.arch << ", " << build.compiler << ")\n";
+    return 0;
+  }
+  jitterd::setup_logging();
+  try {
+    switch (cl.verb) {
+      case jitterd::Verb::check_config: return check_config(cl);
+      case jitterd::Verb::report: return jitterd::run_report(cl);
+      default: return jitterd::run_daemon(cl);
+    }
+  } catch (const jitterd::ConfigErrors& e) {
+    for (const auto& error : e.errors()) std::cerr << error.to_string() << "\n";
+    std::cerr << "jitterd: " << e.errors().size() << " configuration error(s); exiting with " << kExitConfig << "\n";
+    return kExitConfig;
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    return 1;
+  }
+}
