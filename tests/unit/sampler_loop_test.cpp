@@ -133,3 +133,20 @@ TEST_CASE("window max keeps an exact max per slot and forgets slots beyond its m
   CHECK(w.max_between(0, 599) == 1);
   CHECK(w.max_between(500, 599) == 1);
 }
+
+TEST_CASE("each architecture defaults to its ordered counter read and states the frequency source", "[sampler]") {
+  const CounterFrequency f = counter_frequency(default_tick_method(), std::chrono::milliseconds(20));
+#if defined(__x86_64__)
+  CHECK(default_tick_method() == TickMethod::lfence_rdtsc);
+  CHECK(f.source == "calibrated_monotonic_raw");
+#elif defined(__aarch64__)
+  CHECK(default_tick_method() == TickMethod::cntvct);
+  CHECK(f.source == "cntfrq_el0");
+#else
+  CHECK(default_tick_method() == TickMethod::steady_clock);
+#endif
+  CHECK(f.hertz > 1e6);
+  // Whatever the source, the counter must advance at the stated rate against the kernel's clock.
+  const CounterFrequency measured = calibrate_against_monotonic_raw(default_tick_method(), std::chrono::milliseconds(50));
+  CHECK(measured.hertz == Approx(f.hertz).epsilon(0.01));
+}

@@ -1,0 +1,211 @@
+// jitterd_bench: the cost of jitterd's sampler loop against a bare loop with the same counter
+// read, on the same CPU, interleaved in one run; then scrape time and memory. A program, not a
+// test: it prints figures for the README, it asserts nothing.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <prometheus/text_serializer.h>
+
+#include "daemon/collector.h"
+#include "daemon/sampling_plan.h"
+#include "daemon/web.h"
+#include "host/cpu_list.h"
+#include "host/topology.h"
+#include "measure/counter_calibration.h"
+#include "measure/sampler_loop.h"
+
+using namespace jitterd;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+constexpr int kRounds = 10;
+constexpr std::size_t kBareCapacity = 1 << 25;  // gaps stored per bare round: more than 200 ms holds
+
+// The bare loop: read, subtract, store. Its only work beyond the read is one sequential store.
+template <TickMethod M>
+std::size_t bare_loop(std::uint32_t* gaps, std::size_t capacity, std::uint64_t end_tick) {
+  std::uint64_t prev = read_ticks<M>();
+  std::size_t n = 0;
+  while (n < capacity) {
+    const std::uint64_t now = read_ticks<M>();
+    gaps[n++] = static_cast<std::uint32_t>(std::min<std::uint64_t>(now - prev, UINT32_MAX));
+    prev = now;
+    if (now >= end_tick) break;
+  }
+  return n;
+}
+
+void pin_to(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  sched_setaffinity(0, sizeof(set), &set);
+}
+
+struct LoopFigures {
+  std::uint64_t floor = std::numeric_limits<std::uint64_t>::max();
+  HistogramSnapshot quantized;  // every gap through the same log-linear buckets
+  std::uint64_t sum = 0;  // exact sum of the gaps, for the exact mean
+};
+
+void compare_loops(int cpu, TickMethod method, const TickScale& scale) {
+  pin_to(cpu);
+  std::vector<std::uint32_t> gaps(kBareCapacity, 0);  // touched before timing starts
+  auto shared = std::make_unique<SamplerShared>(4096, scale.from_ns(250'000'000), 16);
+  SamplerWriterState state;
+  std::atomic<bool> stop{false};
+  LoopFigures bare, jitterd;
+  const std::uint64_t round_ticks = scale.from_ns(200'000'000);
+  GapHistogram bare_histogram;
+  for (int round = 0; round < kRounds; ++round) {
+    dispatch_tick_method(method, [&]<TickMethod M>() {
+      const std::size_t n = bare_loop<M>(gaps.data(), gaps.size(), read_ticks<M>() + round_ticks);
+      // Discard the first gap of each round like the sampler's span start does not record one.
+      for (std::size_t i = 1; i < n; ++i) {
+        bare_histogram.record(gaps[i]);
+        bare.sum += gaps[i];
+        bare.floor = std::min<std::uint64_t>(bare.floor, gaps[i]);
+      }
+      run_sampler_span<M>(*shared, state, std::numeric_limits<std::uint64_t>::max(), read_ticks<M>() + round_ticks, stop);
+    });
+  }
+  bare_histogram.snapshot(bare.quantized);
+  shared->histogram.snapshot(jitterd.quantized);
+  jitterd.floor = state.min_gap;
+  jitterd.sum = state.sampled_ticks;
+  const double bare_p50 = static_cast<double>(bare.quantized.quantile(0.5));
+  const double loop_p50 = static_cast<double>(jitterd.quantized.quantile(0.5));
+  const auto ns = [&](double ticks) { return ticks * 1e9 / scale.hertz(); };
+  const double bare_mean = static_cast<double>(bare.sum) / static_cast<double>(bare.quantized.total());
+  const double loop_mean = static_cast<double>(jitterd.sum) / static_cast<double>(jitterd.quantized.total());
+  std::printf("cpu %d  %-12s bare: floor %5.1f ns  mean %5.2f ns  p50 %5.1f ns  p99 %7.1f ns  (%llu gaps)\n", cpu,
+              std::string(to_string(method)).c_str(), ns(static_cast<double>(bare.floor)), ns(bare_mean), ns(bare_p50),
+              ns(static_cast<double>(bare.quantized.quantile(0.99))),
+              static_cast<unsigned long long>(bare.quantized.total()));
+  std::printf("cpu %d  %-12s loop: floor %5.1f ns  mean %5.2f ns  p50 %5.1f ns  p99 %7.1f ns  (%llu gaps)\n", cpu,
+              std::string(to_string(method)).c_str(), ns(static_cast<double>(jitterd.floor)), ns(loop_mean), ns(loop_p50),
+              ns(static_cast<double>(jitterd.quantized.quantile(0.99))),
+              static_cast<unsigned long long>(jitterd.quantized.total()));
+  std::printf("cpu %d  %-12s ratio loop/bare: floor %.3f  mean %.3f  p50 %.3f (target <= 1.05)\n\n", cpu,
+              std::string(to_string(method)).c_str(),
+              static_cast<double>(jitterd.floor) / static_cast<double>(bare.floor), loop_mean / bare_mean, loop_p50 / bare_p50);
+}
+
+std::string http_get(const std::string& address, const std::string& path) {
+  const auto colon = address.rfind(':');
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  std::string body;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char buffer[65536];
+      for (ssize_t got; (got = read(fd, buffer, sizeof buffer)) > 0;) body.append(buffer, static_cast<std::size_t>(got));
+    }
+  }
+  close(fd);
+  return body;
+}
+
+std::string proc_status_field(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind(field + ":", 0) == 0) return line.substr(field.size() + 1);
+  }
+  return "?";
+}
+
+double percentile(std::vector<double> values, double q) {
+  std::sort(values.begin(), values.end());
+  return values[static_cast<std::size_t>(q * static_cast<double>(values.size() - 1))];
+}
+
+void scrape_costs(const std::vector<int>& cpus, const std::vector<int>& housekeeping, TickMethod method,
+                  const CounterFrequency& frequency) {
+  restrict_current_thread(housekeeping);
+  const TickScale scale(frequency.hertz);
+  std::vector<SamplerSettings> settings;
+  for (int cpu : cpus) {
+    SamplerSettings s;
+    s.cpu = cpu;
+    s.method = method;
+    s.scale = scale;
+    s.warmup = std::chrono::milliseconds(100);
+    settings.push_back(s);
+  }
+  const std::string rss_before = proc_status_field("VmRSS");
+  auto samplers = std::make_shared<SamplerSet>(settings);
+  samplers->start();
+  auto collector = std::make_shared<Collector>(HostReader(), this_build());
+  collector->set_samplers(samplers, frequency, method);
+  WebServer web("127.0.0.1:0", "/metrics", collector);
+  for (int i = 0; i < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    samplers->update_windows();
+  }
+  std::vector<double> in_process, over_http;
+  std::size_t bytes = 0;
+  for (int i = 0; i < 200; ++i) {
+    const auto t0 = Clock::now();
+    const std::string text = prometheus::TextSerializer().Serialize(collector->Collect());
+    const auto t1 = Clock::now();
+    const std::string response = http_get(web.bound_address(), "/metrics");
+    const auto t2 = Clock::now();
+    bytes = text.size();
+    in_process.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    over_http.push_back(std::chrono::duration<double, std::micro>(t2 - t1).count());
+  }
+  std::printf("scrape with %zu sampler(s): collect+serialize p50 %.0f us, p99 %.0f us; HTTP GET /metrics p50 %.0f us, "
+              "p99 %.0f us; %zu bytes\n",
+              cpus.size(), percentile(in_process, 0.5), percentile(in_process, 0.99), percentile(over_http, 0.5),
+              percentile(over_http, 0.99), bytes);
+  std::printf("memory: VmRSS before samplers%s, with samplers and web server%s, peak%s\n", rss_before.c_str(),
+              proc_status_field("VmRSS").c_str(), proc_status_field("VmHWM").c_str());
+  samplers->stop();
+}
+}  // namespace
+
+int main() {
+  const HostReader host;
+  const Topology topology = read_topology(host);
+  const CpuSelectionResult selection = select_cpus(CpuRequest{}, topology, current_affinity());
+  if (!selection.selection) {
+    for (const auto& e : selection.errors) std::fprintf(stderr, "jitterd_bench: %s\n", e.c_str());
+    return 77;
+  }
+  const auto& cpus = selection.selection->sampled;
+  std::string model = "unknown CPU";
+  if (std::ifstream cpuinfo("/proc/cpuinfo"); cpuinfo) {
+    for (std::string line; std::getline(cpuinfo, line);) {
+      if (line.rfind("model name", 0) == 0) {
+        model = line.substr(line.find(':') + 2);
+        break;
+      }
+    }
+  }
+  std::printf("machine: %s, %u CPUs online; sampled by auto: %s\n\n", model.c_str(), std::thread::hardware_concurrency(),
+              format_cpu_list(cpus).c_str());
+  for (TickMethod method : supported_tick_methods()) {
+    const CounterFrequency frequency = counter_frequency(method, std::chrono::milliseconds(200));
+    const TickScale scale(frequency.hertz);
+    for (int cpu : cpus) compare_loops(cpu, method, scale);
+  }
+  const TickMethod method = default_tick_method();
+  scrape_costs(cpus, selection.selection->housekeeping, method, counter_frequency(method, std::chrono::milliseconds(200)));
+  return 0;
+}
