@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Developer entry point: install dependencies, build, run, test (Debian 12).
+#
+#   bash packaging/dev.sh deps            install build and test packages (apt)
+#   bash packaging/dev.sh deps-cross      install the aarch64 cross compiler and qemu-user
+#   bash packaging/dev.sh build [DIR] [CMAKE_ARGS...]   configure and build (DIR: build)
+#   bash packaging/dev.sh run [ARGS...]   deps, build, run jitterd in the foreground
+#   bash packaging/dev.sh test            deps, build, run the whole ctest suite
+#   bash packaging/dev.sh sanitize        ASan+UBSan suite in build-asan, TSan in build-tsan
+#   bash packaging/dev.sh cross           aarch64 build in build-aarch64, tests under qemu
+#   bash packaging/dev.sh bench           build, run jitterd_bench
+#
+# With CI set in the environment, compiler warnings are errors (-DJITTERD_WERROR=ON).
+set -euo pipefail
+
+cd "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.."
+
+readonly deps_packages=(
+    build-essential cmake ninja-build pkg-config
+    prometheus-cpp-dev libcivetweb-dev libsystemd-dev libyaml-cpp-dev libspdlog-dev
+    catch2
+    # promtool, for the /metrics format test
+    prometheus
+    python3 curl
+    # systemd-analyze, for the unit test; procps ships /bin/kill, which the
+    # unit's ExecReload= names and systemd-analyze verify checks.
+    systemd procps
+)
+readonly cross_packages=(g++-aarch64-linux-gnu qemu-user)
+jobs=$(nproc)
+readonly jobs
+
+say() {
+    printf '==> %s\n' "$*"
+}
+
+die() {
+    printf 'dev.sh: %s\n' "$*" >&2
+    exit 1
+}
+
+# Prints each argument that dpkg does not list as installed.
+missing_packages() {
+    local package
+    for package in "$@"; do
+        [[ $(dpkg-query -W -f='${db:Status-Abbrev}' "$package" 2>/dev/null) == ii* ]] \
+            || printf '%s\n' "$package"
+    done
+}
+
+# Installs the missing ones among the given packages; no apt call (so no network)
+# when all are installed.
+apt_install() {
+    command -v dpkg-query >/dev/null || die "deps: dpkg-query not found; this script expects Debian 12"
+    local missing
+    mapfile -t missing < <(missing_packages "$@")
+    if ((${#missing[@]} == 0)); then
+        say "deps: all $# packages installed"
+        return
+    fi
+    local -a as_root=()
+    if ((EUID != 0)); then
+        command -v sudo >/dev/null || die "deps: not root and sudo not found; run as root to install: ${missing[*]}"
+        as_root=(sudo)
+    fi
+    say "deps: installing ${missing[*]}"
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+cmd_deps() {
+    apt_install "${deps_packages[@]}"
+}
+
+cmd_deps_cross() {
+    apt_install "${cross_packages[@]}"
+}
+
+# build [DIR] [CMAKE_ARGS...]: configure (every time, so new arguments apply) and build.
+cmd_build() {
+    local dir=build
+    if (($# > 0)) && [[ $1 != -* ]]; then
+        dir=$1
+        shift
+    fi
+    local -a args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+    if [[ -n ${CI:-} ]]; then
+        args+=(-DJITTERD_WERROR=ON)
+    fi
+    say "configure $dir: ${args[*]} $*"
+    cmake -S . -B "$dir" -G Ninja "${args[@]}" "$@"
+    say "build $dir with $jobs jobs"
+    cmake --build "$dir" --parallel "$jobs"
+}
+
+# run_ctest DIR [CTEST_ARGS...]: ctest prints its own summary line; a selection
+# that matches no test is an error, not a pass.
+run_ctest() {
+    local dir=$1
+    shift
+    say "test $dir: ctest $*"
+    ctest --test-dir "$dir" --output-on-failure --no-tests=error --parallel "$jobs" "$@"
+}
+
+cmd_run() {
+    cmd_deps
+    cmd_build build
+    say "jitterd serves http://127.0.0.1:9978/metrics (Ctrl-C stops it)"
+    exec build/jitterd run --config config/jitterd.yaml "$@"
+}
+
+cmd_test() {
+    cmd_deps
+    cmd_build build
+    run_ctest build
+}
+
+cmd_sanitize() {
+    cmd_deps
+    # Fail on the first report; without halt_on_error UBSan only prints and goes on.
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+    export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+
+    cmd_build build-asan -DJITTERD_SANITIZE=address,undefined
+    run_ctest build-asan
+
+    cmd_build build-tsan -DJITTERD_SANITIZE=thread
+    # GCC 12's TSan cannot map its shadow memory with more than 28 bits of mmap
+    # randomisation (newer kernels); run without address randomisation there.
+    local -a no_aslr=()
+    if (($(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 0) > 28)); then
+        say "vm.mmap_rnd_bits > 28: running TSan tests under setarch -R"
+        no_aslr=(setarch "$(uname -m)" -R)
+    fi
+    say "test build-tsan: ctest -L concurrency"
+    "${no_aslr[@]}" ctest --test-dir build-tsan --output-on-failure --no-tests=error \
+        --parallel "$jobs" -L concurrency
+}
+
+cmd_cross() {
+    cmd_deps
+    cmd_deps_cross
+    cmd_build build-aarch64 \
+        -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.toolchain.cmake \
+        -DJITTERD_MEASURE_ONLY=ON
+    # The toolchain's CMAKE_CROSSCOMPILING_EMULATOR runs each test under qemu-aarch64.
+    run_ctest build-aarch64
+}
+
+cmd_bench() {
+    cmd_build build
+    say "bench: build/jitterd_bench $*"
+    build/jitterd_bench "$@"
+}
+
+usage() {
+    sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+}
+
+main() {
+    (($# > 0)) || { usage >&2; exit 2; }
+    local command=$1
+    shift
+    case $command in
+        deps) cmd_deps "$@" ;;
+        deps-cross) cmd_deps_cross "$@" ;;
+        build) cmd_build "$@" ;;
+        run) cmd_run "$@" ;;
+        test) cmd_test "$@" ;;
+        sanitize) cmd_sanitize "$@" ;;
+        cross) cmd_cross "$@" ;;
+        bench) cmd_bench "$@" ;;
+        -h | --help | help) usage ;;
+        *)
+            printf 'dev.sh: unknown command %q\n\n' "$command" >&2
+            usage >&2
+            exit 2
+            ;;
+    esac
+}
+
+main "$@"
