@@ -85,8 +85,14 @@ Service start_service(SamplingPlan plan, Collector& collector, const std::shared
 }
 
 void stop_service(Service& service) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed_ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
   service.web.reset();
+  spdlog::debug("web server stopped after {:.1f} ms", elapsed_ms());
   if (service.samplers) service.samplers->stop();
+  spdlog::debug("samplers stopped after {:.1f} ms", elapsed_ms());
 }
 
 // SIGHUP: a new plan that fails to load keeps the running one, logged and exported.
