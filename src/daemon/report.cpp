@@ -95,7 +95,7 @@ std::string format_report_table(const GapReport& report) {
     out << line;
   }
   out << "percentiles are the upper edge of a histogram bucket (at most 6.25% above the true value, never above "
-         "max); max and mean are exact; sd is computed from bucket midpoints\n";
+         "max); max and mean are exact; sd is from bucket midpoints with Sheppard's correction\n";
   return out.str();
 }
 
