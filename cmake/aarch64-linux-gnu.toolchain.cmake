@@ -18,10 +18,9 @@ set(CMAKE_FIND_ROOT_PATH ${JITTERD_AARCH64_ROOT})
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
-# BOTH, so the header-only Catch2::Catch2 from the host's /usr/lib/cmake/Catch2
-# is found. Link no compiled host target: Catch2::Catch2WithMain is an x86-64
-# archive.
-set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
+# ONLY: a host package config (prometheus-cpp, yaml-cpp) would link x86-64
+# libraries; build with -DJITTERD_MEASURE_ONLY=ON instead.
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
 # Keep pkg-config from reporting the host's x86-64 libraries.
 set(ENV{PKG_CONFIG_LIBDIR} ${JITTERD_AARCH64_ROOT}/lib/pkgconfig)
