@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""The command line as users meet it: check-config, --help/--version, usage errors, the report
+verb in its three formats, a missing config file, and a sysfs tree with files missing.
+
+Usage: cli_test.py --jitterd BINARY [unittest args]; exit 77 (skip) with fewer than 2 CPUs.
+"""
+
+import csv
+import io
+import json
+import os
+import re
+
+import harness
+
+EXIT_OK, EXIT_USAGE, EXIT_CONFIG = 0, 64, 78
+
+REPORT_CONFIG = """\
+cpus: auto
+sampler:
+  duty_cycle: continuous
+  warmup: 100ms
+  interruption_threshold: 20us
+"""
+
+# Three errors of different kinds; each must come back as file:line:col: key: message.
+BROKEN_CONFIG = """\
+cpus: auto
+sampler:
+  warmup: 5
+  duty_cycel: burst
+web:
+  listen_address: "127.0.0.1:99999"
+"""
+BROKEN_ERRORS = [
+    (3, 11, "sampler.warmup"),
+    (4, 3, "sampler.duty_cycel"),
+    (6, 19, "web.listen_address"),
+]
+
+MISSING_ISOLATED_SYSFS = os.path.join(harness.SOURCE_DIR, "tests", "fixtures", "missing_isolated",
+                                      "sys")
+PERCENTILES = ["min_ns", "p50_ns", "p99_ns", "p99_9_ns", "p99_99_ns", "max_ns"]
+
+
+class CliTest(harness.DaemonTestCase):
+    def config(self, text, name="config.yaml"):
+        path = os.path.join(self.workdir, name)
+        harness.write_file(path, text)
+        return path
+
+    def assertExit(self, result, code):
+        self.assertEqual(result.returncode, code,
+                         f"exit {result.returncode}, expected {code}\nstdout:\n{result.stdout}\n"
+                         f"stderr:\n{result.stderr}")
+
+    def test_check_config_accepts_the_shipped_file(self):
+        shipped = os.path.join(harness.SOURCE_DIR, "config", "jitterd.yaml")
+        result = harness.run(["check-config", "--config", shipped])
+        self.assertExit(result, EXIT_OK)
+        self.assertIn(f"{shipped}: valid; on this machine it samples cpus", result.stdout)
+
+    def test_check_config_lists_every_error(self):
+        path = self.config(BROKEN_CONFIG)
+        result = harness.run(["check-config", "--config", path])
+        self.assertExit(result, EXIT_CONFIG)
+        output = result.stdout + result.stderr
+        for line, column, key in BROKEN_ERRORS:
+            position = f"{re.escape(path)}:{line}:{column}"
+            self.assertRegex(output, rf"(?m)^{position}: {re.escape(key)}: \S",
+                             f"error for {key} at {line}:{column} missing")
+        self.assertIn(f"{len(BROKEN_ERRORS)} configuration error(s)", output)
+
+    def test_help_and_version(self):
+        result = harness.run(["--help"])
+        self.assertExit(result, EXIT_OK)
+        self.assertIn("Usage: jitterd", result.stdout + result.stderr)
+        for verb in ("check-config", "report", "--config", "--web.listen-address"):
+            self.assertIn(verb, result.stdout + result.stderr)
+        result = harness.run(["--version"])
+        self.assertExit(result, EXIT_OK)
+        self.assertRegex(result.stdout, r"^jitterd \d+\.\d+\.\d+")
+
+    def test_usage_errors(self):
+        for args, needle in [(["--no-such-flag"], "--no-such-flag"),
+                             (["frobnicate"], "frobnicate"),
+                             (["report", "--format", "xml"], "xml"),
+                             (["run", "--config"], "--config")]:
+            with self.subTest(args=args):
+                result = harness.run(args)
+                self.assertExit(result, EXIT_USAGE)
+                self.assertIn(needle, result.stderr)
+
+    def test_run_with_a_missing_config_file(self):
+        path = os.path.join(self.workdir, "does-not-exist.yaml")
+        result = harness.run(["run", "--config", path], timeout=15)
+        self.assertExit(result, EXIT_CONFIG)
+        self.assertIn(path, result.stderr)
+
+    def report(self, fmt):
+        path = self.config(REPORT_CONFIG)
+        result = harness.run(["report", "--config", path, "--duration", "1s", "--format", fmt],
+                             timeout=30)
+        self.assertExit(result, EXIT_OK)
+        return result.stdout
+
+    def test_report_json(self):
+        report = json.loads(self.report("json"))
+        counter = report["counter"]
+        self.assertGreater(counter["hertz"], 1e6)
+        self.assertTrue(counter["method"])
+        self.assertTrue(counter["source"])
+        self.assertGreaterEqual(counter["uncertainty_ppm"], 0)
+        self.assertAlmostEqual(report["duration_seconds"], 1.0, delta=0.2)
+        self.assertTrue(report["cpus"])
+        self.assertNotIn(0, [c["cpu"] for c in report["cpus"]], "cpu 0 is for housekeeping")
+        for cpu in report["cpus"]:
+            with self.subTest(cpu=cpu["cpu"]):
+                self.assertEqual(cpu["error"], "")
+                self.assertGreater(cpu["samples"], 0)
+                values = [cpu[k] for k in PERCENTILES]
+                self.assertGreater(values[0], 0)
+                self.assertEqual(values, sorted(values), f"{PERCENTILES} not ordered: {values}")
+                self.assertLessEqual(cpu["min_ns"], cpu["mean_ns"])
+                self.assertLessEqual(cpu["mean_ns"], cpu["max_ns"])
+                self.assertAlmostEqual(cpu["mean_ns"], cpu["mean_ticks"] / counter["hertz"] * 1e9,
+                                       delta=cpu["mean_ns"] * 0.01)
+                self.assertGreaterEqual(cpu["stddev_ns"], 0)
+                self.assertGreaterEqual(cpu["interruptions"], 0)
+                self.assertAlmostEqual(cpu["sampled_seconds"], report["duration_seconds"],
+                                       delta=0.2)
+                self.assertGreaterEqual(cpu["stolen_seconds"], 0)
+                self.assertLessEqual(cpu["stolen_seconds"], cpu["sampled_seconds"])
+                self.assertGreaterEqual(cpu["stolen_share"], 0)
+                self.assertLessEqual(cpu["stolen_share"], 1)
+                self.assertAlmostEqual(cpu["stolen_share"],
+                                       cpu["stolen_seconds"] / cpu["sampled_seconds"], places=4)
+                self.assertAlmostEqual(cpu["threshold_ns"], 20000, delta=200)
+                self.assertGreater(cpu["floor_ns"], 0)
+                self.assertNotIn("kept_interruptions", cpu, "listed without --interruptions")
+
+    def test_report_csv(self):
+        rows = list(csv.DictReader(io.StringIO(self.report("csv"))))
+        self.assertTrue(rows)
+        for row in rows:
+            self.assertEqual(row["error"], "")
+            self.assertGreater(int(row["samples"]), 0)
+            values = [float(row[k]) for k in PERCENTILES]
+            self.assertEqual(values, sorted(values))
+            self.assertTrue(0 <= float(row["stolen_share"]) <= 1)
+
+    def test_report_table(self):
+        text = self.report("table")
+        self.assertRegex(text, r"(?m)^\s*cpu\s+samples\b")
+        self.assertRegex(text, r"(?m)^\s*[1-9]\d*\s+[1-9]\d*\s")
+
+    def test_missing_sysfs_files_are_warnings(self):
+        path = self.config(REPORT_CONFIG.replace("continuous", "burst") +
+                           'web:\n  listen_address: "127.0.0.1:0"\n')
+        result = harness.run(["check-config", "--config", path,
+                              "--path.sysfs", MISSING_ISOLATED_SYSFS])
+        self.assertExit(result, EXIT_OK)
+        output = result.stdout + result.stderr
+        for name in ("isolated", "offline", "nohz_full"):
+            missing = os.path.join(MISSING_ISOLATED_SYSFS, "devices", "system", "cpu", name)
+            self.assertRegex(output, rf"warning: {re.escape(missing)}: missing",
+                             f"no warning for {missing}")
+
+        daemon = self.daemon(config_text=None, config_name="config.yaml",
+                             args=["--path.sysfs", MISSING_ISOLATED_SYSFS])
+        self.assertIn("missing", daemon.log())
+        self.assertEqual(daemon.value("jitterd_sampler_up", cpu=daemon.sampled_cpus()[0]), 1)
+        self.stop_ok(daemon)
+
+
+if __name__ == "__main__":
+    harness.main([harness.require_two_cpus])

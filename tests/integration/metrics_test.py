@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""The real daemon's /metrics: valid for promtool, every documented series present for the first
+sampled CPU, histograms and summaries consistent, counters moving, the landing page, a custom
+telemetry path, and a clear failure when the port is taken.
+
+Usage: metrics_test.py --jitterd BINARY [unittest args]; exit 77 (skip) without promtool or
+with fewer than 2 CPUs.
+"""
+
+import math
+import shutil
+import socket
+import subprocess
+import time
+import unittest
+
+import harness
+from harness import select
+
+GLOBAL_METRICS = [
+    "jitterd_build_info",
+    "jitterd_config_last_reload_successful",
+    "jitterd_config_last_reload_success_timestamp_seconds",
+    "jitterd_tick_frequency_hertz",
+    "jitterd_tick_frequency_uncertainty_ratio",
+    "jitterd_tick_resolution_seconds",
+    "jitterd_sampler_window_seconds",
+]
+
+PER_CPU_METRICS = [
+    "jitterd_sampler_gap_seconds_bucket",
+    "jitterd_sampler_gap_seconds_sum",
+    "jitterd_sampler_gap_seconds_count",
+    "jitterd_sampler_interruptions_total",
+    "jitterd_sampler_stolen_seconds_total",
+    "jitterd_sampler_sampled_seconds_total",
+    "jitterd_sampler_window_gap_seconds",
+    "jitterd_sampler_window_gap_seconds_sum",
+    "jitterd_sampler_window_gap_seconds_count",
+    "jitterd_sampler_window_max_gap_seconds",
+    "jitterd_sampler_loop_floor_seconds",
+    "jitterd_sampler_interruption_threshold_seconds",
+    "jitterd_sampler_duty_cycle_ratio",
+    "jitterd_sampler_pinned",
+    "jitterd_sampler_memory_locked",
+    "jitterd_sampler_realtime_priority",
+    "jitterd_sampler_context_switches_total",
+    "jitterd_sampler_up",
+]
+
+QUANTILES = ["0.5", "0.99", "0.999", "0.9999"]
+
+# Counters that grow whenever the sampler spins; with a 200 ms burst period two scrapes a
+# little over one period apart always see growth.
+GROWING_COUNTERS = [
+    "jitterd_sampler_gap_seconds_count",
+    "jitterd_sampler_gap_seconds_sum",
+    "jitterd_sampler_sampled_seconds_total",
+    "jitterd_sampler_window_gap_seconds_count",
+]
+# Counters that may stand still on a quiet CPU but must never go down.
+MONOTONIC_COUNTERS = GROWING_COUNTERS + [
+    "jitterd_sampler_interruptions_total",
+    "jitterd_sampler_stolen_seconds_total",
+    "jitterd_sampler_context_switches_total",
+]
+
+
+def promtool_missing():
+    if shutil.which("promtool") is None:
+        return "promtool not found (install the prometheus package)"
+    return None
+
+
+class ScrapeTest(unittest.TestCase):
+    """One daemon shared by the read-only checks of a scrape."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.case = harness.DaemonTestCase()
+        cls.case.setUp()
+        cls.addClassCleanup(cls.case.doCleanups)
+        cls.daemon = cls.case.daemon()
+        cls.cpu = str(cls.daemon.sampled_cpus()[0])
+        # The window quantiles appear once the first window snapshots exist (~2 s).
+        harness.wait_until(
+            lambda: len(select(cls.daemon.scrape(), "jitterd_sampler_window_gap_seconds",
+                               cpu=cls.cpu)) == len(QUANTILES),
+            timeout=8, interval=0.2, what=f"window quantiles of cpu {cls.cpu}")
+
+    def test_promtool_accepts_the_scrape(self):
+        text = self.daemon.scrape_text()
+        result = subprocess.run(["promtool", "check", "metrics"], input=text,
+                                capture_output=True, text=True, timeout=30)
+        output = (result.stdout + result.stderr).strip()
+        self.assertEqual((result.returncode, output), (0, ""),
+                         f"promtool check metrics complained:\n{output}")
+
+    def test_every_documented_metric_is_present(self):
+        samples = self.daemon.scrape()
+        names = {name for name, _ in samples}
+        for name in GLOBAL_METRICS:
+            self.assertIn(name, names)
+        for name in PER_CPU_METRICS:
+            self.assertTrue(select(samples, name, cpu=self.cpu), f"{name}{{cpu=\"{self.cpu}\"}}")
+        for quantile in QUANTILES:
+            self.assertTrue(select(samples, "jitterd_sampler_window_gap_seconds",
+                                   cpu=self.cpu, quantile=quantile), f"quantile {quantile}")
+        for kind in ("voluntary", "involuntary"):
+            self.assertTrue(select(samples, "jitterd_sampler_context_switches_total",
+                                   cpu=self.cpu, kind=kind), f"context switches {kind}")
+        frequency = select(samples, "jitterd_tick_frequency_hertz")
+        self.assertEqual(len(frequency), 1, frequency)
+        self.assertEqual({k for k, _ in next(iter(frequency))}, {"method", "source"})
+
+    def test_values_are_sane(self):
+        samples = self.daemon.scrape()
+
+        def one(name, **pairs):
+            found = select(samples, name, **pairs)
+            self.assertEqual(len(found), 1, f"{name}{pairs}: {found}")
+            return next(iter(found.values()))
+
+        self.assertEqual(one("jitterd_build_info"), 1)
+        self.assertEqual(one("jitterd_config_last_reload_successful"), 1)
+        self.assertAlmostEqual(one("jitterd_config_last_reload_success_timestamp_seconds"),
+                               time.time(), delta=120)
+        hertz = one("jitterd_tick_frequency_hertz")
+        self.assertGreater(hertz, 1e6)
+        self.assertAlmostEqual(one("jitterd_tick_resolution_seconds") * hertz, 1.0, places=6)
+        self.assertGreaterEqual(one("jitterd_tick_frequency_uncertainty_ratio"), 0)
+        self.assertLess(one("jitterd_tick_frequency_uncertainty_ratio"), 0.01)
+        self.assertEqual(one("jitterd_sampler_window_seconds"), 10)
+        cpu = self.cpu
+        self.assertEqual(one("jitterd_sampler_up", cpu=cpu), 1)
+        self.assertEqual(one("jitterd_sampler_pinned", cpu=cpu), 1)
+        self.assertIn(one("jitterd_sampler_memory_locked", cpu=cpu), (0, 1))
+        self.assertEqual(one("jitterd_sampler_realtime_priority", cpu=cpu), 0)
+        self.assertAlmostEqual(one("jitterd_sampler_duty_cycle_ratio", cpu=cpu), 0.1, places=6)
+        self.assertAlmostEqual(one("jitterd_sampler_interruption_threshold_seconds", cpu=cpu),
+                               20e-6, delta=20e-6 * 0.01)
+        floor = one("jitterd_sampler_loop_floor_seconds", cpu=cpu)
+        self.assertGreater(floor, 0)
+        self.assertLess(floor, 20e-6)
+        stolen = one("jitterd_sampler_stolen_seconds_total", cpu=cpu)
+        sampled = one("jitterd_sampler_sampled_seconds_total", cpu=cpu)
+        self.assertGreater(sampled, 0)
+        self.assertLessEqual(stolen, sampled)
+        self.assertAlmostEqual(one("jitterd_sampler_gap_seconds_sum", cpu=cpu), sampled,
+                               delta=sampled * 1e-6 + 1e-3)
+
+    def test_histogram_is_consistent(self):
+        samples = self.daemon.scrape()
+        buckets = select(samples, "jitterd_sampler_gap_seconds_bucket", cpu=self.cpu)
+        by_le = sorted((float(dict(l)["le"]), v) for l, v in buckets.items())
+        self.assertGreaterEqual(len(by_le), 2)
+        self.assertEqual(by_le[-1][0], math.inf, "no +Inf bucket")
+        counts = [v for _, v in by_le]
+        self.assertEqual(counts, sorted(counts), f"buckets decrease: {by_le}")
+        count = select(samples, "jitterd_sampler_gap_seconds_count", cpu=self.cpu)
+        self.assertEqual(list(count.values()), [by_le[-1][1]], "+Inf bucket != _count")
+        self.assertGreater(by_le[-1][1], 0)
+
+    def test_quantiles_are_ordered_and_at_most_the_window_max(self):
+        samples = self.daemon.scrape()
+        maximum = select(samples, "jitterd_sampler_window_max_gap_seconds", cpu=self.cpu)
+        self.assertEqual(len(maximum), 1, maximum)
+        maximum = next(iter(maximum.values()))
+        values = []
+        for quantile in QUANTILES:
+            found = select(samples, "jitterd_sampler_window_gap_seconds", cpu=self.cpu,
+                           quantile=quantile)
+            self.assertEqual(len(found), 1, f"quantile {quantile}: {found}")
+            values.append(next(iter(found.values())))
+        self.assertGreater(values[0], 0)
+        self.assertEqual(values, sorted(values), f"quantiles {QUANTILES} not ordered: {values}")
+        self.assertLessEqual(values[-1], maximum, f"p99.99 {values[-1]} > max {maximum}")
+
+    def test_counters_grow_between_scrapes(self):
+        first = self.daemon.scrape()
+        time.sleep(0.5)  # more than two burst periods
+
+        def grown():
+            second = self.daemon.scrape()
+            return second if all(
+                sum(select(second, n, cpu=self.cpu).values())
+                > sum(select(first, n, cpu=self.cpu).values()) for n in GROWING_COUNTERS) else None
+        second = harness.wait_until(grown, timeout=5, interval=0.2, what="counters to grow")
+        for name in MONOTONIC_COUNTERS:
+            before = select(first, name, cpu=self.cpu)
+            after = select(second, name, cpu=self.cpu)
+            self.assertEqual(before.keys(), after.keys(), name)
+            for key, value in before.items():
+                self.assertGreaterEqual(after[key], value, f"{name}{key} went down")
+
+    def test_landing_page_links_the_telemetry_path(self):
+        status, body = harness.http_get(self.daemon.url("/"))
+        self.assertEqual(status, 200)
+        self.assertIn('href="/metrics"', body)
+
+
+class WebTest(harness.DaemonTestCase):
+    def test_custom_telemetry_path(self):
+        daemon = self.daemon(args=["--web.telemetry-path", "/custom"])
+        self.assertEqual(daemon.telemetry_path, "/custom")
+        samples = daemon.scrape("/custom")
+        self.assertIn(("jitterd_build_info", ()), {(n, ()) for n, _ in samples})
+        status, body = harness.http_get(daemon.url("/"))
+        self.assertEqual(status, 200)
+        self.assertIn('href="/custom"', body)
+        status, _ = harness.http_get(daemon.url("/metrics"))
+        self.assertEqual(status, 404, "/metrics should not serve when the path is /custom")
+        self.stop_ok(daemon)
+
+    def test_port_in_use_is_a_clear_error(self):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            address = f"127.0.0.1:{taken.getsockname()[1]}"
+            daemon = self.daemon(args=["--web.listen-address", address], start=False)
+            daemon.start(wait_listening=False)
+            try:
+                code = daemon.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.fail(f"jitterd still running 15 s after failing to bind {address}; "
+                          f"log:\n{daemon.log()}")
+        self.assertNotEqual(code, 0)
+        self.assertIn(f"cannot listen on {address}", daemon.log())
+
+
+if __name__ == "__main__":
+    harness.main([promtool_missing, harness.require_two_cpus])

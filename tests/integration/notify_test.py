@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""systemd notification protocol, checked on a unix datagram socket of our own: READY=1 only once
+/metrics answers, WATCHDOG=1 pings, RELOADING=1/READY=1 around SIGHUP, STOPPING=1 and a clean
+exit within 2 s on SIGTERM.
+
+Usage: notify_test.py --jitterd BINARY [unittest args]; exit 77 (skip) with fewer than 2 CPUs.
+"""
+
+import os
+import re
+import signal
+import socket
+import time
+import unittest
+
+import harness
+
+STATUS_RE = re.compile(r"sampling cpus (\S+) .*; housekeeping on cpus (\S+); serving (\S+)$")
+
+
+class NotifySocket:
+    """A bound datagram socket that collects the daemon's sd_notify messages."""
+
+    def __init__(self, address):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(address)
+        self.received = []  # (monotonic time, {key: value})
+
+    def close(self):
+        self.sock.close()
+
+    def receive(self, timeout):
+        """The next message as {key: value}, or None after timeout seconds."""
+        self.sock.settimeout(max(timeout, 0.001))
+        try:
+            data = self.sock.recv(65536)
+        except socket.timeout:
+            return None
+        fields = dict(line.split("=", 1) for line in data.decode().splitlines() if "=" in line)
+        self.received.append((time.monotonic(), fields))
+        return fields
+
+    def wait_for(self, key, timeout, skip=("WATCHDOG",)):
+        """Receives until a message with `key` arrives; messages with only the keys in `skip`
+        are passed over, anything else first is a failure. Returns the message."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            message = self.receive(remaining) if remaining > 0 else None
+            if message is None:
+                raise AssertionError(f"no {key}=1 within {timeout} s; received so far: "
+                                     f"{[m for _, m in self.received]}")
+            if key in message:
+                return message
+            if not set(message) <= set(skip):
+                raise AssertionError(f"expected {key}=1, got {message}")
+
+
+class NotifyTest(harness.DaemonTestCase):
+    def notify_env(self, address, **extra):
+        env = dict(os.environ)
+        env.pop("WATCHDOG_PID", None)
+        env.pop("WATCHDOG_USEC", None)
+        env["NOTIFY_SOCKET"] = address
+        env.update(extra)
+        return env
+
+    def test_lifecycle(self):
+        path = os.path.join(self.workdir, "notify.sock")
+        notify = NotifySocket(path)
+        self.addCleanup(notify.close)
+        daemon = self.daemon(env=self.notify_env(path, WATCHDOG_USEC="1000000"), start=False)
+        daemon.start(wait_listening=False)
+
+        # READY=1 first, naming the sampled CPUs; /metrics must answer at once, no retry.
+        ready = notify.wait_for("READY", timeout=10, skip=())
+        self.assertEqual(ready["READY"], "1")
+        status = STATUS_RE.search(ready.get("STATUS", ""))
+        self.assertTrue(status, f"STATUS does not name cpus and address: {ready}")
+        code, body = harness.http_get(f"http://{status.group(3)}/metrics")
+        self.assertEqual(code, 200)
+        self.assertIn("jitterd_sampler_up", body)
+        daemon.wait_listening()
+        self.assertEqual(status.group(3), daemon.address)
+        sampled = harness.parse_cpu_list(status.group(1))
+        self.assertEqual(sampled, daemon.sampled_cpus())
+        self.assertNotIn(0, sampled, "cpu 0 is left to housekeeping by cpus: auto")
+        self.assertEqual(set(harness.parse_cpu_list(status.group(2))) & set(sampled), set())
+
+        # WATCHDOG=1 every WATCHDOG_USEC/2 = 0.5 s while the samplers make progress.
+        pings = []
+        deadline = time.monotonic() + 2.3
+        while time.monotonic() < deadline:
+            message = notify.receive(deadline - time.monotonic())
+            if message is not None:
+                self.assertEqual(message, {"WATCHDOG": "1"})
+                pings.append(time.monotonic())
+        self.assertGreaterEqual(len(pings), 3, f"only {len(pings)} WATCHDOG=1 in 2.3 s")
+        intervals = [b - a for a, b in zip(pings, pings[1:])]
+        self.assertLess(max(intervals), 1.0, f"ping intervals {intervals} reach WATCHDOG_USEC")
+        self.assertGreater(min(intervals), 0.2, f"ping intervals {intervals}: far too often")
+
+        # SIGHUP: RELOADING=1, then READY=1 again.
+        daemon.signal(signal.SIGHUP)
+        reloading = notify.wait_for("RELOADING", timeout=5)
+        self.assertEqual(reloading["RELOADING"], "1")
+        ready = notify.wait_for("READY", timeout=5)
+        self.assertTrue(STATUS_RE.search(ready.get("STATUS", "")), ready)
+
+        # SIGTERM: STOPPING=1 and exit 0 within 2 s.
+        started = time.monotonic()
+        daemon.signal(signal.SIGTERM)
+        notify.wait_for("STOPPING", timeout=2)
+        remaining = 2.0 - (time.monotonic() - started)
+        self.stop_ok(daemon, timeout=max(remaining, 0.01))
+
+    def test_abstract_socket_and_foreign_watchdog_pid(self):
+        name = f"jitterd-notify-test-{os.getpid()}-{time.monotonic_ns()}"
+        notify = NotifySocket("\0" + name)
+        self.addCleanup(notify.close)
+        # WATCHDOG_PID names another process: the watchdog is not ours to ping.
+        env = self.notify_env("@" + name, WATCHDOG_USEC="200000", WATCHDOG_PID="1")
+        daemon = self.daemon(env=env, start=False)
+        daemon.start(wait_listening=False)
+        notify.wait_for("READY", timeout=10, skip=())
+        message = notify.receive(1.0)
+        self.assertIsNone(message, "pinged a watchdog that belongs to WATCHDOG_PID=1")
+        daemon.signal(signal.SIGTERM)
+        notify.wait_for("STOPPING", timeout=5, skip=())
+        self.stop_ok(daemon)
+
+
+if __name__ == "__main__":
+    harness.main([harness.require_two_cpus])
