@@ -64,24 +64,41 @@ void log_startup(const SamplerSet& samplers) {
   }
 }
 
-// Starts a service for `plan`. The calling (main) thread is first restricted to the housekeeping
-// CPUs, so the web server's threads, created after it, never run on a sampled CPU.
-Service start_service(SamplingPlan plan, Collector& collector, const std::shared_ptr<Collector>& collector_ptr,
-                      const CounterFrequency& frequency) {
-  Service service;
+// What moving from one plan to another restarts. The web server's threads carry the
+// housekeeping affinity they were created with, so a new housekeeping set restarts it too.
+struct PlanChange {
+  bool samplers = false;
+  bool web = false;
+};
+
+PlanChange compare_plans(const SamplingPlan& from, const SamplingPlan& to) {
+  const bool housekeeping = from.selection.housekeeping != to.selection.housekeeping;
+  const bool sampled = from.selection.sampled != to.selection.sampled;
+  return {housekeeping || sampled || from.config.sampler != to.config.sampler || from.method != to.method,
+          housekeeping || from.config.web != to.config.web};
+}
+
+// Brings `service` to `plan`, restarting what `change` names. The main thread is restricted to
+// the housekeeping CPUs first, so web server threads created after it never run on a sampled CPU.
+void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Collector& collector,
+                const std::shared_ptr<Collector>& collector_ptr, const CounterFrequency& frequency) {
+  if (change.web) service.web.reset();
+  if (change.samplers && service.samplers) service.samplers->stop();
   restrict_current_thread(plan.selection.housekeeping);
   log_plan(plan);
-  const TickScale scale(frequency.hertz);
-  service.samplers = std::make_shared<SamplerSet>(sampler_settings(plan, scale));
-  service.samplers->start();
-  log_startup(*service.samplers);
-  collector.set_samplers(service.samplers, frequency, plan.method);
-  service.web = std::make_unique<WebServer>(plan.config.web.listen_address, plan.config.web.telemetry_path, collector_ptr);
-  spdlog::info("listening on {}, metrics at {}", service.web->bound_address(), plan.config.web.telemetry_path);
+  if (change.samplers) {
+    service.samplers = std::make_shared<SamplerSet>(sampler_settings(plan, TickScale(frequency.hertz)));
+    service.samplers->start();
+    log_startup(*service.samplers);
+    collector.set_samplers(service.samplers, frequency, plan.method);
+  }
+  if (change.web) {
+    service.web = std::make_unique<WebServer>(plan.config.web.listen_address, plan.config.web.telemetry_path, collector_ptr);
+    spdlog::info("listening on {}, metrics at {}", service.web->bound_address(), plan.config.web.telemetry_path);
+  }
   service.status = service.samplers->describe() + "; housekeeping on cpus " +
                    format_cpu_list(plan.selection.housekeeping) + "; serving " + service.web->bound_address();
   service.plan = std::move(plan);
-  return service;
 }
 
 void stop_service(Service& service) {
@@ -95,7 +112,8 @@ void stop_service(Service& service) {
   spdlog::debug("samplers stopped after {:.1f} ms", elapsed_ms());
 }
 
-// SIGHUP: a new plan that fails to load keeps the running one, logged and exported.
+// SIGHUP: a new plan that fails to load keeps the running one, logged and exported; one that
+// loads but cannot start (say, its port is taken) is rolled back to the running one.
 void reload(Service& service, const CommandLine& cl, const HostReader& host, const std::vector<int>& allowed,
             Collector& collector, const std::shared_ptr<Collector>& collector_ptr, const CounterFrequency& frequency) {
   notify_reloading();
@@ -103,26 +121,23 @@ void reload(Service& service, const CommandLine& cl, const HostReader& host, con
   try {
     SamplingPlan plan = make_sampling_plan(cl, host, allowed);
     set_log_level(plan.config.log.level);
-    // Compared by effect, not by text: moving the `cpus` line in the file changes nothing.
-    const bool same = plan.config.sampler == service.plan.config.sampler && plan.config.web == service.plan.config.web &&
-                      plan.selection.sampled == service.plan.selection.sampled &&
-                      plan.selection.housekeeping == service.plan.selection.housekeeping && plan.method == service.plan.method;
-    if (same) {
-      spdlog::info("configuration reloaded; sampling unchanged");
+    const PlanChange change = compare_plans(service.plan, plan);
+    if (!change.samplers && !change.web) {
+      spdlog::info("configuration reloaded; sampling and web server unchanged");
       service.plan = std::move(plan);
     } else {
       SamplingPlan previous = service.plan;
-      stop_service(service);
       try {
-        service = start_service(std::move(plan), collector, collector_ptr, frequency);
+        apply_plan(service, std::move(plan), change, collector, collector_ptr, frequency);
       } catch (const std::exception& e) {
         spdlog::error("reload failed: {}; restarting the previous configuration", e.what());
-        service = start_service(std::move(previous), collector, collector_ptr, frequency);
+        apply_plan(service, std::move(previous), change, collector, collector_ptr, frequency);
         collector.record_reload(false, unix_now());
         notify_ready(service.status);
         return;
       }
-      spdlog::info("configuration reloaded; {}", service.status);
+      spdlog::info("configuration reloaded ({}{}); {}", change.samplers ? "samplers restarted" : "samplers kept",
+                   change.web ? ", web server restarted" : ", web server kept", service.status);
     }
     collector.record_reload(true, unix_now());
   } catch (const ConfigErrors& e) {
@@ -151,7 +166,8 @@ int run_daemon(const CommandLine& cl) {
 
   auto collector = std::make_shared<Collector>(host, this_build());
   collector->record_reload(true, unix_now());
-  Service service = start_service(std::move(plan), *collector, collector, frequency);
+  Service service;
+  apply_plan(service, std::move(plan), PlanChange{true, true}, *collector, collector, frequency);
   notify_ready(service.status);
   spdlog::info("ready: {}", service.status);
 
