@@ -12,7 +12,9 @@
 using namespace jitterd;
 
 namespace {
-SamplerShared make_shared_state() { return SamplerShared(64, 1u << 20, 64); }
+// 64 slots of 2^24 ticks: at least 0.27 s of window-max history at any counter rate up to 4 GHz,
+// longer than any span below, so no slot a test reads has been reused.
+SamplerShared make_shared_state() { return SamplerShared(64, 1u << 24, 64); }
 
 template <TickMethod M>
 void run_for(SamplerShared& shared, SamplerWriterState& state, std::uint64_t threshold, std::uint64_t ticks) {
