@@ -30,8 +30,11 @@ class InterruptionRing {
   void push(std::uint64_t start_tick, std::uint64_t duration_ticks) {
     const std::uint64_t head = head_.load(std::memory_order_relaxed);
     Slot& slot = entries_[head % capacity_];
-    slot.start.store(start_tick, std::memory_order_relaxed);
-    slot.duration.store(duration_ticks, std::memory_order_relaxed);
+    // Announce the overwrite before making it (the release stores below keep it first), so a
+    // reader that sees the new entry also sees that its old one is gone.
+    writing_.store(head + 1, std::memory_order_relaxed);
+    slot.start.store(start_tick, std::memory_order_release);
+    slot.duration.store(duration_ticks, std::memory_order_release);
     head_.store(head + 1, std::memory_order_release);
   }
 
@@ -44,11 +47,11 @@ class InterruptionRing {
     out.reserve(head > first ? head - first : 0);
     for (std::uint64_t seq = first; seq < head; ++seq) {
       const Slot& slot = entries_[seq % capacity_];
-      out.push_back({slot.start.load(std::memory_order_relaxed), slot.duration.load(std::memory_order_relaxed)});
+      out.push_back({slot.start.load(std::memory_order_acquire), slot.duration.load(std::memory_order_acquire)});
     }
     // Whatever the writer reached meanwhile may have overwritten our oldest copies: drop them.
-    std::atomic_thread_fence(std::memory_order_acquire);
-    const std::uint64_t head_after = head_.load(std::memory_order_relaxed);
+    // (The acquire loads above keep this read after them.)
+    const std::uint64_t head_after = writing_.load(std::memory_order_relaxed);
     const std::uint64_t overwritten_below = head_after > capacity_ ? head_after - capacity_ : 0;
     if (overwritten_below > first) {
       const std::uint64_t drop = std::min<std::uint64_t>(overwritten_below - first, out.size());
@@ -65,6 +68,7 @@ class InterruptionRing {
   std::size_t capacity_;
   std::unique_ptr<Slot[]> entries_;
   std::atomic<std::uint64_t> head_{0};
+  std::atomic<std::uint64_t> writing_{0};  // the push in progress, announced before its stores
 };
 
 }  // namespace jitterd

@@ -26,10 +26,10 @@ class WindowMax {
     const std::uint64_t id = slot_of(now) + 1;  // +1 so 0 means "never written"
     Slot& slot = slots_[id % slot_count_];
     if (slot.id.load(std::memory_order_relaxed) != id) {
-      // Seqlock-style: mark invalid, write the value, then the id readers check twice.
+      // Seqlock-style: mark invalid, write the value (release: after the invalidation), then the
+      // id that readers check before and after the value.
       slot.id.store(0, std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_release);
-      slot.max.store(max_gap, std::memory_order_relaxed);
+      slot.max.store(max_gap, std::memory_order_release);
       slot.id.store(id, std::memory_order_release);
     } else if (max_gap > slot.max.load(std::memory_order_relaxed)) {
       slot.max.store(max_gap, std::memory_order_relaxed);
@@ -46,8 +46,8 @@ class WindowMax {
     for (std::uint64_t id = first; id <= last; ++id) {
       const Slot& slot = slots_[id % slot_count_];
       const std::uint64_t seen = slot.id.load(std::memory_order_acquire);
-      const std::uint64_t value = slot.max.load(std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_acquire);
+      // Acquire: the second id read cannot move above the value read.
+      const std::uint64_t value = slot.max.load(std::memory_order_acquire);
       if (seen == id && slot.id.load(std::memory_order_relaxed) == id) result = std::max(result, value);
     }
     return result;
