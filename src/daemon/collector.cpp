@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "host/thread_stats.h"
@@ -61,20 +62,6 @@ const std::vector<double>& gap_histogram_bounds() {
   return bounds;
 }
 
-std::vector<std::uint64_t> coarse_cumulative_counts(const HistogramSnapshot& snapshot, const TickScale& scale,
-                                                    const std::vector<double>& bounds) {
-  std::vector<std::uint64_t> out(bounds.size(), 0);
-  std::size_t b = 0;
-  std::uint64_t running = 0;
-  for (std::size_t i = 0; i < kHistogramBuckets && b < bounds.size(); ++i) {
-    const double highest = scale.to_seconds(histogram_bucket_highest(i));
-    while (b < bounds.size() && highest > bounds[b]) out[b++] = running;
-    running += snapshot.counts[i];
-  }
-  while (b < bounds.size()) out[b++] = running;
-  return out;
-}
-
 Collector::Collector(HostReader host, BuildInfo build) : host_(std::move(host)), build_(std::move(build)) {}
 
 void Collector::set_samplers(std::shared_ptr<const SamplerSet> samplers, CounterFrequency frequency,
@@ -83,6 +70,11 @@ void Collector::set_samplers(std::shared_ptr<const SamplerSet> samplers, Counter
   samplers_ = std::move(samplers);
   frequency_ = std::move(frequency);
   method_ = method;
+}
+
+void Collector::set_probes(std::shared_ptr<const ProbeScheduler> probes) {
+  std::lock_guard lock(mutex_);
+  probes_ = std::move(probes);
 }
 
 void Collector::record_reload(bool success, double unix_seconds) {
@@ -101,6 +93,7 @@ std::vector<MetricFamily> Collector::Collect() const {
   add_single(out, family("jitterd_config_last_reload_success_timestamp_seconds", "Unix time of the last successful configuration load.", MetricType::Gauge),
          {}, last_reload_success_);
   if (samplers_) collect_samplers(out);
+  if (probes_) collect_probes(out);
   // A family with no sample (say, no sampler started yet) is left out rather than sent empty.
   std::erase_if(out, [](const MetricFamily& f) { return f.metric.empty(); });
   return out;
@@ -181,6 +174,58 @@ void Collector::collect_samplers(std::vector<MetricFamily>& out) const {
                           &duty, &pinned, &locked, &realtime, &switches, &up}) {
     out.push_back(std::move(*f));
   }
+}
+
+namespace {
+MetricType to_metric_type(ProbeMetricType type) {
+  switch (type) {
+    case ProbeMetricType::counter: return MetricType::Counter;
+    case ProbeMetricType::histogram: return MetricType::Histogram;
+    default: return MetricType::Gauge;
+  }
+}
+
+ClientMetric to_client_metric(const ProbeMetric& m) {
+  ClientMetric c;
+  for (const auto& [name, value] : m.labels) c.label.push_back({name, value});
+  if (m.type == ProbeMetricType::histogram) {
+    for (const auto& [bound, count] : m.buckets) c.histogram.bucket.push_back({count, bound});
+    c.histogram.bucket.push_back({m.count, std::numeric_limits<double>::infinity()});
+    c.histogram.sample_count = m.count;
+    c.histogram.sample_sum = m.sum;
+  } else if (m.type == ProbeMetricType::counter) {
+    c.counter.value = m.value;
+  } else {
+    c.gauge.value = m.value;
+  }
+  return c;
+}
+}  // namespace
+
+void Collector::collect_probes(std::vector<MetricFamily>& out) const {
+  MetricFamily success = family("jitterd_probe_success", "1 if the probe's last run succeeded, 0 if it failed.", MetricType::Gauge);
+  MetricFamily duration = family("jitterd_probe_duration_seconds", "How long the probe's last run took.", MetricType::Gauge);
+  MetricFamily last_run = family("jitterd_probe_last_run_timestamp_seconds", "Unix time the probe last ran.", MetricType::Gauge);
+  std::vector<MetricFamily> results;
+  for (const ProbeStatus& status : probes_->statuses()) {
+    if (!status.ran) continue;
+    sample(success, {{"probe", status.name}}, status.success ? 1 : 0);
+    sample(duration, {{"probe", status.name}}, status.duration_seconds);
+    sample(last_run, {{"probe", status.name}}, status.last_run_unix_seconds);
+    if (!status.success) continue;  // a failed run's numbers are not measurements
+    for (const ProbeMetric& m : status.result.metrics) {
+      auto f = std::find_if(results.begin(), results.end(), [&](const MetricFamily& r) { return r.name == m.name; });
+      if (f == results.end()) {
+        results.push_back(family(m.name, m.help, to_metric_type(m.type)));
+        f = results.end() - 1;
+      }
+      f->metric.push_back(to_client_metric(m));
+    }
+  }
+  out.push_back(std::move(success));
+  out.push_back(std::move(duration));
+  out.push_back(std::move(last_run));
+  for (auto& r : results) out.push_back(std::move(r));
 }
 
 }  // namespace jitterd

@@ -13,6 +13,7 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include "daemon/probe_scheduler.h"
 #include "daemon/sampler_set.h"
 #include "host/host_reader.h"
 #include "measure/counter_calibration.h"
@@ -31,27 +32,25 @@ BuildInfo this_build();
 // Upper bounds (seconds) of the exported gap histogram: 10 ns .. 100 ms in 1-2.5-5 steps.
 const std::vector<double>& gap_histogram_bounds();
 
-// Cumulative counts per bound. A fine bucket counts under a bound only if its highest value is
-// at or below the bound, so each `le` count is exact or short by at most one fine bucket.
-std::vector<std::uint64_t> coarse_cumulative_counts(const HistogramSnapshot& snapshot, const TickScale& scale,
-                                                    const std::vector<double>& bounds);
-
 class Collector : public prometheus::Collectable {
  public:
   Collector(HostReader host, BuildInfo build);
 
   void set_samplers(std::shared_ptr<const SamplerSet> samplers, CounterFrequency frequency, TickMethod method);
+  void set_probes(std::shared_ptr<const ProbeScheduler> probes);
   void record_reload(bool success, double unix_seconds);
 
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
   void collect_samplers(std::vector<prometheus::MetricFamily>& out) const;
+  void collect_probes(std::vector<prometheus::MetricFamily>& out) const;
 
   HostReader host_;
   BuildInfo build_;
   mutable std::mutex mutex_;
   std::shared_ptr<const SamplerSet> samplers_;
+  std::shared_ptr<const ProbeScheduler> probes_;
   CounterFrequency frequency_;
   TickMethod method_ = TickMethod::steady_clock;
   bool last_reload_ok_ = true;

@@ -40,6 +40,7 @@ ReportFormat format_from(const std::string& word) {
 CommandLine parse_command_line(const std::vector<std::string>& args) {
   CommandLine cl;
   bool verb_seen = false;
+  bool topic_seen = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h" || arg == "--version") {
@@ -52,6 +53,15 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       continue;
     }
     if (arg.rfind("--", 0) != 0) {
+      if (verb_seen && cl.verb == Verb::report && !topic_seen) {
+        static const char* const kTopics[] = {"gaps", "clock", "pacing", "kernel", "pinning"};
+        if (std::find(std::begin(kTopics), std::end(kTopics), arg) == std::end(kTopics)) {
+          throw std::invalid_argument("report: unknown topic \"" + arg + "\" (allowed: gaps, clock, pacing, kernel, pinning)");
+        }
+        cl.report_topic = arg;
+        topic_seen = true;
+        continue;
+      }
       if (verb_seen) throw std::invalid_argument("unexpected argument \"" + arg + "\"");
       cl.verb = verb_from(arg);
       verb_seen = true;
@@ -93,6 +103,8 @@ std::string usage_text() {
        jitterd check-config --config FILE  validate a configuration (exit 0, or 78 with every error)
        jitterd report [--duration 10s] [--format table|json|csv] [--interruptions]
                                             sample the configured CPUs once and print the gaps
+       jitterd report clock|pacing|kernel|pinning [--format table|json|csv]
+                                            run one probe once, as configured, and print it
 
 Flags:
   --config FILE              configuration file (default /etc/jitterd/jitterd.yaml)

@@ -62,12 +62,67 @@ struct LogConfig {
   bool operator==(const LogConfig&) const = default;
 };
 
+// The periodic probes. Each runs every `interval` while enabled; the checks of `cpu` against the
+// machine (online? sampled?) happen later, citing its mark.
+enum class PacingAction { udp, noop };
+
+struct ProbeCpu {
+  std::optional<int> cpu;  // nullopt = "auto": the first housekeeping CPU; else 0..8191
+  SourceMark mark;
+  bool operator==(const ProbeCpu&) const = default;
+};
+
+struct ClockProbeConfig {
+  bool enabled = true;
+  Duration interval = std::chrono::minutes{5};                  // 10s..24h
+  Duration calibration_window = std::chrono::milliseconds{200};  // 10ms..10s
+  std::vector<Duration> sleep_requests = {  // 1..16 distinct, each 1us..1s
+      std::chrono::microseconds{1}, std::chrono::microseconds{10},
+      std::chrono::microseconds{100}, std::chrono::milliseconds{1}};
+  std::size_t sleep_samples = 50;  // 2..10000 per request
+  bool operator==(const ClockProbeConfig&) const = default;
+};
+
+struct PacingProbeConfig {
+  bool enabled = true;
+  Duration interval = std::chrono::minutes{15};  // 10s..24h
+  ProbeCpu cpu;
+  std::vector<double> rates = {1000, 10000, 100000};  // 1..16 distinct, each 1..1e7 per second
+  Duration duration = std::chrono::milliseconds{500};  // 10ms..60s per rate
+  PacingAction action = PacingAction::udp;
+  bool operator==(const PacingProbeConfig&) const = default;
+};
+
+struct KernelCostProbeConfig {
+  bool enabled = true;
+  Duration interval = std::chrono::minutes{15};  // 10s..24h
+  ProbeCpu cpu;
+  std::size_t samples = 1000;  // 10..1000000
+  bool operator==(const KernelCostProbeConfig&) const = default;
+};
+
+struct PinningProbeConfig {
+  bool enabled = true;
+  Duration interval = std::chrono::minutes{15};     // 10s..24h
+  Duration window = std::chrono::milliseconds{500};  // 10ms..60s
+  bool operator==(const PinningProbeConfig&) const = default;
+};
+
+struct ProbesConfig {
+  ClockProbeConfig clock;
+  PacingProbeConfig pacing;
+  KernelCostProbeConfig kernel_cost;
+  PinningProbeConfig pinning;
+  bool operator==(const ProbesConfig&) const = default;
+};
+
 struct Config {
   std::string path;  // the file it came from, for messages
   CpuSetting cpus;
   SamplerConfig sampler;
   WebConfig web;
   LogConfig log;
+  ProbesConfig probes;
   bool operator==(const Config&) const = default;
 };
 

@@ -10,6 +10,8 @@
 
 #include "daemon/collector.h"
 #include "daemon/logging.h"
+#include "daemon/probe_list.h"
+#include "daemon/probe_scheduler.h"
 #include "daemon/sampling_plan.h"
 #include "daemon/systemd_notify.h"
 #include "daemon/web.h"
@@ -36,13 +38,43 @@ sigset_t handled_signals() {
   return set;
 }
 
-// Everything one configuration runs: samplers and the web server in front of them.
+// What stays for the daemon's whole life, whatever the configuration.
+struct Runtime {
+  HostReader host;
+  std::shared_ptr<Collector> collector;
+  CounterFrequency frequency;
+};
+
+// Everything one configuration runs: samplers, the probes that borrow them, and the web server.
 struct Service {
   SamplingPlan plan;
   std::shared_ptr<SamplerSet> samplers;
+  std::shared_ptr<ProbeScheduler> probes;
   std::unique_ptr<WebServer> web;
   std::string status;
 };
+
+// Probes reach a sampled CPU through its sampler (paused while they work), any other through a
+// temporary pinned thread.
+ProbeContext probe_context(const SamplingPlan& plan, const Runtime& runtime, std::shared_ptr<SamplerSet> samplers) {
+  ProbeContext context;
+  context.host = runtime.host;
+  context.method = plan.method;
+  context.frequency = runtime.frequency;
+  context.sampled = plan.selection.sampled;
+  context.housekeeping = plan.selection.housekeeping;
+  context.run_on_cpu = [samplers](int cpu, const std::function<void()>& work) {
+    for (std::size_t i = 0; i < samplers->size(); ++i) {
+      SamplerWorker& worker = samplers->worker(i);
+      if (worker.settings().cpu == cpu && worker.sampling()) {
+        worker.run_paused(work).get();
+        return;
+      }
+    }
+    run_on_pinned_thread(cpu, work);
+  };
+  return context;
+}
 
 void log_plan(const SamplingPlan& plan) {
   for (const auto& p : plan.machine_problems) spdlog::warn("{}", p);
@@ -69,31 +101,39 @@ void log_startup(const SamplerSet& samplers) {
 struct PlanChange {
   bool samplers = false;
   bool web = false;
+  bool probes = false;  // the scheduler holds the sampler set, so new samplers restart it too
+  bool any() const { return samplers || web || probes; }
 };
 
 PlanChange compare_plans(const SamplingPlan& from, const SamplingPlan& to) {
   const bool housekeeping = from.selection.housekeeping != to.selection.housekeeping;
   const bool sampled = from.selection.sampled != to.selection.sampled;
-  return {housekeeping || sampled || from.config.sampler != to.config.sampler || from.method != to.method,
-          housekeeping || from.config.web != to.config.web};
+  const bool samplers = housekeeping || sampled || from.config.sampler != to.config.sampler || from.method != to.method;
+  return {samplers, housekeeping || from.config.web != to.config.web, samplers || from.config.probes != to.config.probes};
 }
 
 // Brings `service` to `plan`, restarting what `change` names. The main thread is restricted to
 // the housekeeping CPUs first, so web server threads created after it never run on a sampled CPU.
-void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Collector& collector,
-                const std::shared_ptr<Collector>& collector_ptr, const CounterFrequency& frequency) {
+void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime& runtime) {
   if (change.web) service.web.reset();
+  if (change.probes && service.probes) service.probes->stop();
   if (change.samplers && service.samplers) service.samplers->stop();
   restrict_current_thread(plan.selection.housekeeping);
   log_plan(plan);
   if (change.samplers) {
-    service.samplers = std::make_shared<SamplerSet>(sampler_settings(plan, TickScale(frequency.hertz)));
+    service.samplers = std::make_shared<SamplerSet>(sampler_settings(plan, TickScale(runtime.frequency.hertz)));
     service.samplers->start();
     log_startup(*service.samplers);
-    collector.set_samplers(service.samplers, frequency, plan.method);
+    runtime.collector->set_samplers(service.samplers, runtime.frequency, plan.method);
+  }
+  if (change.probes) {
+    service.probes = std::make_shared<ProbeScheduler>(make_enabled_probes(plan.config.probes),
+                                                      probe_context(plan, runtime, service.samplers));
+    service.probes->start();
+    runtime.collector->set_probes(service.probes);
   }
   if (change.web) {
-    service.web = std::make_unique<WebServer>(plan.config.web.listen_address, plan.config.web.telemetry_path, collector_ptr);
+    service.web = std::make_unique<WebServer>(plan.config.web.listen_address, plan.config.web.telemetry_path, runtime.collector);
     spdlog::info("listening on {}, metrics at {}", service.web->bound_address(), plan.config.web.telemetry_path);
   }
   service.status = service.samplers->describe() + "; housekeeping on cpus " +
@@ -108,42 +148,44 @@ void stop_service(Service& service) {
   };
   service.web.reset();
   spdlog::debug("web server stopped after {:.1f} ms", elapsed_ms());
+  if (service.probes) service.probes->stop();
+  spdlog::debug("probes stopped after {:.1f} ms", elapsed_ms());
   if (service.samplers) service.samplers->stop();
   spdlog::debug("samplers stopped after {:.1f} ms", elapsed_ms());
 }
 
 // SIGHUP: a new plan that fails to load keeps the running one, logged and exported; one that
 // loads but cannot start (say, its port is taken) is rolled back to the running one.
-void reload(Service& service, const CommandLine& cl, const HostReader& host, const std::vector<int>& allowed,
-            Collector& collector, const std::shared_ptr<Collector>& collector_ptr, const CounterFrequency& frequency) {
+void reload(Service& service, const CommandLine& cl, const std::vector<int>& allowed, Runtime& runtime) {
   notify_reloading();
   spdlog::info("reloading {}", cl.config_path);
   try {
-    SamplingPlan plan = make_sampling_plan(cl, host, allowed);
+    SamplingPlan plan = make_sampling_plan(cl, runtime.host, allowed);
     set_log_level(plan.config.log.level);
     const PlanChange change = compare_plans(service.plan, plan);
-    if (!change.samplers && !change.web) {
+    if (!change.any()) {
       spdlog::info("configuration reloaded; sampling and web server unchanged");
       service.plan = std::move(plan);
     } else {
       SamplingPlan previous = service.plan;
       try {
-        apply_plan(service, std::move(plan), change, collector, collector_ptr, frequency);
+        apply_plan(service, std::move(plan), change, runtime);
       } catch (const std::exception& e) {
         spdlog::error("reload failed: {}; restarting the previous configuration", e.what());
-        apply_plan(service, std::move(previous), change, collector, collector_ptr, frequency);
-        collector.record_reload(false, unix_now());
+        apply_plan(service, std::move(previous), change, runtime);
+        runtime.collector->record_reload(false, unix_now());
         notify_ready(service.status);
         return;
       }
-      spdlog::info("configuration reloaded ({}{}); {}", change.samplers ? "samplers restarted" : "samplers kept",
+      spdlog::info("configuration reloaded ({}{}{}); {}", change.samplers ? "samplers restarted" : "samplers kept",
+                   change.probes ? ", probes restarted" : ", probes kept",
                    change.web ? ", web server restarted" : ", web server kept", service.status);
     }
-    collector.record_reload(true, unix_now());
+    runtime.collector->record_reload(true, unix_now());
   } catch (const ConfigErrors& e) {
     for (const auto& error : e.errors()) spdlog::error("{}", error.to_string());
     spdlog::error("reload rejected: {} error(s); still running the previous configuration", e.errors().size());
-    collector.record_reload(false, unix_now());
+    runtime.collector->record_reload(false, unix_now());
   }
   notify_ready(service.status);
 }
@@ -155,19 +197,19 @@ int run_daemon(const CommandLine& cl) {
   const sigset_t signals = handled_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  const HostReader host(cl.sysfs, cl.procfs);
+  Runtime runtime{HostReader(cl.sysfs, cl.procfs), nullptr, {}};
   const std::vector<int> allowed = current_affinity();
-  SamplingPlan plan = make_sampling_plan(cl, host, allowed);
+  SamplingPlan plan = make_sampling_plan(cl, runtime.host, allowed);
   set_log_level(plan.config.log.level);
   restrict_current_thread(plan.selection.housekeeping);
-  const CounterFrequency frequency = counter_frequency(plan.method, kCalibrationWindow);
-  spdlog::info("counter: {} at {:.0f} Hz ({}, uncertainty {:.2f} ppm)", to_string(plan.method), frequency.hertz,
-               frequency.source, frequency.uncertainty_ppm);
+  runtime.frequency = counter_frequency(plan.method, kCalibrationWindow);
+  spdlog::info("counter: {} at {:.0f} Hz ({}, uncertainty {:.2f} ppm)", to_string(plan.method), runtime.frequency.hertz,
+               runtime.frequency.source, runtime.frequency.uncertainty_ppm);
 
-  auto collector = std::make_shared<Collector>(host, this_build());
-  collector->record_reload(true, unix_now());
+  runtime.collector = std::make_shared<Collector>(runtime.host, this_build());
+  runtime.collector->record_reload(true, unix_now());
   Service service;
-  apply_plan(service, std::move(plan), PlanChange{true, true}, *collector, collector, frequency);
+  apply_plan(service, std::move(plan), PlanChange{true, true, true}, runtime);
   notify_ready(service.status);
   spdlog::info("ready: {}", service.status);
 
@@ -203,7 +245,7 @@ int run_daemon(const CommandLine& cl) {
     }
     const int signal = sigtimedwait(&signals, nullptr, &timeout);
     if (signal == SIGHUP) {
-      reload(service, cl, host, allowed, *collector, collector, frequency);
+      reload(service, cl, allowed, runtime);
     } else if (signal == SIGTERM || signal == SIGINT) {
       spdlog::info("received {}, stopping", signal == SIGTERM ? "SIGTERM" : "SIGINT");
       notify_stopping();

@@ -1,5 +1,7 @@
 #include "daemon/report.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -8,6 +10,8 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/config.h"
+#include "daemon/probe_list.h"
+#include "daemon/probe_scheduler.h"
 #include "daemon/sampler_set.h"
 #include "daemon/sampling_plan.h"
 
@@ -144,7 +148,100 @@ std::string format_report_json(const GapReport& report, bool with_interruptions)
   return out.str();
 }
 
+std::string format_probe_table(std::string_view probe, const ProbeResult& result) {
+  std::ostringstream out;
+  out << "probe " << probe << "\n";
+  for (const ProbeTable& table : result.tables) {
+    std::vector<std::size_t> width(table.columns.size(), 0);
+    for (std::size_t c = 0; c < table.columns.size(); ++c) width[c] = table.columns[c].size();
+    for (const auto& row : table.rows) {
+      for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    }
+    out << "\n" << table.title << "\n";
+    const auto print_row = [&](const std::vector<std::string>& cells) {
+      for (std::size_t c = 0; c < cells.size() && c < width.size(); ++c) {
+        // Text left, numbers right, as a reader scans them.
+        const bool numeric = !cells[c].empty() && (std::isdigit(static_cast<unsigned char>(cells[c][0])) || cells[c][0] == '-');
+        out << (c ? "  " : "") << (numeric && c ? std::string(width[c] - cells[c].size(), ' ') + cells[c]
+                                                : cells[c] + std::string(width[c] - cells[c].size(), ' '));
+      }
+      out << "\n";
+    };
+    print_row(table.columns);
+    for (const auto& row : table.rows) print_row(row);
+  }
+  for (const auto& note : result.notes) out << "note: " << note << "\n";
+  return out.str();
+}
+
+std::string format_probe_csv(const ProbeResult& result) {
+  std::ostringstream out;
+  for (std::size_t t = 0; t < result.tables.size(); ++t) {
+    const ProbeTable& table = result.tables[t];
+    if (t) out << "\n";
+    const auto print_row = [&](const std::vector<std::string>& cells) {
+      for (std::size_t c = 0; c < cells.size(); ++c) out << (c ? "," : "") << cells[c];
+      out << "\n";
+    };
+    print_row(table.columns);
+    for (const auto& row : table.rows) print_row(row);
+  }
+  return out.str();
+}
+
+std::string format_probe_json(std::string_view probe, const ProbeResult& result) {
+  std::ostringstream out;
+  out << "{\"probe\":" << json_string(std::string(probe)) << ",\"tables\":[";
+  for (std::size_t t = 0; t < result.tables.size(); ++t) {
+    const ProbeTable& table = result.tables[t];
+    out << (t ? "," : "") << "{\"title\":" << json_string(table.title) << ",\"columns\":[";
+    for (std::size_t c = 0; c < table.columns.size(); ++c) out << (c ? "," : "") << json_string(table.columns[c]);
+    out << "],\"rows\":[";
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      out << (r ? "," : "") << "[";
+      for (std::size_t c = 0; c < table.rows[r].size(); ++c) out << (c ? "," : "") << json_string(table.rows[r][c]);
+      out << "]";
+    }
+    out << "]}";
+  }
+  out << "],\"notes\":[";
+  for (std::size_t n = 0; n < result.notes.size(); ++n) out << (n ? "," : "") << json_string(result.notes[n]);
+  out << "]}\n";
+  return out.str();
+}
+
+namespace {
+// `jitterd report clock|pacing|kernel|pinning`: one run of one probe, no samplers running, so
+// every CPU it needs is reached through a temporary pinned thread.
+int run_probe_report(const CommandLine& cl) {
+  const std::string probe_name = cl.report_topic == "kernel" ? "kernel_cost" : cl.report_topic;
+  const HostReader host(cl.sysfs, cl.procfs);
+  const SamplingPlan plan = make_sampling_plan(cl, host, current_affinity());
+  restrict_current_thread(plan.selection.housekeeping);
+  ProbeContext context;
+  context.host = host;
+  context.method = plan.method;
+  context.frequency = counter_frequency(plan.method, std::chrono::milliseconds(250));
+  context.sampled = plan.selection.sampled;
+  context.housekeeping = plan.selection.housekeeping;
+  context.run_on_cpu = run_on_pinned_thread;
+  auto probe = make_probe(probe_name, plan.config.probes);
+  const ProbeStatus status = ProbeScheduler::run_probe(*probe, context);
+  if (!status.success) {
+    std::cerr << "jitterd: probe " << probe_name << " failed: " << status.error << "\n";
+    return 1;
+  }
+  switch (cl.report_format) {
+    case ReportFormat::table: std::cout << format_probe_table(probe_name, status.result); break;
+    case ReportFormat::csv: std::cout << format_probe_csv(status.result); break;
+    case ReportFormat::json: std::cout << format_probe_json(probe_name, status.result); break;
+  }
+  return 0;
+}
+}  // namespace
+
 int run_report(const CommandLine& cl) {
+  if (cl.report_topic != "gaps") return run_probe_report(cl);
   const auto duration = parse_duration(cl.report_duration);
   if (!duration || *duration < std::chrono::milliseconds(100) || *duration > std::chrono::hours(24)) {
     std::cerr << "jitterd: --duration: must be 100ms..24h, got \"" << cl.report_duration << "\"\n";

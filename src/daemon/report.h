@@ -5,11 +5,13 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "daemon/command_line.h"
 #include "daemon/sampler_worker.h"
 #include "measure/counter_calibration.h"
+#include "probes/probe.h"
 
 namespace jitterd {
 
@@ -38,6 +40,10 @@ CpuGapReport report_cpu(const SamplerWorker& worker);
 std::string format_report_table(const GapReport& report);
 std::string format_report_csv(const GapReport& report);
 std::string format_report_json(const GapReport& report, bool with_interruptions);
+
+std::string format_probe_table(std::string_view probe, const ProbeResult& result);
+std::string format_probe_csv(const ProbeResult& result);
+std::string format_probe_json(std::string_view probe, const ProbeResult& result);
 
 int run_report(const CommandLine& command_line);
 

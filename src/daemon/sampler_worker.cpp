@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 namespace jitterd {
 
@@ -66,6 +67,13 @@ std::future<void> SamplerWorker::run_paused(std::function<void()> task) {
   auto future = packaged.get_future();
   {
     std::lock_guard lock(mutex_);
+    // A thread that has left its loop runs no more tasks: fail now instead of never.
+    if (finished_) {
+      std::promise<void> refused;
+      refused.set_exception(std::make_exception_ptr(
+          std::runtime_error("cpu " + std::to_string(settings_.cpu) + ": the sampler thread is not running")));
+      return refused.get_future();
+    }
     tasks_.push_back(std::move(packaged));
   }
   interrupt_span_.store(true, std::memory_order_relaxed);
@@ -84,7 +92,11 @@ void SamplerWorker::thread_main() {
   }
   if (ok) sample();
   exited_.store(true);
-  // Tasks queued after the loop ended still complete (with sampling already stopped).
+  {
+    std::lock_guard lock(mutex_);
+    finished_ = true;
+  }
+  // Tasks queued before the loop ended still complete (with sampling already stopped).
   run_pending_tasks();
 }
 

@@ -101,6 +101,7 @@ class SamplerWorker {
   bool ready_ = false;
   bool released_ = false;
   bool stopping_ = false;
+  bool finished_ = false;  // the thread will run no more tasks
   std::deque<std::packaged_task<void()>> tasks_;
 };
 

@@ -3,6 +3,12 @@
 #include <ctime>
 #include <limits>
 #include <thread>
+#include <utility>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 
 namespace jitterd {
 
@@ -12,6 +18,41 @@ std::int64_t monotonic_raw_ns() {
   clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
+
+// Frequency between two pairings; `source` names how the time between them was spent.
+CounterFrequency frequency_between(const ClockTickPair& start, const ClockTickPair& end, std::string source) {
+  const double elapsed_ns = static_cast<double>(end.clock_ns - start.clock_ns);
+  const double ticks = static_cast<double>(end.tick - start.tick);
+  CounterFrequency result;
+  result.hertz = ticks / elapsed_ns * 1e9;
+  result.source = std::move(source);
+  // Each end is known to within half its bracket; the clock itself is exact to 1 ns.
+  const double error_ticks = static_cast<double>(start.bracket + end.bracket) / 2.0;
+  result.uncertainty_ppm = (error_ticks / ticks + 2.0 / elapsed_ns) * 1e6;
+  return result;
+}
+
+// A spin-wait hint: lets an SMT sibling run and saves power without leaving the CPU.
+inline void cpu_relax() {
+#if defined(__x86_64__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+#if defined(__x86_64__)
+struct CpuidRegisters {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+};
+
+std::optional<CpuidRegisters> cpuid(unsigned leaf) {
+  if (__get_cpuid_max(0, nullptr) < leaf) return std::nullopt;
+  CpuidRegisters r;
+  if (!__get_cpuid_count(leaf, 0, &r.eax, &r.ebx, &r.ecx, &r.edx)) return std::nullopt;
+  return r;
+}
+#endif
 }  // namespace
 
 ClockTickPair pair_clock_with_ticks(TickMethod method, int attempts) {
@@ -30,15 +71,46 @@ CounterFrequency calibrate_against_monotonic_raw(TickMethod method, std::chrono:
   const ClockTickPair start = pair_clock_with_ticks(method);
   std::this_thread::sleep_for(window);
   const ClockTickPair end = pair_clock_with_ticks(method);
-  const double elapsed_ns = static_cast<double>(end.clock_ns - start.clock_ns);
-  const double ticks = static_cast<double>(end.tick - start.tick);
-  CounterFrequency result;
-  result.hertz = ticks / elapsed_ns * 1e9;
-  result.source = "calibrated_monotonic_raw";
-  // Each end is known to within half its bracket; the clock itself is exact to 1 ns.
-  const double error_ticks = static_cast<double>(start.bracket + end.bracket) / 2.0;
-  result.uncertainty_ppm = (error_ticks / ticks + 2.0 / elapsed_ns) * 1e6;
-  return result;
+  return frequency_between(start, end, "calibrated_monotonic_raw");
+}
+
+CounterFrequency calibrate_pause_loop(TickMethod method, std::chrono::nanoseconds window) {
+  const ClockTickPair start = pair_clock_with_ticks(method);
+  const std::int64_t deadline = start.clock_ns + static_cast<std::int64_t>(window.count());
+  while (monotonic_raw_ns() < deadline) cpu_relax();
+  const ClockTickPair end = pair_clock_with_ticks(method);
+  return frequency_between(start, end, "pause_loop_monotonic_raw");
+}
+
+std::optional<double> cpuid_15h_hertz() {
+#if defined(__x86_64__)
+  const auto r = cpuid(0x15);
+  if (!r || r->eax == 0 || r->ebx == 0 || r->ecx == 0) return std::nullopt;
+  return static_cast<double>(r->ecx) * static_cast<double>(r->ebx) / static_cast<double>(r->eax);
+#else
+  return std::nullopt;
+#endif
+}
+
+std::optional<double> cpuid_16h_base_hertz() {
+#if defined(__x86_64__)
+  const auto r = cpuid(0x16);
+  const unsigned mhz = r ? (r->eax & 0xffffu) : 0;
+  if (mhz == 0) return std::nullopt;
+  return static_cast<double>(mhz) * 1e6;
+#else
+  return std::nullopt;
+#endif
+}
+
+double counter_drift(const ClockTickPair& earlier, const ClockTickPair& later, double hertz) {
+  const std::int64_t elapsed_ns = later.clock_ns - earlier.clock_ns;
+  if (elapsed_ns <= 0 || !(hertz > 0)) return std::numeric_limits<double>::quiet_NaN();
+  // (ticks * 1e9 - hertz * elapsed) / (hertz * elapsed): the difference is taken before dividing,
+  // in long double, so a drift of a few ppb is not lost to cancellation.
+  const long double ticks = static_cast<long double>(static_cast<std::int64_t>(later.tick - earlier.tick));
+  const long double expected = static_cast<long double>(hertz) * static_cast<long double>(elapsed_ns);
+  return static_cast<double>((ticks * 1e9L - expected) / expected);
 }
 
 std::optional<double> architectural_counter_hertz() {

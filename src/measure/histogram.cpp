@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "measure/tick_scale.h"
+
 namespace jitterd {
 
 namespace {
@@ -71,6 +73,20 @@ HistogramSnapshot HistogramSnapshot::minus(const HistogramSnapshot& older) const
 
 void HistogramSnapshot::add(const HistogramSnapshot& other) {
   for (std::size_t i = 0; i < kHistogramBuckets; ++i) counts[i] += other.counts[i];
+}
+
+std::vector<std::uint64_t> coarse_cumulative_counts(const HistogramSnapshot& snapshot, const TickScale& scale,
+                                                    const std::vector<double>& bounds) {
+  std::vector<std::uint64_t> out(bounds.size(), 0);
+  std::size_t b = 0;
+  std::uint64_t running = 0;
+  for (std::size_t i = 0; i < kHistogramBuckets && b < bounds.size(); ++i) {
+    const double highest = scale.to_seconds(histogram_bucket_highest(i));
+    while (b < bounds.size() && highest > bounds[b]) out[b++] = running;
+    running += snapshot.counts[i];
+  }
+  while (b < bounds.size()) out[b++] = running;
+  return out;
 }
 
 }  // namespace jitterd

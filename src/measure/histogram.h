@@ -14,6 +14,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace jitterd {
 
@@ -60,6 +61,14 @@ struct HistogramSnapshot {
   HistogramSnapshot minus(const HistogramSnapshot& older) const;
   void add(const HistogramSnapshot& other);
 };
+
+class TickScale;
+
+// Cumulative counts per upper bound (seconds), for exporting with coarser fixed bounds. A fine
+// bucket counts under a bound only if its highest value is at or below the bound, so each count
+// is exact or short by at most one fine bucket (values are never placed below where they were).
+std::vector<std::uint64_t> coarse_cumulative_counts(const HistogramSnapshot& snapshot, const TickScale& scale,
+                                                    const std::vector<double>& bounds);
 
 class GapHistogram {
  public:

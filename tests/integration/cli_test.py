@@ -154,6 +154,30 @@ class CliTest(harness.DaemonTestCase):
         self.assertRegex(text, r"(?m)^\s*cpu\s+samples\b")
         self.assertRegex(text, r"(?m)^\s*[1-9]\d*\s+[1-9]\d*\s")
 
+    def test_report_probe_topics(self):
+        path = self.config(REPORT_CONFIG + harness.BURST_CONFIG[harness.BURST_CONFIG.index("probes:"):])
+        names = {"clock": "clock", "pacing": "pacing", "kernel": "kernel_cost", "pinning": "pinning"}
+        for topic, name in names.items():
+            with self.subTest(topic=topic):
+                result = harness.run(["report", topic, "--config", path, "--format", "json"], timeout=60)
+                self.assertExit(result, EXIT_OK)
+                report = json.loads(result.stdout)
+                self.assertEqual(report["probe"], name)
+                self.assertTrue(report["tables"])
+                for table in report["tables"]:
+                    self.assertTrue(table["rows"], table["title"])
+                    for row in table["rows"]:
+                        self.assertEqual(len(row), len(table["columns"]), table["title"])
+                table = harness.run(["report", topic, "--config", path], timeout=60)
+                self.assertExit(table, EXIT_OK)
+                self.assertIn(f"probe {name}", table.stdout)
+                rows = list(csv.reader(io.StringIO(
+                    harness.run(["report", topic, "--config", path, "--format", "csv"], timeout=60).stdout)))
+                self.assertTrue(rows and rows[0], f"empty csv for {topic}")
+        result = harness.run(["report", "c2c"], timeout=10)
+        self.assertExit(result, EXIT_USAGE)
+        self.assertIn('unknown topic "c2c"', result.stderr)
+
     def test_missing_sysfs_files_are_warnings(self):
         path = self.config(REPORT_CONFIG.replace("continuous", "burst") +
                            'web:\n  listen_address: "127.0.0.1:0"\n')

@@ -34,6 +34,11 @@ sampler:
   window: 10s
 web:
   listen_address: "127.0.0.1:0"
+probes:
+  clock: {calibration_window: 20ms, sleep_requests: [10us, 1ms], sleep_samples: 5}
+  pacing: {rates: [1000, 10000], duration: 100ms}
+  kernel_cost: {samples: 50}
+  pinning: {window: 50ms}
 """
 
 # How long SIGTERM may take outside the test dedicated to it (notify_test checks the 2 s

@@ -50,6 +50,25 @@ PER_CPU_METRICS = [
 
 QUANTILES = ["0.5", "0.99", "0.999", "0.9999"]
 
+PROBES = ["clock", "kernel_cost", "pinning", "pacing"]
+PROBE_METRICS = [
+    "jitterd_probe_duration_seconds",
+    "jitterd_probe_last_run_timestamp_seconds",
+    "jitterd_clock_frequency_hertz",
+    "jitterd_clock_frequency_disagreement_ratio",
+    "jitterd_clocksource_current",
+    "jitterd_clocksource_available",
+    "jitterd_clock_sleep_overshoot_seconds",
+    "jitterd_kernel_cost_seconds",
+    "jitterd_kernel_cost_ticks",
+    "jitterd_pinning_gap_seconds",
+    "jitterd_pinning_migrations",
+    "jitterd_pacing_achieved_ratio",
+    "jitterd_pacing_max_lateness_seconds",
+    "jitterd_pacing_lateness_seconds_bucket",
+    "jitterd_pacing_unthrottled_per_second",
+]
+
 # Counters that grow whenever the sampler spins; with a 200 ms burst period two scrapes a
 # little over one period apart always see growth.
 GROWING_COUNTERS = [
@@ -87,6 +106,11 @@ class ScrapeTest(unittest.TestCase):
             lambda: len(select(cls.daemon.scrape(), "jitterd_sampler_window_gap_seconds",
                                cpu=cls.cpu)) == len(QUANTILES),
             timeout=8, interval=0.2, what=f"window quantiles of cpu {cls.cpu}")
+        # Every probe has run once (the first round starts 2 s after start-up), so the scrape
+        # that promtool checks holds the probe families too.
+        harness.wait_until(
+            lambda: len(select(cls.daemon.scrape(), "jitterd_probe_success")) == len(PROBES),
+            timeout=20, interval=0.2, what="a first run of every probe")
 
     def test_promtool_accepts_the_scrape(self):
         text = self.daemon.scrape_text()
@@ -95,6 +119,17 @@ class ScrapeTest(unittest.TestCase):
         output = (result.stdout + result.stderr).strip()
         self.assertEqual((result.returncode, output), (0, ""),
                          f"promtool check metrics complained:\n{output}")
+
+    def test_every_probe_ran_and_exported(self):
+        samples = self.daemon.scrape()
+        for probe in PROBES:
+            with self.subTest(probe=probe):
+                self.assertEqual(self.daemon.value("jitterd_probe_success", probe=probe), 1)
+        for name in PROBE_METRICS:
+            with self.subTest(metric=name):
+                self.assertTrue(select(samples, name), f"{name} missing")
+        for value in select(samples, "jitterd_pacing_achieved_ratio").values():
+            self.assertTrue(0 < value <= 1.0 + 1e-9, value)
 
     def test_every_documented_metric_is_present(self):
         samples = self.daemon.scrape()

@@ -75,7 +75,7 @@ class ReloadTest(harness.DaemonTestCase):
         harness.write_file(daemon.config_path, CONTINUOUS_CONFIG)
         offset = len(daemon.log())
         daemon.signal(signal.SIGHUP)
-        self.wait_log(daemon, r"configuration reloaded \(samplers restarted, web server kept\)",
+        self.wait_log(daemon, r"configuration reloaded \(samplers restarted, probes restarted, web server kept\)",
                       timeout=10, start=offset)
         self.assertEqual(daemon.refresh_address(), address, "a sampler-only reload moved the server")
         harness.wait_until(lambda: self.metrics(daemon, cpu)["duty"] == 1, timeout=5,

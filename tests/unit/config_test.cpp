@@ -65,6 +65,8 @@ std::string first_error(const std::string& text) {
 // Marks say where a value was written, which a default-constructed Config cannot know.
 Config without_marks(Config config) {
   config.cpus.mark = {};
+  config.probes.pacing.cpu.mark = {};
+  config.probes.kernel_cost.cpu.mark = {};
   return config;
 }
 
@@ -84,6 +86,7 @@ TEST_CASE("an empty file, a comment or {} gives the defaults", "[config]") {
   CHECK(parse("# nothing set\n") == expected);
   CHECK(parse("{}") == expected);
   CHECK(parse("sampler:\nweb:\nlog:\n") == expected);
+  CHECK(parse("probes:\n  clock:\n  pacing:\n  kernel_cost:\n  pinning:\n") == expected);
 }
 
 TEST_CASE("every error fixture gives its expected messages", "[config]") {
@@ -164,6 +167,95 @@ log:
   CHECK(config.log.level == "debug");
 }
 
+TEST_CASE("every probes key is read", "[config]") {
+  const Config config = parse(R"(
+probes:
+  clock:
+    enabled: false
+    interval: 1h
+    calibration_window: 1s
+    sleep_requests: [50us, 2ms]
+    sleep_samples: 200
+  pacing:
+    enabled: false
+    interval: 30m
+    cpu: 1
+    rates: [100, 2500.5, 10000000]
+    duration: 2s
+    action: noop
+  kernel_cost:
+    enabled: false
+    interval: 10s
+    cpu: 3
+    samples: 1000000
+  pinning:
+    enabled: false
+    interval: 24h
+    window: 10ms
+)");
+  const ProbesConfig& probes = config.probes;
+  CHECK(probes.clock == ClockProbeConfig{false, 1h, 1s, {50us, 2ms}, 200});
+  CHECK(probes.pacing == PacingProbeConfig{false, 30min, ProbeCpu{1, SourceMark{12, 10}},
+                                           {100, 2500.5, 10000000}, 2s, PacingAction::noop});
+  CHECK(probes.kernel_cost == KernelCostProbeConfig{false, 10s, ProbeCpu{3, SourceMark{19, 10}},
+                                                    1000000});
+  CHECK(probes.pinning == PinningProbeConfig{false, 24h, 10ms});
+}
+
+TEST_CASE("the probes defaults are the documented ones", "[config]") {
+  const ProbesConfig probes;
+  CHECK(probes.clock == ClockProbeConfig{true, 5min, 200ms, {1us, 10us, 100us, 1ms}, 50});
+  CHECK(probes.pacing ==
+        PacingProbeConfig{true, 15min, ProbeCpu{}, {1000, 10000, 100000}, 500ms,
+                          PacingAction::udp});
+  CHECK(probes.kernel_cost == KernelCostProbeConfig{true, 15min, ProbeCpu{}, 1000});
+  CHECK(probes.pinning == PinningProbeConfig{true, 15min, 500ms});
+}
+
+TEST_CASE("a probe cpu is auto or a CPU number, and keeps its mark", "[config]") {
+  CHECK(parse("probes: {pacing: {cpu: 0}}").probes.pacing.cpu == ProbeCpu{0, SourceMark{1, 24}});
+  CHECK(parse("probes: {pacing: {cpu: 8191}}").probes.pacing.cpu.cpu == 8191);
+  CHECK(parse("probes: {kernel_cost: {cpu: auto}}").probes.kernel_cost.cpu ==
+        ProbeCpu{std::nullopt, SourceMark{1, 29}});
+  CHECK(parse("probes: {kernel_cost: {cpu: \"auto\"}}").probes.kernel_cost.cpu.cpu ==
+        std::nullopt);
+  CHECK(first_error("probes: {pacing: {cpu: -1}}") ==
+        "test.yaml:1:24: probes.pacing.cpu: must be auto or 0..8191, got -1");
+  CHECK(first_error("probes: {pacing: {cpu: \"2\"}}") ==
+        "test.yaml:1:24: probes.pacing.cpu: must be auto or an integer 0..8191, got \"2\"");
+  CHECK(first_error("probes: {pacing: {cpu: [2]}}") ==
+        "test.yaml:1:24: probes.pacing.cpu: must be auto or an integer 0..8191, got a sequence");
+}
+
+TEST_CASE("probes lists hold 1..16 distinct items in the order written", "[config]") {
+  std::string sixteen;
+  for (int rate = 1; rate <= 16; ++rate) sixteen += (rate == 1 ? "" : ", ") + std::to_string(rate);
+  CHECK(parse("probes: {pacing: {rates: [" + sixteen + "]}}").probes.pacing.rates.size() == 16);
+  CHECK(parse("probes: {pacing: {rates: [300, 1.25]}}").probes.pacing.rates ==
+        std::vector<double>{300, 1.25});
+  CHECK(parse("probes: {clock: {sleep_requests: [1s, 1us]}}").probes.clock.sleep_requests ==
+        std::vector<Duration>{1s, 1us});
+  // Plain decimal notation only, as the rate is written.
+  for (const char* bad : {"-5", "+5", "0100", "1.", ".5", "5.0.0", "1_000", "1e3", "inf", ".inf",
+                          "nan", "0x10", "\"5\""}) {
+    INFO(bad);
+    CHECK_THROWS_AS(parse(std::string("probes: {pacing: {rates: [") + bad + "]}}"),
+                    ConfigErrors);
+  }
+  CHECK(first_error("probes: {pacing: {rates: [1, 99999999999999999999999999999999999]}}") ==
+        "test.yaml:1:30: probes.pacing.rates[1]: must be 1..10000000 per second, got "
+        "99999999999999999999999999999999999");
+  CHECK(first_error("probes: {clock: {sleep_requests: {a: 1ms}}}") ==
+        "test.yaml:1:34: probes.clock.sleep_requests: must be a sequence of 1..16 durations, "
+        "each 1us..1s, got a mapping");
+}
+
+TEST_CASE("a probes section that is not a mapping names its keys", "[config]") {
+  CHECK(first_error("probes: true") ==
+        "test.yaml:1:9: probes: must be a mapping with keys clock, pacing, kernel_cost, "
+        "pinning, got true");
+}
+
 TEST_CASE("cpus can be a number, a sequence or auto, and keeps its mark", "[config]") {
   CHECK(parse("cpus: 3").cpus == CpuSetting{false, {3}, "3", SourceMark{1, 7}});
   CHECK(parse("cpus: [2, 3]").cpus == CpuSetting{false, {2, 3}, "2,3", SourceMark{1, 7}});
@@ -231,7 +323,8 @@ TEST_CASE("error text omits what is unknown", "[config]") {
 
 TEST_CASE("a message stays on one line whatever the file holds", "[config]") {
   CHECK(first_error("? |\n  two\n  lines\n: 1\n") ==
-        "test.yaml:1:3: two\\nlines\\n: unknown key (allowed: cpus, sampler, web, log)");
+        "test.yaml:1:3: two\\nlines\\n: unknown key (allowed: cpus, sampler, web, log, "
+        "probes)");
   CHECK(first_error("log: {level: \"in\\tfo\"}") ==
         "test.yaml:1:14: log.level: must be one of trace, debug, info, warn, error, critical, off, "
         "got \"in\\x09fo\"");

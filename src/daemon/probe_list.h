@@ -1,0 +1,23 @@
+// Every periodic probe, listed in one place (no self-registration), built from the `probes:`
+// section of the configuration. Call from the main thread.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "daemon/config.h"
+#include "probes/probe.h"
+
+namespace jitterd {
+
+// The probe names, as used in metrics (probe="...") and by `jitterd report <topic>`.
+const std::vector<std::string_view>& probe_names();
+
+// The enabled probes, in the order the scheduler first runs them.
+std::vector<std::unique_ptr<Probe>> make_enabled_probes(const ProbesConfig& config);
+
+// One probe by name, enabled or not (for `jitterd report`); nullptr for an unknown name.
+std::unique_ptr<Probe> make_probe(std::string_view name, const ProbesConfig& config);
+
+}  // namespace jitterd

@@ -1,0 +1,84 @@
+#include "daemon/probe_scheduler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace jitterd {
+
+namespace {
+double unix_seconds_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+ProbeScheduler::ProbeScheduler(std::vector<std::unique_ptr<Probe>> probes, ProbeContext context,
+                               std::chrono::nanoseconds first_delay)
+    : probes_(std::move(probes)), context_(std::move(context)), first_delay_(first_delay) {
+  for (const auto& p : probes_) statuses_.push_back(ProbeStatus{std::string(p->name())});
+}
+
+ProbeScheduler::~ProbeScheduler() { stop(); }
+
+void ProbeScheduler::start() {
+  if (!probes_.empty()) thread_ = std::thread([this] { loop(); });
+}
+
+void ProbeScheduler::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::vector<ProbeStatus> ProbeScheduler::statuses() const {
+  std::lock_guard lock(mutex_);
+  return statuses_;
+}
+
+ProbeStatus ProbeScheduler::run_probe(Probe& probe, ProbeContext& context) {
+  ProbeStatus status{std::string(probe.name())};
+  status.ran = true;
+  status.last_run_unix_seconds = unix_seconds_now();
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    status.result = probe.run(context);
+    status.success = true;
+  } catch (const std::exception& e) {
+    status.error = e.what();
+  }
+  status.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return status;
+}
+
+void ProbeScheduler::loop() {
+  using clock = std::chrono::steady_clock;
+  // Staggered first round: one probe after another, a moment after start-up.
+  std::vector<clock::time_point> due(probes_.size(), clock::now() + first_delay_);
+  for (;;) {
+    const auto next = std::min_element(due.begin(), due.end());
+    const std::size_t index = static_cast<std::size_t>(next - due.begin());
+    {
+      std::unique_lock lock(mutex_);
+      if (wake_.wait_until(lock, *next, [this] { return stopping_; })) return;
+    }
+    Probe& probe = *probes_[index];
+    const auto started = clock::now();
+    ProbeStatus status = run_probe(probe, context_);
+    due[index] = started + std::chrono::duration_cast<clock::duration>(probe.interval());
+    std::lock_guard lock(mutex_);
+    ProbeStatus& kept = statuses_[index];
+    if (status.success) {
+      if (kept.ran && !kept.success) spdlog::info("probe {}: succeeds again", status.name);
+      kept = std::move(status);
+    } else {
+      // Log once per failing streak; keep the last good result's metrics out of the export.
+      if (!kept.ran || kept.success || kept.error != status.error) spdlog::warn("probe {}: failed: {}", status.name, status.error);
+      kept = std::move(status);
+    }
+  }
+}
+
+}  // namespace jitterd

@@ -1,0 +1,59 @@
+// Runs the periodic probes: one thread, created by the main thread after it is restricted to the
+// housekeeping CPUs, runs one probe at a time (probes never overlap), each at its own interval.
+// The first round starts shortly after start-up so every probe's metrics appear early. A probe
+// that throws is recorded as a failure (success 0, logged when its state changes), never fatal.
+// Thread-safety: start/stop from the main thread; statuses() from any thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "probes/probe.h"
+
+namespace jitterd {
+
+struct ProbeStatus {
+  explicit ProbeStatus(std::string probe_name = "") : name(std::move(probe_name)) {}
+  std::string name;
+  bool ran = false;
+  bool success = false;
+  double duration_seconds = 0;
+  double last_run_unix_seconds = 0;
+  std::string error;
+  ProbeResult result;  // of the last successful run
+};
+
+class ProbeScheduler {
+ public:
+  ProbeScheduler(std::vector<std::unique_ptr<Probe>> probes, ProbeContext context,
+                 std::chrono::nanoseconds first_delay = std::chrono::seconds(2));
+  ~ProbeScheduler();
+  ProbeScheduler(const ProbeScheduler&) = delete;
+  ProbeScheduler& operator=(const ProbeScheduler&) = delete;
+
+  void start();
+  void stop();
+  std::vector<ProbeStatus> statuses() const;
+
+  // Runs one probe now on the calling thread and records it (the report verb and tests).
+  static ProbeStatus run_probe(Probe& probe, ProbeContext& context);
+
+ private:
+  void loop();
+
+  std::vector<std::unique_ptr<Probe>> probes_;
+  ProbeContext context_;
+  std::chrono::nanoseconds first_delay_;
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::vector<ProbeStatus> statuses_;
+};
+
+}  // namespace jitterd

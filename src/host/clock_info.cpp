@@ -1,0 +1,109 @@
+#include "host/clock_info.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace jitterd {
+namespace {
+
+constexpr std::string_view clocksource_dir = "devices/system/clocksource/clocksource0";
+
+std::string_view trim(std::string_view text) {
+  constexpr std::string_view blanks = " \t";
+  const std::size_t first = text.find_first_not_of(blanks);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(blanks) - first + 1);
+}
+
+// Whitespace-separated words; the kernel ends available_clocksource with a space.
+std::vector<std::string> words(std::string_view text) {
+  std::vector<std::string> out;
+  constexpr std::string_view blanks = " \t\n";
+  for (std::size_t start = text.find_first_not_of(blanks); start != std::string_view::npos;) {
+    const std::size_t end = std::min(text.find_first_of(blanks, start), text.size());
+    out.emplace_back(text.substr(start, end - start));
+    start = text.find_first_not_of(blanks, end);
+  }
+  return out;
+}
+
+template <typename T>
+std::optional<T> number(std::string_view text) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+void add_problem(std::vector<std::string>* problems, std::string line) {
+  if (problems != nullptr) problems->push_back(std::move(line));
+}
+
+}  // namespace
+
+std::optional<ClocksourceInfo> read_clocksource(const HostReader& host,
+                                                std::vector<std::string>* problems) {
+  const std::string current_file = std::string(clocksource_dir) + "/current_clocksource";
+  const std::string available_file = std::string(clocksource_dir) + "/available_clocksource";
+  const std::optional<std::string> current = host.read_sys(current_file);
+  if (!current || trim(*current).empty()) {
+    add_problem(problems, host.sys_path(current_file).string() +
+                              (current ? ": empty" : ": missing") +
+                              "; the current clocksource is unknown");
+    return std::nullopt;
+  }
+  ClocksourceInfo info{std::string(trim(*current)), {}};
+  if (const std::optional<std::string> available = host.read_sys(available_file))
+    info.available = words(*available);
+  else
+    add_problem(problems, host.sys_path(available_file).string() +
+                              ": missing; listing no available clocksources");
+  return info;
+}
+
+// "key<tabs>: value" lines, one block per processor. Keys are matched whole, so x86's
+// "vmx flags" is not taken for "flags".
+CpuinfoClock parse_cpuinfo_clock(std::string_view cpuinfo_text) {
+  CpuinfoClock out;
+  bool have_flags = false;
+  std::optional<int> processor;  // the block being read; "cpu MHz" before any is not attributable
+  for (std::size_t start = 0; start < cpuinfo_text.size();) {
+    const std::size_t end = std::min(cpuinfo_text.find('\n', start), cpuinfo_text.size());
+    const std::string_view line = cpuinfo_text.substr(start, end - start);
+    start = end + 1;
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view key = trim(line.substr(0, colon));
+    const std::string_view value = trim(line.substr(colon + 1));
+    if (key == "processor") {
+      processor = number<int>(value);
+    } else if (key == "model name" && out.model_name.empty()) {
+      out.model_name = value;
+    } else if ((key == "flags" || key == "Features") && !have_flags) {
+      const std::vector<std::string> list = words(value);
+      out.flags.insert(list.begin(), list.end());
+      have_flags = true;
+    } else if (key == "cpu MHz" && processor) {
+      if (const std::optional<double> mhz = number<double>(value))
+        out.mhz.emplace_back(*processor, *mhz);
+    }
+  }
+  return out;
+}
+
+std::optional<CpuinfoClock> read_cpuinfo_clock(const HostReader& host,
+                                               std::vector<std::string>* problems) {
+  const std::optional<std::string> text = host.read_proc("cpuinfo");
+  if (!text) {
+    add_problem(problems, host.proc_path("cpuinfo").string() +
+                              ": missing; the CPU flags and frequencies are unknown");
+    return std::nullopt;
+  }
+  return parse_cpuinfo_clock(*text);
+}
+
+bool has_flag(const CpuinfoClock& cpuinfo, std::string_view flag) {
+  return cpuinfo.flags.count(std::string(flag)) != 0;
+}
+
+}  // namespace jitterd

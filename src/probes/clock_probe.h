@@ -1,0 +1,41 @@
+// Clock probe: is the counter still what the samplers think it is? Calibrates it two ways
+// (busy pause loop and across a sleep, both against CLOCK_MONOTONIC_RAW), reads what the
+// architecture and kernel claim (cntfrq_el0, CPUID 0x15/0x16, cpuinfo MHz, tsc_known_freq), and
+// reports every estimate with its disagreement from the frequency in use, the counter's drift
+// against CLOCK_MONOTONIC_RAW since the previous run, the clocksource (a move off tsc is the
+// classic regression after an upgrade) and nanosleep overshoot. Runs on the scheduler thread.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "measure/counter_calibration.h"
+#include "probes/probe.h"
+
+namespace jitterd {
+
+struct ClockSettings {
+  std::chrono::nanoseconds interval{std::chrono::minutes(5)};
+  std::chrono::nanoseconds calibration_window{std::chrono::milliseconds(200)};
+  std::vector<std::chrono::nanoseconds> sleep_requests;
+  std::size_t sleep_samples = 50;
+};
+
+class ClockProbe : public Probe {
+ public:
+  explicit ClockProbe(ClockSettings settings) : settings_(std::move(settings)) {}
+  std::string_view name() const override { return "clock"; }
+  std::chrono::nanoseconds interval() const override { return settings_.interval; }
+  ProbeResult run(ProbeContext& context) override;
+
+ private:
+  void add_estimates(ProbeContext& context, ProbeResult& result);
+  void add_drift(ProbeContext& context, ProbeResult& result);
+  void add_clocksource(ProbeContext& context, ProbeResult& result);
+  void add_sleep_overshoot(ProbeResult& result);
+
+  ClockSettings settings_;
+  std::optional<ClockTickPair> previous_pair_;  // from the previous run, for drift
+};
+
+}  // namespace jitterd

@@ -1,0 +1,39 @@
+// Pacing probe: how accurately can this machine send at a target rate? Two pacers (a counter
+// busy-wait and a clock_gettime busy-wait) schedule sends on absolute slots at each configured
+// rate for a fixed duration, on one CPU (by default the first housekeeping CPU; a sampled CPU's
+// sampler is paused for it). A send is a UDP datagram to a loopback socket the probe owns, or
+// nothing. Reports achieved/target, per-send lateness and the unthrottled maximum rate.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "probes/probe.h"
+
+namespace jitterd {
+
+enum class PacingSend { udp, noop };
+
+struct PacingSettings {
+  std::chrono::nanoseconds interval{std::chrono::minutes(15)};
+  std::optional<int> cpu;  // nullopt: the first housekeeping CPU
+  std::vector<double> rates{1000, 10000, 100000};
+  std::chrono::nanoseconds duration{std::chrono::milliseconds(500)};
+  PacingSend send = PacingSend::udp;
+};
+
+class PacingProbe : public Probe {
+ public:
+  explicit PacingProbe(PacingSettings settings) : settings_(std::move(settings)) {}
+  std::string_view name() const override { return "pacing"; }
+  std::chrono::nanoseconds interval() const override { return settings_.interval; }
+  ProbeResult run(ProbeContext& context) override;
+
+ private:
+  PacingSettings settings_;
+};
+
+// Upper bounds (seconds) of the exported lateness histogram.
+const std::vector<double>& pacing_lateness_bounds();
+
+}  // namespace jitterd

@@ -1,0 +1,26 @@
+// Pinning probe: the sampler's gap loop for a short window pinned to one housekeeping CPU, then
+// unpinned (allowed on every housekeeping CPU), with percentiles and migrations side by side:
+// what pinning buys on this machine right now.
+#pragma once
+
+#include "probes/probe.h"
+
+namespace jitterd {
+
+struct PinningSettings {
+  std::chrono::nanoseconds interval{std::chrono::minutes(15)};
+  std::chrono::nanoseconds window{std::chrono::milliseconds(500)};
+};
+
+class PinningProbe : public Probe {
+ public:
+  explicit PinningProbe(PinningSettings settings) : settings_(settings) {}
+  std::string_view name() const override { return "pinning"; }
+  std::chrono::nanoseconds interval() const override { return settings_.interval; }
+  ProbeResult run(ProbeContext& context) override;
+
+ private:
+  PinningSettings settings_;
+};
+
+}  // namespace jitterd

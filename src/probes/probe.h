@@ -1,0 +1,81 @@
+// The interface every periodic probe implements, and what it returns. A probe measures something
+// once per run and hands back metric samples (plain data: only daemon/ knows prometheus-cpp) and
+// tables for `jitterd report`. Probes run one at a time on the scheduler's housekeeping thread;
+// work that must happen on a given CPU goes through ProbeContext::run_on_cpu, which pauses that
+// CPU's sampler when it has one. run() may throw: a failure is reported as data, never fatal.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "host/host_reader.h"
+#include "measure/counter_calibration.h"
+#include "measure/histogram.h"
+#include "measure/tick.h"
+#include "measure/tick_scale.h"
+
+namespace jitterd {
+
+using ProbeLabels = std::vector<std::pair<std::string, std::string>>;
+
+enum class ProbeMetricType { gauge, counter, histogram };
+
+struct ProbeMetric {
+  std::string name;
+  std::string help;
+  ProbeMetricType type = ProbeMetricType::gauge;
+  ProbeLabels labels;
+  double value = 0;
+  // Histograms only: (upper bound in seconds, cumulative count), then count and sum.
+  std::vector<std::pair<double, std::uint64_t>> buckets;
+  std::uint64_t count = 0;
+  double sum = 0;
+};
+
+struct ProbeTable {
+  std::string title;
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+};
+
+struct ProbeResult {
+  std::vector<ProbeMetric> metrics;
+  std::vector<ProbeTable> tables;
+  std::vector<std::string> notes;  // one line each: what the numbers mean, what was missing
+};
+
+struct ProbeContext {
+  HostReader host{"/sys", "/proc"};
+  TickMethod method = TickMethod::steady_clock;
+  CounterFrequency frequency;  // the one the samplers convert with
+  std::vector<int> sampled;
+  std::vector<int> housekeeping;
+  // Runs `work` on `cpu` and returns when it is done (rethrowing what it threw): on that CPU's
+  // sampler thread with sampling paused if the CPU is sampled, else on a temporary pinned thread.
+  std::function<void(int cpu, const std::function<void()>& work)> run_on_cpu;
+};
+
+class Probe {
+ public:
+  virtual ~Probe() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::chrono::nanoseconds interval() const = 0;
+  virtual ProbeResult run(ProbeContext& context) = 0;
+};
+
+// Helpers for probe implementations.
+ProbeMetric gauge(std::string name, std::string help, ProbeLabels labels, double value);
+// A histogram in seconds from a snapshot in `scale` units, with the given upper bounds.
+ProbeMetric histogram_seconds(std::string name, std::string help, ProbeLabels labels, const HistogramSnapshot& snapshot,
+                              const TickScale& scale, const std::vector<double>& bounds, double sum_seconds);
+// Runs `work` on a new thread allowed only on `cpus`, waits for it and rethrows what it threw.
+void run_on_cpus(const std::vector<int>& cpus, const std::function<void()>& work);
+inline void run_on_pinned_thread(int cpu, const std::function<void()>& work) { run_on_cpus({cpu}, work); }
+std::string format_number(double value, int decimals);
+
+}  // namespace jitterd

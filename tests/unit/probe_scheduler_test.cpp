@@ -1,0 +1,132 @@
+#include <catch2/catch.hpp>
+
+#include <prometheus/text_serializer.h>
+
+#include <atomic>
+#include <thread>
+
+#include "daemon/collector.h"
+#include "daemon/probe_scheduler.h"
+#include "daemon/report.h"
+
+using namespace jitterd;
+
+namespace {
+// Succeeds on its first run and fails on every later one; notes whether two runs ever overlapped.
+class ScriptedProbe : public Probe {
+ public:
+  ScriptedProbe(std::string name, std::atomic<int>& running, std::atomic<bool>& overlapped)
+      : name_(std::move(name)), running_(running), overlapped_(overlapped) {}
+  std::string_view name() const override { return name_; }
+  std::chrono::nanoseconds interval() const override { return std::chrono::milliseconds(5); }
+  ProbeResult run(ProbeContext&) override {
+    if (running_.fetch_add(1) != 0) overlapped_ = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    running_.fetch_sub(1);
+    if (++runs_ >= 2) throw std::runtime_error("scripted failure " + std::to_string(runs_));
+    ProbeResult r;
+    r.metrics.push_back(gauge("jitterd_test_value", "A scripted value.", {{"probe_run", "first"}}, runs_));
+    r.tables.push_back({"scripted", {"run", "value"}, {{std::to_string(runs_), "1.5"}}});
+    return r;
+  }
+  int runs() const { return runs_; }
+
+ private:
+  std::string name_;
+  std::atomic<int>& running_;
+  std::atomic<bool>& overlapped_;
+  int runs_ = 0;
+};
+
+const prometheus::MetricFamily* find(const std::vector<prometheus::MetricFamily>& families, const std::string& name) {
+  for (const auto& f : families) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("the scheduler runs every probe repeatedly, never two at once, and records failures", "[probe_scheduler]") {
+  std::atomic<int> running{0};
+  std::atomic<bool> overlapped{false};
+  std::vector<std::unique_ptr<Probe>> probes;
+  probes.push_back(std::make_unique<ScriptedProbe>("first", running, overlapped));
+  probes.push_back(std::make_unique<ScriptedProbe>("second", running, overlapped));
+  ProbeScheduler scheduler(std::move(probes), ProbeContext{}, std::chrono::milliseconds(0));
+  scheduler.start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto statuses = scheduler.statuses();
+  // Wait for each probe to have failed (its second run and every later one).
+  while (std::chrono::steady_clock::now() < deadline &&
+         !(statuses[0].ran && !statuses[0].success && statuses[1].ran && !statuses[1].success)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    statuses = scheduler.statuses();
+  }
+  scheduler.stop();
+  REQUIRE(statuses.size() == 2);
+  CHECK(statuses[0].name == "first");
+  CHECK(statuses[1].name == "second");
+  for (const auto& s : statuses) {
+    CHECK(s.ran);
+    CHECK_FALSE(s.success);
+    CHECK_THAT(s.error, Catch::StartsWith("scripted failure"));
+    CHECK(s.last_run_unix_seconds > 1.6e9);
+  }
+  CHECK_FALSE(overlapped);
+}
+
+TEST_CASE("probe results become families; a failed run exports status but no numbers", "[probe_scheduler]") {
+  std::atomic<int> running{0};
+  std::atomic<bool> overlapped{false};
+  ScriptedProbe probe("scripted", running, overlapped);
+  ProbeContext context;
+  const ProbeStatus ok = ProbeScheduler::run_probe(probe, context);
+  CHECK(ok.success);
+  CHECK(ok.duration_seconds > 0);
+  const ProbeStatus failed = ProbeScheduler::run_probe(probe, context);
+  CHECK_FALSE(failed.success);
+  CHECK(failed.error == "scripted failure 2");
+
+  // Through a running scheduler into the collector: first a success, then stop after it.
+  std::vector<std::unique_ptr<Probe>> probes;
+  probes.push_back(std::make_unique<ScriptedProbe>("scripted", running, overlapped));
+  auto scheduler = std::make_shared<ProbeScheduler>(std::move(probes), ProbeContext{}, std::chrono::milliseconds(0));
+  scheduler->start();
+  while (!scheduler->statuses()[0].ran) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  scheduler->stop();
+  Collector collector(HostReader(), this_build());
+  collector.set_probes(scheduler);
+  const auto families = collector.Collect();
+  const bool succeeded = scheduler->statuses()[0].success;
+  REQUIRE(find(families, "jitterd_probe_success") != nullptr);
+  CHECK(find(families, "jitterd_probe_success")->metric[0].gauge.value == (succeeded ? 1 : 0));
+  CHECK(find(families, "jitterd_probe_duration_seconds") != nullptr);
+  CHECK(find(families, "jitterd_probe_last_run_timestamp_seconds") != nullptr);
+  CHECK((find(families, "jitterd_test_value") != nullptr) == succeeded);
+}
+
+TEST_CASE("probe histograms keep the cumulative rule and serialize", "[probe_scheduler]") {
+  HistogramSnapshot s;
+  s.counts[histogram_bucket_index(50)] = 3;      // 50 ns
+  s.counts[histogram_bucket_index(5000)] = 2;    // 5 us
+  const ProbeMetric m = histogram_seconds("jitterd_test_seconds", "Test.", {{"method", "x"}}, s, TickScale(1e9), {1e-7, 1e-6, 1e-5}, 1e-5);
+  REQUIRE(m.buckets.size() == 3);
+  CHECK(m.buckets[0].second == 3);
+  CHECK(m.buckets[1].second == 3);
+  CHECK(m.buckets[2].second == 5);
+  CHECK(m.count == 5);
+}
+
+TEST_CASE("probe tables print as aligned text, csv and json", "[report]") {
+  ProbeResult r;
+  r.tables.push_back({"costs", {"op", "median_ns"}, {{"counter_read", "9.8"}, {"fork_wait", "129011.0"}}});
+  r.notes.push_back("a \"quoted\" note");
+  const std::string table = format_probe_table("kernel_cost", r);
+  CHECK_THAT(table, Catch::Contains("probe kernel_cost"));
+  CHECK_THAT(table, Catch::Contains("counter_read        9.8"));
+  CHECK_THAT(table, Catch::Contains("note: a \"quoted\" note"));
+  CHECK(format_probe_csv(r) == "op,median_ns\ncounter_read,9.8\nfork_wait,129011.0\n");
+  CHECK_THAT(format_probe_json("kernel_cost", r),
+             Catch::Contains("\"rows\":[[\"counter_read\",\"9.8\"],[\"fork_wait\",\"129011.0\"]]"));
+  CHECK_THAT(format_probe_json("kernel_cost", r), Catch::Contains("a \\\"quoted\\\" note"));
+}

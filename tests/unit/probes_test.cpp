@@ -1,0 +1,136 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "daemon/probe_scheduler.h"
+#include "daemon/sampling_plan.h"
+#include "probes/clock_probe.h"
+#include "probes/kernel_cost_probe.h"
+#include "probes/pacing_probe.h"
+#include "probes/pinning_probe.h"
+
+using namespace jitterd;
+using namespace std::chrono_literals;
+
+namespace {
+ProbeContext real_context(HostReader host = HostReader("/sys", "/proc")) {
+  ProbeContext c;
+  c.host = std::move(host);
+  c.method = default_tick_method();
+  c.frequency = counter_frequency(c.method, 50ms);
+  c.housekeeping = current_affinity();
+  c.run_on_cpu = run_on_pinned_thread;
+  return c;
+}
+
+std::vector<const ProbeMetric*> named(const ProbeResult& r, const std::string& name) {
+  std::vector<const ProbeMetric*> out;
+  for (const auto& m : r.metrics) {
+    if (m.name == name) out.push_back(&m);
+  }
+  return out;
+}
+
+std::string label(const ProbeMetric& m, const std::string& key) {
+  for (const auto& [k, v] : m.labels) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+ProbeResult run_ok(Probe& probe, ProbeContext& context) {
+  const ProbeStatus status = ProbeScheduler::run_probe(probe, context);
+  INFO(status.error);
+  REQUIRE(status.success);
+  return status.result;
+}
+}  // namespace
+
+TEST_CASE("clock probe: estimates agree with the frequency in use, drift from the second run", "[probes]") {
+  ProbeContext context = real_context();
+  ClockProbe probe(ClockSettings{1min, 30ms, {10us, 100us}, 5});
+  const ProbeResult first = run_ok(probe, context);
+  std::set<std::string> methods;
+  for (const ProbeMetric* m : named(first, "jitterd_clock_frequency_disagreement_ratio")) {
+    methods.insert(label(*m, "method"));
+    if (label(*m, "method") == "pause_loop" || label(*m, "method") == "nanosleep") CHECK(std::fabs(m->value) < 1e-3);
+  }
+  CHECK(methods.count("pause_loop") == 1);
+  CHECK(methods.count("nanosleep") == 1);
+  CHECK(named(first, "jitterd_clock_drift_ratio").empty());
+  CHECK(named(first, "jitterd_clock_sleep_overshoot_seconds").size() == 2 * 3);
+  for (const ProbeMetric* m : named(first, "jitterd_clock_sleep_overshoot_seconds")) CHECK(m->value >= 0);
+  const ProbeResult second = run_ok(probe, context);
+  const auto drift = named(second, "jitterd_clock_drift_ratio");
+  REQUIRE(drift.size() == 1);
+  CHECK(std::fabs(drift[0]->value) < 1e-3);
+}
+
+TEST_CASE("clock probe reads the clocksource and flags through the fixture root", "[probes]") {
+  const std::string root = JITTERD_FIXTURES_DIR "/missing_isolated";
+  ProbeContext context = real_context(HostReader(root + "/sys", root + "/proc"));
+  ClockProbe probe(ClockSettings{1min, 20ms, {}, 2});
+  const ProbeResult r = run_ok(probe, context);
+  const auto current = named(r, "jitterd_clocksource_current");
+  REQUIRE(current.size() == 1);
+  CHECK(label(*current[0], "clocksource") == "kvm-clock");
+  CHECK(named(r, "jitterd_clocksource_available").size() == 4);
+#if defined(__x86_64__)
+  REQUIRE(named(r, "jitterd_clock_tsc_known_freq").size() == 1);
+  CHECK(named(r, "jitterd_clock_tsc_known_freq")[0]->value == 0);
+#endif
+}
+
+TEST_CASE("kernel-cost probe: every operation, median <= p99, in ticks and seconds", "[probes]") {
+  ProbeContext context = real_context();
+  KernelCostProbe probe(KernelCostSettings{1min, std::nullopt, 50});
+  const ProbeResult r = run_ok(probe, context);
+  std::set<std::string> ops;
+  for (const ProbeMetric* m : named(r, "jitterd_kernel_cost_ticks")) ops.insert(label(*m, "op"));
+  CHECK(ops == std::set<std::string>{"counter_read", "clock_gettime_monotonic", "clock_gettime_monotonic_raw",
+                                     "clock_gettime_realtime", "syscall_getppid", "thread_create_join", "fork_wait"});
+  CHECK(named(r, "jitterd_kernel_cost_seconds").size() == 14);
+  REQUIRE(r.tables.size() == 1);
+  CHECK(r.tables[0].rows.size() == 7);
+}
+
+TEST_CASE("a probe on a CPU it cannot use fails with the CPU named", "[probes]") {
+  ProbeContext context = real_context();
+  KernelCostProbe probe(KernelCostSettings{1min, 8000, 10});
+  const ProbeStatus status = ProbeScheduler::run_probe(probe, context);
+  CHECK_FALSE(status.success);
+  CHECK_THAT(status.error, Catch::Contains("cpu 8000"));
+}
+
+TEST_CASE("pinning probe: pinned runs on one CPU without migrating", "[probes]") {
+  ProbeContext context = real_context();
+  PinningProbe probe(PinningSettings{1min, 30ms});
+  const ProbeResult r = run_ok(probe, context);
+  for (const ProbeMetric* m : named(r, "jitterd_pinning_migrations")) {
+    if (label(*m, "mode") == "pinned") CHECK(m->value == 0);
+  }
+  CHECK(named(r, "jitterd_pinning_gap_seconds").size() == 6);
+  for (const ProbeMetric* m : named(r, "jitterd_pinning_gap_seconds")) CHECK(m->value > 0);
+}
+
+TEST_CASE("pacing probe: both pacers at every rate, ratio at most 1, lateness histogram complete", "[probes]") {
+  ProbeContext context = real_context();
+  for (PacingSend send : {PacingSend::udp, PacingSend::noop}) {
+    PacingProbe probe(PacingSettings{1min, std::nullopt, {1000, 20000}, 50ms, send});
+    const ProbeResult r = run_ok(probe, context);
+    const auto ratios = named(r, "jitterd_pacing_achieved_ratio");
+    REQUIRE(ratios.size() == 4);
+    for (const ProbeMetric* m : ratios) {
+      CHECK(m->value > 0);
+      CHECK(m->value <= 1.0 + 1e-9);
+    }
+    for (const ProbeMetric* h : named(r, "jitterd_pacing_lateness_seconds")) {
+      CHECK(h->type == ProbeMetricType::histogram);
+      CHECK(h->count == static_cast<std::uint64_t>(label(*h, "rate") == "1000" ? 50 : 1000));
+      for (std::size_t i = 1; i < h->buckets.size(); ++i) CHECK(h->buckets[i].second >= h->buckets[i - 1].second);
+    }
+    for (const ProbeMetric* m : named(r, "jitterd_pacing_unthrottled_per_second")) CHECK(m->value > 20000);
+  }
+}
