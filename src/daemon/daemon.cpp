@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <memory>
 
@@ -24,6 +25,7 @@ namespace {
 using namespace std::chrono_literals;
 constexpr auto kWindowUpdate = 1s;
 constexpr auto kCalibrationWindow = 250ms;
+constexpr auto kProbeStopGrace = 600ms;
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -148,7 +150,13 @@ void stop_service(Service& service) {
   };
   service.web.reset();
   spdlog::debug("web server stopped after {:.1f} ms", elapsed_ms());
-  if (service.probes) service.probes->stop();
+  if (service.probes && !service.probes->stop(kProbeStopGrace)) {
+    // A probe is inside one long unit (a pacing rate held for `duration`, say): waiting would
+    // break the promise to stop within a second, and its numbers would be discarded anyway.
+    spdlog::warn("a probe is still running after {:.0f} ms; exiting without waiting for it", elapsed_ms());
+    spdlog::default_logger()->flush();
+    std::_Exit(0);
+  }
   spdlog::debug("probes stopped after {:.1f} ms", elapsed_ms());
   if (service.samplers) service.samplers->stop();
   spdlog::debug("samplers stopped after {:.1f} ms", elapsed_ms());

@@ -15,22 +15,35 @@ double unix_seconds_now() {
 ProbeScheduler::ProbeScheduler(std::vector<std::unique_ptr<Probe>> probes, ProbeContext context,
                                std::chrono::nanoseconds first_delay)
     : probes_(std::move(probes)), context_(std::move(context)), first_delay_(first_delay) {
+  context_.cancel = cancel_;
   for (const auto& p : probes_) statuses_.push_back(ProbeStatus{std::string(p->name())});
 }
 
-ProbeScheduler::~ProbeScheduler() { stop(); }
-
-void ProbeScheduler::start() {
-  if (!probes_.empty()) thread_ = std::thread([this] { loop(); });
+ProbeScheduler::~ProbeScheduler() {
+  // A thread still inside a probe cannot be joined in time; it ends with the process.
+  if (!stop() && thread_.joinable()) thread_.detach();
 }
 
-void ProbeScheduler::stop() {
-  {
+void ProbeScheduler::start() {
+  if (probes_.empty()) return;
+  thread_ = std::thread([this] {
+    loop();
     std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
+    loop_ended_ = true;
+    wake_.notify_all();
+  });
+}
+
+bool ProbeScheduler::stop(std::chrono::nanoseconds grace) {
+  cancel_->store(true);
+  std::unique_lock lock(mutex_);
+  stopping_ = true;
   wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (!thread_.joinable()) return true;
+  if (!wake_.wait_for(lock, grace, [this] { return loop_ended_; })) return false;
+  lock.unlock();
+  thread_.join();
+  return true;
 }
 
 std::vector<ProbeStatus> ProbeScheduler::statuses() const {
@@ -67,6 +80,7 @@ void ProbeScheduler::loop() {
     Probe& probe = *probes_[index];
     const auto started = clock::now();
     ProbeStatus status = run_probe(probe, context_);
+    if (cancel_->load()) return;  // stopping: a cut-short run is neither a result nor a failure
     due[index] = started + std::chrono::duration_cast<clock::duration>(probe.interval());
     std::lock_guard lock(mutex_);
     ProbeStatus& kept = statuses_[index];

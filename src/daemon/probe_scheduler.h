@@ -5,6 +5,7 @@
 // Thread-safety: start/stop from the main thread; statuses() from any thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -37,7 +38,10 @@ class ProbeScheduler {
   ProbeScheduler& operator=(const ProbeScheduler&) = delete;
 
   void start();
-  void stop();
+  // Cancels the running probe at its next unit boundary and waits up to `grace` for the thread
+  // to end. Returns false if a probe is still inside one long unit (the thread is then left to
+  // the caller's exit); true once the thread has ended.
+  bool stop(std::chrono::nanoseconds grace = std::chrono::hours(24));
   std::vector<ProbeStatus> statuses() const;
 
   // Runs one probe now on the calling thread and records it (the report verb and tests).
@@ -53,6 +57,8 @@ class ProbeScheduler {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  bool loop_ended_ = false;
+  std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
   std::vector<ProbeStatus> statuses_;
 };
 

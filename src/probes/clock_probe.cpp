@@ -19,7 +19,7 @@ ProbeResult ClockProbe::run(ProbeContext& context) {
   add_estimates(context, result);
   add_drift(context, result);
   add_clocksource(context, result);
-  add_sleep_overshoot(result);
+  add_sleep_overshoot(context, result);
   return result;
 }
 
@@ -28,6 +28,7 @@ void ClockProbe::add_estimates(ProbeContext& context, ProbeResult& result) {
   std::vector<std::pair<std::string, double>> estimates;
   const CounterFrequency busy = calibrate_pause_loop(context.method, settings_.calibration_window);
   estimates.emplace_back("pause_loop", busy.hertz);
+  context.check_cancelled();
   const CounterFrequency sleeping = calibrate_against_monotonic_raw(context.method, settings_.calibration_window);
   estimates.emplace_back("nanosleep", sleeping.hertz);
   if (auto hz = architectural_counter_hertz()) estimates.emplace_back("cntfrq_el0", *hz);
@@ -89,9 +90,10 @@ void ClockProbe::add_clocksource(ProbeContext& context, ProbeResult& result) {
   result.tables.push_back({"clocksource", {"current", "available"}, {{clocksource->current, available}}});
 }
 
-void ClockProbe::add_sleep_overshoot(ProbeResult& result) {
+void ClockProbe::add_sleep_overshoot(ProbeContext& context, ProbeResult& result) {
   ProbeTable table{"nanosleep overshoot (actual - requested)", {"requested_us", "samples", "median_us", "p99_us", "max_us"}, {}};
   for (const auto requested : settings_.sleep_requests) {
+    context.check_cancelled();
     const SleepOvershoot o = measure_sleep_overshoot(requested, settings_.sleep_samples);
     const std::string label = seconds_label(requested);
     for (const auto& [stat, ns] : {std::pair{"median", o.median_ns}, {"p99", o.p99_ns}, {"max", o.max_ns}}) {

@@ -32,7 +32,7 @@ class ClockProbe : public Probe {
   void add_estimates(ProbeContext& context, ProbeResult& result);
   void add_drift(ProbeContext& context, ProbeResult& result);
   void add_clocksource(ProbeContext& context, ProbeResult& result);
-  void add_sleep_overshoot(ProbeResult& result);
+  void add_sleep_overshoot(ProbeContext& context, ProbeResult& result);
 
   ClockSettings settings_;
   std::optional<ClockTickPair> previous_pair_;  // from the previous run, for drift

@@ -93,12 +93,14 @@ ProbeResult PacingProbe::run(ProbeContext& context) {
     dispatch_tick_method(context.method, [&]<TickMethod M>() {
       const auto ticks = [] { return read_ticks<M>(); };
       for (double rate : settings_.rates) {
+        context.check_cancelled();
         if (udp) udp->drain();
         runs.push_back({"counter", rate, pace(ticks, send, hz, rate, settings_.duration), hz});
       }
       unthrottled_counter = unthrottled_rate(ticks, send, static_cast<std::uint64_t>(hz * 0.1), hz);
     });
     for (double rate : settings_.rates) {
+      context.check_cancelled();
       if (udp) udp->drain();
       runs.push_back({"clock_gettime", rate, pace(monotonic_ns, send, 1e9, rate, settings_.duration), 1e9});
     }

@@ -10,6 +10,7 @@ ProbeResult PinningProbe::run(ProbeContext& context) {
   const std::uint64_t window = scale.from_ns(static_cast<std::uint64_t>(settings_.window.count()));
   MigrationLoopResult pinned, unpinned;
   run_on_cpus({context.housekeeping.front()}, [&] { pinned = run_migration_loop(context.method, window); });
+  context.check_cancelled();
   run_on_cpus(context.housekeeping, [&] { unpinned = run_migration_loop(context.method, window); });
 
   ProbeResult result;

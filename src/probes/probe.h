@@ -5,9 +5,12 @@
 // CPU's sampler when it has one. run() may throw: a failure is reported as data, never fatal.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -49,6 +52,11 @@ struct ProbeResult {
   std::vector<std::string> notes;  // one line each: what the numbers mean, what was missing
 };
 
+// Thrown by ProbeContext::check_cancelled when the daemon is stopping.
+struct ProbeCancelled : std::runtime_error {
+  ProbeCancelled() : std::runtime_error("cancelled: the daemon is stopping") {}
+};
+
 struct ProbeContext {
   HostReader host{"/sys", "/proc"};
   TickMethod method = TickMethod::steady_clock;
@@ -58,6 +66,12 @@ struct ProbeContext {
   // Runs `work` on `cpu` and returns when it is done (rethrowing what it threw): on that CPU's
   // sampler thread with sampling paused if the CPU is sampled, else on a temporary pinned thread.
   std::function<void(int cpu, const std::function<void()>& work)> run_on_cpu;
+  // Set when the daemon stops; probes look at it between their units of work (a rate, a
+  // calibration, a window), so a stop waits for at most one unit.
+  std::shared_ptr<const std::atomic<bool>> cancel;
+  void check_cancelled() const {
+    if (cancel && cancel->load(std::memory_order_relaxed)) throw ProbeCancelled();
+  }
 };
 
 class Probe {

@@ -103,5 +103,25 @@ class ReloadTest(harness.DaemonTestCase):
         self.stop_ok(daemon)
 
 
+class StopDuringProbeTest(harness.DaemonTestCase):
+    """SIGTERM while a probe is inside one long unit of work still stops at once."""
+
+    def test_sigterm_during_a_long_pacing_run(self):
+        config = harness.BURST_CONFIG[:harness.BURST_CONFIG.index("probes:")] + """\
+probes:
+  clock: {enabled: false}
+  kernel_cost: {enabled: false}
+  pinning: {enabled: false}
+  pacing: {rates: [1000], duration: 5s, action: noop}
+"""
+        daemon = self.daemon(config_text=config)
+        time.sleep(3.0)  # the first probe round starts 2 s after start-up: pacing is running
+        started = time.monotonic()
+        self.stop_ok(daemon)
+        elapsed = time.monotonic() - started
+        self.assertLess(elapsed, 1.5, f"stopping took {elapsed:.2f} s")
+        self.assertIn("a probe is still running", daemon.log())
+
+
 if __name__ == "__main__":
     harness.main([harness.require_two_cpus])

@@ -130,3 +130,53 @@ TEST_CASE("probe tables print as aligned text, csv and json", "[report]") {
              Catch::Contains("\"rows\":[[\"counter_read\",\"9.8\"],[\"fork_wait\",\"129011.0\"]]"));
   CHECK_THAT(format_probe_json("kernel_cost", r), Catch::Contains("a \\\"quoted\\\" note"));
 }
+
+namespace {
+// Works in units of `unit`, checking for cancellation between them, `units` times.
+class UnitProbe : public Probe {
+ public:
+  UnitProbe(std::chrono::milliseconds unit, int units, std::atomic<bool>& started)
+      : unit_(unit), units_(units), started_(started) {}
+  std::string_view name() const override { return "units"; }
+  std::chrono::nanoseconds interval() const override { return std::chrono::hours(1); }
+  ProbeResult run(ProbeContext& context) override {
+    started_ = true;
+    for (int i = 0; i < units_; ++i) {
+      context.check_cancelled();
+      std::this_thread::sleep_for(unit_);
+    }
+    return {};
+  }
+
+ private:
+  std::chrono::milliseconds unit_;
+  int units_;
+  std::atomic<bool>& started_;
+};
+
+void wait_for(const std::atomic<bool>& flag) {
+  while (!flag) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+}  // namespace
+
+TEST_CASE("stopping cancels a probe at its next unit boundary", "[probe_scheduler]") {
+  std::atomic<bool> started{false};
+  std::vector<std::unique_ptr<Probe>> probes;
+  probes.push_back(std::make_unique<UnitProbe>(std::chrono::milliseconds(10), 100000, started));
+  ProbeScheduler scheduler(std::move(probes), ProbeContext{}, std::chrono::milliseconds(0));
+  scheduler.start();
+  wait_for(started);
+  CHECK(scheduler.stop());  // returns once the probe left at a boundary (no grace limit)
+  CHECK_FALSE(scheduler.statuses()[0].ran);  // a cancelled run is neither a result nor a failure
+}
+
+TEST_CASE("stop with a grace period reports a probe stuck in one long unit", "[probe_scheduler]") {
+  std::atomic<bool> started{false};
+  std::vector<std::unique_ptr<Probe>> probes;
+  probes.push_back(std::make_unique<UnitProbe>(std::chrono::milliseconds(1500), 1, started));
+  auto scheduler = std::make_unique<ProbeScheduler>(std::move(probes), ProbeContext{}, std::chrono::milliseconds(0));
+  scheduler->start();
+  wait_for(started);
+  CHECK_FALSE(scheduler->stop(std::chrono::milliseconds(50)));
+  CHECK(scheduler->stop());  // the unit ends, the thread follows
+}
