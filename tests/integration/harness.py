@@ -34,9 +34,11 @@ sampler:
   window: 10s
 web:
   listen_address: "127.0.0.1:0"
+# Pacing on cpu 1, the one `cpus: auto` samples on a 2-CPU machine: the probe goes through the
+# paused sampler, as the daemon does for any sampled CPU.
 probes:
   clock: {calibration_window: 20ms, sleep_requests: [10us, 1ms], sleep_samples: 5}
-  pacing: {rates: [1000, 10000], duration: 100ms}
+  pacing: {cpu: 1, rates: [1000, 10000], duration: 100ms}
   kernel_cost: {samples: 50}
   pinning: {window: 50ms}
 """
