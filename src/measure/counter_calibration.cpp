@@ -5,6 +5,8 @@
 #include <thread>
 #include <utility>
 
+#include "measure/clock_ns.h"
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <immintrin.h>
@@ -13,11 +15,7 @@
 namespace jitterd {
 
 namespace {
-std::int64_t monotonic_raw_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+std::int64_t monotonic_raw_ns() { return clock_ns(CLOCK_MONOTONIC_RAW); }
 
 // Frequency between two pairings; `source` names how the time between them was spent.
 CounterFrequency frequency_between(const ClockTickPair& start, const ClockTickPair& end, std::string source) {

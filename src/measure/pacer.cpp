@@ -1,5 +1,7 @@
 #include "measure/pacer.h"
 
+#include "measure/clock_ns.h"
+
 #include <cmath>
 #include <ctime>
 #include <stdexcept>
@@ -30,10 +32,6 @@ double PacingSlots::interval_units() const {
   return std::ldexp(static_cast<double>(interval_fixed), -32);
 }
 
-std::uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
-}
+std::uint64_t monotonic_ns() { return static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC)); }
 
 }  // namespace jitterd

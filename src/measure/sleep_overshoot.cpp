@@ -8,17 +8,14 @@
 #include <system_error>
 #include <vector>
 
+#include "measure/clock_ns.h"
 #include "measure/op_cost.h"
 
 namespace jitterd {
 
 namespace {
 
-std::int64_t monotonic_now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+std::int64_t monotonic_now_ns() { return clock_ns(CLOCK_MONOTONIC); }
 
 // One relative sleep, resumed with the remaining time after a signal.
 void sleep_relative(timespec request) {
