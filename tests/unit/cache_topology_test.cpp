@@ -8,9 +8,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#ifndef JITTERD_FIXTURES_DIR
-#error "JITTERD_FIXTURES_DIR must name the tests/fixtures directory"
-#endif
+#include "fixture_tree.h"
 
 using jitterd::classify_pair;
 using jitterd::CpuPlacement;
@@ -22,11 +20,9 @@ using jitterd::Topology;
 
 namespace {
 
-const std::filesystem::path fixtures = JITTERD_FIXTURES_DIR;
-
-HostReader fixture_reader(const std::string& machine) {
-  return HostReader(fixtures / machine / "sys", fixtures / machine / "proc");
-}
+using jitterd::testing::fixture_reader;
+using jitterd::testing::fixtures;
+using jitterd::testing::ScratchTree;
 
 struct Machine {
   Topology topology;
@@ -51,56 +47,26 @@ Machine load(const HostReader& host) {
 
 Machine load(const std::string& name) { return load(fixture_reader(name)); }
 
-// A scratch sysfs tree, removed when the test ends.
-class ScratchTree {
- public:
-  ScratchTree() {
-    static int counter = 0;
-    root_ = std::filesystem::temp_directory_path() /
-            ("jitterd_cache_topology_test_" + std::to_string(::getpid()) + "_" +
-             std::to_string(counter++));
-    std::filesystem::remove_all(root_);
-    std::filesystem::create_directories(root_);
+// Online CPUs 0..count-1, each its own core in package 0, with no cache or node files.
+void add_cpus(const ScratchTree& tree, int count) {
+  const std::string all = "0-" + std::to_string(count - 1) + "\n";
+  for (const char* file : {"possible", "present", "online"}) {
+    tree.write(std::string("devices/system/cpu/") + file, all);
   }
-  ~ScratchTree() { std::filesystem::remove_all(root_); }
-  ScratchTree(const ScratchTree&) = delete;
-  ScratchTree& operator=(const ScratchTree&) = delete;
+  for (const char* file : {"offline", "isolated", "nohz_full"}) {
+    tree.write(std::string("devices/system/cpu/") + file, "\n");
+  }
+  for (int cpu = 0; cpu < count; ++cpu) tree.add_cpu(cpu);
+}
 
-  void write(const std::string& relative, const std::string& text) const {
-    const auto path = root_ / relative;
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path) << text;
-  }
-  // Online CPUs 0..count-1, each its own core in package 0, with no cache or node files.
-  void add_cpus(int count) const {
-    const std::string all = "0-" + std::to_string(count - 1) + "\n";
-    for (const char* file : {"possible", "present", "online"}) {
-      write(std::string("devices/system/cpu/") + file, all);
-    }
-    for (const char* file : {"offline", "isolated", "nohz_full"}) {
-      write(std::string("devices/system/cpu/") + file, "\n");
-    }
-    for (int cpu = 0; cpu < count; ++cpu) {
-      const std::string dir = "devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
-      write(dir + "core_id", std::to_string(cpu) + "\n");
-      write(dir + "physical_package_id", "0\n");
-      write(dir + "thread_siblings_list", std::to_string(cpu) + "\n");
-    }
-  }
-  void add_cache(int cpu, int index, const std::string& level, const std::string& type,
-                 const std::string& shared) const {
-    const std::string dir = "devices/system/cpu/cpu" + std::to_string(cpu) + "/cache/index" +
-                            std::to_string(index) + "/";
-    if (!level.empty()) write(dir + "level", level + "\n");
-    if (!type.empty()) write(dir + "type", type + "\n");
-    if (!shared.empty()) write(dir + "shared_cpu_list", shared + "\n");
-  }
-  const std::filesystem::path& root() const { return root_; }
-  HostReader reader() const { return HostReader(root_, root_ / "proc"); }
-
- private:
-  std::filesystem::path root_;
-};
+void add_cache(const ScratchTree& tree, int cpu, int index, const std::string& level, const std::string& type,
+               const std::string& shared) {
+  const std::string dir =
+      "devices/system/cpu/cpu" + std::to_string(cpu) + "/cache/index" + std::to_string(index) + "/";
+  if (!level.empty()) tree.write(dir + "level", level + "\n");
+  if (!type.empty()) tree.write(dir + "type", type + "\n");
+  if (!shared.empty()) tree.write(dir + "shared_cpu_list", shared + "\n");
+}
 
 CpuPlacement placement(int cpu, int package, std::vector<int> siblings) {
   CpuPlacement p;
@@ -192,15 +158,15 @@ TEST_CASE("read_placements accepts a null problems list", "[cache_topology]") {
 TEST_CASE("read_placements skips broken cache, cluster and node entries, naming each",
           "[cache_topology]") {
   ScratchTree tree;
-  tree.add_cpus(3);
-  tree.add_cache(0, 0, "1", "Data", "0");
-  tree.add_cache(0, 1, "", "Unified", "0-1");      // no level
-  tree.add_cache(0, 2, "2", "Unified", "1-0");     // bad list
-  tree.add_cache(0, 3, "L3", "Unified", "0-2");    // level not a number
-  tree.add_cache(0, 10, "3", "Unified", "0-2");    // after index3 although "index10" < "index3"
-  tree.add_cache(1, 0, "1", "", "1");              // no type
-  tree.add_cache(1, 1, "1", "Instruction", "");    // skipped before its missing list matters
-  tree.add_cache(2, 0, "3", "Unified", "0-2");
+  add_cpus(tree, 3);
+  add_cache(tree, 0, 0, "1", "Data", "0");
+  add_cache(tree, 0, 1, "", "Unified", "0-1");      // no level
+  add_cache(tree, 0, 2, "2", "Unified", "1-0");     // bad list
+  add_cache(tree, 0, 3, "L3", "Unified", "0-2");    // level not a number
+  add_cache(tree, 0, 10, "3", "Unified", "0-2");    // after index3 although "index10" < "index3"
+  add_cache(tree, 1, 0, "1", "", "1");              // no type
+  add_cache(tree, 1, 1, "1", "Instruction", "");    // skipped before its missing list matters
+  add_cache(tree, 2, 0, "3", "Unified", "0-2");
   tree.write("devices/system/cpu/cpu1/topology/cluster_cpus_list", "x\n");
   tree.write("devices/system/cpu/cpu2/topology/cluster_cpus_list", "1-2\n");
   tree.write("devices/system/node/node0/cpulist", "0\n");

@@ -9,9 +9,7 @@
 
 #include "host/topology.h"
 
-#ifndef JITTERD_FIXTURES_DIR
-#error "JITTERD_FIXTURES_DIR must name the tests/fixtures directory"
-#endif
+#include "fixture_tree.h"
 
 using jitterd::ClocksourceInfo;
 using jitterd::CpuinfoClock;
@@ -23,11 +21,8 @@ using jitterd::read_cpuinfo_clock;
 
 namespace {
 
-const std::filesystem::path fixtures = JITTERD_FIXTURES_DIR;
-
-HostReader fixture_reader(const std::string& machine) {
-  return HostReader(fixtures / machine / "sys", fixtures / machine / "proc");
-}
+using jitterd::testing::fixture_reader;
+using jitterd::testing::fixtures;
 
 using Mhz = std::vector<std::pair<int, double>>;
 
