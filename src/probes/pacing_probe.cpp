@@ -119,13 +119,9 @@ ProbeResult PacingProbe::run(ProbeContext& context) {
     result.metrics.push_back(gauge("jitterd_pacing_achieved_ratio", "Achieved send rate divided by the target rate.", labels, r.result.ratio));
     result.metrics.push_back(gauge("jitterd_pacing_max_lateness_seconds", "Largest lateness of one send behind its slot.", labels,
                                    scale.to_seconds(r.result.max_lateness)));
-    double lateness_sum = 0;
-    for (std::size_t i = 0; i < kHistogramBuckets; ++i) {
-      if (r.result.lateness.counts[i] != 0) {
-        lateness_sum += static_cast<double>(r.result.lateness.counts[i]) *
-                        scale.to_seconds((histogram_bucket_lowest(i) + histogram_bucket_highest(i)) / 2);
-      }
-    }
+    // Sum of bucket midpoints: the histogram knows each lateness only to its bucket.
+    const double lateness_sum = r.result.lateness.approximate_mean() *
+                                static_cast<double>(r.result.lateness.total()) / r.units_per_second;
     result.metrics.push_back(histogram_seconds("jitterd_pacing_lateness_seconds",
                                                "Lateness of each send behind its scheduled slot (sum from bucket midpoints).",
                                                labels, r.result.lateness, scale, pacing_lateness_bounds(), lateness_sum));
