@@ -59,12 +59,7 @@ struct Service {
 // Probes reach a sampled CPU through its sampler (paused while they work), any other through a
 // temporary pinned thread.
 ProbeContext probe_context(const SamplingPlan& plan, const Runtime& runtime, std::shared_ptr<SamplerSet> samplers) {
-  ProbeContext context;
-  context.host = runtime.host;
-  context.method = plan.method;
-  context.frequency = runtime.frequency;
-  context.sampled = plan.selection.sampled;
-  context.housekeeping = plan.selection.housekeeping;
+  ProbeContext context = make_probe_context(plan, runtime.host, runtime.frequency);
   context.run_on_cpu = [samplers](int cpu, const std::function<void()>& work) {
     for (std::size_t i = 0; i < samplers->size(); ++i) {
       SamplerWorker& worker = samplers->worker(i);

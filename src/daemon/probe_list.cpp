@@ -29,6 +29,17 @@ std::unique_ptr<Probe> make_probe(std::string_view name, const ProbesConfig& c) 
   return nullptr;
 }
 
+ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host, const CounterFrequency& frequency) {
+  ProbeContext context;
+  context.host = host;
+  context.method = plan.method;
+  context.frequency = frequency;
+  context.sampled = plan.selection.sampled;
+  context.housekeeping = plan.selection.housekeeping;
+  context.run_on_cpu = run_on_pinned_thread;
+  return context;
+}
+
 std::vector<std::unique_ptr<Probe>> make_enabled_probes(const ProbesConfig& c) {
   const bool enabled[] = {c.clock.enabled, c.kernel_cost.enabled, c.pinning.enabled, c.pacing.enabled};
   std::vector<std::unique_ptr<Probe>> probes;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "daemon/config.h"
+#include "daemon/sampling_plan.h"
 #include "probes/probe.h"
 
 namespace jitterd {
@@ -19,5 +20,9 @@ std::vector<std::unique_ptr<Probe>> make_enabled_probes(const ProbesConfig& conf
 
 // One probe by name, enabled or not (for `jitterd report`); nullptr for an unknown name.
 std::unique_ptr<Probe> make_probe(std::string_view name, const ProbesConfig& config);
+
+// The context probes run in under `plan`; it reaches every CPU through a temporary pinned thread
+// (the daemon replaces run_on_cpu to borrow its samplers).
+ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host, const CounterFrequency& frequency);
 
 }  // namespace jitterd

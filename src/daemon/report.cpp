@@ -218,13 +218,7 @@ int run_probe_report(const CommandLine& cl) {
   const HostReader host(cl.sysfs, cl.procfs);
   const SamplingPlan plan = make_sampling_plan(cl, host, current_affinity());
   restrict_current_thread(plan.selection.housekeeping);
-  ProbeContext context;
-  context.host = host;
-  context.method = plan.method;
-  context.frequency = counter_frequency(plan.method, std::chrono::milliseconds(250));
-  context.sampled = plan.selection.sampled;
-  context.housekeeping = plan.selection.housekeeping;
-  context.run_on_cpu = run_on_pinned_thread;
+  ProbeContext context = make_probe_context(plan, host, counter_frequency(plan.method, std::chrono::milliseconds(250)));
   auto probe = make_probe(probe_name, plan.config.probes);
   const ProbeStatus status = ProbeScheduler::run_probe(*probe, context);
   if (!status.success) {
