@@ -18,12 +18,6 @@
 namespace jitterd {
 
 namespace {
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
-
 std::string json_string(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
@@ -78,9 +72,9 @@ CpuGapReport report_cpu(const SamplerWorker& worker) {
 
 std::string format_report_table(const GapReport& report) {
   std::ostringstream out;
-  out << "counter " << report.method << " at " << fixed(report.frequency.hertz / 1e6, 3) << " MHz ("
-      << report.frequency.source << "), one tick = " << fixed(1e9 / report.frequency.hertz, 3) << " ns; sampled "
-      << fixed(report.duration_seconds, 1) << " s continuously\n";
+  out << "counter " << report.method << " at " << format_number(report.frequency.hertz / 1e6, 3) << " MHz ("
+      << report.frequency.source << "), one tick = " << format_number(1e9 / report.frequency.hertz, 3) << " ns; sampled "
+      << format_number(report.duration_seconds, 1) << " s continuously\n";
   char line[512];
   std::snprintf(line, sizeof line, "%4s %12s %10s %10s %9s %9s %9s %9s %9s %9s %10s %10s %8s %8s\n", "cpu",
                 "samples", "mean_tick", "sd_tick", "mean_ns", "sd_ns", "p50_ns", "p99_ns", "p99.9_ns", "p99.99_ns",
@@ -108,33 +102,33 @@ std::string format_report_csv(const GapReport& report) {
   out << "cpu,samples,mean_ticks,stddev_ticks,mean_ns,stddev_ns,min_ns,p50_ns,p99_ns,p99_9_ns,p99_99_ns,max_ns,"
          "interruptions,sampled_seconds,stolen_seconds,stolen_share,floor_ns,threshold_ns,error\n";
   for (const auto& c : report.cpus) {
-    out << c.cpu << ',' << c.samples << ',' << fixed(c.mean_ticks, 3) << ',' << fixed(c.stddev_ticks, 3) << ','
-        << fixed(c.mean_ns, 3) << ',' << fixed(c.stddev_ns, 3) << ',' << fixed(c.min_ns, 3) << ','
-        << fixed(c.p50_ns, 3) << ',' << fixed(c.p99_ns, 3) << ',' << fixed(c.p999_ns, 3) << ','
-        << fixed(c.p9999_ns, 3) << ',' << fixed(c.max_ns, 3) << ',' << c.interruptions << ','
-        << fixed(c.sampled_seconds, 6) << ',' << fixed(c.stolen_seconds, 9) << ',' << fixed(c.stolen_share, 9) << ','
-        << fixed(c.floor_ns, 3) << ',' << fixed(c.threshold_ns, 3) << ',' << c.error << '\n';
+    out << c.cpu << ',' << c.samples << ',' << format_number(c.mean_ticks, 3) << ',' << format_number(c.stddev_ticks, 3) << ','
+        << format_number(c.mean_ns, 3) << ',' << format_number(c.stddev_ns, 3) << ',' << format_number(c.min_ns, 3) << ','
+        << format_number(c.p50_ns, 3) << ',' << format_number(c.p99_ns, 3) << ',' << format_number(c.p999_ns, 3) << ','
+        << format_number(c.p9999_ns, 3) << ',' << format_number(c.max_ns, 3) << ',' << c.interruptions << ','
+        << format_number(c.sampled_seconds, 6) << ',' << format_number(c.stolen_seconds, 9) << ',' << format_number(c.stolen_share, 9) << ','
+        << format_number(c.floor_ns, 3) << ',' << format_number(c.threshold_ns, 3) << ',' << c.error << '\n';
   }
   return out.str();
 }
 
 std::string format_report_json(const GapReport& report, bool with_interruptions) {
   std::ostringstream out;
-  out << "{\"counter\":{\"method\":" << json_string(report.method) << ",\"hertz\":" << fixed(report.frequency.hertz, 3)
+  out << "{\"counter\":{\"method\":" << json_string(report.method) << ",\"hertz\":" << format_number(report.frequency.hertz, 3)
       << ",\"source\":" << json_string(report.frequency.source)
-      << ",\"uncertainty_ppm\":" << fixed(report.frequency.uncertainty_ppm, 4) << "},\"duration_seconds\":"
-      << fixed(report.duration_seconds, 3) << ",\"cpus\":[";
+      << ",\"uncertainty_ppm\":" << format_number(report.frequency.uncertainty_ppm, 4) << "},\"duration_seconds\":"
+      << format_number(report.duration_seconds, 3) << ",\"cpus\":[";
   for (std::size_t i = 0; i < report.cpus.size(); ++i) {
     const auto& c = report.cpus[i];
     out << (i ? "," : "") << "{\"cpu\":" << c.cpu << ",\"error\":" << json_string(c.error) << ",\"samples\":" << c.samples
-        << ",\"mean_ticks\":" << fixed(c.mean_ticks, 3) << ",\"stddev_ticks\":" << fixed(c.stddev_ticks, 3)
-        << ",\"mean_ns\":" << fixed(c.mean_ns, 3) << ",\"stddev_ns\":" << fixed(c.stddev_ns, 3)
-        << ",\"min_ns\":" << fixed(c.min_ns, 3) << ",\"p50_ns\":" << fixed(c.p50_ns, 3) << ",\"p99_ns\":"
-        << fixed(c.p99_ns, 3) << ",\"p99_9_ns\":" << fixed(c.p999_ns, 3) << ",\"p99_99_ns\":" << fixed(c.p9999_ns, 3)
-        << ",\"max_ns\":" << fixed(c.max_ns, 3) << ",\"interruptions\":" << c.interruptions
-        << ",\"sampled_seconds\":" << fixed(c.sampled_seconds, 6) << ",\"stolen_seconds\":" << fixed(c.stolen_seconds, 9)
-        << ",\"stolen_share\":" << fixed(c.stolen_share, 9) << ",\"floor_ns\":" << fixed(c.floor_ns, 3)
-        << ",\"threshold_ns\":" << fixed(c.threshold_ns, 3);
+        << ",\"mean_ticks\":" << format_number(c.mean_ticks, 3) << ",\"stddev_ticks\":" << format_number(c.stddev_ticks, 3)
+        << ",\"mean_ns\":" << format_number(c.mean_ns, 3) << ",\"stddev_ns\":" << format_number(c.stddev_ns, 3)
+        << ",\"min_ns\":" << format_number(c.min_ns, 3) << ",\"p50_ns\":" << format_number(c.p50_ns, 3) << ",\"p99_ns\":"
+        << format_number(c.p99_ns, 3) << ",\"p99_9_ns\":" << format_number(c.p999_ns, 3) << ",\"p99_99_ns\":" << format_number(c.p9999_ns, 3)
+        << ",\"max_ns\":" << format_number(c.max_ns, 3) << ",\"interruptions\":" << c.interruptions
+        << ",\"sampled_seconds\":" << format_number(c.sampled_seconds, 6) << ",\"stolen_seconds\":" << format_number(c.stolen_seconds, 9)
+        << ",\"stolen_share\":" << format_number(c.stolen_share, 9) << ",\"floor_ns\":" << format_number(c.floor_ns, 3)
+        << ",\"threshold_ns\":" << format_number(c.threshold_ns, 3);
     if (with_interruptions) {
       out << ",\"kept_interruptions\":[";
       for (std::size_t k = 0; k < c.kept.size(); ++k) {
