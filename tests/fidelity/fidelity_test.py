@@ -3,13 +3,16 @@
 
 noise_injector (SCHED_FIFO, pinned to the sampled CPU) steals 300 x 200 us, one every 10 ms, and
 prints, in counter ticks, each timer deadline and the start and end of each spin. An injection
-holds the CPU from its deadline (the timer interrupt that wakes it) to the end of its spin; on a
-KVM guest the wake-up alone costs tens of microseconds before the spin starts. Then:
+holds the CPU from the moment its timer interrupt arrives to the end of its spin. The injector
+cannot see that moment: it lies between the deadline and the spin's start (on a KVM guest the
+wake-up costs tens of microseconds, and the host sometimes delivers the interrupt late). So the
+true duration D of an injection is known to lie between its spin and deadline-to-spin-end. Then:
 
   A. `jitterd report --interruptions` must keep an interruption overlapping >= 99% of the
-     injections, every matched gap must contain its whole spin, and the median matched duration
-     must be within 10% of the median injection (deadline to spin end). The ratio to the spin
-     alone is printed too.
+     injections; every matched gap must contain its whole spin; the median matched duration must
+     lie within 10% of the bracket [median spin, median deadline-to-spin-end]; and, medians over
+     the matched gaps, a gap must start no earlier than its deadline and end within 10% of the
+     spin after it (the switch back), so the gap is the injection and nothing merged with it.
   B. the daemon's jitterd_sampler_stolen_seconds_total must grow by >= 95% of the injected time
      (deadline to spin end, summed).
 
@@ -170,6 +173,7 @@ class FidelityTest(harness.DaemonTestCase):
         start_us = statistics.median([(a - deadline_of[i]) for i, (a, _) in pairs]) / hertz * 1e6
         after_us = median_us([a + d - e for (_, e), (a, d) in pairs])
         ratio = matched_us / occupied_us
+        low_us, high_us = spin_us * (1 - MEDIAN_RATIO_TOLERANCE), occupied_us * (1 + MEDIAN_RATIO_TOLERANCE)
         print(f"fidelity A (report ring): matched {len(pairs)}/{len(injections)} = "
               f"{share:.1%} ({contained} contain the whole spin); median injection "
               f"{occupied_us:.1f} us (deadline to spin end; spin alone {spin_us:.1f} us), median "
@@ -182,11 +186,15 @@ class FidelityTest(harness.DaemonTestCase):
         self.assertEqual(contained, len(pairs), "matched gaps that do not contain their spin: "
                                                 "start tick or duration recorded wrong")
         self.assertTrue(all(held[i] > 0 for i, _ in pairs))
-        self.assertLessEqual(
-            abs(ratio - 1), MEDIAN_RATIO_TOLERANCE,
-            f"median matched gap {matched_us:.1f} us is not within "
-            f"{MEDIAN_RATIO_TOLERANCE:.0%} of the median injection {occupied_us:.1f} us "
-            f"(deadline to spin end)")
+        self.assertTrue(
+            low_us <= matched_us <= high_us,
+            f"median matched gap {matched_us:.1f} us is outside [{low_us:.1f}, {high_us:.1f}] us: "
+            f"{MEDIAN_RATIO_TOLERANCE:.0%} around the spin ({spin_us:.1f} us) and the "
+            f"deadline-to-spin-end ({occupied_us:.1f} us)")
+        self.assertGreaterEqual(start_us, -0.01 * spin_us,
+                                f"matched gaps start {-start_us:.1f} us before their deadline (median)")
+        self.assertLessEqual(after_us, MEDIAN_RATIO_TOLERANCE * spin_us,
+                             f"matched gaps end {after_us:.1f} us after their spin (median)")
 
     def test_b_daemon_counts_the_stolen_time(self):
         daemon = self.daemon(config_text=CONFIG)
