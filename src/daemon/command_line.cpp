@@ -54,9 +54,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     }
     if (arg.rfind("--", 0) != 0) {
       if (verb_seen && cl.verb == Verb::report && !topic_seen) {
-        static const char* const kTopics[] = {"gaps", "clock", "pacing", "kernel", "pinning"};
+        static const char* const kTopics[] = {"gaps", "clock", "pacing", "kernel", "pinning", "c2c"};
         if (std::find(std::begin(kTopics), std::end(kTopics), arg) == std::end(kTopics)) {
-          throw std::invalid_argument("report: unknown topic \"" + arg + "\" (allowed: gaps, clock, pacing, kernel, pinning)");
+          throw std::invalid_argument("report: unknown topic \"" + arg + "\" (allowed: gaps, clock, pacing, kernel, pinning, c2c)");
         }
         cl.report_topic = arg;
         topic_seen = true;
@@ -69,7 +69,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     }
     const FlagValue flag = split_flag(args, i);
     static const char* const kValueFlags[] = {"--config", "--web.listen-address", "--web.telemetry-path", "--path.sysfs",
-                                              "--path.procfs", "--log.level", "--duration", "--format"};
+                                              "--path.procfs", "--log.level", "--duration", "--format", "--cpus"};
     if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag.name) == std::end(kValueFlags)) {
       throw std::invalid_argument("unknown flag " + flag.name + " (see --help)");
     }
@@ -89,6 +89,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       cl.log_level = flag.value;
     } else if (flag.name == "--duration") {
       cl.report_duration = flag.value;
+    } else if (flag.name == "--cpus") {
+      cl.report_cpus = flag.value;
     } else if (flag.name == "--format") {
       cl.report_format = format_from(flag.value);
     } else {
@@ -105,6 +107,9 @@ std::string usage_text() {
                                             sample the configured CPUs once and print the gaps
        jitterd report clock|pacing|kernel|pinning [--format table|json|csv]
                                             run one probe once, as configured, and print it
+       jitterd report c2c [--cpus LIST] [--format table|json|csv]
+                                            measure every pair among LIST (default: every CPU
+                                            jitterd may run on) and print the latency matrix
 
 Flags:
   --config FILE              configuration file (default /etc/jitterd/jitterd.yaml)
@@ -116,6 +121,7 @@ Flags:
   --duration D               report: how long to sample, e.g. 10s
   --format F                 report: table, json or csv
   --interruptions            report: also list every kept interruption (json only)
+  --cpus LIST                report c2c: the CPUs to pair, e.g. 0-7,16
   --help, --version
 )";
 }

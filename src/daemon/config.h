@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "daemon/duration.h"
+#include "host/cpu_pairs.h"
+#include "measure/ping_pong.h"
 #include "measure/tick.h"
 
 namespace jitterd {
@@ -108,11 +110,26 @@ struct PinningProbeConfig {
   bool operator==(const PinningProbeConfig&) const = default;
 };
 
+struct C2cProbeConfig {
+  bool enabled = true;
+  Duration interval = std::chrono::minutes{5};  // 10s..24h
+  PingPongMethod method = PingPongMethod::cas;
+  std::size_t samples = 100;       // 2..100000 timed samples per pair, after one warm-up
+  std::size_t round_trips = 1000;  // 1..1000000 per sample; samples × round_trips <= 10^7
+  PairSelection pairs = PairSelection::representative;
+  std::vector<std::pair<int, int>> pair_list;  // for PairSelection::list, as written
+  SourceMark pairs_mark;                       // checked against the machine later
+  std::size_t budget = 64;  // 1..100000 pairs per run
+  bool allow_unsampled = false;
+  bool operator==(const C2cProbeConfig&) const = default;
+};
+
 struct ProbesConfig {
   ClockProbeConfig clock;
   PacingProbeConfig pacing;
   KernelCostProbeConfig kernel_cost;
   PinningProbeConfig pinning;
+  C2cProbeConfig c2c;
   bool operator==(const ProbesConfig&) const = default;
 };
 

@@ -96,7 +96,8 @@ void ConfigReader::read_probes(const Entry& section, ProbesConfig& probes) {
       {{"clock", [&](const Entry& e) { read_clock_probe(e, probes.clock); }},
        {"pacing", [&](const Entry& e) { read_pacing_probe(e, probes.pacing); }},
        {"kernel_cost", [&](const Entry& e) { read_kernel_cost_probe(e, probes.kernel_cost); }},
-       {"pinning", [&](const Entry& e) { read_pinning_probe(e, probes.pinning); }}});
+       {"pinning", [&](const Entry& e) { read_pinning_probe(e, probes.pinning); }},
+       {"c2c", [&](const Entry& e) { read_c2c_probe(e, probes.c2c); }}});
 }
 
 void ConfigReader::read_clock_probe(const Entry& section, ClockProbeConfig& clock) {
@@ -159,6 +160,85 @@ void ConfigReader::read_pinning_probe(const Entry& section, PinningProbeConfig& 
        {"interval",
         [&](const Entry& e) { assign(pinning.interval, duration(e, min_interval, max_interval)); }},
        {"window", [&](const Entry& e) { assign(pinning.window, duration(e, 10ms, 60s)); }}});
+}
+
+void ConfigReader::read_c2c_probe(const Entry& section, C2cProbeConfig& c2c) {
+  // samples × round_trips bounds one pair's time: 10^7 round trips of 2 × 200 ns is 4 s.
+  constexpr long long max_round_trips_per_pair = 10'000'000;
+  std::optional<Entry> samples_entry, round_trips_entry;
+  read_mapping(
+      section,
+      {{"enabled", [&](const Entry& e) { assign(c2c.enabled, boolean(e)); }},
+       {"interval",
+        [&](const Entry& e) { assign(c2c.interval, duration(e, min_interval, max_interval)); }},
+       {"method",
+        [&](const Entry& e) {
+          if (const auto method = choice(e, {"cas", "two_lines"}))
+            c2c.method = *method == "cas" ? PingPongMethod::cas : PingPongMethod::two_lines;
+        }},
+       {"samples",
+        [&](const Entry& e) {
+          if (assign(c2c.samples, integer(e, 2, 100000))) samples_entry = e;
+        }},
+       {"round_trips",
+        [&](const Entry& e) {
+          if (assign(c2c.round_trips, integer(e, 1, 1000000))) round_trips_entry = e;
+        }},
+       {"pairs", [&](const Entry& e) { read_c2c_pairs(e, c2c); }},
+       {"budget", [&](const Entry& e) { assign(c2c.budget, integer(e, 1, 100000, " pairs per run")); }},
+       {"allow_unsampled", [&](const Entry& e) { assign(c2c.allow_unsampled, boolean(e)); }}});
+  const long long product =
+      static_cast<long long>(c2c.samples) * static_cast<long long>(c2c.round_trips);
+  if (product > max_round_trips_per_pair) {
+    const Entry& culprit = round_trips_entry ? *round_trips_entry : *samples_entry;
+    fail(culprit.key, culprit.mark,
+         "samples × round_trips must be at most " + std::to_string(max_round_trips_per_pair) +
+             " round trips per pair, got " + std::to_string(c2c.samples) + " × " +
+             std::to_string(c2c.round_trips) + " = " + std::to_string(product));
+  }
+}
+
+// `representative`, `all`, or a sequence of [a, b] pairs; the pairs are checked against the
+// machine later (are both CPUs in the probe's scope?), citing the mark kept here.
+void ConfigReader::read_c2c_pairs(const Entry& entry, C2cProbeConfig& c2c) {
+  c2c.pairs_mark = entry.mark;
+  const std::string allowed = "representative, all, or a sequence of 1..4096 [cpu, cpu] pairs";
+  if (entry.value.IsScalar()) {
+    if (const auto selection = choice(entry, {"representative", "all"})) {
+      c2c.pairs = *selection == "all" ? PairSelection::all : PairSelection::representative;
+      c2c.pair_list.clear();
+    }
+    return;
+  }
+  if (!entry.value.IsSequence() || entry.value.size() == 0 || entry.value.size() > 4096) {
+    expect(entry, allowed);
+    return;
+  }
+  std::vector<std::pair<int, int>> list;
+  bool valid = true;
+  for (const YAML::Node& node : entry.value) {
+    const Entry item{entry.key + "[" + std::to_string(list.size()) + "]", node,
+                     mark_of(node, entry.mark)};
+    const std::optional<std::pair<int, int>> pair = cpu_pair(item);
+    valid = valid && pair.has_value();
+    list.push_back(pair.value_or(std::pair(-1, -1)));
+  }
+  if (!valid) return;
+  c2c.pairs = PairSelection::list;
+  c2c.pair_list = std::move(list);
+}
+
+std::optional<std::pair<int, int>> ConfigReader::cpu_pair(const Entry& entry) {
+  const std::string allowed = "a pair [cpu, cpu] of CPU numbers " + range_text(0, max_cpu, "");
+  if (!entry.value.IsSequence() || entry.value.size() != 2) return expect(entry, allowed);
+  std::optional<long long> cpus[2];
+  for (std::size_t i = 0; i < 2; ++i) {
+    const Entry cpu{entry.key + "[" + std::to_string(i) + "]", entry.value[i],
+                    mark_of(entry.value[i], entry.mark)};
+    cpus[i] = integer(cpu, 0, max_cpu);
+  }
+  if (!cpus[0] || !cpus[1]) return std::nullopt;
+  return std::pair(static_cast<int>(*cpus[0]), static_cast<int>(*cpus[1]));
 }
 
 }  // namespace jitterd::config_detail

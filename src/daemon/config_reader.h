@@ -96,6 +96,9 @@ class ConfigReader {
   void read_pacing_probe(const Entry& section, PacingProbeConfig& pacing);
   void read_kernel_cost_probe(const Entry& section, KernelCostProbeConfig& kernel_cost);
   void read_pinning_probe(const Entry& section, PinningProbeConfig& pinning);
+  void read_c2c_probe(const Entry& section, C2cProbeConfig& c2c);
+  void read_c2c_pairs(const Entry& entry, C2cProbeConfig& c2c);
+  std::optional<std::pair<int, int>> cpu_pair(const Entry& entry);
   void read_probe_cpu(const Entry& entry, ProbeCpu& cpu);
   std::optional<double> rate(const Entry& entry);
   template <typename T>

@@ -1,5 +1,6 @@
 #include "daemon/probe_list.h"
 
+#include "probes/c2c_probe.h"
 #include "probes/clock_probe.h"
 #include "probes/kernel_cost_probe.h"
 #include "probes/pacing_probe.h"
@@ -8,7 +9,7 @@
 namespace jitterd {
 
 const std::vector<std::string_view>& probe_names() {
-  static const std::vector<std::string_view> names = {"clock", "kernel_cost", "pinning", "pacing"};
+  static const std::vector<std::string_view> names = {"clock", "kernel_cost", "pinning", "pacing", "c2c"};
   return names;
 }
 
@@ -26,7 +27,21 @@ std::unique_ptr<Probe> make_probe(std::string_view name, const ProbesConfig& c) 
     return std::make_unique<PacingProbe>(PacingSettings{c.pacing.interval, c.pacing.cpu.cpu, c.pacing.rates, c.pacing.duration,
                                                         c.pacing.action == PacingAction::udp ? PacingSend::udp : PacingSend::noop});
   }
+  if (name == "c2c") return std::make_unique<C2cProbe>(c2c_settings(c.c2c));
   return nullptr;
+}
+
+C2cSettings c2c_settings(const C2cProbeConfig& c) {
+  C2cSettings s;
+  s.interval = c.interval;
+  s.method = c.method;
+  s.samples = c.samples;
+  s.round_trips = c.round_trips;
+  s.pairs.selection = c.pairs;
+  s.pairs.list = c.pair_list;
+  s.budget = c.budget;
+  s.allow_unsampled = c.allow_unsampled;
+  return s;
 }
 
 ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host, const CounterFrequency& frequency) {
@@ -41,7 +56,7 @@ ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host
 }
 
 std::vector<std::unique_ptr<Probe>> make_enabled_probes(const ProbesConfig& c) {
-  const bool enabled[] = {c.clock.enabled, c.kernel_cost.enabled, c.pinning.enabled, c.pacing.enabled};
+  const bool enabled[] = {c.clock.enabled, c.kernel_cost.enabled, c.pinning.enabled, c.pacing.enabled, c.c2c.enabled};
   std::vector<std::unique_ptr<Probe>> probes;
   for (std::size_t i = 0; i < probe_names().size(); ++i) {
     if (enabled[i]) probes.push_back(make_probe(probe_names()[i], c));

@@ -8,6 +8,7 @@
 
 #include "daemon/config.h"
 #include "daemon/sampling_plan.h"
+#include "probes/c2c_probe.h"
 #include "probes/probe.h"
 
 namespace jitterd {
@@ -20,6 +21,9 @@ std::vector<std::unique_ptr<Probe>> make_enabled_probes(const ProbesConfig& conf
 
 // One probe by name, enabled or not (for `jitterd report`); nullptr for an unknown name.
 std::unique_ptr<Probe> make_probe(std::string_view name, const ProbesConfig& config);
+
+// The c2c probe's settings from its config section (report c2c adjusts them before use).
+C2cSettings c2c_settings(const C2cProbeConfig& config);
 
 // The context probes run in under `plan`; it reaches every CPU through a temporary pinned thread
 // (the daemon replaces run_on_cpu to borrow its samplers).

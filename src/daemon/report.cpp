@@ -14,6 +14,7 @@
 #include "daemon/probe_scheduler.h"
 #include "daemon/sampler_set.h"
 #include "daemon/sampling_plan.h"
+#include "host/cpu_list.h"
 
 namespace jitterd {
 
@@ -142,22 +143,31 @@ std::string format_report_json(const GapReport& report, bool with_interruptions)
   return out.str();
 }
 
+namespace {
+// Characters as a terminal shows them: UTF-8 continuation bytes (the second byte of "±") take no
+// column of their own.
+std::size_t display_width(const std::string& text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+}  // namespace
+
 std::string format_probe_table(std::string_view probe, const ProbeResult& result) {
   std::ostringstream out;
   out << "probe " << probe << "\n";
   for (const ProbeTable& table : result.tables) {
     std::vector<std::size_t> width(table.columns.size(), 0);
-    for (std::size_t c = 0; c < table.columns.size(); ++c) width[c] = table.columns[c].size();
+    for (std::size_t c = 0; c < table.columns.size(); ++c) width[c] = display_width(table.columns[c]);
     for (const auto& row : table.rows) {
-      for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+      for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], display_width(row[c]));
     }
     out << "\n" << table.title << "\n";
     const auto print_row = [&](const std::vector<std::string>& cells) {
       for (std::size_t c = 0; c < cells.size() && c < width.size(); ++c) {
         // Text left, numbers right, as a reader scans them.
         const bool numeric = !cells[c].empty() && (std::isdigit(static_cast<unsigned char>(cells[c][0])) || cells[c][0] == '-');
-        out << (c ? "  " : "") << (numeric && c ? std::string(width[c] - cells[c].size(), ' ') + cells[c]
-                                                : cells[c] + std::string(width[c] - cells[c].size(), ' '));
+        out << (c ? "  " : "") << (numeric && c ? std::string(width[c] - display_width(cells[c]), ' ') + cells[c]
+                                                : cells[c] + std::string(width[c] - display_width(cells[c]), ' '));
       }
       out << "\n";
     };
@@ -210,10 +220,30 @@ namespace {
 int run_probe_report(const CommandLine& cl) {
   const std::string probe_name = cl.report_topic == "kernel" ? "kernel_cost" : cl.report_topic;
   const HostReader host(cl.sysfs, cl.procfs);
-  const SamplingPlan plan = make_sampling_plan(cl, host, current_affinity());
+  const std::vector<int> affinity = current_affinity();
+  const SamplingPlan plan = make_sampling_plan(cl, host, affinity);
+  std::unique_ptr<Probe> probe;
+  if (probe_name == "c2c") {
+    // Like core-to-core-latency: every pair among the given CPUs, all in one run.
+    C2cSettings settings = c2c_settings(plan.config.probes.c2c);
+    settings.pairs.selection = PairSelection::all;
+    settings.cpus = affinity;
+    if (cl.report_cpus) {
+      std::string error;
+      const auto cpus = parse_cpu_list(*cl.report_cpus, &error);
+      if (!cpus || cpus->size() < 2) {
+        std::cerr << "jitterd: --cpus: " << (cpus ? "needs at least two CPUs" : error) << ", got \"" << *cl.report_cpus
+                  << "\"\n";
+        return 64;
+      }
+      settings.cpus = *cpus;
+    }
+    probe = std::make_unique<C2cProbe>(std::move(settings));
+  } else {
+    probe = make_probe(probe_name, plan.config.probes);
+  }
   restrict_current_thread(plan.selection.housekeeping);
   ProbeContext context = make_probe_context(plan, host, counter_frequency(plan.method, std::chrono::milliseconds(250)));
-  auto probe = make_probe(probe_name, plan.config.probes);
   const ProbeStatus status = ProbeScheduler::run_probe(*probe, context);
   if (!status.success) {
     std::cerr << "jitterd: probe " << probe_name << " failed: " << status.error << "\n";
@@ -229,6 +259,10 @@ int run_probe_report(const CommandLine& cl) {
 }  // namespace
 
 int run_report(const CommandLine& cl) {
+  if (cl.report_cpus && cl.report_topic != "c2c") {
+    std::cerr << "jitterd: --cpus: only for report c2c (the other topics use the configured cpus)\n";
+    return 64;
+  }
   if (cl.report_topic != "gaps") return run_probe_report(cl);
   const auto duration = parse_duration(cl.report_duration);
   if (!duration || *duration < std::chrono::milliseconds(100) || *duration > std::chrono::hours(24)) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "daemon/probe_list.h"
 #include "host/cpu_list.h"
 #include "host/topology.h"
 
@@ -46,6 +47,19 @@ TickMethod choose_method(const Config& config) {
   }
   return method;
 }
+// An explicit c2c pair list is checked against this machine now, so a pair outside the probe's
+// scope is a configuration error naming the entry, not a probe failure minutes later.
+void check_c2c_pairs(const SamplingPlan& plan, const HostReader& host) {
+  const C2cProbeConfig& c2c = plan.config.probes.c2c;
+  if (!c2c.enabled || c2c.pairs != PairSelection::list) return;
+  const PairPlan pairs = plan_c2c_pairs(c2c_settings(c2c), host, plan.selection.sampled, nullptr);
+  std::vector<ConfigError> errors;
+  for (const std::string& e : pairs.errors) {
+    errors.push_back({plan.config.path, c2c.pairs_mark.line, c2c.pairs_mark.column, "probes.c2c.pairs",
+                      e + (c2c.allow_unsampled ? "" : "; set allow_unsampled to pair CPUs that are not sampled")});
+  }
+  if (!errors.empty()) throw ConfigErrors(std::move(errors));
+}
 }  // namespace
 
 SamplingPlan make_sampling_plan(const CommandLine& cl, const HostReader& host, const std::vector<int>& allowed) {
@@ -64,6 +78,7 @@ SamplingPlan make_sampling_plan(const CommandLine& cl, const HostReader& host, c
     throw ConfigErrors(std::move(errors));
   }
   plan.selection = std::move(*result.selection);
+  check_c2c_pairs(plan, host);
   return plan;
 }
 

@@ -156,7 +156,8 @@ class CliTest(harness.DaemonTestCase):
 
     def test_report_probe_topics(self):
         path = self.config(REPORT_CONFIG + harness.BURST_CONFIG[harness.BURST_CONFIG.index("probes:"):])
-        names = {"clock": "clock", "pacing": "pacing", "kernel": "kernel_cost", "pinning": "pinning"}
+        names = {"clock": "clock", "pacing": "pacing", "kernel": "kernel_cost", "pinning": "pinning",
+                 "c2c": "c2c"}
         for topic, name in names.items():
             with self.subTest(topic=topic):
                 result = harness.run(["report", topic, "--config", path, "--format", "json"], timeout=60)
@@ -174,9 +175,42 @@ class CliTest(harness.DaemonTestCase):
                 rows = list(csv.reader(io.StringIO(
                     harness.run(["report", topic, "--config", path, "--format", "csv"], timeout=60).stdout)))
                 self.assertTrue(rows and rows[0], f"empty csv for {topic}")
-        result = harness.run(["report", "c2c"], timeout=10)
+        result = harness.run(["report", "latency"], timeout=10)
         self.assertExit(result, EXIT_USAGE)
-        self.assertIn('unknown topic "c2c"', result.stderr)
+        self.assertIn('unknown topic "latency"', result.stderr)
+
+    def test_report_c2c_matrix(self):
+        if len(os.sched_getaffinity(0)) < 2:
+            self.skipTest("one CPU: nothing to pair")
+        cpus = sorted(os.sched_getaffinity(0))[:2]
+        listed = f"{cpus[0]},{cpus[1]}"
+        result = harness.run(["report", "c2c", "--cpus", listed, "--format", "json"], timeout=60)
+        self.assertExit(result, EXIT_OK)
+        report = json.loads(result.stdout)
+        matrix, pairs, classes = report["tables"]
+        self.assertEqual(matrix["columns"], ["cpu", str(cpus[0]), str(cpus[1])])
+        self.assertRegex(matrix["rows"][1][1], r"^\d+\.\d±\d+\.\d$")
+        row = dict(zip(pairs["columns"], pairs["rows"][0]))
+        self.assertEqual((row["cpu_a"], row["cpu_b"]), (str(cpus[0]), str(cpus[1])))
+        self.assertTrue(0 < float(row["median_ns"]) < 100000, row)
+        self.assertTrue(any(n.startswith("min latency: ") for n in report["notes"]), report["notes"])
+        table = harness.run(["report", "c2c", "--cpus", listed], timeout=60)
+        self.assertExit(table, EXIT_OK)
+        self.assertRegex(table.stdout, r"(?m)^max latency|^note: max latency: ")
+        for args, message in ((["--cpus", "0"], "at least two CPUs"), (["--cpus", "0-"], "--cpus")):
+            bad = harness.run(["report", "c2c", *args], timeout=10)
+            self.assertExit(bad, EXIT_USAGE)
+            self.assertIn(message, bad.stderr)
+        gaps = harness.run(["report", "--cpus", listed], timeout=10)
+        self.assertExit(gaps, EXIT_USAGE)
+        self.assertIn("only for report c2c", gaps.stderr)
+
+    def test_check_config_rejects_c2c_pairs_outside_the_scope(self):
+        path = self.config("probes:\n  c2c:\n    pairs: [[0, 1], [1, 4000]]\n")
+        result = harness.run(["check-config", "--config", path])
+        self.assertExit(result, EXIT_CONFIG)
+        self.assertRegex(result.stdout + result.stderr, rf"{re.escape(path)}:3:12: probes.c2c.pairs: pair \(1, 4000\): "
+                                        r"cpus? .*not among the CPUs the probe may use")
 
     def test_missing_sysfs_files_are_warnings(self):
         path = self.config(REPORT_CONFIG.replace("continuous", "burst") +

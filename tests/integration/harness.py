@@ -41,6 +41,7 @@ probes:
   pacing: {cpu: 1, rates: [1000, 10000], duration: 100ms}
   kernel_cost: {samples: 50}
   pinning: {window: 50ms}
+  c2c: {samples: 20, round_trips: 200, allow_unsampled: true}
 """
 
 # How long SIGTERM may take outside the test dedicated to it (notify_test checks the 2 s

@@ -8,6 +8,7 @@ with fewer than 2 CPUs.
 """
 
 import math
+import os
 import shutil
 import socket
 import subprocess
@@ -50,7 +51,7 @@ PER_CPU_METRICS = [
 
 QUANTILES = ["0.5", "0.99", "0.999", "0.9999"]
 
-PROBES = ["clock", "kernel_cost", "pinning", "pacing"]
+PROBES = ["clock", "kernel_cost", "pinning", "pacing", "c2c"]
 PROBE_METRICS = [
     "jitterd_probe_duration_seconds",
     "jitterd_probe_last_run_timestamp_seconds",
@@ -67,6 +68,8 @@ PROBE_METRICS = [
     "jitterd_pacing_max_lateness_seconds",
     "jitterd_pacing_lateness_seconds_bucket",
     "jitterd_pacing_unthrottled_per_second",
+    "jitterd_c2c_pairs",
+    "jitterd_c2c_pairs_last_run",
 ]
 
 # Counters that grow whenever the sampler spins; with a 200 ms burst period two scrapes a
@@ -130,6 +133,27 @@ class ScrapeTest(unittest.TestCase):
                 self.assertTrue(select(samples, name), f"{name} missing")
         for value in select(samples, "jitterd_pacing_achieved_ratio").values():
             self.assertTrue(0 < value <= 1.0 + 1e-9, value)
+
+    def test_c2c_pairs_the_sampled_cpu_with_the_housekeeping_one(self):
+        samples = self.daemon.scrape()
+        online = len(os.sched_getaffinity(0))
+        if online < 2:
+            self.skipTest("one CPU: nothing to pair")
+        # allow_unsampled: the sampled CPU (through its paused sampler) with CPU 0 (a pinned thread).
+        pair = {"cpu_a": "0", "cpu_b": self.cpu}
+        median = select(samples, "jitterd_c2c_latency_seconds", stat="median", **pair)
+        self.assertEqual(len(median), 1, median)
+        value = next(iter(median.values()))
+        self.assertTrue(1e-9 < value < 100e-6, f"one-way median {value} s")
+        low = next(iter(select(samples, "jitterd_c2c_latency_seconds", stat="p10", **pair).values()))
+        high = next(iter(select(samples, "jitterd_c2c_latency_seconds", stat="p90", **pair).values()))
+        self.assertTrue(low <= value <= high, (low, value, high))
+        self.assertEqual(len(select(samples, "jitterd_c2c_pair_info", **pair)), 1)
+        self.assertAlmostEqual(
+            next(iter(select(samples, "jitterd_c2c_pair_last_timestamp_seconds", **pair).values())),
+            time.time(), delta=120)
+        self.assertEqual(self.daemon.value("jitterd_c2c_pair_failures_total", **pair), 0)
+        self.assertGreaterEqual(self.daemon.value("jitterd_c2c_pairs", state="measured"), 1)
 
     def test_every_documented_metric_is_present(self):
         samples = self.daemon.scrape()

@@ -27,6 +27,10 @@ TEST_CASE("verbs and report options", "[command_line]") {
   CHECK(parse_command_line({"--help"}).verb == Verb::help);
   CHECK(parse_command_line({"run", "--version"}).verb == Verb::version);
   CHECK(parse_command_line({}).config_path == kDefaultConfigPath);
+  const auto c2c = parse_command_line({"report", "c2c", "--cpus", "0-3,8"});
+  CHECK(c2c.report_topic == "c2c");
+  CHECK(c2c.report_cpus == "0-3,8");
+  CHECK_FALSE(parse_command_line({"report"}).report_cpus.has_value());
 }
 
 TEST_CASE("bad arguments name themselves", "[command_line]") {
@@ -35,4 +39,7 @@ TEST_CASE("bad arguments name themselves", "[command_line]") {
   CHECK_THROWS_WITH(parse_command_line({"--config"}), Catch::Contains("--config: needs a value"));
   CHECK_THROWS_WITH(parse_command_line({"report", "--format", "xml"}), Catch::Contains("got \"xml\""));
   CHECK_THROWS_WITH(parse_command_line({"run", "report"}), Catch::Contains("unexpected argument \"report\""));
+  CHECK_THROWS_WITH(parse_command_line({"report", "c2x"}),
+                    Catch::Contains("unknown topic \"c2x\" (allowed: gaps, clock, pacing, kernel, pinning, c2c)"));
+  CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "--cpus"}), Catch::Contains("--cpus: needs a value"));
 }

@@ -67,6 +67,7 @@ Config without_marks(Config config) {
   config.cpus.mark = {};
   config.probes.pacing.cpu.mark = {};
   config.probes.kernel_cost.cpu.mark = {};
+  config.probes.c2c.pairs_mark = {};
   return config;
 }
 
@@ -192,6 +193,15 @@ probes:
     enabled: false
     interval: 24h
     window: 10ms
+  c2c:
+    enabled: false
+    interval: 1m
+    method: two_lines
+    samples: 10000
+    round_trips: 1000
+    pairs: [[3, 2], [0, 8191]]
+    budget: 100000
+    allow_unsampled: true
 )");
   const ProbesConfig& probes = config.probes;
   CHECK(probes.clock == ClockProbeConfig{false, 1h, 1s, {50us, 2ms}, 200});
@@ -200,6 +210,25 @@ probes:
   CHECK(probes.kernel_cost == KernelCostProbeConfig{false, 10s, ProbeCpu{3, SourceMark{19, 10}},
                                                     1000000});
   CHECK(probes.pinning == PinningProbeConfig{false, 24h, 10ms});
+  CHECK(probes.c2c == C2cProbeConfig{false, 1min, PingPongMethod::two_lines, 10000, 1000, PairSelection::list,
+                                     {{3, 2}, {0, 8191}}, SourceMark{31, 12}, 100000, true});
+}
+
+TEST_CASE("c2c pairs: representative, all or a list of [cpu, cpu]", "[config]") {
+  CHECK(parse("probes: {c2c: {pairs: all}}").probes.c2c.pairs == PairSelection::all);
+  CHECK(parse("probes: {c2c: {pairs: representative}}").probes.c2c.pairs == PairSelection::representative);
+  CHECK(first_error("probes: {c2c: {pairs: some}}") ==
+        "test.yaml:1:23: probes.c2c.pairs: must be one of representative, all, got some");
+  CHECK(first_error("probes: {c2c: {pairs: [[1, 2], [3]]}}") ==
+        "test.yaml:1:32: probes.c2c.pairs[1]: must be a pair [cpu, cpu] of CPU numbers 0..8191, got a sequence");
+  CHECK(first_error("probes: {c2c: {pairs: [[1, -2]]}}") ==
+        "test.yaml:1:28: probes.c2c.pairs[0][1]: must be 0..8191, got -2");
+  CHECK(first_error("probes: {c2c: {pairs: []}}") ==
+        "test.yaml:1:23: probes.c2c.pairs: must be representative, all, or a sequence of 1..4096 [cpu, cpu] pairs, got "
+        "an empty sequence");
+  CHECK(first_error("probes: {c2c: {samples: 100000, round_trips: 1000}}") ==
+        "test.yaml:1:46: probes.c2c.round_trips: samples × round_trips must be at most 10000000 round trips per pair, "
+        "got 100000 × 1000 = 100000000");
 }
 
 TEST_CASE("the probes defaults are the documented ones", "[config]") {
@@ -210,6 +239,8 @@ TEST_CASE("the probes defaults are the documented ones", "[config]") {
                           PacingAction::udp});
   CHECK(probes.kernel_cost == KernelCostProbeConfig{true, 15min, ProbeCpu{}, 1000});
   CHECK(probes.pinning == PinningProbeConfig{true, 15min, 500ms});
+  CHECK(probes.c2c == C2cProbeConfig{true, 5min, PingPongMethod::cas, 100, 1000, PairSelection::representative, {},
+                                     SourceMark{}, 64, false});
 }
 
 TEST_CASE("a probe cpu is auto or a CPU number, and keeps its mark", "[config]") {
@@ -253,7 +284,7 @@ TEST_CASE("probes lists hold 1..16 distinct items in the order written", "[confi
 TEST_CASE("a probes section that is not a mapping names its keys", "[config]") {
   CHECK(first_error("probes: true") ==
         "test.yaml:1:9: probes: must be a mapping with keys clock, pacing, kernel_cost, "
-        "pinning, got true");
+        "pinning, c2c, got true");
 }
 
 TEST_CASE("cpus can be a number, a sequence or auto, and keeps its mark", "[config]") {
