@@ -40,6 +40,17 @@ std::optional<std::string> read_whole_file(const std::filesystem::path& path) {
   return contents;
 }
 
+std::vector<std::string> list_directory(const std::filesystem::path& path) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(path, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 }  // namespace
 
 HostReader::HostReader(std::filesystem::path sysfs_root, std::filesystem::path procfs_root)
@@ -67,14 +78,11 @@ bool HostReader::sys_exists(std::string_view relative) const {
 }
 
 std::vector<std::string> HostReader::list_sys(std::string_view relative) const {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(sys_path(relative), ec), end; !ec && it != end;
-       it.increment(ec)) {
-    names.push_back(it->path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  return list_directory(sys_path(relative));
+}
+
+std::vector<std::string> HostReader::list_proc(std::string_view relative) const {
+  return list_directory(proc_path(relative));
 }
 
 }  // namespace jitterd

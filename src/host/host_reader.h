@@ -29,9 +29,10 @@ class HostReader {
 
   bool sys_exists(std::string_view relative) const;
 
-  // Names of the entries of the directory <sysfs_root>/<relative>, sorted; empty if it is
-  // missing or unreadable.
+  // Names of the entries of the directory <sysfs_root>/<relative> (or <procfs_root>/<relative>),
+  // sorted; empty if it is missing or unreadable.
   std::vector<std::string> list_sys(std::string_view relative) const;
+  std::vector<std::string> list_proc(std::string_view relative) const;
 
   const std::filesystem::path& sysfs_root() const { return sysfs_root_; }
   const std::filesystem::path& procfs_root() const { return procfs_root_; }

@@ -1,0 +1,201 @@
+#include "host/interrupt_counts.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <map>
+
+namespace jitterd {
+namespace {
+
+constexpr std::string_view blanks = " \t";
+
+std::string_view trim(std::string_view text) {
+  const std::size_t first = text.find_first_not_of(blanks);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(blanks) - first + 1);
+}
+
+std::vector<std::string_view> words(std::string_view text) {
+  std::vector<std::string_view> out;
+  for (std::size_t start = text.find_first_not_of(blanks); start != std::string_view::npos;) {
+    const std::size_t end = std::min(text.find_first_of(blanks, start), text.size());
+    out.push_back(text.substr(start, end - start));
+    start = text.find_first_not_of(blanks, end);
+  }
+  return out;
+}
+
+template <typename T>
+std::optional<T> number(std::string_view text) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+bool all_digits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(),
+                                      [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "CPU0 CPU1 CPU3" gives {0, 1, 3}; std::nullopt if the line is not a header.
+std::optional<std::vector<int>> header_cpus(std::string_view line) {
+  std::vector<int> cpus;
+  for (const std::string_view word : words(line)) {
+    if (word.substr(0, 3) != "CPU") return std::nullopt;
+    const std::optional<int> cpu = number<int>(word.substr(3));
+    if (!cpu) return std::nullopt;
+    cpus.push_back(*cpu);
+  }
+  if (cpus.empty()) return std::nullopt;
+  return cpus;
+}
+
+// The trigger field the kernel prints before the action names: "Edge"/"Level" where
+// CONFIG_GENERIC_IRQ_SHOW_LEVEL is set (arm64), else "<hwirq>-<flow handler>" ("2-edge",
+// "1572868-edge", "-fasteoi"), or "<chip>-<flow>" in pre-4.x x86 ("IO-APIC-edge").
+bool is_trigger_word(std::string_view word) {
+  if (word == "Edge" || word == "Level") return true;
+  constexpr std::array<std::string_view, 7> flows = {"edge",   "level",        "fasteoi", "simple",
+                                                     "percpu", "percpu_devid", "nested"};
+  const std::size_t dash = word.rfind('-');
+  if (dash == std::string_view::npos) return false;
+  return std::find(flows.begin(), flows.end(), word.substr(dash + 1)) != flows.end();
+}
+
+// The action names of a numbered IRQ's trailer: what follows the trigger field, or where an
+// architecture prints none, the last word with any ", "-joined predecessors.
+std::string action_names(std::string_view trailer) {
+  const std::vector<std::string_view> parts = words(trailer);
+  std::size_t first = parts.size();
+  for (std::size_t i = parts.size(); i-- > 0;) {
+    if (is_trigger_word(parts[i])) {
+      first = i + 1;
+      break;
+    }
+  }
+  if (first == parts.size() && !parts.empty() && !is_trigger_word(parts.back())) {
+    first = parts.size() - 1;
+    while (first > 0 && parts[first - 1].back() == ',') --first;
+  }
+  std::string name;
+  for (std::size_t i = first; i < parts.size(); ++i) {
+    if (!name.empty()) name += ' ';
+    name += parts[i];
+  }
+  return name;
+}
+
+// One "source: count count ... trailer" line; std::nullopt for a line without a source.
+std::optional<InterruptRow> parse_row(std::string_view line, std::size_t cpu_count) {
+  const std::size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  const std::string_view source = trim(line.substr(0, colon));
+  if (source.empty() || source.find_first_of(blanks) != std::string_view::npos)
+    return std::nullopt;
+  InterruptRow row{std::string(source), {}, {}, {}};
+  // Take at most one count per CPU, so a trailer such as arm64's "GICv3  27 Level" is never
+  // read as counts.
+  std::size_t pos = colon + 1;
+  while (row.counts.size() < cpu_count) {
+    const std::size_t start = line.find_first_not_of(blanks, pos);
+    if (start == std::string_view::npos) break;
+    const std::size_t end = std::min(line.find_first_of(blanks, start), line.size());
+    const std::optional<std::uint64_t> count = number<std::uint64_t>(line.substr(start, end - start));
+    if (!count) break;
+    row.counts.push_back(*count);
+    pos = end;
+  }
+  row.description = trim(line.substr(std::min(pos, line.size())));
+  if (all_digits(source))
+    row.name = action_names(row.description);
+  else
+    row.name = row.description.empty() ? row.source : row.description;
+  return row;
+}
+
+InterruptTable parse_table(std::string_view text) {
+  InterruptTable table;
+  bool have_header = false;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    if (!have_header) {
+      if (std::optional<std::vector<int>> cpus = header_cpus(line)) {
+        table.cpus = std::move(*cpus);
+        have_header = true;
+      }
+      continue;
+    }
+    if (std::optional<InterruptRow> row = parse_row(line, table.cpus.size()))
+      table.rows.push_back(std::move(*row));
+  }
+  return table;
+}
+
+InterruptTable read_table(const HostReader& host, std::string_view file,
+                          InterruptTable (*parse)(std::string_view),
+                          std::vector<std::string>* problems) {
+  const std::optional<std::string> text = host.read_proc(file);
+  if (!text) {
+    if (problems != nullptr)
+      problems->push_back(host.proc_path(file).string() +
+                          ": missing; per-CPU counts from it are unknown");
+    return {};
+  }
+  InterruptTable table = parse(*text);
+  if (table.cpus.empty() && problems != nullptr)
+    problems->push_back(host.proc_path(file).string() +
+                        ": no \"CPU0 CPU1 ...\" header line; per-CPU counts from it are unknown");
+  return table;
+}
+
+void append_deltas(const InterruptTable& before, const InterruptTable& after, int cpu,
+                   std::string_view kind, std::vector<SourceDelta>& out) {
+  const std::optional<std::size_t> before_column = cpu_column(before, cpu);
+  const std::optional<std::size_t> after_column = cpu_column(after, cpu);
+  if (!before_column || !after_column) return;
+  std::map<std::string_view, const InterruptRow*> earlier;
+  for (const InterruptRow& row : before.rows) earlier.emplace(row.source, &row);
+  for (const InterruptRow& row : after.rows) {
+    if (row.counts.size() < after.cpus.size()) continue;  // a global counter, not per CPU
+    const std::uint64_t now = row.counts[*after_column];
+    std::uint64_t then = 0;
+    if (const auto found = earlier.find(row.source); found != earlier.end()) {
+      const InterruptRow& old = *found->second;
+      if (old.counts.size() < before.cpus.size()) continue;
+      then = old.counts[*before_column];
+    }
+    if (now > then) out.push_back({std::string(kind), row.source, row.name, now - then});
+  }
+}
+
+}  // namespace
+
+InterruptTable parse_proc_interrupts(std::string_view text) { return parse_table(text); }
+
+InterruptTable parse_proc_softirqs(std::string_view text) { return parse_table(text); }
+
+std::optional<std::size_t> cpu_column(const InterruptTable& table, int cpu) {
+  const auto found = std::find(table.cpus.begin(), table.cpus.end(), cpu);
+  if (found == table.cpus.end()) return std::nullopt;
+  return static_cast<std::size_t>(found - table.cpus.begin());
+}
+
+InterruptSnapshot read_interrupt_counts(const HostReader& host,
+                                        std::vector<std::string>* problems) {
+  return {read_table(host, "interrupts", parse_proc_interrupts, problems),
+          read_table(host, "softirqs", parse_proc_softirqs, problems)};
+}
+
+std::vector<SourceDelta> per_cpu_deltas(const InterruptSnapshot& before,
+                                        const InterruptSnapshot& after, int cpu) {
+  std::vector<SourceDelta> out;
+  append_deltas(before.interrupts, after.interrupts, cpu, "irq", out);
+  append_deltas(before.softirqs, after.softirqs, cpu, "softirq", out);
+  return out;
+}
+
+}  // namespace jitterd

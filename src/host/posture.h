@@ -1,0 +1,151 @@
+// The machine's isolation posture and fingerprint: what the kernel command line asked for
+// (isolcpus=, nohz_full=, rcu_nocbs=, irqaffinity=, C-state limits, ...), what the kernel
+// actually did (isolated and tickless CPUs, SMT, governors, idle states, clocksource,
+// transparent hugepages, key sysctls, the workqueue mask, each IRQ's affinity), and the facts
+// whose change explains a change in jitter (kernel, cmdline, microcode, BIOS, CPU model). The
+// posture report, the expected-vs-actual checks and the _info metrics are built from it. It only
+// reads, through a HostReader, so tests use fixture trees. The parse functions are pure;
+// read_posture never throws and turns every missing or unparsable file into one line in
+// `problems`. Call it from a housekeeping thread (it reads hundreds of files); the result is a
+// plain value, safe to share read-only with any thread once built.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "host/clock_info.h"
+#include "host/host_reader.h"
+
+namespace jitterd {
+
+// ---- the kernel command line ----
+
+struct CmdlineParam {
+  std::string key;                   // as written, e.g. "intel_idle.max_cstate"
+  std::optional<std::string> value;  // std::nullopt for a bare flag, "" for "key="
+  bool operator==(const CmdlineParam&) const = default;
+};
+
+// Splits /proc/cmdline text into parameters in order, as the kernel's next_arg() does: blanks
+// separate, double quotes group ("key=\"a b\"" gives value "a b", quotes removed). Parameters
+// after a lone "--" belong to init and are left out.
+std::vector<CmdlineParam> parse_kernel_cmdline(std::string_view text);
+
+// The parameters that decide isolation, each std::nullopt when absent. Where a key repeats, the
+// last one wins, as for most kernel parameters; '-' and '_' in keys match each other, as in the
+// kernel's parameq().
+struct IsolationParams {
+  std::optional<std::string> isolcpus;     // the cpu-list part only, e.g. "2-7"
+  std::vector<std::string> isolcpus_flags;  // e.g. {"nohz", "domain", "managed_irq"}, as written
+  std::optional<std::string> nohz_full, rcu_nocbs, irqaffinity;
+  bool rcu_nocb_poll = false;
+  std::optional<std::string> skew_tick, intel_idle_max_cstate, processor_max_cstate, idle,
+      mitigations;
+  bool operator==(const IsolationParams&) const = default;
+};
+
+IsolationParams parse_isolation_params(const std::vector<CmdlineParam>& params);
+
+// A cpu-list parameter value as CPUs: std::nullopt when absent or unparsable (then *error, if
+// given, says why, naming the value).
+std::optional<std::vector<int>> param_cpus(const std::optional<std::string>& value,
+                                           std::string* error = nullptr);
+
+// ---- small file formats ----
+
+// The selected word of a sysfs choice file: "always [madvise] never" gives "madvise";
+// std::nullopt when no word is bracketed.
+std::optional<std::string> parse_bracketed_choice(std::string_view text);
+
+// A whole-file integer such as a sysctl or a kHz frequency, blanks around it allowed.
+std::optional<long long> parse_integer(std::string_view text);
+
+// The first value of `key` in /proc/cpuinfo text ("microcode", "model name", "CPU part"), trimmed;
+// the key is matched whole.
+std::optional<std::string> cpuinfo_field(std::string_view cpuinfo_text, std::string_view key);
+
+// ---- the posture ----
+
+struct SmtState {
+  std::optional<std::string> control;             // smt/control: "on", "off", "forceoff", ...
+  std::optional<bool> active;                     // smt/active
+  std::map<int, std::vector<int>> thread_siblings;  // online CPU -> its core's CPUs, itself too
+};
+
+struct CpuFreq {  // devices/system/cpu/cpuN/cpufreq; frequencies in kHz as the kernel writes them
+  int cpu = 0;
+  std::optional<std::string> governor;
+  std::optional<long long> min_khz, max_khz, cur_khz;
+};
+
+struct IdleState {  // devices/system/cpu/cpuN/cpuidle/stateK
+  int index = 0;
+  std::string name;                         // "POLL", "C1", "C6", ...
+  std::optional<long long> exit_latency_us;  // the "latency" file
+  bool enabled = true;                      // "disable" is 0
+};
+
+struct CpuIdle {
+  int cpu = 0;
+  std::vector<IdleState> states;  // by index
+};
+
+struct TransparentHugepages {
+  std::optional<std::string> enabled, defrag;  // the selected words, e.g. "never"
+};
+
+struct Sysctls {  // /proc/sys values, trimmed
+  std::optional<std::string> nmi_watchdog, timer_migration, stat_interval, sched_rt_runtime_us,
+      watchdog_cpumask;
+};
+
+struct IrqAffinity {
+  int irq = 0;
+  std::string name;        // from /proc/interrupts; "" if not listed there
+  std::vector<int> cpus;   // sorted
+  bool effective = false;  // true: effective_affinity_list; false: smp_affinity_list (requested)
+};
+
+struct Fingerprint {  // each "" when unknown
+  std::string kernel, cmdline, microcode, bios_vendor, bios_version, bios_date, cpu_model;
+  bool operator==(const Fingerprint&) const = default;
+};
+
+struct Posture {
+  std::string cmdline;  // raw /proc/cmdline
+  IsolationParams isolation;
+  std::vector<int> online, offline, isolated, nohz_full;  // what the kernel did; sorted
+  SmtState smt;
+  std::vector<CpuFreq> cpufreq;  // online CPUs that have a cpufreq directory, by cpu
+  std::vector<CpuIdle> cpuidle;  // online CPUs that have a cpuidle directory, by cpu
+  std::optional<ClocksourceInfo> clocksource;
+  TransparentHugepages thp;
+  Sysctls sysctls;
+  std::optional<std::vector<int>> workqueue_cpus;  // devices/virtual/workqueue/cpumask
+  std::vector<IrqAffinity> irqs;                   // every numeric /proc/irq directory, by irq
+  Fingerprint fingerprint;
+  std::vector<std::string> problems;  // one line per missing or unparsable file, naming its path
+};
+
+// Reads everything above. Never throws.
+Posture read_posture(const HostReader& host);
+
+// Only the fingerprint, for a cheap periodic change check. `problems` may be null.
+Fingerprint read_fingerprint(const HostReader& host, std::vector<std::string>* problems);
+
+// The IRQs whose affinity includes `cpu`, by irq.
+std::vector<IrqAffinity> irqs_on_cpu(const Posture& posture, int cpu);
+
+// (field, value) in a stable order: kernel, cmdline, microcode, bios_vendor, bios_version,
+// bios_date, cpu_model.
+std::vector<std::pair<std::string, std::string>> fingerprint_fields(const Fingerprint& fingerprint);
+
+// One line per changed field, in fingerprint_fields order:
+// `kernel: "6.1.0-9-amd64" -> "6.1.0-10-amd64"`.
+std::vector<std::string> fingerprint_changes(const Fingerprint& before, const Fingerprint& after);
+
+}  // namespace jitterd
