@@ -1,5 +1,6 @@
 // jitterd_bench: the cost of jitterd's sampler loop against a bare loop with the same counter
-// read, on the same CPU, interleaved in one run; then scrape time and memory. A program, not a
+// read, on the same CPU, interleaved in one run; the c2c probe's cost per pair and its agreement
+// with an independent ping-pong on the same pair; then scrape time and memory. A program, not a
 // test: it prints figures for the README, it asserts nothing.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -25,6 +27,7 @@
 #include "host/topology.h"
 #include "measure/counter_calibration.h"
 #include "measure/sampler_loop.h"
+#include "probes/c2c_probe.h"
 
 using namespace jitterd;
 using Clock = std::chrono::steady_clock;
@@ -180,6 +183,83 @@ void scrape_costs(const std::vector<int>& cpus, const std::vector<int>& housekee
 }
 }  // namespace
 
+// The independent measurement, written apart from measure/ping_pong.h on purpose: a
+// compare_exchange ping-pong on one line the way core-to-core-latency does it (`cas`), or
+// seq_cst load/store the way c2clat does it, timed by steady_clock around each sample of
+// `round_trips`. Returns the median one-way ns over `samples`.
+double independent_one_way_ns(int cpu_a, int cpu_b, int samples, int round_trips, bool cas) {
+  struct alignas(128) Line {
+    std::atomic<long> value{0};
+  };
+  auto line = std::make_unique<Line>();
+  // Side `side` (0 or 1) waits for a value of its parity, then hands over the next one.
+  const auto hand_over = [&](long expected) {
+    if (cas) {
+      long seen = expected;
+      while (!line->value.compare_exchange_weak(seen, expected + 1)) seen = expected;
+    } else {
+      while (line->value.load() != expected) {
+      }
+      line->value.store(expected + 1);
+    }
+  };
+  const long trips = static_cast<long>(samples) * round_trips;
+  std::thread responder([&] {
+    pin_to(cpu_b);
+    for (long i = 0; i < trips; ++i) hand_over(2 * i + 1);
+  });
+  pin_to(cpu_a);
+  std::vector<double> one_way;
+  long next = 0;
+  for (int s = 0; s < samples; ++s) {
+    const auto start = Clock::now();
+    for (int r = 0; r < round_trips; ++r, ++next) hand_over(2 * next);
+    one_way.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count() / (2.0 * round_trips));
+  }
+  responder.join();
+  return percentile(one_way, 0.5);
+}
+
+// Per pair of the first (at most 4) online CPUs: the probe's wall time per pair at the default
+// 100 × 1000, and its median next to the independent one, alternating, in one run.
+void c2c_costs(std::vector<int> cpus, TickMethod method, const CounterFrequency& frequency) {
+  if (cpus.size() < 2) {
+    std::printf("c2c: skipped, one CPU\n\n");
+    return;
+  }
+  cpus.resize(std::min<std::size_t>(cpus.size(), 4));
+  ProbeContext context;
+  context.method = method;
+  context.frequency = frequency;
+  context.run_on_cpu = run_on_pinned_thread;
+  const PingPongSettings settings{PingPongMethod::cas, 100, 1000, static_cast<std::uint64_t>(frequency.hertz)};
+  PingPongSettings two_lines = settings;
+  two_lines.method = PingPongMethod::two_lines;
+  std::printf("c2c per pair (%s, 100 samples x 1000 round trips), medians of 5 alternating runs; independent: "
+              "the bench's own ping-pong, steady_clock, same sample shape:\n",
+              std::string(to_string(method)).c_str());
+  std::printf("  %-7s %8s %8s %10s %12s %12s %9s\n", "pair", "pair_ms", "cas_ns", "indep_cas", "two_lines_ns",
+              "indep_ld_st", "cas/indep");
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    for (std::size_t j = i + 1; j < cpus.size(); ++j) {
+      const CpuPair pair{cpus[i], cpus[j], CpuRelation::cross_package, std::nullopt, std::nullopt};
+      std::vector<double> cost_ms, cas_ns, lines_ns, indep_cas_ns, indep_load_store_ns;
+      for (int round = 0; round < 5; ++round) {
+        const PairRecord cas = measure_pair(context, pair, settings);
+        cost_ms.push_back(cas.duration_seconds * 1e3);
+        cas_ns.push_back(cas.median * 1e9);
+        indep_cas_ns.push_back(independent_one_way_ns(cpus[i], cpus[j], 100, 1000, true));
+        lines_ns.push_back(measure_pair(context, pair, two_lines).median * 1e9);
+        indep_load_store_ns.push_back(independent_one_way_ns(cpus[i], cpus[j], 100, 1000, false));
+      }
+      std::printf("  %d-%-5d %8.1f %8.1f %10.1f %12.1f %12.1f %9.3f\n", cpus[i], cpus[j], percentile(cost_ms, 0.5),
+                  percentile(cas_ns, 0.5), percentile(indep_cas_ns, 0.5), percentile(lines_ns, 0.5),
+                  percentile(indep_load_store_ns, 0.5), percentile(cas_ns, 0.5) / percentile(indep_cas_ns, 0.5));
+    }
+  }
+  std::printf("\n");
+}
+
 int main() {
   const HostReader host;
   const Topology topology = read_topology(host);
@@ -206,6 +286,7 @@ int main() {
     for (int cpu : cpus) compare_loops(cpu, method, scale);
   }
   const TickMethod method = default_tick_method();
+  c2c_costs(topology.online, method, counter_frequency(method, std::chrono::milliseconds(200)));
   scrape_costs(cpus, selection.selection->housekeeping, method, counter_frequency(method, std::chrono::milliseconds(200)));
   return 0;
 }
