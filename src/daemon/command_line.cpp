@@ -54,9 +54,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     }
     if (arg.rfind("--", 0) != 0) {
       if (verb_seen && cl.verb == Verb::report && !topic_seen) {
-        static const char* const kTopics[] = {"gaps", "clock", "pacing", "kernel", "pinning", "c2c"};
+        static const char* const kTopics[] = {"gaps", "clock", "pacing", "kernel", "pinning", "c2c", "posture"};
         if (std::find(std::begin(kTopics), std::end(kTopics), arg) == std::end(kTopics)) {
-          throw std::invalid_argument("report: unknown topic \"" + arg + "\" (allowed: gaps, clock, pacing, kernel, pinning, c2c)");
+          throw std::invalid_argument("report: unknown topic \"" + arg + "\" (allowed: gaps, clock, pacing, kernel, pinning, c2c, posture)");
         }
         cl.report_topic = arg;
         topic_seen = true;
@@ -110,6 +110,9 @@ std::string usage_text() {
        jitterd report c2c [--cpus LIST] [--format table|json|csv]
                                             measure every pair among LIST (default: every CPU
                                             jitterd may run on) and print the latency matrix
+       jitterd report posture [--format table|json]
+                                            the isolation checklist: PASS/WARN/FAIL per line,
+                                            exit 0 (all PASS), 1 (a WARN) or 2 (a FAIL)
 
 Flags:
   --config FILE              configuration file (default /etc/jitterd/jitterd.yaml)

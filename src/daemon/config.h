@@ -17,6 +17,7 @@
 #include "host/cpu_pairs.h"
 #include "measure/ping_pong.h"
 #include "measure/tick.h"
+#include "probes/posture_checks.h"
 
 namespace jitterd {
 
@@ -124,14 +125,34 @@ struct C2cProbeConfig {
   bool operator==(const C2cProbeConfig&) const = default;
 };
 
+struct PostureProbeConfig {
+  bool enabled = true;
+  Duration interval = std::chrono::minutes{1};  // 10s..24h
+  bool operator==(const PostureProbeConfig&) const = default;
+};
+
+struct AttributionProbeConfig {
+  bool enabled = true;
+  Duration interval = std::chrono::seconds{10};  // 10s..24h: one attribution window
+  bool tracepoints = true;  // match single interruptions to irq/softirq/sched events if allowed
+  bool operator==(const AttributionProbeConfig&) const = default;
+};
+
 struct ProbesConfig {
   ClockProbeConfig clock;
   PacingProbeConfig pacing;
   KernelCostProbeConfig kernel_cost;
   PinningProbeConfig pinning;
   C2cProbeConfig c2c;
+  PostureProbeConfig posture;
+  AttributionProbeConfig attribution;
   bool operator==(const ProbesConfig&) const = default;
 };
+
+// `expect:`, what the isolation posture should be (probes/posture_checks.h); each unmet
+// expectation is exported and fails `jitterd report posture`. Unset expectations are not checked;
+// per-CPU ones apply to the sampled CPUs.
+using ExpectConfig = PostureExpectations;
 
 struct Config {
   std::string path;  // the file it came from, for messages
@@ -140,6 +161,7 @@ struct Config {
   WebConfig web;
   LogConfig log;
   ProbesConfig probes;
+  ExpectConfig expect;
   bool operator==(const Config&) const = default;
 };
 

@@ -97,7 +97,9 @@ void ConfigReader::read_probes(const Entry& section, ProbesConfig& probes) {
        {"pacing", [&](const Entry& e) { read_pacing_probe(e, probes.pacing); }},
        {"kernel_cost", [&](const Entry& e) { read_kernel_cost_probe(e, probes.kernel_cost); }},
        {"pinning", [&](const Entry& e) { read_pinning_probe(e, probes.pinning); }},
-       {"c2c", [&](const Entry& e) { read_c2c_probe(e, probes.c2c); }}});
+       {"c2c", [&](const Entry& e) { read_c2c_probe(e, probes.c2c); }},
+       {"posture", [&](const Entry& e) { read_posture_probe(e, probes.posture); }},
+       {"attribution", [&](const Entry& e) { read_attribution_probe(e, probes.attribution); }}});
 }
 
 void ConfigReader::read_clock_probe(const Entry& section, ClockProbeConfig& clock) {
@@ -196,6 +198,23 @@ void ConfigReader::read_c2c_probe(const Entry& section, C2cProbeConfig& c2c) {
              " round trips per pair, got " + std::to_string(c2c.samples) + " × " +
              std::to_string(c2c.round_trips) + " = " + std::to_string(product));
   }
+}
+
+void ConfigReader::read_posture_probe(const Entry& section, PostureProbeConfig& posture) {
+  read_mapping(
+      section,
+      {{"enabled", [&](const Entry& e) { assign(posture.enabled, boolean(e)); }},
+       {"interval",
+        [&](const Entry& e) { assign(posture.interval, duration(e, min_interval, max_interval)); }}});
+}
+
+void ConfigReader::read_attribution_probe(const Entry& section, AttributionProbeConfig& attribution) {
+  read_mapping(
+      section,
+      {{"enabled", [&](const Entry& e) { assign(attribution.enabled, boolean(e)); }},
+       {"interval",
+        [&](const Entry& e) { assign(attribution.interval, duration(e, min_interval, max_interval)); }},
+       {"tracepoints", [&](const Entry& e) { assign(attribution.tracepoints, boolean(e)); }}});
 }
 
 // `representative`, `all`, or a sequence of [a, b] pairs; the pairs are checked against the

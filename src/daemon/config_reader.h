@@ -85,6 +85,9 @@ class ConfigReader {
                   SamplerConfig& sampler);
   void read_web(const Entry& section, WebConfig& web);
   void read_log(const Entry& section, LogConfig& log);
+  void read_expect(const Entry& section, ExpectConfig& expect);
+  std::optional<std::vector<int>> expected_cpu_set(const Entry& entry);
+  std::optional<std::string> name_word(const Entry& entry, std::string_view what);
   void read_tick_source(const Entry& entry, std::optional<TickMethod>& method);
   void read_threshold(const Entry& entry, std::optional<Duration>& threshold);
   std::optional<std::string> listen_address(const Entry& entry);
@@ -97,6 +100,8 @@ class ConfigReader {
   void read_kernel_cost_probe(const Entry& section, KernelCostProbeConfig& kernel_cost);
   void read_pinning_probe(const Entry& section, PinningProbeConfig& pinning);
   void read_c2c_probe(const Entry& section, C2cProbeConfig& c2c);
+  void read_posture_probe(const Entry& section, PostureProbeConfig& posture);
+  void read_attribution_probe(const Entry& section, AttributionProbeConfig& attribution);
   void read_c2c_pairs(const Entry& entry, C2cProbeConfig& c2c);
   std::optional<std::pair<int, int>> cpu_pair(const Entry& entry);
   void read_probe_cpu(const Entry& entry, ProbeCpu& cpu);

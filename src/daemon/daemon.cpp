@@ -70,6 +70,13 @@ ProbeContext probe_context(const SamplingPlan& plan, const Runtime& runtime, std
     }
     run_on_pinned_thread(cpu, work);
   };
+  context.sampler_of = [samplers](int cpu) -> const SamplerShared* {
+    for (std::size_t i = 0; i < samplers->size(); ++i) {
+      const SamplerWorker& worker = samplers->worker(i);
+      if (worker.settings().cpu == cpu && worker.sampling()) return worker.shared();
+    }
+    return nullptr;
+  };
   return context;
 }
 
@@ -106,7 +113,7 @@ PlanChange compare_plans(const SamplingPlan& from, const SamplingPlan& to) {
   const bool housekeeping = from.selection.housekeeping != to.selection.housekeeping;
   const bool sampled = from.selection.sampled != to.selection.sampled;
   const bool samplers = housekeeping || sampled || from.config.sampler != to.config.sampler || from.method != to.method;
-  return {samplers, housekeeping || from.config.web != to.config.web, samplers || from.config.probes != to.config.probes};
+  return {samplers, housekeeping || from.config.web != to.config.web, samplers || from.config.probes != to.config.probes || from.config.expect != to.config.expect};
 }
 
 // Brings `service` to `plan`, restarting what `change` names. The main thread is restricted to
@@ -124,7 +131,7 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
     runtime.collector->set_samplers(service.samplers, runtime.frequency, plan.method);
   }
   if (change.probes) {
-    service.probes = std::make_shared<ProbeScheduler>(make_enabled_probes(plan.config.probes),
+    service.probes = std::make_shared<ProbeScheduler>(make_enabled_probes(plan.config),
                                                       probe_context(plan, runtime, service.samplers));
     service.probes->start();
     runtime.collector->set_probes(service.probes);

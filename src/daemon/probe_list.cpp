@@ -1,19 +1,22 @@
 #include "daemon/probe_list.h"
 
+#include "probes/attribution_probe.h"
 #include "probes/c2c_probe.h"
 #include "probes/clock_probe.h"
 #include "probes/kernel_cost_probe.h"
 #include "probes/pacing_probe.h"
 #include "probes/pinning_probe.h"
+#include "probes/posture_probe.h"
 
 namespace jitterd {
 
 const std::vector<std::string_view>& probe_names() {
-  static const std::vector<std::string_view> names = {"clock", "kernel_cost", "pinning", "pacing", "c2c"};
+  static const std::vector<std::string_view> names = {"posture", "attribution", "clock", "kernel_cost", "pinning", "pacing", "c2c"};
   return names;
 }
 
-std::unique_ptr<Probe> make_probe(std::string_view name, const ProbesConfig& c) {
+std::unique_ptr<Probe> make_probe(std::string_view name, const Config& config) {
+  const ProbesConfig& c = config.probes;
   if (name == "clock") {
     return std::make_unique<ClockProbe>(
         ClockSettings{c.clock.interval, c.clock.calibration_window, c.clock.sleep_requests, c.clock.sleep_samples});
@@ -26,6 +29,10 @@ std::unique_ptr<Probe> make_probe(std::string_view name, const ProbesConfig& c) 
   if (name == "pacing") {
     return std::make_unique<PacingProbe>(PacingSettings{c.pacing.interval, c.pacing.cpu.cpu, c.pacing.rates, c.pacing.duration,
                                                         c.pacing.action == PacingAction::udp ? PacingSend::udp : PacingSend::noop});
+  }
+  if (name == "posture") return std::make_unique<PostureProbe>(PostureSettings{c.posture.interval, config.expect});
+  if (name == "attribution") {
+    return std::make_unique<AttributionProbe>(AttributionSettings{c.attribution.interval, c.attribution.tracepoints});
   }
   if (name == "c2c") return std::make_unique<C2cProbe>(c2c_settings(c.c2c));
   return nullptr;
@@ -55,11 +62,12 @@ ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host
   return context;
 }
 
-std::vector<std::unique_ptr<Probe>> make_enabled_probes(const ProbesConfig& c) {
-  const bool enabled[] = {c.clock.enabled, c.kernel_cost.enabled, c.pinning.enabled, c.pacing.enabled, c.c2c.enabled};
+std::vector<std::unique_ptr<Probe>> make_enabled_probes(const Config& config) {
+  const ProbesConfig& c = config.probes;
+  const bool enabled[] = {c.posture.enabled, c.attribution.enabled, c.clock.enabled, c.kernel_cost.enabled, c.pinning.enabled, c.pacing.enabled, c.c2c.enabled};
   std::vector<std::unique_ptr<Probe>> probes;
   for (std::size_t i = 0; i < probe_names().size(); ++i) {
-    if (enabled[i]) probes.push_back(make_probe(probe_names()[i], c));
+    if (enabled[i]) probes.push_back(make_probe(probe_names()[i], config));
   }
   return probes;
 }

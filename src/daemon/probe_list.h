@@ -1,5 +1,5 @@
 // Every periodic probe, listed in one place (no self-registration), built from the `probes:`
-// section of the configuration. Call from the main thread.
+// section of the configuration (and `expect:`, for posture). Call from the main thread.
 #pragma once
 
 #include <memory>
@@ -17,10 +17,10 @@ namespace jitterd {
 const std::vector<std::string_view>& probe_names();
 
 // The enabled probes, in the order the scheduler first runs them.
-std::vector<std::unique_ptr<Probe>> make_enabled_probes(const ProbesConfig& config);
+std::vector<std::unique_ptr<Probe>> make_enabled_probes(const Config& config);
 
 // One probe by name, enabled or not (for `jitterd report`); nullptr for an unknown name.
-std::unique_ptr<Probe> make_probe(std::string_view name, const ProbesConfig& config);
+std::unique_ptr<Probe> make_probe(std::string_view name, const Config& config);
 
 // The c2c probe's settings from its config section (report c2c adjusts them before use).
 C2cSettings c2c_settings(const C2cProbeConfig& config);

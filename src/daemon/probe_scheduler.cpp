@@ -86,6 +86,7 @@ void ProbeScheduler::loop() {
     ProbeStatus& kept = statuses_[index];
     if (status.success) {
       if (kept.ran && !kept.success) spdlog::info("probe {}: succeeds again", status.name);
+      for (const std::string& warning : status.result.warnings) spdlog::warn("probe {}: {}", status.name, warning);
       kept = std::move(status);
     } else {
       // Log once per failing streak; keep the last good result's metrics out of the export.

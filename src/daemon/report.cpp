@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/config.h"
+#include "daemon/posture_report.h"
 #include "daemon/probe_list.h"
 #include "daemon/probe_scheduler.h"
 #include "daemon/sampler_set.h"
@@ -18,7 +19,6 @@
 
 namespace jitterd {
 
-namespace {
 std::string json_string(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
@@ -32,7 +32,6 @@ std::string json_string(const std::string& text) {
   }
   return out + "\"";
 }
-}  // namespace
 
 CpuGapReport report_cpu(const SamplerWorker& worker) {
   CpuGapReport r;
@@ -240,7 +239,7 @@ int run_probe_report(const CommandLine& cl) {
     }
     probe = std::make_unique<C2cProbe>(std::move(settings));
   } else {
-    probe = make_probe(probe_name, plan.config.probes);
+    probe = make_probe(probe_name, plan.config);
   }
   restrict_current_thread(plan.selection.housekeeping);
   ProbeContext context = make_probe_context(plan, host, counter_frequency(plan.method, std::chrono::milliseconds(250)));
@@ -259,6 +258,7 @@ int run_probe_report(const CommandLine& cl) {
 }  // namespace
 
 int run_report(const CommandLine& cl) {
+  if (cl.report_topic == "posture") return run_posture_report(cl);
   if (cl.report_cpus && cl.report_topic != "c2c") {
     std::cerr << "jitterd: --cpus: only for report c2c (the other topics use the configured cpus)\n";
     return 64;

@@ -45,6 +45,9 @@ std::string format_probe_table(std::string_view probe, const ProbeResult& result
 std::string format_probe_csv(const ProbeResult& result);
 std::string format_probe_json(std::string_view probe, const ProbeResult& result);
 
+// A JSON string literal for `text`: quotes, backslashes and control characters escaped.
+std::string json_string(const std::string& text);
+
 int run_report(const CommandLine& command_line);
 
 }  // namespace jitterd

@@ -19,6 +19,7 @@
 #include "host/host_reader.h"
 #include "measure/counter_calibration.h"
 #include "measure/histogram.h"
+#include "measure/sampler_loop.h"
 #include "measure/tick.h"
 #include "measure/tick_scale.h"
 
@@ -50,6 +51,7 @@ struct ProbeResult {
   std::vector<ProbeMetric> metrics;
   std::vector<ProbeTable> tables;
   std::vector<std::string> notes;  // one line each: what the numbers mean, what was missing
+  std::vector<std::string> warnings;  // one line each for the daemon's log: something changed
 };
 
 // Thrown by ProbeContext::check_cancelled when the daemon is stopping.
@@ -66,6 +68,9 @@ struct ProbeContext {
   // Runs `work` on `cpu` and returns when it is done (rethrowing what it threw): on that CPU's
   // sampler thread with sampling paused if the CPU is sampled, else on a temporary pinned thread.
   std::function<void(int cpu, const std::function<void()>& work)> run_on_cpu;
+  // The running sampler of `cpu` (its counters and interruption ring, which any thread may read),
+  // or nullptr when the CPU is not sampled or its sampler is not running. Unset outside the daemon.
+  std::function<const SamplerShared*(int cpu)> sampler_of;
   // Set when the daemon stops; probes look at it between their units of work (a rate, a
   // calibration, a window), so a stop waits for at most one unit.
   std::shared_ptr<const std::atomic<bool>> cancel;

@@ -212,6 +212,26 @@ class CliTest(harness.DaemonTestCase):
         self.assertRegex(result.stdout + result.stderr, rf"{re.escape(path)}:3:12: probes.c2c.pairs: pair \(1, 4000\): "
                                         r"cpus? .*not among the CPUs the probe may use")
 
+    def test_report_posture_matches_the_golden_checklists(self):
+        # Three machines, each with its runbook's expectations (or none) and its golden output.
+        fixtures = os.path.join(harness.SOURCE_DIR, "tests", "fixtures")
+        for machine, code in (("tuned_server", 2), ("untuned_laptop", 1), ("vm_missing", 2)):
+            for fmt, suffix in (("table", "txt"), ("json", "json")):
+                with self.subTest(machine=machine, format=fmt):
+                    root = os.path.join(fixtures, machine)
+                    result = harness.run(["report", "posture", "--format", fmt,
+                                          "--config", os.path.join(fixtures, "posture", machine + ".yaml"),
+                                          "--path.sysfs", os.path.join(root, "sys"),
+                                          "--path.procfs", os.path.join(root, "proc")], timeout=30)
+                    self.assertExit(result, code)
+                    # Unreadable files are named by full path: the golden has them repo-relative.
+                    output = result.stdout.replace(harness.SOURCE_DIR + "/", "")
+                    with open(os.path.join(fixtures, "posture", f"{machine}.{suffix}"), encoding="utf-8") as f:
+                        self.assertEqual(output, f.read())
+        self.assertEqual(json.loads(output)["result"], "FAIL")
+        bad = harness.run(["report", "posture", "--format", "csv"], timeout=10)
+        self.assertExit(bad, EXIT_USAGE)
+
     def test_missing_sysfs_files_are_warnings(self):
         path = self.config(REPORT_CONFIG.replace("continuous", "burst") +
                            'web:\n  listen_address: "127.0.0.1:0"\n')

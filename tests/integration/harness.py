@@ -42,6 +42,8 @@ probes:
   kernel_cost: {samples: 50}
   pinning: {window: 50ms}
   c2c: {samples: 20, round_trips: 200, allow_unsampled: true}
+  posture: {interval: 10s}
+  attribution: {interval: 10s}
 """
 
 # How long SIGTERM may take outside the test dedicated to it (notify_test checks the 2 s

@@ -51,7 +51,7 @@ PER_CPU_METRICS = [
 
 QUANTILES = ["0.5", "0.99", "0.999", "0.9999"]
 
-PROBES = ["clock", "kernel_cost", "pinning", "pacing", "c2c"]
+PROBES = ["posture", "attribution", "clock", "kernel_cost", "pinning", "pacing", "c2c"]
 PROBE_METRICS = [
     "jitterd_probe_duration_seconds",
     "jitterd_probe_last_run_timestamp_seconds",
@@ -70,6 +70,15 @@ PROBE_METRICS = [
     "jitterd_pacing_unthrottled_per_second",
     "jitterd_c2c_pairs",
     "jitterd_c2c_pairs_last_run",
+    "jitterd_posture_cpu_online",
+    "jitterd_posture_cpu_isolated",
+    "jitterd_posture_cpu_device_irqs",
+    "jitterd_posture_warnings",
+    "jitterd_posture_unreadable_files",
+    "jitterd_fingerprint_info",
+    "jitterd_fingerprint_changes_total",
+    "jitterd_fingerprint_since_timestamp_seconds",
+    "jitterd_attribution_method",
 ]
 
 # Counters that grow whenever the sampler spins; with a 200 ms burst period two scrapes a
@@ -154,6 +163,27 @@ class ScrapeTest(unittest.TestCase):
             time.time(), delta=120)
         self.assertEqual(self.daemon.value("jitterd_c2c_pair_failures_total", **pair), 0)
         self.assertGreaterEqual(self.daemon.value("jitterd_c2c_pairs", state="measured"), 1)
+
+    def test_attribution_explains_the_sampled_cpu(self):
+        # The first run is the baseline; the second (10 s later) closes the first window.
+        harness.wait_until(
+            lambda: select(self.daemon.scrape(), "jitterd_attribution_interruptions_total", cpu=self.cpu),
+            timeout=25, interval=0.5, what="a first attribution window")
+        samples = self.daemon.scrape()
+        methods = select(samples, "jitterd_attribution_method")
+        self.assertEqual(len(methods), 1, methods)
+        method = dict(next(iter(methods)))["method"]
+        self.assertIn(method, ("tracepoints", "window_deltas"))
+        by_cause = {dict(k)["cause"]: v for k, v in
+                    select(samples, "jitterd_attribution_interruptions_total", cpu=self.cpu).items()}
+        self.assertIn("unexplained", by_cause)
+        self.assertIn("timer", by_cause)
+        explained = sum(v for c, v in by_cause.items() if c not in ("unexplained", "not_kept"))
+        self.assertEqual(explained,
+                         self.daemon.value("jitterd_attribution_coincident_interruptions_total", cpu=self.cpu))
+        # The window's interrupts on the sampled CPU are counted by source; the timer ticks there.
+        events = select(samples, "jitterd_attribution_events_total", cpu=self.cpu)
+        self.assertTrue(events, "no interrupt counted on the sampled cpu")
 
     def test_every_documented_metric_is_present(self):
         samples = self.daemon.scrape()

@@ -40,6 +40,6 @@ TEST_CASE("bad arguments name themselves", "[command_line]") {
   CHECK_THROWS_WITH(parse_command_line({"report", "--format", "xml"}), Catch::Contains("got \"xml\""));
   CHECK_THROWS_WITH(parse_command_line({"run", "report"}), Catch::Contains("unexpected argument \"report\""));
   CHECK_THROWS_WITH(parse_command_line({"report", "c2x"}),
-                    Catch::Contains("unknown topic \"c2x\" (allowed: gaps, clock, pacing, kernel, pinning, c2c)"));
+                    Catch::Contains("unknown topic \"c2x\" (allowed: gaps, clock, pacing, kernel, pinning, c2c, posture)"));
   CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "--cpus"}), Catch::Contains("--cpus: needs a value"));
 }

@@ -214,6 +214,37 @@ probes:
                                      {{3, 2}, {0, 8191}}, SourceMark{31, 12}, 100000, true});
 }
 
+TEST_CASE("expect: every key, cpu sets that may be empty, names and latencies checked", "[config]") {
+  const Config config = parse(R"(
+expect:
+  isolated: "2-7,10-15"
+  nohz_full: []
+  governor: performance
+  clocksource: tsc
+  no_device_irqs: true
+  max_exit_latency: 10us
+  smt_siblings_idle: true
+)");
+  CHECK(config.expect == ExpectConfig{std::vector<int>{2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15}, std::vector<int>{},
+                                      "performance", "tsc", true, 10us, true});
+  CHECK(parse("expect: {isolated: \"\"}").expect.isolated == std::vector<int>{});
+  CHECK(parse("expect: {nohz_full: [3, 1]}").expect.nohz_full == std::vector<int>{1, 3});
+  CHECK(ExpectConfig{} == parse("expect: {}").expect);
+  CHECK(first_error("expect: {isolated: \"3-1\"}").rfind("test.yaml:1:20: expect.isolated: must be a CPU list", 0) == 0);
+  CHECK(first_error("expect: {governor: \"perf ormance\"}") ==
+        "test.yaml:1:20: expect.governor: must be a cpufreq governor name (letters, digits, _ - .), got \"perf ormance\"");
+  CHECK(first_error("expect: {max_exit_latency: 1s}") ==
+        "test.yaml:1:28: expect.max_exit_latency: must be 0s..10ms, got 1s");
+}
+
+TEST_CASE("posture and attribution probes: interval, enabled, tracepoints", "[config]") {
+  const Config config = parse("probes: {posture: {interval: 30s}, attribution: {enabled: false, tracepoints: false}}");
+  CHECK(config.probes.posture == PostureProbeConfig{true, 30s});
+  CHECK(config.probes.attribution == AttributionProbeConfig{false, 10s, false});
+  CHECK(ProbesConfig{}.posture == PostureProbeConfig{true, 1min});
+  CHECK(ProbesConfig{}.attribution == AttributionProbeConfig{true, 10s, true});
+}
+
 TEST_CASE("c2c pairs: representative, all or a list of [cpu, cpu]", "[config]") {
   CHECK(parse("probes: {c2c: {pairs: all}}").probes.c2c.pairs == PairSelection::all);
   CHECK(parse("probes: {c2c: {pairs: representative}}").probes.c2c.pairs == PairSelection::representative);
@@ -284,7 +315,7 @@ TEST_CASE("probes lists hold 1..16 distinct items in the order written", "[confi
 TEST_CASE("a probes section that is not a mapping names its keys", "[config]") {
   CHECK(first_error("probes: true") ==
         "test.yaml:1:9: probes: must be a mapping with keys clock, pacing, kernel_cost, "
-        "pinning, c2c, got true");
+        "pinning, c2c, posture, attribution, got true");
 }
 
 TEST_CASE("cpus can be a number, a sequence or auto, and keeps its mark", "[config]") {
@@ -355,7 +386,7 @@ TEST_CASE("error text omits what is unknown", "[config]") {
 TEST_CASE("a message stays on one line whatever the file holds", "[config]") {
   CHECK(first_error("? |\n  two\n  lines\n: 1\n") ==
         "test.yaml:1:3: two\\nlines\\n: unknown key (allowed: cpus, sampler, web, log, "
-        "probes)");
+        "probes, expect)");
   CHECK(first_error("log: {level: \"in\\tfo\"}") ==
         "test.yaml:1:14: log.level: must be one of trace, debug, info, warn, error, critical, off, "
         "got \"in\\x09fo\"");

@@ -1,0 +1,31 @@
+// `jitterd report posture`: the one-shot isolation checker for runbooks. Reads the posture
+// through --path.sysfs/--path.procfs, judges it for the configured CPUs with the configured
+// `expect:` section, prints the PASS/WARN/FAIL checklist with a reason per line (or JSON), and
+// exits 0 when every line passes, 1 when the worst is a WARN, 2 when a line FAILs. Formatting is
+// pure; run_posture_report is called once from main().
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "daemon/command_line.h"
+#include "host/posture.h"
+#include "probes/posture_checks.h"
+
+namespace jitterd {
+
+struct PostureReport {
+  std::vector<int> sampled;
+  std::string cpus_setting;  // as configured: "auto" or the list
+  std::vector<PostureCheck> checks;
+  Fingerprint fingerprint;
+  std::vector<std::string> problems;  // files that could not be read
+};
+
+std::string format_posture_table(const PostureReport& report);
+std::string format_posture_json(const PostureReport& report);
+int posture_exit_code(const PostureReport& report);  // 0, 1 or 2
+
+int run_posture_report(const CommandLine& command_line);
+
+}  // namespace jitterd

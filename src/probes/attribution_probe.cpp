@@ -1,0 +1,215 @@
+#include "probes/attribution_probe.h"
+
+#include <algorithm>
+
+#include "host/attribution.h"
+
+namespace jitterd {
+namespace {
+
+constexpr std::string_view unexplained = "unexplained";
+constexpr std::string_view not_kept = "not_kept";  // interruptions the ring overwrote before the window was read
+
+// Every cause a CPU exports, zero or not, so the series set is stable.
+std::vector<std::string> all_causes(bool tracepoints) {
+  std::vector<std::string> out(cause_names.begin(), cause_names.end());
+  if (tracepoints) out.insert(out.end(), {std::string(preempted_cause), std::string(not_kept)});
+  out.emplace_back(unexplained);
+  return out;
+}
+
+int priority(TraceEventKind kind) {
+  switch (kind) {
+    case TraceEventKind::sched_switch: return 2;
+    case TraceEventKind::softirq: return 1;
+    default: return 0;  // a hard IRQ or an IPI: what interrupted the loop in the first place
+  }
+}
+
+// Counter time to CLOCK_MONOTONIC_RAW, interpolated between two pairings so the rate is the one
+// measured over this very window.
+struct TickToClock {
+  ClockTickPair from, to;
+  double hertz;
+  std::int64_t operator()(std::uint64_t tick) const {
+    const double rate = to.tick > from.tick ? static_cast<double>(to.clock_ns - from.clock_ns) / static_cast<double>(to.tick - from.tick)
+                                            : 1e9 / hertz;
+    return to.clock_ns + static_cast<std::int64_t>(rate * (static_cast<double>(tick) - static_cast<double>(to.tick)));
+  }
+};
+
+}  // namespace
+
+std::string_view cause_of_overlap(const std::vector<TraceEvent>& events, EventRange overlap) {
+  const TraceEvent* best = nullptr;
+  for (std::size_t i = overlap.begin; i < overlap.end; ++i) {
+    if (!best || priority(events[i].kind) < priority(best->kind)) best = &events[i];
+  }
+  return best ? cause_of_event(*best) : unexplained;
+}
+
+void AttributionProbe::open_tracepoints(ProbeContext& context, ProbeResult& result) {
+  tried_tracepoints_ = true;
+  if (!settings_.tracepoints) {
+    method_reason_ = "tracepoints: false in the configuration";
+    return;
+  }
+  const TraceAvailability availability = TraceEventReader::probe(context.host);
+  if (!availability.available) {
+    method_reason_ = availability.reason;
+    result.warnings.push_back("attribution falls back to window deltas: " + method_reason_);
+    return;
+  }
+  try {
+    // 1 MiB per CPU: a noisy CPU's ten seconds of timer ticks and switches fit.
+    reader_ = std::make_unique<TraceEventReader>(context.host, context.sampled, 256);
+    method_ = reader_->method();
+    method_reason_ = "tracepoints open on the sampled cpus";
+  } catch (const std::exception& e) {
+    method_reason_ = e.what();
+    result.warnings.push_back("attribution falls back to window deltas: " + method_reason_);
+  }
+}
+
+std::map<std::string, std::uint64_t> AttributionProbe::match_cpu(int cpu, const SamplerShared& shared,
+                                                                 const std::vector<TraceEvent>& events,
+                                                                 const ClockTickPair& now, double hertz, std::uint64_t& kept) {
+  CpuWindow& window = windows_[cpu];
+  std::vector<Interruption> fresh;
+  for (const Interruption& i : shared.interruptions.copy_since(0)) {
+    if (i.start_tick > window.last_start_tick) fresh.push_back(i);
+  }
+  if (!fresh.empty()) window.last_start_tick = fresh.back().start_tick;
+  kept = fresh.size();
+  const TickToClock to_clock{previous_pair_.value_or(now), now, hertz};
+  std::vector<TimedInterval> intervals;
+  for (const Interruption& i : fresh) {
+    const std::int64_t start = to_clock(i.start_tick);
+    const std::int64_t end = to_clock(i.start_tick + i.duration_ticks);
+    intervals.push_back({static_cast<std::uint64_t>(std::max<std::int64_t>(start, 0)), static_cast<std::uint64_t>(std::max<std::int64_t>(end, 0))});
+  }
+  std::vector<TraceEvent> mine;
+  std::copy_if(events.begin(), events.end(), std::back_inserter(mine), [&](const TraceEvent& e) { return e.cpu == cpu; });
+  std::map<std::string, std::uint64_t> by_cause;
+  const std::vector<EventRange> overlaps = match_interruptions(intervals, mine, kTraceSlackNs);
+  for (std::size_t i = 0; i < overlaps.size(); ++i) {
+    const std::string cause(cause_of_overlap(mine, overlaps[i]));
+    ++by_cause[cause];
+    totals_[cpu].stolen_seconds[cause] += static_cast<double>(fresh[i].duration_ticks) / hertz;
+  }
+  return by_cause;
+}
+
+ProbeResult AttributionProbe::run(ProbeContext& context) {
+  ProbeResult result;
+  if (!tried_tracepoints_) open_tracepoints(context, result);
+  std::vector<std::string> problems;
+  const InterruptSnapshot snapshot = read_interrupt_counts(context.host, &problems);
+  const ClockTickPair pair = pair_clock_with_ticks(context.method);
+  const std::vector<TraceEvent> events = reader_ ? reader_->drain() : std::vector<TraceEvent>{};
+  const double hertz = context.frequency.hertz;
+  std::vector<int> sampled = context.sampled;
+  std::sort(sampled.begin(), sampled.end());
+
+  ProbeTable window_table{"last window by cause (" + method_ + ")", {"cpu", "interruptions", "cause", "count"}, {}};
+  ProbeTable sources_table{"last window: what fired on each sampled cpu, most first", {"cpu", "kind", "source", "name", "count"}, {}};
+  for (int cpu : sampled) {
+    const SamplerShared* shared = context.sampler_of ? context.sampler_of(cpu) : nullptr;
+    if (!shared) {
+      result.notes.push_back("cpu " + std::to_string(cpu) + ": no running sampler, nothing to attribute");
+      continue;
+    }
+    const std::uint64_t count_now = shared->interruption_count.load(std::memory_order_acquire);
+    const std::uint64_t ticks_now = shared->interrupted_ticks.load(std::memory_order_acquire);
+    const bool have_window = previous_ && windows_.count(cpu) != 0;
+    CpuWindow& window = windows_[cpu];
+    if (!have_window) {
+      // The baseline: from here on, interruptions and events belong to a window.
+      for (const Interruption& i : shared->interruptions.copy_since(0)) {
+        window.last_start_tick = std::max(window.last_start_tick, i.start_tick);
+      }
+      window.interruptions = count_now;
+      window.interrupted_ticks = ticks_now;
+      continue;
+    }
+    const std::uint64_t interruptions = count_now - window.interruptions;
+    const double stolen_ns = static_cast<double>(ticks_now - window.interrupted_ticks) / hertz * 1e9;
+    window.interruptions = count_now;
+    window.interrupted_ticks = ticks_now;
+    const std::vector<SourceDelta> deltas = per_cpu_deltas(*previous_, snapshot, cpu);
+    CpuTotals& totals = totals_[cpu];
+    for (const SourceDelta& d : deltas) {
+      auto& [name, count] = totals.events[{d.kind, d.source}];
+      name = d.name;
+      count += d.delta;
+    }
+    std::map<std::string, std::uint64_t> by_cause;
+    if (reader_) {
+      std::uint64_t kept = 0;
+      by_cause = match_cpu(cpu, *shared, events, pair, hertz, kept);
+      if (interruptions > kept) by_cause[std::string(not_kept)] += interruptions - kept;
+    } else {
+      const Attribution a = attribute_interruptions(interruptions, static_cast<std::uint64_t>(stolen_ns), deltas);
+      for (const CauseShare& share : a.causes) {
+        by_cause[std::string(share.cause)] += share.interruptions;
+        totals.stolen_seconds[std::string(share.cause)] += static_cast<double>(share.stolen_ns) * 1e-9;
+      }
+      by_cause[std::string(unexplained)] += a.unexplained;
+      totals.stolen_seconds[std::string(unexplained)] += static_cast<double>(a.unexplained_stolen_ns) * 1e-9;
+    }
+    for (const auto& [cause, count] : by_cause) {
+      totals.interruptions[cause] += count;
+      if (cause != unexplained && cause != not_kept) totals.coincident += count;
+      if (count > 0) window_table.rows.push_back({std::to_string(cpu), std::to_string(interruptions), cause, std::to_string(count)});
+    }
+    std::vector<SourceDelta> top = deltas;
+    std::sort(top.begin(), top.end(), [](const SourceDelta& l, const SourceDelta& r) { return l.delta > r.delta; });
+    if (top.size() > 8) top.resize(8);
+    for (const SourceDelta& d : top) sources_table.rows.push_back({std::to_string(cpu), d.kind, d.source, d.name, std::to_string(d.delta)});
+  }
+  previous_ = snapshot;
+  previous_pair_ = pair;
+
+  result.metrics.push_back(gauge("jitterd_attribution_method", "1 for the attribution method in use: tracepoints or window_deltas.",
+                                 {{"method", method_}}, 1));
+  const auto counter = [](std::string name, std::string help, ProbeLabels labels, double value) {
+    ProbeMetric m = gauge(std::move(name), std::move(help), std::move(labels), value);
+    m.type = ProbeMetricType::counter;
+    return m;
+  };
+  for (const auto& [cpu, totals] : totals_) {
+    const std::string c = std::to_string(cpu);
+    for (const std::string& cause : all_causes(reader_ != nullptr)) {
+      const auto found = totals.interruptions.find(cause);
+      const auto stolen = totals.stolen_seconds.find(cause);
+      result.metrics.push_back(counter("jitterd_attribution_interruptions_total",
+                                       "Interruptions of a sampled CPU by most likely cause (see jitterd_attribution_method).",
+                                       {{"cpu", c}, {"cause", cause}},
+                                       found == totals.interruptions.end() ? 0.0 : static_cast<double>(found->second)));
+      result.metrics.push_back(counter("jitterd_attribution_stolen_seconds_total",
+                                       "Time lost to interruptions of a sampled CPU, by most likely cause.", {{"cpu", c}, {"cause", cause}},
+                                       stolen == totals.stolen_seconds.end() ? 0.0 : stolen->second));
+    }
+    result.metrics.push_back(counter("jitterd_attribution_coincident_interruptions_total",
+                                     "Interruptions of a sampled CPU that coincided with an interrupt, softirq or task switch.",
+                                     {{"cpu", c}}, static_cast<double>(totals.coincident)));
+    for (const auto& [source, named] : totals.events) {
+      result.metrics.push_back(counter("jitterd_attribution_events_total",
+                                       "Interrupts and softirqs that fired on a sampled CPU since jitterd started, by source.",
+                                       {{"cpu", c}, {"kind", source.first}, {"source", source.second}, {"name", named.first}},
+                                       static_cast<double>(named.second)));
+    }
+  }
+  if (reader_) {
+    result.metrics.push_back(counter("jitterd_attribution_trace_lost_events_total",
+                                     "Trace events the kernel dropped because a ring filled up between reads.", {},
+                                     static_cast<double>(reader_->lost())));
+  }
+  result.tables.push_back(std::move(window_table));
+  result.tables.push_back(std::move(sources_table));
+  result.notes.push_back("method: " + method_ + " (" + method_reason_ + ")");
+  result.notes.insert(result.notes.end(), problems.begin(), problems.end());
+  return result;
+}
+
+}  // namespace jitterd

@@ -1,0 +1,73 @@
+// Attribution probe: why the sampled CPUs were interrupted. Every interval (one attribution
+// window) it reads /proc/interrupts and /proc/softirqs and each sampler's interruption counters,
+// and per sampled CPU exports what fired there (counters by source) and a breakdown of the
+// window's interruptions by most likely cause, as counters. Two methods, exported as
+// jitterd_attribution_method:
+//   tracepoints: where the kernel lets jitterd open the irq, softirq and sched_switch tracepoints
+//     (host/trace_events.h), each interruption the sampler kept is matched to the events that
+//     overlapped it in time, so its cause is what actually ran (an IRQ by name, a softirq, a task);
+//   window_deltas: otherwise, the window's interruptions are shared out among its interrupt
+//     counts (host/attribution.h), an estimate: no cause gets more interruptions than it had
+//     events, and the rest stays unexplained.
+// Used by one thread at a time (the probe scheduler's); keeps the previous window's counts.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "host/interrupt_counts.h"
+#include "host/trace_events.h"
+#include "measure/counter_calibration.h"
+#include "probes/probe.h"
+
+namespace jitterd {
+
+struct AttributionSettings {
+  std::chrono::nanoseconds interval{std::chrono::seconds(10)};
+  bool tracepoints = true;
+};
+
+// An event within this much of an interruption's start or end counts as overlapping it: the
+// counter-to-clock conversion is exact to the pairing's bracket (tens of ns); the rest is margin
+// for the time the kernel takes between entering and recording the event.
+inline constexpr std::uint64_t kTraceSlackNs = 2000;
+
+// The most likely cause of one interruption among the events that overlapped it: a hard IRQ or
+// IPI first, then a softirq, then a task switch ("preempted"); "unexplained" for none.
+std::string_view cause_of_overlap(const std::vector<TraceEvent>& events, EventRange overlap);
+
+class AttributionProbe : public Probe {
+ public:
+  explicit AttributionProbe(AttributionSettings settings) : settings_(settings) {}
+  std::string_view name() const override { return "attribution"; }
+  std::chrono::nanoseconds interval() const override { return settings_.interval; }
+  ProbeResult run(ProbeContext& context) override;
+
+ private:
+  struct CpuWindow {  // a sampler's counters at the previous run
+    std::uint64_t interruptions = 0, interrupted_ticks = 0, last_start_tick = 0;
+  };
+  struct CpuTotals {  // accumulated since the probe started
+    std::map<std::string, std::uint64_t> interruptions;  // by cause
+    std::map<std::string, double> stolen_seconds;        // by cause
+    std::map<std::pair<std::string, std::string>, std::pair<std::string, std::uint64_t>> events;  // (kind, source) -> (name, count)
+    std::uint64_t coincident = 0;
+  };
+  void open_tracepoints(ProbeContext& context, ProbeResult& result);
+  std::map<std::string, std::uint64_t> match_cpu(int cpu, const SamplerShared& shared, const std::vector<TraceEvent>& events,
+                                                 const ClockTickPair& now, double hertz, std::uint64_t& kept);
+
+  AttributionSettings settings_;
+  std::optional<InterruptSnapshot> previous_;
+  std::optional<ClockTickPair> previous_pair_;
+  std::map<int, CpuWindow> windows_;
+  std::map<int, CpuTotals> totals_;
+  std::unique_ptr<TraceEventReader> reader_;
+  std::string method_ = "window_deltas";
+  std::string method_reason_;
+  bool tried_tracepoints_ = false;
+};
+
+}  // namespace jitterd

@@ -1,0 +1,195 @@
+#include "probes/posture_probe.h"
+
+#include <algorithm>
+#include <map>
+
+#include "host/cpu_list.h"
+
+namespace jitterd {
+namespace {
+
+std::vector<int> sorted_union(std::vector<int> a, const std::vector<int>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  std::sort(a.begin(), a.end());
+  a.erase(std::unique(a.begin(), a.end()), a.end());
+  return a;
+}
+
+bool contains(const std::vector<int>& sorted, int cpu) { return std::binary_search(sorted.begin(), sorted.end(), cpu); }
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void add_cpu_flags(const Posture& p, std::vector<ProbeMetric>& out) {
+  for (int cpu : sorted_union(p.online, p.offline)) {
+    out.push_back(gauge("jitterd_posture_cpu_online", "1 if the CPU is online, 0 if present but offline.",
+                        {{"cpu", std::to_string(cpu)}}, contains(p.online, cpu)));
+  }
+  for (int cpu : p.online) {
+    const ProbeLabels labels{{"cpu", std::to_string(cpu)}};
+    out.push_back(gauge("jitterd_posture_cpu_isolated", "1 if the CPU is in the kernel's effective isolated set.", labels,
+                        contains(p.isolated, cpu)));
+    out.push_back(gauge("jitterd_posture_cpu_nohz_full", "1 if the CPU is in the kernel's effective nohz_full set.", labels,
+                        contains(p.nohz_full, cpu)));
+    if (p.workqueue_cpus) {
+      out.push_back(gauge("jitterd_posture_cpu_workqueue", "1 if unbound workqueues may run on the CPU.", labels,
+                          contains(*p.workqueue_cpus, cpu)));
+    }
+    double irqs = 0;
+    for (const IrqAffinity& irq : irqs_on_cpu(p, cpu)) irqs += irq.name.empty() ? 0 : 1;
+    out.push_back(gauge("jitterd_posture_cpu_device_irqs", "Device IRQs (with a handler) whose affinity includes the CPU.",
+                        labels, irqs));
+  }
+}
+
+// Frequency, governor and C-states of the CPUs that matter: sampled and isolated ones.
+void add_cpu_power(const Posture& p, const std::vector<int>& interest, std::vector<ProbeMetric>& out) {
+  for (const CpuFreq& f : p.cpufreq) {
+    if (!contains(interest, f.cpu)) continue;
+    const std::string cpu = std::to_string(f.cpu);
+    if (f.governor) {
+      out.push_back(gauge("jitterd_posture_cpufreq_governor_info", "1, labelled with the CPU's cpufreq governor.",
+                          {{"cpu", cpu}, {"governor", *f.governor}}, 1));
+    }
+    for (const auto& [kind, khz] : {std::pair{"min", f.min_khz}, {"max", f.max_khz}, {"current", f.cur_khz}}) {
+      if (khz) {
+        out.push_back(gauge("jitterd_posture_cpufreq_hertz", "The CPU's cpufreq scaling minimum, maximum and current frequency.",
+                            {{"cpu", cpu}, {"kind", kind}}, static_cast<double>(*khz) * 1e3));
+      }
+    }
+  }
+  for (const CpuIdle& idle : p.cpuidle) {
+    if (!contains(interest, idle.cpu)) continue;
+    const IdleState* deepest = nullptr;
+    for (const IdleState& s : idle.states) {
+      if (s.enabled && s.exit_latency_us && (!deepest || *s.exit_latency_us > *deepest->exit_latency_us)) deepest = &s;
+    }
+    if (!deepest) continue;
+    out.push_back(gauge("jitterd_posture_cpuidle_deepest_exit_latency_seconds",
+                        "Exit latency of the deepest enabled idle state of the CPU, labelled with its name.",
+                        {{"cpu", std::to_string(idle.cpu)}, {"state", deepest->name}},
+                        static_cast<double>(*deepest->exit_latency_us) * 1e-6));
+  }
+}
+
+void add_machine(const Posture& p, const std::vector<int>& sampled, std::vector<ProbeMetric>& out) {
+  if (p.smt.active) out.push_back(gauge("jitterd_posture_smt_active", "1 if SMT (hyper-threading) is active.", {}, *p.smt.active));
+  if (p.smt.control) {
+    out.push_back(gauge("jitterd_posture_smt_control_info", "1, labelled with devices/system/cpu/smt/control.",
+                        {{"control", *p.smt.control}}, 1));
+  }
+  const IsolationParams& i = p.isolation;
+  const std::pair<const char*, std::optional<std::string>> params[] = {
+    {"isolcpus", i.isolcpus}, {"nohz_full", i.nohz_full}, {"rcu_nocbs", i.rcu_nocbs}, {"irqaffinity", i.irqaffinity},
+    {"rcu_nocb_poll", i.rcu_nocb_poll ? std::optional<std::string>("") : std::nullopt}, {"skew_tick", i.skew_tick},
+    {"intel_idle.max_cstate", i.intel_idle_max_cstate}, {"processor.max_cstate", i.processor_max_cstate},
+    {"idle", i.idle}, {"mitigations", i.mitigations}};
+  for (const auto& [param, value] : params) {
+    if (!value) continue;
+    std::string shown = *value;
+    if (std::string(param) == "isolcpus") {
+      for (auto it = i.isolcpus_flags.rbegin(); it != i.isolcpus_flags.rend(); ++it) shown = *it + "," + shown;
+    }
+    out.push_back(gauge("jitterd_posture_kernel_param_info", "1 per isolation parameter on the kernel command line, with its value.",
+                        {{"param", param}, {"value", shown}}, 1));
+  }
+  if (p.thp.enabled || p.thp.defrag) {
+    out.push_back(gauge("jitterd_posture_thp_info", "1, labelled with the transparent hugepage enabled and defrag settings.",
+                        {{"enabled", p.thp.enabled.value_or("unknown")}, {"defrag", p.thp.defrag.value_or("unknown")}}, 1));
+  }
+  const std::pair<const char*, std::optional<std::string>> sysctls[] = {
+    {"kernel.nmi_watchdog", p.sysctls.nmi_watchdog}, {"kernel.timer_migration", p.sysctls.timer_migration},
+    {"vm.stat_interval", p.sysctls.stat_interval}, {"kernel.sched_rt_runtime_us", p.sysctls.sched_rt_runtime_us}};
+  for (const auto& [name, text] : sysctls) {
+    const std::optional<long long> value = text ? parse_integer(*text) : std::nullopt;
+    if (value) out.push_back(gauge("jitterd_posture_sysctl", "Value of a sysctl that matters for isolation.", {{"name", name}}, static_cast<double>(*value)));
+  }
+  if (p.sysctls.watchdog_cpumask) {
+    out.push_back(gauge("jitterd_posture_watchdog_cpus_info", "1, labelled with kernel.watchdog_cpumask (a CPU list).",
+                        {{"cpus", *p.sysctls.watchdog_cpumask}}, 1));
+  }
+  for (int cpu : sampled) {
+    for (const IrqAffinity& irq : irqs_on_cpu(p, cpu)) {
+      if (irq.name.empty()) continue;
+      out.push_back(gauge("jitterd_posture_irq_on_cpu", "1 for each device IRQ whose affinity includes a sampled CPU.",
+                          {{"cpu", std::to_string(cpu)}, {"irq", std::to_string(irq.irq)}, {"name", irq.name}}, 1));
+    }
+  }
+  out.push_back(gauge("jitterd_posture_unreadable_files", "Posture files that were missing or unparsable in the last reading.", {},
+                      static_cast<double>(p.problems.size())));
+}
+
+void add_checks(const std::vector<PostureCheck>& checks, std::vector<ProbeMetric>& out) {
+  std::map<std::string, double> warnings;
+  for (const PostureCheck& c : checks) {
+    if (c.expectation) {
+      out.push_back(gauge("jitterd_expectation_unmet",
+                          "1 for each unmet expectation of the expect: configuration (check, and cpu where per CPU), 0 "
+                          "for a met one.",
+                          {{"check", c.check}, {"cpu", c.cpu ? std::to_string(*c.cpu) : ""}}, c.status != CheckStatus::pass));
+    } else {
+      warnings[c.check] += c.status == CheckStatus::warn;
+    }
+  }
+  for (const auto& [check, count] : warnings) {
+    out.push_back(gauge("jitterd_posture_warnings", "WARN lines of the posture checklist's rules of thumb, per check.",
+                        {{"check", check}}, count));
+  }
+}
+
+}  // namespace
+
+std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vector<int>& sampled,
+                                         const std::vector<PostureCheck>& checks) {
+  std::vector<ProbeMetric> out;
+  add_cpu_flags(posture, out);
+  add_cpu_power(posture, sorted_union(sampled, posture.isolated), out);
+  add_machine(posture, sampled, out);
+  add_checks(checks, out);
+  return out;
+}
+
+ProbeResult PostureProbe::run(ProbeContext& context) {
+  const Posture posture = read_posture(context.host);
+  std::vector<int> sampled = context.sampled;
+  std::sort(sampled.begin(), sampled.end());
+  const std::vector<PostureCheck> checks = check_posture(posture, sampled, settings_.expect);
+  ProbeResult result;
+  result.metrics = posture_metrics(posture, sampled, checks);
+
+  const double now = unix_now();
+  if (!fingerprint_) {
+    fingerprint_since_ = now;
+  } else if (*fingerprint_ != posture.fingerprint) {
+    std::string changed;
+    for (const std::string& line : fingerprint_changes(*fingerprint_, posture.fingerprint)) changed += (changed.empty() ? "" : "; ") + line;
+    result.warnings.push_back("the machine's fingerprint changed: " + changed);
+    ++fingerprint_changes_;
+    fingerprint_since_ = now;
+  }
+  fingerprint_ = posture.fingerprint;
+  ProbeLabels fields;
+  for (auto& [field, value] : fingerprint_fields(posture.fingerprint)) fields.emplace_back(field, value);
+  result.metrics.push_back(gauge("jitterd_fingerprint_info",
+                                 "1, labelled with the kernel release and command line, microcode revision, BIOS vendor, "
+                                 "version and date, and CPU model.",
+                                 fields, 1));
+  ProbeMetric changes = gauge("jitterd_fingerprint_changes_total", "Fingerprint changes seen since jitterd started.", {},
+                              static_cast<double>(fingerprint_changes_));
+  changes.type = ProbeMetricType::counter;
+  result.metrics.push_back(std::move(changes));
+  result.metrics.push_back(gauge("jitterd_fingerprint_since_timestamp_seconds",
+                                 "When the current fingerprint was first seen: start-up, or its last change (Unix time).", {},
+                                 fingerprint_since_));
+
+  ProbeTable table{"isolation checklist for sampled cpus " + format_cpu_list(sampled), {"status", "check", "cpu", "reason"}, {}};
+  for (const PostureCheck& c : checks) {
+    table.rows.push_back({std::string(to_string(c.status)), c.check, c.cpu ? std::to_string(*c.cpu) : "-", c.reason});
+  }
+  result.tables.push_back(std::move(table));
+  result.notes = posture.problems;
+  return result;
+}
+
+}  // namespace jitterd

@@ -1,0 +1,40 @@
+// Posture probe: re-reads the isolation posture and the machine's fingerprint every interval,
+// exports them (per CPU where the value is per CPU), judges them with posture_checks.h, and
+// notices a changed fingerprint (kernel, command line, microcode, BIOS, CPU model): it counts the
+// change, stamps it and logs one line naming exactly what changed. Used by one thread at a time
+// (the probe scheduler's); keeps the fingerprint it saw last between runs.
+#pragma once
+
+#include <optional>
+
+#include "host/posture.h"
+#include "probes/posture_checks.h"
+#include "probes/probe.h"
+
+namespace jitterd {
+
+struct PostureSettings {
+  std::chrono::nanoseconds interval{std::chrono::minutes(1)};
+  PostureExpectations expect;
+};
+
+// The metrics for one reading (fingerprint change tracking aside): the per-CPU series cover every
+// online CPU for cheap yes/no facts and the sampled and isolated CPUs for frequency and C-states.
+std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vector<int>& sampled,
+                                         const std::vector<PostureCheck>& checks);
+
+class PostureProbe : public Probe {
+ public:
+  explicit PostureProbe(PostureSettings settings) : settings_(std::move(settings)) {}
+  std::string_view name() const override { return "posture"; }
+  std::chrono::nanoseconds interval() const override { return settings_.interval; }
+  ProbeResult run(ProbeContext& context) override;
+
+ private:
+  PostureSettings settings_;
+  std::optional<Fingerprint> fingerprint_;  // as last seen
+  double fingerprint_since_ = 0;            // unix time it was first seen
+  std::uint64_t fingerprint_changes_ = 0;
+};
+
+}  // namespace jitterd

@@ -1,0 +1,152 @@
+// The isolation checklist on hand-built postures (each rule, expectations against the rules of
+// thumb, the worst status), and the posture probe on a scratch tree whose fingerprint changes.
+#include "probes/posture_checks.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+
+#include "fixture_tree.h"
+#include "probes/posture_probe.h"
+
+using namespace jitterd;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A machine tuned by the book: CPUs 2-3 isolated and tickless, SMT off, IRQs on 0-1.
+Posture quiet_machine() {
+  Posture p;
+  p.online = {0, 1, 2, 3};
+  p.isolated = {2, 3};
+  p.nohz_full = {2, 3};
+  p.smt.control = "off";
+  for (int cpu : p.online) {
+    p.smt.thread_siblings[cpu] = {cpu};
+    p.cpufreq.push_back({cpu, "performance", 800000, 3600000, 3600000});
+    p.cpuidle.push_back({cpu, {{0, "POLL", 0, true}, {1, "C1", 2, true}, {2, "C6", 133, false}}});
+  }
+  p.clocksource = ClocksourceInfo{"tsc", {"tsc", "hpet"}};
+  p.thp.enabled = "never";
+  p.sysctls.nmi_watchdog = "0";
+  p.sysctls.stat_interval = "10";
+  p.workqueue_cpus = std::vector<int>{0, 1};
+  p.irqs = {{24, "eth0-rx-0", {0}, true}, {25, "eth0-rx-1", {1}, true}, {30, "", {2}, true}};
+  return p;
+}
+
+std::vector<PostureCheck> lines_of(const std::vector<PostureCheck>& checks, const std::string& check) {
+  std::vector<PostureCheck> out;
+  std::copy_if(checks.begin(), checks.end(), std::back_inserter(out), [&](const PostureCheck& c) { return c.check == check; });
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("posture checks: a machine tuned by the book passes every line", "[posture_checks]") {
+  const std::vector<PostureCheck> checks = check_posture(quiet_machine(), {2, 3}, {});
+  for (const PostureCheck& c : checks) {
+    INFO(c.check << ": " << c.reason);
+    CHECK(c.status == CheckStatus::pass);
+    CHECK_FALSE(c.cpu.has_value());
+  }
+  CHECK(checks.size() == 12);
+  CHECK(overall_status(checks) == CheckStatus::pass);
+  CHECK(overall_status({}) == CheckStatus::pass);
+}
+
+TEST_CASE("posture checks: each rule of thumb WARNs per sampled cpu with its reason", "[posture_checks]") {
+  Posture p = quiet_machine();
+  p.isolated = {2};
+  p.irqs.push_back({45, "mlx5_comp3", {3}, true});
+  p.cpufreq[3].governor = "powersave";
+  p.cpuidle[3].states[2].enabled = true;
+  p.smt.thread_siblings[3] = {1, 3};
+  p.thp.enabled = "always";
+  const std::vector<PostureCheck> checks = check_posture(p, {2, 3}, {});
+  CHECK(overall_status(checks) == CheckStatus::warn);
+  const auto one = [&](const std::string& check) {
+    const auto found = lines_of(checks, check);
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].status == CheckStatus::warn);
+    CHECK_FALSE(found[0].expectation);
+    return found[0];
+  };
+  CHECK(one("isolated").cpu == 3);
+  CHECK(one("device_irqs").reason == "1 device IRQ(s) may fire on cpu 3: irq 45 mlx5_comp3 (effective affinity)");
+  CHECK(one("governor").reason == "cpu 3 runs the powersave governor, not performance");
+  CHECK(one("cstates").reason == "cpu 3 may enter C6 (exit latency 133 us, limit 10 us)");
+  CHECK(one("smt").reason == "cpu 3 shares a core with cpu 1, which is not isolated: tasks scheduled there share the core");
+  CHECK(one("thp").cpu == std::nullopt);
+}
+
+TEST_CASE("posture checks: unmet expectations FAIL per cpu and are marked as expectations", "[posture_checks]") {
+  PostureExpectations expect;
+  expect.isolated = std::vector<int>{2, 3, 4};
+  expect.governor = "performance";
+  expect.clocksource = "tsc";
+  expect.no_device_irqs = true;
+  expect.max_exit_latency = 1us;
+  Posture p = quiet_machine();
+  p.isolated = {2, 3, 5};
+  p.clocksource->current = "hpet";
+  const std::vector<PostureCheck> checks = check_posture(p, {2, 3}, expect);
+  CHECK(overall_status(checks) == CheckStatus::fail);
+  const auto isolated = lines_of(checks, "isolated");
+  REQUIRE(isolated.size() == 2);
+  CHECK(isolated[0].cpu == 4);
+  CHECK(isolated[0].reason == "cpu 4 is not in the kernel's isolated set 2-3,5 (expected 2-4)");
+  CHECK(isolated[1].cpu == 5);
+  for (const auto& c : isolated) CHECK((c.expectation && c.status == CheckStatus::fail));
+  const auto cstates = lines_of(checks, "cstates");
+  REQUIRE(cstates.size() == 2);
+  CHECK(cstates[0].reason == "cpu 2 may enter C1 (exit latency 2 us, limit 1 us)");
+  CHECK(lines_of(checks, "clocksource")[0].status == CheckStatus::fail);
+  const auto governor = lines_of(checks, "governor");
+  REQUIRE(governor.size() == 1);
+  CHECK((governor[0].status == CheckStatus::pass && governor[0].expectation));
+  CHECK(lines_of(checks, "device_irqs")[0].status == CheckStatus::pass);  // irq 30 has no handler
+}
+
+TEST_CASE("posture probe: exports the checks and notices a changed fingerprint", "[posture_checks]") {
+  jitterd::testing::ScratchTree sys, proc;
+  sys.add_cpu(0);
+  sys.add_cpu(1);
+  sys.write("devices/system/cpu/online", "0-1\n");
+  sys.write("devices/system/cpu/isolated", "1\n");
+  proc.write("sys/kernel/osrelease", "6.1.0-9-amd64\n");
+  proc.write("cmdline", "ro isolcpus=1\n");
+  ProbeContext context;
+  context.host = HostReader(sys.root(), proc.root());
+  context.sampled = {1};
+  PostureExpectations expect;
+  expect.isolated = std::vector<int>{1};
+  PostureProbe probe(PostureSettings{1min, expect});
+
+  const auto value = [](const ProbeResult& r, const std::string& name, const ProbeLabels& labels) {
+    for (const ProbeMetric& m : r.metrics) {
+      const bool has_labels = std::all_of(labels.begin(), labels.end(), [&](const auto& label) {
+        return std::find(m.labels.begin(), m.labels.end(), label) != m.labels.end();
+      });
+      if (m.name == name && has_labels) return m.value;
+    }
+    FAIL("no " << name);
+    return -1.0;
+  };
+  const ProbeResult first = probe.run(context);
+  CHECK(value(first, "jitterd_expectation_unmet", {{"check", "isolated"}, {"cpu", ""}}) == 0);
+  CHECK(value(first, "jitterd_posture_cpu_isolated", {{"cpu", "1"}}) == 1);
+  CHECK(value(first, "jitterd_posture_kernel_param_info", {{"param", "isolcpus"}, {"value", "1"}}) == 1);
+  CHECK(value(first, "jitterd_fingerprint_changes_total", {}) == 0);
+  CHECK(first.warnings.empty());
+
+  proc.write("sys/kernel/osrelease", "6.1.0-10-amd64\n");
+  sys.write("devices/system/cpu/isolated", "\n");  // the reboot lost isolcpus
+  const ProbeResult second = probe.run(context);
+  CHECK(value(second, "jitterd_fingerprint_changes_total", {}) == 1);
+  REQUIRE(second.warnings.size() == 1);
+  CHECK(second.warnings[0] == "the machine's fingerprint changed: kernel: \"6.1.0-9-amd64\" -> \"6.1.0-10-amd64\"");
+  CHECK(value(second, "jitterd_expectation_unmet", {{"check", "isolated"}, {"cpu", "1"}}) == 1);
+  CHECK(value(second, "jitterd_posture_cpu_isolated", {{"cpu", "1"}}) == 0);
+}
