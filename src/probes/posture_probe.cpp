@@ -43,7 +43,7 @@ void add_cpu_flags(const Posture& p, std::vector<ProbeMetric>& out) {
   }
 }
 
-// Frequency, governor and C-states of the CPUs that matter: sampled and isolated ones.
+// Frequency, governor, C-states and siblings of the CPUs that matter: sampled and isolated ones.
 void add_cpu_power(const Posture& p, const std::vector<int>& interest, std::vector<ProbeMetric>& out) {
   for (const CpuFreq& f : p.cpufreq) {
     if (!contains(interest, f.cpu)) continue;
@@ -61,19 +61,22 @@ void add_cpu_power(const Posture& p, const std::vector<int>& interest, std::vect
   }
   for (const CpuIdle& idle : p.cpuidle) {
     if (!contains(interest, idle.cpu)) continue;
-    const IdleState* deepest = nullptr;
-    for (const IdleState& s : idle.states) {
-      if (s.enabled && s.exit_latency_us && (!deepest || *s.exit_latency_us > *deepest->exit_latency_us)) deepest = &s;
+    for (const IdleState& state : idle.states) {
+      if (!state.enabled || !state.exit_latency_us) continue;
+      out.push_back(gauge("jitterd_posture_cpuidle_exit_latency_seconds",
+                          "Exit latency of each enabled idle state of the CPU (the kernel's cpuidle latency).",
+                          {{"cpu", std::to_string(idle.cpu)}, {"state", state.name}},
+                          static_cast<double>(*state.exit_latency_us) * 1e-6));
     }
-    if (!deepest) continue;
-    out.push_back(gauge("jitterd_posture_cpuidle_deepest_exit_latency_seconds",
-                        "Exit latency of the deepest enabled idle state of the CPU, labelled with its name.",
-                        {{"cpu", std::to_string(idle.cpu)}, {"state", deepest->name}},
-                        static_cast<double>(*deepest->exit_latency_us) * 1e-6));
+  }
+  for (const auto& [cpu, siblings] : p.smt.thread_siblings) {
+    if (!contains(interest, cpu)) continue;
+    out.push_back(gauge("jitterd_posture_cpu_siblings_info", "1, labelled with the CPUs sharing the CPU's core (itself included).",
+                        {{"cpu", std::to_string(cpu)}, {"siblings", format_cpu_list(siblings)}}, 1));
   }
 }
 
-void add_machine(const Posture& p, const std::vector<int>& sampled, std::vector<ProbeMetric>& out) {
+void add_machine(const Posture& p, const std::vector<int>& interest, std::vector<ProbeMetric>& out) {
   if (p.smt.active) out.push_back(gauge("jitterd_posture_smt_active", "1 if SMT (hyper-threading) is active.", {}, *p.smt.active));
   if (p.smt.control) {
     out.push_back(gauge("jitterd_posture_smt_control_info", "1, labelled with devices/system/cpu/smt/control.",
@@ -109,10 +112,10 @@ void add_machine(const Posture& p, const std::vector<int>& sampled, std::vector<
     out.push_back(gauge("jitterd_posture_watchdog_cpus_info", "1, labelled with kernel.watchdog_cpumask (a CPU list).",
                         {{"cpus", *p.sysctls.watchdog_cpumask}}, 1));
   }
-  for (int cpu : sampled) {
+  for (int cpu : interest) {
     for (const IrqAffinity& irq : irqs_on_cpu(p, cpu)) {
       if (irq.name.empty()) continue;
-      out.push_back(gauge("jitterd_posture_irq_on_cpu", "1 for each device IRQ whose affinity includes a sampled CPU.",
+      out.push_back(gauge("jitterd_posture_irq_on_cpu", "1 for each device IRQ whose affinity includes a sampled or isolated CPU.",
                           {{"cpu", std::to_string(cpu)}, {"irq", std::to_string(irq.irq)}, {"name", irq.name}}, 1));
     }
   }
@@ -143,9 +146,10 @@ void add_checks(const std::vector<PostureCheck>& checks, std::vector<ProbeMetric
 std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vector<int>& sampled,
                                          const std::vector<PostureCheck>& checks) {
   std::vector<ProbeMetric> out;
+  const std::vector<int> interest = sorted_union(sampled, posture.isolated);
   add_cpu_flags(posture, out);
-  add_cpu_power(posture, sorted_union(sampled, posture.isolated), out);
-  add_machine(posture, sampled, out);
+  add_cpu_power(posture, interest, out);
+  add_machine(posture, interest, out);
   add_checks(checks, out);
   return out;
 }

@@ -19,7 +19,8 @@ struct PostureSettings {
 };
 
 // The metrics for one reading (fingerprint change tracking aside): the per-CPU series cover every
-// online CPU for cheap yes/no facts and the sampled and isolated CPUs for frequency and C-states.
+// online CPU for cheap yes/no facts, and the sampled and isolated CPUs for frequency, C-states,
+// siblings and the device IRQs that may fire there.
 std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vector<int>& sampled,
                                          const std::vector<PostureCheck>& checks);
 

@@ -150,3 +150,27 @@ TEST_CASE("posture probe: exports the checks and notices a changed fingerprint",
   CHECK(value(second, "jitterd_expectation_unmet", {{"check", "isolated"}, {"cpu", "1"}}) == 1);
   CHECK(value(second, "jitterd_posture_cpu_isolated", {{"cpu", "1"}}) == 0);
 }
+
+TEST_CASE("posture metrics on the tuned server: the leaking IRQ, idle states and siblings per isolated cpu", "[posture_checks]") {
+  const Posture posture = read_posture(jitterd::testing::fixture_reader("tuned_server"));
+  const std::vector<int> sampled = {2, 3};
+  const std::vector<ProbeMetric> metrics = posture_metrics(posture, sampled, check_posture(posture, sampled, {}));
+  const auto find = [&](const std::string& name, const ProbeLabels& labels) -> const ProbeMetric* {
+    for (const ProbeMetric& m : metrics) {
+      if (m.name == name && m.labels == labels) return &m;
+    }
+    return nullptr;
+  };
+  REQUIRE(find("jitterd_posture_irq_on_cpu", {{"cpu", "3"}, {"irq", "45"}, {"name", "mlx5_comp3@pci:0000:3b:00.0"}}));
+  CHECK(find("jitterd_posture_cpu_device_irqs", {{"cpu", "3"}})->value == 1);
+  CHECK(find("jitterd_posture_cpu_device_irqs", {{"cpu", "4"}})->value == 0);
+  CHECK(find("jitterd_posture_cpu_isolated", {{"cpu", "0"}})->value == 0);
+  // CPU 12 is isolated but not sampled: still described, C6 (disabled) left out.
+  REQUIRE(find("jitterd_posture_cpuidle_exit_latency_seconds", {{"cpu", "12"}, {"state", "C1"}}));
+  CHECK(find("jitterd_posture_cpuidle_exit_latency_seconds", {{"cpu", "12"}, {"state", "C1"}})->value == Approx(2e-6));
+  CHECK_FALSE(find("jitterd_posture_cpuidle_exit_latency_seconds", {{"cpu", "12"}, {"state", "C6"}}));
+  CHECK(find("jitterd_posture_cpu_siblings_info", {{"cpu", "12"}, {"siblings", "4,12"}}));
+  CHECK_FALSE(find("jitterd_posture_cpu_siblings_info", {{"cpu", "0"}, {"siblings", "0,8"}}));
+  CHECK(find("jitterd_posture_cpufreq_governor_info", {{"cpu", "2"}, {"governor", "performance"}}));
+  CHECK(find("jitterd_posture_kernel_param_info", {{"param", "isolcpus"}, {"value", "managed_irq,domain,2-7,10-15"}}));
+}
