@@ -27,6 +27,7 @@
 #include "host/topology.h"
 #include "measure/counter_calibration.h"
 #include "measure/sampler_loop.h"
+#include "host/trace_events.h"
 #include "probes/c2c_probe.h"
 
 using namespace jitterd;
@@ -260,6 +261,55 @@ void c2c_costs(std::vector<int> cpus, TickMethod method, const CounterFrequency&
   std::printf("\n");
 }
 
+// What attribution by tracepoints costs the CPU it watches: the sampler loop for 1 s with the
+// tracepoints open on its CPU, alternating with 1 s without, five times each; the extra stolen
+// time divided by the events recorded is the cost of one traced event (on a noisy VM, a bound at
+// best: the host's own noise moves both sides).
+void tracing_cost(int cpu, TickMethod method, const TickScale& scale) {
+  const HostReader host;
+  const TraceAvailability availability = TraceEventReader::probe(host);
+  if (!availability.available) {
+    std::printf("tracing cost: skipped (%s)\n\n", availability.reason.c_str());
+    return;
+  }
+  pin_to(cpu);
+  struct Side {
+    double interruptions = 0, stolen = 0, sampled = 0, events = 0;
+  } sides[2];
+  const std::uint64_t threshold = scale.from_ns(1000);
+  for (int round = 0; round < 5; ++round) {
+    for (int traced = 0; traced < 2; ++traced) {
+      std::unique_ptr<TraceEventReader> reader;
+      try {
+        if (traced) reader = std::make_unique<TraceEventReader>(host, std::vector<int>{cpu}, 256);
+      } catch (const std::exception& e) {
+        std::printf("tracing cost: skipped (%s)\n\n", e.what());
+        return;
+      }
+      auto shared = std::make_unique<SamplerShared>(4096, scale.from_ns(1'250'000'000), 16);
+      SamplerWriterState state;
+      std::atomic<bool> stop{false};
+      dispatch_tick_method(method, [&]<TickMethod M>() {
+        run_sampler_span<M>(*shared, state, threshold, read_ticks<M>() + scale.from_ns(1'000'000'000), stop);
+      });
+      Side& side = sides[traced];
+      side.interruptions += static_cast<double>(shared->interruption_count.load());
+      side.stolen += scale.to_seconds(shared->interrupted_ticks.load());
+      side.sampled += scale.to_seconds(state.sampled_ticks);
+      if (reader) side.events += static_cast<double>(reader->drain().size());
+    }
+  }
+  const auto share = [](const Side& s) { return s.stolen / s.sampled; };
+  std::printf("tracing cost on cpu %d (5 x 1 s each way, interruptions >= 1 us):\n", cpu);
+  std::printf("  untraced: %8.0f interruptions/s, stolen %.4f%%\n", sides[0].interruptions / sides[0].sampled, 100 * share(sides[0]));
+  std::printf("  traced:   %8.0f interruptions/s, stolen %.4f%%, %.0f events/s recorded\n",
+              sides[1].interruptions / sides[1].sampled, 100 * share(sides[1]), sides[1].events / sides[1].sampled);
+  if (sides[1].events > 0) {
+    std::printf("  extra stolen per recorded event: %.0f ns\n\n",
+                (share(sides[1]) - share(sides[0])) * sides[1].sampled / sides[1].events * 1e9);
+  }
+}
+
 int main() {
   const HostReader host;
   const Topology topology = read_topology(host);
@@ -286,6 +336,7 @@ int main() {
     for (int cpu : cpus) compare_loops(cpu, method, scale);
   }
   const TickMethod method = default_tick_method();
+  tracing_cost(cpus.front(), method, TickScale(counter_frequency(method, std::chrono::milliseconds(200)).hertz));
   c2c_costs(topology.online, method, counter_frequency(method, std::chrono::milliseconds(200)));
   scrape_costs(cpus, selection.selection->housekeeping, method, counter_frequency(method, std::chrono::milliseconds(200)));
   return 0;
