@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "daemon/config_reader.h"
+#include "host/text.h"
 
 namespace jitterd::config_detail {
 namespace {
@@ -14,11 +15,6 @@ constexpr Duration max_interval = 24h;
 constexpr std::size_t max_list_items = 16;  // each item is measured every run: keep runs short
 constexpr long long max_rate = 10'000'000;
 constexpr long long max_cpu = 8191;  // the kernel's NR_CPUS is at most 8192
-
-bool all_digits(std::string_view text) {
-  return !text.empty() &&
-         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 // Digits with an optional fraction, as people write a rate: no sign, exponent, hex, inf or nan,
 // and no leading zero (YAML 1.1 reads 0100 as octal). Too many digits for a double read as

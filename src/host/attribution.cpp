@@ -1,4 +1,5 @@
 #include "host/attribution.h"
+#include "host/text.h"
 
 #include <algorithm>
 #include <numeric>
@@ -39,11 +40,6 @@ std::string_view by_description(std::string_view name) {
   if (contains(name, "TLB shootdown")) return "tlb";
   if (name == "Local timer interrupts" || name == "Timer broadcast interrupts") return "timer";
   return "other_irq";
-}
-
-bool all_digits(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(),
-                                      [](char c) { return c >= '0' && c <= '9'; });
 }
 
 std::size_t cause_index(std::string_view cause) {

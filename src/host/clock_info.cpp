@@ -1,4 +1,5 @@
 #include "host/clock_info.h"
+#include "host/text.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,13 +8,6 @@ namespace jitterd {
 namespace {
 
 constexpr std::string_view clocksource_dir = "devices/system/clocksource/clocksource0";
-
-std::string_view trim(std::string_view text) {
-  constexpr std::string_view blanks = " \t";
-  const std::size_t first = text.find_first_not_of(blanks);
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(blanks) - first + 1);
-}
 
 // Whitespace-separated words; the kernel ends available_clocksource with a space.
 std::vector<std::string> words(std::string_view text) {

@@ -1,4 +1,5 @@
 #include "host/cpu_list.h"
+#include "host/text.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,14 +7,6 @@
 
 namespace jitterd {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  constexpr std::string_view space = " \t\n\r\v\f";
-  const auto first = text.find_first_not_of(space);
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(space);
-  return text.substr(first, last - first + 1);
-}
 
 void set_error(std::string* error, std::string message) {
   if (error != nullptr) *error = std::move(message);

@@ -1,4 +1,5 @@
 #include "host/interrupt_counts.h"
+#include "host/text.h"
 
 #include <algorithm>
 #include <array>
@@ -9,12 +10,6 @@ namespace jitterd {
 namespace {
 
 constexpr std::string_view blanks = " \t";
-
-std::string_view trim(std::string_view text) {
-  const std::size_t first = text.find_first_not_of(blanks);
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(blanks) - first + 1);
-}
 
 std::vector<std::string_view> words(std::string_view text) {
   std::vector<std::string_view> out;
@@ -32,11 +27,6 @@ std::optional<T> number(std::string_view text) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
-}
-
-bool all_digits(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(),
-                                      [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // "CPU0 CPU1 CPU3" gives {0, 1, 3}; std::nullopt if the line is not a header.

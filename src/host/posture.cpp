@@ -6,23 +6,12 @@
 #include "host/cpu_list.h"
 #include "host/interrupt_counts.h"
 #include "host/topology.h"
+#include "host/text.h"
 
 namespace jitterd {
 namespace {
 
-constexpr std::string_view blanks = " \t\n\r\v\f";  // the kernel's isspace()
 constexpr std::string_view cpu_root = "devices/system/cpu";
-
-std::string_view trim(std::string_view text) {
-  const std::size_t first = text.find_first_not_of(blanks);
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(blanks) - first + 1);
-}
-
-bool all_digits(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(),
-                                      [](char c) { return c >= '0' && c <= '9'; });
-}
 
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
@@ -52,7 +41,7 @@ CmdlineParam next_param(std::string_view& rest) {
   bool in_quote = quoted;
   std::size_t i = 0, equals = std::string_view::npos;
   for (; i < rest.size(); ++i) {
-    if (blanks.find(rest[i]) != std::string_view::npos && !in_quote) break;
+    if (kBlanks.find(rest[i]) != std::string_view::npos && !in_quote) break;
     if (equals == std::string_view::npos && rest[i] == '=') equals = i;
     if (rest[i] == '"') in_quote = !in_quote;
   }
@@ -85,7 +74,7 @@ void set_isolcpus(IsolationParams& out, std::string_view value) {
 std::vector<CmdlineParam> parse_kernel_cmdline(std::string_view text) {
   std::vector<CmdlineParam> params;
   for (;;) {
-    text.remove_prefix(std::min(text.find_first_not_of(blanks), text.size()));
+    text.remove_prefix(std::min(text.find_first_not_of(kBlanks), text.size()));
     if (text.empty()) break;
     CmdlineParam param = next_param(text);
     if (param.key == "--" && !param.value) break;  // what follows is init's

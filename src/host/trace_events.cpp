@@ -16,16 +16,10 @@
 #include <system_error>
 
 #include "host/attribution.h"
+#include "host/text.h"
 
 namespace jitterd {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return text.substr(first, last - first + 1);
-}
 
 // The decimal number after `key` ("offset:") in `text`, up to the next ';'.
 std::optional<std::size_t> number_after(std::string_view text, std::string_view key) {
