@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "daemon/report.h"
 #include "daemon/sampling_plan.h"
@@ -98,12 +99,16 @@ int run_posture_report(const CommandLine& cl) {
   // The machine the sysfs root describes, not this process's affinity, decides what `cpus: auto`
   // selects: the report judges a fixture tree as it would judge that machine.
   const SamplingPlan plan = make_sampling_plan(cl, host, read_topology(host).online);
+  // A quarter second of /proc/stat says whether the sampled CPUs' SMT siblings are idle.
+  const std::map<int, CpuTimes> before = parse_proc_stat(host.read_proc("stat").value_or(""));
+  if (!before.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  const std::map<int, double> busy = busy_shares(before, parse_proc_stat(host.read_proc("stat").value_or("")));
   const Posture posture = read_posture(host);
   PostureReport report;
   report.sampled = plan.selection.sampled;
   std::sort(report.sampled.begin(), report.sampled.end());
   report.cpus_setting = plan.config.cpus.text;
-  report.checks = check_posture(posture, report.sampled, plan.config.expect);
+  report.checks = check_posture(posture, report.sampled, plan.config.expect, busy);
   report.fingerprint = posture.fingerprint;
   report.problems = posture.problems;
   std::cout << (cl.report_format == ReportFormat::json ? format_posture_json(report) : format_posture_table(report));

@@ -111,6 +111,45 @@ std::optional<std::vector<int>> param_cpus(const std::optional<std::string>& val
 // "  45:   0   1234 ...  IR-PCI-MSI 1572868-edge      mlx5_comp3@pci:0000:3b:00.0": the counts
 // (one per online CPU), the chip, the hwirq with its trigger ("27 Level" on arm's GIC, "-edge"
 // appended on x86), then the action names, which may hold ", ".
+std::map<int, CpuTimes> parse_proc_stat(std::string_view text) {
+  std::map<int, CpuTimes> out;
+  for (std::string_view line : lines(text)) {
+    if (line.substr(0, 3) != "cpu" || line.size() < 4 || line[3] < '0' || line[3] > '9') continue;  // not "cpu " (the sum)
+    std::vector<std::uint64_t> fields;
+    std::string_view rest = line.substr(3);
+    const std::size_t end_of_cpu = std::min(rest.find_first_of(kBlanks), rest.size());
+    const std::optional<long long> cpu = parse_integer(rest.substr(0, end_of_cpu));
+    rest.remove_prefix(end_of_cpu);
+    while (!(rest = trim(rest)).empty()) {
+      const std::size_t end = std::min(rest.find_first_of(kBlanks), rest.size());
+      const std::optional<long long> value = parse_integer(rest.substr(0, end));
+      if (!value || *value < 0) break;
+      fields.push_back(static_cast<std::uint64_t>(*value));
+      rest.remove_prefix(end);
+    }
+    // user nice system idle iowait irq softirq steal [guest guest_nice, already in user and nice]
+    if (!cpu || fields.size() < 4) continue;
+    fields.resize(std::min<std::size_t>(fields.size(), 8));
+    CpuTimes times;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      times.total += fields[i];
+      if (i != 3 && i != 4) times.busy += fields[i];
+    }
+    out[static_cast<int>(*cpu)] = times;
+  }
+  return out;
+}
+
+std::map<int, double> busy_shares(const std::map<int, CpuTimes>& before, const std::map<int, CpuTimes>& after) {
+  std::map<int, double> out;
+  for (const auto& [cpu, now] : after) {
+    const auto then = before.find(cpu);
+    if (then == before.end() || now.total <= then->second.total || now.busy < then->second.busy) continue;
+    out[cpu] = static_cast<double>(now.busy - then->second.busy) / static_cast<double>(now.total - then->second.total);
+  }
+  return out;
+}
+
 std::optional<std::string> parse_bracketed_choice(std::string_view text) {
   const std::size_t open = text.find('[');
   const std::size_t close = text.find(']', open);

@@ -10,6 +10,7 @@
 // plain value, safe to share read-only with any thread once built.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -67,6 +68,17 @@ std::optional<long long> parse_integer(std::string_view text);
 // The first value of `key` in /proc/cpuinfo text ("microcode", "model name", "CPU part"), trimmed;
 // the key is matched whole.
 std::optional<std::string> cpuinfo_field(std::string_view cpuinfo_text, std::string_view key);
+
+// Per-CPU time from the "cpuN ..." lines of /proc/stat, in clock ticks (USER_HZ): busy is
+// everything but idle and iowait. Lines it cannot read are skipped.
+struct CpuTimes {
+  std::uint64_t busy = 0, total = 0;
+  bool operator==(const CpuTimes&) const = default;
+};
+std::map<int, CpuTimes> parse_proc_stat(std::string_view text);
+
+// Busy share of each CPU between two readings, for CPUs in both whose total advanced.
+std::map<int, double> busy_shares(const std::map<int, CpuTimes>& before, const std::map<int, CpuTimes>& after);
 
 // ---- the posture ----
 

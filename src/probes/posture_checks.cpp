@@ -20,6 +20,11 @@ std::string cpus_text(const std::vector<int>& cpus) { return cpus.empty() ? "non
 
 std::string us_text(long long us) { return std::to_string(us) + " us"; }
 
+std::string format_share(double share) {
+  const int tenths = static_cast<int>(share * 1000 + 0.5);
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "%";
+}
+
 class Checklist {
  public:
   explicit Checklist(const std::vector<int>& sampled) : sampled_(sampled) {}
@@ -114,7 +119,7 @@ void check_device_irqs(Checklist& list, const Posture& p, bool expected) {
   if (!any) list.add("device_irqs", std::nullopt, CheckStatus::pass, "no device IRQ may fire on a sampled cpu", expected);
 }
 
-void check_smt(Checklist& list, const Posture& p, bool expected) {
+void check_smt(Checklist& list, const Posture& p, bool expected, const std::map<int, double>& busy) {
   bool any = false;
   for (int cpu : list.sampled()) {
     const auto it = p.smt.thread_siblings.find(cpu);
@@ -125,6 +130,10 @@ void check_smt(Checklist& list, const Posture& p, bool expected) {
       if (contains(list.sampled(), sibling)) {
         if (sibling < cpu) continue;  // one line per core: on its lower sampled CPU
         why = "is sampled too: two spinning samplers share one core's pipeline";
+      } else if (const auto share = busy.find(sibling); share != busy.end()) {
+        // Measured: what ran there is what shares the core, isolated or not.
+        if (share->second <= kIdleSiblingShare) continue;
+        why = "was busy " + format_share(share->second) + " of the time measured";
       } else if (!contains(p.isolated, sibling)) {
         why = "is not isolated: tasks scheduled there share the core";
       } else {
@@ -260,13 +269,13 @@ std::string_view to_string(CheckStatus status) {
 }
 
 std::vector<PostureCheck> check_posture(const Posture& posture, const std::vector<int>& sampled,
-                                        const PostureExpectations& expect) {
+                                        const PostureExpectations& expect, const std::map<int, double>& busy) {
   Checklist list(sampled);
   check_cpu_set(list, "isolated", posture.isolated, expect.isolated, "isolated: the scheduler may place tasks on it");
   check_cpu_set(list, "nohz_full", posture.nohz_full, expect.nohz_full, "nohz_full: the scheduler tick interrupts it");
   check_rcu_nocbs(list, posture);
   check_device_irqs(list, posture, expect.no_device_irqs);
-  check_smt(list, posture, expect.smt_siblings_idle);
+  check_smt(list, posture, expect.smt_siblings_idle, busy);
   check_governor(list, posture, expect.governor);
   check_cstates(list, posture, expect.max_exit_latency);
   check_workqueue(list, posture);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,7 +27,9 @@ struct PostureExpectations {
   std::optional<std::string> clocksource;     // the current one
   bool no_device_irqs = false;                // on sampled CPUs
   std::optional<std::chrono::nanoseconds> max_exit_latency;  // of enabled C-states, sampled CPUs
-  bool smt_siblings_idle = false;  // every other thread of a sampled CPU's core offline or isolated
+  // Every other thread of a sampled CPU's core offline, or idle: at most kIdleSiblingShare busy
+  // where its busy share was measured, else isolated.
+  bool smt_siblings_idle = false;
   bool operator==(const PostureExpectations&) const = default;
 };
 
@@ -41,15 +44,19 @@ struct PostureCheck {
   bool expectation = false;  // from `expect:`: exported as jitterd_expectation_unmet
 };
 
+// A sibling busy at most this share of the time measured counts as idle.
+inline constexpr double kIdleSiblingShare = 0.01;
+
 // Above this exit latency an enabled C-state earns a WARN when no expectation is set.
 inline constexpr std::chrono::microseconds kDeepCstateWarning{10};
 
 // Every line of the checklist in a stable order: check by check (isolated, nohz_full, rcu_nocbs,
 // device_irqs, smt, governor, cstates, workqueue, clocksource, thp, nmi_watchdog,
 // stat_interval), each with its per-CPU lines by CPU or one machine-wide line. `sampled` (sorted)
-// are the CPUs judged per CPU.
+// are the CPUs judged per CPU. `busy`: each CPU's busy share over a recent interval (from
+// busy_shares in host/posture.h), where measured; the smt check judges siblings by it.
 std::vector<PostureCheck> check_posture(const Posture& posture, const std::vector<int>& sampled,
-                                        const PostureExpectations& expect);
+                                        const PostureExpectations& expect, const std::map<int, double>& busy = {});
 
 // The worst status present (pass for an empty list).
 CheckStatus overall_status(const std::vector<PostureCheck>& checks);

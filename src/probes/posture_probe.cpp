@@ -158,7 +158,11 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
   const Posture posture = read_posture(context.host);
   std::vector<int> sampled = context.sampled;
   std::sort(sampled.begin(), sampled.end());
-  const std::vector<PostureCheck> checks = check_posture(posture, sampled, settings_.expect);
+  // Busy shares since the previous run (none on the first): the smt check judges siblings by them.
+  std::map<int, CpuTimes> times = parse_proc_stat(context.host.read_proc("stat").value_or(""));
+  const std::map<int, double> busy = busy_shares(cpu_times_, times);
+  cpu_times_ = std::move(times);
+  const std::vector<PostureCheck> checks = check_posture(posture, sampled, settings_.expect, busy);
   ProbeResult result;
   result.metrics = posture_metrics(posture, sampled, checks);
 

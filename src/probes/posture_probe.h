@@ -5,6 +5,7 @@
 // (the probe scheduler's); keeps the fingerprint it saw last between runs.
 #pragma once
 
+#include <map>
 #include <optional>
 
 #include "host/posture.h"
@@ -36,6 +37,7 @@ class PostureProbe : public Probe {
   std::optional<Fingerprint> fingerprint_;  // as last seen
   double fingerprint_since_ = 0;            // unix time it was first seen
   std::uint64_t fingerprint_changes_ = 0;
+  std::map<int, CpuTimes> cpu_times_;  // /proc/stat at the previous run, for busy shares
 };
 
 }  // namespace jitterd

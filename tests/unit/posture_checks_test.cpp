@@ -174,3 +174,21 @@ TEST_CASE("posture metrics on the tuned server: the leaking IRQ, idle states and
   CHECK(find("jitterd_posture_cpufreq_governor_info", {{"cpu", "2"}, {"governor", "performance"}}));
   CHECK(find("jitterd_posture_kernel_param_info", {{"param", "isolcpus"}, {"value", "managed_irq,domain,2-7,10-15"}}));
 }
+
+TEST_CASE("smt: a measured busy share judges a sibling, isolated or not", "[posture_checks]") {
+  Posture p = quiet_machine();
+  p.smt.thread_siblings[2] = {0, 2};
+  p.smt.thread_siblings[3] = {1, 3};
+  // Unmeasured: siblings 0 and 1 are not isolated, so both sampled cpus get a line.
+  CHECK(lines_of(check_posture(p, {2, 3}, {}), "smt").size() == 2);
+  // Measured: cpu 0 was idle, cpu 1 was not.
+  const auto smt = lines_of(check_posture(p, {2, 3}, {}, {{0, 0.004}, {1, 0.35}}), "smt");
+  REQUIRE(smt.size() == 1);
+  CHECK(smt[0].cpu == 3);
+  CHECK(smt[0].reason == "cpu 3 shares a core with cpu 1, which was busy 35.0% of the time measured");
+  PostureExpectations expect;
+  expect.smt_siblings_idle = true;
+  const auto expected = lines_of(check_posture(p, {2, 3}, expect, {{0, 0.0}, {1, 0.0}}), "smt");
+  REQUIRE(expected.size() == 1);
+  CHECK((expected[0].status == CheckStatus::pass && expected[0].expectation));
+}

@@ -385,3 +385,24 @@ TEST_CASE("unparsable files and cmdline cpu lists are problems naming the path",
   CHECK_FALSE(posture.cpufreq[0].cur_khz);
   CHECK(posture.irqs.empty());
 }
+
+TEST_CASE("parse_proc_stat: per-cpu busy and total ticks; busy_shares between two readings", "[posture]") {
+  const auto before = jitterd::parse_proc_stat(
+      "cpu  1262549 436758 145981 587628 4032 0 2417 15008 0 0\n"
+      "cpu0 100 0 50 800 50 0 0 0 0 0\n"
+      "cpu1 10 0 0 990 0 0 0 0 0 0\n"
+      "cpu3 5 5\n"
+      "intr 5860268 0 0\n"
+      "ctxt 4045020\n");
+  REQUIRE(before.size() == 2);  // the sum line, a short line and the other rows are skipped
+  CHECK(before.at(0) == jitterd::CpuTimes{150, 1000});
+  CHECK(before.at(1) == jitterd::CpuTimes{10, 1000});
+  const auto after = jitterd::parse_proc_stat(
+      "cpu0 100 0 50 900 50 0 0 0 0 0\n"   // idle only: 0% busy
+      "cpu1 60 0 10 1020 0 0 5 5 0 0\n"    // +70 busy (user, system, irq, steal) of +100
+      "cpu2 1 0 0 1 0 0 0 0 0 0\n");       // new: no share
+  const auto shares = jitterd::busy_shares(before, after);
+  REQUIRE(shares.size() == 2);
+  CHECK(shares.at(0) == Approx(0.0));
+  CHECK(shares.at(1) == Approx(0.70));
+}
