@@ -112,7 +112,7 @@ std::string usage_text() {
                                             jitterd may run on) and print the latency matrix
        jitterd report posture [--format table|json]
                                             the isolation checklist: PASS/WARN/FAIL per line,
-                                            exit 0 (all PASS), 1 (a WARN) or 2 (a FAIL)
+                                            exit 0 (all PASS), 1 (a WARN), 2 (a FAIL), 3 (cannot check)
 
 Flags:
   --config FILE              configuration file (default /etc/jitterd/jitterd.yaml)

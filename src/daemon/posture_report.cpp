@@ -5,6 +5,7 @@
 #include <sstream>
 #include <thread>
 
+#include "daemon/config.h"
 #include "daemon/report.h"
 #include "daemon/sampling_plan.h"
 #include "host/cpu_list.h"
@@ -90,18 +91,36 @@ int posture_exit_code(const PostureReport& report) {
   return 2;
 }
 
+namespace {
+int report_posture(const CommandLine& cl);
+}  // namespace
+
 int run_posture_report(const CommandLine& cl) {
   if (cl.report_format == ReportFormat::csv) {
     std::cerr << "jitterd: report posture: --format table or json\n";
     return 64;
   }
+  try {
+    return report_posture(cl);
+  } catch (const ConfigErrors&) {
+    throw;  // main() reports them and exits 78
+  } catch (const std::exception& e) {
+    // Not 1: a runbook must tell "could not check" from "a WARN".
+    std::cerr << "jitterd: report posture: " << e.what() << "\n";
+    return 3;
+  }
+}
+
+namespace {
+int report_posture(const CommandLine& cl) {
   const HostReader host(cl.sysfs, cl.procfs);
   // The machine the sysfs root describes, not this process's affinity, decides what `cpus: auto`
   // selects: the report judges a fixture tree as it would judge that machine.
   const SamplingPlan plan = make_sampling_plan(cl, host, read_topology(host).online);
-  // A quarter second of /proc/stat says whether the sampled CPUs' SMT siblings are idle.
+  // A second of /proc/stat says whether the sampled CPUs' SMT siblings are idle: at USER_HZ 100,
+  // 100 ticks, so one busy tick (1%) still counts as idle and two do not.
   const std::map<int, CpuTimes> before = parse_proc_stat(host.read_proc("stat").value_or(""));
-  if (!before.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  if (!before.empty()) std::this_thread::sleep_for(std::chrono::seconds(1));
   const std::map<int, double> busy = busy_shares(before, parse_proc_stat(host.read_proc("stat").value_or("")));
   const Posture posture = read_posture(host);
   PostureReport report;
@@ -114,5 +133,6 @@ int run_posture_report(const CommandLine& cl) {
   std::cout << (cl.report_format == ReportFormat::json ? format_posture_json(report) : format_posture_table(report));
   return posture_exit_code(report);
 }
+}  // namespace
 
 }  // namespace jitterd

@@ -1,8 +1,9 @@
 // `jitterd report posture`: the one-shot isolation checker for runbooks. Reads the posture
 // through --path.sysfs/--path.procfs, judges it for the configured CPUs with the configured
 // `expect:` section, prints the PASS/WARN/FAIL checklist with a reason per line (or JSON), and
-// exits 0 when every line passes, 1 when the worst is a WARN, 2 when a line FAILs. Formatting is
-// pure; run_posture_report is called once from main().
+// exits 0 when every line passes, 1 when the worst is a WARN, 2 when a line FAILs, 3 when it
+// could not check at all (64 and 78 for a bad command line or configuration). Formatting is pure;
+// run_posture_report is called once from main().
 #pragma once
 
 #include <string>

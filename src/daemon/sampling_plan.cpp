@@ -56,7 +56,9 @@ void check_c2c_pairs(const SamplingPlan& plan, const HostReader& host) {
   std::vector<ConfigError> errors;
   for (const std::string& e : pairs.errors) {
     errors.push_back({plan.config.path, c2c.pairs_mark.line, c2c.pairs_mark.column, "probes.c2c.pairs",
-                      e + (c2c.allow_unsampled ? "" : "; set allow_unsampled to pair CPUs that are not sampled")});
+                      e + (!c2c.allow_unsampled && e.find("not among the CPUs the probe may use") != std::string::npos
+                               ? "; set allow_unsampled to pair CPUs that are not sampled"
+                               : "")});
   }
   if (!errors.empty()) throw ConfigErrors(std::move(errors));
 }

@@ -38,9 +38,11 @@ class InterruptionRing {
     head_.store(head + 1, std::memory_order_release);
   }
 
-  // Entries with sequence number >= from_sequence still held, oldest first.
-  std::vector<Interruption> copy_since(std::uint64_t from_sequence = 0) const {
+  // Entries with sequence number >= from_sequence still held, oldest first. They are the
+  // sequence numbers just below *end_sequence (if given): the push count the copy stopped at.
+  std::vector<Interruption> copy_since(std::uint64_t from_sequence = 0, std::uint64_t* end_sequence = nullptr) const {
     const std::uint64_t head = head_.load(std::memory_order_acquire);
+    if (end_sequence != nullptr) *end_sequence = head;
     std::uint64_t first = head > capacity_ ? head - capacity_ : 0;
     if (from_sequence > first) first = from_sequence;
     std::vector<Interruption> out;

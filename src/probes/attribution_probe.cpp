@@ -1,6 +1,7 @@
 #include "probes/attribution_probe.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "host/attribution.h"
 
@@ -71,16 +72,9 @@ void AttributionProbe::open_tracepoints(ProbeContext& context, ProbeResult& resu
   }
 }
 
-std::map<std::string, std::uint64_t> AttributionProbe::match_cpu(int cpu, const SamplerShared& shared,
+std::map<std::string, std::uint64_t> AttributionProbe::match_cpu(int cpu, const std::vector<Interruption>& fresh,
                                                                  const std::vector<TraceEvent>& events,
-                                                                 const ClockTickPair& now, double hertz, std::uint64_t& kept) {
-  CpuWindow& window = windows_[cpu];
-  std::vector<Interruption> fresh;
-  for (const Interruption& i : shared.interruptions.copy_since(0)) {
-    if (i.start_tick > window.last_start_tick) fresh.push_back(i);
-  }
-  if (!fresh.empty()) window.last_start_tick = fresh.back().start_tick;
-  kept = fresh.size();
+                                                                 const ClockTickPair& now, double hertz) {
   const TickToClock to_clock{previous_pair_.value_or(now), now, hertz};
   std::vector<TimedInterval> intervals;
   for (const Interruption& i : fresh) {
@@ -101,54 +95,64 @@ std::map<std::string, std::uint64_t> AttributionProbe::match_cpu(int cpu, const 
 }
 
 ProbeResult AttributionProbe::run(ProbeContext& context) {
+  const double hertz = context.frequency.hertz;
+  if (!(hertz > 0)) throw std::runtime_error("no counter frequency to convert interruptions with");
   ProbeResult result;
   if (!tried_tracepoints_) open_tracepoints(context, result);
   std::vector<std::string> problems;
   const InterruptSnapshot snapshot = read_interrupt_counts(context.host, &problems);
-  const ClockTickPair pair = pair_clock_with_ticks(context.method);
-  const std::vector<TraceEvent> events = reader_ ? reader_->drain() : std::vector<TraceEvent>{};
-  const double hertz = context.frequency.hertz;
   std::vector<int> sampled = context.sampled;
   std::sort(sampled.begin(), sampled.end());
 
-  ProbeTable window_table{"last window by cause (" + method_ + ")", {"cpu", "interruptions", "cause", "count"}, {}};
-  ProbeTable sources_table{"last window: what fired on each sampled cpu, most first", {"cpu", "kind", "source", "name", "count"}, {}};
+  // Every sampler's counters and ring first, then the trace events: an interruption copied here
+  // has its events in the kernel's ring already (they happened inside it).
+  struct Reading {
+    int cpu;
+    const SamplerShared* shared;
+    std::uint64_t count, ticks, end_sequence;
+    std::vector<Interruption> fresh;  // tracepoints: the ring's entries since the last window
+  };
+  std::vector<Reading> readings;
   for (int cpu : sampled) {
     const SamplerShared* shared = context.sampler_of ? context.sampler_of(cpu) : nullptr;
     if (!shared) {
       result.notes.push_back("cpu " + std::to_string(cpu) + ": no running sampler, nothing to attribute");
       continue;
     }
-    const std::uint64_t count_now = shared->interruption_count.load(std::memory_order_acquire);
-    const std::uint64_t ticks_now = shared->interrupted_ticks.load(std::memory_order_acquire);
-    const bool have_window = previous_ && windows_.count(cpu) != 0;
-    CpuWindow& window = windows_[cpu];
-    if (!have_window) {
-      // The baseline: from here on, interruptions and events belong to a window.
-      for (const Interruption& i : shared->interruptions.copy_since(0)) {
-        window.last_start_tick = std::max(window.last_start_tick, i.start_tick);
-      }
-      window.interruptions = count_now;
-      window.interrupted_ticks = ticks_now;
-      continue;
-    }
-    const std::uint64_t interruptions = count_now - window.interruptions;
-    const double stolen_ns = static_cast<double>(ticks_now - window.interrupted_ticks) / hertz * 1e9;
-    window.interruptions = count_now;
-    window.interrupted_ticks = ticks_now;
-    const std::vector<SourceDelta> deltas = per_cpu_deltas(*previous_, snapshot, cpu);
-    CpuTotals& totals = totals_[cpu];
+    Reading r{cpu, shared, shared->interruption_count.load(std::memory_order_acquire),
+              shared->interrupted_ticks.load(std::memory_order_acquire), 0, {}};
+    const auto window = windows_.find(cpu);
+    r.fresh = shared->interruptions.copy_since(window == windows_.end() ? 0 : window->second.next_sequence, &r.end_sequence);
+    readings.push_back(std::move(r));
+  }
+  const ClockTickPair pair = pair_clock_with_ticks(context.method);
+  const std::vector<TraceEvent> events = reader_ ? reader_->drain() : std::vector<TraceEvent>{};
+
+  ProbeTable window_table{"last window by cause (" + method_ + ")", {"cpu", "interruptions", "cause", "count"}, {}};
+  ProbeTable sources_table{"last window: what fired on each sampled cpu, most first", {"cpu", "kind", "source", "name", "count"}, {}};
+  for (Reading& r : readings) {
+    const bool have_window = previous_ && windows_.count(r.cpu) != 0;
+    CpuWindow& window = windows_[r.cpu];
+    const CpuWindow before = window;
+    window = {r.count, r.ticks, r.end_sequence};
+    if (!have_window) continue;  // the baseline: from here on, interruptions belong to a window
+    const std::vector<SourceDelta> deltas = per_cpu_deltas(*previous_, snapshot, r.cpu);
+    CpuTotals& totals = totals_[r.cpu];
     for (const SourceDelta& d : deltas) {
       auto& [name, count] = totals.events[{d.kind, d.source}];
       name = d.name;
       count += d.delta;
     }
     std::map<std::string, std::uint64_t> by_cause;
+    std::uint64_t interruptions = 0;
     if (reader_) {
-      std::uint64_t kept = 0;
-      by_cause = match_cpu(cpu, *shared, events, pair, hertz, kept);
-      if (interruptions > kept) by_cause[std::string(not_kept)] += interruptions - kept;
+      // By sequence number: exactly the interruptions pushed since the last window, kept or not.
+      interruptions = r.end_sequence - before.next_sequence;
+      by_cause = match_cpu(r.cpu, r.fresh, events, pair, hertz);
+      if (interruptions > r.fresh.size()) by_cause[std::string(not_kept)] += interruptions - r.fresh.size();
     } else {
+      interruptions = r.count - before.interruptions;
+      const double stolen_ns = static_cast<double>(r.ticks - before.interrupted_ticks) / hertz * 1e9;
       const Attribution a = attribute_interruptions(interruptions, static_cast<std::uint64_t>(stolen_ns), deltas);
       for (const CauseShare& share : a.causes) {
         by_cause[std::string(share.cause)] += share.interruptions;
@@ -160,12 +164,12 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     for (const auto& [cause, count] : by_cause) {
       totals.interruptions[cause] += count;
       if (cause != unexplained && cause != not_kept) totals.coincident += count;
-      if (count > 0) window_table.rows.push_back({std::to_string(cpu), std::to_string(interruptions), cause, std::to_string(count)});
+      if (count > 0) window_table.rows.push_back({std::to_string(r.cpu), std::to_string(interruptions), cause, std::to_string(count)});
     }
     std::vector<SourceDelta> top = deltas;
-    std::sort(top.begin(), top.end(), [](const SourceDelta& l, const SourceDelta& r) { return l.delta > r.delta; });
+    std::sort(top.begin(), top.end(), [](const SourceDelta& l, const SourceDelta& rr) { return l.delta > rr.delta; });
     if (top.size() > 8) top.resize(8);
-    for (const SourceDelta& d : top) sources_table.rows.push_back({std::to_string(cpu), d.kind, d.source, d.name, std::to_string(d.delta)});
+    for (const SourceDelta& d : top) sources_table.rows.push_back({std::to_string(r.cpu), d.kind, d.source, d.name, std::to_string(d.delta)});
   }
   previous_ = snapshot;
   previous_pair_ = pair;

@@ -46,8 +46,8 @@ class AttributionProbe : public Probe {
   ProbeResult run(ProbeContext& context) override;
 
  private:
-  struct CpuWindow {  // a sampler's counters at the previous run
-    std::uint64_t interruptions = 0, interrupted_ticks = 0, last_start_tick = 0;
+  struct CpuWindow {  // a sampler's counters at the previous run, and its ring's next sequence
+    std::uint64_t interruptions = 0, interrupted_ticks = 0, next_sequence = 0;
   };
   struct CpuTotals {  // accumulated since the probe started
     std::map<std::string, std::uint64_t> interruptions;  // by cause
@@ -56,8 +56,8 @@ class AttributionProbe : public Probe {
     std::uint64_t coincident = 0;
   };
   void open_tracepoints(ProbeContext& context, ProbeResult& result);
-  std::map<std::string, std::uint64_t> match_cpu(int cpu, const SamplerShared& shared, const std::vector<TraceEvent>& events,
-                                                 const ClockTickPair& now, double hertz, std::uint64_t& kept);
+  std::map<std::string, std::uint64_t> match_cpu(int cpu, const std::vector<Interruption>& fresh,
+                                                 const std::vector<TraceEvent>& events, const ClockTickPair& now, double hertz);
 
   AttributionSettings settings_;
   std::optional<InterruptSnapshot> previous_;

@@ -247,6 +247,8 @@ ProbeResult c2c_result(const std::vector<PairRecord>& records, const C2cSettings
 }
 
 ProbeResult C2cProbe::run(ProbeContext& context) {
+  if (!(context.frequency.hertz > 0)) throw std::runtime_error("no counter frequency: cannot time the pairs");
+  std::vector<std::string> result_warnings;
   if (!plan_) {
     std::vector<std::string> problems;
     PairPlan plan = plan_c2c_pairs(settings_, context.host, context.sampled, &problems);
@@ -276,12 +278,13 @@ ProbeResult C2cProbe::run(ProbeContext& context) {
       failures.push_back(e.what());
     }
   }
-  if (!chosen.empty() && failures.size() == chosen.size()) {
-    throw std::runtime_error("every pair failed, e.g. " + failures.front());
-  }
+  // Failed pairs are data (their counters and their last good numbers stay exported), not a
+  // failed run: a run that threw would hide jitterd_c2c_pair_failures_total when it matters.
+  for (const std::string& failure : failures) result_warnings.push_back("pair failed: " + failure);
   std::vector<PairRecord> records;
   for (const auto& [cpus, record] : records_) records.push_back(record);
   ProbeResult result = c2c_result(records, settings_, plan_->pairs.size(), chosen.size());
+  result.warnings = std::move(result_warnings);
   result.notes.insert(result.notes.end(), plan_->notes.begin(), plan_->notes.end());
   if (plan_->pairs.empty()) {
     result.notes.push_back("no pair to measure: fewer than two CPUs in scope (set probes.c2c.allow_unsampled to pair "

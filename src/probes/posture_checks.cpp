@@ -72,7 +72,14 @@ void check_cpu_set(Checklist& list, const std::string& check, const std::vector<
 
 void check_rcu_nocbs(Checklist& list, const Posture& p) {
   // nohz_full implies rcu_nocbs for its CPUs (Documentation/timers/no_hz.rst).
-  std::vector<int> offloaded = param_cpus(p.isolation.rcu_nocbs).value_or(std::vector<int>{});
+  const std::optional<std::vector<int>> listed = param_cpus(p.isolation.rcu_nocbs);
+  if (p.isolation.rcu_nocbs && !listed) {
+    // Kernel forms this reader does not expand ("all", "N", strides): say so, guess nothing.
+    list.add("rcu_nocbs", std::nullopt, CheckStatus::warn,
+             "cannot check: rcu_nocbs=" + *p.isolation.rcu_nocbs + " is not a plain cpu list", false);
+    return;
+  }
+  std::vector<int> offloaded = listed.value_or(std::vector<int>{});
   offloaded.insert(offloaded.end(), p.nohz_full.begin(), p.nohz_full.end());
   std::sort(offloaded.begin(), offloaded.end());
   offloaded.erase(std::unique(offloaded.begin(), offloaded.end()), offloaded.end());
@@ -120,15 +127,21 @@ void check_device_irqs(Checklist& list, const Posture& p, bool expected) {
 }
 
 void check_smt(Checklist& list, const Posture& p, bool expected, const std::map<int, double>& busy) {
-  bool any = false;
+  const CheckStatus bad = expected ? CheckStatus::fail : CheckStatus::warn;
+  bool all_good = true;
   for (int cpu : list.sampled()) {
     const auto it = p.smt.thread_siblings.find(cpu);
-    if (it == p.smt.thread_siblings.end()) continue;
+    if (it == p.smt.thread_siblings.end()) {
+      all_good = false;
+      list.add("smt", cpu, bad, "cannot check cpu " + std::to_string(cpu) + ": its core's siblings are unknown", expected);
+      continue;
+    }
+    // One line per sampled CPU, naming every sibling that shares its core with something.
+    std::string reasons;
     for (int sibling : it->second) {
       if (sibling == cpu) continue;
       std::string why;
       if (contains(list.sampled(), sibling)) {
-        if (sibling < cpu) continue;  // one line per core: on its lower sampled CPU
         why = "is sampled too: two spinning samplers share one core's pipeline";
       } else if (const auto share = busy.find(sibling); share != busy.end()) {
         // Measured: what ran there is what shares the core, isolated or not.
@@ -139,13 +152,13 @@ void check_smt(Checklist& list, const Posture& p, bool expected, const std::map<
       } else {
         continue;
       }
-      any = true;
-      list.add("smt", cpu, expected ? CheckStatus::fail : CheckStatus::warn,
-               "cpu " + std::to_string(cpu) + " shares a core with cpu " + std::to_string(sibling) + ", which " + why,
-               expected);
+      reasons += (reasons.empty() ? "" : "; ") + std::string("cpu ") + std::to_string(sibling) + ", which " + why;
     }
+    if (reasons.empty()) continue;
+    all_good = false;
+    list.add("smt", cpu, bad, "cpu " + std::to_string(cpu) + " shares a core with " + reasons, expected);
   }
-  if (!any) {
+  if (all_good) {
     list.add("smt", std::nullopt, CheckStatus::pass,
              "no sampled cpu shares its core with a busy cpu (smt " + p.smt.control.value_or("state unknown") + ")", expected);
   }
@@ -185,10 +198,19 @@ void check_cstates(Checklist& list, const Posture& p, const std::optional<std::c
       continue;
     }
     const IdleState* deepest = nullptr;
+    const IdleState* unreadable = nullptr;
     for (const IdleState& s : it->second->states) {
+      if (s.enabled && !s.exit_latency_us) unreadable = &s;
       if (s.enabled && s.exit_latency_us && (!deepest || *s.exit_latency_us > *deepest->exit_latency_us)) deepest = &s;
     }
-    if (!deepest) continue;
+    if (unreadable) {
+      all_good = false;
+      list.add("cstates", cpu, bad,
+               "cannot check cpu " + std::to_string(cpu) + ": enabled state " + unreadable->name + " has no readable exit latency",
+               expected.has_value());
+      continue;
+    }
+    if (!deepest) continue;  // no enabled state at all: the CPU cannot idle deeper than polling
     deepest_seen = std::max(deepest_seen, *deepest->exit_latency_us);
     if (*deepest->exit_latency_us <= limit_us) continue;
     all_good = false;

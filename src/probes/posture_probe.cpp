@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "host/cpu_list.h"
 
@@ -123,16 +124,31 @@ void add_machine(const Posture& p, const std::vector<int>& interest, std::vector
                       static_cast<double>(p.problems.size())));
 }
 
-void add_checks(const std::vector<PostureCheck>& checks, std::vector<ProbeMetric>& out) {
+// Expectations judged per CPU get a series for every sampled CPU (0 or 1) whatever the outcome,
+// so a series goes to 0 when its expectation is met again instead of vanishing; machine-wide ones
+// get one series with cpu="".
+void add_checks(const std::vector<PostureCheck>& checks, const std::vector<int>& sampled, std::vector<ProbeMetric>& out) {
+  static const std::set<std::string> per_cpu = {"isolated", "nohz_full", "device_irqs", "smt", "governor", "cstates"};
+  std::map<std::string, std::map<std::string, double>> unmet;  // check -> cpu label -> 0 or 1
   std::map<std::string, double> warnings;
   for (const PostureCheck& c : checks) {
-    if (c.expectation) {
+    if (!c.expectation) {
+      warnings[c.check] += c.status == CheckStatus::warn;
+      continue;
+    }
+    double& value = unmet[c.check][c.cpu ? std::to_string(*c.cpu) : ""];
+    value = std::max(value, c.status != CheckStatus::pass ? 1.0 : 0.0);
+  }
+  for (auto& [check, series] : unmet) {
+    if (per_cpu.count(check) != 0) {
+      if (series.count("") != 0 && series[""] == 0) series.erase("");  // the "all met" line: the CPUs say it
+      for (int cpu : sampled) series.emplace(std::to_string(cpu), 0.0);
+    }
+    for (const auto& [cpu, value] : series) {
       out.push_back(gauge("jitterd_expectation_unmet",
                           "1 for each unmet expectation of the expect: configuration (check, and cpu where per CPU), 0 "
                           "for a met one.",
-                          {{"check", c.check}, {"cpu", c.cpu ? std::to_string(*c.cpu) : ""}}, c.status != CheckStatus::pass));
-    } else {
-      warnings[c.check] += c.status == CheckStatus::warn;
+                          {{"check", check}, {"cpu", cpu}}, value));
     }
   }
   for (const auto& [check, count] : warnings) {
@@ -150,7 +166,7 @@ std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vect
   add_cpu_flags(posture, out);
   add_cpu_power(posture, interest, out);
   add_machine(posture, interest, out);
-  add_checks(checks, out);
+  add_checks(checks, sampled, out);
   return out;
 }
 

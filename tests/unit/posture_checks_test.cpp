@@ -135,7 +135,7 @@ TEST_CASE("posture probe: exports the checks and notices a changed fingerprint",
     return -1.0;
   };
   const ProbeResult first = probe.run(context);
-  CHECK(value(first, "jitterd_expectation_unmet", {{"check", "isolated"}, {"cpu", ""}}) == 0);
+  CHECK(value(first, "jitterd_expectation_unmet", {{"check", "isolated"}, {"cpu", "1"}}) == 0);  // per sampled cpu, met
   CHECK(value(first, "jitterd_posture_cpu_isolated", {{"cpu", "1"}}) == 1);
   CHECK(value(first, "jitterd_posture_kernel_param_info", {{"param", "isolcpus"}, {"value", "1"}}) == 1);
   CHECK(value(first, "jitterd_fingerprint_changes_total", {}) == 0);
@@ -191,4 +191,25 @@ TEST_CASE("smt: a measured busy share judges a sibling, isolated or not", "[post
   const auto expected = lines_of(check_posture(p, {2, 3}, expect, {{0, 0.0}, {1, 0.0}}), "smt");
   REQUIRE(expected.size() == 1);
   CHECK((expected[0].status == CheckStatus::pass && expected[0].expectation));
+}
+
+TEST_CASE("smt and rcu_nocbs: one line per sampled cpu on wide cores, and 'cannot check' instead of a guess", "[posture_checks]") {
+  Posture p = quiet_machine();
+  p.smt.thread_siblings[2] = {0, 1, 2, 3};  // four threads on one core
+  PostureExpectations expect;
+  expect.smt_siblings_idle = true;
+  const auto smt = lines_of(check_posture(p, {2}, expect), "smt");
+  REQUIRE(smt.size() == 1);  // one series per sampled cpu, naming every busy sibling
+  CHECK(smt[0].reason ==
+        "cpu 2 shares a core with cpu 0, which is not isolated: tasks scheduled there share the core; cpu 1, which is not "
+        "isolated: tasks scheduled there share the core");
+  p.smt.thread_siblings.erase(3);
+  const auto unknown = lines_of(check_posture(p, {3}, expect), "smt");
+  REQUIRE(unknown.size() == 1);
+  CHECK((unknown[0].status == CheckStatus::fail && unknown[0].reason == "cannot check cpu 3: its core's siblings are unknown"));
+
+  p.isolation.rcu_nocbs = "all";
+  const auto rcu = lines_of(check_posture(p, {2, 3}, {}), "rcu_nocbs");
+  REQUIRE(rcu.size() == 1);
+  CHECK(rcu[0].reason == "cannot check: rcu_nocbs=all is not a plain cpu list");
 }

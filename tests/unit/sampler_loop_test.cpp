@@ -160,3 +160,15 @@ TEST_CASE("each architecture defaults to its ordered counter read and states the
   const CounterFrequency measured = calibrate_against_monotonic_raw(default_tick_method(), std::chrono::milliseconds(50));
   CHECK(measured.hertz == Approx(f.hertz).epsilon(0.01));
 }
+
+TEST_CASE("interruption ring: a copy names the sequence it stopped at", "[sampler]") {
+  jitterd::InterruptionRing ring(4);
+  for (std::uint64_t i = 0; i < 6; ++i) ring.push(100 + i, 1);
+  std::uint64_t end = 0;
+  const auto kept = ring.copy_since(3, &end);
+  CHECK(end == 6);
+  REQUIRE(kept.size() == 3);  // sequences 3, 4, 5: the ones just below `end`
+  CHECK(kept.front().start_tick == 103);
+  CHECK(ring.copy_since(0, &end).size() == 4);  // 0 and 1 were overwritten
+  CHECK(end == 6);
+}
