@@ -1,3 +1,4 @@
+// The kernel side of trace_events.h: finding tracefs, opening the perf events, draining rings.
 #include "host/trace_events.h"
 
 #include <linux/perf_event.h>
@@ -10,284 +11,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
 
-#include "host/attribution.h"
 #include "host/text.h"
 
 namespace jitterd {
-namespace {
-
-// The decimal number after `key` ("offset:") in `text`, up to the next ';'.
-std::optional<std::size_t> number_after(std::string_view text, std::string_view key) {
-  const auto at = text.find(key);
-  if (at == std::string_view::npos) return std::nullopt;
-  const std::size_t from = at + key.size();
-  const std::string_view digits = trim(text.substr(from, text.find(';', from) - from));
-  std::size_t value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
-  return value;
-}
-
-// "field:__data_loc char[] name;\toffset:12;\tsize:4;\tsigned:0;" with "field:" removed.
-std::optional<TraceField> parse_field(std::string_view line) {
-  const auto semicolon = line.find(';');
-  if (semicolon == std::string_view::npos) return std::nullopt;
-  const std::string_view declaration = trim(line.substr(0, semicolon));
-  const std::string_view rest = line.substr(semicolon + 1);
-  TraceField field;
-  field.data_loc = declaration.substr(0, 10) == "__data_loc";
-  const auto space = declaration.find_last_of(" \t");
-  std::string_view name = space == std::string_view::npos ? declaration
-                                                           : declaration.substr(space + 1);
-  name = name.substr(0, name.find('['));  // "prev_comm[16]" is prev_comm
-  const auto offset = number_after(rest, "offset:");
-  const auto size = number_after(rest, "size:");
-  if (name.empty() || !offset || !size) return std::nullopt;
-  field.name = std::string(name);
-  field.offset = *offset;
-  field.size = *size;
-  field.is_signed = number_after(rest, "signed:").value_or(0) != 0;
-  return field;
-}
-
-template <typename T>
-T load(std::span<const std::byte> bytes, std::size_t offset) {
-  T value;
-  std::memcpy(&value, bytes.data() + offset, sizeof value);
-  return value;
-}
-
-std::optional<std::int64_t> read_integer(std::span<const std::byte> raw, const TraceField* field) {
-  if (field == nullptr || field->offset + field->size > raw.size()) return std::nullopt;
-  switch (field->size) {
-    case 1:
-      return field->is_signed ? std::int64_t{load<std::int8_t>(raw, field->offset)}
-                              : std::int64_t{load<std::uint8_t>(raw, field->offset)};
-    case 2:
-      return field->is_signed ? std::int64_t{load<std::int16_t>(raw, field->offset)}
-                              : std::int64_t{load<std::uint16_t>(raw, field->offset)};
-    case 4:
-      return field->is_signed ? std::int64_t{load<std::int32_t>(raw, field->offset)}
-                              : std::int64_t{load<std::uint32_t>(raw, field->offset)};
-    case 8:
-      return load<std::int64_t>(raw, field->offset);
-    default:
-      return std::nullopt;
-  }
-}
-
-// A char[N] field, or a __data_loc string; either stops at the first NUL.
-std::optional<std::string> read_string(std::span<const std::byte> raw, const TraceField* field) {
-  if (field == nullptr || field->offset + field->size > raw.size()) return std::nullopt;
-  std::size_t offset = field->offset;
-  std::size_t length = field->size;
-  if (field->data_loc) {
-    if (field->size != 4) return std::nullopt;
-    const auto loc = load<std::uint32_t>(raw, field->offset);
-    offset = loc & 0xffff;
-    length = loc >> 16;
-    if (offset + length > raw.size()) return std::nullopt;
-  }
-  const auto* text = reinterpret_cast<const char*>(raw.data() + offset);
-  return std::string(text, ::strnlen(text, length));
-}
-
-// The names of the softirq vectors, as the softirq_entry format's print fmt lists them.
-constexpr std::array<std::string_view, 10> softirq_names = {
-    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"};
-
-std::string_view vector_description(TraceEventKind kind) {
-  switch (kind) {
-    case TraceEventKind::local_timer: return "local timer";
-    case TraceEventKind::reschedule_ipi: return "rescheduling interrupt";
-    case TraceEventKind::call_function_ipi: return "function call interrupt";
-    case TraceEventKind::call_function_single_ipi: return "single function call interrupt";
-    default: return "irq work";
-  }
-}
-
-// Fills number, name and detail from the raw entry; false when a field is missing.
-bool decode_payload(std::span<const std::byte> raw, const Tracepoint& tracepoint,
-                    TraceEvent& event) {
-  const TracepointFormat& format = tracepoint.format;
-  switch (tracepoint.kind) {
-    case TraceEventKind::irq: {
-      const auto irq = read_integer(raw, format.find("irq"));
-      auto name = read_string(raw, format.find("name"));
-      if (!irq || !name) return false;
-      event.number = static_cast<int>(*irq);
-      event.name = std::move(*name);
-      event.detail = "irq " + std::to_string(event.number) + " " + event.name;
-      return true;
-    }
-    case TraceEventKind::softirq: {
-      const auto vec = read_integer(raw, format.find("vec"));
-      if (!vec) return false;
-      event.number = static_cast<int>(*vec);
-      event.name = *vec >= 0 && *vec < std::int64_t{softirq_names.size()}
-                       ? std::string(softirq_names[static_cast<std::size_t>(*vec)])
-                       : "softirq " + std::to_string(*vec);
-      event.detail = event.name;
-      return true;
-    }
-    case TraceEventKind::sched_switch: {
-      const auto pid = read_integer(raw, format.find("next_pid"));
-      auto comm = read_string(raw, format.find("next_comm"));
-      if (!pid || !comm) return false;
-      event.number = static_cast<int>(*pid);
-      event.name = std::move(*comm);
-      event.detail = "switch to " + event.name;
-      return true;
-    }
-    default: {
-      const auto vector = read_integer(raw, format.find("vector"));
-      if (!vector) return false;
-      event.number = static_cast<int>(*vector);
-      event.detail = std::string(vector_description(tracepoint.kind));
-      return true;
-    }
-  }
-}
-
-// The fields decode_payload() reads, checked by probe() so that decoding cannot fail later.
-std::vector<std::string_view> fields_needed(TraceEventKind kind) {
-  switch (kind) {
-    case TraceEventKind::irq: return {"irq", "name"};
-    case TraceEventKind::softirq: return {"vec"};
-    case TraceEventKind::sched_switch: return {"next_comm", "next_pid"};
-    default: return {"vector"};
-  }
-}
-
-void copy_out(std::span<const std::byte> ring, std::uint64_t position, std::byte* out,
-              std::size_t length) {
-  const std::size_t offset = position & (ring.size() - 1);
-  const std::size_t first = std::min(length, ring.size() - offset);
-  std::memcpy(out, ring.data() + offset, first);
-  std::memcpy(out + first, ring.data(), length - first);
-}
-
-constexpr std::size_t header_bytes = sizeof(perf_event_header);
-constexpr std::size_t raw_offset = 36;  // see decode_sample() in the header
-
-}  // namespace
-
-const TraceField* TracepointFormat::find(std::string_view name) const {
-  for (const TraceField& field : fields)
-    if (field.name == name) return &field;
-  return nullptr;
-}
-
-TracepointFormat parse_tracepoint_format(std::string_view format_text) {
-  TracepointFormat format;
-  while (!format_text.empty()) {
-    const auto newline = format_text.find('\n');
-    const std::string_view line = trim(format_text.substr(0, newline));
-    format_text = newline == std::string_view::npos ? "" : format_text.substr(newline + 1);
-    if (line.substr(0, 3) == "ID:") {
-      int id = -1;
-      const std::string_view digits = trim(line.substr(3));
-      const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
-      if (ec == std::errc() && end == digits.data() + digits.size()) format.id = id;
-    } else if (line.substr(0, 6) == "field:") {
-      if (auto field = parse_field(line.substr(6))) format.fields.push_back(std::move(*field));
-    }
-  }
-  return format;
-}
-
-std::optional<TraceEvent> decode_sample(std::span<const std::byte> record,
-                                        const std::vector<Tracepoint>& tracepoints) {
-  if (record.size() < raw_offset) return std::nullopt;
-  if (load<std::uint32_t>(record, 0) != PERF_RECORD_SAMPLE) return std::nullopt;
-  const std::size_t size = load<std::uint16_t>(record, 6);
-  if (size < raw_offset || size > record.size()) return std::nullopt;
-  const std::size_t raw_size = load<std::uint32_t>(record, 32);
-  if (raw_offset + raw_size > size || raw_size < 2) return std::nullopt;
-  const std::span<const std::byte> raw = record.subspan(raw_offset, raw_size);
-
-  const int type = load<std::uint16_t>(raw, 0);  // common_type, the tracepoint's ID
-  const auto tracepoint = std::find_if(tracepoints.begin(), tracepoints.end(),
-                                       [&](const Tracepoint& t) { return t.format.id == type; });
-  if (tracepoint == tracepoints.end()) return std::nullopt;
-
-  TraceEvent event;
-  event.tid = static_cast<int>(load<std::uint32_t>(record, 12));
-  event.time_ns = load<std::uint64_t>(record, 16);
-  event.cpu = static_cast<int>(load<std::uint32_t>(record, 24));
-  event.kind = tracepoint->kind;
-  if (!decode_payload(raw, *tracepoint, event)) return std::nullopt;
-  return event;
-}
-
-std::optional<std::uint64_t> decode_lost(std::span<const std::byte> record) {
-  if (record.size() < header_bytes + 16) return std::nullopt;
-  if (load<std::uint32_t>(record, 0) != PERF_RECORD_LOST) return std::nullopt;
-  return load<std::uint64_t>(record, header_bytes + 8);
-}
-
-std::uint64_t read_ring(std::span<const std::byte> ring, std::uint64_t tail, std::uint64_t head,
-                        std::vector<std::byte>& scratch,
-                        const std::function<void(std::span<const std::byte>)>& visit) {
-  while (head - tail >= header_bytes) {
-    std::byte header[header_bytes];
-    copy_out(ring, tail, header, header_bytes);
-    const std::size_t size = load<std::uint16_t>(header, 6);
-    if (size < header_bytes || size > head - tail) break;
-    const std::size_t offset = tail & (ring.size() - 1);
-    if (offset + size <= ring.size()) {
-      visit(ring.subspan(offset, size));
-    } else {
-      scratch.resize(size);
-      copy_out(ring, tail, scratch.data(), size);
-      visit(scratch);
-    }
-    tail += size;
-  }
-  return tail;
-}
-
-std::vector<EventRange> match_interruptions(const std::vector<TimedInterval>& intervals,
-                                            const std::vector<TraceEvent>& events,
-                                            std::uint64_t slack_ns) {
-  std::vector<EventRange> matches;
-  matches.reserve(intervals.size());
-  std::size_t low = 0;   // first event not before the current window; only moves forward
-  std::size_t high = 0;  // first event after the previous window
-  std::uint64_t previous_to = 0;
-  for (const TimedInterval& interval : intervals) {
-    const std::uint64_t from = interval.start_ns > slack_ns ? interval.start_ns - slack_ns : 0;
-    const std::uint64_t to = interval.end_ns + slack_ns;
-    while (low < events.size() && events[low].time_ns < from) ++low;
-    // A window ending before the previous one (nested intervals) rescans from `low`.
-    if (to < previous_to || high < low) high = low;
-    while (high < events.size() && events[high].time_ns <= to) ++high;
-    previous_to = to;
-    matches.push_back({low, high});
-  }
-  return matches;
-}
-
-std::string_view cause_of_event(const TraceEvent& event) {
-  switch (event.kind) {
-    case TraceEventKind::irq: return cause_of("irq", std::to_string(event.number), event.name);
-    case TraceEventKind::softirq: return cause_of("softirq", event.name, event.name);
-    case TraceEventKind::sched_switch: return preempted_cause;
-    case TraceEventKind::local_timer: return cause_names[0];     // timer
-    case TraceEventKind::reschedule_ipi: return cause_names[1];  // ipi_resched
-    case TraceEventKind::call_function_ipi:
-    case TraceEventKind::call_function_single_ipi: return cause_names[2];  // ipi_call
-    case TraceEventKind::irq_work: return cause_names[5];                  // other_irq
-  }
-  return cause_names[5];
-}
-
-// ---- the reader ----
 
 struct TraceEventReader::CpuRing {
   int cpu = -1;
@@ -343,7 +73,7 @@ TraceAvailability TraceEventReader::probe(const HostReader& host) {
     Tracepoint tracepoint{std::string(spec.path), spec.kind, parse_tracepoint_format(*text)};
     std::string problem;
     if (tracepoint.format.id < 0) problem = "no \"ID:\" line";
-    for (const std::string_view field : fields_needed(spec.kind))
+    for (const std::string_view field : trace_fields_needed(spec.kind))
       if (problem.empty() && tracepoint.format.find(field) == nullptr)
         problem = "no field \"" + std::string(field) + "\"";
     if (!problem.empty()) {
@@ -440,7 +170,8 @@ std::vector<TraceEvent> TraceEventReader::drain() {
       events.push_back(std::move(*event));
     } else if (const auto lost = decode_lost(record)) {
       lost_ += *lost;
-    } else if (load<std::uint32_t>(record, 0) == PERF_RECORD_SAMPLE) {
+    } else if (perf_event_header header{}; record.size() >= sizeof header &&
+               (std::memcpy(&header, record.data(), sizeof header), header.type == PERF_RECORD_SAMPLE)) {
       ++undecoded_;
     }
   };

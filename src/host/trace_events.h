@@ -157,6 +157,10 @@ std::vector<EventRange> match_interruptions(const std::vector<TimedInterval>& in
 
 // The cause of a sched_switch: a task ran instead of the sampler. Not in attribution.h's
 // cause_names, which counts interrupts only and cannot see preemption.
+// The fields decode_sample() reads for a tracepoint of `kind`; probe() checks that each format
+// has them, so decoding cannot fail later.
+std::vector<std::string_view> trace_fields_needed(TraceEventKind kind);
+
 inline constexpr std::string_view preempted_cause = "preempted";
 
 // The cause of one event, by the rules of attribution.h's cause_of() for IRQs and softirqs (so
