@@ -2,31 +2,16 @@
 #include "host/text.h"
 
 #include <algorithm>
-#include <charconv>
 
 namespace jitterd {
 namespace {
 
 constexpr std::string_view clocksource_dir = "devices/system/clocksource/clocksource0";
 
-// Whitespace-separated words; the kernel ends available_clocksource with a space.
+// Owned copies of split_words, for the lists kept in the results.
 std::vector<std::string> words(std::string_view text) {
-  std::vector<std::string> out;
-  constexpr std::string_view blanks = " \t\n";
-  for (std::size_t start = text.find_first_not_of(blanks); start != std::string_view::npos;) {
-    const std::size_t end = std::min(text.find_first_of(blanks, start), text.size());
-    out.emplace_back(text.substr(start, end - start));
-    start = text.find_first_not_of(blanks, end);
-  }
-  return out;
-}
-
-template <typename T>
-std::optional<T> number(std::string_view text) {
-  T value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
+  const std::vector<std::string_view> views = split_words(text);
+  return {views.begin(), views.end()};
 }
 
 void add_problem(std::vector<std::string>* problems, std::string line) {
@@ -61,16 +46,13 @@ CpuinfoClock parse_cpuinfo_clock(std::string_view cpuinfo_text) {
   CpuinfoClock out;
   bool have_flags = false;
   std::optional<int> processor;  // the block being read; "cpu MHz" before any is not attributable
-  for (std::size_t start = 0; start < cpuinfo_text.size();) {
-    const std::size_t end = std::min(cpuinfo_text.find('\n', start), cpuinfo_text.size());
-    const std::string_view line = cpuinfo_text.substr(start, end - start);
-    start = end + 1;
+  for (const std::string_view line : split_lines(cpuinfo_text)) {
     const std::size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
     const std::string_view key = trim(line.substr(0, colon));
     const std::string_view value = trim(line.substr(colon + 1));
     if (key == "processor") {
-      processor = number<int>(value);
+      processor = parse_number<int>(value);
     } else if (key == "model name" && out.model_name.empty()) {
       out.model_name = value;
     } else if ((key == "flags" || key == "Features") && !have_flags) {
@@ -78,7 +60,7 @@ CpuinfoClock parse_cpuinfo_clock(std::string_view cpuinfo_text) {
       out.flags.insert(list.begin(), list.end());
       have_flags = true;
     } else if (key == "cpu MHz" && processor) {
-      if (const std::optional<double> mhz = number<double>(value))
+      if (const std::optional<double> mhz = parse_number<double>(value))
         out.mhz.emplace_back(*processor, *mhz);
     }
   }

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <map>
 
 namespace jitterd {
@@ -11,30 +10,12 @@ namespace {
 
 constexpr std::string_view blanks = " \t";
 
-std::vector<std::string_view> words(std::string_view text) {
-  std::vector<std::string_view> out;
-  for (std::size_t start = text.find_first_not_of(blanks); start != std::string_view::npos;) {
-    const std::size_t end = std::min(text.find_first_of(blanks, start), text.size());
-    out.push_back(text.substr(start, end - start));
-    start = text.find_first_not_of(blanks, end);
-  }
-  return out;
-}
-
-template <typename T>
-std::optional<T> number(std::string_view text) {
-  T value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
 // "CPU0 CPU1 CPU3" gives {0, 1, 3}; std::nullopt if the line is not a header.
 std::optional<std::vector<int>> header_cpus(std::string_view line) {
   std::vector<int> cpus;
-  for (const std::string_view word : words(line)) {
+  for (const std::string_view word : split_words(line)) {
     if (word.substr(0, 3) != "CPU") return std::nullopt;
-    const std::optional<int> cpu = number<int>(word.substr(3));
+    const std::optional<int> cpu = parse_number<int>(word.substr(3));
     if (!cpu) return std::nullopt;
     cpus.push_back(*cpu);
   }
@@ -57,7 +38,7 @@ bool is_trigger_word(std::string_view word) {
 // The action names of a numbered IRQ's trailer: what follows the trigger field, or where an
 // architecture prints none, the last word with any ", "-joined predecessors.
 std::string action_names(std::string_view trailer) {
-  const std::vector<std::string_view> parts = words(trailer);
+  const std::vector<std::string_view> parts = split_words(trailer);
   std::size_t first = parts.size();
   for (std::size_t i = parts.size(); i-- > 0;) {
     if (is_trigger_word(parts[i])) {
@@ -92,7 +73,7 @@ std::optional<InterruptRow> parse_row(std::string_view line, std::size_t cpu_cou
     const std::size_t start = line.find_first_not_of(blanks, pos);
     if (start == std::string_view::npos) break;
     const std::size_t end = std::min(line.find_first_of(blanks, start), line.size());
-    const std::optional<std::uint64_t> count = number<std::uint64_t>(line.substr(start, end - start));
+    const std::optional<std::uint64_t> count = parse_number<std::uint64_t>(line.substr(start, end - start));
     if (!count) break;
     row.counts.push_back(*count);
     pos = end;
@@ -108,10 +89,7 @@ std::optional<InterruptRow> parse_row(std::string_view line, std::size_t cpu_cou
 InterruptTable parse_table(std::string_view text) {
   InterruptTable table;
   bool have_header = false;
-  for (std::size_t start = 0; start < text.size();) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    const std::string_view line = text.substr(start, end - start);
-    start = end + 1;
+  for (const std::string_view line : split_lines(text)) {
     if (!have_header) {
       if (std::optional<std::vector<int>> cpus = header_cpus(line)) {
         table.cpus = std::move(*cpus);

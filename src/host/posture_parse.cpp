@@ -3,7 +3,6 @@
 #include "host/posture.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "host/cpu_list.h"
 #include "host/text.h"
@@ -17,16 +16,6 @@ bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 std::string normalized_key(std::string_view key) {
   std::string out(key);
   std::replace(out.begin(), out.end(), '-', '_');
-  return out;
-}
-
-std::vector<std::string_view> lines(std::string_view text) {
-  std::vector<std::string_view> out;
-  for (std::size_t start = 0; start < text.size();) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
   return out;
 }
 
@@ -111,7 +100,7 @@ std::optional<std::vector<int>> param_cpus(const std::optional<std::string>& val
 // appended on x86), then the action names, which may hold ", ".
 std::map<int, CpuTimes> parse_proc_stat(std::string_view text) {
   std::map<int, CpuTimes> out;
-  for (std::string_view line : lines(text)) {
+  for (std::string_view line : split_lines(text)) {
     if (line.substr(0, 3) != "cpu" || line.size() < 4 || line[3] < '0' || line[3] > '9') continue;  // not "cpu " (the sum)
     std::vector<std::uint64_t> fields;
     std::string_view rest = line.substr(3);
@@ -157,16 +146,10 @@ std::optional<std::string> parse_bracketed_choice(std::string_view text) {
   return std::string(choice);
 }
 
-std::optional<long long> parse_integer(std::string_view text) {
-  text = trim(text);
-  long long value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
+std::optional<long long> parse_integer(std::string_view text) { return parse_number<long long>(trim(text)); }
 
 std::optional<std::string> cpuinfo_field(std::string_view cpuinfo_text, std::string_view key) {
-  for (std::string_view line : lines(cpuinfo_text)) {
+  for (std::string_view line : split_lines(cpuinfo_text)) {
     const std::size_t colon = line.find(':');
     if (colon != std::string_view::npos && trim(line.substr(0, colon)) == key)
       return std::string(trim(line.substr(colon + 1)));

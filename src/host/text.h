@@ -3,7 +3,10 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
 #include <string_view>
+#include <vector>
 
 namespace jitterd {
 
@@ -19,6 +22,38 @@ inline std::string_view trim(std::string_view text) {
 // Non-empty and only 0-9: no sign, no blanks.
 inline bool all_digits(std::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The whole of `text` as a number (std::from_chars: no blanks, no sign for unsigned types);
+// std::nullopt if anything is left over or it does not fit.
+template <typename T>
+std::optional<T> parse_number(std::string_view text) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// Blank-separated words (the kernel ends some lists, e.g. available_clocksource, with a blank).
+inline std::vector<std::string_view> split_words(std::string_view text) {
+  std::vector<std::string_view> out;
+  for (std::size_t start = text.find_first_not_of(kBlanks); start != std::string_view::npos;) {
+    const std::size_t end = std::min(text.find_first_of(kBlanks, start), text.size());
+    out.push_back(text.substr(start, end - start));
+    start = text.find_first_not_of(kBlanks, end);
+  }
+  return out;
+}
+
+// The lines of `text`, without their '\n'; no empty last line for a final newline.
+inline std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> out;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
 }
 
 }  // namespace jitterd
