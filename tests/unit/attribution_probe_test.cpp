@@ -7,8 +7,10 @@
 #include <algorithm>
 
 #include "fixture_tree.h"
+#include "probe_result_lookup.h"
 
 using namespace jitterd;
+using jitterd::testing::value;
 
 namespace {
 
@@ -23,17 +25,6 @@ const char* softirqs =
     "                    CPU0       CPU1       \n"
     "          HI:          0          0\n"
     "       TIMER:         10         10\n";
-
-double value(const ProbeResult& r, const std::string& name, const ProbeLabels& labels) {
-  for (const ProbeMetric& m : r.metrics) {
-    const bool has_labels = std::all_of(labels.begin(), labels.end(), [&](const auto& label) {
-      return std::find(m.labels.begin(), m.labels.end(), label) != m.labels.end();
-    });
-    if (m.name == name && has_labels) return m.value;
-  }
-  FAIL("no " << name);
-  return -1;
-}
 
 }  // namespace
 

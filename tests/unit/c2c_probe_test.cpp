@@ -10,9 +10,11 @@
 #include <set>
 
 #include "daemon/sampling_plan.h"
+#include "probe_result_lookup.h"
 
 using namespace jitterd;
 using namespace std::chrono_literals;
+using jitterd::testing::named;
 
 namespace {
 
@@ -28,14 +30,6 @@ PairRecord record(int a, int b, CpuRelation relation, double median_ns, double s
   r.unix_seconds = 1.8e9;
   r.measured = true;
   return r;
-}
-
-std::vector<const ProbeMetric*> named(const ProbeResult& r, const std::string& name) {
-  std::vector<const ProbeMetric*> out;
-  for (const auto& m : r.metrics) {
-    if (m.name == name) out.push_back(&m);
-  }
-  return out;
 }
 
 std::map<std::string, std::string> labels_of(const ProbeMetric& m) { return {m.labels.begin(), m.labels.end()}; }

@@ -8,10 +8,12 @@
 #include <map>
 
 #include "fixture_tree.h"
+#include "probe_result_lookup.h"
 #include "probes/posture_probe.h"
 
 using namespace jitterd;
 using namespace std::chrono_literals;
+using jitterd::testing::value;
 
 namespace {
 
@@ -124,16 +126,6 @@ TEST_CASE("posture probe: exports the checks and notices a changed fingerprint",
   expect.isolated = std::vector<int>{1};
   PostureProbe probe(PostureSettings{1min, expect});
 
-  const auto value = [](const ProbeResult& r, const std::string& name, const ProbeLabels& labels) {
-    for (const ProbeMetric& m : r.metrics) {
-      const bool has_labels = std::all_of(labels.begin(), labels.end(), [&](const auto& label) {
-        return std::find(m.labels.begin(), m.labels.end(), label) != m.labels.end();
-      });
-      if (m.name == name && has_labels) return m.value;
-    }
-    FAIL("no " << name);
-    return -1.0;
-  };
   const ProbeResult first = probe.run(context);
   CHECK(value(first, "jitterd_expectation_unmet", {{"check", "isolated"}, {"cpu", "1"}}) == 0);  // per sampled cpu, met
   CHECK(value(first, "jitterd_posture_cpu_isolated", {{"cpu", "1"}}) == 1);

@@ -10,9 +10,12 @@
 #include "probes/kernel_cost_probe.h"
 #include "probes/pacing_probe.h"
 #include "probes/pinning_probe.h"
+#include "probe_result_lookup.h"
 
 using namespace jitterd;
 using namespace std::chrono_literals;
+using jitterd::testing::label;
+using jitterd::testing::named;
 
 namespace {
 ProbeContext real_context(HostReader host = HostReader("/sys", "/proc")) {
@@ -23,21 +26,6 @@ ProbeContext real_context(HostReader host = HostReader("/sys", "/proc")) {
   c.housekeeping = current_affinity();
   c.run_on_cpu = run_on_pinned_thread;
   return c;
-}
-
-std::vector<const ProbeMetric*> named(const ProbeResult& r, const std::string& name) {
-  std::vector<const ProbeMetric*> out;
-  for (const auto& m : r.metrics) {
-    if (m.name == name) out.push_back(&m);
-  }
-  return out;
-}
-
-std::string label(const ProbeMetric& m, const std::string& key) {
-  for (const auto& [k, v] : m.labels) {
-    if (k == key) return v;
-  }
-  return "";
 }
 
 ProbeResult run_ok(Probe& probe, ProbeContext& context) {
