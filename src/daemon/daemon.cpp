@@ -17,6 +17,7 @@
 #include "daemon/systemd_notify.h"
 #include "daemon/web.h"
 #include "host/cpu_list.h"
+#include "measure/clock_ns.h"
 #include "measure/counter_calibration.h"
 
 namespace jitterd {
@@ -26,10 +27,6 @@ using namespace std::chrono_literals;
 constexpr auto kWindowUpdate = 1s;
 constexpr auto kCalibrationWindow = 250ms;
 constexpr auto kProbeStopGrace = 600ms;
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 sigset_t handled_signals() {
   sigset_t set;
@@ -183,7 +180,7 @@ void reload(Service& service, const CommandLine& cl, const std::vector<int>& all
       } catch (const std::exception& e) {
         spdlog::error("reload failed: {}; restarting the previous configuration", e.what());
         apply_plan(service, std::move(previous), change, runtime);
-        runtime.collector->record_reload(false, unix_now());
+        runtime.collector->record_reload(false, unix_seconds());
         notify_ready(service.status);
         return;
       }
@@ -191,11 +188,11 @@ void reload(Service& service, const CommandLine& cl, const std::vector<int>& all
                    change.probes ? ", probes restarted" : ", probes kept",
                    change.web ? ", web server restarted" : ", web server kept", service.status);
     }
-    runtime.collector->record_reload(true, unix_now());
+    runtime.collector->record_reload(true, unix_seconds());
   } catch (const ConfigErrors& e) {
     for (const auto& error : e.errors()) spdlog::error("{}", error.to_string());
     spdlog::error("reload rejected: {} error(s); still running the previous configuration", e.errors().size());
-    runtime.collector->record_reload(false, unix_now());
+    runtime.collector->record_reload(false, unix_seconds());
   }
   notify_ready(service.status);
 }
@@ -217,7 +214,7 @@ int run_daemon(const CommandLine& cl) {
                runtime.frequency.source, runtime.frequency.uncertainty_ppm);
 
   runtime.collector = std::make_shared<Collector>(runtime.host, this_build());
-  runtime.collector->record_reload(true, unix_now());
+  runtime.collector->record_reload(true, unix_seconds());
   Service service;
   apply_plan(service, std::move(plan), PlanChange{true, true, true}, runtime);
   notify_ready(service.status);

@@ -1,4 +1,5 @@
 #include "daemon/probe_scheduler.h"
+#include "measure/clock_ns.h"
 
 #include <spdlog/spdlog.h>
 
@@ -7,9 +8,6 @@
 namespace jitterd {
 
 namespace {
-double unix_seconds_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 }  // namespace
 
 ProbeScheduler::ProbeScheduler(std::vector<std::unique_ptr<Probe>> probes, ProbeContext context,
@@ -54,7 +52,7 @@ std::vector<ProbeStatus> ProbeScheduler::statuses() const {
 ProbeStatus ProbeScheduler::run_probe(Probe& probe, ProbeContext& context) {
   ProbeStatus status{std::string(probe.name())};
   status.ran = true;
-  status.last_run_unix_seconds = unix_seconds_now();
+  status.last_run_unix_seconds = unix_seconds();
   const auto start = std::chrono::steady_clock::now();
   try {
     status.result = probe.run(context);

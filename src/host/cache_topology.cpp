@@ -140,15 +140,11 @@ std::vector<int> read_cluster(const HostReader& host, int cpu,
       .value_or(std::vector<int>{});
 }
 
-bool contains(const std::vector<int>& sorted, int cpu) {
-  return std::binary_search(sorted.begin(), sorted.end(), cpu);
-}
-
 // Whether `from` lists `to` in a cache whose level passes `wanted`.
 template <typename Predicate>
 bool shares_cache(const CpuPlacement& from, int to, Predicate wanted) {
   return std::any_of(from.caches.begin(), from.caches.end(), [&](const CacheLevel& cache) {
-    return wanted(cache.level) && contains(cache.shared_cpus, to);
+    return wanted(cache.level) && has_cpu(cache.shared_cpus, to);
   });
 }
 
@@ -196,12 +192,12 @@ std::string_view to_string(CpuRelation relation) {
 }
 
 CpuRelation classify_pair(const CpuPlacement& a, const CpuPlacement& b) {
-  if (contains(a.smt_siblings, b.cpu) || contains(b.smt_siblings, a.cpu)) {
+  if (has_cpu(a.smt_siblings, b.cpu) || has_cpu(b.smt_siblings, a.cpu)) {
     return CpuRelation::smt_sibling;
   }
   // An L1 shared outside an SMT core would be odd, but it is at least as close as an L2.
   const auto up_to_l2 = [](int level) { return level <= 2; };
-  if (contains(a.cluster_cpus, b.cpu) || contains(b.cluster_cpus, a.cpu) ||
+  if (has_cpu(a.cluster_cpus, b.cpu) || has_cpu(b.cluster_cpus, a.cpu) ||
       share_cache(a, b, up_to_l2)) {
     return CpuRelation::shared_l2;
   }

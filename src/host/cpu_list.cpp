@@ -140,4 +140,12 @@ std::vector<int> parse_cpu_mask_hex(std::string_view text, std::string* error) {
   return cpus;
 }
 
+std::vector<int> sorted_cpus(std::vector<int> cpus) {
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  return cpus;
+}
+
+bool has_cpu(const std::vector<int>& sorted, int cpu) { return std::binary_search(sorted.begin(), sorted.end(), cpu); }
+
 }  // namespace jitterd

@@ -26,6 +26,12 @@ std::string format_cpu_list(const std::vector<int>& cpus);
 // Like format_cpu_list, but "none" for an empty set, for messages.
 std::string describe_cpu_list(const std::vector<int>& cpus);
 
+// Sorted and without repeats, as every list above is kept.
+std::vector<int> sorted_cpus(std::vector<int> cpus);
+
+// Whether the sorted list `sorted` holds `cpu`.
+bool has_cpu(const std::vector<int>& sorted, int cpu);
+
 // Parses a hex mask written as comma-separated groups of 32 bits, most significant group first
 // ("00000000,0000000f" gives {0,1,2,3}; a short first group such as "3" is fine). Malformed text
 // gives an empty list and, if error is given, a message naming the bad group and the text.

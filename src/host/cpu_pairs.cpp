@@ -16,16 +16,6 @@ constexpr std::array<CpuRelation, 5> relations{
   CpuRelation::smt_sibling, CpuRelation::shared_l2, CpuRelation::shared_l3,
   CpuRelation::same_package, CpuRelation::cross_package};
 
-std::vector<int> sorted_unique(std::vector<int> cpus) {
-  std::sort(cpus.begin(), cpus.end());
-  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
-  return cpus;
-}
-
-bool contains(const std::vector<int>& sorted, int cpu) {
-  return std::binary_search(sorted.begin(), sorted.end(), cpu);
-}
-
 CpuPair labelled(const PlacementIndex& index, int x, int y) {
   const CpuPlacement& a = *index.at(std::min(x, y));
   const CpuPlacement& b = *index.at(std::max(x, y));
@@ -57,7 +47,7 @@ const CpuPair* representative_of(CpuRelation relation, const std::vector<CpuPair
   int best_unsampled = 3;
   for (const CpuPair& pair : candidates) {
     if (pair.relation != relation) continue;
-    const int unsampled = !contains(sampled, pair.a) + !contains(sampled, pair.b);
+    const int unsampled = !has_cpu(sampled, pair.a) + !has_cpu(sampled, pair.b);
     if (unsampled < best_unsampled) {
       best = &pair;
       best_unsampled = unsampled;
@@ -113,7 +103,7 @@ void plan_list(const PairRequest& request, const PlacementIndex& index,
     }
     std::vector<int> outside;
     for (int cpu : {x, y}) {
-      if (!contains(scope, cpu)) outside.push_back(cpu);
+      if (!has_cpu(scope, cpu)) outside.push_back(cpu);
     }
     if (!outside.empty()) {
       plan.errors.push_back(name + ": " + outside_scope(outside, scope));
@@ -140,14 +130,14 @@ PairPlan plan_pairs(const PairRequest& request, const std::vector<int>& scope,
 
   // A CPU without a placement is not online: it could be neither pinned nor labelled.
   std::vector<int> usable, unplaced;
-  for (int cpu : sorted_unique(scope)) (index.count(cpu) != 0 ? usable : unplaced).push_back(cpu);
+  for (int cpu : sorted_cpus(scope)) (index.count(cpu) != 0 ? usable : unplaced).push_back(cpu);
   if (!unplaced.empty()) {
     plan.notes.push_back("scope cpus " + format_cpu_list(unplaced) +
                          ": no topology (not online?); left out of c2c pairs");
   }
   std::vector<int> sampled_usable;
-  for (int cpu : sorted_unique(sampled)) {
-    if (contains(usable, cpu)) sampled_usable.push_back(cpu);
+  for (int cpu : sorted_cpus(sampled)) {
+    if (has_cpu(usable, cpu)) sampled_usable.push_back(cpu);
   }
 
   switch (request.selection) {

@@ -7,7 +7,9 @@
 #include <thread>
 
 #include "host/cache_topology.h"
+#include "host/cpu_list.h"
 #include "host/topology.h"
+#include "measure/clock_ns.h"
 
 namespace jitterd {
 namespace {
@@ -20,10 +22,6 @@ std::string pair_text(const CpuPair& pair) {
 }
 
 std::string node_text(const std::optional<int>& node) { return node ? std::to_string(*node) : "unknown"; }
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 std::string ns(double seconds, int decimals = 1) { return format_number(seconds * 1e9, decimals); }
 
@@ -66,8 +64,7 @@ void add_pair_metrics(const PairRecord& r, ProbeResult& result) {
 ProbeTable matrix_table(const std::vector<PairRecord>& measured, const C2cSettings& settings) {
   std::vector<int> cpus;
   for (const PairRecord& r : measured) cpus.insert(cpus.end(), {r.pair.a, r.pair.b});
-  std::sort(cpus.begin(), cpus.end());
-  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  cpus = sorted_cpus(std::move(cpus));
   ProbeTable table{"one-way latency in ns, median ± half the p10..p90 spread (" + std::string(to_string(settings.method)) +
                        ", " + std::to_string(settings.samples) + " samples × " + std::to_string(settings.round_trips) +
                        " round trips); row and column are the two CPUs",
@@ -130,9 +127,7 @@ void add_summary_notes(const std::vector<PairRecord>& measured, ProbeResult& res
 std::vector<int> c2c_scope(const C2cSettings& settings, const std::vector<int>& sampled, const std::vector<int>& online) {
   std::vector<int> scope = settings.cpus ? *settings.cpus : sampled;
   if (!settings.cpus && settings.allow_unsampled) scope.insert(scope.end(), online.begin(), online.end());
-  std::sort(scope.begin(), scope.end());
-  scope.erase(std::unique(scope.begin(), scope.end()), scope.end());
-  return scope;
+  return sorted_cpus(std::move(scope));
 }
 
 PairPlan plan_c2c_pairs(const C2cSettings& settings, const HostReader& host, const std::vector<int>& sampled,
@@ -191,7 +186,7 @@ PairRecord measure_pair(ProbeContext& context, const CpuPair& pair, const PingPo
   record.median = latency.median_ticks / hz;
   record.p90 = latency.p90_ticks / hz;
   record.line_node = numa_node_of(lines.get());
-  record.unix_seconds = unix_now();
+  record.unix_seconds = unix_seconds();
   record.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   record.measured = true;
   return record;

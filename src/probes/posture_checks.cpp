@@ -14,9 +14,7 @@ std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
   return out;
 }
 
-bool contains(const std::vector<int>& sorted, int cpu) { return std::binary_search(sorted.begin(), sorted.end(), cpu); }
 
-std::string cpus_text(const std::vector<int>& cpus) { return cpus.empty() ? "none" : format_cpu_list(cpus); }
 
 std::string us_text(long long us) { return std::to_string(us) + " us"; }
 
@@ -46,17 +44,17 @@ void check_cpu_set(Checklist& list, const std::string& check, const std::vector<
   if (expected) {
     for (int cpu : minus(*expected, actual)) {
       list.add(check, cpu, CheckStatus::fail,
-               "cpu " + std::to_string(cpu) + " is not in the kernel's " + check + " set " + cpus_text(actual) +
-                   " (expected " + cpus_text(*expected) + ")",
+               "cpu " + std::to_string(cpu) + " is not in the kernel's " + check + " set " + describe_cpu_list(actual) +
+                   " (expected " + describe_cpu_list(*expected) + ")",
                true);
     }
     for (int cpu : minus(actual, *expected)) {
       list.add(check, cpu, CheckStatus::fail,
-               "cpu " + std::to_string(cpu) + " is in the kernel's " + check + " set " + cpus_text(actual) +
-                   " but not expected (" + cpus_text(*expected) + ")",
+               "cpu " + std::to_string(cpu) + " is in the kernel's " + check + " set " + describe_cpu_list(actual) +
+                   " but not expected (" + describe_cpu_list(*expected) + ")",
                true);
     }
-    if (actual == *expected) list.add(check, std::nullopt, CheckStatus::pass, check + " cpus " + cpus_text(actual) + ", as expected", true);
+    if (actual == *expected) list.add(check, std::nullopt, CheckStatus::pass, check + " cpus " + describe_cpu_list(actual) + ", as expected", true);
     return;
   }
   const std::vector<int> outside = minus(list.sampled(), actual);
@@ -65,7 +63,7 @@ void check_cpu_set(Checklist& list, const std::string& check, const std::vector<
   }
   if (outside.empty()) {
     list.add(check, std::nullopt, CheckStatus::pass,
-             "sampled cpus " + cpus_text(list.sampled()) + " are all " + check + " (" + check + " set " + cpus_text(actual) + ")",
+             "sampled cpus " + describe_cpu_list(list.sampled()) + " are all " + check + " (" + check + " set " + describe_cpu_list(actual) + ")",
              false);
   }
 }
@@ -81,8 +79,7 @@ void check_rcu_nocbs(Checklist& list, const Posture& p) {
   }
   std::vector<int> offloaded = listed.value_or(std::vector<int>{});
   offloaded.insert(offloaded.end(), p.nohz_full.begin(), p.nohz_full.end());
-  std::sort(offloaded.begin(), offloaded.end());
-  offloaded.erase(std::unique(offloaded.begin(), offloaded.end()), offloaded.end());
+  offloaded = sorted_cpus(std::move(offloaded));
   const std::vector<int> outside = minus(list.sampled(), offloaded);
   for (int cpu : outside) {
     list.add("rcu_nocbs", cpu, CheckStatus::warn,
@@ -141,13 +138,13 @@ void check_smt(Checklist& list, const Posture& p, bool expected, const std::map<
     for (int sibling : it->second) {
       if (sibling == cpu) continue;
       std::string why;
-      if (contains(list.sampled(), sibling)) {
+      if (has_cpu(list.sampled(), sibling)) {
         why = "is sampled too: two spinning samplers share one core's pipeline";
       } else if (const auto share = busy.find(sibling); share != busy.end()) {
         // Measured: what ran there is what shares the core, isolated or not.
         if (share->second <= kIdleSiblingShare) continue;
         why = "was busy " + format_share(share->second) + " of the time measured";
-      } else if (!contains(p.isolated, sibling)) {
+      } else if (!has_cpu(p.isolated, sibling)) {
         why = "is not isolated: tasks scheduled there share the core";
       } else {
         continue;
@@ -234,13 +231,13 @@ void check_workqueue(Checklist& list, const Posture& p) {
   }
   bool any = false;
   for (int cpu : list.sampled()) {
-    if (!contains(*p.workqueue_cpus, cpu)) continue;
+    if (!has_cpu(*p.workqueue_cpus, cpu)) continue;
     any = true;
     list.add("workqueue", cpu, CheckStatus::warn,
-             "unbound workqueues may run on cpu " + std::to_string(cpu) + " (workqueue cpumask " + cpus_text(*p.workqueue_cpus) + ")",
+             "unbound workqueues may run on cpu " + std::to_string(cpu) + " (workqueue cpumask " + describe_cpu_list(*p.workqueue_cpus) + ")",
              false);
   }
-  if (!any) list.add("workqueue", std::nullopt, CheckStatus::pass, "unbound workqueues stay on cpus " + cpus_text(*p.workqueue_cpus), false);
+  if (!any) list.add("workqueue", std::nullopt, CheckStatus::pass, "unbound workqueues stay on cpus " + describe_cpu_list(*p.workqueue_cpus), false);
 }
 
 void check_clocksource(Checklist& list, const Posture& p, const std::optional<std::string>& expected) {

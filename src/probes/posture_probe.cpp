@@ -5,37 +5,31 @@
 #include <set>
 
 #include "host/cpu_list.h"
+#include "measure/clock_ns.h"
 
 namespace jitterd {
 namespace {
 
-std::vector<int> sorted_union(std::vector<int> a, const std::vector<int>& b) {
+// The CPUs in either list, sorted and unique.
+std::vector<int> either(std::vector<int> a, const std::vector<int>& b) {
   a.insert(a.end(), b.begin(), b.end());
-  std::sort(a.begin(), a.end());
-  a.erase(std::unique(a.begin(), a.end()), a.end());
-  return a;
-}
-
-bool contains(const std::vector<int>& sorted, int cpu) { return std::binary_search(sorted.begin(), sorted.end(), cpu); }
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return sorted_cpus(std::move(a));
 }
 
 void add_cpu_flags(const Posture& p, std::vector<ProbeMetric>& out) {
-  for (int cpu : sorted_union(p.online, p.offline)) {
+  for (int cpu : either(p.online, p.offline)) {
     out.push_back(gauge("jitterd_posture_cpu_online", "1 if the CPU is online, 0 if present but offline.",
-                        {{"cpu", std::to_string(cpu)}}, contains(p.online, cpu)));
+                        {{"cpu", std::to_string(cpu)}}, has_cpu(p.online, cpu)));
   }
   for (int cpu : p.online) {
     const ProbeLabels labels{{"cpu", std::to_string(cpu)}};
     out.push_back(gauge("jitterd_posture_cpu_isolated", "1 if the CPU is in the kernel's effective isolated set.", labels,
-                        contains(p.isolated, cpu)));
+                        has_cpu(p.isolated, cpu)));
     out.push_back(gauge("jitterd_posture_cpu_nohz_full", "1 if the CPU is in the kernel's effective nohz_full set.", labels,
-                        contains(p.nohz_full, cpu)));
+                        has_cpu(p.nohz_full, cpu)));
     if (p.workqueue_cpus) {
       out.push_back(gauge("jitterd_posture_cpu_workqueue", "1 if unbound workqueues may run on the CPU.", labels,
-                          contains(*p.workqueue_cpus, cpu)));
+                          has_cpu(*p.workqueue_cpus, cpu)));
     }
     double irqs = 0;
     for (const IrqAffinity& irq : irqs_on_cpu(p, cpu)) irqs += irq.name.empty() ? 0 : 1;
@@ -47,7 +41,7 @@ void add_cpu_flags(const Posture& p, std::vector<ProbeMetric>& out) {
 // Frequency, governor, C-states and siblings of the CPUs that matter: sampled and isolated ones.
 void add_cpu_power(const Posture& p, const std::vector<int>& interest, std::vector<ProbeMetric>& out) {
   for (const CpuFreq& f : p.cpufreq) {
-    if (!contains(interest, f.cpu)) continue;
+    if (!has_cpu(interest, f.cpu)) continue;
     const std::string cpu = std::to_string(f.cpu);
     if (f.governor) {
       out.push_back(gauge("jitterd_posture_cpufreq_governor_info", "1, labelled with the CPU's cpufreq governor.",
@@ -61,7 +55,7 @@ void add_cpu_power(const Posture& p, const std::vector<int>& interest, std::vect
     }
   }
   for (const CpuIdle& idle : p.cpuidle) {
-    if (!contains(interest, idle.cpu)) continue;
+    if (!has_cpu(interest, idle.cpu)) continue;
     for (const IdleState& state : idle.states) {
       if (!state.enabled || !state.exit_latency_us) continue;
       out.push_back(gauge("jitterd_posture_cpuidle_exit_latency_seconds",
@@ -71,7 +65,7 @@ void add_cpu_power(const Posture& p, const std::vector<int>& interest, std::vect
     }
   }
   for (const auto& [cpu, siblings] : p.smt.thread_siblings) {
-    if (!contains(interest, cpu)) continue;
+    if (!has_cpu(interest, cpu)) continue;
     out.push_back(gauge("jitterd_posture_cpu_siblings_info", "1, labelled with the CPUs sharing the CPU's core (itself included).",
                         {{"cpu", std::to_string(cpu)}, {"siblings", format_cpu_list(siblings)}}, 1));
   }
@@ -162,7 +156,7 @@ void add_checks(const std::vector<PostureCheck>& checks, const std::vector<int>&
 std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vector<int>& sampled,
                                          const std::vector<PostureCheck>& checks) {
   std::vector<ProbeMetric> out;
-  const std::vector<int> interest = sorted_union(sampled, posture.isolated);
+  const std::vector<int> interest = either(sampled, posture.isolated);
   add_cpu_flags(posture, out);
   add_cpu_power(posture, interest, out);
   add_machine(posture, interest, out);
@@ -182,7 +176,7 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
   ProbeResult result;
   result.metrics = posture_metrics(posture, sampled, checks);
 
-  const double now = unix_now();
+  const double now = unix_seconds();
   if (!fingerprint_) {
     fingerprint_since_ = now;
   } else if (*fingerprint_ != posture.fingerprint) {

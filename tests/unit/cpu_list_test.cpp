@@ -116,3 +116,11 @@ TEST_CASE("parse_cpu_mask_hex rejects bits above the kernel's maximum CPU", "[cp
   CHECK(parse_cpu_mask_hex(mask, &error).empty());
   CHECK(error == "bad cpu mask \"" + mask + "\": sets cpu 8192, above 8191");
 }
+
+TEST_CASE("sorted_cpus sorts and drops repeats; has_cpu looks one up in a sorted list", "[cpu_list]") {
+  CHECK(jitterd::sorted_cpus({5, 1, 3, 1, 5}) == std::vector<int>{1, 3, 5});
+  CHECK(jitterd::sorted_cpus({}).empty());
+  CHECK(jitterd::has_cpu({1, 3, 5}, 3));
+  CHECK_FALSE(jitterd::has_cpu({1, 3, 5}, 4));
+  CHECK_FALSE(jitterd::has_cpu({}, 0));
+}
