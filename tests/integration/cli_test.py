@@ -231,6 +231,12 @@ class CliTest(harness.DaemonTestCase):
         self.assertEqual(json.loads(output)["result"], "FAIL")
         bad = harness.run(["report", "posture", "--format", "csv"], timeout=10)
         self.assertExit(bad, EXIT_USAGE)
+        # A root with no sysfs at all: no CPU to judge is a configuration error, not a checklist.
+        empty = self.config("", name="empty.yaml")
+        nothing = harness.run(["report", "posture", "--config", empty, "--path.sysfs", self.workdir,
+                               "--path.procfs", self.workdir], timeout=10)
+        self.assertExit(nothing, EXIT_CONFIG)
+        self.assertIn("at least two usable CPUs are needed", nothing.stderr)
 
     def test_missing_sysfs_files_are_warnings(self):
         path = self.config(REPORT_CONFIG.replace("continuous", "burst") +
