@@ -6,13 +6,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/collector.h"
-#include "daemon/command_line.h"
-#include "daemon/config.h"
+#include "export/collector.h"
+#include "cli/command_line.h"
+#include "config/config.h"
 #include "daemon/daemon.h"
 #include "daemon/logging.h"
-#include "daemon/report.h"
-#include "daemon/sampling_plan.h"
+#include "cli/report.h"
+#include "sampling/sampling_plan.h"
 #include "host/cpu_list.h"
 
 namespace {

@@ -9,13 +9,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/collector.h"
+#include "export/collector.h"
 #include "daemon/logging.h"
 #include "daemon/probe_list.h"
 #include "daemon/probe_scheduler.h"
-#include "daemon/sampling_plan.h"
+#include "sampling/sampling_plan.h"
 #include "daemon/systemd_notify.h"
-#include "daemon/web.h"
+#include "export/web_server.h"
 #include "host/cpu_list.h"
 #include "measure/clock_ns.h"
 #include "measure/counter_calibration.h"
@@ -131,7 +131,7 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
     service.probes = std::make_shared<ProbeScheduler>(make_enabled_probes(plan.config),
                                                       probe_context(plan, runtime, service.samplers));
     service.probes->start();
-    runtime.collector->set_probes(service.probes);
+    runtime.collector->set_probes([probes = service.probes] { return probes->statuses(); });
   }
   if (change.web) {
     service.web = std::make_unique<WebServer>(plan.config.web.listen_address, plan.config.web.telemetry_path, runtime.collector);

@@ -3,7 +3,7 @@
 // windows and the systemd watchdog. Call run_daemon once, from main().
 #pragma once
 
-#include "daemon/command_line.h"
+#include "cli/command_line.h"
 
 namespace jitterd {
 

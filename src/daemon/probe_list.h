@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/config.h"
-#include "daemon/sampling_plan.h"
+#include "config/config.h"
+#include "sampling/sampling_plan.h"
 #include "probes/c2c_probe.h"
 #include "probes/probe.h"
 

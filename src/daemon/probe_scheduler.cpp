@@ -1,14 +1,10 @@
 #include "daemon/probe_scheduler.h"
-#include "measure/clock_ns.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
 namespace jitterd {
-
-namespace {
-}  // namespace
 
 ProbeScheduler::ProbeScheduler(std::vector<std::unique_ptr<Probe>> probes, ProbeContext context,
                                std::chrono::nanoseconds first_delay)
@@ -47,21 +43,6 @@ bool ProbeScheduler::stop(std::chrono::nanoseconds grace) {
 std::vector<ProbeStatus> ProbeScheduler::statuses() const {
   std::lock_guard lock(mutex_);
   return statuses_;
-}
-
-ProbeStatus ProbeScheduler::run_probe(Probe& probe, ProbeContext& context) {
-  ProbeStatus status{std::string(probe.name())};
-  status.ran = true;
-  status.last_run_unix_seconds = unix_seconds();
-  const auto start = std::chrono::steady_clock::now();
-  try {
-    status.result = probe.run(context);
-    status.success = true;
-  } catch (const std::exception& e) {
-    status.error = e.what();
-  }
-  status.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return status;
 }
 
 void ProbeScheduler::loop() {

@@ -18,17 +18,6 @@
 
 namespace jitterd {
 
-struct ProbeStatus {
-  explicit ProbeStatus(std::string probe_name = "") : name(std::move(probe_name)) {}
-  std::string name;
-  bool ran = false;
-  bool success = false;
-  double duration_seconds = 0;
-  double last_run_unix_seconds = 0;
-  std::string error;
-  ProbeResult result;  // of the last successful run
-};
-
 class ProbeScheduler {
  public:
   ProbeScheduler(std::vector<std::unique_ptr<Probe>> probes, ProbeContext context,
@@ -43,9 +32,6 @@ class ProbeScheduler {
   // the caller's exit); true once the thread has ended.
   bool stop(std::chrono::nanoseconds grace = std::chrono::hours(24));
   std::vector<ProbeStatus> statuses() const;
-
-  // Runs one probe now on the calling thread and records it (the report verb and tests).
-  static ProbeStatus run_probe(Probe& probe, ProbeContext& context);
 
  private:
   void loop();

@@ -287,4 +287,23 @@ std::vector<IrqAffinity> irqs_on_cpu(const Posture& posture, int cpu) {
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> fingerprint_fields(const Fingerprint& fp) {
+  return {{"kernel", fp.kernel},           {"cmdline", fp.cmdline},
+          {"microcode", fp.microcode},     {"bios_vendor", fp.bios_vendor},
+          {"bios_version", fp.bios_version}, {"bios_date", fp.bios_date},
+          {"cpu_model", fp.cpu_model}};
+}
+
+std::vector<std::string> fingerprint_changes(const Fingerprint& before, const Fingerprint& after) {
+  const auto old_fields = fingerprint_fields(before);
+  const auto new_fields = fingerprint_fields(after);
+  std::vector<std::string> changes;
+  for (std::size_t i = 0; i < old_fields.size(); ++i) {
+    if (old_fields[i].second == new_fields[i].second) continue;
+    changes.push_back(old_fields[i].first + ": \"" + old_fields[i].second + "\" -> \"" +
+                      new_fields[i].second + "\"");
+  }
+  return changes;
+}
+
 }  // namespace jitterd

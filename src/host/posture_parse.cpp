@@ -1,6 +1,4 @@
-// The pure parsers of posture.h: kernel command line, /proc/stat, small sysfs formats, cpuinfo
-// fields and fingerprint comparison. posture.cpp reads the machine with them.
-#include "host/posture.h"
+#include "host/posture_parse.h"
 
 #include <algorithm>
 
@@ -155,25 +153,6 @@ std::optional<std::string> cpuinfo_field(std::string_view cpuinfo_text, std::str
       return std::string(trim(line.substr(colon + 1)));
   }
   return std::nullopt;
-}
-
-std::vector<std::pair<std::string, std::string>> fingerprint_fields(const Fingerprint& fp) {
-  return {{"kernel", fp.kernel},           {"cmdline", fp.cmdline},
-          {"microcode", fp.microcode},     {"bios_vendor", fp.bios_vendor},
-          {"bios_version", fp.bios_version}, {"bios_date", fp.bios_date},
-          {"cpu_model", fp.cpu_model}};
-}
-
-std::vector<std::string> fingerprint_changes(const Fingerprint& before, const Fingerprint& after) {
-  const auto old_fields = fingerprint_fields(before);
-  const auto new_fields = fingerprint_fields(after);
-  std::vector<std::string> changes;
-  for (std::size_t i = 0; i < old_fields.size(); ++i) {
-    if (old_fields[i].second == new_fields[i].second) continue;
-    changes.push_back(old_fields[i].first + ": \"" + old_fields[i].second + "\" -> \"" +
-                      new_fields[i].second + "\"");
-  }
-  return changes;
 }
 
 }  // namespace jitterd

@@ -1,6 +1,4 @@
-// The pure half of trace_events.h: tracepoint formats, sample decoding, the ring walk, matching
-// interruptions to events and their causes. trace_events.cpp opens and drains the kernel rings.
-#include "host/trace_events.h"
+#include "host/trace_format.h"
 
 #include <linux/perf_event.h>
 

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "host/cpu_pairs.h"
+#include "probes/c2c_pairs.h"
 #include "measure/ping_pong.h"
 #include "probes/probe.h"
 

@@ -1,13 +1,9 @@
 #include "probes/probe.h"
 
-#include <sched.h>
-
-#include <cerrno>
+#include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <exception>
-#include <stdexcept>
-#include <thread>
+
+#include "measure/clock_ns.h"
 
 namespace jitterd {
 
@@ -31,27 +27,19 @@ ProbeMetric histogram_seconds(std::string name, std::string help, ProbeLabels la
   return m;
 }
 
-void run_on_cpus(const std::vector<int>& cpus, const std::function<void()>& work) {
-  std::exception_ptr failure;
-  std::thread thread([&] {
-    try {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      std::string names;
-      for (int cpu : cpus) {
-        CPU_SET(cpu, &set);
-        names += (names.empty() ? "" : ",") + std::to_string(cpu);
-      }
-      if (sched_setaffinity(0, sizeof(set), &set) != 0) {
-        throw std::runtime_error("cannot pin a probe thread to cpu " + names + ": " + std::strerror(errno));
-      }
-      work();
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  });
-  thread.join();
-  if (failure) std::rethrow_exception(failure);
+ProbeStatus run_probe(Probe& probe, ProbeContext& context) {
+  ProbeStatus status{std::string(probe.name())};
+  status.ran = true;
+  status.last_run_unix_seconds = unix_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    status.result = probe.run(context);
+    status.success = true;
+  } catch (const std::exception& e) {
+    status.error = e.what();
+  }
+  status.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return status;
 }
 
 std::string format_number(double value, int decimals) {

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "host/affinity.h"
 #include "host/host_reader.h"
 #include "measure/counter_calibration.h"
 #include "measure/histogram.h"
@@ -87,14 +88,27 @@ class Probe {
   virtual ProbeResult run(ProbeContext& context) = 0;
 };
 
+// One run of a probe as the scheduler and `jitterd report` record it.
+struct ProbeStatus {
+  explicit ProbeStatus(std::string probe_name = "") : name(std::move(probe_name)) {}
+  std::string name;
+  bool ran = false;
+  bool success = false;
+  double duration_seconds = 0;
+  double last_run_unix_seconds = 0;
+  std::string error;
+  ProbeResult result;  // of the last successful run
+};
+
+// Runs `probe` once on the calling thread and records how it went; what it throws becomes the
+// status's error.
+ProbeStatus run_probe(Probe& probe, ProbeContext& context);
+
 // Helpers for probe implementations.
 ProbeMetric gauge(std::string name, std::string help, ProbeLabels labels, double value);
 // A histogram in seconds from a snapshot in `scale` units, with the given upper bounds.
 ProbeMetric histogram_seconds(std::string name, std::string help, ProbeLabels labels, const HistogramSnapshot& snapshot,
                               const TickScale& scale, const std::vector<double>& bounds, double sum_seconds);
-// Runs `work` on a new thread allowed only on `cpus`, waits for it and rethrows what it threw.
-void run_on_cpus(const std::vector<int>& cpus, const std::function<void()>& work);
-inline void run_on_pinned_thread(int cpu, const std::function<void()>& work) { run_on_cpus({cpu}, work); }
 std::string format_number(double value, int decimals);
 
 }  // namespace jitterd

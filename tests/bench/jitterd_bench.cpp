@@ -20,9 +20,9 @@
 
 #include <prometheus/text_serializer.h>
 
-#include "daemon/collector.h"
-#include "daemon/sampling_plan.h"
-#include "daemon/web.h"
+#include "export/collector.h"
+#include "sampling/sampling_plan.h"
+#include "export/web_server.h"
 #include "host/cpu_list.h"
 #include "host/topology.h"
 #include "measure/counter_calibration.h"

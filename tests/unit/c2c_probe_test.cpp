@@ -9,7 +9,7 @@
 #include <map>
 #include <set>
 
-#include "daemon/sampling_plan.h"
+#include "sampling/sampling_plan.h"
 #include "probe_result_lookup.h"
 
 using namespace jitterd;

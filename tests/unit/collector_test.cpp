@@ -5,8 +5,8 @@
 #include <map>
 #include <thread>
 
-#include "daemon/collector.h"
-#include "daemon/sampling_plan.h"
+#include "export/collector.h"
+#include "sampling/sampling_plan.h"
 
 using namespace jitterd;
 

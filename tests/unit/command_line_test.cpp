@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "daemon/command_line.h"
+#include "cli/command_line.h"
 
 using namespace jitterd;
 

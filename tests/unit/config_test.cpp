@@ -1,6 +1,6 @@
 // The strict configuration reader: the shipped default file, every error kind against its golden
 // message in tests/fixtures/config/expected/, and durations as the file writes them.
-#include "daemon/config.h"
+#include "config/config.h"
 
 #include <catch2/catch.hpp>
 

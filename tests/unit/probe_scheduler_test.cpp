@@ -5,9 +5,9 @@
 #include <atomic>
 #include <thread>
 
-#include "daemon/collector.h"
+#include "export/collector.h"
 #include "daemon/probe_scheduler.h"
-#include "daemon/report.h"
+#include "cli/report.h"
 
 using namespace jitterd;
 
@@ -80,10 +80,10 @@ TEST_CASE("probe results become families; a failed run exports status but no num
   std::atomic<bool> overlapped{false};
   ScriptedProbe probe("scripted", running, overlapped);
   ProbeContext context;
-  const ProbeStatus ok = ProbeScheduler::run_probe(probe, context);
+  const ProbeStatus ok = run_probe(probe, context);
   CHECK(ok.success);
   CHECK(ok.duration_seconds > 0);
-  const ProbeStatus failed = ProbeScheduler::run_probe(probe, context);
+  const ProbeStatus failed = run_probe(probe, context);
   CHECK_FALSE(failed.success);
   CHECK(failed.error == "scripted failure 2");
 
@@ -95,7 +95,7 @@ TEST_CASE("probe results become families; a failed run exports status but no num
   while (!scheduler->statuses()[0].ran) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   scheduler->stop();
   Collector collector(HostReader(), this_build());
-  collector.set_probes(scheduler);
+  collector.set_probes([scheduler] { return scheduler->statuses(); });
   const auto families = collector.Collect();
   const bool succeeded = scheduler->statuses()[0].success;
   REQUIRE(find(families, "jitterd_probe_success") != nullptr);

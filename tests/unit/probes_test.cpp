@@ -5,7 +5,7 @@
 #include <set>
 
 #include "daemon/probe_scheduler.h"
-#include "daemon/sampling_plan.h"
+#include "sampling/sampling_plan.h"
 #include "probes/clock_probe.h"
 #include "probes/kernel_cost_probe.h"
 #include "probes/pacing_probe.h"
@@ -29,7 +29,7 @@ ProbeContext real_context(HostReader host = HostReader("/sys", "/proc")) {
 }
 
 ProbeResult run_ok(Probe& probe, ProbeContext& context) {
-  const ProbeStatus status = ProbeScheduler::run_probe(probe, context);
+  const ProbeStatus status = run_probe(probe, context);
   INFO(status.error);
   REQUIRE(status.success);
   return status.result;
@@ -87,7 +87,7 @@ TEST_CASE("kernel-cost probe: every operation, median <= p99, in ticks and secon
 TEST_CASE("a probe on a CPU it cannot use fails with the CPU named", "[probes]") {
   ProbeContext context = real_context();
   KernelCostProbe probe(KernelCostSettings{1min, 8000, 10});
-  const ProbeStatus status = ProbeScheduler::run_probe(probe, context);
+  const ProbeStatus status = run_probe(probe, context);
   CHECK_FALSE(status.success);
   CHECK_THAT(status.error, Catch::Contains("cpu 8000"));
 }

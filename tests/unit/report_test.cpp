@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "daemon/report.h"
+#include "cli/report.h"
 
 using namespace jitterd;
 

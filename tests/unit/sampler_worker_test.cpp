@@ -4,8 +4,8 @@
 
 #include <thread>
 
-#include "daemon/sampling_plan.h"
-#include "daemon/sampler_worker.h"
+#include "sampling/sampling_plan.h"
+#include "sampling/sampler_worker.h"
 #include "measure/counter_calibration.h"
 
 using namespace jitterd;

@@ -1,4 +1,4 @@
-#include "daemon/report.h"
+#include "cli/report.h"
 
 #include <algorithm>
 #include <cctype>
@@ -9,12 +9,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/config.h"
-#include "daemon/posture_report.h"
+#include "config/config.h"
+#include "cli/posture_report.h"
 #include "daemon/probe_list.h"
 #include "daemon/probe_scheduler.h"
-#include "daemon/sampler_set.h"
-#include "daemon/sampling_plan.h"
+#include "sampling/sampler_set.h"
+#include "sampling/sampling_plan.h"
 #include "host/cpu_list.h"
 
 namespace jitterd {
@@ -243,7 +243,7 @@ int run_probe_report(const CommandLine& cl) {
   }
   restrict_current_thread(plan.selection.housekeeping);
   ProbeContext context = make_probe_context(plan, host, counter_frequency(plan.method, std::chrono::milliseconds(250)));
-  const ProbeStatus status = ProbeScheduler::run_probe(*probe, context);
+  const ProbeStatus status = run_probe(*probe, context);
   if (!status.success) {
     std::cerr << "jitterd: probe " << probe_name << " failed: " << status.error << "\n";
     return 1;

@@ -1,4 +1,4 @@
-#include "daemon/sampler_worker.h"
+#include "sampling/sampler_worker.h"
 
 #include <sched.h>
 #include <sys/mman.h>
@@ -8,6 +8,8 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+
+#include "host/affinity.h"
 
 namespace jitterd {
 
@@ -103,11 +105,8 @@ void SamplerWorker::thread_main() {
 // Pin first, then allocate: the memory is first touched, and so placed, on the sampled CPU.
 bool SamplerWorker::prepare() {
   startup_.tid = gettid();
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(settings_.cpu, &set);
-  if (sched_setaffinity(0, sizeof(set), &set) != 0) {
-    startup_.error = "cpu " + std::to_string(settings_.cpu) + ": cannot pin the sampler thread: " + errno_text(errno);
+  if (const int err = try_restrict_current_thread({settings_.cpu})) {
+    startup_.error = "cpu " + std::to_string(settings_.cpu) + ": cannot pin the sampler thread: " + errno_text(err);
     return false;
   }
   startup_.pinned = true;

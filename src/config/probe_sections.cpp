@@ -2,7 +2,7 @@
 #include <charconv>
 #include <limits>
 
-#include "daemon/config_reader.h"
+#include "config/config_reader.h"
 #include "host/text.h"
 
 namespace jitterd::config_detail {

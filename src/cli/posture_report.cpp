@@ -1,13 +1,13 @@
-#include "daemon/posture_report.h"
+#include "cli/posture_report.h"
 
 #include <algorithm>
 #include <iostream>
 #include <sstream>
 #include <thread>
 
-#include "daemon/config.h"
-#include "daemon/report.h"
-#include "daemon/sampling_plan.h"
+#include "config/config.h"
+#include "cli/report.h"
+#include "sampling/sampling_plan.h"
 #include "host/cpu_list.h"
 #include "host/topology.h"
 

@@ -1,4 +1,4 @@
-#include "host/cpu_pairs.h"
+#include "probes/c2c_pairs.h"
 
 #include <algorithm>
 #include <array>

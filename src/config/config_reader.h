@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/config.h"
+#include "config/config.h"
 
 namespace jitterd::config_detail {
 

@@ -5,6 +5,7 @@
 // main thread at any time (guarded by one mutex).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,21 +14,13 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
-#include "daemon/probe_scheduler.h"
-#include "daemon/sampler_set.h"
+#include "export/build_info.h"
 #include "host/host_reader.h"
+#include "sampling/sampler_set.h"
 #include "measure/counter_calibration.h"
+#include "probes/probe.h"
 
 namespace jitterd {
-
-struct BuildInfo {
-  std::string version;
-  std::string revision;
-  std::string compiler;
-  std::string arch;
-};
-
-BuildInfo this_build();
 
 // Upper bounds (seconds) of the exported gap histogram: 10 ns .. 100 ms in 1-2.5-5 steps.
 const std::vector<double>& gap_histogram_bounds();
@@ -37,7 +30,8 @@ class Collector : public prometheus::Collectable {
   Collector(HostReader host, BuildInfo build);
 
   void set_samplers(std::shared_ptr<const SamplerSet> samplers, CounterFrequency frequency, TickMethod method);
-  void set_probes(std::shared_ptr<const ProbeScheduler> probes);
+  // `statuses` gives the probes' latest runs; it is called at scrape time from the web threads.
+  void set_probes(std::function<std::vector<ProbeStatus>()> statuses);
   void record_reload(bool success, double unix_seconds);
 
   std::vector<prometheus::MetricFamily> Collect() const override;
@@ -50,7 +44,7 @@ class Collector : public prometheus::Collectable {
   BuildInfo build_;
   mutable std::mutex mutex_;
   std::shared_ptr<const SamplerSet> samplers_;
-  std::shared_ptr<const ProbeScheduler> probes_;
+  std::function<std::vector<ProbeStatus>()> probe_statuses_;
   CounterFrequency frequency_;
   TickMethod method_ = TickMethod::steady_clock;
   bool last_reload_ok_ = true;

@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "daemon/command_line.h"
-#include "daemon/config.h"
-#include "daemon/sampler_worker.h"
+#include "cli/command_line.h"
+#include "config/config.h"
+#include "sampling/sampler_worker.h"
+#include "host/affinity.h"
 #include "host/cpu_selection.h"
 #include "host/host_reader.h"
 
@@ -26,10 +27,5 @@ SamplingPlan make_sampling_plan(const CommandLine& command_line, const HostReade
                                 const std::vector<int>& allowed_affinity);
 
 std::vector<SamplerSettings> sampler_settings(const SamplingPlan& plan, const TickScale& scale);
-
-// CPUs this thread may run on.
-std::vector<int> current_affinity();
-// Restricts the calling thread (and every thread it starts later) to `cpus`; throws on failure.
-void restrict_current_thread(const std::vector<int>& cpus);
 
 }  // namespace jitterd

@@ -1,4 +1,4 @@
-#include "daemon/config.h"
+#include "config/config.h"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <memory>
 
-#include "daemon/config_reader.h"
+#include "config/config_reader.h"
 #include "host/cpu_list.h"
 
 namespace jitterd {

@@ -1,4 +1,4 @@
-#include "daemon/command_line.h"
+#include "cli/command_line.h"
 
 #include <algorithm>
 #include <iterator>

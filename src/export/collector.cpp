@@ -1,4 +1,4 @@
-#include "daemon/collector.h"
+#include "export/collector.h"
 
 #include <unistd.h>
 
@@ -6,13 +6,6 @@
 #include <limits>
 
 #include "host/thread_stats.h"
-
-#ifndef JITTERD_VERSION
-#define JITTERD_VERSION "0.0.0"
-#endif
-#ifndef JITTERD_REVISION
-#define JITTERD_REVISION "unknown"
-#endif
 
 namespace jitterd {
 
@@ -44,17 +37,6 @@ void add_single(std::vector<MetricFamily>& out, MetricFamily f, std::vector<Clie
 std::string cpu_label(int cpu) { return std::to_string(cpu); }
 }  // namespace
 
-BuildInfo this_build() {
-#if defined(__x86_64__)
-  const char* arch = "x86_64";
-#elif defined(__aarch64__)
-  const char* arch = "aarch64";
-#else
-  const char* arch = "other";
-#endif
-  return {JITTERD_VERSION, JITTERD_REVISION, "gcc " __VERSION__, arch};
-}
-
 const std::vector<double>& gap_histogram_bounds() {
   static const std::vector<double> bounds = {
       1e-8, 2.5e-8, 5e-8, 1e-7, 2.5e-7, 5e-7, 1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5,
@@ -72,9 +54,9 @@ void Collector::set_samplers(std::shared_ptr<const SamplerSet> samplers, Counter
   method_ = method;
 }
 
-void Collector::set_probes(std::shared_ptr<const ProbeScheduler> probes) {
+void Collector::set_probes(std::function<std::vector<ProbeStatus>()> statuses) {
   std::lock_guard lock(mutex_);
-  probes_ = std::move(probes);
+  probe_statuses_ = std::move(statuses);
 }
 
 void Collector::record_reload(bool success, double unix_seconds) {
@@ -93,7 +75,7 @@ std::vector<MetricFamily> Collector::Collect() const {
   add_single(out, family("jitterd_config_last_reload_success_timestamp_seconds", "Unix time of the last successful configuration load.", MetricType::Gauge),
          {}, last_reload_success_);
   if (samplers_) collect_samplers(out);
-  if (probes_) collect_probes(out);
+  if (probe_statuses_) collect_probes(out);
   // A family with no sample (say, no sampler started yet) is left out rather than sent empty.
   std::erase_if(out, [](const MetricFamily& f) { return f.metric.empty(); });
   return out;
@@ -207,7 +189,7 @@ void Collector::collect_probes(std::vector<MetricFamily>& out) const {
   MetricFamily duration = family("jitterd_probe_duration_seconds", "How long the probe's last run took.", MetricType::Gauge);
   MetricFamily last_run = family("jitterd_probe_last_run_timestamp_seconds", "Unix time the probe last ran.", MetricType::Gauge);
   std::vector<MetricFamily> results;
-  for (const ProbeStatus& status : probes_->statuses()) {
+  for (const ProbeStatus& status : probe_statuses_()) {
     if (!status.ran) continue;
     sample(success, {{"probe", status.name}}, status.success ? 1 : 0);
     sample(duration, {{"probe", status.name}}, status.duration_seconds);

@@ -1,9 +1,5 @@
-#include "daemon/sampling_plan.h"
+#include "sampling/sampling_plan.h"
 
-#include <sched.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 
@@ -105,27 +101,6 @@ std::vector<SamplerSettings> sampler_settings(const SamplingPlan& plan, const Ti
     out.push_back(s);
   }
   return out;
-}
-
-std::vector<int> current_affinity() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
-}
-
-void restrict_current_thread(const std::vector<int>& cpus) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int cpu : cpus) CPU_SET(cpu, &set);
-  if (sched_setaffinity(0, sizeof(set), &set) != 0) {
-    throw std::runtime_error("cannot restrict housekeeping threads to cpus " + format_cpu_list(cpus) + ": " +
-                             std::strerror(errno));
-  }
 }
 
 }  // namespace jitterd

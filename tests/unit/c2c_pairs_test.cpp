@@ -1,6 +1,6 @@
 // plan_pairs (all, representative, explicit list) on the placements of the fixture machines, and
 // next_pairs' budgeted continuation over several runs.
-#include "host/cpu_pairs.h"
+#include "probes/c2c_pairs.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-#include "daemon/config_reader.h"
+#include "config/config_reader.h"
 
 #include <algorithm>
 #include <charconv>

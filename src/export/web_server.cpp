@@ -1,4 +1,4 @@
-#include "daemon/web.h"
+#include "export/web_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

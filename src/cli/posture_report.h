@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/command_line.h"
+#include "cli/command_line.h"
 #include "host/posture.h"
 #include "probes/posture_checks.h"
 

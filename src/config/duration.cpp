@@ -1,4 +1,4 @@
-#include "daemon/duration.h"
+#include "config/duration.h"
 
 #include <array>
 #include <cstdint>

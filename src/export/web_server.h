@@ -13,7 +13,7 @@
 
 #include <prometheus/exposer.h>
 
-#include "daemon/collector.h"
+#include "export/collector.h"
 
 namespace jitterd {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/duration.h"
-#include "host/cpu_pairs.h"
+#include "config/duration.h"
+#include "probes/c2c_pairs.h"
 #include "measure/ping_pong.h"
 #include "measure/tick.h"
 #include "probes/posture_checks.h"

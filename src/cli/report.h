@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/command_line.h"
-#include "daemon/sampler_worker.h"
+#include "cli/command_line.h"
+#include "sampling/sampler_worker.h"
 #include "measure/counter_calibration.h"
 #include "probes/probe.h"
 

@@ -1,0 +1,18 @@
+// What build of jitterd is running: version, source revision, compiler and architecture, for
+// `jitterd --version`, the landing page and jitterd_build_info. Constant; safe from any thread.
+#pragma once
+
+#include <string>
+
+namespace jitterd {
+
+struct BuildInfo {
+  std::string version;
+  std::string revision;
+  std::string compiler;
+  std::string arch;
+};
+
+BuildInfo this_build();
+
+}  // namespace jitterd

@@ -1,0 +1,161 @@
+// The pure half of trace_events.h: tracepoint format files, perf sample decoding, the ring walk,
+// matching interruptions to the events that overlapped them, and each event's cause. Plain
+// functions over plain values, tested on literal data; safe from any thread.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jitterd {
+
+// One "field:" line of a tracepoint's format file, e.g.
+// "\tfield:int irq;\toffset:8;\tsize:4;\tsigned:1;".
+struct TraceField {
+  std::string name;  // bare: "prev_comm" for "char prev_comm[16]"
+  std::size_t offset = 0;
+  std::size_t size = 0;
+  bool is_signed = false;
+  // "__data_loc char[] name": the field holds a u32 whose low 16 bits are the string's offset
+  // from the start of the raw record and whose high 16 bits are its length.
+  bool data_loc = false;
+
+  bool operator==(const TraceField&) const = default;
+};
+
+struct TracepointFormat {
+  int id = -1;  // from "ID: 225"; -1 when the text has none
+  std::vector<TraceField> fields;
+
+  const TraceField* find(std::string_view name) const;  // nullptr when absent
+};
+
+// Parses <tracefs>/events/<group>/<name>/format. Lines other than "ID:" and "field:" are
+// ignored, as is a field line without a name, offset or size.
+TracepointFormat parse_tracepoint_format(std::string_view format_text);
+
+enum class TraceEventKind {
+  irq,                       // irq:irq_handler_entry, a device (or legacy timer) IRQ
+  softirq,                   // irq:softirq_entry
+  sched_switch,              // sched:sched_switch, another task took the CPU
+  local_timer,               // x86 irq_vectors:local_timer_entry (LOC)
+  reschedule_ipi,            // x86 irq_vectors:reschedule_entry (RES)
+  call_function_ipi,         // x86 irq_vectors:call_function_entry (CAL)
+  call_function_single_ipi,  // x86 irq_vectors:call_function_single_entry (CAL)
+  irq_work,                  // x86 irq_vectors:irq_work_entry (IWI)
+};
+
+struct TracepointSpec {
+  std::string_view path;  // under <tracefs>/events
+  TraceEventKind kind;
+  bool required;  // the irq_vectors group exists on x86 only
+};
+
+inline constexpr std::array<TracepointSpec, 8> traced_tracepoints = {{
+    {"irq/irq_handler_entry", TraceEventKind::irq, true},
+    {"irq/softirq_entry", TraceEventKind::softirq, true},
+    {"sched/sched_switch", TraceEventKind::sched_switch, true},
+    {"irq_vectors/local_timer_entry", TraceEventKind::local_timer, false},
+    {"irq_vectors/reschedule_entry", TraceEventKind::reschedule_ipi, false},
+    {"irq_vectors/call_function_entry", TraceEventKind::call_function_ipi, false},
+    {"irq_vectors/call_function_single_entry", TraceEventKind::call_function_single_ipi, false},
+    {"irq_vectors/irq_work_entry", TraceEventKind::irq_work, false},
+}};
+
+// A tracepoint found on this machine, with its parsed format.
+struct Tracepoint {
+  std::string path;  // "irq/irq_handler_entry"
+  TraceEventKind kind;
+  TracepointFormat format;
+};
+
+struct TraceEvent {
+  int cpu = -1;
+  int tid = -1;  // the task that was running when the event hit (PERF_SAMPLE_TID)
+  std::uint64_t time_ns = 0;  // CLOCK_MONOTONIC_RAW
+  TraceEventKind kind = TraceEventKind::irq;
+  // irq: the IRQ number; softirq: vec; sched_switch: next_pid; x86 vectors: the vector.
+  int number = -1;
+  // irq: the action name ("virtio0-input.0"); softirq: "NET_RX"; sched_switch: next_comm;
+  // empty for x86 vectors.
+  std::string name;
+  // For people: "irq 24 virtio0-input.0", "NET_RX", "switch to kworker/0:1", "local timer".
+  std::string detail;
+
+  bool operator==(const TraceEvent&) const = default;
+};
+
+// Decodes one PERF_RECORD_SAMPLE written for sample_type PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+// PERF_SAMPLE_CPU | PERF_SAMPLE_RAW without sample_id_all. The kernel writes the fields in the
+// order of enum perf_event_sample_format (perf_output_sample()), so the record is:
+//
+//   offset  0  u32 type (PERF_RECORD_SAMPLE = 9), u16 misc, u16 size   perf_event_header
+//   offset  8  u32 pid, u32 tid                                         PERF_SAMPLE_TID
+//   offset 16  u64 time, ns of attr.clockid                             PERF_SAMPLE_TIME
+//   offset 24  u32 cpu, u32 reserved                                    PERF_SAMPLE_CPU
+//   offset 32  u32 raw_size                                             PERF_SAMPLE_RAW
+//   offset 36  raw_size bytes: the tracepoint's entry as its format file lays it out, starting
+//              with u16 common_type (the tracepoint's ID), padded so the record ends on 8 bytes
+//
+// all in host byte order. `record` starts at the header. std::nullopt for another record type,
+// a truncated record, a common_type not in `tracepoints`, or a field missing from its format.
+std::optional<TraceEvent> decode_sample(std::span<const std::byte> record,
+                                        const std::vector<Tracepoint>& tracepoints);
+
+// The count of a PERF_RECORD_LOST (header, u64 id, u64 lost); std::nullopt for another record.
+std::optional<std::uint64_t> decode_lost(std::span<const std::byte> record);
+
+// Walks the complete records of a perf ring's data area between the positions `tail` and `head`
+// (free-running byte counts, taken modulo ring.size(), a power of two), calling `visit` with
+// each. A record that straddles the end of the area is copied whole into `scratch` first. Stops
+// early at a header that is malformed (size under 8) or runs past `head`. Returns the position
+// after the last record visited: the new data_tail.
+std::uint64_t read_ring(std::span<const std::byte> ring, std::uint64_t tail, std::uint64_t head,
+                        std::vector<std::byte>& scratch,
+                        const std::function<void(std::span<const std::byte>)>& visit);
+
+// One interruption on the CLOCK_MONOTONIC_RAW time line (the caller converts from ticks).
+struct TimedInterval {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+};
+
+// The events [begin, end) of match_interruptions' `events` that matched one interval.
+struct EventRange {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+
+  bool empty() const { return begin == end; }
+  bool operator==(const EventRange&) const = default;
+};
+
+// For each interval, the events timed within [start_ns - slack_ns, end_ns + slack_ns]; the slack
+// covers the sampler noticing the gap late and the kernel stamping an event before its handler
+// ran. Both inputs sorted by time (intervals by start), events of the intervals' CPU only. Since
+// the events are sorted, each interval's matches are one contiguous range. One merge pass over
+// both, linear for the non-overlapping intervals a sampler produces.
+std::vector<EventRange> match_interruptions(const std::vector<TimedInterval>& intervals,
+                                            const std::vector<TraceEvent>& events,
+                                            std::uint64_t slack_ns);
+
+// The cause of a sched_switch: a task ran instead of the sampler. Not in attribution.h's
+// cause_names, which counts interrupts only and cannot see preemption.
+// The fields decode_sample() reads for a tracepoint of `kind`; probe() checks that each format
+// has them, so decoding cannot fail later.
+std::vector<std::string_view> trace_fields_needed(TraceEventKind kind);
+
+inline constexpr std::string_view preempted_cause = "preempted";
+
+// The cause of one event, by the rules of attribution.h's cause_of() for IRQs and softirqs (so
+// IRQ 0 "timer" and "arch_timer" are timer, other IRQs device_irq; TIMER/HRTIMER timer, NET_*
+// softirq_net, RCU softirq_rcu, others softirq_other); local timer timer, reschedule
+// ipi_resched, function calls ipi_call, irq work other_irq; sched_switch preempted_cause.
+std::string_view cause_of_event(const TraceEvent& event);
+
+}  // namespace jitterd
