@@ -170,8 +170,11 @@ void ConfigReader::read_mapping(const Entry& section, const std::vector<Field>& 
                               std::to_string(first->second.line) + ")");
     else if (field == fields.end())
       fail(key, key_mark, unknown_key_message(name, fields));
-    else
-      field->read(Entry{key, pair.second, mark_of(pair.second, key_mark)});
+    else {
+      const Entry entry{key, pair.second, mark_of(pair.second, key_mark)};
+      marks_[key] = entry.mark;
+      field->read(entry);
+    }
   }
 }
 

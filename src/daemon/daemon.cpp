@@ -11,8 +11,8 @@
 
 #include "export/collector.h"
 #include "daemon/logging.h"
-#include "daemon/probe_list.h"
 #include "daemon/probe_scheduler.h"
+#include "sampling/probe_context.h"
 #include "sampling/sampling_plan.h"
 #include "daemon/systemd_notify.h"
 #include "export/web_server.h"
@@ -53,30 +53,6 @@ struct Service {
   std::string status;
 };
 
-// Probes reach a sampled CPU through its sampler (paused while they work), any other through a
-// temporary pinned thread.
-ProbeContext probe_context(const SamplingPlan& plan, const Runtime& runtime, std::shared_ptr<SamplerSet> samplers) {
-  ProbeContext context = make_probe_context(plan, runtime.host, runtime.frequency);
-  context.run_on_cpu = [samplers](int cpu, const std::function<void()>& work) {
-    for (std::size_t i = 0; i < samplers->size(); ++i) {
-      SamplerWorker& worker = samplers->worker(i);
-      if (worker.settings().cpu == cpu && worker.sampling()) {
-        worker.run_paused(work).get();
-        return;
-      }
-    }
-    run_on_pinned_thread(cpu, work);
-  };
-  context.sampler_of = [samplers](int cpu) -> const SamplerShared* {
-    for (std::size_t i = 0; i < samplers->size(); ++i) {
-      const SamplerWorker& worker = samplers->worker(i);
-      if (worker.settings().cpu == cpu && worker.sampling()) return worker.shared();
-    }
-    return nullptr;
-  };
-  return context;
-}
-
 void log_plan(const SamplingPlan& plan) {
   for (const auto& p : plan.machine_problems) spdlog::warn("{}", p);
   for (const auto& n : plan.selection.notes) spdlog::info("{}", n);
@@ -110,7 +86,7 @@ PlanChange compare_plans(const SamplingPlan& from, const SamplingPlan& to) {
   const bool housekeeping = from.selection.housekeeping != to.selection.housekeeping;
   const bool sampled = from.selection.sampled != to.selection.sampled;
   const bool samplers = housekeeping || sampled || from.config.sampler != to.config.sampler || from.method != to.method;
-  return {samplers, housekeeping || from.config.web != to.config.web, samplers || from.config.probes != to.config.probes || from.config.expect != to.config.expect};
+  return {samplers, housekeeping || from.config.web != to.config.web, samplers || from.config.probes != to.config.probes};
 }
 
 // Brings `service` to `plan`, restarting what `change` names. The main thread is restricted to
@@ -128,8 +104,8 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
     runtime.collector->set_samplers(service.samplers, runtime.frequency, plan.method);
   }
   if (change.probes) {
-    service.probes = std::make_shared<ProbeScheduler>(make_enabled_probes(plan.config),
-                                                      probe_context(plan, runtime, service.samplers));
+    service.probes = std::make_shared<ProbeScheduler>(make_enabled_probes(plan.config.probes),
+                                                      make_probe_context(plan, runtime.host, runtime.frequency, service.samplers));
     service.probes->start();
     runtime.collector->set_probes([probes = service.probes] { return probes->statuses(); });
   }

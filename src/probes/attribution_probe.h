@@ -24,9 +24,12 @@
 
 namespace jitterd {
 
+// The probe's settings, as the `probes.attribution` section of the configuration sets them.
 struct AttributionSettings {
+  bool enabled = true;
   std::chrono::nanoseconds interval{std::chrono::seconds(10)};
   bool tracepoints = true;
+  bool operator==(const AttributionSettings&) const = default;
 };
 
 // An event within this much of an interruption's start or end counts as overlapping it: the

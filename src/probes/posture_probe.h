@@ -14,9 +14,12 @@
 
 namespace jitterd {
 
+// The probe's settings: `probes.posture` in the configuration, and its top-level `expect:`.
 struct PostureSettings {
+  bool enabled = true;
   std::chrono::nanoseconds interval{std::chrono::minutes(1)};
   PostureExpectations expect;
+  bool operator==(const PostureSettings&) const = default;
 };
 
 // The metrics for one reading (fingerprint change tracking aside): the per-CPU series cover every

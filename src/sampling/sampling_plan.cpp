@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "daemon/probe_list.h"
 #include "host/cpu_list.h"
 #include "host/topology.h"
 
@@ -46,15 +45,15 @@ TickMethod choose_method(const Config& config) {
 // An explicit c2c pair list is checked against this machine now, so a pair outside the probe's
 // scope is a configuration error naming the entry, not a probe failure minutes later.
 void check_c2c_pairs(const SamplingPlan& plan, const HostReader& host) {
-  const C2cProbeConfig& c2c = plan.config.probes.c2c;
-  if (!c2c.enabled || c2c.pairs != PairSelection::list) return;
-  const PairPlan pairs = plan_c2c_pairs(c2c_settings(c2c), host, plan.selection.sampled, nullptr);
+  const C2cSettings& c2c = plan.config.probes.c2c;
+  if (!c2c.enabled || c2c.pairs.selection != PairSelection::list) return;
+  const PairPlan pairs = plan_c2c_pairs(c2c, host, plan.selection.sampled, nullptr);
+  const SourceMark mark = plan.config.mark_of("probes.c2c.pairs");
   std::vector<ConfigError> errors;
-  for (const std::string& e : pairs.errors) {
-    errors.push_back({plan.config.path, c2c.pairs_mark.line, c2c.pairs_mark.column, "probes.c2c.pairs",
-                      e + (!c2c.allow_unsampled && e.find("not among the CPUs the probe may use") != std::string::npos
-                               ? "; set allow_unsampled to pair CPUs that are not sampled"
-                               : "")});
+  for (const PairListError& e : pairs.errors) {
+    const bool hint = !c2c.allow_unsampled && e.kind == PairListError::Kind::outside_scope;
+    errors.push_back({plan.config.path, mark.line, mark.column, "probes.c2c.pairs",
+                      e.text + (hint ? "; set allow_unsampled to pair CPUs that are not sampled" : "")});
   }
   if (!errors.empty()) throw ConfigErrors(std::move(errors));
 }
@@ -70,9 +69,8 @@ SamplingPlan make_sampling_plan(const CommandLine& cl, const HostReader& host, c
   CpuSelectionResult result = select_cpus(request, topology, allowed);
   if (!result.selection) {
     std::vector<ConfigError> errors;
-    for (const auto& e : result.errors) {
-      errors.push_back({plan.config.path, plan.config.cpus.mark.line, plan.config.cpus.mark.column, "cpus", e});
-    }
+    const SourceMark mark = plan.config.mark_of("cpus");
+    for (const auto& e : result.errors) errors.push_back({plan.config.path, mark.line, mark.column, "cpus", e});
     throw ConfigErrors(std::move(errors));
   }
   plan.selection = std::move(*result.selection);
