@@ -3,14 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <memory>
 
 #include "config/config_reader.h"
 #include "config/probe_sections.h"
 #include "host/cpu_list.h"
+#include "host/host_reader.h"
 
 namespace jitterd {
 namespace config_detail {
@@ -191,29 +188,6 @@ std::optional<std::string> ConfigReader::telemetry_path(const Entry& entry) {
 
 namespace {
 
-struct FileCloser {
-  void operator()(std::FILE* file) const { std::fclose(file); }
-};
-
-// The whole file, or the reason it cannot be read (errno, as strerror words it).
-std::optional<std::string> read_file(const std::string& path, std::string& reason) {
-  const std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
-  if (!file) {
-    reason = std::strerror(errno);
-    return std::nullopt;
-  }
-  std::string text;
-  char buffer[4096];
-  std::size_t count = 0;
-  while ((count = std::fread(buffer, 1, sizeof buffer, file.get())) > 0)
-    text.append(buffer, count);
-  if (std::ferror(file.get())) {  // a directory opens fine and fails here with EISDIR
-    reason = std::strerror(errno);
-    return std::nullopt;
-  }
-  return text;
-}
-
 std::string join_lines(const std::vector<ConfigError>& errors) {
   std::string text;
   for (const ConfigError& error : errors) text += (text.empty() ? "" : "\n") + error.to_string();
@@ -242,7 +216,7 @@ const std::vector<ConfigError>& ConfigErrors::errors() const { return errors_; }
 
 Config load_config_file(const std::string& path) {
   std::string reason;
-  const std::optional<std::string> text = read_file(path, reason);
+  const std::optional<std::string> text = read_whole_file(path, &reason);
   if (!text) throw ConfigErrors({ConfigError{path, 0, 0, "", "cannot read: " + reason}});
   return parse_config(*text, path);
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <limits>
 
 #include "host/cpu_list.h"
@@ -28,9 +27,9 @@ std::optional<double> plain_number(std::string_view text) {
   if (!all_digits(whole) || (whole.size() > 1 && whole[0] == '0') ||
       (dot != std::string_view::npos && !all_digits(text.substr(dot + 1))))
     return std::nullopt;
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error == std::errc::result_out_of_range) return std::numeric_limits<double>::infinity();
+  NumberError error = NumberError::none;
+  const std::optional<double> value = parse_number<double>(text, &error);
+  if (error == NumberError::out_of_range) return std::numeric_limits<double>::infinity();
   return value;
 }
 

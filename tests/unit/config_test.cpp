@@ -209,7 +209,7 @@ probes:
   CHECK(config.mark_of("probes.kernel_cost.cpu") == SourceMark{19, 10});
   CHECK(probes.pinning == PinningSettings{false, 24h, 10ms});
   CHECK(probes.c2c == C2cSettings{false, 1min, PingPongMethod::two_lines, 10000, 1000,
-                                  PairRequest{PairSelection::list, {{3, 2}, {0, 8191}}}, 100000, true});
+                                  PairRequest{PairSelection::list, {{3, 2}, {0, 8191}}}, 100000, true, std::nullopt});
   CHECK(config.mark_of("probes.c2c.pairs") == SourceMark{31, 12});
 }
 
@@ -267,7 +267,7 @@ TEST_CASE("the probes defaults are the documented ones", "[config]") {
   CHECK(probes.pacing == PacingSettings{true, 15min, std::nullopt, {1000, 10000, 100000}, 500ms, PacingSend::udp});
   CHECK(probes.kernel_cost == KernelCostSettings{true, 15min, std::nullopt, 1000});
   CHECK(probes.pinning == PinningSettings{true, 15min, 500ms});
-  CHECK(probes.c2c == C2cSettings{true, 5min, PingPongMethod::cas, 100, 1000, PairRequest{}, 64, false});
+  CHECK(probes.c2c == C2cSettings{true, 5min, PingPongMethod::cas, 100, 1000, PairRequest{}, 64, false, std::nullopt});
 }
 
 TEST_CASE("a probe cpu is auto or a CPU number, and keeps its mark", "[config]") {
