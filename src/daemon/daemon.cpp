@@ -2,10 +2,12 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <memory>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -49,6 +51,9 @@ struct Service {
   SamplingPlan plan;
   std::shared_ptr<SamplerSet> samplers;
   std::shared_ptr<ProbeScheduler> probes;
+  // Schedulers replaced by a reload while a probe was inside one long unit: cancelled, their
+  // results no longer exported, each ends at its unit's end and is then dropped by the main loop.
+  std::vector<std::shared_ptr<ProbeScheduler>> retiring;
   std::unique_ptr<WebServer> web;
   std::string status;
 };
@@ -93,7 +98,12 @@ PlanChange compare_plans(const SamplingPlan& from, const SamplingPlan& to) {
 // the housekeeping CPUs first, so web server threads created after it never run on a sampled CPU.
 void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime& runtime) {
   if (change.web) service.web.reset();
-  if (change.probes && service.probes) service.probes->stop();
+  // A reload waits for a running probe at most kProbeStopGrace; a longer unit finishes on its
+  // own thread while the new configuration starts (a sampler it borrows is waited for below).
+  if (change.probes && service.probes && !service.probes->stop(kProbeStopGrace)) {
+    spdlog::info("a probe is inside a long unit; the previous scheduler ends when it is done");
+    service.retiring.push_back(std::move(service.probes));
+  }
   if (change.samplers && service.samplers) service.samplers->stop();
   restrict_current_thread(plan.selection.housekeeping);
   log_plan(plan);
@@ -125,7 +135,10 @@ void stop_service(Service& service) {
   };
   service.web.reset();
   spdlog::debug("web server stopped after {:.1f} ms", elapsed_ms());
-  if (service.probes && !service.probes->stop(kProbeStopGrace)) {
+  if (service.probes) service.retiring.push_back(std::move(service.probes));
+  const bool probes_ended = std::all_of(service.retiring.begin(), service.retiring.end(),
+                                        [](const auto& probes) { return probes->stop(kProbeStopGrace); });
+  if (!probes_ended) {
     // A probe is inside one long unit (a pacing rate held for `duration`, say): waiting would
     // break the promise to stop within a second, and its numbers would be discarded anyway.
     spdlog::warn("a probe is still running after {:.0f} ms; exiting without waiting for it", elapsed_ms());
@@ -207,6 +220,7 @@ int run_daemon(const CommandLine& cl) {
       next_window += kWindowUpdate;
       if (next_window < now) next_window = now + kWindowUpdate;
     }
+    std::erase_if(service.retiring, [](const auto& probes) { return probes->stop(std::chrono::nanoseconds(0)); });
     if (watchdog && now >= next_watchdog) {
       // No progress, no ping: systemd then restarts a daemon whose samplers hang.
       if (service.samplers->all_alive()) {
