@@ -78,15 +78,15 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       cl.config_path = flag.value;
       cl.config_path_given = true;
     } else if (flag.name == "--web.listen-address") {
-      cl.listen_address = flag.value;
+      cl.overrides.listen_address = flag.value;
     } else if (flag.name == "--web.telemetry-path") {
-      cl.telemetry_path = flag.value;
+      cl.overrides.telemetry_path = flag.value;
     } else if (flag.name == "--path.sysfs") {
       cl.sysfs = flag.value;
     } else if (flag.name == "--path.procfs") {
       cl.procfs = flag.value;
     } else if (flag.name == "--log.level") {
-      cl.log_level = flag.value;
+      cl.overrides.log_level = flag.value;
     } else if (flag.name == "--duration") {
       cl.report_duration = flag.value;
     } else if (flag.name == "--cpus") {
@@ -121,6 +121,7 @@ Flags:
   --path.sysfs DIR           where sysfs is mounted (default /sys)
   --path.procfs DIR          where procfs is mounted (default /proc)
   --log.level LEVEL          trace, debug, info, warn, error, critical or off; overrides log.level
+                             (a bad value of a flag that overrides a setting exits 78, like the file's)
   --duration D               report: how long to sample, e.g. 10s
   --format F                 report: table, json or csv
   --interruptions            report: also list every kept interruption (json only)
@@ -128,5 +129,12 @@ Flags:
   --help, --version
 )";
 }
+
+ConfigSource config_source(const CommandLine& cl) {
+  // report works without a file; run and check-config need the one they were given or the default.
+  return {cl.config_path, cl.verb == Verb::report && !cl.config_path_given, cl.overrides};
+}
+
+HostReader host_reader(const CommandLine& cl) { return HostReader(cl.sysfs, cl.procfs); }
 
 }  // namespace jitterd

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "config/config_source.h"
+#include "host/host_reader.h"
+
 namespace jitterd {
 
 inline constexpr const char* kDefaultConfigPath = "/etc/jitterd/jitterd.yaml";
@@ -17,9 +20,7 @@ struct CommandLine {
   Verb verb = Verb::run;
   std::string config_path = kDefaultConfigPath;
   bool config_path_given = false;
-  std::optional<std::string> listen_address;   // overrides web.listen_address
-  std::optional<std::string> telemetry_path;   // overrides web.telemetry_path
-  std::optional<std::string> log_level;        // overrides log.level
+  ConfigOverrides overrides;  // --web.listen-address, --web.telemetry-path, --log.level: checked with the config
   std::string sysfs = "/sys";
   std::string procfs = "/proc";
   std::string report_topic = "gaps";   // gaps (the samplers), clock, pacing, kernel, pinning, c2c
@@ -32,5 +33,10 @@ struct CommandLine {
 // Throws std::invalid_argument with a message naming the bad argument.
 CommandLine parse_command_line(const std::vector<std::string>& args);
 std::string usage_text();
+
+// The configuration the verb runs with: --config (report: the built-in defaults when no --config
+// is given and the default file is absent) and the flags that override its settings.
+ConfigSource config_source(const CommandLine& command_line);
+HostReader host_reader(const CommandLine& command_line);
 
 }  // namespace jitterd

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <thread>
 
-#include "config/config.h"
+#include "config/config_source.h"
 #include "cli/report.h"
 #include "sampling/sampling_plan.h"
 #include "host/cpu_list.h"
@@ -113,10 +113,10 @@ int run_posture_report(const CommandLine& cl) {
 
 namespace {
 int report_posture(const CommandLine& cl) {
-  const HostReader host(cl.sysfs, cl.procfs);
+  const HostReader host = host_reader(cl);
   // The machine the sysfs root describes, not this process's affinity, decides what `cpus: auto`
   // selects: the report judges a fixture tree as it would judge that machine.
-  const SamplingPlan plan = make_sampling_plan(cl, host, read_topology(host).online);
+  const SamplingPlan plan = make_sampling_plan(load_config(config_source(cl)), host, read_topology(host).online);
   // A second of /proc/stat says whether the sampled CPUs' SMT siblings are idle: at USER_HZ 100,
   // 100 ticks, so one busy tick (1%) still counts as idle and two do not.
   const std::map<int, CpuTimes> before = parse_proc_stat(host.read_proc("stat").value_or(""));

@@ -9,7 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "config/config.h"
+#include "config/config_source.h"
 #include "cli/posture_report.h"
 #include "daemon/probe_list.h"
 #include "daemon/probe_scheduler.h"
@@ -218,9 +218,9 @@ namespace {
 // every CPU it needs is reached through a temporary pinned thread.
 int run_probe_report(const CommandLine& cl) {
   const std::string probe_name = cl.report_topic == "kernel" ? "kernel_cost" : cl.report_topic;
-  const HostReader host(cl.sysfs, cl.procfs);
+  const HostReader host = host_reader(cl);
   const std::vector<int> affinity = current_affinity();
-  const SamplingPlan plan = make_sampling_plan(cl, host, affinity);
+  const SamplingPlan plan = make_sampling_plan(load_config(config_source(cl)), host, affinity);
   std::unique_ptr<Probe> probe;
   if (probe_name == "c2c") {
     // Like core-to-core-latency: every pair among the given CPUs, all in one run.
@@ -269,8 +269,8 @@ int run_report(const CommandLine& cl) {
     std::cerr << "jitterd: --duration: must be 100ms..24h, got \"" << cl.report_duration << "\"\n";
     return 64;
   }
-  const HostReader host(cl.sysfs, cl.procfs);
-  SamplingPlan plan = make_sampling_plan(cl, host, current_affinity());
+  const HostReader host = host_reader(cl);
+  SamplingPlan plan = make_sampling_plan(load_config(config_source(cl)), host, current_affinity());
   for (const auto& p : plan.machine_problems) spdlog::warn("{}", p);
   for (const auto& n : plan.selection.notes) spdlog::info("{}", n);
   // A one-shot report spins for its whole duration: the duty cycle is for the daemon.

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The command line as users meet it: check-config, --help/--version, usage errors, the report
-verb in its three formats, a missing config file, and a sysfs tree with files missing.
+"""The command line as users meet it: check-config, --help/--version, usage errors, flag values
+checked like the file's, the report verb in its three formats, a missing config file, and a sysfs
+tree with files missing.
 
 Usage: cli_test.py --jitterd BINARY [unittest args]; exit 77 (skip) with fewer than 2 CPUs.
 """
@@ -90,6 +91,22 @@ class CliTest(harness.DaemonTestCase):
                 result = harness.run(args)
                 self.assertExit(result, EXIT_USAGE)
                 self.assertIn(needle, result.stderr)
+
+    def test_flag_values_are_checked_like_the_file(self):
+        # Once pasted into YAML text: \x35 listened on port 19995, a quote added keys.
+        shipped = os.path.join(harness.SOURCE_DIR, "config", "jitterd.yaml")
+        for flag, value in (("--web.listen-address", "127.0.0.1:1999\\x35"),
+                            ("--web.telemetry-path", '/metrics", listen_address: "0.0.0.0:1'),
+                            ("--log.level", "loud")):
+            with self.subTest(flag=flag):
+                for verb in ("check-config", "run"):
+                    result = harness.run([verb, "--config", shipped, f"{flag}={value}"], timeout=15)
+                    self.assertExit(result, EXIT_CONFIG)
+                    self.assertIn(f"command line: {flag}: must be ", result.stderr)
+                    self.assertIn(f'got "{value}"', result.stderr)
+        result = harness.run(["check-config", "--config", shipped, "--web.listen-address", "127.0.0.1:19995",
+                              "--web.telemetry-path=/m", "--log.level", "debug"])
+        self.assertExit(result, EXIT_OK)
 
     def test_run_with_a_missing_config_file(self):
         path = os.path.join(self.workdir, "does-not-exist.yaml")

@@ -10,11 +10,15 @@ TEST_CASE("run is the default verb with node_exporter-style flags", "[command_li
   CHECK(cl.verb == Verb::run);
   CHECK(cl.config_path == "a.yaml");
   CHECK(cl.config_path_given);
-  CHECK(cl.listen_address == "127.0.0.1:0");
+  CHECK(cl.overrides.listen_address == "127.0.0.1:0");
   CHECK(cl.sysfs == "/fx/sys");
   CHECK(cl.procfs == "/fx/proc");
-  CHECK(cl.log_level == "debug");
-  CHECK(cl.telemetry_path == "/m");
+  CHECK(cl.overrides.log_level == "debug");
+  CHECK(cl.overrides.telemetry_path == "/m");
+  CHECK(config_source(cl).path == "a.yaml");
+  CHECK(config_source(cl).overrides == cl.overrides);
+  CHECK_FALSE(config_source(cl).defaults_when_absent);
+  CHECK(config_source(parse_command_line({"report"})).defaults_when_absent);
 }
 
 TEST_CASE("verbs and report options", "[command_line]") {
