@@ -110,7 +110,7 @@ std::string usage_text() {
        jitterd report c2c [--cpus LIST] [--format table|json|csv]
                                             measure every pair among LIST (default: every CPU
                                             jitterd may run on) and print the latency matrix
-       jitterd report posture [--format table|json]
+       jitterd report posture [--format table|json|csv]
                                             the isolation checklist: PASS/WARN/FAIL per line,
                                             exit 0 (all PASS), 1 (a WARN), 2 (a FAIL), 3 (cannot check)
 

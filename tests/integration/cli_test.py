@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The command line as users meet it: check-config, --help/--version, usage errors, flag values
-checked like the file's, the report verb in its three formats, a missing config file, and a sysfs
-tree with files missing.
+checked like the file's, the report verb in its three formats with numbers as numbers, a missing
+config file, and a sysfs tree with files missing.
 
 Usage: cli_test.py --jitterd BINARY [unittest args]; exit 77 (skip) with fewer than 2 CPUs.
 """
@@ -182,10 +182,13 @@ class CliTest(harness.DaemonTestCase):
                 report = json.loads(result.stdout)
                 self.assertEqual(report["probe"], name)
                 self.assertTrue(report["tables"])
+                numbers = 0
                 for table in report["tables"]:
                     self.assertTrue(table["rows"], table["title"])
                     for row in table["rows"]:
                         self.assertEqual(len(row), len(table["columns"]), table["title"])
+                        numbers += sum(isinstance(c, (int, float)) and not isinstance(c, bool) for c in row)
+                self.assertGreater(numbers, 0, f"{name}: every cell is text")
                 table = harness.run(["report", topic, "--config", path], timeout=60)
                 self.assertExit(table, EXIT_OK)
                 self.assertIn(f"probe {name}", table.stdout)
@@ -208,8 +211,9 @@ class CliTest(harness.DaemonTestCase):
         self.assertEqual(matrix["columns"], ["cpu", str(cpus[0]), str(cpus[1])])
         self.assertRegex(matrix["rows"][1][1], r"^\d+\.\d±\d+\.\d$")
         row = dict(zip(pairs["columns"], pairs["rows"][0]))
-        self.assertEqual((row["cpu_a"], row["cpu_b"]), (str(cpus[0]), str(cpus[1])))
-        self.assertTrue(0 < float(row["median_ns"]) < 100000, row)
+        self.assertEqual((row["cpu_a"], row["cpu_b"]), (cpus[0], cpus[1]))
+        self.assertIsInstance(row["median_ns"], float)
+        self.assertTrue(0 < row["median_ns"] < 100000, row)
         self.assertTrue(any(n.startswith("min latency: ") for n in report["notes"]), report["notes"])
         table = harness.run(["report", "c2c", "--cpus", listed], timeout=60)
         self.assertExit(table, EXIT_OK)
@@ -246,8 +250,17 @@ class CliTest(harness.DaemonTestCase):
                     with open(os.path.join(fixtures, "posture", f"{machine}.{suffix}"), encoding="utf-8") as f:
                         self.assertEqual(output, f.read())
         self.assertEqual(json.loads(output)["result"], "FAIL")
-        bad = harness.run(["report", "posture", "--format", "csv"], timeout=10)
-        self.assertExit(bad, EXIT_USAGE)
+        root = os.path.join(fixtures, "tuned_server")
+        table = harness.run(["report", "posture", "--format", "csv",
+                             "--config", os.path.join(fixtures, "posture", "tuned_server.yaml"),
+                             "--path.sysfs", os.path.join(root, "sys"),
+                             "--path.procfs", os.path.join(root, "proc")], timeout=30)
+        self.assertExit(table, 2)
+        checks = list(csv.DictReader(io.StringIO(table.stdout)))
+        with open(os.path.join(fixtures, "posture", "tuned_server.json"), encoding="utf-8") as f:
+            golden = json.load(f)["checks"]
+        self.assertEqual([(c["status"], c["check"], c["reason"]) for c in checks],
+                         [(c["status"], c["check"], c["reason"]) for c in golden])
         # A root with no sysfs at all: no CPU to judge is a configuration error, not a checklist.
         empty = self.config("", name="empty.yaml")
         nothing = harness.run(["report", "posture", "--config", empty, "--path.sysfs", self.workdir,
