@@ -35,12 +35,12 @@ int main(int argc, char** argv) {
   jitterd::CommandLine cl;
   try {
     cl = jitterd::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "jitterd: " << e.what() << "\n" << jitterd::usage_text();
+  } catch (const jitterd::UsageError& e) {
+    std::cerr << "jitterd: " << e.what() << "\n" << e.hint() << "\n";
     return kExitUsage;
   }
   if (cl.verb == jitterd::Verb::help) {
-    std::cout << jitterd::usage_text();
+    std::cout << cl.help;
     return 0;
   }
   if (cl.verb == jitterd::Verb::version) {

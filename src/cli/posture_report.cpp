@@ -7,6 +7,7 @@
 
 #include "cli/render.h"
 #include "config/config_source.h"
+#include "daemon/logging.h"
 #include "sampling/sampling_plan.h"
 #include "host/cpu_list.h"
 #include "host/topology.h"
@@ -111,6 +112,7 @@ int report_posture(const CommandLine& cl) {
   // The machine the sysfs root describes, not this process's affinity, decides what `cpus: auto`
   // selects: the report judges a fixture tree as it would judge that machine.
   const SamplingPlan plan = make_sampling_plan(load_config(config_source(cl)), host, read_topology(host).online);
+  set_log_level(plan.config.log.level);
   // A second of /proc/stat says whether the sampled CPUs' SMT siblings are idle: at USER_HZ 100,
   // 100 ticks, so one busy tick (1%) still counts as idle and two do not.
   const std::map<int, CpuTimes> before = parse_proc_stat(host.read_proc("stat").value_or(""));

@@ -9,6 +9,7 @@
 #include "cli/posture_report.h"
 #include "cli/render.h"
 #include "config/config_source.h"
+#include "daemon/logging.h"
 #include "daemon/probe_list.h"
 #include "daemon/probe_scheduler.h"
 #include "sampling/sampler_set.h"
@@ -139,29 +140,26 @@ std::string format_probe_json(std::string_view probe, const ProbeResult& result)
 }
 
 namespace {
-// `jitterd report clock|pacing|kernel|pinning`: one run of one probe, no samplers running, so
-// every CPU it needs is reached through a temporary pinned thread.
+// The plan a report runs under: the configuration with the flags applied, logging as it says.
+SamplingPlan report_plan(const CommandLine& cl, const HostReader& host, const std::vector<int>& allowed) {
+  SamplingPlan plan = make_sampling_plan(load_config(config_source(cl)), host, allowed);
+  set_log_level(plan.config.log.level);
+  return plan;
+}
+
+// `jitterd report PROBE`: one run of one probe, no samplers running, so every CPU it needs is
+// reached through a temporary pinned thread.
 int run_probe_report(const CommandLine& cl) {
-  const std::string probe_name = cl.report_topic == "kernel" ? "kernel_cost" : cl.report_topic;
+  const std::string& probe_name = cl.report_topic;
   const HostReader host = host_reader(cl);
   const std::vector<int> affinity = current_affinity();
-  const SamplingPlan plan = make_sampling_plan(load_config(config_source(cl)), host, affinity);
+  const SamplingPlan plan = report_plan(cl, host, affinity);
   std::unique_ptr<Probe> probe;
   if (probe_name == "c2c") {
     // Like core-to-core-latency: every pair among the given CPUs, all in one run.
     C2cSettings settings = c2c_settings(plan.config.probes.c2c);
     settings.pairs.selection = PairSelection::all;
-    settings.cpus = affinity;
-    if (cl.report_cpus) {
-      std::string error;
-      const auto cpus = parse_cpu_list(*cl.report_cpus, &error);
-      if (!cpus || cpus->size() < 2) {
-        std::cerr << "jitterd: --cpus: " << (cpus ? "needs at least two CPUs" : error) << ", got \"" << *cl.report_cpus
-                  << "\"\n";
-        return 64;
-      }
-      settings.cpus = *cpus;
-    }
+    settings.cpus = cl.report_cpus.value_or(affinity);
     probe = std::make_unique<C2cProbe>(std::move(settings));
   } else {
     probe = make_probe(probe_name, plan.config);
@@ -184,18 +182,9 @@ int run_probe_report(const CommandLine& cl) {
 
 int run_report(const CommandLine& cl) {
   if (cl.report_topic == "posture") return run_posture_report(cl);
-  if (cl.report_cpus && cl.report_topic != "c2c") {
-    std::cerr << "jitterd: --cpus: only for report c2c (the other topics use the configured cpus)\n";
-    return 64;
-  }
   if (cl.report_topic != "gaps") return run_probe_report(cl);
-  const auto duration = parse_duration(cl.report_duration);
-  if (!duration || *duration < std::chrono::milliseconds(100) || *duration > std::chrono::hours(24)) {
-    std::cerr << "jitterd: --duration: must be 100ms..24h, got \"" << cl.report_duration << "\"\n";
-    return 64;
-  }
   const HostReader host = host_reader(cl);
-  SamplingPlan plan = make_sampling_plan(load_config(config_source(cl)), host, current_affinity());
+  SamplingPlan plan = report_plan(cl, host, current_affinity());
   for (const auto& p : plan.machine_problems) spdlog::warn("{}", p);
   for (const auto& n : plan.selection.notes) spdlog::info("{}", n);
   // A one-shot report spins for its whole duration: the duty cycle is for the daemon.
@@ -204,10 +193,10 @@ int run_report(const CommandLine& cl) {
   GapReport report;
   report.method = std::string(to_string(plan.method));
   report.frequency = counter_frequency(plan.method, std::chrono::milliseconds(250));
-  report.duration_seconds = std::chrono::duration<double>(*duration).count();
+  report.duration_seconds = std::chrono::duration<double>(cl.report_duration).count();
   SamplerSet samplers(sampler_settings(plan, TickScale(report.frequency.hertz)));
   samplers.start();
-  std::this_thread::sleep_for(*duration);
+  std::this_thread::sleep_for(cl.report_duration);
   samplers.stop();
   for (std::size_t i = 0; i < samplers.size(); ++i) report.cpus.push_back(report_cpu(samplers.worker(i)));
   switch (cl.report_format) {
