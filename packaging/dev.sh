@@ -18,6 +18,7 @@ cd "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.."
 readonly deps_packages=(
     build-essential cmake ninja-build pkg-config
     prometheus-cpp-dev libcivetweb-dev libsystemd-dev libyaml-cpp-dev libspdlog-dev
+    libcli11-dev nlohmann-json3-dev libfmt-dev
     catch2
     # promtool, for the /metrics format test
     prometheus

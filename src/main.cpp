@@ -1,5 +1,5 @@
 // jitterd's entry point: picks the verb and maps failures to exit codes (64 usage, 78 config,
-// 1 anything else). Nothing else lives here.
+// a bad flag value included, 1 anything else). Nothing else lives here.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -20,8 +20,8 @@ constexpr int kExitUsage = 64;
 constexpr int kExitConfig = 78;
 
 int check_config(const jitterd::CommandLine& cl) {
-  const jitterd::HostReader host(cl.sysfs, cl.procfs);
-  const jitterd::SamplingPlan plan = jitterd::make_sampling_plan(cl, host, jitterd::current_affinity());
+  const jitterd::SamplingPlan plan = jitterd::make_sampling_plan(jitterd::load_config(jitterd::config_source(cl)),
+                                                                 jitterd::host_reader(cl), jitterd::current_affinity());
   std::cout << cl.config_path << ": valid; on this machine it samples cpus "
             << jitterd::format_cpu_list(plan.selection.sampled) << ", housekeeping on cpus "
             << jitterd::format_cpu_list(plan.selection.housekeeping) << "\n";
@@ -35,12 +35,12 @@ int main(int argc, char** argv) {
   jitterd::CommandLine cl;
   try {
     cl = jitterd::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "jitterd: " << e.what() << "\n" << jitterd::usage_text();
+  } catch (const jitterd::UsageError& e) {
+    std::cerr << "jitterd: " << e.what() << "\n" << e.hint() << "\n";
     return kExitUsage;
   }
   if (cl.verb == jitterd::Verb::help) {
-    std::cout << jitterd::usage_text();
+    std::cout << cl.help;
     return 0;
   }
   if (cl.verb == jitterd::Verb::version) {
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     switch (cl.verb) {
       case jitterd::Verb::check_config: return check_config(cl);
       case jitterd::Verb::report: return jitterd::run_report(cl);
-      default: return jitterd::run_daemon(cl);
+      default: return jitterd::run_daemon(jitterd::config_source(cl), jitterd::host_reader(cl));
     }
   } catch (const jitterd::ConfigErrors& e) {
     for (const auto& error : e.errors()) std::cerr << error.to_string() << "\n";

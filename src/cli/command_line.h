@@ -1,10 +1,18 @@
-// The command line: a verb (run, report, check-config) and node_exporter-style flags.
-// Pure parsing, no side effects; safe from any thread.
+// The command line: a verb (run, the default; check-config; report [TOPIC]) and the
+// node_exporter-style flags that verb takes, parsed by CLI11 into a plain CommandLine the rest of
+// the program reads. A flag the verb does not take is a usage error naming it. Values that are
+// configuration settings (--web.*, --log.level) are only carried here: config/config_source.h
+// checks them with the file's rules. Pure parsing, no output; safe from any thread.
 #pragma once
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "config/config_source.h"
+#include "config/duration.h"
+#include "host/host_reader.h"
 
 namespace jitterd {
 
@@ -17,20 +25,34 @@ struct CommandLine {
   Verb verb = Verb::run;
   std::string config_path = kDefaultConfigPath;
   bool config_path_given = false;
-  std::optional<std::string> listen_address;   // overrides web.listen_address
-  std::optional<std::string> telemetry_path;   // overrides web.telemetry_path
-  std::optional<std::string> log_level;        // overrides log.level
+  ConfigOverrides overrides;  // --web.listen-address, --web.telemetry-path, --log.level
   std::string sysfs = "/sys";
   std::string procfs = "/proc";
-  std::string report_topic = "gaps";   // gaps (the samplers), clock, pacing, kernel, pinning, c2c
-  std::optional<std::string> report_cpus;  // report c2c: the CPUs to pair
-  std::string report_duration = "10s";
+  std::string report_topic = "gaps";  // gaps or a probe name (probe_names(); posture is the checklist)
+  std::optional<std::vector<int>> report_cpus;  // report c2c --cpus: the CPUs to pair
+  Duration report_duration = std::chrono::seconds(10);
   ReportFormat report_format = ReportFormat::table;
   bool report_interruptions = false;
+  std::string help;  // Verb::help: the text asked for, jitterd's or one verb's
 };
 
-// Throws std::invalid_argument with a message naming the bad argument.
+// A command line that cannot be read: the message names the argument; hint says where the help is.
+class UsageError : public std::invalid_argument {
+ public:
+  UsageError(const std::string& message, std::string hint)
+      : std::invalid_argument(message), hint_(std::move(hint)) {}
+  const std::string& hint() const { return hint_; }
+
+ private:
+  std::string hint_;
+};
+
+// `args` without the program name. Throws UsageError.
 CommandLine parse_command_line(const std::vector<std::string>& args);
-std::string usage_text();
+
+// The configuration the verb runs with: --config (report: the built-in defaults when no --config
+// is given and the default file is absent) and the flags that override its settings.
+ConfigSource config_source(const CommandLine& command_line);
+HostReader host_reader(const CommandLine& command_line);
 
 }  // namespace jitterd

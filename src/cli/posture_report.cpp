@@ -5,8 +5,9 @@
 #include <sstream>
 #include <thread>
 
-#include "config/config.h"
-#include "cli/report.h"
+#include "cli/render.h"
+#include "config/config_source.h"
+#include "daemon/logging.h"
 #include "sampling/sampling_plan.h"
 #include "host/cpu_list.h"
 #include "host/topology.h"
@@ -56,30 +57,28 @@ std::string format_posture_table(const PostureReport& report) {
   return out.str();
 }
 
+ProbeTable posture_checks_table(const PostureReport& report) {
+  ProbeTable table{"isolation checklist", {"status", "check", "cpu", "reason", "expectation"}, {}};
+  for (const PostureCheck& c : report.checks) {
+    table.rows.push_back({to_string(c.status), c.check, c.cpu ? Cell(*c.cpu) : Cell(), c.reason, Cell(c.expectation)});
+  }
+  return table;
+}
+
+std::string format_posture_csv(const PostureReport& report) { return table_csv(posture_checks_table(report)); }
+
 std::string format_posture_json(const PostureReport& report) {
-  std::ostringstream out;
   const Counts c = count(report.checks);
-  out << "{\"sampled\":[";
-  for (std::size_t i = 0; i < report.sampled.size(); ++i) out << (i ? "," : "") << report.sampled[i];
-  out << "],\"cpus\":" << json_string(report.cpus_setting) << ",\"result\":\""
-      << to_string(overall_status(report.checks)) << "\",\"counts\":{\"fail\":" << c.fail << ",\"warn\":" << c.warn
-      << ",\"pass\":" << c.pass << "},\"checks\":[";
-  for (std::size_t i = 0; i < report.checks.size(); ++i) {
-    const PostureCheck& check = report.checks[i];
-    out << (i ? "," : "") << "{\"status\":\"" << to_string(check.status) << "\",\"check\":" << json_string(check.check)
-        << ",\"cpu\":" << (check.cpu ? std::to_string(*check.cpu) : "null") << ",\"reason\":" << json_string(check.reason)
-        << ",\"expectation\":" << (check.expectation ? "true" : "false") << "}";
-  }
-  out << "],\"fingerprint\":{";
-  bool first = true;
-  for (const auto& [field, value] : fingerprint_fields(report.fingerprint)) {
-    out << (first ? "" : ",") << json_string(field) << ":" << json_string(value);
-    first = false;
-  }
-  out << "},\"unreadable\":[";
-  for (std::size_t i = 0; i < report.problems.size(); ++i) out << (i ? "," : "") << json_string(report.problems[i]);
-  out << "]}\n";
-  return out.str();
+  Json fingerprint = Json::object();
+  for (const auto& [field, value] : fingerprint_fields(report.fingerprint)) fingerprint[field] = value;
+  const Json document{{"sampled", report.sampled},
+                      {"cpus", report.cpus_setting},
+                      {"result", to_string(overall_status(report.checks))},
+                      {"counts", {{"fail", c.fail}, {"warn", c.warn}, {"pass", c.pass}}},
+                      {"checks", table_records(posture_checks_table(report))},
+                      {"fingerprint", std::move(fingerprint)},
+                      {"unreadable", report.problems}};
+  return json_text(document);
 }
 
 int posture_exit_code(const PostureReport& report) {
@@ -96,10 +95,6 @@ int report_posture(const CommandLine& cl);
 }  // namespace
 
 int run_posture_report(const CommandLine& cl) {
-  if (cl.report_format == ReportFormat::csv) {
-    std::cerr << "jitterd: report posture: --format table or json\n";
-    return 64;
-  }
   try {
     return report_posture(cl);
   } catch (const ConfigErrors&) {
@@ -113,10 +108,11 @@ int run_posture_report(const CommandLine& cl) {
 
 namespace {
 int report_posture(const CommandLine& cl) {
-  const HostReader host(cl.sysfs, cl.procfs);
+  const HostReader host = host_reader(cl);
   // The machine the sysfs root describes, not this process's affinity, decides what `cpus: auto`
   // selects: the report judges a fixture tree as it would judge that machine.
-  const SamplingPlan plan = make_sampling_plan(cl, host, read_topology(host).online);
+  const SamplingPlan plan = make_sampling_plan(load_config(config_source(cl)), host, read_topology(host).online);
+  set_log_level(plan.config.log.level);
   // A second of /proc/stat says whether the sampled CPUs' SMT siblings are idle: at USER_HZ 100,
   // 100 ticks, so one busy tick (1%) still counts as idle and two do not.
   const std::map<int, CpuTimes> before = parse_proc_stat(host.read_proc("stat").value_or(""));
@@ -130,7 +126,11 @@ int report_posture(const CommandLine& cl) {
   report.checks = check_posture(posture, report.sampled, plan.config.probes.posture.expect, busy);
   report.fingerprint = posture.fingerprint;
   report.problems = posture.problems;
-  std::cout << (cl.report_format == ReportFormat::json ? format_posture_json(report) : format_posture_table(report));
+  switch (cl.report_format) {
+    case ReportFormat::table: std::cout << format_posture_table(report); break;
+    case ReportFormat::csv: std::cout << format_posture_csv(report); break;
+    case ReportFormat::json: std::cout << format_posture_json(report); break;
+  }
   return posture_exit_code(report);
 }
 }  // namespace

@@ -1,9 +1,9 @@
 // `jitterd report posture`: the one-shot isolation checker for runbooks. Reads the posture
 // through --path.sysfs/--path.procfs, judges it for the configured CPUs with the configured
-// `expect:` section, prints the PASS/WARN/FAIL checklist with a reason per line (or JSON), and
-// exits 0 when every line passes, 1 when the worst is a WARN, 2 when a line FAILs, 3 when it
-// could not check at all (64 and 78 for a bad command line or configuration). Formatting is pure;
-// run_posture_report is called once from main().
+// `expect:` section, prints the PASS/WARN/FAIL checklist with a reason per line (or JSON, or the
+// checks as CSV), and exits 0 when every line passes, 1 when the worst is a WARN, 2 when a line
+// FAILs, 3 when it could not check at all (64 and 78 for a bad command line or configuration).
+// Formatting is pure; run_posture_report is called once from main().
 #pragma once
 
 #include <string>
@@ -12,6 +12,7 @@
 #include "cli/command_line.h"
 #include "host/posture.h"
 #include "probes/posture_checks.h"
+#include "probes/probe.h"
 
 namespace jitterd {
 
@@ -23,8 +24,11 @@ struct PostureReport {
   std::vector<std::string> problems;  // files that could not be read
 };
 
+// The checks as a table of typed cells: status, check, cpu, reason, expectation.
+ProbeTable posture_checks_table(const PostureReport& report);
 std::string format_posture_table(const PostureReport& report);
 std::string format_posture_json(const PostureReport& report);
+std::string format_posture_csv(const PostureReport& report);  // the checks only
 int posture_exit_code(const PostureReport& report);  // 0, 1 or 2
 
 int run_posture_report(const CommandLine& command_line);

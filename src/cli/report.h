@@ -1,7 +1,8 @@
 // The `report` verb: sample the configured CPUs once, continuously, for a given duration and print
 // per CPU the gap statistics that tick-counter jitter tools print (samples, mean and standard
-// deviation in ticks and ns), with percentiles, max, interruptions and stolen share added.
-// Formatting functions are pure; run_report is called once from main().
+// deviation in ticks and ns), with percentiles, max, interruptions and stolen share added; and
+// `jitterd report PROBE`, one run of one probe. Both render through cli/render.h. Formatting
+// functions are pure; run_report is called once from main().
 #pragma once
 
 #include <string>
@@ -37,6 +38,10 @@ struct GapReport {
 
 CpuGapReport report_cpu(const SamplerWorker& worker);
 
+// Every figure per CPU, as CSV and JSON give them; and the narrower view the text table shows.
+ProbeTable gap_table(const GapReport& report);
+ProbeTable gap_display_table(const GapReport& report);
+
 std::string format_report_table(const GapReport& report);
 std::string format_report_csv(const GapReport& report);
 std::string format_report_json(const GapReport& report, bool with_interruptions);
@@ -44,9 +49,6 @@ std::string format_report_json(const GapReport& report, bool with_interruptions)
 std::string format_probe_table(std::string_view probe, const ProbeResult& result);
 std::string format_probe_csv(const ProbeResult& result);
 std::string format_probe_json(std::string_view probe, const ProbeResult& result);
-
-// A JSON string literal for `text`: quotes, backslashes and control characters escaped.
-std::string json_string(const std::string& text);
 
 int run_report(const CommandLine& command_line);
 

@@ -19,22 +19,6 @@ constexpr std::array<TickMethod, 5> all_tick_methods{TickMethod::lfence_rdtsc, T
                                                       TickMethod::rdtscp, TickMethod::cntvct,
                                                       TickMethod::steady_clock};
 
-// spdlog's canonical names only: its aliases ("warning", "err") would make two spellings valid.
-const std::vector<std::string_view> log_levels{"trace", "debug", "info",    "warn",
-                                               "error", "critical", "off"};
-
-// A dotted quad, because Debian's civetweb cannot listen on IPv6 and takes no host names.
-bool is_ipv4_address(std::string_view text) {
-  if (std::count(text.begin(), text.end(), '.') != 3) return false;
-  for (std::size_t start = 0; start <= text.size();) {
-    const std::size_t dot = std::min(text.find('.', start), text.size());
-    const std::optional<unsigned> octet = decimal(text.substr(start, dot - start));
-    if (!octet || *octet > 255) return false;
-    start = dot + 1;
-  }
-  return true;
-}
-
 }  // namespace
 
 Config ConfigReader::read(const YAML::Node& root) {
@@ -144,7 +128,7 @@ void ConfigReader::read_web(const Entry& section, WebConfig& web) {
 
 void ConfigReader::read_log(const Entry& section, LogConfig& log) {
   read_mapping(section,
-               {{"level", [&](const Entry& e) { assign(log.level, choice(e, log_levels)); }}});
+               {{"level", [&](const Entry& e) { assign(log.level, checked(e, check_log_level)); }}});
 }
 
 // nullopt stands for "auto" in the target, so an error leaves the target alone instead.
@@ -163,25 +147,19 @@ void ConfigReader::read_threshold(const Entry& entry, std::optional<Duration>& t
 }
 
 std::optional<std::string> ConfigReader::listen_address(const Entry& entry) {
-  constexpr std::string_view allowed =
-      "an IPv4 address and port such as 0.0.0.0:9978 (no host names; no IPv6, which this "
-      "civetweb lacks)";
-  std::optional<std::string> text = scalar(entry, allowed);
-  if (!text) return std::nullopt;
-  const std::size_t colon = text->rfind(':');
-  if (colon == std::string::npos || !is_ipv4_address(std::string_view(*text).substr(0, colon)))
-    return expect(entry, allowed);
-  const std::optional<unsigned> port = decimal(std::string_view(*text).substr(colon + 1));
-  if (!port || *port > 65535) return expect(entry, "an IPv4 address and a port 0..65535");
-  return text;
+  return checked(entry, check_listen_address);
 }
 
-// "/" is the landing page, so the metrics need a path of their own.
 std::optional<std::string> ConfigReader::telemetry_path(const Entry& entry) {
-  constexpr std::string_view allowed = "a path starting with \"/\", other than \"/\"";
-  std::optional<std::string> text = scalar(entry, allowed);
-  if (text && (text->size() < 2 || text->front() != '/')) return expect(entry, allowed);
-  return text;
+  return checked(entry, check_telemetry_path);
+}
+
+// The rules the command line's flags share (config/value_checks.h); a value that is not a scalar
+// fails them as the empty text would, with the message saying what it was.
+std::optional<std::string> ConfigReader::checked(const Entry& entry, ValueCheck check) {
+  CheckedValue result = check(entry.value.IsScalar() ? entry.value.Scalar() : "", describe(entry.value));
+  if (!result.value) fail(entry.key, entry.mark, std::move(result.error));
+  return std::move(result.value);
 }
 
 }  // namespace config_detail

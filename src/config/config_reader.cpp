@@ -8,22 +8,6 @@
 namespace jitterd::config_detail {
 namespace {
 
-// Control characters escaped, so that every message stays on its one line.
-std::string printable(const std::string& text) {
-  constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '\n')
-      out += "\\n";
-    else if (byte < 0x20 || byte == 0x7f)
-      out += std::string("\\x") + hex[byte >> 4] + hex[byte & 15];
-    else
-      out += c;
-  }
-  return out;
-}
-
 std::vector<std::string_view> names_of(const std::vector<Field>& fields) {
   std::vector<std::string_view> names;
   for (const Field& field : fields) names.push_back(field.name);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config/value_checks.h"
 
 namespace jitterd::config_detail {
 
@@ -95,6 +96,8 @@ class ConfigReader {
   void read_threshold(const Entry& entry, std::optional<Duration>& threshold);
   std::optional<std::string> listen_address(const Entry& entry);
   std::optional<std::string> telemetry_path(const Entry& entry);
+  using ValueCheck = CheckedValue (*)(const std::string& text, std::string_view seen);
+  std::optional<std::string> checked(const Entry& entry, ValueCheck check);
 
   std::string file_;
   std::vector<ConfigError> errors_;

@@ -152,11 +152,11 @@ void stop_service(Service& service) {
 
 // SIGHUP: a new plan that fails to load keeps the running one, logged and exported; one that
 // loads but cannot start (say, its port is taken) is rolled back to the running one.
-void reload(Service& service, const CommandLine& cl, const std::vector<int>& allowed, Runtime& runtime) {
+void reload(Service& service, const ConfigSource& source, const std::vector<int>& allowed, Runtime& runtime) {
   notify_reloading();
-  spdlog::info("reloading {}", cl.config_path);
+  spdlog::info("reloading {}", source.path);
   try {
-    SamplingPlan plan = make_sampling_plan(cl, runtime.host, allowed);
+    SamplingPlan plan = make_sampling_plan(load_config(source), runtime.host, allowed);
     set_log_level(plan.config.log.level);
     const PlanChange change = compare_plans(service.plan, plan);
     if (!change.any()) {
@@ -187,15 +187,15 @@ void reload(Service& service, const CommandLine& cl, const std::vector<int>& all
 }
 }  // namespace
 
-int run_daemon(const CommandLine& cl) {
+int run_daemon(const ConfigSource& source, const HostReader& host) {
   // Blocked here, before any thread exists, so every thread inherits the mask and only the
   // main loop's sigtimedwait receives them.
   const sigset_t signals = handled_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  Runtime runtime{HostReader(cl.sysfs, cl.procfs), nullptr, {}};
+  Runtime runtime{host, nullptr, {}};
   const std::vector<int> allowed = current_affinity();
-  SamplingPlan plan = make_sampling_plan(cl, runtime.host, allowed);
+  SamplingPlan plan = make_sampling_plan(load_config(source), runtime.host, allowed);
   set_log_level(plan.config.log.level);
   restrict_current_thread(plan.selection.housekeeping);
   runtime.frequency = counter_frequency(plan.method, kCalibrationWindow);
@@ -242,7 +242,7 @@ int run_daemon(const CommandLine& cl) {
     }
     const int signal = sigtimedwait(&signals, nullptr, &timeout);
     if (signal == SIGHUP) {
-      reload(service, cl, allowed, runtime);
+      reload(service, source, allowed, runtime);
     } else if (signal == SIGTERM || signal == SIGINT) {
       spdlog::info("received {}, stopping", signal == SIGTERM ? "SIGTERM" : "SIGINT");
       notify_stopping();

@@ -3,11 +3,13 @@
 // windows and the systemd watchdog. Call run_daemon once, from main().
 #pragma once
 
-#include "cli/command_line.h"
+#include "config/config_source.h"
+#include "host/host_reader.h"
 
 namespace jitterd {
 
 // Returns the process exit code; throws ConfigErrors when the first configuration is invalid.
-int run_daemon(const CommandLine& command_line);
+// SIGHUP reads `config` again, flags included; every read of the machine goes through `host`.
+int run_daemon(const ConfigSource& config, const HostReader& host);
 
 }  // namespace jitterd

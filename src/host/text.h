@@ -1,10 +1,12 @@
 // The few text helpers every sysfs, procfs and configuration parser needs, in one place so they
-// agree on what a blank is. Pure inline functions, safe from any thread.
+// agree on what a blank is, and the one way prose (titles, notes, label values) writes a number.
+// Pure inline functions, safe from any thread.
 #pragma once
 
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -70,6 +72,14 @@ inline std::vector<std::string_view> split_lines(std::string_view text) {
     start = end + 1;
   }
   return out;
+}
+
+// `value` with `decimals` digits after the point ("2.50" for 2.5 and 2), for prose: a report
+// table takes the number itself (probes/probe.h Cell) and leaves its display to the renderer.
+inline std::string decimal_text(double value, int decimals) {
+  char buffer[64];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, decimals);
+  return ec == std::errc() ? std::string(buffer, end) : std::string("?");
 }
 
 }  // namespace jitterd

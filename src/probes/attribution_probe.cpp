@@ -164,12 +164,12 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     for (const auto& [cause, count] : by_cause) {
       totals.interruptions[cause] += count;
       if (cause != unexplained && cause != not_kept) totals.coincident += count;
-      if (count > 0) window_table.rows.push_back({std::to_string(r.cpu), std::to_string(interruptions), cause, std::to_string(count)});
+      if (count > 0) window_table.rows.push_back({r.cpu, interruptions, cause, count});
     }
     std::vector<SourceDelta> top = deltas;
     std::sort(top.begin(), top.end(), [](const SourceDelta& l, const SourceDelta& rr) { return l.delta > rr.delta; });
     if (top.size() > 8) top.resize(8);
-    for (const SourceDelta& d : top) sources_table.rows.push_back({std::to_string(r.cpu), d.kind, d.source, d.name, std::to_string(d.delta)});
+    for (const SourceDelta& d : top) sources_table.rows.push_back({r.cpu, d.kind, d.source, d.name, d.delta});
   }
   previous_ = snapshot;
   previous_pair_ = pair;

@@ -8,6 +8,7 @@
 
 #include "host/cache_topology.h"
 #include "host/cpu_list.h"
+#include "host/text.h"
 #include "host/topology.h"
 #include "measure/clock_ns.h"
 
@@ -22,8 +23,11 @@ std::string pair_text(const CpuPair& pair) {
 }
 
 std::string node_text(const std::optional<int>& node) { return node ? std::to_string(*node) : "unknown"; }
+Cell node_cell(const std::optional<int>& node) { return node ? Cell(*node) : Cell("unknown"); }
 
-std::string ns(double seconds, int decimals = 1) { return format_number(seconds * 1e9, decimals); }
+// Nanoseconds with one decimal: a cell, or text for the matrix's "median±spread".
+Cell ns(double seconds) { return Cell(seconds * 1e9, 1); }
+std::string ns_text(double seconds) { return decimal_text(seconds * 1e9, 1); }
 
 // Half the p10..p90 range: the spread printed after ± in the matrix.
 double spread(const PairRecord& r) { return (r.p90 - r.p10) / 2; }
@@ -75,10 +79,10 @@ ProbeTable matrix_table(const std::vector<PairRecord>& measured, const C2cSettin
   for (const PairRecord& r : measured) by_cpus[{r.pair.a, r.pair.b}] = &r;
   // The lower triangle, as core-to-core-latency prints it: row b, column a < b.
   for (int row : cpus) {
-    std::vector<std::string> cells{std::to_string(row)};
+    std::vector<Cell> cells{row};
     for (int column : cpus) {
       const auto it = column < row ? by_cpus.find({column, row}) : by_cpus.end();
-      cells.push_back(it == by_cpus.end() ? "" : ns(it->second->median) + "±" + ns(spread(*it->second)));
+      cells.push_back(it == by_cpus.end() ? "" : ns_text(it->second->median) + "±" + ns_text(spread(*it->second)));
     }
     table.rows.push_back(std::move(cells));
   }
@@ -91,15 +95,14 @@ ProbeTable pairs_table(const std::vector<PairRecord>& records) {
                     "median_ns", "p90_ns", "pair_ms", "failures"},
                    {}};
   for (const PairRecord& r : records) {
-    std::vector<std::string> row{std::to_string(r.pair.a), std::to_string(r.pair.b), std::string(to_string(r.pair.relation)),
-                                 node_text(r.pair.node_a), node_text(r.pair.node_b)};
+    std::vector<Cell> row{r.pair.a, r.pair.b, to_string(r.pair.relation), node_cell(r.pair.node_a), node_cell(r.pair.node_b)};
     if (r.measured) {
-      row.insert(row.end(), {node_text(r.line_node), std::to_string(r.samples), ns(r.min), ns(r.p10), ns(r.median),
-                             ns(r.p90), format_number(r.duration_seconds * 1e3, 1)});
+      row.insert(row.end(), {node_cell(r.line_node), r.samples, ns(r.min), ns(r.p10), ns(r.median), ns(r.p90),
+                             Cell(r.duration_seconds * 1e3, 1)});
     } else {
-      row.insert(row.end(), 7, "-");
+      row.insert(row.end(), 7, Cell());
     }
-    row.push_back(std::to_string(r.failures));
+    row.push_back(r.failures);
     table.rows.push_back(std::move(row));
   }
   return table;
@@ -111,14 +114,14 @@ void add_summary_notes(const std::vector<PairRecord>& measured, ProbeResult& res
   const PairRecord& low = *std::min_element(measured.begin(), measured.end(), by_median);
   const PairRecord& high = *std::max_element(measured.begin(), measured.end(), by_median);
   const auto line = [](const char* what, const PairRecord& r) {
-    return std::string(what) + " latency: " + ns(r.median) + " ns ±" + ns(spread(r)) + " cpus: (" + std::to_string(r.pair.a) +
+    return std::string(what) + " latency: " + ns_text(r.median) + " ns ±" + ns_text(spread(r)) + " cpus: (" + std::to_string(r.pair.a) +
            "," + std::to_string(r.pair.b) + ") " + std::string(to_string(r.pair.relation));
   };
   result.notes.push_back(line("min", low));
   result.notes.push_back(line("max", high));
   const double sum = std::accumulate(measured.begin(), measured.end(), 0.0,
                                      [](double s, const PairRecord& r) { return s + r.median; });
-  result.notes.push_back("mean latency: " + ns(sum / static_cast<double>(measured.size())) + " ns over " +
+  result.notes.push_back("mean latency: " + ns_text(sum / static_cast<double>(measured.size())) + " ns over " +
                          std::to_string(measured.size()) + " pairs (mean of the pairs' medians)");
 }
 
@@ -226,7 +229,7 @@ ProbeResult c2c_result(const std::vector<PairRecord>& records, const C2cSettings
     }
     result.metrics.push_back(gauge("jitterd_c2c_class_pairs", "Measured pairs of a relation class.", {{"relation", relation}},
                                    static_cast<double>(c.pairs)));
-    classes.rows.push_back({relation, std::to_string(c.pairs), ns(c.min), ns(c.median), ns(c.max)});
+    classes.rows.push_back({relation, c.pairs, ns(c.min), ns(c.median), ns(c.max)});
   }
   result.metrics.push_back(gauge("jitterd_c2c_pairs", "CPU pairs the c2c probe plans to measure, and how many it has measured.",
                                  {{"state", "planned"}}, static_cast<double>(planned_pairs)));
@@ -289,7 +292,7 @@ ProbeResult C2cProbe::run(ProbeContext& context) {
   const double tick_ns = 1e9 / context.frequency.hertz;
   result.notes.push_back("resolution: one sample is " + std::to_string(settings_.round_trips) +
                          " round trips timed by the counter, so one-way values step by " +
-                         format_number(tick_ns / (2.0 * static_cast<double>(settings_.round_trips)), 4) + " ns");
+                         decimal_text(tick_ns / (2.0 * static_cast<double>(settings_.round_trips)), 4) + " ns");
   return result;
 }
 

@@ -1,6 +1,7 @@
 #include "probes/clock_probe.h"
 
 #include "host/clock_info.h"
+#include "host/text.h"
 #include "measure/sleep_overshoot.h"
 
 namespace jitterd {
@@ -44,7 +45,7 @@ void ClockProbe::add_estimates(ProbeContext& context, ProbeResult& result) {
   }
   for (auto& p : problems) result.notes.push_back(std::move(p));
 
-  ProbeTable table{"counter frequency estimates (in use: " + format_number(in_use, 0) + " Hz, " + context.frequency.source + ")",
+  ProbeTable table{"counter frequency estimates (in use: " + decimal_text(in_use, 0) + " Hz, " + context.frequency.source + ")",
                    {"method", "hertz", "disagreement_ppm"},
                    {}};
   for (const auto& [method, hz] : estimates) {
@@ -53,7 +54,7 @@ void ClockProbe::add_estimates(ProbeContext& context, ProbeResult& result) {
                                    {{"method", method}}, hz));
     result.metrics.push_back(gauge("jitterd_clock_frequency_disagreement_ratio", "Estimate divided by the frequency in use, minus 1.",
                                    {{"method", method}}, disagreement));
-    table.rows.push_back({method, format_number(hz, 0), format_number(disagreement * 1e6, 2)});
+    table.rows.push_back({method, Cell(hz, 0), Cell(disagreement * 1e6, 2)});
   }
   result.tables.push_back(std::move(table));
 }
@@ -66,8 +67,8 @@ void ClockProbe::add_drift(ProbeContext& context, ProbeResult& result) {
                                    {}, drift));
     result.tables.push_back({"counter drift against CLOCK_MONOTONIC_RAW since the previous run",
                              {"elapsed_s", "drift_ppm"},
-                             {{format_number(static_cast<double>(now.clock_ns - previous_pair_->clock_ns) / 1e9, 1),
-                               format_number(drift * 1e6, 3)}}});
+                             {{Cell(static_cast<double>(now.clock_ns - previous_pair_->clock_ns) / 1e9, 1),
+                               Cell(drift * 1e6, 3)}}});
   } else {
     result.notes.push_back("drift needs two runs: it appears from the second clock probe on");
   }
@@ -100,10 +101,9 @@ void ClockProbe::add_sleep_overshoot(ProbeContext& context, ProbeResult& result)
       result.metrics.push_back(gauge("jitterd_clock_sleep_overshoot_seconds", "How much longer than requested a relative clock_nanosleep slept, by statistic.",
                                      {{"requested_seconds", label}, {"stat", stat}}, static_cast<double>(ns) * 1e-9));
     }
-    table.rows.push_back({format_number(std::chrono::duration<double, std::micro>(requested).count(), 0),
-                          std::to_string(o.samples), format_number(static_cast<double>(o.median_ns) / 1e3, 1),
-                          format_number(static_cast<double>(o.p99_ns) / 1e3, 1),
-                          format_number(static_cast<double>(o.max_ns) / 1e3, 1)});
+    table.rows.push_back({Cell(std::chrono::duration<double, std::micro>(requested).count(), 0), o.samples,
+                          Cell(static_cast<double>(o.median_ns) / 1e3, 1), Cell(static_cast<double>(o.p99_ns) / 1e3, 1),
+                          Cell(static_cast<double>(o.max_ns) / 1e3, 1)});
   }
   result.tables.push_back(std::move(table));
 }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "host/text.h"
 #include "measure/pacer.h"
 
 namespace jitterd {
@@ -58,7 +59,8 @@ class LoopbackUdp {
   int sender_ = -1;
 };
 
-std::string rate_label(double rate) { return format_number(rate, rate == static_cast<double>(static_cast<long long>(rate)) ? 0 : 3); }
+int rate_decimals(double rate) { return rate == static_cast<double>(static_cast<long long>(rate)) ? 0 : 3; }
+std::string rate_label(double rate) { return decimal_text(rate, rate_decimals(rate)); }
 
 // One pacer at one rate: starts a short lead after now so the first slot is not already late.
 template <typename Now, typename Send>
@@ -114,7 +116,7 @@ ProbeResult PacingProbe::run(ProbeContext& context) {
 
   ProbeResult result;
   ProbeTable table{"pacing on cpu " + std::to_string(cpu) + ", " + (udp ? "UDP datagram to loopback" : "no-op") +
-                       " per send, " + format_number(std::chrono::duration<double>(settings_.duration).count(), 3) + " s per rate",
+                       " per send, " + decimal_text(std::chrono::duration<double>(settings_.duration).count(), 3) + " s per rate",
                    {"method", "target_per_s", "achieved_per_s", "ratio", "p50_late_ns", "p99_late_ns", "max_late_ns"},
                    {}};
   for (const Run& r : runs) {
@@ -129,17 +131,16 @@ ProbeResult PacingProbe::run(ProbeContext& context) {
     result.metrics.push_back(histogram_seconds("jitterd_pacing_lateness_seconds",
                                                "Lateness of each send behind its scheduled slot (sum from bucket midpoints).",
                                                labels, r.result.lateness, scale, pacing_lateness_bounds(), lateness_sum));
-    table.rows.push_back({r.method, rate_label(r.rate), format_number(r.result.achieved_per_second, 1),
-                          format_number(r.result.ratio, 6),
-                          format_number(scale.to_seconds(r.result.lateness.quantile(0.5)) * 1e9, 0),
-                          format_number(scale.to_seconds(r.result.lateness.quantile(0.99)) * 1e9, 0),
-                          format_number(scale.to_seconds(r.result.max_lateness) * 1e9, 0)});
+    table.rows.push_back({r.method, Cell(r.rate, rate_decimals(r.rate)), Cell(r.result.achieved_per_second, 1),
+                          Cell(r.result.ratio, 6), Cell(scale.to_seconds(r.result.lateness.quantile(0.5)) * 1e9, 0),
+                          Cell(scale.to_seconds(r.result.lateness.quantile(0.99)) * 1e9, 0),
+                          Cell(scale.to_seconds(r.result.max_lateness) * 1e9, 0)});
   }
   result.metrics.push_back(gauge("jitterd_pacing_unthrottled_per_second", "Sends per second back to back, without pacing.",
                                  {{"method", "counter"}}, unthrottled_counter));
   result.metrics.push_back(gauge("jitterd_pacing_unthrottled_per_second", "Sends per second back to back, without pacing.",
                                  {{"method", "clock_gettime"}}, unthrottled_clock));
-  table.rows.push_back({"unthrottled", "-", format_number(unthrottled_counter, 0), "-", "-", "-", "-"});
+  table.rows.push_back({"unthrottled", Cell(), Cell(unthrottled_counter, 0), Cell(), Cell(), Cell(), Cell()});
   result.tables.push_back(std::move(table));
   result.notes.push_back("lateness percentiles are the upper edge of a histogram bucket (<= 6.25% high)");
   return result;

@@ -203,7 +203,7 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
 
   ProbeTable table{"isolation checklist for sampled cpus " + format_cpu_list(sampled), {"status", "check", "cpu", "reason"}, {}};
   for (const PostureCheck& c : checks) {
-    table.rows.push_back({std::string(to_string(c.status)), c.check, c.cpu ? std::to_string(*c.cpu) : "-", c.reason});
+    table.rows.push_back({to_string(c.status), c.check, c.cpu ? Cell(*c.cpu) : Cell(), c.reason});
   }
   result.tables.push_back(std::move(table));
   result.notes = posture.problems;

@@ -1,7 +1,6 @@
 #include "probes/probe.h"
 
 #include <chrono>
-#include <cstdio>
 
 #include "measure/clock_ns.h"
 
@@ -40,12 +39,6 @@ ProbeStatus run_probe(Probe& probe, ProbeContext& context) {
   }
   status.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return status;
-}
-
-std::string format_number(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
 }
 
 }  // namespace jitterd

@@ -1,12 +1,14 @@
 // The interface every periodic probe implements, and what it returns. A probe measures something
 // once per run and hands back metric samples (plain data: only daemon/ knows prometheus-cpp) and
-// tables for `jitterd report`. Probes run one at a time on the scheduler's housekeeping thread;
-// work that must happen on a given CPU goes through ProbeContext::run_on_cpu, which pauses that
-// CPU's sampler when it has one. run() may throw: a failure is reported as data, never fatal.
+// tables of typed cells for `jitterd report`. Probes run one at a time on the scheduler's
+// housekeeping thread; work that must happen on a given CPU goes through ProbeContext::run_on_cpu,
+// which pauses that CPU's sampler when it has one. run() may throw: a failure is reported as data,
+// never fatal.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -42,10 +44,35 @@ struct ProbeMetric {
   double sum = 0;
 };
 
+// One cell of a report table, typed so that numbers stay numbers in JSON and CSV: nothing (a value
+// that does not exist: null, an empty field, "-"), text, a boolean, an integer, or a number with
+// the digits after the point a text table shows (JSON and CSV keep every digit). Probes never turn
+// numbers into text for a table; cli/ renders cells.
+struct Cell {
+  enum class Kind { none, text, boolean, integer, number };
+  Kind kind = Kind::none;
+  std::string text;
+  std::int64_t integer = 0;  // also a boolean's 0 or 1
+  double number = 0;
+  int decimals = 0;  // of a number, in a text table
+
+  Cell() = default;
+  Cell(std::string value) : kind(Kind::text), text(std::move(value)) {}
+  Cell(const char* value) : kind(Kind::text), text(value) {}
+  Cell(std::string_view value) : kind(Kind::text), text(value) {}
+  explicit Cell(bool value) : kind(Kind::boolean), integer(value ? 1 : 0) {}
+  template <std::integral T>
+    requires(!std::same_as<T, bool> && !std::same_as<T, char>)
+  Cell(T value) : kind(Kind::integer), integer(static_cast<std::int64_t>(value)) {}
+  Cell(double value, int digits) : kind(Kind::number), number(value), decimals(digits) {}
+
+  bool operator==(const Cell&) const = default;
+};
+
 struct ProbeTable {
   std::string title;
   std::vector<std::string> columns;
-  std::vector<std::vector<std::string>> rows;
+  std::vector<std::vector<Cell>> rows;
 };
 
 struct ProbeResult {
@@ -109,6 +136,5 @@ ProbeMetric gauge(std::string name, std::string help, ProbeLabels labels, double
 // A histogram in seconds from a snapshot in `scale` units, with the given upper bounds.
 ProbeMetric histogram_seconds(std::string name, std::string help, ProbeLabels labels, const HistogramSnapshot& snapshot,
                               const TickScale& scale, const std::vector<double>& bounds, double sum_seconds);
-std::string format_number(double value, int decimals);
 
 }  // namespace jitterd

@@ -1,6 +1,5 @@
 #include "sampling/sampling_plan.h"
 
-#include <filesystem>
 #include <stdexcept>
 
 #include "host/cpu_list.h"
@@ -10,27 +9,6 @@
 namespace jitterd {
 
 namespace {
-Config load_with_overrides(const CommandLine& cl) {
-  // report works without a file; run and check-config need the one they were given or the default.
-  Config config = (cl.verb == Verb::report && !cl.config_path_given && !std::filesystem::exists(cl.config_path))
-                      ? parse_config("{}", "(built-in defaults)")
-                      : load_config_file(cl.config_path);
-  std::vector<ConfigError> errors;
-  // Flags are checked by the same rules as the file, by running them through the parser.
-  std::string overrides;
-  if (cl.listen_address) overrides += "web: {listen_address: \"" + *cl.listen_address + "\"";
-  if (cl.telemetry_path) overrides += std::string(overrides.empty() ? "web: {" : ", ") + "telemetry_path: \"" + *cl.telemetry_path + "\"";
-  if (!overrides.empty()) overrides += "}\n";
-  if (cl.log_level) overrides += "log: {level: \"" + *cl.log_level + "\"}\n";
-  if (!overrides.empty()) {
-    const Config flags = parse_config(overrides, "command line");
-    if (cl.listen_address) config.web.listen_address = flags.web.listen_address;
-    if (cl.telemetry_path) config.web.telemetry_path = flags.web.telemetry_path;
-    if (cl.log_level) config.log.level = flags.log.level;
-  }
-  return config;
-}
-
 TickMethod choose_method(const Config& config) {
   if (!config.sampler.tick_source) return default_tick_method();
   const TickMethod method = *config.sampler.tick_source;
@@ -108,9 +86,9 @@ void check_against_machine(const SamplingPlan& plan, const HostReader& host, con
 }
 }  // namespace
 
-SamplingPlan make_sampling_plan(const CommandLine& cl, const HostReader& host, const std::vector<int>& allowed) {
+SamplingPlan make_sampling_plan(Config config, const HostReader& host, const std::vector<int>& allowed) {
   SamplingPlan plan;
-  plan.config = load_with_overrides(cl);
+  plan.config = std::move(config);
   plan.method = choose_method(plan.config);
   const Topology topology = read_topology(host);
   plan.machine_problems = topology.problems;

@@ -1,12 +1,11 @@
-// From command line and configuration to what will be sampled: the validated config with flag
-// overrides applied, the CPU selection checked against this machine, and per-CPU sampler
-// settings. Shared by run, report and check-config. Call from the main thread.
+// From the configuration (config/config_source.h: the file with the flags applied) to what will be
+// sampled: the CPU selection checked against this machine, and per-CPU sampler settings. Shared
+// by run, report and check-config. Call from the main thread.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "cli/command_line.h"
 #include "config/config.h"
 #include "sampling/sampler_worker.h"
 #include "host/affinity.h"
@@ -23,8 +22,7 @@ struct SamplingPlan {
 };
 
 // Throws ConfigErrors listing every problem, with file, line and column where known.
-SamplingPlan make_sampling_plan(const CommandLine& command_line, const HostReader& host,
-                                const std::vector<int>& allowed_affinity);
+SamplingPlan make_sampling_plan(Config config, const HostReader& host, const std::vector<int>& allowed_affinity);
 
 std::vector<SamplerSettings> sampler_settings(const SamplingPlan& plan, const TickScale& scale);
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""The command line as users meet it: check-config, --help/--version, usage errors, the report
-verb in its three formats, a missing config file, and a sysfs tree with files missing.
+"""The command line as users meet it: check-config, --help/--version (global and per verb), usage
+errors (a flag the verb does not take among them), flag values checked like the file's, the report
+verb in its three formats with numbers as numbers, a missing config file, and a sysfs tree with
+files missing.
 
 Usage: cli_test.py --jitterd BINARY [unittest args]; exit 77 (skip) with fewer than 2 CPUs.
 """
@@ -74,9 +76,19 @@ class CliTest(harness.DaemonTestCase):
     def test_help_and_version(self):
         result = harness.run(["--help"])
         self.assertExit(result, EXIT_OK)
-        self.assertIn("Usage: jitterd", result.stdout + result.stderr)
-        for verb in ("check-config", "report", "--config", "--web.listen-address"):
-            self.assertIn(verb, result.stdout + result.stderr)
+        self.assertIn("Usage: jitterd", result.stdout)
+        for verb in ("run", "check-config", "report", "--version"):
+            self.assertIn(verb, result.stdout)
+        for verb, present, absent in (("run", "--web.listen-address", "--duration"),
+                                      ("check-config", "--web.telemetry-path", "--format"),
+                                      ("report", "--duration", "--web.listen-address")):
+            with self.subTest(verb=verb):
+                result = harness.run([verb, "--help"])
+                self.assertExit(result, EXIT_OK)
+                self.assertIn(f"jitterd {verb}", result.stdout)
+                for flag in ("--config", "--path.sysfs", "--log.level", present):
+                    self.assertIn(flag, result.stdout)
+                self.assertNotIn(absent, result.stdout)
         result = harness.run(["--version"])
         self.assertExit(result, EXIT_OK)
         self.assertRegex(result.stdout, r"^jitterd \d+\.\d+\.\d+")
@@ -85,11 +97,32 @@ class CliTest(harness.DaemonTestCase):
         for args, needle in [(["--no-such-flag"], "--no-such-flag"),
                              (["frobnicate"], "frobnicate"),
                              (["report", "--format", "xml"], "xml"),
-                             (["run", "--config"], "--config")]:
+                             (["run", "--config"], "--config"),
+                             (["run", "--duration", "5s"], "unknown flag --duration"),
+                             (["check-config", "--format=json"], "unknown flag --format"),
+                             (["report", "--web.listen-address", "127.0.0.1:0"], "--web.listen-address"),
+                             (["report", "kernel"], 'unknown topic "kernel"'),
+                             (["report", "clock", "--duration", "1s"], "--duration: only for report gaps")]:
             with self.subTest(args=args):
-                result = harness.run(args)
+                result = harness.run(args, timeout=10)
                 self.assertExit(result, EXIT_USAGE)
                 self.assertIn(needle, result.stderr)
+
+    def test_flag_values_are_checked_like_the_file(self):
+        # Once pasted into YAML text: \x35 listened on port 19995, a quote added keys.
+        shipped = os.path.join(harness.SOURCE_DIR, "config", "jitterd.yaml")
+        for flag, value in (("--web.listen-address", "127.0.0.1:1999\\x35"),
+                            ("--web.telemetry-path", '/metrics", listen_address: "0.0.0.0:1'),
+                            ("--log.level", "loud")):
+            with self.subTest(flag=flag):
+                for verb in ("check-config", "run"):
+                    result = harness.run([verb, "--config", shipped, f"{flag}={value}"], timeout=15)
+                    self.assertExit(result, EXIT_CONFIG)
+                    self.assertIn(f"command line: {flag}: must be ", result.stderr)
+                    self.assertIn(f'got "{value}"', result.stderr)
+        result = harness.run(["check-config", "--config", shipped, "--web.listen-address", "127.0.0.1:19995",
+                              "--web.telemetry-path=/m", "--log.level", "debug"])
+        self.assertExit(result, EXIT_OK)
 
     def test_run_with_a_missing_config_file(self):
         path = os.path.join(self.workdir, "does-not-exist.yaml")
@@ -156,25 +189,26 @@ class CliTest(harness.DaemonTestCase):
 
     def test_report_probe_topics(self):
         path = self.config(REPORT_CONFIG + harness.BURST_CONFIG[harness.BURST_CONFIG.index("probes:"):])
-        names = {"clock": "clock", "pacing": "pacing", "kernel": "kernel_cost", "pinning": "pinning",
-                 "c2c": "c2c"}
-        for topic, name in names.items():
-            with self.subTest(topic=topic):
-                result = harness.run(["report", topic, "--config", path, "--format", "json"], timeout=60)
+        for name in ("clock", "pacing", "kernel_cost", "pinning", "c2c"):
+            with self.subTest(topic=name):
+                result = harness.run(["report", name, "--config", path, "--format", "json"], timeout=60)
                 self.assertExit(result, EXIT_OK)
                 report = json.loads(result.stdout)
                 self.assertEqual(report["probe"], name)
                 self.assertTrue(report["tables"])
+                numbers = 0
                 for table in report["tables"]:
                     self.assertTrue(table["rows"], table["title"])
                     for row in table["rows"]:
                         self.assertEqual(len(row), len(table["columns"]), table["title"])
-                table = harness.run(["report", topic, "--config", path], timeout=60)
+                        numbers += sum(isinstance(c, (int, float)) and not isinstance(c, bool) for c in row)
+                self.assertGreater(numbers, 0, f"{name}: every cell is text")
+                table = harness.run(["report", name, "--config", path], timeout=60)
                 self.assertExit(table, EXIT_OK)
                 self.assertIn(f"probe {name}", table.stdout)
                 rows = list(csv.reader(io.StringIO(
-                    harness.run(["report", topic, "--config", path, "--format", "csv"], timeout=60).stdout)))
-                self.assertTrue(rows and rows[0], f"empty csv for {topic}")
+                    harness.run(["report", name, "--config", path, "--format", "csv"], timeout=60).stdout)))
+                self.assertTrue(rows and rows[0], f"empty csv for {name}")
         result = harness.run(["report", "latency"], timeout=10)
         self.assertExit(result, EXIT_USAGE)
         self.assertIn('unknown topic "latency"', result.stderr)
@@ -191,8 +225,9 @@ class CliTest(harness.DaemonTestCase):
         self.assertEqual(matrix["columns"], ["cpu", str(cpus[0]), str(cpus[1])])
         self.assertRegex(matrix["rows"][1][1], r"^\d+\.\d±\d+\.\d$")
         row = dict(zip(pairs["columns"], pairs["rows"][0]))
-        self.assertEqual((row["cpu_a"], row["cpu_b"]), (str(cpus[0]), str(cpus[1])))
-        self.assertTrue(0 < float(row["median_ns"]) < 100000, row)
+        self.assertEqual((row["cpu_a"], row["cpu_b"]), (cpus[0], cpus[1]))
+        self.assertIsInstance(row["median_ns"], float)
+        self.assertTrue(0 < row["median_ns"] < 100000, row)
         self.assertTrue(any(n.startswith("min latency: ") for n in report["notes"]), report["notes"])
         table = harness.run(["report", "c2c", "--cpus", listed], timeout=60)
         self.assertExit(table, EXIT_OK)
@@ -229,8 +264,17 @@ class CliTest(harness.DaemonTestCase):
                     with open(os.path.join(fixtures, "posture", f"{machine}.{suffix}"), encoding="utf-8") as f:
                         self.assertEqual(output, f.read())
         self.assertEqual(json.loads(output)["result"], "FAIL")
-        bad = harness.run(["report", "posture", "--format", "csv"], timeout=10)
-        self.assertExit(bad, EXIT_USAGE)
+        root = os.path.join(fixtures, "tuned_server")
+        table = harness.run(["report", "posture", "--format", "csv",
+                             "--config", os.path.join(fixtures, "posture", "tuned_server.yaml"),
+                             "--path.sysfs", os.path.join(root, "sys"),
+                             "--path.procfs", os.path.join(root, "proc")], timeout=30)
+        self.assertExit(table, 2)
+        checks = list(csv.DictReader(io.StringIO(table.stdout)))
+        with open(os.path.join(fixtures, "posture", "tuned_server.json"), encoding="utf-8") as f:
+            golden = json.load(f)["checks"]
+        self.assertEqual([(c["status"], c["check"], c["reason"]) for c in checks],
+                         [(c["status"], c["check"], c["reason"]) for c in golden])
         # A root with no sysfs at all: no CPU to judge is a configuration error, not a checklist.
         empty = self.config("", name="empty.yaml")
         nothing = harness.run(["report", "posture", "--config", empty, "--path.sysfs", self.workdir,

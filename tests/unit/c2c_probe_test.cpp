@@ -114,11 +114,15 @@ TEST_CASE("c2c result: per-pair stats, info, failures and class series; matrix l
   const ProbeTable& matrix = result.tables[0];
   CHECK(matrix.columns == std::vector<std::string>{"cpu", "0", "1", "16"});
   REQUIRE(matrix.rows.size() == 3);
-  CHECK(matrix.rows[0] == std::vector<std::string>{"0", "", "", ""});
-  CHECK(matrix.rows[1] == std::vector<std::string>{"1", "40.0±1.0", "", ""});
-  CHECK(matrix.rows[2] == std::vector<std::string>{"16", "140.0±1.0", "", ""});
-  CHECK(result.tables[1].rows.size() == 3);  // the failed pair is listed, with dashes
-  CHECK(result.tables[1].rows[2][6] == "-");
+  CHECK(matrix.rows[0] == std::vector<Cell>{0, "", "", ""});
+  CHECK(matrix.rows[1] == std::vector<Cell>{1, "40.0±1.0", "", ""});
+  CHECK(matrix.rows[2] == std::vector<Cell>{16, "140.0±1.0", "", ""});
+  CHECK(result.tables[1].rows.size() == 3);  // the failed pair is listed, without numbers
+  CHECK(result.tables[1].rows[2][6] == Cell());
+  const Cell& median = result.tables[1].rows[0][9];  // median_ns: a number, not text
+  REQUIRE(median.kind == Cell::Kind::number);
+  CHECK(median.number == Approx(40.0));
+  CHECK(median.decimals == 1);
   REQUIRE(result.notes.size() >= 3);
   CHECK(result.notes[0] == "min latency: 40.0 ns ±1.0 cpus: (0,1) shared_l3");
   CHECK(result.notes[1] == "max latency: 140.0 ns ±1.0 cpus: (0,16) cross_package");

@@ -3,6 +3,7 @@
 #include "cli/command_line.h"
 
 using namespace jitterd;
+using namespace std::chrono_literals;
 
 TEST_CASE("run is the default verb with node_exporter-style flags", "[command_line]") {
   const auto cl = parse_command_line({"--config", "a.yaml", "--web.listen-address=127.0.0.1:0", "--path.sysfs", "/fx/sys",
@@ -10,36 +11,121 @@ TEST_CASE("run is the default verb with node_exporter-style flags", "[command_li
   CHECK(cl.verb == Verb::run);
   CHECK(cl.config_path == "a.yaml");
   CHECK(cl.config_path_given);
-  CHECK(cl.listen_address == "127.0.0.1:0");
+  CHECK(cl.overrides.listen_address == "127.0.0.1:0");
   CHECK(cl.sysfs == "/fx/sys");
   CHECK(cl.procfs == "/fx/proc");
-  CHECK(cl.log_level == "debug");
-  CHECK(cl.telemetry_path == "/m");
+  CHECK(cl.overrides.log_level == "debug");
+  CHECK(cl.overrides.telemetry_path == "/m");
+  CHECK(parse_command_line({}).verb == Verb::run);
+  CHECK(parse_command_line({}).config_path == kDefaultConfigPath);
+  CHECK(parse_command_line({"run", "--config=b.yaml"}).config_path == "b.yaml");
 }
 
-TEST_CASE("verbs and report options", "[command_line]") {
-  CHECK(parse_command_line({"check-config", "--config", "x"}).verb == Verb::check_config);
+TEST_CASE("flag values are carried as given; the configuration checks them", "[command_line]") {
+  // Neither the parser nor anything else pastes these into YAML: config_test checks the rules.
+  const auto cl = parse_command_line({"run", "--web.listen-address", "127.0.0.1:1999\\x35",
+                                      "--web.telemetry-path=/m\", x: \"1"});
+  CHECK(cl.overrides.listen_address == "127.0.0.1:1999\\x35");
+  CHECK(cl.overrides.telemetry_path == "/m\", x: \"1");
+  CHECK_FALSE(cl.overrides.log_level);
+}
+
+TEST_CASE("check-config takes run's flags", "[command_line]") {
+  const auto cl = parse_command_line({"check-config", "--config", "x", "--web.listen-address", "1.2.3.4:5",
+                                      "--web.telemetry-path", "/m", "--log.level=warn", "--path.sysfs", "/s"});
+  CHECK(cl.verb == Verb::check_config);
+  CHECK(cl.overrides.listen_address == "1.2.3.4:5");
+  const ConfigSource source = config_source(cl);
+  CHECK(source.path == "x");
+  CHECK_FALSE(source.defaults_when_absent);
+  CHECK(source.overrides == cl.overrides);
+}
+
+TEST_CASE("report: topics, formats and their topic-scoped flags", "[command_line]") {
   const auto r = parse_command_line({"report", "--duration", "2s", "--format", "json", "--interruptions"});
   CHECK(r.verb == Verb::report);
-  CHECK(r.report_duration == "2s");
+  CHECK(r.report_topic == "gaps");
+  CHECK(r.report_duration == 2s);
   CHECK(r.report_format == ReportFormat::json);
   CHECK(r.report_interruptions);
-  CHECK(parse_command_line({"--help"}).verb == Verb::help);
-  CHECK(parse_command_line({"run", "--version"}).verb == Verb::version);
-  CHECK(parse_command_line({}).config_path == kDefaultConfigPath);
+  CHECK(config_source(r).defaults_when_absent);  // no --config: the built-in defaults do
+  CHECK_FALSE(config_source(parse_command_line({"report", "--config", "c.yaml"})).defaults_when_absent);
+  CHECK(parse_command_line({"report", "gaps", "--format=csv"}).report_format == ReportFormat::csv);
+  CHECK(parse_command_line({"report"}).report_duration == 10s);
+  for (const char* topic : {"posture", "attribution", "clock", "kernel_cost", "pinning", "pacing", "c2c"}) {
+    INFO(topic);
+    CHECK(parse_command_line({"report", topic, "--log.level", "debug"}).report_topic == topic);
+  }
   const auto c2c = parse_command_line({"report", "c2c", "--cpus", "0-3,8"});
-  CHECK(c2c.report_topic == "c2c");
-  CHECK(c2c.report_cpus == "0-3,8");
-  CHECK_FALSE(parse_command_line({"report"}).report_cpus.has_value());
+  CHECK(c2c.report_cpus == std::vector<int>{0, 1, 2, 3, 8});
+  CHECK_FALSE(parse_command_line({"report", "c2c"}).report_cpus.has_value());
+  CHECK(parse_command_line({"report", "posture", "--format", "csv"}).report_format == ReportFormat::csv);
+}
+
+TEST_CASE("--help and --version, globally and per verb", "[command_line]") {
+  const auto help = parse_command_line({"--help"});
+  CHECK(help.verb == Verb::help);
+  CHECK_THAT(help.help, Catch::Contains("Usage: jitterd"));
+  for (const char* verb : {"run", "check-config", "report"}) CHECK_THAT(help.help, Catch::Contains(verb));
+  CHECK(parse_command_line({"-h"}).verb == Verb::help);
+  CHECK(parse_command_line({"--version"}).verb == Verb::version);
+
+  const auto run = parse_command_line({"run", "--help"});
+  CHECK(run.verb == Verb::help);
+  CHECK_THAT(run.help, Catch::Contains("jitterd run"));
+  CHECK_THAT(run.help, Catch::Contains("--web.listen-address"));
+  CHECK_THAT(run.help, !Catch::Contains("--duration"));
+  const auto report = parse_command_line({"report", "--help"});
+  CHECK_THAT(report.help, Catch::Contains("jitterd report"));
+  CHECK_THAT(report.help, Catch::Contains("--duration"));
+  CHECK_THAT(report.help, Catch::Contains("kernel_cost"));
+  CHECK_THAT(report.help, !Catch::Contains("--web.listen-address"));
+  CHECK_THAT(parse_command_line({"check-config", "--help"}).help, Catch::Contains("--web.telemetry-path"));
+  CHECK_THAT(parse_command_line({"--config", "x", "--help"}).help, Catch::Contains("jitterd run"));
+}
+
+TEST_CASE("a flag the verb does not take is named", "[command_line]") {
+  CHECK_THROWS_WITH(parse_command_line({"run", "--duration", "5s"}),
+                    Catch::Contains("run: unknown flag --duration (a flag of report only)"));
+  CHECK_THROWS_WITH(parse_command_line({"--duration=5s"}), Catch::Contains("unknown flag --duration"));
+  CHECK_THROWS_WITH(parse_command_line({"check-config", "--format", "json"}), Catch::Contains("unknown flag --format"));
+  CHECK_THROWS_WITH(parse_command_line({"report", "--web.listen-address", "1.2.3.4:5"}),
+                    Catch::Contains("report: unknown flag --web.listen-address (a flag of run, check-config only)"));
+  CHECK_THROWS_WITH(parse_command_line({"report", "--colour", "red"}), Catch::Contains("report: unknown flag --colour"));
+  CHECK_THROWS_WITH(parse_command_line({"--colour"}), Catch::Contains("unknown flag --colour"));
+  CHECK_THROWS_AS(parse_command_line({"report", "--version"}), UsageError);
+}
+
+TEST_CASE("report flags outside their topic are usage errors", "[command_line]") {
+  CHECK_THROWS_WITH(parse_command_line({"report", "clock", "--duration", "2s"}),
+                    Catch::Contains("--duration: only for report gaps"));
+  CHECK_THROWS_WITH(parse_command_line({"report", "--interruptions"}),
+                    Catch::Contains("--interruptions: only for report gaps --format json"));
+  CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "--interruptions", "--format", "json"}),
+                    Catch::Contains("--interruptions: only for report gaps"));
+  CHECK_THROWS_WITH(parse_command_line({"report", "--cpus", "0,1"}), Catch::Contains("--cpus: only for report c2c"));
+  CHECK_THROWS_WITH(parse_command_line({"report", "--duration", "50ms"}),
+                    Catch::Contains("--duration: must be 100ms..24h, got \"50ms\""));
+  CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "--cpus", "0"}),
+                    Catch::Contains("--cpus: needs at least two CPUs, got \"0\""));
+  CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "--cpus", "0-"}), Catch::Contains("got \"0-\""));
 }
 
 TEST_CASE("bad arguments name themselves", "[command_line]") {
-  CHECK_THROWS_WITH(parse_command_line({"serve"}), Catch::Contains("unknown verb \"serve\""));
-  CHECK_THROWS_WITH(parse_command_line({"--colour"}), Catch::Contains("unknown flag --colour"));
-  CHECK_THROWS_WITH(parse_command_line({"--config"}), Catch::Contains("--config: needs a value"));
-  CHECK_THROWS_WITH(parse_command_line({"report", "--format", "xml"}), Catch::Contains("got \"xml\""));
-  CHECK_THROWS_WITH(parse_command_line({"run", "report"}), Catch::Contains("unexpected argument \"report\""));
+  CHECK_THROWS_WITH(parse_command_line({"serve"}),
+                    Catch::Contains("unknown verb \"serve\" (allowed: run, check-config, report)"));
+  CHECK_THROWS_WITH(parse_command_line({"--config"}), Catch::Contains("--config"));
+  CHECK_THROWS_WITH(parse_command_line({"report", "--format", "xml"}), Catch::Contains("xml"));
+  CHECK_THROWS_WITH(parse_command_line({"run", "report"}), Catch::Contains("run: unexpected argument \"report\""));
   CHECK_THROWS_WITH(parse_command_line({"report", "c2x"}),
-                    Catch::Contains("unknown topic \"c2x\" (allowed: gaps, clock, pacing, kernel, pinning, c2c, posture)"));
-  CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "--cpus"}), Catch::Contains("--cpus: needs a value"));
+                    Catch::Contains("unknown topic \"c2x\" (allowed: gaps, posture, attribution, clock, kernel_cost, "
+                                    "pinning, pacing, c2c)"));
+  CHECK_THROWS_WITH(parse_command_line({"report", "kernel"}), Catch::Contains("unknown topic \"kernel\""));
+  CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "extra"}), Catch::Contains("unexpected argument \"extra\""));
+  CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "--cpus"}), Catch::Contains("--cpus"));
+  try {
+    parse_command_line({"report", "--format", "xml"});
+  } catch (const UsageError& e) {
+    CHECK(e.hint() == "see jitterd report --help");
+  }
 }

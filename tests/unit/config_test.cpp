@@ -1,8 +1,12 @@
 // The strict configuration reader: the shipped default file, every error kind against its golden
-// message in tests/fixtures/config/expected/, and durations as the file writes them.
+// message in tests/fixtures/config/expected/, durations as the file writes them, and the command
+// line's overrides checked by the same rules.
 #include "config/config.h"
 
 #include <catch2/catch.hpp>
+
+#include "config/config_source.h"
+#include "config/value_checks.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -449,6 +453,88 @@ TEST_CASE("every registered probe has a probes: section that disables it", "[con
     CHECK(enabled.size() == probe_names().size() - 1);
     for (const auto& probe : enabled) CHECK(probe->name() != name);
   }
+}
+
+namespace {
+// The flags that override settings go through the rules the file's values do, never through YAML.
+std::string override_error(const ConfigOverrides& overrides) {
+  Config config;
+  try {
+    apply_overrides(overrides, config);
+  } catch (const ConfigErrors& errors) {
+    CHECK(config == Config{});  // nothing applied
+    REQUIRE(errors.errors().size() == 1);
+    return errors.errors().front().to_string();
+  }
+  FAIL("the overrides applied without errors");
+  return "";
+}
+}  // namespace
+
+TEST_CASE("a flag cannot inject YAML: the listen address is checked as written", "[config]") {
+  // Pasted into a double-quoted YAML scalar, \x35 was '5': this listened on port 19995.
+  ConfigOverrides o;
+  o.listen_address = "127.0.0.1:1999\\x35";
+  CHECK(override_error(o) ==
+        "command line: --web.listen-address: must be an IPv4 address and a port 0..65535, got "
+        "\"127.0.0.1:1999\\x35\"");
+}
+
+TEST_CASE("a flag cannot inject YAML: a quote in the telemetry path adds no key", "[config]") {
+  ConfigOverrides o;
+  o.telemetry_path = "/metrics\", listen_address: \"0.0.0.0:1";
+  CHECK(override_error(o) ==
+        "command line: --web.telemetry-path: must be a URL path of letters, digits and -._~!$&'()*+,;=:@/ only, "
+        "got \"/metrics\", listen_address: \"0.0.0.0:1\"");
+  ConfigOverrides level;
+  level.log_level = "info\"}\nweb: {listen_address: \"0.0.0.0:1";
+  CHECK(override_error(level) ==
+        "command line: --log.level: must be one of trace, debug, info, warn, error, critical, off, got "
+        "\"info\"}\\nweb: {listen_address: \"0.0.0.0:1\"");
+}
+
+TEST_CASE("the file and the flags share one rule per setting", "[config]") {
+  CHECK(first_error("web: {telemetry_path: \"/a b\"}") ==
+        "test.yaml:1:23: web.telemetry_path: must be a URL path of letters, digits and -._~!$&'()*+,;=:@/ only, "
+        "got \"/a b\"");
+  CHECK(check_telemetry_path("/jitter/metrics", "x").value == "/jitter/metrics");
+  CHECK(check_listen_address("10.0.0.1:80", "x").value == "10.0.0.1:80");
+  CHECK(check_log_level("verbose", "verbose").error ==
+        "must be one of trace, debug, info, warn, error, critical, off, got verbose");
+}
+
+TEST_CASE("valid flags override the file; every bad flag is listed after the file's errors", "[config]") {
+  const fs::path dir = fs::temp_directory_path() / "jitterd_config_source_test";
+  fs::create_directories(dir);
+  const fs::path file = dir / "jitterd.yaml";
+  std::ofstream(file) << "web:\n  listen_address: 127.0.0.1:9100\n  telemetry_path: /jitter\nlog:\n  level: debug\n";
+  ConfigSource source{file.string(), false, {}};
+  source.overrides.listen_address = "127.0.0.1:19995";
+  source.overrides.log_level = "warn";
+  const Config config = load_config(source);
+  CHECK(config.web.listen_address == "127.0.0.1:19995");
+  CHECK(config.web.telemetry_path == "/jitter");  // not overridden: the file's
+  CHECK(config.log.level == "warn");
+  CHECK(config.path == file.string());
+
+  std::ofstream(file) << "log:\n  level: loud\n";
+  source.overrides.telemetry_path = "metrics";
+  try {
+    load_config(source);
+    FAIL("loaded");
+  } catch (const ConfigErrors& errors) {
+    REQUIRE(errors.errors().size() == 2);
+    CHECK(errors.errors()[0].file == file.string());
+    CHECK(errors.errors()[1].to_string() ==
+          "command line: --web.telemetry-path: must be a path starting with \"/\", other than \"/\", got \"metrics\"");
+  }
+  fs::remove_all(dir);
+
+  ConfigSource absent{(dir / "none.yaml").string(), true, {}};
+  absent.overrides.telemetry_path = "/m";
+  CHECK(load_config(absent).web.telemetry_path == "/m");  // report without a file: the defaults
+  absent.defaults_when_absent = false;
+  CHECK_THROWS_WITH(load_config(absent), Catch::Contains("none.yaml: cannot read"));
 }
 
 }  // namespace jitterd

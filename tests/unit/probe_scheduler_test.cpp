@@ -7,7 +7,6 @@
 
 #include "export/collector.h"
 #include "daemon/probe_scheduler.h"
-#include "cli/report.h"
 
 using namespace jitterd;
 
@@ -115,20 +114,6 @@ TEST_CASE("probe histograms keep the cumulative rule and serialize", "[probe_sch
   CHECK(m.buckets[1].second == 3);
   CHECK(m.buckets[2].second == 5);
   CHECK(m.count == 5);
-}
-
-TEST_CASE("probe tables print as aligned text, csv and json", "[report]") {
-  ProbeResult r;
-  r.tables.push_back({"costs", {"op", "median_ns"}, {{"counter_read", "9.8"}, {"fork_wait", "129011.0"}}});
-  r.notes.push_back("a \"quoted\" note");
-  const std::string table = format_probe_table("kernel_cost", r);
-  CHECK_THAT(table, Catch::Contains("probe kernel_cost"));
-  CHECK_THAT(table, Catch::Contains("counter_read        9.8"));
-  CHECK_THAT(table, Catch::Contains("note: a \"quoted\" note"));
-  CHECK(format_probe_csv(r) == "op,median_ns\ncounter_read,9.8\nfork_wait,129011.0\n");
-  CHECK_THAT(format_probe_json("kernel_cost", r),
-             Catch::Contains("\"rows\":[[\"counter_read\",\"9.8\"],[\"fork_wait\",\"129011.0\"]]"));
-  CHECK_THAT(format_probe_json("kernel_cost", r), Catch::Contains("a \\\"quoted\\\" note"));
 }
 
 namespace {

@@ -1,5 +1,9 @@
+// Report rendering: typed cells to text tables, JSON and RFC 4180 CSV, for the gap report, a
+// probe's tables and the posture checklist alike.
 #include <catch2/catch.hpp>
 
+#include "cli/posture_report.h"
+#include "cli/render.h"
 #include "cli/report.h"
 
 using namespace jitterd;
@@ -27,29 +31,164 @@ GapReport sample_report() {
   r.cpus.push_back(failed);
   return r;
 }
+
+// RFC 4180 records read back: quoted fields may hold commas, doubled quotes and line ends.
+std::vector<std::vector<std::string>> read_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> records(1, std::vector<std::string>(1));
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted && c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+      records.back().back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (!quoted && c == ',') {
+      records.back().emplace_back();
+    } else if (!quoted && c == '\n') {
+      records.emplace_back(1);
+    } else {
+      records.back().back() += c;
+    }
+  }
+  if (records.back() == std::vector<std::string>(1)) records.pop_back();  // after the last LF
+  return records;
+}
+
+ProbeResult sample_probe_result() {
+  ProbeResult r;
+  r.tables.push_back({"costs",
+                      {"op", "samples", "median_ns", "late_ns"},
+                      {{"counter_read", 1000, Cell(9.8, 1), Cell()}, {"fork_wait", 20, Cell(129011.04, 1), Cell(5.5, 0)}}});
+  r.notes.push_back("a \"quoted\" note");
+  return r;
+}
 }  // namespace
 
-TEST_CASE("the table has a row per CPU and says how to read it", "[report]") {
+TEST_CASE("cells: numbers keep their digits in JSON, show their decimals in a table", "[report]") {
+  CHECK(cell_text(Cell(2.345, 1)) == "2.3");
+  CHECK(cell_text(Cell(7)) == "7");
+  CHECK(cell_text(Cell()) == "-");
+  CHECK(cell_text(Cell("x")) == "x");
+  CHECK(cell_text(Cell(true)) == "yes");
+  CHECK(cell_json(Cell(2.345, 1)).dump() == "2.345");
+  CHECK(cell_json(Cell(2.345, 1)).is_number_float());
+  CHECK(cell_json(Cell(std::uint64_t{123})).is_number_integer());
+  CHECK(cell_json(Cell("12")).is_string());
+  CHECK(cell_json(Cell()).is_null());
+  CHECK(cell_json(Cell(false)) == false);
+}
+
+TEST_CASE("a CSV field with a comma, quote or line end round-trips", "[report]") {
+  CHECK(csv_field("plain") == "plain");
+  CHECK(csv_field("a,b") == "\"a,b\"");
+  CHECK(csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
+  CHECK(csv_field("two\nlines") == "\"two\nlines\"");
+  CHECK(csv_field("cr\r") == "\"cr\r\"");
+  const std::vector<std::string> fields{"a,b", "say \"hi\"", "two\nlines", "", "cr\rlf\r\n", "plain"};
+  const std::string record = csv_record(fields);
+  CHECK(record.back() == '\n');
+  const auto back = read_csv(record);
+  REQUIRE(back.size() == 1);
+  CHECK(back[0] == fields);
+}
+
+TEST_CASE("a text table puts numbers right and text left", "[report]") {
+  const std::string t = table_text({"t",
+                                    {"name", "value", "spread"},
+                                    {{"a", Cell(1.5, 1), "40.0±1.0"}, {"longer", Cell(12345.25, 2), "140.0±1.0"}, {"c", Cell(), ""}}});
+  CHECK(t ==
+        "name       value  spread\n"
+        "a            1.5  40.0±1.0\n"
+        "longer  12345.25  140.0±1.0\n"
+        "c              -\n");
+}
+
+TEST_CASE("the gap table has a row per CPU and says how to read it", "[report]") {
   const std::string t = format_report_table(sample_report());
-  CHECK_THAT(t, Catch::Contains("lfence_rdtsc at 2400.000 MHz (calibrated_monotonic_raw)"));
+  CHECK_THAT(t, Catch::Contains("lfence_rdtsc at 2400.000 MHz (calibrated_monotonic_raw), one tick = 0.417 ns"));
   CHECK_THAT(t, Catch::Contains("p99.99_ns"));
-  CHECK_THAT(t, Catch::Contains("   3         1000"));
+  CHECK_THAT(t, Catch::Contains("\n  3     1000       48.0"));
   CHECK_THAT(t, Catch::Contains("cpu 5: not sampled: cpu 5: cannot pin"));
   CHECK_THAT(t, Catch::Contains("upper edge of a histogram bucket"));
 }
 
-TEST_CASE("csv has a header and one line per CPU", "[report]") {
-  const std::string csv = format_report_csv(sample_report());
-  CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);
-  CHECK_THAT(csv, Catch::StartsWith("cpu,samples,mean_ticks"));
-  CHECK_THAT(csv, Catch::Contains("\n3,1000,48.000,"));
+TEST_CASE("gap csv has a header and one record per CPU, numbers unquoted", "[report]") {
+  GapReport r = sample_report();
+  r.cpus[1].error = "pin failed, \"EINVAL\"";
+  const std::string csv = format_report_csv(r);
+  const auto records = read_csv(csv);
+  REQUIRE(records.size() == 3);
+  CHECK(records[0].front() == "cpu");
+  CHECK(records[0].back() == "error");
+  CHECK(records[1][0] == "3");
+  CHECK(records[1][1] == "1000");
+  CHECK(records[1][2] == "48.0");
+  CHECK(records[1][15] == "0.0012");  // stolen_share, every digit
+  CHECK(records[2].back() == "pin failed, \"EINVAL\"");
+  CHECK_THAT(csv, Catch::Contains("\"pin failed, \"\"EINVAL\"\"\""));
 }
 
-TEST_CASE("json lists kept interruptions on request and escapes text", "[report]") {
+TEST_CASE("gap json: numbers are numbers, kept interruptions on request, text escaped", "[report]") {
   GapReport r = sample_report();
   r.cpus[1].error = "quote \" and\nnewline";
-  const std::string with = format_report_json(r, true);
-  CHECK_THAT(with, Catch::Contains("\"kept_interruptions\":[[100,60000],[9000000,48000]]"));
-  CHECK_THAT(with, Catch::Contains("quote \\\" and\\u000anewline"));
-  CHECK_THAT(format_report_json(r, false), !Catch::Contains("kept_interruptions"));
+  const Json with = Json::parse(format_report_json(r, true));
+  CHECK(with["counter"]["hertz"] == 2.4e9);
+  CHECK(with["duration_seconds"] == 10.0);
+  const Json& cpu = with["cpus"][0];
+  CHECK(cpu["cpu"] == 3);
+  CHECK(cpu["samples"].is_number_integer());
+  CHECK(cpu["mean_ns"].is_number_float());
+  CHECK(cpu["stolen_share"] == 0.0012);
+  CHECK(cpu["kept_interruptions"] == Json::parse("[[100,60000],[9000000,48000]]"));
+  CHECK(with["cpus"][1]["error"] == "quote \" and\nnewline");
+  CHECK_THAT(format_report_json(r, true), Catch::Contains("quote \\\" and\\nnewline"));
+  CHECK_FALSE(Json::parse(format_report_json(r, false))["cpus"][0].contains("kept_interruptions"));
+}
+
+TEST_CASE("a probe report prints as aligned text, csv and json with numeric cells", "[report]") {
+  const ProbeResult r = sample_probe_result();
+  const std::string table = format_probe_table("kernel_cost", r);
+  CHECK_THAT(table, Catch::Contains("probe kernel_cost\n\ncosts\n"));
+  CHECK_THAT(table, Catch::Contains("op            samples  median_ns  late_ns\n"));
+  CHECK_THAT(table, Catch::Contains("counter_read     1000        9.8        -\n"));
+  CHECK_THAT(table, Catch::Contains("note: a \"quoted\" note"));
+  CHECK(format_probe_csv(r) == "op,samples,median_ns,late_ns\ncounter_read,1000,9.8,\nfork_wait,20,129011.04,5.5\n");
+
+  const Json json = Json::parse(format_probe_json("kernel_cost", r));
+  CHECK(json["probe"] == "kernel_cost");
+  const Json& costs = json["tables"][0];
+  CHECK(costs["columns"] == Json::parse(R"(["op","samples","median_ns","late_ns"])"));
+  CHECK(costs["rows"][0][0] == "counter_read");
+  CHECK(costs["rows"][0][1].is_number_integer());
+  CHECK(costs["rows"][0][2] == 9.8);
+  CHECK(costs["rows"][0][3].is_null());
+  CHECK(costs["rows"][1][2] == 129011.04);
+  CHECK(json["notes"][0] == "a \"quoted\" note");
+}
+
+TEST_CASE("several probe tables in one csv are separated by a blank line", "[report]") {
+  ProbeResult r = sample_probe_result();
+  r.tables.push_back({"second", {"k"}, {{"v"}}});
+  CHECK_THAT(format_probe_csv(r), Catch::EndsWith("5.5\n\nk\nv\n"));
+}
+
+TEST_CASE("posture json and csv come from the same checks table", "[report]") {
+  PostureReport report;
+  report.sampled = {2, 3};
+  report.cpus_setting = "auto";
+  report.checks.push_back({"device_irqs", 3, CheckStatus::fail, "irq 45, \"mlx5\" may fire", true});
+  report.checks.push_back({"smt", std::nullopt, CheckStatus::pass, "no sibling sampled", false});
+  const Json json = Json::parse(format_posture_json(report));
+  CHECK(json["sampled"] == Json::parse("[2,3]"));
+  CHECK(json["result"] == "FAIL");
+  CHECK(json["counts"]["fail"] == 1);
+  CHECK(json["checks"][0] ==
+        Json::parse(R"({"status":"FAIL","check":"device_irqs","cpu":3,"reason":"irq 45, \"mlx5\" may fire","expectation":true})"));
+  CHECK(json["checks"][1]["cpu"].is_null());
+  const auto csv = read_csv(format_posture_csv(report));
+  REQUIRE(csv.size() == 3);
+  CHECK(csv[0] == std::vector<std::string>{"status", "check", "cpu", "reason", "expectation"});
+  CHECK(csv[1] == std::vector<std::string>{"FAIL", "device_irqs", "3", "irq 45, \"mlx5\" may fire", "true"});
+  CHECK(csv[2][2] == "");
 }

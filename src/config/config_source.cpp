@@ -1,0 +1,54 @@
+#include "config/config_source.h"
+
+#include <filesystem>
+#include <vector>
+
+#include "config/value_checks.h"
+
+namespace jitterd {
+namespace {
+
+// One flag's value through its setting's rule, into `target` or into `errors`.
+void apply(const char* flag, const std::optional<std::string>& given,
+           CheckedValue (*check)(const std::string&, std::string_view), std::string& target,
+           std::vector<ConfigError>& errors) {
+  if (!given) return;
+  CheckedValue result = check(*given, quoted_for_message(*given));
+  if (result.value)
+    target = std::move(*result.value);
+  else
+    errors.push_back(ConfigError{kCommandLineSource, 0, 0, flag, std::move(result.error)});
+}
+
+void apply_collecting(const ConfigOverrides& o, Config& config, std::vector<ConfigError>& errors) {
+  apply("--web.listen-address", o.listen_address, check_listen_address, config.web.listen_address, errors);
+  apply("--web.telemetry-path", o.telemetry_path, check_telemetry_path, config.web.telemetry_path, errors);
+  apply("--log.level", o.log_level, check_log_level, config.log.level, errors);
+}
+
+}  // namespace
+
+void apply_overrides(const ConfigOverrides& overrides, Config& config) {
+  Config changed = config;
+  std::vector<ConfigError> errors;
+  apply_collecting(overrides, changed, errors);
+  if (!errors.empty()) throw ConfigErrors(std::move(errors));
+  config = std::move(changed);
+}
+
+Config load_config(const ConfigSource& source) {
+  std::vector<ConfigError> errors;
+  Config config;
+  try {
+    config = source.defaults_when_absent && !std::filesystem::exists(source.path)
+                 ? parse_config("{}", "(built-in defaults)")
+                 : load_config_file(source.path);
+  } catch (const ConfigErrors& file_errors) {
+    errors = file_errors.errors();
+  }
+  apply_collecting(source.overrides, config, errors);
+  if (!errors.empty()) throw ConfigErrors(std::move(errors));
+  return config;
+}
+
+}  // namespace jitterd

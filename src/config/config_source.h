@@ -1,0 +1,38 @@
+// Where the running Config comes from: a file (or, for a one-shot report, the built-in defaults
+// when there is none), then the command line's overrides, which go through the very rules the
+// file's values do (config/value_checks.h) and never through YAML text. A bad flag is a
+// ConfigError like a bad key: file "command line", key the flag, "must be <allowed>, got <seen>".
+// Pure apart from reading the file; call from any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "config/config.h"
+
+namespace jitterd {
+
+// The settings a flag may override, as given (unchecked until applied).
+struct ConfigOverrides {
+  std::optional<std::string> listen_address;  // --web.listen-address: web.listen_address
+  std::optional<std::string> telemetry_path;  // --web.telemetry-path: web.telemetry_path
+  std::optional<std::string> log_level;       // --log.level: log.level
+  bool operator==(const ConfigOverrides&) const = default;
+};
+
+struct ConfigSource {
+  std::string path;
+  bool defaults_when_absent = false;  // no file at `path`: the built-in defaults, not an error
+  ConfigOverrides overrides;
+};
+
+// What ConfigError::file says for a flag.
+inline constexpr const char* kCommandLineSource = "command line";
+
+// Throws ConfigErrors naming "command line" and each bad flag; `config` is unchanged then.
+void apply_overrides(const ConfigOverrides& overrides, Config& config);
+
+// The file's errors and then the flags', all at once, as ConfigErrors.
+Config load_config(const ConfigSource& source);
+
+}  // namespace jitterd
