@@ -163,6 +163,7 @@ MetricType to_metric_type(ProbeMetricType type) {
   switch (type) {
     case ProbeMetricType::counter: return MetricType::Counter;
     case ProbeMetricType::histogram: return MetricType::Histogram;
+    case ProbeMetricType::summary: return MetricType::Summary;
     default: return MetricType::Gauge;
   }
 }
@@ -175,6 +176,10 @@ ClientMetric to_client_metric(const ProbeMetric& m) {
     c.histogram.bucket.push_back({m.count, std::numeric_limits<double>::infinity()});
     c.histogram.sample_count = m.count;
     c.histogram.sample_sum = m.sum;
+  } else if (m.type == ProbeMetricType::summary) {
+    for (const auto& [quantile, value] : m.quantiles) c.summary.quantile.push_back({quantile, value});
+    c.summary.sample_count = m.count;
+    c.summary.sample_sum = m.sum;
   } else if (m.type == ProbeMetricType::counter) {
     c.counter.value = m.value;
   } else {
