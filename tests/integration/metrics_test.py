@@ -61,7 +61,7 @@ PROBE_METRICS = [
     "jitterd_clocksource_available",
     "jitterd_clock_sleep_overshoot_seconds",
     "jitterd_kernel_cost_seconds",
-    "jitterd_kernel_cost_ticks",
+    "jitterd_kernel_cost_seconds_count",
     "jitterd_pinning_gap_seconds",
     "jitterd_pinning_migrations",
     "jitterd_pacing_achieved_ratio",

@@ -71,15 +71,25 @@ TEST_CASE("clock probe reads the clocksource and flags through the fixture root"
 #endif
 }
 
-TEST_CASE("kernel-cost probe: every operation, median <= p99, in ticks and seconds", "[probes]") {
+TEST_CASE("kernel-cost probe: every operation, a summary in seconds with min <= median <= p99 <= mean x n", "[probes]") {
   ProbeContext context = real_context();
   KernelCostProbe probe(KernelCostSettings{1min, std::nullopt, 50});
   const ProbeResult r = run_ok(probe, context);
   std::set<std::string> ops;
-  for (const ProbeMetric* m : named(r, "jitterd_kernel_cost_ticks")) ops.insert(label(*m, "op"));
+  for (const ProbeMetric* m : named(r, "jitterd_kernel_cost_seconds")) {
+    ops.insert(label(*m, "op"));
+    CHECK(m->type == ProbeMetricType::summary);
+    REQUIRE(m->quantiles.size() == 3);
+    CHECK(m->quantiles[0].first == 0);
+    CHECK(m->quantiles[0].second <= m->quantiles[1].second);
+    CHECK(m->quantiles[1].second <= m->quantiles[2].second);
+    CHECK(m->count == (label(*m, "op") == "thread_create_join" ? 10u : label(*m, "op") == "fork_wait" ? 5u : 50u));
+    CHECK(m->sum >= m->quantiles[0].second * static_cast<double>(m->count));
+  }
   CHECK(ops == std::set<std::string>{"counter_read", "clock_gettime_monotonic", "clock_gettime_monotonic_raw",
                                      "clock_gettime_realtime", "syscall_getppid", "thread_create_join", "fork_wait"});
-  CHECK(named(r, "jitterd_kernel_cost_seconds").size() == 14);
+  CHECK(named(r, "jitterd_kernel_cost_seconds").size() == 7);
+  CHECK(named(r, "jitterd_kernel_cost_ticks").empty());  // base units only
   REQUIRE(r.tables.size() == 1);
   CHECK(r.tables[0].rows.size() == 7);
 }
