@@ -63,7 +63,7 @@ PROBE_METRICS = [
     "jitterd_kernel_cost_seconds",
     "jitterd_kernel_cost_seconds_count",
     "jitterd_pinning_gap_seconds",
-    "jitterd_pinning_migrations",
+    "jitterd_pinning_last_window_migrations",
     "jitterd_pacing_achieved_ratio",
     "jitterd_pacing_max_lateness_seconds",
     "jitterd_pacing_lateness_seconds_bucket",

@@ -106,11 +106,20 @@ TEST_CASE("pinning probe: pinned runs on one CPU without migrating", "[probes]")
   ProbeContext context = real_context();
   PinningProbe probe(PinningSettings{1min, 30ms});
   const ProbeResult r = run_ok(probe, context);
-  for (const ProbeMetric* m : named(r, "jitterd_pinning_migrations")) {
+  for (const ProbeMetric* m : named(r, "jitterd_pinning_last_window_migrations")) {
     if (label(*m, "mode") == "pinned") CHECK(m->value == 0);
   }
-  CHECK(named(r, "jitterd_pinning_gap_seconds").size() == 6);
-  for (const ProbeMetric* m : named(r, "jitterd_pinning_gap_seconds")) CHECK(m->value > 0);
+  CHECK(named(r, "jitterd_pinning_last_window_migrations").size() == 2);
+  CHECK(named(r, "jitterd_pinning_gap_seconds").size() == 2);
+  for (const ProbeMetric* m : named(r, "jitterd_pinning_gap_seconds")) {
+    CHECK(m->type == ProbeMetricType::summary);
+    REQUIRE(m->quantiles.size() == 3);
+    CHECK(m->quantiles[0].second > 0);
+    CHECK(m->quantiles[0].second <= m->quantiles[2].second);
+    CHECK(m->count > 0);
+    // The loop's gaps add up to its length: at least the window (30 ms).
+    CHECK(m->sum >= 0.03 * 0.99);
+  }
 }
 
 TEST_CASE("pacing probe: both pacers at every rate, ratio at most 1, lateness histogram complete", "[probes]") {
