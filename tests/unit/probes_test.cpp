@@ -48,8 +48,17 @@ TEST_CASE("clock probe: estimates agree with the frequency in use, drift from th
   CHECK(methods.count("pause_loop") == 1);
   CHECK(methods.count("nanosleep") == 1);
   CHECK(named(first, "jitterd_clock_drift_ratio").empty());
-  CHECK(named(first, "jitterd_clock_sleep_overshoot_seconds").size() == 2 * 3);
-  for (const ProbeMetric* m : named(first, "jitterd_clock_sleep_overshoot_seconds")) CHECK(m->value >= 0);
+  CHECK(named(first, "jitterd_clock_sleep_overshoot_seconds").size() == 2);
+  for (const ProbeMetric* m : named(first, "jitterd_clock_sleep_overshoot_seconds")) {
+    CHECK(m->type == ProbeMetricType::summary);
+    REQUIRE(m->quantiles.size() == 3);
+    CHECK(m->quantiles[0].second >= 0);
+    CHECK(m->quantiles[0].second <= m->quantiles[1].second);
+    CHECK(m->quantiles[1].second <= m->quantiles[2].second);
+    CHECK(m->quantiles[2].first == 1);  // the maximum
+    CHECK(m->count == 5);
+    CHECK(m->sum <= m->quantiles[2].second * 5);
+  }
   const ProbeResult second = run_ok(probe, context);
   const auto drift = named(second, "jitterd_clock_drift_ratio");
   REQUIRE(drift.size() == 1);
@@ -61,10 +70,11 @@ TEST_CASE("clock probe reads the clocksource and flags through the fixture root"
   ProbeContext context = real_context(HostReader(root + "/sys", root + "/proc"));
   ClockProbe probe(ClockSettings{1min, 20ms, {}, 2});
   const ProbeResult r = run_ok(probe, context);
-  const auto current = named(r, "jitterd_clocksource_current");
+  const auto current = named(r, "jitterd_clocksource_current_info");
   REQUIRE(current.size() == 1);
   CHECK(label(*current[0], "clocksource") == "kvm-clock");
-  CHECK(named(r, "jitterd_clocksource_available").size() == 4);
+  CHECK(current[0]->value == 1);
+  CHECK(named(r, "jitterd_clocksource_available_info").size() == 4);
 #if defined(__x86_64__)
   REQUIRE(named(r, "jitterd_clock_tsc_known_freq").size() == 1);
   CHECK(named(r, "jitterd_clock_tsc_known_freq")[0]->value == 0);
