@@ -69,8 +69,9 @@ PROBE_METRICS = [
     "jitterd_pacing_max_lateness_seconds",
     "jitterd_pacing_lateness_seconds_bucket",
     "jitterd_pacing_unthrottled_per_second",
-    "jitterd_c2c_pairs",
-    "jitterd_c2c_pairs_last_run",
+    "jitterd_c2c_planned_pairs",
+    "jitterd_c2c_measured_pairs",
+    "jitterd_c2c_last_run_attempted_pairs",
     "jitterd_posture_cpu_online",
     "jitterd_posture_cpu_isolated",
     "jitterd_posture_cpu_device_irqs",
@@ -151,19 +152,24 @@ class ScrapeTest(unittest.TestCase):
             self.skipTest("one CPU: nothing to pair")
         # allow_unsampled: the sampled CPU (through its paused sampler) with CPU 0 (a pinned thread).
         pair = {"cpu_a": "0", "cpu_b": self.cpu}
-        median = select(samples, "jitterd_c2c_latency_seconds", stat="median", **pair)
+        median = select(samples, "jitterd_c2c_latency_seconds", quantile="0.5", **pair)
         self.assertEqual(len(median), 1, median)
         value = next(iter(median.values()))
         self.assertTrue(1e-9 < value < 100e-6, f"one-way median {value} s")
-        low = next(iter(select(samples, "jitterd_c2c_latency_seconds", stat="p10", **pair).values()))
-        high = next(iter(select(samples, "jitterd_c2c_latency_seconds", stat="p90", **pair).values()))
-        self.assertTrue(low <= value <= high, (low, value, high))
+        quantile = {dict(k)["quantile"]: v for k, v in
+                    select(samples, "jitterd_c2c_latency_seconds", **pair).items()}
+        self.assertEqual(set(quantile), {"0", "0.1", "0.5", "0.9"})
+        self.assertTrue(quantile["0"] <= quantile["0.1"] <= value <= quantile["0.9"], quantile)
+        count = next(iter(select(samples, "jitterd_c2c_latency_seconds_count", **pair).values()))
+        mean = next(iter(select(samples, "jitterd_c2c_latency_seconds_sum", **pair).values())) / count
+        self.assertTrue(quantile["0"] <= mean, (quantile, mean))
         self.assertEqual(len(select(samples, "jitterd_c2c_pair_info", **pair)), 1)
         self.assertAlmostEqual(
-            next(iter(select(samples, "jitterd_c2c_pair_last_timestamp_seconds", **pair).values())),
+            next(iter(select(samples, "jitterd_c2c_pair_last_measured_timestamp_seconds",
+                             **pair).values())),
             time.time(), delta=120)
         self.assertEqual(self.daemon.value("jitterd_c2c_pair_failures_total", **pair), 0)
-        self.assertGreaterEqual(self.daemon.value("jitterd_c2c_pairs", state="measured"), 1)
+        self.assertGreaterEqual(self.daemon.value("jitterd_c2c_measured_pairs"), 1)
 
     def test_attribution_explains_the_sampled_cpu(self):
         # The first run is the baseline; the second (10 s later) closes the first window.
