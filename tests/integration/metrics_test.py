@@ -68,7 +68,7 @@ PROBE_METRICS = [
     "jitterd_pacing_achieved_ratio",
     "jitterd_pacing_max_lateness_seconds",
     "jitterd_pacing_lateness_seconds_bucket",
-    "jitterd_pacing_unthrottled_per_second",
+    "jitterd_pacing_unthrottled_sends_per_second",
     "jitterd_c2c_planned_pairs",
     "jitterd_c2c_measured_pairs",
     "jitterd_c2c_last_run_attempted_pairs",
