@@ -128,6 +128,7 @@ struct C2cProbeConfig {
 struct PostureProbeConfig {
   bool enabled = true;
   Duration interval = std::chrono::minutes{1};  // 10s..24h
+  std::size_t irq_detail = 0;  // 0..64 device IRQs named per sampled or isolated CPU; 0: counts only
   bool operator==(const PostureProbeConfig&) const = default;
 };
 

@@ -201,7 +201,8 @@ void ConfigReader::read_posture_probe(const Entry& section, PostureProbeConfig& 
       section,
       {{"enabled", [&](const Entry& e) { assign(posture.enabled, boolean(e)); }},
        {"interval",
-        [&](const Entry& e) { assign(posture.interval, duration(e, min_interval, max_interval)); }}});
+        [&](const Entry& e) { assign(posture.interval, duration(e, min_interval, max_interval)); }},
+       {"irq_detail", [&](const Entry& e) { assign(posture.irq_detail, integer(e, 0, 64, " IRQs per cpu")); }}});
 }
 
 void ConfigReader::read_attribution_probe(const Entry& section, AttributionProbeConfig& attribution) {

@@ -30,7 +30,9 @@ std::unique_ptr<Probe> make_probe(std::string_view name, const Config& config) {
     return std::make_unique<PacingProbe>(PacingSettings{c.pacing.interval, c.pacing.cpu.cpu, c.pacing.rates, c.pacing.duration,
                                                         c.pacing.action == PacingAction::udp ? PacingSend::udp : PacingSend::noop});
   }
-  if (name == "posture") return std::make_unique<PostureProbe>(PostureSettings{c.posture.interval, config.expect});
+  if (name == "posture") {
+    return std::make_unique<PostureProbe>(PostureSettings{c.posture.interval, config.expect, c.posture.irq_detail});
+  }
   if (name == "attribution") {
     return std::make_unique<AttributionProbe>(AttributionSettings{c.attribution.interval, c.attribution.tracepoints});
   }

@@ -441,4 +441,11 @@ TEST_CASE("format_duration output parses back to the same value", "[config][dura
   }
 }
 
+TEST_CASE("posture irq_detail: 0 by default, at most 64 IRQs per cpu", "[config]") {
+  CHECK(ProbesConfig{}.posture.irq_detail == 0);
+  CHECK(parse("probes: {posture: {irq_detail: 64}}").probes.posture.irq_detail == 64);
+  CHECK(first_error("probes: {posture: {irq_detail: 65}}") ==
+        "test.yaml:1:32: probes.posture.irq_detail: must be 0..64 IRQs per cpu, got 65");
+}
+
 }  // namespace jitterd
