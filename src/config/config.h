@@ -136,6 +136,7 @@ struct AttributionProbeConfig {
   bool enabled = true;
   Duration interval = std::chrono::seconds{10};  // 10s..24h: one attribution window
   bool tracepoints = true;  // match single interruptions to irq/softirq/sched events if allowed
+  std::size_t source_detail = 0;  // 0..64 sources counted one by one per sampled CPU; 0: by cause only
   bool operator==(const AttributionProbeConfig&) const = default;
 };
 

@@ -211,7 +211,9 @@ void ConfigReader::read_attribution_probe(const Entry& section, AttributionProbe
       {{"enabled", [&](const Entry& e) { assign(attribution.enabled, boolean(e)); }},
        {"interval",
         [&](const Entry& e) { assign(attribution.interval, duration(e, min_interval, max_interval)); }},
-       {"tracepoints", [&](const Entry& e) { assign(attribution.tracepoints, boolean(e)); }}});
+       {"tracepoints", [&](const Entry& e) { assign(attribution.tracepoints, boolean(e)); }},
+       {"source_detail",
+        [&](const Entry& e) { assign(attribution.source_detail, integer(e, 0, 64, " sources per cpu")); }}});
 }
 
 // `representative`, `all`, or a sequence of [a, b] pairs; the pairs are checked against the

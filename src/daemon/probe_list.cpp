@@ -34,7 +34,8 @@ std::unique_ptr<Probe> make_probe(std::string_view name, const Config& config) {
     return std::make_unique<PostureProbe>(PostureSettings{c.posture.interval, config.expect, c.posture.irq_detail});
   }
   if (name == "attribution") {
-    return std::make_unique<AttributionProbe>(AttributionSettings{c.attribution.interval, c.attribution.tracepoints});
+    return std::make_unique<AttributionProbe>(
+        AttributionSettings{c.attribution.interval, c.attribution.tracepoints, c.attribution.source_detail});
   }
   if (name == "c2c") return std::make_unique<C2cProbe>(c2c_settings(c.c2c));
   return nullptr;

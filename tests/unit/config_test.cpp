@@ -448,4 +448,11 @@ TEST_CASE("posture irq_detail: 0 by default, at most 64 IRQs per cpu", "[config]
         "test.yaml:1:32: probes.posture.irq_detail: must be 0..64 IRQs per cpu, got 65");
 }
 
+TEST_CASE("attribution source_detail: 0 by default, at most 64 sources per cpu", "[config]") {
+  CHECK(ProbesConfig{}.attribution.source_detail == 0);
+  CHECK(parse("probes: {attribution: {source_detail: 8}}").probes.attribution.source_detail == 8);
+  CHECK(first_error("probes: {attribution: {source_detail: -1}}") ==
+        "test.yaml:1:39: probes.attribution.source_detail: must be 0..64 sources per cpu, got -1");
+}
+
 }  // namespace jitterd
