@@ -22,6 +22,7 @@ GLOBAL_METRICS = [
     "jitterd_build_info",
     "jitterd_config_last_reload_successful",
     "jitterd_config_last_reload_success_timestamp_seconds",
+    "jitterd_tick_info",
     "jitterd_tick_frequency_hertz",
     "jitterd_tick_frequency_uncertainty_ratio",
     "jitterd_tick_resolution_seconds",
@@ -210,7 +211,11 @@ class ScrapeTest(unittest.TestCase):
                                    cpu=self.cpu, kind=kind), f"context switches {kind}")
         frequency = select(samples, "jitterd_tick_frequency_hertz")
         self.assertEqual(len(frequency), 1, frequency)
-        self.assertEqual({k for k, _ in next(iter(frequency))}, {"method", "source"})
+        self.assertEqual(next(iter(frequency)), ())
+        info = select(samples, "jitterd_tick_info")
+        self.assertEqual(len(info), 1, info)
+        self.assertEqual({k for k, _ in next(iter(info))}, {"method", "frequency_source"})
+        self.assertEqual(next(iter(info.values())), 1)
 
     def test_values_are_sane(self):
         samples = self.daemon.scrape()

@@ -72,6 +72,7 @@ TEST_CASE("a scrape while samplers run gives consistent families", "[collector]"
   set->stop();
 
   for (const char* name : {"jitterd_build_info", "jitterd_config_last_reload_successful", "jitterd_tick_frequency_hertz",
+                           "jitterd_tick_info",
                            "jitterd_sampler_gap_seconds", "jitterd_sampler_interruptions_total",
                            "jitterd_sampler_stolen_seconds_total", "jitterd_sampler_sampled_seconds_total",
                            "jitterd_sampler_window_gap_seconds", "jitterd_sampler_window_max_gap_seconds",
