@@ -208,7 +208,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
       const auto found = totals.interruptions.find(cause);
       const auto stolen = totals.stolen_seconds.find(cause);
       result.metrics.push_back(counter("jitterd_attribution_interruptions_total",
-                                       "Interruptions of a sampled CPU by most likely cause (see jitterd_attribution_method).",
+                                       "Interruptions of a sampled CPU by most likely cause (see jitterd_attribution_method_info).",
                                        {{"cpu", c}, {"cause", cause}},
                                        found == totals.interruptions.end() ? 0.0 : static_cast<double>(found->second)));
       result.metrics.push_back(counter("jitterd_attribution_stolen_seconds_total",
