@@ -29,9 +29,14 @@ std::vector<typename Events::const_iterator> top_sources(const Events& events, s
   return top;
 }
 
-// Every cause a CPU exports, zero or not, so the series set is stable.
+// Every cause a CPU exports, zero or not, so the series set is stable. Window deltas give
+// interruptions to hard-IRQ causes only (host/attribution.h): the softirq ones, always 0 there,
+// are left out.
 std::vector<std::string> all_causes(bool tracepoints) {
-  std::vector<std::string> out(cause_names.begin(), cause_names.end());
+  std::vector<std::string> out;
+  for (std::string_view cause : cause_names) {
+    if (tracepoints || !cause.starts_with("softirq_")) out.emplace_back(cause);
+  }
   if (tracepoints) out.insert(out.end(), {std::string(preempted_cause), std::string(not_kept)});
   out.emplace_back(unexplained);
   return out;

@@ -55,6 +55,9 @@ TEST_CASE("attribution by window deltas: interruptions shared among the window's
   CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "timer"}}) == 10);
   CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "device_irq"}}) == 2);
   CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "unexplained"}}) == 3);
+  // Window deltas give nothing to softirqs: only the six hard-IRQ causes and unexplained.
+  CHECK(named(first, "jitterd_attribution_interruptions_total").size() == 7);
+  CHECK(named(first, "jitterd_attribution_stolen_seconds_total").size() == 7);
   CHECK(value(first, "jitterd_attribution_coincident_interruptions_total", {{"cpu", "1"}}) == 12);
   CHECK(value(first, "jitterd_attribution_stolen_seconds_total", {{"cpu", "1"}, {"cause", "timer"}}) == Approx(10e-6));
   // What fired, by category: every category of the cpu, zero or not.
