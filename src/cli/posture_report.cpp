@@ -127,7 +127,7 @@ int report_posture(const CommandLine& cl) {
   report.sampled = plan.selection.sampled;
   std::sort(report.sampled.begin(), report.sampled.end());
   report.cpus_setting = plan.config.cpus.text;
-  report.checks = check_posture(posture, report.sampled, plan.config.expect, busy);
+  report.checks = check_posture(posture, report.sampled, plan.config.probes.posture.expect, busy);
   report.fingerprint = posture.fingerprint;
   report.problems = posture.problems;
   std::cout << (cl.report_format == ReportFormat::json ? format_posture_json(report) : format_posture_table(report));

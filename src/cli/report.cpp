@@ -11,9 +11,8 @@
 
 #include "config/config.h"
 #include "cli/posture_report.h"
-#include "daemon/probe_list.h"
-#include "daemon/probe_scheduler.h"
 #include "sampling/sampler_set.h"
+#include "sampling/probe_context.h"
 #include "sampling/sampling_plan.h"
 #include "host/cpu_list.h"
 
@@ -224,7 +223,7 @@ int run_probe_report(const CommandLine& cl) {
   std::unique_ptr<Probe> probe;
   if (probe_name == "c2c") {
     // Like core-to-core-latency: every pair among the given CPUs, all in one run.
-    C2cSettings settings = c2c_settings(plan.config.probes.c2c);
+    C2cSettings settings = plan.config.probes.c2c;
     settings.pairs.selection = PairSelection::all;
     settings.cpus = affinity;
     if (cl.report_cpus) {
@@ -239,7 +238,7 @@ int run_probe_report(const CommandLine& cl) {
     }
     probe = std::make_unique<C2cProbe>(std::move(settings));
   } else {
-    probe = make_probe(probe_name, plan.config);
+    probe = make_probe(probe_name, plan.config.probes);
   }
   restrict_current_thread(plan.selection.housekeeping);
   ProbeContext context = make_probe_context(plan, host, counter_frequency(plan.method, std::chrono::milliseconds(250)));

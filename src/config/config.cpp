@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <memory>
 
 #include "config/config_reader.h"
+#include "config/probe_sections.h"
 #include "host/cpu_list.h"
+#include "host/host_reader.h"
 
 namespace jitterd {
 namespace config_detail {
@@ -46,61 +44,15 @@ Config ConfigReader::read(const YAML::Node& root) {
                 {"sampler", [&](const Entry& e) { read_sampler(e, config.sampler); }},
                 {"web", [&](const Entry& e) { read_web(e, config.web); }},
                 {"log", [&](const Entry& e) { read_log(e, config.log); }},
-                {"probes", [&](const Entry& e) { read_probes(e, config.probes); }},
-                {"expect", [&](const Entry& e) { read_expect(e, config.expect); }}});
+                {"probes", [&](const Entry& e) { read_probes_section(*this, e, config.probes); }},
+                {"expect", [&](const Entry& e) { read_expect_section(*this, e, config.probes.posture.expect); }}});
+  config.marks = marks_;
   return config;
-}
-
-void ConfigReader::read_expect(const Entry& section, ExpectConfig& expect) {
-  read_mapping(
-      section,
-      {{"isolated", [&](const Entry& e) { assign(expect.isolated, expected_cpu_set(e)); }},
-       {"nohz_full", [&](const Entry& e) { assign(expect.nohz_full, expected_cpu_set(e)); }},
-       {"governor", [&](const Entry& e) { assign(expect.governor, name_word(e, "a cpufreq governor name")); }},
-       {"clocksource",
-        [&](const Entry& e) { assign(expect.clocksource, name_word(e, "a clocksource name")); }},
-       {"no_device_irqs", [&](const Entry& e) { assign(expect.no_device_irqs, boolean(e)); }},
-       {"max_exit_latency",
-        [&](const Entry& e) { assign(expect.max_exit_latency, duration(e, 0ns, 10ms)); }},
-       {"smt_siblings_idle", [&](const Entry& e) { assign(expect.smt_siblings_idle, boolean(e)); }}});
-}
-
-// A CPU set to compare with the kernel's: a cpu list, a sequence of CPU numbers, or "" / [] for
-// none (an expectation that nothing is isolated is a valid one).
-std::optional<std::vector<int>> ConfigReader::expected_cpu_set(const Entry& entry) {
-  constexpr std::string_view allowed = "a CPU list such as \"2-5,8\", a sequence of CPU numbers, or \"\" for none";
-  std::optional<std::string> text;
-  if (entry.value.IsScalar())
-    text = entry.value.Scalar();
-  else if (entry.value.IsSequence())
-    text = entry.value.size() == 0 ? std::optional<std::string>("") : cpu_sequence_text(entry);
-  else
-    return expect(entry, allowed);
-  if (!text) return std::nullopt;
-  std::string reason;
-  std::optional<std::vector<int>> list = parse_cpu_list(*text, &reason);
-  if (!list) {
-    fail(entry.key, entry.mark, "must be " + std::string(allowed) + ", got " + describe(entry.value) + " (" + reason + ")");
-  }
-  return list;
-}
-
-// Kernel names of governors and clocksources: letters, digits, '_', '-' and '.'.
-std::optional<std::string> ConfigReader::name_word(const Entry& entry, std::string_view what) {
-  const std::string allowed = std::string(what) + " (letters, digits, _ - .)";
-  const std::optional<std::string> text = scalar(entry, allowed);
-  if (!text) return std::nullopt;
-  const bool ok = !text->empty() && std::all_of(text->begin(), text->end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
-  });
-  if (!ok) return expect(entry, allowed);
-  return text;
 }
 
 void ConfigReader::read_cpus(const Entry& entry, CpuSetting& cpus) {
   constexpr std::string_view allowed =
       "auto, a CPU list such as \"2-5,8\", a CPU number or a sequence of CPU numbers";
-  cpus.mark = entry.mark;  // kept so later checks against the machine can cite it
   std::optional<std::string> text;  // as the one cpu-list parser reads it
   if (entry.value.IsScalar())
     text = entry.value.Scalar();
@@ -124,7 +76,6 @@ void ConfigReader::read_cpus(const Entry& entry, CpuSetting& cpus) {
   cpus.text = std::move(*text);
 }
 
-// [2, 3] becomes "2,3", so both spellings go through the one cpu-list parser.
 std::optional<std::string> ConfigReader::cpu_sequence_text(const Entry& entry) {
   std::string text;
   bool valid = true;
@@ -237,29 +188,6 @@ std::optional<std::string> ConfigReader::telemetry_path(const Entry& entry) {
 
 namespace {
 
-struct FileCloser {
-  void operator()(std::FILE* file) const { std::fclose(file); }
-};
-
-// The whole file, or the reason it cannot be read (errno, as strerror words it).
-std::optional<std::string> read_file(const std::string& path, std::string& reason) {
-  const std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
-  if (!file) {
-    reason = std::strerror(errno);
-    return std::nullopt;
-  }
-  std::string text;
-  char buffer[4096];
-  std::size_t count = 0;
-  while ((count = std::fread(buffer, 1, sizeof buffer, file.get())) > 0)
-    text.append(buffer, count);
-  if (std::ferror(file.get())) {  // a directory opens fine and fails here with EISDIR
-    reason = std::strerror(errno);
-    return std::nullopt;
-  }
-  return text;
-}
-
 std::string join_lines(const std::vector<ConfigError>& errors) {
   std::string text;
   for (const ConfigError& error : errors) text += (text.empty() ? "" : "\n") + error.to_string();
@@ -267,6 +195,11 @@ std::string join_lines(const std::vector<ConfigError>& errors) {
 }
 
 }  // namespace
+
+SourceMark Config::mark_of(const std::string& key) const {
+  const auto found = marks.find(key);
+  return found == marks.end() ? SourceMark{} : found->second;
+}
 
 std::string ConfigError::to_string() const {
   std::string text = file;
@@ -283,7 +216,7 @@ const std::vector<ConfigError>& ConfigErrors::errors() const { return errors_; }
 
 Config load_config_file(const std::string& path) {
   std::string reason;
-  const std::optional<std::string> text = read_file(path, reason);
+  const std::optional<std::string> text = read_whole_file(path, &reason);
   if (!text) throw ConfigErrors({ConfigError{path, 0, 0, "", "cannot read: " + reason}});
   return parse_config(*text, path);
 }

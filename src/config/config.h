@@ -8,16 +8,15 @@
 
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "config/duration.h"
-#include "probes/c2c_pairs.h"
-#include "measure/ping_pong.h"
 #include "measure/tick.h"
-#include "probes/posture_checks.h"
+#include "probes/probe_registry.h"
 
 namespace jitterd {
 
@@ -33,7 +32,6 @@ struct CpuSetting {
   bool automatic = true;
   std::vector<int> list;
   std::string text = "auto";
-  SourceMark mark;
   bool operator==(const CpuSetting&) const = default;
 };
 
@@ -65,105 +63,21 @@ struct LogConfig {
   bool operator==(const LogConfig&) const = default;
 };
 
-// The periodic probes. Each runs every `interval` while enabled; the checks of `cpu` against the
-// machine (online? sampled?) happen later, citing its mark.
-enum class PacingAction { udp, noop };
-
-struct ProbeCpu {
-  std::optional<int> cpu;  // nullopt = "auto": the first housekeeping CPU; else 0..8191
-  SourceMark mark;
-  bool operator==(const ProbeCpu&) const = default;
-};
-
-struct ClockProbeConfig {
-  bool enabled = true;
-  Duration interval = std::chrono::minutes{5};                  // 10s..24h
-  Duration calibration_window = std::chrono::milliseconds{200};  // 10ms..10s
-  std::vector<Duration> sleep_requests = {  // 1..16 distinct, each 1us..1s
-      std::chrono::microseconds{1}, std::chrono::microseconds{10},
-      std::chrono::microseconds{100}, std::chrono::milliseconds{1}};
-  std::size_t sleep_samples = 50;  // 2..10000 per request
-  bool operator==(const ClockProbeConfig&) const = default;
-};
-
-struct PacingProbeConfig {
-  bool enabled = true;
-  Duration interval = std::chrono::minutes{15};  // 10s..24h
-  ProbeCpu cpu;
-  std::vector<double> rates = {1000, 10000, 100000};  // 1..16 distinct, each 1..1e7 per second
-  Duration duration = std::chrono::milliseconds{500};  // 10ms..60s per rate
-  PacingAction action = PacingAction::udp;
-  bool operator==(const PacingProbeConfig&) const = default;
-};
-
-struct KernelCostProbeConfig {
-  bool enabled = true;
-  Duration interval = std::chrono::minutes{15};  // 10s..24h
-  ProbeCpu cpu;
-  std::size_t samples = 1000;  // 10..1000000
-  bool operator==(const KernelCostProbeConfig&) const = default;
-};
-
-struct PinningProbeConfig {
-  bool enabled = true;
-  Duration interval = std::chrono::minutes{15};     // 10s..24h
-  Duration window = std::chrono::milliseconds{500};  // 10ms..60s
-  bool operator==(const PinningProbeConfig&) const = default;
-};
-
-struct C2cProbeConfig {
-  bool enabled = true;
-  Duration interval = std::chrono::minutes{5};  // 10s..24h
-  PingPongMethod method = PingPongMethod::cas;
-  std::size_t samples = 100;       // 2..100000 timed samples per pair, after one warm-up
-  std::size_t round_trips = 1000;  // 1..1000000 per sample; samples × round_trips <= 10^7
-  PairSelection pairs = PairSelection::representative;
-  std::vector<std::pair<int, int>> pair_list;  // for PairSelection::list, as written
-  SourceMark pairs_mark;                       // checked against the machine later
-  std::size_t budget = 64;  // 1..100000 pairs per run
-  bool allow_unsampled = false;
-  bool operator==(const C2cProbeConfig&) const = default;
-};
-
-struct PostureProbeConfig {
-  bool enabled = true;
-  Duration interval = std::chrono::minutes{1};  // 10s..24h
-  std::size_t irq_detail = 0;  // 0..64 device IRQs named per sampled or isolated CPU; 0: counts only
-  bool operator==(const PostureProbeConfig&) const = default;
-};
-
-struct AttributionProbeConfig {
-  bool enabled = true;
-  Duration interval = std::chrono::seconds{10};  // 10s..24h: one attribution window
-  bool tracepoints = true;  // match single interruptions to irq/softirq/sched events if allowed
-  std::size_t source_detail = 0;  // 0..64 sources counted one by one per sampled CPU; 0: by cause only
-  bool operator==(const AttributionProbeConfig&) const = default;
-};
-
-struct ProbesConfig {
-  ClockProbeConfig clock;
-  PacingProbeConfig pacing;
-  KernelCostProbeConfig kernel_cost;
-  PinningProbeConfig pinning;
-  C2cProbeConfig c2c;
-  PostureProbeConfig posture;
-  AttributionProbeConfig attribution;
-  bool operator==(const ProbesConfig&) const = default;
-};
-
-// `expect:`, what the isolation posture should be (probes/posture_checks.h); each unmet
-// expectation is exported and fails `jitterd report posture`. Unset expectations are not checked;
-// per-CPU ones apply to the sampled CPUs.
-using ExpectConfig = PostureExpectations;
-
 struct Config {
   std::string path;  // the file it came from, for messages
   CpuSetting cpus;
   SamplerConfig sampler;
   WebConfig web;
   LogConfig log;
-  ProbesConfig probes;
-  ExpectConfig expect;
+  // `probes:`, in the probes' own settings types; the top-level `expect:` section is the posture
+  // probe's expectations (probes.posture.expect).
+  ProbesSettings probes;
+  // Where each key's value stood in the file ("probes.pacing.cpu" -> 12:10), so checks against
+  // the machine made after reading can cite it.
+  std::map<std::string, SourceMark> marks;
+
+  // The mark of `key`, or {} (no line) when the file did not set it.
+  SourceMark mark_of(const std::string& key) const;
   bool operator==(const Config&) const = default;
 };
 

@@ -1,8 +1,9 @@
 #include "config/config_reader.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
+
+#include "host/text.h"
 
 namespace jitterd::config_detail {
 namespace {
@@ -103,12 +104,8 @@ std::string range_text(Duration min, Duration max) {
 }
 
 std::optional<unsigned> decimal(std::string_view text) {
-  unsigned value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc{} || end != text.data() + text.size() ||
-      (text.size() > 1 && text[0] == '0'))
-    return std::nullopt;
-  return value;
+  if (text.size() > 1 && text[0] == '0') return std::nullopt;
+  return parse_number<unsigned>(text);
 }
 
 std::optional<YAML::Node> ConfigReader::load(const std::string& text) {
@@ -170,8 +167,11 @@ void ConfigReader::read_mapping(const Entry& section, const std::vector<Field>& 
                               std::to_string(first->second.line) + ")");
     else if (field == fields.end())
       fail(key, key_mark, unknown_key_message(name, fields));
-    else
-      field->read(Entry{key, pair.second, mark_of(pair.second, key_mark)});
+    else {
+      const Entry entry{key, pair.second, mark_of(pair.second, key_mark)};
+      marks_[key] = entry.mark;
+      field->read(entry);
+    }
   }
 }
 
@@ -204,12 +204,10 @@ std::optional<long long> ConfigReader::integer(const Entry& entry, long long min
   const std::string range = range_text(min, max, unit);
   const std::string either = alternative.empty() ? "" : std::string(alternative) + " or ";
   const std::string text = is_plain(entry.value) ? entry.value.Scalar() : "";
-  long long value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  const bool is_number = !text.empty() && end == text.data() + text.size() &&
-                         (error == std::errc{} || error == std::errc::result_out_of_range);
-  if (!is_number) return expect(entry, either + "an integer " + range);
-  if (error != std::errc{} || value < min || value > max) return expect(entry, either + range);
+  NumberError error = NumberError::none;
+  const std::optional<long long> value = parse_number<long long>(text, &error);
+  if (error == NumberError::malformed) return expect(entry, either + "an integer " + range);
+  if (!value || *value < min || *value > max) return expect(entry, either + range);
   return value;
 }
 

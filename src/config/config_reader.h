@@ -1,14 +1,15 @@
-// The strict configuration reader's pieces, shared by the files that read one part of the
-// configuration each: config_reader.cpp (walking mappings, typed values, error collection),
-// config.cpp (the top level, cpus, sampler, web, log) and config_probes.cpp (probes). Private to
-// those files; everyone else calls parse_config or load_config_file in config.h. A ConfigReader
-// reads one document on one thread.
+// The strict configuration reader's machinery: walking mappings (unknown and duplicate keys are
+// errors), typed values with ranges, and error collection, each error citing file:line:column and
+// the dotted key. The sections are read by config.cpp (the top level, cpus, sampler, web, log) and
+// probe_sections.cpp (probes and expect) with it. Private to config/; everyone else calls
+// parse_config or load_config_file in config.h. A ConfigReader reads one document on one thread.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,8 +63,7 @@ class ConfigReader {
   Config read(const YAML::Node& root);
   void throw_if_errors();
 
- private:
-  // config_reader.cpp: the machinery every section uses.
+  // The machinery every section uses.
   void fail(const std::string& key, SourceMark mark, std::string message);
   std::nullopt_t expect(const Entry& entry, std::string_view allowed);
   void read_mapping(const Entry& section, const std::vector<Field>& fields);
@@ -76,43 +76,29 @@ class ConfigReader {
   std::optional<Duration> duration(const Entry& entry, Duration min, Duration max,
                                    std::string_view max_note = "",
                                    std::string_view alternative = "");
+  // A sequence of CPU numbers as cpu-list text ([2, 3] becomes "2,3"), so both spellings go
+  // through the one cpu-list parser; nullopt (each bad item reported) unless all are numbers.
+  std::optional<std::string> cpu_sequence_text(const Entry& entry);
 
+  // Where each key read so far stood, by dotted key.
+  const std::map<std::string, SourceMark>& marks() const { return marks_; }
+
+ private:
   // config.cpp: cpus, sampler, web, log.
   void read_cpus(const Entry& entry, CpuSetting& cpus);
-  std::optional<std::string> cpu_sequence_text(const Entry& entry);
   void read_sampler(const Entry& section, SamplerConfig& sampler);
   void read_burst(const std::optional<Entry>& spin, const std::optional<Entry>& period,
                   SamplerConfig& sampler);
   void read_web(const Entry& section, WebConfig& web);
   void read_log(const Entry& section, LogConfig& log);
-  void read_expect(const Entry& section, ExpectConfig& expect);
-  std::optional<std::vector<int>> expected_cpu_set(const Entry& entry);
-  std::optional<std::string> name_word(const Entry& entry, std::string_view what);
   void read_tick_source(const Entry& entry, std::optional<TickMethod>& method);
   void read_threshold(const Entry& entry, std::optional<Duration>& threshold);
   std::optional<std::string> listen_address(const Entry& entry);
   std::optional<std::string> telemetry_path(const Entry& entry);
 
-  // config_probes.cpp: probes.
-  void read_probes(const Entry& section, ProbesConfig& probes);
-  void read_clock_probe(const Entry& section, ClockProbeConfig& clock);
-  void read_pacing_probe(const Entry& section, PacingProbeConfig& pacing);
-  void read_kernel_cost_probe(const Entry& section, KernelCostProbeConfig& kernel_cost);
-  void read_pinning_probe(const Entry& section, PinningProbeConfig& pinning);
-  void read_c2c_probe(const Entry& section, C2cProbeConfig& c2c);
-  void read_posture_probe(const Entry& section, PostureProbeConfig& posture);
-  void read_attribution_probe(const Entry& section, AttributionProbeConfig& attribution);
-  void read_c2c_pairs(const Entry& entry, C2cProbeConfig& c2c);
-  std::optional<std::pair<int, int>> cpu_pair(const Entry& entry);
-  void read_probe_cpu(const Entry& entry, ProbeCpu& cpu);
-  std::optional<double> rate(const Entry& entry);
-  template <typename T>
-  std::optional<std::vector<T>> distinct_list(
-      const Entry& entry, std::string_view items,
-      const std::function<std::optional<T>(const Entry&)>& read_item);
-
   std::string file_;
   std::vector<ConfigError> errors_;
+  std::map<std::string, SourceMark> marks_;
 };
 
 }  // namespace jitterd::config_detail

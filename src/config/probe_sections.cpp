@@ -1,8 +1,10 @@
+#include "config/probe_sections.h"
+
 #include <algorithm>
-#include <charconv>
+#include <cctype>
 #include <limits>
 
-#include "config/config_reader.h"
+#include "host/cpu_list.h"
 #include "host/text.h"
 
 namespace jitterd::config_detail {
@@ -25,30 +27,27 @@ std::optional<double> plain_number(std::string_view text) {
   if (!all_digits(whole) || (whole.size() > 1 && whole[0] == '0') ||
       (dot != std::string_view::npos && !all_digits(text.substr(dot + 1))))
     return std::nullopt;
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error == std::errc::result_out_of_range) return std::numeric_limits<double>::infinity();
+  NumberError error = NumberError::none;
+  const std::optional<double> value = parse_number<double>(text, &error);
+  if (error == NumberError::out_of_range) return std::numeric_limits<double>::infinity();
   return value;
 }
 
-}  // namespace
-
-// The mark is kept whatever the value, so the later check against the machine (is that CPU
-// online?) can cite it.
-void ConfigReader::read_probe_cpu(const Entry& entry, ProbeCpu& cpu) {
-  cpu.mark = entry.mark;
+// The key's mark stays in Config::marks whatever the value, so the later check against the
+// machine (is that CPU online?) can cite it.
+void read_probe_cpu(ConfigReader& r, const Entry& entry, std::optional<int>& cpu) {
   if (entry.value.IsScalar() && entry.value.Scalar() == "auto")
-    cpu.cpu = std::nullopt;
+    cpu = std::nullopt;
   else
-    assign(cpu.cpu, integer(entry, 0, max_cpu, "", "auto"));
+    assign(cpu, r.integer(entry, 0, max_cpu, "", "auto"));
 }
 
-std::optional<double> ConfigReader::rate(const Entry& entry) {
+std::optional<double> rate(ConfigReader& r, const Entry& entry) {
   const std::string range = range_text(1, max_rate, " per second");
   const std::optional<double> value =
       is_plain(entry.value) ? plain_number(entry.value.Scalar()) : std::nullopt;
-  if (!value) return expect(entry, "a number " + range);
-  if (*value < 1 || *value > max_rate) return expect(entry, range);
+  if (!value) return r.expect(entry, "a number " + range);
+  if (*value < 1 || *value > max_rate) return r.expect(entry, range);
   return value;
 }
 
@@ -56,14 +55,14 @@ std::optional<double> ConfigReader::rate(const Entry& entry) {
 // key "<key>[index]". Every item is checked; the result is nullopt unless all are valid, so the
 // setting keeps its default. Two equal items would measure the same thing twice.
 template <typename T>
-std::optional<std::vector<T>> ConfigReader::distinct_list(
-    const Entry& entry, std::string_view items,
+std::optional<std::vector<T>> distinct_list(
+    ConfigReader& r, const Entry& entry, std::string_view items,
     const std::function<std::optional<T>(const Entry&)>& read_item) {
   const std::string allowed =
       "a sequence of 1.." + std::to_string(max_list_items) + " " + std::string(items);
-  if (!entry.value.IsSequence() || entry.value.size() == 0) return expect(entry, allowed);
+  if (!entry.value.IsSequence() || entry.value.size() == 0) return r.expect(entry, allowed);
   if (entry.value.size() > max_list_items) {
-    fail(entry.key, entry.mark,
+    r.fail(entry.key, entry.mark,
          "must be " + allowed + ", got " + std::to_string(entry.value.size()) + " of them");
     return std::nullopt;
   }
@@ -74,7 +73,7 @@ std::optional<std::vector<T>> ConfigReader::distinct_list(
     values.push_back(read_item(item));
     const auto same = std::find(values.begin(), values.end() - 1, values.back());
     if (values.back() && same != values.end() - 1) {
-      fail(item.key, item.mark,
+      r.fail(item.key, item.mark,
            "must differ from the other items, got " + describe(node) + ", the same as [" +
                std::to_string(same - values.begin()) + "]");
       values.back().reset();
@@ -86,150 +85,140 @@ std::optional<std::vector<T>> ConfigReader::distinct_list(
   return out;
 }
 
-void ConfigReader::read_probes(const Entry& section, ProbesConfig& probes) {
-  read_mapping(
-      section,
-      {{"clock", [&](const Entry& e) { read_clock_probe(e, probes.clock); }},
-       {"pacing", [&](const Entry& e) { read_pacing_probe(e, probes.pacing); }},
-       {"kernel_cost", [&](const Entry& e) { read_kernel_cost_probe(e, probes.kernel_cost); }},
-       {"pinning", [&](const Entry& e) { read_pinning_probe(e, probes.pinning); }},
-       {"c2c", [&](const Entry& e) { read_c2c_probe(e, probes.c2c); }},
-       {"posture", [&](const Entry& e) { read_posture_probe(e, probes.posture); }},
-       {"attribution", [&](const Entry& e) { read_attribution_probe(e, probes.attribution); }}});
-}
+void read_c2c_pairs(ConfigReader& r, const Entry& entry, C2cSettings& c2c);
+std::optional<std::pair<int, int>> cpu_pair(ConfigReader& r, const Entry& entry);
 
-void ConfigReader::read_clock_probe(const Entry& section, ClockProbeConfig& clock) {
+void read_clock_probe(ConfigReader& r, const Entry& section, ClockSettings& clock) {
   const std::function<std::optional<Duration>(const Entry&)> sleep_request =
-      [&](const Entry& e) { return duration(e, 1us, 1s); };
-  read_mapping(
+      [&](const Entry& e) { return r.duration(e, 1us, 1s); };
+  r.read_mapping(
       section,
-      {{"enabled", [&](const Entry& e) { assign(clock.enabled, boolean(e)); }},
+      {{"enabled", [&](const Entry& e) { assign(clock.enabled, r.boolean(e)); }},
        {"interval",
-        [&](const Entry& e) { assign(clock.interval, duration(e, min_interval, max_interval)); }},
+        [&](const Entry& e) { assign(clock.interval, r.duration(e, min_interval, max_interval)); }},
        {"calibration_window",
-        [&](const Entry& e) { assign(clock.calibration_window, duration(e, 10ms, 10s)); }},
+        [&](const Entry& e) { assign(clock.calibration_window, r.duration(e, 10ms, 10s)); }},
        {"sleep_requests",
         [&](const Entry& e) {
           assign(clock.sleep_requests,
-                 distinct_list(e, "durations, each " + range_text(1us, 1s), sleep_request));
+                 distinct_list(r, e, "durations, each " + range_text(1us, 1s), sleep_request));
         }},
        {"sleep_samples",
-        [&](const Entry& e) { assign(clock.sleep_samples, integer(e, 2, 10000)); }}});
+        [&](const Entry& e) { assign(clock.sleep_samples, r.integer(e, 2, 10000)); }}});
 }
 
-void ConfigReader::read_pacing_probe(const Entry& section, PacingProbeConfig& pacing) {
+void read_pacing_probe(ConfigReader& r, const Entry& section, PacingSettings& pacing) {
   const std::function<std::optional<double>(const Entry&)> read_rate = [&](const Entry& e) {
-    return rate(e);
+    return rate(r, e);
   };
-  read_mapping(
+  r.read_mapping(
       section,
-      {{"enabled", [&](const Entry& e) { assign(pacing.enabled, boolean(e)); }},
+      {{"enabled", [&](const Entry& e) { assign(pacing.enabled, r.boolean(e)); }},
        {"interval",
-        [&](const Entry& e) { assign(pacing.interval, duration(e, min_interval, max_interval)); }},
-       {"cpu", [&](const Entry& e) { read_probe_cpu(e, pacing.cpu); }},
+        [&](const Entry& e) { assign(pacing.interval, r.duration(e, min_interval, max_interval)); }},
+       {"cpu", [&](const Entry& e) { read_probe_cpu(r, e, pacing.cpu); }},
        {"rates",
         [&](const Entry& e) {
           assign(pacing.rates,
-                 distinct_list(e, "rates, each " + range_text(1, max_rate, " per second"),
+                 distinct_list(r, e, "rates, each " + range_text(1, max_rate, " per second"),
                                read_rate));
         }},
-       {"duration", [&](const Entry& e) { assign(pacing.duration, duration(e, 10ms, 60s)); }},
+       {"duration", [&](const Entry& e) { assign(pacing.duration, r.duration(e, 10ms, 60s)); }},
        {"action",
         [&](const Entry& e) {
-          if (const auto action = choice(e, {"udp", "noop"}))
-            pacing.action = *action == "udp" ? PacingAction::udp : PacingAction::noop;
+          if (const auto action = r.choice(e, {"udp", "noop"}))
+            pacing.send = *action == "udp" ? PacingSend::udp : PacingSend::noop;
         }}});
 }
 
-void ConfigReader::read_kernel_cost_probe(const Entry& section, KernelCostProbeConfig& cost) {
-  read_mapping(
+void read_kernel_cost_probe(ConfigReader& r, const Entry& section, KernelCostSettings& cost) {
+  r.read_mapping(
       section,
-      {{"enabled", [&](const Entry& e) { assign(cost.enabled, boolean(e)); }},
+      {{"enabled", [&](const Entry& e) { assign(cost.enabled, r.boolean(e)); }},
        {"interval",
-        [&](const Entry& e) { assign(cost.interval, duration(e, min_interval, max_interval)); }},
-       {"cpu", [&](const Entry& e) { read_probe_cpu(e, cost.cpu); }},
-       {"samples", [&](const Entry& e) { assign(cost.samples, integer(e, 10, 1000000)); }}});
+        [&](const Entry& e) { assign(cost.interval, r.duration(e, min_interval, max_interval)); }},
+       {"cpu", [&](const Entry& e) { read_probe_cpu(r, e, cost.cpu); }},
+       {"samples", [&](const Entry& e) { assign(cost.samples, r.integer(e, 10, 1000000)); }}});
 }
 
-void ConfigReader::read_pinning_probe(const Entry& section, PinningProbeConfig& pinning) {
-  read_mapping(
+void read_pinning_probe(ConfigReader& r, const Entry& section, PinningSettings& pinning) {
+  r.read_mapping(
       section,
-      {{"enabled", [&](const Entry& e) { assign(pinning.enabled, boolean(e)); }},
+      {{"enabled", [&](const Entry& e) { assign(pinning.enabled, r.boolean(e)); }},
        {"interval",
-        [&](const Entry& e) { assign(pinning.interval, duration(e, min_interval, max_interval)); }},
-       {"window", [&](const Entry& e) { assign(pinning.window, duration(e, 10ms, 60s)); }}});
+        [&](const Entry& e) { assign(pinning.interval, r.duration(e, min_interval, max_interval)); }},
+       {"window", [&](const Entry& e) { assign(pinning.window, r.duration(e, 10ms, 60s)); }}});
 }
 
-void ConfigReader::read_c2c_probe(const Entry& section, C2cProbeConfig& c2c) {
+void read_c2c_probe(ConfigReader& r, const Entry& section, C2cSettings& c2c) {
   // samples × round_trips bounds one pair's time: 10^7 round trips of 2 × 200 ns is 4 s.
   constexpr long long max_round_trips_per_pair = 10'000'000;
   std::optional<Entry> samples_entry, round_trips_entry;
-  read_mapping(
+  r.read_mapping(
       section,
-      {{"enabled", [&](const Entry& e) { assign(c2c.enabled, boolean(e)); }},
+      {{"enabled", [&](const Entry& e) { assign(c2c.enabled, r.boolean(e)); }},
        {"interval",
-        [&](const Entry& e) { assign(c2c.interval, duration(e, min_interval, max_interval)); }},
+        [&](const Entry& e) { assign(c2c.interval, r.duration(e, min_interval, max_interval)); }},
        {"method",
         [&](const Entry& e) {
-          if (const auto method = choice(e, {"cas", "two_lines"}))
+          if (const auto method = r.choice(e, {"cas", "two_lines"}))
             c2c.method = *method == "cas" ? PingPongMethod::cas : PingPongMethod::two_lines;
         }},
        {"samples",
         [&](const Entry& e) {
-          if (assign(c2c.samples, integer(e, 2, 100000))) samples_entry = e;
+          if (assign(c2c.samples, r.integer(e, 2, 100000))) samples_entry = e;
         }},
        {"round_trips",
         [&](const Entry& e) {
-          if (assign(c2c.round_trips, integer(e, 1, 1000000))) round_trips_entry = e;
+          if (assign(c2c.round_trips, r.integer(e, 1, 1000000))) round_trips_entry = e;
         }},
-       {"pairs", [&](const Entry& e) { read_c2c_pairs(e, c2c); }},
-       {"budget", [&](const Entry& e) { assign(c2c.budget, integer(e, 1, 100000, " pairs per run")); }},
-       {"allow_unsampled", [&](const Entry& e) { assign(c2c.allow_unsampled, boolean(e)); }}});
+       {"pairs", [&](const Entry& e) { read_c2c_pairs(r, e, c2c); }},
+       {"budget", [&](const Entry& e) { assign(c2c.budget, r.integer(e, 1, 100000, " pairs per run")); }},
+       {"allow_unsampled", [&](const Entry& e) { assign(c2c.allow_unsampled, r.boolean(e)); }}});
   const long long product =
       static_cast<long long>(c2c.samples) * static_cast<long long>(c2c.round_trips);
   if (product > max_round_trips_per_pair) {
     const Entry& culprit = round_trips_entry ? *round_trips_entry : *samples_entry;
-    fail(culprit.key, culprit.mark,
+    r.fail(culprit.key, culprit.mark,
          "samples × round_trips must be at most " + std::to_string(max_round_trips_per_pair) +
              " round trips per pair, got " + std::to_string(c2c.samples) + " × " +
              std::to_string(c2c.round_trips) + " = " + std::to_string(product));
   }
 }
 
-void ConfigReader::read_posture_probe(const Entry& section, PostureProbeConfig& posture) {
-  read_mapping(
+void read_posture_probe(ConfigReader& r, const Entry& section, PostureSettings& posture) {
+  r.read_mapping(
       section,
-      {{"enabled", [&](const Entry& e) { assign(posture.enabled, boolean(e)); }},
+      {{"enabled", [&](const Entry& e) { assign(posture.enabled, r.boolean(e)); }},
        {"interval",
-        [&](const Entry& e) { assign(posture.interval, duration(e, min_interval, max_interval)); }},
-       {"irq_detail", [&](const Entry& e) { assign(posture.irq_detail, integer(e, 0, 64, " IRQs per cpu")); }}});
+        [&](const Entry& e) { assign(posture.interval, r.duration(e, min_interval, max_interval)); }},
+       {"irq_detail", [&](const Entry& e) { assign(posture.irq_detail, r.integer(e, 0, 64, " IRQs per cpu")); }}});
 }
 
-void ConfigReader::read_attribution_probe(const Entry& section, AttributionProbeConfig& attribution) {
-  read_mapping(
+void read_attribution_probe(ConfigReader& r, const Entry& section, AttributionSettings& attribution) {
+  r.read_mapping(
       section,
-      {{"enabled", [&](const Entry& e) { assign(attribution.enabled, boolean(e)); }},
+      {{"enabled", [&](const Entry& e) { assign(attribution.enabled, r.boolean(e)); }},
        {"interval",
-        [&](const Entry& e) { assign(attribution.interval, duration(e, min_interval, max_interval)); }},
-       {"tracepoints", [&](const Entry& e) { assign(attribution.tracepoints, boolean(e)); }},
+        [&](const Entry& e) { assign(attribution.interval, r.duration(e, min_interval, max_interval)); }},
+       {"tracepoints", [&](const Entry& e) { assign(attribution.tracepoints, r.boolean(e)); }},
        {"source_detail",
-        [&](const Entry& e) { assign(attribution.source_detail, integer(e, 0, 64, " sources per cpu")); }}});
+        [&](const Entry& e) { assign(attribution.source_detail, r.integer(e, 0, 64, " sources per cpu")); }}});
 }
 
 // `representative`, `all`, or a sequence of [a, b] pairs; the pairs are checked against the
 // machine later (are both CPUs in the probe's scope?), citing the mark kept here.
-void ConfigReader::read_c2c_pairs(const Entry& entry, C2cProbeConfig& c2c) {
-  c2c.pairs_mark = entry.mark;
+void read_c2c_pairs(ConfigReader& r, const Entry& entry, C2cSettings& c2c) {
   const std::string allowed = "representative, all, or a sequence of 1..4096 [cpu, cpu] pairs";
   if (entry.value.IsScalar()) {
-    if (const auto selection = choice(entry, {"representative", "all"})) {
-      c2c.pairs = *selection == "all" ? PairSelection::all : PairSelection::representative;
-      c2c.pair_list.clear();
+    if (const auto selection = r.choice(entry, {"representative", "all"})) {
+      c2c.pairs.selection = *selection == "all" ? PairSelection::all : PairSelection::representative;
+      c2c.pairs.list.clear();
     }
     return;
   }
   if (!entry.value.IsSequence() || entry.value.size() == 0 || entry.value.size() > 4096) {
-    expect(entry, allowed);
+    r.expect(entry, allowed);
     return;
   }
   std::vector<std::pair<int, int>> list;
@@ -237,26 +226,86 @@ void ConfigReader::read_c2c_pairs(const Entry& entry, C2cProbeConfig& c2c) {
   for (const YAML::Node& node : entry.value) {
     const Entry item{entry.key + "[" + std::to_string(list.size()) + "]", node,
                      mark_of(node, entry.mark)};
-    const std::optional<std::pair<int, int>> pair = cpu_pair(item);
+    const std::optional<std::pair<int, int>> pair = cpu_pair(r, item);
     valid = valid && pair.has_value();
     list.push_back(pair.value_or(std::pair(-1, -1)));
   }
   if (!valid) return;
-  c2c.pairs = PairSelection::list;
-  c2c.pair_list = std::move(list);
+  c2c.pairs.selection = PairSelection::list;
+  c2c.pairs.list = std::move(list);
 }
 
-std::optional<std::pair<int, int>> ConfigReader::cpu_pair(const Entry& entry) {
+std::optional<std::pair<int, int>> cpu_pair(ConfigReader& r, const Entry& entry) {
   const std::string allowed = "a pair [cpu, cpu] of CPU numbers " + range_text(0, max_cpu, "");
-  if (!entry.value.IsSequence() || entry.value.size() != 2) return expect(entry, allowed);
+  if (!entry.value.IsSequence() || entry.value.size() != 2) return r.expect(entry, allowed);
   std::optional<long long> cpus[2];
   for (std::size_t i = 0; i < 2; ++i) {
     const Entry cpu{entry.key + "[" + std::to_string(i) + "]", entry.value[i],
                     mark_of(entry.value[i], entry.mark)};
-    cpus[i] = integer(cpu, 0, max_cpu);
+    cpus[i] = r.integer(cpu, 0, max_cpu);
   }
   if (!cpus[0] || !cpus[1]) return std::nullopt;
   return std::pair(static_cast<int>(*cpus[0]), static_cast<int>(*cpus[1]));
+}
+
+// A CPU set to compare with the kernel's: a cpu list, a sequence of CPU numbers, or "" / [] for
+// none (an expectation that nothing is isolated is a valid one).
+std::optional<std::vector<int>> expected_cpu_set(ConfigReader& r, const Entry& entry) {
+  constexpr std::string_view allowed = "a CPU list such as \"2-5,8\", a sequence of CPU numbers, or \"\" for none";
+  std::optional<std::string> text;
+  if (entry.value.IsScalar())
+    text = entry.value.Scalar();
+  else if (entry.value.IsSequence())
+    text = entry.value.size() == 0 ? std::optional<std::string>("") : r.cpu_sequence_text(entry);
+  else
+    return r.expect(entry, allowed);
+  if (!text) return std::nullopt;
+  std::string reason;
+  std::optional<std::vector<int>> list = parse_cpu_list(*text, &reason);
+  if (!list) {
+    r.fail(entry.key, entry.mark, "must be " + std::string(allowed) + ", got " + describe(entry.value) + " (" + reason + ")");
+  }
+  return list;
+}
+
+// Kernel names of governors and clocksources: letters, digits, '_', '-' and '.'.
+std::optional<std::string> name_word(ConfigReader& r, const Entry& entry, std::string_view what) {
+  const std::string allowed = std::string(what) + " (letters, digits, _ - .)";
+  const std::optional<std::string> text = r.scalar(entry, allowed);
+  if (!text) return std::nullopt;
+  const bool ok = !text->empty() && std::all_of(text->begin(), text->end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  if (!ok) return r.expect(entry, allowed);
+  return text;
+}
+
+}  // namespace
+
+void read_probes_section(ConfigReader& r, const Entry& section, ProbesSettings& probes) {
+  r.read_mapping(
+      section,
+      {{"clock", [&](const Entry& e) { read_clock_probe(r, e, probes.clock); }},
+       {"pacing", [&](const Entry& e) { read_pacing_probe(r, e, probes.pacing); }},
+       {"kernel_cost", [&](const Entry& e) { read_kernel_cost_probe(r, e, probes.kernel_cost); }},
+       {"pinning", [&](const Entry& e) { read_pinning_probe(r, e, probes.pinning); }},
+       {"c2c", [&](const Entry& e) { read_c2c_probe(r, e, probes.c2c); }},
+       {"posture", [&](const Entry& e) { read_posture_probe(r, e, probes.posture); }},
+       {"attribution", [&](const Entry& e) { read_attribution_probe(r, e, probes.attribution); }}});
+}
+
+void read_expect_section(ConfigReader& r, const Entry& section, PostureExpectations& expect) {
+  r.read_mapping(
+      section,
+      {{"isolated", [&](const Entry& e) { assign(expect.isolated, expected_cpu_set(r, e)); }},
+       {"nohz_full", [&](const Entry& e) { assign(expect.nohz_full, expected_cpu_set(r, e)); }},
+       {"governor", [&](const Entry& e) { assign(expect.governor, name_word(r, e, "a cpufreq governor name")); }},
+       {"clocksource",
+        [&](const Entry& e) { assign(expect.clocksource, name_word(r, e, "a clocksource name")); }},
+       {"no_device_irqs", [&](const Entry& e) { assign(expect.no_device_irqs, r.boolean(e)); }},
+       {"max_exit_latency",
+        [&](const Entry& e) { assign(expect.max_exit_latency, r.duration(e, 0ns, 10ms)); }},
+       {"smt_siblings_idle", [&](const Entry& e) { assign(expect.smt_siblings_idle, r.boolean(e)); }}});
 }
 
 }  // namespace jitterd::config_detail

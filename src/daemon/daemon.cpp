@@ -2,17 +2,19 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <memory>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "export/collector.h"
 #include "daemon/logging.h"
-#include "daemon/probe_list.h"
 #include "daemon/probe_scheduler.h"
+#include "sampling/probe_context.h"
 #include "sampling/sampling_plan.h"
 #include "daemon/systemd_notify.h"
 #include "export/web_server.h"
@@ -49,33 +51,12 @@ struct Service {
   SamplingPlan plan;
   std::shared_ptr<SamplerSet> samplers;
   std::shared_ptr<ProbeScheduler> probes;
+  // Schedulers replaced by a reload while a probe was inside one long unit: cancelled, their
+  // results no longer exported, each ends at its unit's end and is then dropped by the main loop.
+  std::vector<std::shared_ptr<ProbeScheduler>> retiring;
   std::unique_ptr<WebServer> web;
   std::string status;
 };
-
-// Probes reach a sampled CPU through its sampler (paused while they work), any other through a
-// temporary pinned thread.
-ProbeContext probe_context(const SamplingPlan& plan, const Runtime& runtime, std::shared_ptr<SamplerSet> samplers) {
-  ProbeContext context = make_probe_context(plan, runtime.host, runtime.frequency);
-  context.run_on_cpu = [samplers](int cpu, const std::function<void()>& work) {
-    for (std::size_t i = 0; i < samplers->size(); ++i) {
-      SamplerWorker& worker = samplers->worker(i);
-      if (worker.settings().cpu == cpu && worker.sampling()) {
-        worker.run_paused(work).get();
-        return;
-      }
-    }
-    run_on_pinned_thread(cpu, work);
-  };
-  context.sampler_of = [samplers](int cpu) -> const SamplerShared* {
-    for (std::size_t i = 0; i < samplers->size(); ++i) {
-      const SamplerWorker& worker = samplers->worker(i);
-      if (worker.settings().cpu == cpu && worker.sampling()) return worker.shared();
-    }
-    return nullptr;
-  };
-  return context;
-}
 
 void log_plan(const SamplingPlan& plan) {
   for (const auto& p : plan.machine_problems) spdlog::warn("{}", p);
@@ -110,14 +91,19 @@ PlanChange compare_plans(const SamplingPlan& from, const SamplingPlan& to) {
   const bool housekeeping = from.selection.housekeeping != to.selection.housekeeping;
   const bool sampled = from.selection.sampled != to.selection.sampled;
   const bool samplers = housekeeping || sampled || from.config.sampler != to.config.sampler || from.method != to.method;
-  return {samplers, housekeeping || from.config.web != to.config.web, samplers || from.config.probes != to.config.probes || from.config.expect != to.config.expect};
+  return {samplers, housekeeping || from.config.web != to.config.web, samplers || from.config.probes != to.config.probes};
 }
 
 // Brings `service` to `plan`, restarting what `change` names. The main thread is restricted to
 // the housekeeping CPUs first, so web server threads created after it never run on a sampled CPU.
 void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime& runtime) {
   if (change.web) service.web.reset();
-  if (change.probes && service.probes) service.probes->stop();
+  // A reload waits for a running probe at most kProbeStopGrace; a longer unit finishes on its
+  // own thread while the new configuration starts (a sampler it borrows is waited for below).
+  if (change.probes && service.probes && !service.probes->stop(kProbeStopGrace)) {
+    spdlog::info("a probe is inside a long unit; the previous scheduler ends when it is done");
+    service.retiring.push_back(std::move(service.probes));
+  }
   if (change.samplers && service.samplers) service.samplers->stop();
   restrict_current_thread(plan.selection.housekeeping);
   log_plan(plan);
@@ -128,8 +114,8 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
     runtime.collector->set_samplers(service.samplers, runtime.frequency, plan.method);
   }
   if (change.probes) {
-    service.probes = std::make_shared<ProbeScheduler>(make_enabled_probes(plan.config),
-                                                      probe_context(plan, runtime, service.samplers));
+    service.probes = std::make_shared<ProbeScheduler>(make_enabled_probes(plan.config.probes),
+                                                      make_probe_context(plan, runtime.host, runtime.frequency, service.samplers));
     service.probes->start();
     runtime.collector->set_probes([probes = service.probes] { return probes->statuses(); });
   }
@@ -149,7 +135,10 @@ void stop_service(Service& service) {
   };
   service.web.reset();
   spdlog::debug("web server stopped after {:.1f} ms", elapsed_ms());
-  if (service.probes && !service.probes->stop(kProbeStopGrace)) {
+  if (service.probes) service.retiring.push_back(std::move(service.probes));
+  const bool probes_ended = std::all_of(service.retiring.begin(), service.retiring.end(),
+                                        [](const auto& probes) { return probes->stop(kProbeStopGrace); });
+  if (!probes_ended) {
     // A probe is inside one long unit (a pacing rate held for `duration`, say): waiting would
     // break the promise to stop within a second, and its numbers would be discarded anyway.
     spdlog::warn("a probe is still running after {:.0f} ms; exiting without waiting for it", elapsed_ms());
@@ -231,6 +220,7 @@ int run_daemon(const CommandLine& cl) {
       next_window += kWindowUpdate;
       if (next_window < now) next_window = now + kWindowUpdate;
     }
+    std::erase_if(service.retiring, [](const auto& probes) { return probes->stop(std::chrono::nanoseconds(0)); });
     if (watchdog && now >= next_watchdog) {
       // No progress, no ping: systemd then restarts a daemon whose samplers hang.
       if (service.samplers->all_alive()) {

@@ -1,11 +1,11 @@
 #include "host/cache_topology.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <utility>
 
 #include "host/cpu_list.h"
+#include "host/text.h"
 
 namespace jitterd {
 namespace {
@@ -19,11 +19,7 @@ std::optional<int> numbered(const std::string& name, std::string_view prefix) {
   if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) {
     return std::nullopt;
   }
-  int value = 0;
-  const char* end = name.data() + name.size();
-  const auto [last, ec] = std::from_chars(name.data() + prefix.size(), end, value);
-  if (ec != std::errc() || last != end) return std::nullopt;
-  return value;
+  return parse_number<int>(std::string_view(name).substr(prefix.size()));
 }
 
 // The numbered entries of a directory, in numeric order: list_sys sorts by name, which would
@@ -63,10 +59,8 @@ std::optional<int> read_int(const HostReader& host, const std::string& relative,
     problems.push_back(path + ": missing; " + std::string(fallback));
     return std::nullopt;
   }
-  int value = 0;
-  const char* end = text->data() + text->size();
-  const auto [last, ec] = std::from_chars(text->data(), end, value);
-  if (text->empty() || ec != std::errc() || last != end) {
+  const std::optional<int> value = parse_number<int>(*text);
+  if (!value) {
     problems.push_back(path + ": not an integer: \"" + *text + "\"; " + std::string(fallback));
     return std::nullopt;
   }

@@ -2,7 +2,6 @@
 #include "host/text.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 
 namespace jitterd {
@@ -20,10 +19,9 @@ std::string quoted(std::string_view text) {
 // Returns the reason it is bad, or "" when it is good.
 std::string parse_cpu_number(std::string_view digits, int& out) {
   if (digits.empty()) return "missing number";
-  uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec == std::errc::result_out_of_range) value = UINT64_MAX;
-  else if (ec != std::errc() || end != digits.data() + digits.size()) return "not a number";
+  NumberError error = NumberError::none;
+  uint64_t value = parse_number<uint64_t>(digits, &error).value_or(UINT64_MAX);
+  if (error == NumberError::malformed) return "not a number";
   if (value > static_cast<uint64_t>(max_cpu_number)) {
     return "above " + std::to_string(max_cpu_number) +
            ", the largest CPU number a kernel can have";
@@ -114,16 +112,14 @@ std::vector<int> parse_cpu_mask_hex(std::string_view text, std::string* error) {
     const size_t comma = end == 0 ? std::string_view::npos : body.rfind(',', end - 1);
     const size_t start = comma == std::string_view::npos ? 0 : comma + 1;
     const std::string_view group = body.substr(start, end - start);
-    uint32_t bits = 0;
-    const auto [ptr, ec] = std::from_chars(group.data(), group.data() + group.size(), bits, 16);
-    if (group.empty() || group.size() > 8 || ec != std::errc() ||
-        ptr != group.data() + group.size()) {
+    const std::optional<uint32_t> parsed = parse_number<uint32_t>(group, nullptr, 16);
+    if (group.size() > 8 || !parsed) {
       set_error(error, "bad cpu mask group " + quoted(group) + " in " + quoted(body) +
                            ": expected 1 to 8 hex digits");
       return {};
     }
     for (int bit = 0; bit < 32; ++bit) {
-      if ((bits >> bit & 1u) == 0) continue;
+      if ((*parsed >> bit & 1u) == 0) continue;
       if (base + bit > max_cpu_number) {
         set_error(error, "bad cpu mask " + quoted(body) + ": sets cpu " +
                              std::to_string(base + bit) + ", above " +

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <system_error>
 #include <utility>
 
@@ -17,26 +18,10 @@ std::filesystem::path join(const std::filesystem::path& root, std::string_view r
   return root / relative;
 }
 
-// Plain read(2) rather than iostreams: sysfs files report a size of 4096 whatever they hold, a
-// directory must read as "unreadable", and an empty file must read as "" rather than as a failure.
-std::optional<std::string> read_whole_file(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string contents;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n > 0) {
-      contents.append(buffer, static_cast<size_t>(n));
-    } else if (n == 0) {
-      break;
-    } else if (errno != EINTR) {
-      ::close(fd);
-      return std::nullopt;
-    }
-  }
-  ::close(fd);
-  if (!contents.empty() && contents.back() == '\n') contents.pop_back();
+// One trailing newline stripped: sysfs and procfs end their single values with one.
+std::optional<std::string> read_stripped(const std::filesystem::path& path) {
+  std::optional<std::string> contents = read_whole_file(path);
+  if (contents && !contents->empty() && contents->back() == '\n') contents->pop_back();
   return contents;
 }
 
@@ -53,15 +38,41 @@ std::vector<std::string> list_directory(const std::filesystem::path& path) {
 
 }  // namespace
 
+// Plain read(2) rather than iostreams: sysfs files report a size of 4096 whatever they hold, a
+// directory must read as "unreadable", and an empty file must read as "" rather than as a failure.
+std::optional<std::string> read_whole_file(const std::filesystem::path& path, std::string* error) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (error) *error = std::strerror(errno);
+    return std::nullopt;
+  }
+  std::string contents;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      contents.append(buffer, static_cast<size_t>(n));
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      if (error) *error = std::strerror(errno);
+      ::close(fd);
+      return std::nullopt;
+    }
+  }
+  ::close(fd);
+  return contents;
+}
+
 HostReader::HostReader(std::filesystem::path sysfs_root, std::filesystem::path procfs_root)
     : sysfs_root_(std::move(sysfs_root)), procfs_root_(std::move(procfs_root)) {}
 
 std::optional<std::string> HostReader::read_sys(std::string_view relative) const {
-  return read_whole_file(sys_path(relative));
+  return read_stripped(sys_path(relative));
 }
 
 std::optional<std::string> HostReader::read_proc(std::string_view relative) const {
-  return read_whole_file(proc_path(relative));
+  return read_stripped(proc_path(relative));
 }
 
 std::filesystem::path HostReader::sys_path(std::string_view relative) const {

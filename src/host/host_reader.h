@@ -13,6 +13,10 @@
 
 namespace jitterd {
 
+// The whole file at `path` (the one file reader of jitterd: HostReader and the configuration use
+// it), or std::nullopt with the reason, as strerror words it, in *error when given.
+std::optional<std::string> read_whole_file(const std::filesystem::path& path, std::string* error = nullptr);
+
 class HostReader {
  public:
   explicit HostReader(std::filesystem::path sysfs_root = "/sys",

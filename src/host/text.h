@@ -6,6 +6,7 @@
 #include <charconv>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace jitterd {
@@ -24,13 +25,28 @@ inline bool all_digits(std::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// The whole of `text` as a number (std::from_chars: no blanks, no sign for unsigned types);
-// std::nullopt if anything is left over or it does not fit.
+// Why parse_number gave nothing: not a number at all, or a number that does not fit in T.
+enum class NumberError { none, malformed, out_of_range };
+
+// The whole of `text` as a number in base `base` (std::from_chars: no blanks, no sign for
+// unsigned types, no "0x"); std::nullopt if anything is left over or it does not fit, with the
+// reason in *error when given. The one number parser of jitterd's text inputs.
 template <typename T>
-std::optional<T> parse_number(std::string_view text) {
+std::optional<T> parse_number(std::string_view text, NumberError* error = nullptr, int base = 10) {
   T value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  std::from_chars_result result{};
+  if constexpr (std::is_floating_point_v<T>) {
+    result = std::from_chars(text.data(), text.data() + text.size(), value);
+  } else {
+    result = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  }
+  const bool whole = !text.empty() && result.ptr == text.data() + text.size();
+  const NumberError why = !whole ? NumberError::malformed
+                          : result.ec == std::errc::result_out_of_range ? NumberError::out_of_range
+                          : result.ec != std::errc() ? NumberError::malformed
+                                                     : NumberError::none;
+  if (error) *error = why;
+  if (why != NumberError::none) return std::nullopt;
   return value;
 }
 

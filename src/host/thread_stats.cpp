@@ -1,6 +1,6 @@
 #include "host/thread_stats.h"
+#include "host/text.h"
 
-#include <charconv>
 #include <string>
 
 namespace jitterd {
@@ -22,12 +22,7 @@ std::optional<uint64_t> find_counter(std::string_view text, std::string_view key
     while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) {
       line.remove_prefix(1);
     }
-    uint64_t value = 0;
-    const auto [ptr, ec] = std::from_chars(line.data(), line.data() + line.size(), value);
-    if (line.empty() || ec != std::errc() || ptr != line.data() + line.size()) {
-      return std::nullopt;
-    }
-    return value;
+    return parse_number<uint64_t>(line);
   }
   return std::nullopt;
 }

@@ -1,11 +1,11 @@
 #include "host/topology.h"
 
 #include <algorithm>
-#include <charconv>
 #include <iterator>
 #include <optional>
 
 #include "host/cpu_list.h"
+#include "host/text.h"
 
 namespace jitterd {
 namespace {
@@ -48,10 +48,7 @@ std::vector<int> cpu_directories(const HostReader& host) {
   std::vector<int> cpus;
   for (const std::string& name : host.list_sys(cpu_root)) {
     if (name.size() < 4 || name.compare(0, 3, "cpu") != 0) continue;  // also skips cpufreq
-    int cpu = 0;
-    const char* digits = name.data() + 3;
-    const auto [end, ec] = std::from_chars(digits, name.data() + name.size(), cpu);
-    if (ec == std::errc() && end == name.data() + name.size()) cpus.push_back(cpu);
+    if (const auto cpu = parse_number<int>(std::string_view(name).substr(3))) cpus.push_back(*cpu);
   }
   std::sort(cpus.begin(), cpus.end());
   return cpus;
@@ -103,13 +100,12 @@ int read_topology_int(const HostReader& host, int cpu, std::string_view name, in
     problems.push_back(path + ": missing" + assumed);
     return fallback;
   }
-  int value = 0;
-  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (text->empty() || ec != std::errc() || end != text->data() + text->size()) {
+  const std::optional<int> value = parse_number<int>(*text);
+  if (!value) {
     problems.push_back(path + ": not an integer: \"" + *text + "\"" + assumed);
     return fallback;
   }
-  return value;
+  return *value;
 }
 
 CpuTopology read_cpu(const HostReader& host, int cpu, std::vector<std::string>& problems) {

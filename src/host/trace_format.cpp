@@ -3,7 +3,6 @@
 #include <linux/perf_event.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 
 #include "host/attribution.h"
@@ -18,10 +17,7 @@ std::optional<std::size_t> number_after(std::string_view text, std::string_view 
   if (at == std::string_view::npos) return std::nullopt;
   const std::size_t from = at + key.size();
   const std::string_view digits = trim(text.substr(from, text.find(';', from) - from));
-  std::size_t value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
-  return value;
+  return parse_number<std::size_t>(digits);
 }
 
 // "field:__data_loc char[] name;\toffset:12;\tsize:4;\tsigned:0;" with "field:" removed.
@@ -171,10 +167,7 @@ TracepointFormat parse_tracepoint_format(std::string_view format_text) {
     const std::string_view line = trim(format_text.substr(0, newline));
     format_text = newline == std::string_view::npos ? "" : format_text.substr(newline + 1);
     if (line.substr(0, 3) == "ID:") {
-      int id = -1;
-      const std::string_view digits = trim(line.substr(3));
-      const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
-      if (ec == std::errc() && end == digits.data() + digits.size()) format.id = id;
+      if (const auto id = parse_number<int>(trim(line.substr(3)))) format.id = *id;
     } else if (line.substr(0, 6) == "field:") {
       if (auto field = parse_field(line.substr(6))) format.fields.push_back(std::move(*field));
     }

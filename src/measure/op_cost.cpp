@@ -42,25 +42,37 @@ void fork_and_wait() {
 }
 
 template <TickMethod M>
-std::vector<OpCost> measure_all(std::size_t samples) {
-  const std::size_t thread_samples = std::max<std::size_t>(samples / 10, 10);
-  const std::size_t fork_samples = std::max<std::size_t>(samples / 50, 5);
-  std::vector<OpCost> costs;
-  costs.push_back(time_op<M>("counter_read", [] { g_counter_sink = read_ticks<M>(); }, samples));
-  costs.push_back(time_op<M>("clock_gettime_monotonic", [] { read_clock(CLOCK_MONOTONIC); }, samples));
-  costs.push_back(time_op<M>("clock_gettime_monotonic_raw", [] { read_clock(CLOCK_MONOTONIC_RAW); }, samples));
-  costs.push_back(time_op<M>("clock_gettime_realtime", [] { read_clock(CLOCK_REALTIME); }, samples));
-  // getppid has no vDSO shortcut and no glibc cache: the cheapest real kernel entry and exit.
-  costs.push_back(time_op<M>("syscall_getppid", [] { syscall(SYS_getppid); }, samples));
-  costs.push_back(time_op<M>("thread_create_join", create_and_join_thread, thread_samples));
-  costs.push_back(time_op<M>("fork_wait", fork_and_wait, fork_samples));
-  return costs;
+OpCost measure_one(std::size_t op, std::size_t samples) {
+  const std::string name(kernel_cost_ops().at(op));
+  switch (op) {
+    case 0: return time_op<M>(name, [] { g_counter_sink = read_ticks<M>(); }, samples);
+    case 1: return time_op<M>(name, [] { read_clock(CLOCK_MONOTONIC); }, samples);
+    case 2: return time_op<M>(name, [] { read_clock(CLOCK_MONOTONIC_RAW); }, samples);
+    case 3: return time_op<M>(name, [] { read_clock(CLOCK_REALTIME); }, samples);
+    // getppid has no vDSO shortcut and no glibc cache: the cheapest real kernel entry and exit.
+    case 4: return time_op<M>(name, [] { syscall(SYS_getppid); }, samples);
+    case 5: return time_op<M>(name, create_and_join_thread, std::max<std::size_t>(samples / 10, 10));
+    default: return time_op<M>(name, fork_and_wait, std::max<std::size_t>(samples / 50, 5));
+  }
 }
 
 }  // namespace
 
+const std::vector<std::string_view>& kernel_cost_ops() {
+  static const std::vector<std::string_view> ops = {
+      "counter_read",           "clock_gettime_monotonic", "clock_gettime_monotonic_raw", "clock_gettime_realtime",
+      "syscall_getppid",        "thread_create_join",      "fork_wait"};
+  return ops;
+}
+
+OpCost measure_kernel_cost(TickMethod method, std::size_t op, std::size_t samples) {
+  return dispatch_tick_method(method, [&]<TickMethod M>() { return measure_one<M>(op, samples); });
+}
+
 std::vector<OpCost> measure_kernel_costs(TickMethod method, std::size_t samples) {
-  return dispatch_tick_method(method, [&]<TickMethod M>() { return measure_all<M>(samples); });
+  std::vector<OpCost> costs;
+  for (std::size_t op = 0; op < kernel_cost_ops().size(); ++op) costs.push_back(measure_kernel_cost(method, op, samples));
+  return costs;
 }
 
 }  // namespace jitterd

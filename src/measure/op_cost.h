@@ -16,6 +16,7 @@
 #include <numeric>
 #include <string>
 #include <utility>
+#include <string_view>
 #include <vector>
 
 #include "measure/tick.h"
@@ -72,5 +73,10 @@ OpCost time_op(std::string name, Op&& op, std::size_t samples) {
 // max(samples / 10, 10), fork max(samples / 50, 5). Throws std::system_error naming the
 // operation if a thread or process cannot be created.
 std::vector<OpCost> measure_kernel_costs(TickMethod method, std::size_t samples);
+
+// The standard operations' names, in that order, and one of them by index: the probe measures
+// them one borrow of the CPU at a time, so a borrowed sampler is never held for all seven.
+const std::vector<std::string_view>& kernel_cost_ops();
+OpCost measure_kernel_cost(TickMethod method, std::size_t op, std::size_t samples);
 
 }  // namespace jitterd

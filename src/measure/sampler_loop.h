@@ -53,17 +53,21 @@ inline void publish(std::atomic<std::uint64_t>& target, std::uint64_t value) {
 
 // Spins until the counter reaches end_tick or stop becomes true (checked every
 // kSamplerCheckEvery gaps). The first read starts the span, so time spent outside it (a burst
-// pause, a probe) is never recorded as a gap.
-template <TickMethod M>
-void run_sampler_span(SamplerShared& shared, SamplerWriterState& state, std::uint64_t threshold_ticks,
-                      std::uint64_t end_tick, const std::atomic<bool>& stop) {
+// pause, a probe) is never recorded as a gap. `read` is the tick source: read_ticks<M> in the
+// daemon (run_sampler_span), a script in tests. Every gap is between two consecutive reads, the
+// bookkeeping one included: it does no read of its own, and its cost (no division: WindowMax's
+// fast path is a compare; seven relaxed stores to lines this thread owns) lands in that one gap,
+// where the benchmark measures it against a bare loop's tail.
+template <typename ReadTicks>
+void run_sampler_loop(SamplerShared& shared, SamplerWriterState& state, std::uint64_t threshold_ticks,
+                      std::uint64_t end_tick, const std::atomic<bool>& stop, ReadTicks&& read) {
   std::uint64_t local_max = 0;
   std::uint64_t local_min = state.min_gap;
   std::uint64_t n = 0;
-  const std::uint64_t first = read_ticks<M>();
+  const std::uint64_t first = read();
   std::uint64_t prev = first;
   for (;;) {
-    const std::uint64_t now = read_ticks<M>();
+    const std::uint64_t now = read();
     const std::uint64_t gap = now - prev;
     prev = now;
     shared.histogram.record(gap);
@@ -88,6 +92,12 @@ void run_sampler_span(SamplerShared& shared, SamplerWriterState& state, std::uin
   state.samples += n;
   state.sampled_ticks += prev - first;
   state.min_gap = local_min;
+}
+
+template <TickMethod M>
+void run_sampler_span(SamplerShared& shared, SamplerWriterState& state, std::uint64_t threshold_ticks,
+                      std::uint64_t end_tick, const std::atomic<bool>& stop) {
+  run_sampler_loop(shared, state, threshold_ticks, end_tick, stop, [] { return read_ticks<M>(); });
 }
 
 }  // namespace jitterd

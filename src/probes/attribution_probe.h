@@ -24,13 +24,16 @@
 
 namespace jitterd {
 
+// The probe's settings, as the `probes.attribution` section of the configuration sets them.
 struct AttributionSettings {
+  bool enabled = true;
   std::chrono::nanoseconds interval{std::chrono::seconds(10)};
   bool tracepoints = true;
   // 0: what fired on a sampled CPU is counted by cause category only. N: also by source
   // (jitterd_attribution_source_events_total) for the N sources of each CPU with the most events
   // since start. The configuration allows 0..64.
   std::size_t source_detail = 0;
+  bool operator==(const AttributionSettings&) const = default;
 };
 
 // An event within this much of an interruption's start or end counts as overlapping it: the

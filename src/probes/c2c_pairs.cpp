@@ -98,7 +98,7 @@ void plan_list(const PairRequest& request, const PlacementIndex& index,
   for (const auto& [x, y] : request.list) {
     const std::string name = pair_name(x, y);
     if (x == y) {
-      plan.errors.push_back(name + ": a CPU cannot pair with itself");
+      plan.errors.push_back({PairListError::Kind::same_cpu, name + ": a CPU cannot pair with itself"});
       continue;
     }
     std::vector<int> outside;
@@ -106,13 +106,13 @@ void plan_list(const PairRequest& request, const PlacementIndex& index,
       if (!has_cpu(scope, cpu)) outside.push_back(cpu);
     }
     if (!outside.empty()) {
-      plan.errors.push_back(name + ": " + outside_scope(outside, scope));
+      plan.errors.push_back({PairListError::Kind::outside_scope, name + ": " + outside_scope(outside, scope)});
       continue;
     }
     const auto [it, inserted] = first_written.emplace(std::minmax(x, y), std::pair(x, y));
     if (!inserted) {
-      plan.errors.push_back(name + ": repeats " +
-                            pair_name(it->second.first, it->second.second));
+      plan.errors.push_back(
+          {PairListError::Kind::repeat, name + ": repeats " + pair_name(it->second.first, it->second.second)});
       continue;
     }
     plan.pairs.push_back(labelled(index, x, y));
@@ -120,6 +120,12 @@ void plan_list(const PairRequest& request, const PlacementIndex& index,
 }
 
 }  // namespace
+
+std::vector<std::string> PairPlan::error_texts() const {
+  std::vector<std::string> texts;
+  for (const PairListError& error : errors) texts.push_back(error.text);
+  return texts;
+}
 
 PairPlan plan_pairs(const PairRequest& request, const std::vector<int>& scope,
                     const std::vector<int>& sampled,

@@ -30,12 +30,22 @@ struct PairRequest {
   PairSelection selection = PairSelection::representative;
   std::vector<std::pair<int, int>> list;  // for `list`; (b, a) means the same pair as (a, b)
   std::size_t small_set = 8;              // up to this many sampled CPUs: every pair among them
+  bool operator==(const PairRequest&) const = default;
+};
+
+// Why a list entry was rejected; `text` names the entry ("pair (0, 99): cpu 99 is not among ...").
+struct PairListError {
+  enum class Kind { same_cpu, outside_scope, repeat };
+  Kind kind = Kind::outside_scope;
+  std::string text;
 };
 
 struct PairPlan {
-  std::vector<CpuPair> pairs;       // sorted by (a, b), unique
-  std::vector<std::string> errors;  // one per rejected list entry, naming it; its pair is left out
-  std::vector<std::string> notes;   // one line each, explaining the choice
+  std::vector<CpuPair> pairs;         // sorted by (a, b), unique
+  std::vector<PairListError> errors;  // one per rejected list entry; its pair is left out
+  std::vector<std::string> notes;     // one line each, explaining the choice
+  // The errors' texts, in order.
+  std::vector<std::string> error_texts() const;
 };
 
 // `scope`: the CPUs the probe may use (the sampled CPUs, plus others if the config allows);

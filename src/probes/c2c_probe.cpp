@@ -243,7 +243,7 @@ ProbeResult C2cProbe::run(ProbeContext& context) {
     PairPlan plan = plan_c2c_pairs(settings_, context.host, context.sampled, &problems);
     if (!plan.errors.empty()) {
       std::string message = "probes.c2c.pairs: ";
-      for (std::size_t i = 0; i < plan.errors.size(); ++i) message += (i ? "; " : "") + plan.errors[i];
+      for (std::size_t i = 0; i < plan.errors.size(); ++i) message += (i ? "; " : "") + plan.errors[i].text;
       throw std::runtime_error(message);
     }
     plan.notes.insert(plan.notes.end(), problems.begin(), problems.end());

@@ -20,7 +20,9 @@
 
 namespace jitterd {
 
+// The probe's settings, as the `probes.c2c` section of the configuration sets them.
 struct C2cSettings {
+  bool enabled = true;
   std::chrono::nanoseconds interval{std::chrono::minutes(5)};
   PingPongMethod method = PingPongMethod::cas;
   std::size_t samples = 100;       // timed samples per pair, after one discarded warm-up
@@ -30,6 +32,7 @@ struct C2cSettings {
   bool allow_unsampled = false;
   // `jitterd report c2c`: exactly these CPUs are in scope, all treated as reachable.
   std::optional<std::vector<int>> cpus;
+  bool operator==(const C2cSettings&) const = default;
 };
 
 // A side that waits this long for the other (at the start barrier or for one handoff) gives up,

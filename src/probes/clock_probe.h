@@ -16,11 +16,15 @@
 
 namespace jitterd {
 
+// The probe's settings, as the `probes.clock` section of the configuration sets them (ranges there).
 struct ClockSettings {
+  bool enabled = true;
   std::chrono::nanoseconds interval{std::chrono::minutes(5)};
   std::chrono::nanoseconds calibration_window{std::chrono::milliseconds(200)};
-  std::vector<std::chrono::nanoseconds> sleep_requests;
+  std::vector<std::chrono::nanoseconds> sleep_requests{std::chrono::microseconds(1), std::chrono::microseconds(10),
+                                                       std::chrono::microseconds(100), std::chrono::milliseconds(1)};
   std::size_t sleep_samples = 50;
+  bool operator==(const ClockSettings&) const = default;
 };
 
 // What one run found, as its metrics are made from it.

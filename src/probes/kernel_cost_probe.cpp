@@ -20,7 +20,11 @@ std::vector<ProbeMetric> kernel_cost_metrics(const std::vector<OpCost>& costs, c
 ProbeResult KernelCostProbe::run(ProbeContext& context) {
   const int cpu = settings_.cpu.value_or(context.housekeeping.front());
   std::vector<OpCost> costs;
-  context.run_on_cpu(cpu, [&] { costs = measure_kernel_costs(context.method, settings_.samples); });
+  // One borrow of the CPU per operation (a sampled CPU's sampler resumes in between).
+  for (std::size_t op = 0; op < kernel_cost_ops().size(); ++op) {
+    context.check_cancelled();
+    context.run_on_cpu(cpu, [&] { costs.push_back(measure_kernel_cost(context.method, op, settings_.samples)); });
+  }
   const TickScale scale(context.frequency.hertz);
   ProbeResult result;
   ProbeTable table{"kernel operation costs on cpu " + std::to_string(cpu),

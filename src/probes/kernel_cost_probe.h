@@ -10,10 +10,13 @@
 
 namespace jitterd {
 
+// The probe's settings, as the `probes.kernel_cost` section of the configuration sets them.
 struct KernelCostSettings {
+  bool enabled = true;
   std::chrono::nanoseconds interval{std::chrono::minutes(15)};
   std::optional<int> cpu;  // nullopt: the first housekeeping CPU
   std::size_t samples = 1000;
+  bool operator==(const KernelCostSettings&) const = default;
 };
 
 class KernelCostProbe : public Probe {

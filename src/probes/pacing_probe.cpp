@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 
 #include "measure/pacer.h"
@@ -106,24 +107,27 @@ ProbeResult PacingProbe::run(ProbeContext& context) {
   const double hz = context.frequency.hertz;
   std::vector<PacingRun> runs;
   double unthrottled_counter = 0, unthrottled_clock = 0;
-  context.run_on_cpu(cpu, [&] {
-    dispatch_tick_method(context.method, [&]<TickMethod M>() {
-      const auto ticks = [] { return read_ticks<M>(); };
-      for (double rate : settings_.rates) {
-        context.check_cancelled();
-        if (udp) udp->drain();
-        runs.push_back({"counter", rate, pace(ticks, send, hz, rate, settings_.duration), hz});
-      }
-      unthrottled_counter = unthrottled_rate(ticks, send, static_cast<std::uint64_t>(hz * 0.1), hz);
-    });
-    for (double rate : settings_.rates) {
-      context.check_cancelled();
+  // One borrow of the CPU per step (a rate, or an unthrottled run), never the whole run: a
+  // sampled CPU's sampler resumes between steps, and no step outlasts `duration`.
+  const auto step = [&](const std::function<void()>& work) {
+    context.check_cancelled();
+    context.run_on_cpu(cpu, [&] {
       if (udp) udp->drain();
-      runs.push_back({"clock_gettime", rate, pace(monotonic_ns, send, 1e9, rate, settings_.duration), 1e9});
+      work();
+    });
+  };
+  dispatch_tick_method(context.method, [&]<TickMethod M>() {
+    const auto ticks = [] { return read_ticks<M>(); };
+    for (double rate : settings_.rates) {
+      step([&] { runs.push_back({"counter", rate, pace(ticks, send, hz, rate, settings_.duration), hz}); });
     }
-    unthrottled_clock = unthrottled_rate(monotonic_ns, send, 100'000'000, 1e9);
-    if (udp) udp->drain();
+    step([&] { unthrottled_counter = unthrottled_rate(ticks, send, static_cast<std::uint64_t>(hz * 0.1), hz); });
   });
+  for (double rate : settings_.rates) {
+    step([&] { runs.push_back({"clock_gettime", rate, pace(monotonic_ns, send, 1e9, rate, settings_.duration), 1e9}); });
+  }
+  step([&] { unthrottled_clock = unthrottled_rate(monotonic_ns, send, 100'000'000, 1e9); });
+  if (udp) udp->drain();
 
   ProbeResult result;
   ProbeTable table{"pacing on cpu " + std::to_string(cpu) + ", " + (udp ? "UDP datagram to loopback" : "no-op") +

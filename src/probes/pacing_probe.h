@@ -15,12 +15,15 @@ namespace jitterd {
 
 enum class PacingSend { udp, noop };
 
+// The probe's settings, as the `probes.pacing` section of the configuration sets them.
 struct PacingSettings {
+  bool enabled = true;
   std::chrono::nanoseconds interval{std::chrono::minutes(15)};
   std::optional<int> cpu;  // nullopt: the first housekeeping CPU
   std::vector<double> rates{1000, 10000, 100000};
   std::chrono::nanoseconds duration{std::chrono::milliseconds(500)};
   PacingSend send = PacingSend::udp;
+  bool operator==(const PacingSettings&) const = default;
 };
 
 class PacingProbe : public Probe {

@@ -8,9 +8,12 @@
 
 namespace jitterd {
 
+// The probe's settings, as the `probes.pinning` section of the configuration sets them.
 struct PinningSettings {
+  bool enabled = true;
   std::chrono::nanoseconds interval{std::chrono::minutes(15)};
   std::chrono::nanoseconds window{std::chrono::milliseconds(500)};
+  bool operator==(const PinningSettings&) const = default;
 };
 
 class PinningProbe : public Probe {

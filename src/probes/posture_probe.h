@@ -14,13 +14,16 @@
 
 namespace jitterd {
 
+// The probe's settings: `probes.posture` in the configuration, and its top-level `expect:`.
 struct PostureSettings {
+  bool enabled = true;
   std::chrono::nanoseconds interval{std::chrono::minutes(1)};
   PostureExpectations expect;
   // 0: IRQs are counted per CPU only. N: also one jitterd_posture_cpu_device_irq_info series
   // (with the IRQ's number and name) for each of at most N device IRQs, lowest numbers first, per
   // sampled or isolated CPU. The configuration allows 0..64.
   std::size_t irq_detail = 0;
+  bool operator==(const PostureSettings&) const = default;
 };
 
 // The metrics for one reading (fingerprint change tracking aside): the per-CPU series cover every

@@ -56,6 +56,11 @@ void SamplerWorker::stop() {
 
 bool SamplerWorker::alive(std::uint64_t now_tick) const {
   if (!sampling() || !shared_) return false;
+  const std::uint64_t borrowed = task_started_tick_.load(std::memory_order_acquire);
+  if (borrowed != 0) {
+    const auto limit = static_cast<std::uint64_t>(std::chrono::nanoseconds(kMaxSamplerBorrow).count());
+    return now_tick < borrowed || now_tick - borrowed <= settings_.scale.from_ns(limit);
+  }
   const std::uint64_t last = shared_->heartbeat_tick.load(std::memory_order_relaxed);
   if (last == 0) return false;
   const auto allowed = std::chrono::seconds(1) + (settings_.continuous ? std::chrono::nanoseconds(0) : settings_.period);
@@ -85,7 +90,12 @@ std::future<void> SamplerWorker::run_paused(std::function<void()> task) {
 
 void SamplerWorker::thread_main() {
   const bool ok = prepare();
-  if (ok) warm_up();
+  if (ok) {
+    warm_up();
+    // The warm-up is progress: alive() holds from the start barrier on, not only after the
+    // first 1024 gaps (the daemon's first watchdog check comes right after the release).
+    publish(shared_->heartbeat_tick, read_ticks(settings_.method));
+  }
   {
     std::unique_lock lock(mutex_);
     ready_ = true;
@@ -177,7 +187,12 @@ void SamplerWorker::run_pending_tasks() {
       task = std::move(tasks_.front());
       tasks_.pop_front();
     }
+    // The borrow is progress while it lasts (alive() bounds it); finishing it proves progress
+    // too, so the heartbeat is fresh before the borrow mark goes.
+    task_started_tick_.store(std::max<std::uint64_t>(1, read_ticks(settings_.method)), std::memory_order_relaxed);
     task();
+    if (shared_) publish(shared_->heartbeat_tick, read_ticks(settings_.method));
+    task_started_tick_.store(0, std::memory_order_release);  // publishes the heartbeat with it
   }
 }
 

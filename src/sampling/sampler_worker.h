@@ -28,6 +28,12 @@
 
 namespace jitterd {
 
+// The longest a probe may hold a sampler's CPU in one borrow (run_paused) while the sampler still
+// counts as alive: well inside the shipped unit's WatchdogSec=30s (pings every 15 s). Probes
+// borrow per step (one rate, one operation, one pair side) and the configuration keeps every
+// step on a sampled CPU below half of it, so only a step that hangs makes a sampler stalled.
+inline constexpr std::chrono::seconds kMaxSamplerBorrow{10};
+
 struct SamplerSettings {
   int cpu = 0;
   TickMethod method = TickMethod::steady_clock;
@@ -75,7 +81,8 @@ class SamplerWorker {
   const SamplerShared* shared() const { return shared_.get(); }
   bool sampling() const { return startup_.error.empty() && !exited_.load(); }
   // True while the loop keeps proving progress: its last check is recent enough for its duty
-  // cycle (a burst sampler sleeps up to `period` between checks).
+  // cycle (a burst sampler sleeps up to `period` between checks), or a probe has held its CPU
+  // (run_paused) for at most kMaxSamplerBorrow.
   bool alive(std::uint64_t now_tick) const;
 
   // Runs `task` on this worker's CPU with sampling paused.
@@ -96,6 +103,7 @@ class SamplerWorker {
   std::thread thread_;
   std::atomic<bool> interrupt_span_{false};
   std::atomic<bool> exited_{false};
+  std::atomic<std::uint64_t> task_started_tick_{0};  // while a borrowed task runs; 0 otherwise
   std::mutex mutex_;
   std::condition_variable changed_;
   bool ready_ = false;

@@ -11,8 +11,13 @@ true duration D of an injection is known to lie between its spin and deadline-to
   A. `jitterd report --interruptions` must keep an interruption overlapping >= 99% of the
      injections; every matched gap must contain its whole spin; the median matched duration must
      lie within 10% of the bracket [median spin, median deadline-to-spin-end]; and, medians over
-     the matched gaps, a gap must start no earlier than its deadline and end within 10% of the
-     spin after it (the switch back), so the gap is the injection and nothing merged with it.
+     the matched gaps, a gap must start no earlier than 5% of the spin before its deadline and
+     end within 10% of the spin after it (the switch back), so the gap is the injection and
+     nothing merged with it. (Not "no earlier than the deadline": a KVM host takes the vCPU a few
+     microseconds before a guest timer's deadline so as to deliver the interrupt on time, its
+     lapic timer advance, and that time is a real part of the gap; 2.7 us was seen on one host.
+     A natural gap merged with an injection would start earlier by its own length, tens of
+     microseconds or more on these guests.)
   B. the daemon's jitterd_sampler_stolen_seconds_total must grow by >= 95% of the injected time
      (deadline to spin end, summed).
 
@@ -44,6 +49,7 @@ INJECTOR = None  # set in __main__
 
 MATCHED_SHARE_MIN = 0.99
 MEDIAN_RATIO_TOLERANCE = 0.10
+START_BEFORE_DEADLINE_TOLERANCE = 0.05  # of the spin: the hypervisor's timer advance, see above
 STOLEN_SHARE_MIN = 0.95
 
 CONFIG = f"""\
@@ -191,7 +197,7 @@ class FidelityTest(harness.DaemonTestCase):
             f"median matched gap {matched_us:.1f} us is outside [{low_us:.1f}, {high_us:.1f}] us: "
             f"{MEDIAN_RATIO_TOLERANCE:.0%} around the spin ({spin_us:.1f} us) and the "
             f"deadline-to-spin-end ({occupied_us:.1f} us)")
-        self.assertGreaterEqual(start_us, -0.01 * spin_us,
+        self.assertGreaterEqual(start_us, -START_BEFORE_DEADLINE_TOLERANCE * spin_us,
                                 f"matched gaps start {-start_us:.1f} us before their deadline (median)")
         self.assertLessEqual(after_us, MEDIAN_RATIO_TOLERANCE * spin_us,
                              f"matched gaps end {after_us:.1f} us after their spin (median)")

@@ -114,6 +114,88 @@ class NotifyTest(harness.DaemonTestCase):
         remaining = 2.0 - (time.monotonic() - started)
         self.stop_ok(daemon, timeout=max(remaining, 0.01))
 
+    def test_watchdog_pings_while_a_probe_borrows_a_sampled_cpu(self):
+        """A probe step on a sampled CPU pauses its sampler; the sampler still counts as alive, so
+        the pings go on. The pacing run below holds cpu 1 for about 8 s in all, four 2 s rates and
+        two short unthrottled runs, each one borrow, while the watchdog wants a ping every 2 s."""
+        cpu = max(os.sched_getaffinity(0))
+        config = f"""\
+cpus: "{cpu}"
+web: {{listen_address: "127.0.0.1:0"}}
+probes:
+  clock: {{enabled: false}}
+  kernel_cost: {{enabled: false}}
+  pinning: {{enabled: false}}
+  c2c: {{enabled: false}}
+  posture: {{enabled: false}}
+  attribution: {{enabled: false}}
+  pacing: {{cpu: {cpu}, rates: [1000, 2000], duration: 2s, action: noop}}
+"""
+        path = os.path.join(self.workdir, "notify.sock")
+        notify = NotifySocket(path)
+        self.addCleanup(notify.close)
+        daemon = self.daemon(config_text=config, env=self.notify_env(path, WATCHDOG_USEC="2000000"), start=False)
+        daemon.start(wait_listening=False)
+        notify.wait_for("READY", timeout=10, skip=())
+        daemon.wait_listening()
+
+        def pacing_ran():
+            found = harness.select(daemon.scrape(), "jitterd_probe_duration_seconds", probe="pacing")
+            return next(iter(found.values())) if found else None
+
+        pings = [time.monotonic()]
+        deadline = time.monotonic() + 40
+        while pacing_ran() is None and time.monotonic() < deadline:
+            message = notify.receive(0.2)
+            if message is not None:
+                self.assertEqual(message, {"WATCHDOG": "1"})
+                pings.append(time.monotonic())
+        duration = pacing_ran()
+        self.assertIsNotNone(duration, f"the pacing probe did not finish in 40 s; log:\n{daemon.log()}")
+        self.assertGreaterEqual(duration, 8.0, "the probe was shorter than the borrow this test is about")
+        intervals = [b - a for a, b in zip(pings, pings[1:])]
+        self.assertGreaterEqual(len(intervals), 8, f"only {len(pings)} pings")
+        self.assertLess(max(intervals), 2.0, f"ping intervals {intervals} reach WATCHDOG_USEC")
+        self.assertNotIn("withholding the watchdog ping", daemon.log())
+        self.assertEqual(harness.select(daemon.scrape(), "jitterd_probe_success", probe="pacing"),
+                         {harness.labels(probe="pacing"): 1.0})
+        self.stop_ok(daemon)
+
+    def test_reload_does_not_wait_for_a_long_probe_unit(self):
+        """A pacing rate on a housekeeping CPU is one 10 s unit that cancellation cannot cut; a
+        reload that restarts the probes must not wait for it: READY=1 follows RELOADING=1 within
+        1.5 s, and SIGTERM still stops the daemon within 2 s while the old unit runs on."""
+        cpu = max(os.sched_getaffinity(0))
+        probes = """\
+probes:
+  clock: {{enabled: false}}
+  kernel_cost: {{enabled: false}}
+  pinning: {{enabled: false}}
+  c2c: {{enabled: false}}
+  posture: {{enabled: false}}
+  attribution: {{enabled: false}}
+  pacing: {{interval: {interval}, rates: [1000], duration: 10s, action: noop}}
+"""
+        head = f'cpus: "{cpu}"\nweb: {{listen_address: "127.0.0.1:0"}}\n'
+        path = os.path.join(self.workdir, "notify.sock")
+        notify = NotifySocket(path)
+        self.addCleanup(notify.close)
+        daemon = self.daemon(config_text=head + probes.format(interval="15m"), env=self.notify_env(path), start=False)
+        daemon.start(wait_listening=False)
+        notify.wait_for("READY", timeout=10, skip=())
+        time.sleep(3.0)  # the first round starts 2 s after READY: the 10 s rate is under way
+        harness.write_file(daemon.config_path, head + probes.format(interval="20m"))
+        started = time.monotonic()
+        daemon.signal(signal.SIGHUP)
+        notify.wait_for("RELOADING", timeout=5)
+        notify.wait_for("READY", timeout=5)
+        self.assertLess(time.monotonic() - started, 1.5, f"reload waited for the probe; log:\n{daemon.log()}")
+        self.assertIn("probes restarted", daemon.log())
+        started = time.monotonic()
+        daemon.signal(signal.SIGTERM)
+        notify.wait_for("STOPPING", timeout=2)
+        self.stop_ok(daemon, timeout=max(2.0 - (time.monotonic() - started), 0.01))
+
     def test_abstract_socket_and_foreign_watchdog_pid(self):
         name = f"jitterd-notify-test-{os.getpid()}-{time.monotonic_ns()}"
         notify = NotifySocket("\0" + name)

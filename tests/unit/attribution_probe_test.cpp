@@ -40,7 +40,7 @@ TEST_CASE("attribution by window deltas: interruptions shared among the window's
   context.frequency.hertz = 1e9;
   context.sampled = {1};
   context.sampler_of = [&](int cpu) { return cpu == 1 ? &shared : nullptr; };
-  AttributionProbe probe(AttributionSettings{std::chrono::seconds(10), true, 1});  // no tracefs here
+  AttributionProbe probe(AttributionSettings{true, std::chrono::seconds(10), true, 1});  // no tracefs here
 
   const ProbeResult baseline = probe.run(context);
   CHECK(value(baseline, "jitterd_attribution_method_info", {{"method", "window_deltas"}}) == 1);

@@ -147,7 +147,7 @@ TEST_CASE("an explicit list is checked pair by pair", "[cpu_pairs]") {
   const PairPlan plan = plan_pairs(r, range(0, 3), {0}, placements_of("two_socket_smt"));
   CHECK(plan.pairs == std::vector<CpuPair>{{0, 1, CpuRelation::shared_l3, 0, 0},
                                            {2, 3, CpuRelation::shared_l3, 0, 0}});
-  CHECK(plan.errors ==
+  CHECK(plan.error_texts() ==
         std::vector<std::string>{
           "pair (1, 0): repeats pair (0, 1)",
           "pair (2, 2): a CPU cannot pair with itself",
@@ -166,7 +166,7 @@ TEST_CASE("scope CPUs without a placement are left out with a note", "[cpu_pairs
         "scope cpus 5: no topology (not online?); left out of c2c pairs");
   PairRequest r = request(PairSelection::list);
   r.list = {{0, 5}};
-  CHECK(plan_pairs(r, {0, 1, 5}, {0}, placements_of("vm_2cpu")).errors ==
+  CHECK(plan_pairs(r, {0, 1, 5}, {0}, placements_of("vm_2cpu")).error_texts() ==
         std::vector<std::string>{
           "pair (0, 5): cpu 5 is not among the CPUs the probe may use (0-1)"});
   CHECK(plan_pairs(request(PairSelection::all), {}, {}, placements_of("vm_2cpu")).pairs.empty());

@@ -64,10 +64,7 @@ std::string first_error(const std::string& text) {
 
 // Marks say where a value was written, which a default-constructed Config cannot know.
 Config without_marks(Config config) {
-  config.cpus.mark = {};
-  config.probes.pacing.cpu.mark = {};
-  config.probes.kernel_cost.cpu.mark = {};
-  config.probes.c2c.pairs_mark = {};
+  config.marks.clear();
   return config;
 }
 
@@ -86,8 +83,8 @@ TEST_CASE("an empty file, a comment or {} gives the defaults", "[config]") {
   CHECK(parse("") == expected);
   CHECK(parse("# nothing set\n") == expected);
   CHECK(parse("{}") == expected);
-  CHECK(parse("sampler:\nweb:\nlog:\n") == expected);
-  CHECK(parse("probes:\n  clock:\n  pacing:\n  kernel_cost:\n  pinning:\n") == expected);
+  CHECK(without_marks(parse("sampler:\nweb:\nlog:\n")) == expected);
+  CHECK(without_marks(parse("probes:\n  clock:\n  pacing:\n  kernel_cost:\n  pinning:\n")) == expected);
 }
 
 TEST_CASE("every error fixture gives its expected messages", "[config]") {
@@ -152,7 +149,8 @@ web:
 log:
   level: debug
 )");
-  CHECK(config.cpus == CpuSetting{false, {2, 3, 5}, "2-3,5", SourceMark{2, 7}});
+  CHECK(config.cpus == CpuSetting{false, {2, 3, 5}, "2-3,5"});
+  CHECK(config.mark_of("cpus") == SourceMark{2, 7});
   CHECK(config.sampler.tick_source == TickMethod::steady_clock);
   CHECK(config.sampler.interruption_threshold == 5us);
   CHECK(config.sampler.threshold_floor_multiple == 50);
@@ -203,15 +201,16 @@ probes:
     budget: 100000
     allow_unsampled: true
 )");
-  const ProbesConfig& probes = config.probes;
-  CHECK(probes.clock == ClockProbeConfig{false, 1h, 1s, {50us, 2ms}, 200});
-  CHECK(probes.pacing == PacingProbeConfig{false, 30min, ProbeCpu{1, SourceMark{12, 10}},
-                                           {100, 2500.5, 10000000}, 2s, PacingAction::noop});
-  CHECK(probes.kernel_cost == KernelCostProbeConfig{false, 10s, ProbeCpu{3, SourceMark{19, 10}},
-                                                    1000000});
-  CHECK(probes.pinning == PinningProbeConfig{false, 24h, 10ms});
-  CHECK(probes.c2c == C2cProbeConfig{false, 1min, PingPongMethod::two_lines, 10000, 1000, PairSelection::list,
-                                     {{3, 2}, {0, 8191}}, SourceMark{31, 12}, 100000, true});
+  const ProbesSettings& probes = config.probes;
+  CHECK(probes.clock == ClockSettings{false, 1h, 1s, {50us, 2ms}, 200});
+  CHECK(probes.pacing == PacingSettings{false, 30min, 1, {100, 2500.5, 10000000}, 2s, PacingSend::noop});
+  CHECK(config.mark_of("probes.pacing.cpu") == SourceMark{12, 10});
+  CHECK(probes.kernel_cost == KernelCostSettings{false, 10s, 3, 1000000});
+  CHECK(config.mark_of("probes.kernel_cost.cpu") == SourceMark{19, 10});
+  CHECK(probes.pinning == PinningSettings{false, 24h, 10ms});
+  CHECK(probes.c2c == C2cSettings{false, 1min, PingPongMethod::two_lines, 10000, 1000,
+                                  PairRequest{PairSelection::list, {{3, 2}, {0, 8191}}}, 100000, true, std::nullopt});
+  CHECK(config.mark_of("probes.c2c.pairs") == SourceMark{31, 12});
 }
 
 TEST_CASE("expect: every key, cpu sets that may be empty, names and latencies checked", "[config]") {
@@ -225,11 +224,11 @@ expect:
   max_exit_latency: 10us
   smt_siblings_idle: true
 )");
-  CHECK(config.expect == ExpectConfig{std::vector<int>{2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15}, std::vector<int>{},
+  CHECK(config.probes.posture.expect == PostureExpectations{std::vector<int>{2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15}, std::vector<int>{},
                                       "performance", "tsc", true, 10us, true});
-  CHECK(parse("expect: {isolated: \"\"}").expect.isolated == std::vector<int>{});
-  CHECK(parse("expect: {nohz_full: [3, 1]}").expect.nohz_full == std::vector<int>{1, 3});
-  CHECK(ExpectConfig{} == parse("expect: {}").expect);
+  CHECK(parse("expect: {isolated: \"\"}").probes.posture.expect.isolated == std::vector<int>{});
+  CHECK(parse("expect: {nohz_full: [3, 1]}").probes.posture.expect.nohz_full == std::vector<int>{1, 3});
+  CHECK(PostureExpectations{} == parse("expect: {}").probes.posture.expect);
   CHECK(first_error("expect: {isolated: \"3-1\"}").rfind("test.yaml:1:20: expect.isolated: must be a CPU list", 0) == 0);
   CHECK(first_error("expect: {governor: \"perf ormance\"}") ==
         "test.yaml:1:20: expect.governor: must be a cpufreq governor name (letters, digits, _ - .), got \"perf ormance\"");
@@ -239,15 +238,15 @@ expect:
 
 TEST_CASE("posture and attribution probes: interval, enabled, tracepoints", "[config]") {
   const Config config = parse("probes: {posture: {interval: 30s}, attribution: {enabled: false, tracepoints: false}}");
-  CHECK(config.probes.posture == PostureProbeConfig{true, 30s});
-  CHECK(config.probes.attribution == AttributionProbeConfig{false, 10s, false});
-  CHECK(ProbesConfig{}.posture == PostureProbeConfig{true, 1min});
-  CHECK(ProbesConfig{}.attribution == AttributionProbeConfig{true, 10s, true});
+  CHECK(config.probes.posture == PostureSettings{true, 30s, {}});
+  CHECK(config.probes.attribution == AttributionSettings{false, 10s, false});
+  CHECK(ProbesSettings{}.posture == PostureSettings{true, 1min, {}});
+  CHECK(ProbesSettings{}.attribution == AttributionSettings{true, 10s, true});
 }
 
 TEST_CASE("c2c pairs: representative, all or a list of [cpu, cpu]", "[config]") {
-  CHECK(parse("probes: {c2c: {pairs: all}}").probes.c2c.pairs == PairSelection::all);
-  CHECK(parse("probes: {c2c: {pairs: representative}}").probes.c2c.pairs == PairSelection::representative);
+  CHECK(parse("probes: {c2c: {pairs: all}}").probes.c2c.pairs.selection == PairSelection::all);
+  CHECK(parse("probes: {c2c: {pairs: representative}}").probes.c2c.pairs.selection == PairSelection::representative);
   CHECK(first_error("probes: {c2c: {pairs: some}}") ==
         "test.yaml:1:23: probes.c2c.pairs: must be one of representative, all, got some");
   CHECK(first_error("probes: {c2c: {pairs: [[1, 2], [3]]}}") ==
@@ -263,24 +262,23 @@ TEST_CASE("c2c pairs: representative, all or a list of [cpu, cpu]", "[config]") 
 }
 
 TEST_CASE("the probes defaults are the documented ones", "[config]") {
-  const ProbesConfig probes;
-  CHECK(probes.clock == ClockProbeConfig{true, 5min, 200ms, {1us, 10us, 100us, 1ms}, 50});
-  CHECK(probes.pacing ==
-        PacingProbeConfig{true, 15min, ProbeCpu{}, {1000, 10000, 100000}, 500ms,
-                          PacingAction::udp});
-  CHECK(probes.kernel_cost == KernelCostProbeConfig{true, 15min, ProbeCpu{}, 1000});
-  CHECK(probes.pinning == PinningProbeConfig{true, 15min, 500ms});
-  CHECK(probes.c2c == C2cProbeConfig{true, 5min, PingPongMethod::cas, 100, 1000, PairSelection::representative, {},
-                                     SourceMark{}, 64, false});
+  const ProbesSettings probes;
+  CHECK(probes.clock == ClockSettings{true, 5min, 200ms, {1us, 10us, 100us, 1ms}, 50});
+  CHECK(probes.pacing == PacingSettings{true, 15min, std::nullopt, {1000, 10000, 100000}, 500ms, PacingSend::udp});
+  CHECK(probes.kernel_cost == KernelCostSettings{true, 15min, std::nullopt, 1000});
+  CHECK(probes.pinning == PinningSettings{true, 15min, 500ms});
+  CHECK(probes.c2c == C2cSettings{true, 5min, PingPongMethod::cas, 100, 1000, PairRequest{}, 64, false, std::nullopt});
 }
 
 TEST_CASE("a probe cpu is auto or a CPU number, and keeps its mark", "[config]") {
-  CHECK(parse("probes: {pacing: {cpu: 0}}").probes.pacing.cpu == ProbeCpu{0, SourceMark{1, 24}});
-  CHECK(parse("probes: {pacing: {cpu: 8191}}").probes.pacing.cpu.cpu == 8191);
-  CHECK(parse("probes: {kernel_cost: {cpu: auto}}").probes.kernel_cost.cpu ==
-        ProbeCpu{std::nullopt, SourceMark{1, 29}});
-  CHECK(parse("probes: {kernel_cost: {cpu: \"auto\"}}").probes.kernel_cost.cpu.cpu ==
-        std::nullopt);
+  const Config zero = parse("probes: {pacing: {cpu: 0}}");
+  CHECK(zero.probes.pacing.cpu == 0);
+  CHECK(zero.mark_of("probes.pacing.cpu") == SourceMark{1, 24});
+  CHECK(parse("probes: {pacing: {cpu: 8191}}").probes.pacing.cpu == 8191);
+  const Config automatic = parse("probes: {kernel_cost: {cpu: auto}}");
+  CHECK(automatic.probes.kernel_cost.cpu == std::nullopt);
+  CHECK(automatic.mark_of("probes.kernel_cost.cpu") == SourceMark{1, 29});
+  CHECK(parse("probes: {kernel_cost: {cpu: \"auto\"}}").probes.kernel_cost.cpu == std::nullopt);
   CHECK(first_error("probes: {pacing: {cpu: -1}}") ==
         "test.yaml:1:24: probes.pacing.cpu: must be auto or 0..8191, got -1");
   CHECK(first_error("probes: {pacing: {cpu: \"2\"}}") ==
@@ -319,9 +317,11 @@ TEST_CASE("a probes section that is not a mapping names its keys", "[config]") {
 }
 
 TEST_CASE("cpus can be a number, a sequence or auto, and keeps its mark", "[config]") {
-  CHECK(parse("cpus: 3").cpus == CpuSetting{false, {3}, "3", SourceMark{1, 7}});
-  CHECK(parse("cpus: [2, 3]").cpus == CpuSetting{false, {2, 3}, "2,3", SourceMark{1, 7}});
-  CHECK(parse("cpus: \"auto\"").cpus == CpuSetting{true, {}, "auto", SourceMark{1, 7}});
+  CHECK(parse("cpus: 3").cpus == CpuSetting{false, {3}, "3"});
+  CHECK(parse("cpus: [2, 3]").cpus == CpuSetting{false, {2, 3}, "2,3"});
+  CHECK(parse("cpus: \"auto\"").cpus == CpuSetting{true, {}, "auto"});
+  CHECK(parse("cpus: [2, 3]").mark_of("cpus") == SourceMark{1, 7});
+  CHECK(parse("cpus: 3").mark_of("sampler") == SourceMark{});
   CHECK(first_error("cpus: []") ==
         "test.yaml:1:7: cpus: must be auto, a CPU list such as \"2-5,8\", a CPU number or a "
         "sequence of CPU numbers, got an empty sequence");
@@ -441,15 +441,25 @@ TEST_CASE("format_duration output parses back to the same value", "[config][dura
   }
 }
 
+TEST_CASE("every registered probe has a probes: section that disables it", "[config]") {
+  REQUIRE(make_enabled_probes(ProbesSettings{}).size() == probe_names().size());
+  for (const std::string_view name : probe_names()) {
+    const Config config = parse("probes: {" + std::string(name) + ": {enabled: false}}");
+    const auto enabled = make_enabled_probes(config.probes);
+    CHECK(enabled.size() == probe_names().size() - 1);
+    for (const auto& probe : enabled) CHECK(probe->name() != name);
+  }
+}
+
 TEST_CASE("posture irq_detail: 0 by default, at most 64 IRQs per cpu", "[config]") {
-  CHECK(ProbesConfig{}.posture.irq_detail == 0);
+  CHECK(ProbesSettings{}.posture.irq_detail == 0);
   CHECK(parse("probes: {posture: {irq_detail: 64}}").probes.posture.irq_detail == 64);
   CHECK(first_error("probes: {posture: {irq_detail: 65}}") ==
         "test.yaml:1:32: probes.posture.irq_detail: must be 0..64 IRQs per cpu, got 65");
 }
 
 TEST_CASE("attribution source_detail: 0 by default, at most 64 sources per cpu", "[config]") {
-  CHECK(ProbesConfig{}.attribution.source_detail == 0);
+  CHECK(ProbesSettings{}.attribution.source_detail == 0);
   CHECK(parse("probes: {attribution: {source_detail: 8}}").probes.attribution.source_detail == 8);
   CHECK(first_error("probes: {attribution: {source_detail: -1}}") ==
         "test.yaml:1:39: probes.attribution.source_detail: must be 0..64 sources per cpu, got -1");

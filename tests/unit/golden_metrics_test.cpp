@@ -119,7 +119,7 @@ ProbeResult posture_result() {
   expect.clocksource = "tsc";
   expect.no_device_irqs = true;
   expect.max_exit_latency = 10us;
-  PostureProbe probe(PostureSettings{1min, expect, 2});
+  PostureProbe probe(PostureSettings{true, 1min, expect, 2});
   ProbeContext context;
   context.host = jitterd::testing::fixture_reader("tuned_server");
   context.sampled = {3, 4};
@@ -173,7 +173,7 @@ ProbeResult attribution_result() {
   context.frequency.hertz = scale.hertz();
   context.sampled = {3, 4};
   context.sampler_of = [&](int cpu) { return cpu == 3 ? &cpu3 : cpu == 4 ? &cpu4 : nullptr; };
-  AttributionProbe probe(AttributionSettings{10s, true, 3});
+  AttributionProbe probe(AttributionSettings{true, 10s, true, 3});
   probe.run(context);  // the baseline
   proc.write("interrupts", interrupts(5));
   proc.write("softirqs", softirqs(5));

@@ -124,7 +124,7 @@ TEST_CASE("posture probe: exports the checks and notices a changed fingerprint",
   context.sampled = {1};
   PostureExpectations expect;
   expect.isolated = std::vector<int>{1};
-  PostureProbe probe(PostureSettings{1min, expect});
+  PostureProbe probe(PostureSettings{true, 1min, expect});
 
   const ProbeResult first = probe.run(context);
   CHECK(value(first, "jitterd_expectation_unmet", {{"check", "isolated"}, {"cpu", "1"}}) == 0);  // per sampled cpu, met

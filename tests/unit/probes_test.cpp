@@ -10,6 +10,7 @@
 #include "probes/kernel_cost_probe.h"
 #include "probes/pacing_probe.h"
 #include "probes/pinning_probe.h"
+#include "probes/probe_registry.h"
 #include "probe_result_lookup.h"
 
 using namespace jitterd;
@@ -38,7 +39,7 @@ ProbeResult run_ok(Probe& probe, ProbeContext& context) {
 
 TEST_CASE("clock probe: estimates agree with the frequency in use, drift from the second run", "[probes]") {
   ProbeContext context = real_context();
-  ClockProbe probe(ClockSettings{1min, 30ms, {10us, 100us}, 5});
+  ClockProbe probe(ClockSettings{true, 1min, 30ms, {10us, 100us}, 5});
   const ProbeResult first = run_ok(probe, context);
   std::set<std::string> methods;
   for (const ProbeMetric* m : named(first, "jitterd_clock_frequency_disagreement_ratio")) {
@@ -68,7 +69,7 @@ TEST_CASE("clock probe: estimates agree with the frequency in use, drift from th
 TEST_CASE("clock probe reads the clocksource and flags through the fixture root", "[probes]") {
   const std::string root = JITTERD_FIXTURES_DIR "/missing_isolated";
   ProbeContext context = real_context(HostReader(root + "/sys", root + "/proc"));
-  ClockProbe probe(ClockSettings{1min, 20ms, {}, 2});
+  ClockProbe probe(ClockSettings{true, 1min, 20ms, {}, 2});
   const ProbeResult r = run_ok(probe, context);
   const auto current = named(r, "jitterd_clocksource_current_info");
   REQUIRE(current.size() == 1);
@@ -83,7 +84,7 @@ TEST_CASE("clock probe reads the clocksource and flags through the fixture root"
 
 TEST_CASE("kernel-cost probe: every operation, a summary in seconds with min <= median <= p99 <= mean x n", "[probes]") {
   ProbeContext context = real_context();
-  KernelCostProbe probe(KernelCostSettings{1min, std::nullopt, 50});
+  KernelCostProbe probe(KernelCostSettings{true, 1min, std::nullopt, 50});
   const ProbeResult r = run_ok(probe, context);
   std::set<std::string> ops;
   for (const ProbeMetric* m : named(r, "jitterd_kernel_cost_seconds")) {
@@ -106,7 +107,7 @@ TEST_CASE("kernel-cost probe: every operation, a summary in seconds with min <= 
 
 TEST_CASE("a probe on a CPU it cannot use fails with the CPU named", "[probes]") {
   ProbeContext context = real_context();
-  KernelCostProbe probe(KernelCostSettings{1min, 8000, 10});
+  KernelCostProbe probe(KernelCostSettings{true, 1min, 8000, 10});
   const ProbeStatus status = run_probe(probe, context);
   CHECK_FALSE(status.success);
   CHECK_THAT(status.error, Catch::Contains("cpu 8000"));
@@ -114,7 +115,7 @@ TEST_CASE("a probe on a CPU it cannot use fails with the CPU named", "[probes]")
 
 TEST_CASE("pinning probe: pinned runs on one CPU without migrating", "[probes]") {
   ProbeContext context = real_context();
-  PinningProbe probe(PinningSettings{1min, 30ms});
+  PinningProbe probe(PinningSettings{true, 1min, 30ms});
   const ProbeResult r = run_ok(probe, context);
   for (const ProbeMetric* m : named(r, "jitterd_pinning_last_window_migrations")) {
     if (label(*m, "mode") == "pinned") CHECK(m->value == 0);
@@ -135,7 +136,7 @@ TEST_CASE("pinning probe: pinned runs on one CPU without migrating", "[probes]")
 TEST_CASE("pacing probe: both pacers at every rate, ratio at most 1, lateness histogram complete", "[probes]") {
   ProbeContext context = real_context();
   for (PacingSend send : {PacingSend::udp, PacingSend::noop}) {
-    PacingProbe probe(PacingSettings{1min, std::nullopt, {1000, 20000}, 50ms, send});
+    PacingProbe probe(PacingSettings{true, 1min, std::nullopt, {1000, 20000}, 50ms, send});
     const ProbeResult r = run_ok(probe, context);
     const auto ratios = named(r, "jitterd_pacing_achieved_ratio");
     REQUIRE(ratios.size() == 4);
@@ -151,4 +152,13 @@ TEST_CASE("pacing probe: both pacers at every rate, ratio at most 1, lateness hi
     CHECK(named(r, "jitterd_pacing_unthrottled_sends_per_second").size() == 2);
     for (const ProbeMetric* m : named(r, "jitterd_pacing_unthrottled_sends_per_second")) CHECK(m->value > 20000);
   }
+}
+
+TEST_CASE("the registry builds each probe under its own name, and nothing else", "[probes]") {
+  for (const std::string_view name : probe_names()) {
+    const auto probe = make_probe(name, ProbesSettings{});
+    REQUIRE(probe != nullptr);
+    CHECK(probe->name() == name);
+  }
+  CHECK(make_probe("kernel", ProbesSettings{}) == nullptr);
 }

@@ -3,7 +3,9 @@
 #include <atomic>
 #include <chrono>
 #include <limits>
+#include <functional>
 #include <thread>
+#include <vector>
 
 #include "measure/counter_calibration.h"
 #include "measure/sampler_loop.h"
@@ -171,4 +173,76 @@ TEST_CASE("interruption ring: a copy names the sequence it stopped at", "[sample
   CHECK(kept.front().start_tick == 103);
   CHECK(ring.copy_since(0, &end).size() == 4);  // 0 and 1 were overwritten
   CHECK(end == 6);
+}
+
+namespace {
+// A tick source that replays a script: read k returns ticks[k]; past the end it keeps stepping
+// by the last step, so a loop waiting for end_tick always gets there.
+struct ScriptedTicks {
+  std::vector<std::uint64_t> ticks;
+  std::size_t reads = 0;
+  std::uint64_t operator()() {
+    const std::uint64_t value = reads < ticks.size() ? ticks[reads]
+                                                     : ticks.back() + (reads - ticks.size() + 1) * (ticks.back() - ticks[ticks.size() - 2]);
+    ++reads;
+    return value;
+  }
+};
+}  // namespace
+
+TEST_CASE("scripted ticks: every gap is recorded once, the bookkeeping gap included, and none is invented", "[sampler]") {
+  // 3 check blocks of kSamplerCheckEvery gaps: steps of 7 ticks, with an interruption of 5000
+  // ticks as gap 100 and one of 9000 as the gap right after the first bookkeeping block.
+  const std::size_t gaps = 3 * kSamplerCheckEvery;
+  ScriptedTicks script;
+  std::uint64_t t = 1'000'000;
+  script.ticks.push_back(t);
+  for (std::size_t g = 1; g <= gaps; ++g) {
+    t += g == 100 ? 5000 : g == kSamplerCheckEvery + 1 ? 9000 : 7;
+    script.ticks.push_back(t);
+  }
+  SamplerShared shared(16, 1'000'000, 8);
+  SamplerWriterState state;
+  std::atomic<bool> stop{false};
+  run_sampler_loop(shared, state, 1000, t, stop, std::ref(script));
+  // One read starts the span and one read ends each gap: the bookkeeping reads nothing itself.
+  CHECK(script.reads == gaps + 1);
+  HistogramSnapshot snapshot;
+  shared.histogram.snapshot(snapshot);
+  CHECK(snapshot.total() == gaps);
+  CHECK(state.samples == gaps);
+  CHECK(state.sampled_ticks == t - script.ticks.front());
+  CHECK(shared.sampled_ticks.load() == t - script.ticks.front());
+  CHECK(shared.interruption_count.load() == 2);
+  CHECK(shared.interrupted_ticks.load() == 14000);
+  const auto kept = shared.interruptions.copy_since(0);
+  REQUIRE(kept.size() == 2);
+  CHECK(kept[0].start_tick == script.ticks[99]);
+  CHECK(kept[0].duration_ticks == 5000);
+  // The gap after a bookkeeping block is the script's gap, not the script's plus anything.
+  CHECK(kept[1].start_tick == script.ticks[kSamplerCheckEvery]);
+  CHECK(kept[1].duration_ticks == 9000);
+  CHECK(state.min_gap == 7);
+  CHECK(shared.max_gap.load() == 9000);
+  CHECK(shared.window_max.max_between(0, t) == 9000);
+  CHECK(shared.heartbeat_tick.load() == t);
+}
+
+TEST_CASE("window max: the writer's fast path keeps the slot's exact max, and a new slot starts clean", "[sampler]") {
+  WindowMax w(100, 4);
+  for (std::uint64_t now = 200; now < 300; now += 10) w.publish(now, now == 250 ? 42 : 1);
+  CHECK(w.max_between(200, 299) == 42);
+  w.publish(300, 2);  // the next slot: its own max, the previous one kept
+  CHECK(w.max_between(300, 399) == 2);
+  CHECK(w.max_between(200, 399) == 42);
+  w.publish(399, 5);
+  w.publish(400, 1);
+  CHECK(w.max_between(300, 399) == 5);
+  CHECK(w.max_between(400, 499) == 1);
+  w.publish(350, 7);  // a tick before the cached slot (another span) takes the slow path
+  CHECK(w.max_between(300, 399) == 7);
+  CHECK(w.max_between(400, 499) == 1);
+  WindowMax last(100, 4);
+  last.publish(std::numeric_limits<std::uint64_t>::max(), 3);
+  CHECK(last.max_between(0, std::numeric_limits<std::uint64_t>::max()) == 3);
 }

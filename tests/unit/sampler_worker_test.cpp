@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <future>
 #include <thread>
 
 #include "sampling/sampling_plan.h"
@@ -59,4 +60,44 @@ TEST_CASE("a sampler that has stopped refuses tasks instead of hanging", "[sampl
   auto refused = worker.run_paused([] {});
   REQUIRE(refused.wait_for(5s) == std::future_status::ready);
   CHECK_THROWS_WITH(refused.get(), Catch::Contains("the sampler thread is not running"));
+}
+
+TEST_CASE("a sampler lent to a probe is alive for kMaxSamplerBorrow, and stalled past it", "[sampler_worker]") {
+  const TickScale scale(counter_frequency(default_tick_method(), 50ms).hertz);
+  SamplerWorker worker(continuous_on(current_affinity().back(), scale));
+  worker.start();
+  worker.wait_ready();
+  worker.release();
+  std::promise<void> started, release;
+  std::shared_future<void> released = release.get_future().share();
+  auto done = worker.run_paused([&] {
+    started.set_value();
+    released.wait();
+  });
+  started.get_future().wait();  // the task holds the CPU now, whatever the scheduler does
+  const auto ticks_in = [&](std::chrono::nanoseconds d) { return scale.from_ns(static_cast<std::uint64_t>(d.count())); };
+  const std::uint64_t now = read_ticks(default_tick_method());
+  // The heartbeat stands still during the borrow; the borrow itself is the proof of progress...
+  CHECK(worker.alive(now + ticks_in(5s)));
+  CHECK(worker.alive(now + ticks_in(kMaxSamplerBorrow - 1s)));
+  // ...up to the bound: a step that hangs longer is a stalled sampler, and the pings stop.
+  CHECK_FALSE(worker.alive(now + ticks_in(kMaxSamplerBorrow + 1s)));
+  release.set_value();
+  done.get();
+  // Finishing the task refreshed the heartbeat: alive at once, without waiting for a span.
+  CHECK(worker.alive(read_ticks(default_tick_method())));
+  worker.stop();
+  CHECK_FALSE(worker.alive(read_ticks(default_tick_method())));
+}
+
+TEST_CASE("a sampler is alive from the start barrier on", "[sampler_worker]") {
+  const TickScale scale(counter_frequency(default_tick_method(), 50ms).hertz);
+  SamplerWorker worker(continuous_on(current_affinity().back(), scale));
+  worker.start();
+  worker.wait_ready();
+  // Before release no gap has been recorded, but the warm-up proved the loop runs.
+  CHECK(worker.alive(read_ticks(default_tick_method())));
+  worker.release();
+  CHECK(worker.alive(read_ticks(default_tick_method())));
+  worker.stop();
 }
