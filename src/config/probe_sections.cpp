@@ -191,7 +191,8 @@ void read_posture_probe(ConfigReader& r, const Entry& section, PostureSettings& 
       section,
       {{"enabled", [&](const Entry& e) { assign(posture.enabled, r.boolean(e)); }},
        {"interval",
-        [&](const Entry& e) { assign(posture.interval, r.duration(e, min_interval, max_interval)); }}});
+        [&](const Entry& e) { assign(posture.interval, r.duration(e, min_interval, max_interval)); }},
+       {"irq_detail", [&](const Entry& e) { assign(posture.irq_detail, r.integer(e, 0, 64, " IRQs per cpu")); }}});
 }
 
 void read_attribution_probe(ConfigReader& r, const Entry& section, AttributionSettings& attribution) {
@@ -200,7 +201,9 @@ void read_attribution_probe(ConfigReader& r, const Entry& section, AttributionSe
       {{"enabled", [&](const Entry& e) { assign(attribution.enabled, r.boolean(e)); }},
        {"interval",
         [&](const Entry& e) { assign(attribution.interval, r.duration(e, min_interval, max_interval)); }},
-       {"tracepoints", [&](const Entry& e) { assign(attribution.tracepoints, r.boolean(e)); }}});
+       {"tracepoints", [&](const Entry& e) { assign(attribution.tracepoints, r.boolean(e)); }},
+       {"source_detail",
+        [&](const Entry& e) { assign(attribution.source_detail, r.integer(e, 0, 64, " sources per cpu")); }}});
 }
 
 // `representative`, `all`, or a sequence of [a, b] pairs; the pairs are checked against the

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "host/thread_stats.h"
 
 namespace jitterd {
 
@@ -44,12 +43,40 @@ const std::vector<double>& gap_histogram_bounds() {
   return bounds;
 }
 
+std::vector<SamplerReading> read_samplers(const SamplerSet& set, const HostReader& host) {
+  std::vector<SamplerReading> out;
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    const SamplerWorker& w = set.worker(i);
+    SamplerReading r;
+    r.settings = w.settings();
+    r.startup = w.startup();
+    r.up = w.alive(read_ticks(r.settings.method));
+    if (const SamplerShared* shared = w.shared()) {
+      r.sampling = true;
+      shared->histogram.snapshot(r.gaps);
+      r.interruptions = shared->interruption_count.load(std::memory_order_relaxed);
+      r.interrupted_ticks = shared->interrupted_ticks.load(std::memory_order_relaxed);
+      r.sampled_ticks = shared->sampled_ticks.load(std::memory_order_relaxed);
+      r.window = set.window(i);
+      r.context_switches = read_thread_context_switches(host, getpid(), r.startup.tid);
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 Collector::Collector(HostReader host, BuildInfo build) : host_(std::move(host)), build_(std::move(build)) {}
 
 void Collector::set_samplers(std::shared_ptr<const SamplerSet> samplers, CounterFrequency frequency,
                              TickMethod method) {
+  set_samplers([samplers = std::move(samplers), host = host_] { return read_samplers(*samplers, host); },
+               std::move(frequency), method);
+}
+
+void Collector::set_samplers(std::function<std::vector<SamplerReading>()> readings, CounterFrequency frequency,
+                             TickMethod method) {
   std::lock_guard lock(mutex_);
-  samplers_ = std::move(samplers);
+  sampler_readings_ = std::move(readings);
   frequency_ = std::move(frequency);
   method_ = method;
 }
@@ -74,7 +101,7 @@ std::vector<MetricFamily> Collector::Collect() const {
          {}, last_reload_ok_ ? 1 : 0);
   add_single(out, family("jitterd_config_last_reload_success_timestamp_seconds", "Unix time of the last successful configuration load.", MetricType::Gauge),
          {}, last_reload_success_);
-  if (samplers_) collect_samplers(out);
+  if (sampler_readings_) collect_samplers(out);
   if (probe_statuses_) collect_probes(out);
   // A family with no sample (say, no sampler started yet) is left out rather than sent empty.
   std::erase_if(out, [](const MetricFamily& f) { return f.metric.empty(); });
@@ -82,16 +109,18 @@ std::vector<MetricFamily> Collector::Collect() const {
 }
 
 void Collector::collect_samplers(std::vector<MetricFamily>& out) const {
-  add_single(out, family("jitterd_tick_frequency_hertz", "Tick counter frequency used to convert ticks to seconds, by read method and how the frequency was obtained.", MetricType::Gauge),
-         {{"method", std::string(to_string(method_))}, {"source", frequency_.source}}, frequency_.hertz);
+  add_single(out, family("jitterd_tick_info", "1, labelled with the counter read method and how its frequency was obtained.", MetricType::Gauge),
+         {{"method", std::string(to_string(method_))}, {"frequency_source", frequency_.source}}, 1);
+  add_single(out, family("jitterd_tick_frequency_hertz", "Tick counter frequency used to convert ticks to seconds (how it was obtained: jitterd_tick_info).", MetricType::Gauge),
+         {}, frequency_.hertz);
   add_single(out, family("jitterd_tick_frequency_uncertainty_ratio", "Bound on the relative error of the counter frequency (0 when the architecture states it).", MetricType::Gauge),
          {}, frequency_.uncertainty_ppm * 1e-6);
   add_single(out, family("jitterd_tick_resolution_seconds", "Duration of one counter tick: the resolution of every gap.", MetricType::Gauge),
          {}, 1.0 / frequency_.hertz);
-  const SamplerSet& set = *samplers_;
-  if (set.size() > 0) {
+  const std::vector<SamplerReading> readings = sampler_readings_();
+  if (!readings.empty()) {
     add_single(out, family("jitterd_sampler_window_seconds", "Configured length of the rolling window behind the window quantiles and max.", MetricType::Gauge),
-           {}, std::chrono::duration<double>(set.worker(0).settings().window).count());
+           {}, std::chrono::duration<double>(readings.front().settings.window).count());
   }
   MetricFamily histogram = family("jitterd_sampler_gap_seconds", "Gaps between consecutive counter reads of the sampler loop.", MetricType::Histogram);
   MetricFamily interruptions = family("jitterd_sampler_interruptions_total", "Gaps at or above the interruption threshold.", MetricType::Counter);
@@ -108,36 +137,32 @@ void Collector::collect_samplers(std::vector<MetricFamily>& out) const {
   MetricFamily switches = family("jitterd_sampler_context_switches_total", "Context switches of the sampler thread, by kind.", MetricType::Counter);
   MetricFamily up = family("jitterd_sampler_up", "1 while the sampler thread runs and makes progress.", MetricType::Gauge);
 
-  HistogramSnapshot snapshot;
   const auto& bounds = gap_histogram_bounds();
-  for (std::size_t i = 0; i < set.size(); ++i) {
-    const SamplerWorker& w = set.worker(i);
-    const SamplerSettings& s = w.settings();
+  for (const SamplerReading& r : readings) {
+    const SamplerSettings& s = r.settings;
     const std::string cpu = cpu_label(s.cpu);
     sample(duty, {{"cpu", cpu}}, s.duty_cycle());
-    sample(pinned, {{"cpu", cpu}}, w.startup().pinned ? 1 : 0);
-    sample(locked, {{"cpu", cpu}}, w.startup().memory_locked ? 1 : 0);
-    sample(realtime, {{"cpu", cpu}}, w.startup().realtime_priority);
-    sample(up, {{"cpu", cpu}}, w.alive(read_ticks(s.method)) ? 1 : 0);
-    const SamplerShared* shared = w.shared();
-    if (!shared) continue;
-    sample(floor, {{"cpu", cpu}}, s.scale.to_seconds(w.startup().floor_ticks));
-    sample(threshold, {{"cpu", cpu}}, s.scale.to_seconds(w.startup().threshold_ticks));
-    shared->histogram.snapshot(snapshot);
+    sample(pinned, {{"cpu", cpu}}, r.startup.pinned ? 1 : 0);
+    sample(locked, {{"cpu", cpu}}, r.startup.memory_locked ? 1 : 0);
+    sample(realtime, {{"cpu", cpu}}, r.startup.realtime_priority);
+    sample(up, {{"cpu", cpu}}, r.up ? 1 : 0);
+    if (!r.sampling) continue;
+    sample(floor, {{"cpu", cpu}}, s.scale.to_seconds(r.startup.floor_ticks));
+    sample(threshold, {{"cpu", cpu}}, s.scale.to_seconds(r.startup.threshold_ticks));
     ClientMetric h;
     h.label = {{"cpu", cpu}};
-    const auto counts = coarse_cumulative_counts(snapshot, s.scale, bounds);
+    const auto counts = coarse_cumulative_counts(r.gaps, s.scale, bounds);
     for (std::size_t b = 0; b < bounds.size(); ++b) h.histogram.bucket.push_back({counts[b], bounds[b]});
-    h.histogram.sample_count = snapshot.total();
+    h.histogram.sample_count = r.gaps.total();
     h.histogram.bucket.push_back({h.histogram.sample_count, std::numeric_limits<double>::infinity()});
-    h.histogram.sample_sum = s.scale.to_seconds(shared->sampled_ticks.load(std::memory_order_relaxed));
+    h.histogram.sample_sum = s.scale.to_seconds(r.sampled_ticks);
     const std::uint64_t h_count = h.histogram.sample_count;
     const double h_sum = h.histogram.sample_sum;
     histogram.metric.push_back(std::move(h));
-    sample(interruptions, {{"cpu", cpu}}, static_cast<double>(shared->interruption_count.load(std::memory_order_relaxed)));
-    sample(stolen, {{"cpu", cpu}}, s.scale.to_seconds(shared->interrupted_ticks.load(std::memory_order_relaxed)));
-    sample(sampled, {{"cpu", cpu}}, s.scale.to_seconds(shared->sampled_ticks.load(std::memory_order_relaxed)));
-    const WindowSummary summary = set.window(i);
+    sample(interruptions, {{"cpu", cpu}}, static_cast<double>(r.interruptions));
+    sample(stolen, {{"cpu", cpu}}, s.scale.to_seconds(r.interrupted_ticks));
+    sample(sampled, {{"cpu", cpu}}, s.scale.to_seconds(r.sampled_ticks));
+    const WindowSummary& summary = r.window;
     ClientMetric q;
     q.label = {{"cpu", cpu}};
     q.summary.sample_count = h_count;
@@ -147,7 +172,7 @@ void Collector::collect_samplers(std::vector<MetricFamily>& out) const {
       sample(window_max, {{"cpu", cpu}}, summary.max);
     }
     quantiles.metric.push_back(std::move(q));
-    if (auto cs = read_thread_context_switches(host_, getpid(), w.startup().tid)) {
+    if (const auto& cs = r.context_switches) {
       sample(switches, {{"cpu", cpu}, {"kind", "voluntary"}}, static_cast<double>(cs->voluntary));
       sample(switches, {{"cpu", cpu}, {"kind", "involuntary"}}, static_cast<double>(cs->involuntary));
     }
@@ -163,6 +188,7 @@ MetricType to_metric_type(ProbeMetricType type) {
   switch (type) {
     case ProbeMetricType::counter: return MetricType::Counter;
     case ProbeMetricType::histogram: return MetricType::Histogram;
+    case ProbeMetricType::summary: return MetricType::Summary;
     default: return MetricType::Gauge;
   }
 }
@@ -175,6 +201,10 @@ ClientMetric to_client_metric(const ProbeMetric& m) {
     c.histogram.bucket.push_back({m.count, std::numeric_limits<double>::infinity()});
     c.histogram.sample_count = m.count;
     c.histogram.sample_sum = m.sum;
+  } else if (m.type == ProbeMetricType::summary) {
+    for (const auto& [quantile, value] : m.quantiles) c.summary.quantile.push_back({quantile, value});
+    c.summary.sample_count = m.count;
+    c.summary.sample_sum = m.sum;
   } else if (m.type == ProbeMetricType::counter) {
     c.counter.value = m.value;
   } else {

@@ -16,6 +16,7 @@
 
 #include "export/build_info.h"
 #include "host/host_reader.h"
+#include "host/thread_stats.h"
 #include "sampling/sampler_set.h"
 #include "measure/counter_calibration.h"
 #include "probes/probe.h"
@@ -25,11 +26,31 @@ namespace jitterd {
 // Upper bounds (seconds) of the exported gap histogram: 10 ns .. 100 ms in 1-2.5-5 steps.
 const std::vector<double>& gap_histogram_bounds();
 
+// One sampler as a scrape sees it: plain values, so the families are a pure function of them.
+struct SamplerReading {
+  SamplerSettings settings;
+  SamplerStartup startup;
+  bool up = false;
+  bool sampling = false;  // the loop ran: the counters below are its own
+  HistogramSnapshot gaps;
+  std::uint64_t interruptions = 0;
+  std::uint64_t interrupted_ticks = 0;
+  std::uint64_t sampled_ticks = 0;
+  WindowSummary window;
+  std::optional<ContextSwitches> context_switches;
+};
+
+// Reads every sampler of `set` (relaxed loads of its single-writer counters) and its thread's
+// context switches through `host`.
+std::vector<SamplerReading> read_samplers(const SamplerSet& set, const HostReader& host);
+
 class Collector : public prometheus::Collectable {
  public:
   Collector(HostReader host, BuildInfo build);
 
   void set_samplers(std::shared_ptr<const SamplerSet> samplers, CounterFrequency frequency, TickMethod method);
+  // The same from any source of readings (a test's fixed ones); called at scrape time.
+  void set_samplers(std::function<std::vector<SamplerReading>()> readings, CounterFrequency frequency, TickMethod method);
   // `statuses` gives the probes' latest runs; it is called at scrape time from the web threads.
   void set_probes(std::function<std::vector<ProbeStatus>()> statuses);
   void record_reload(bool success, double unix_seconds);
@@ -43,7 +64,7 @@ class Collector : public prometheus::Collectable {
   HostReader host_;
   BuildInfo build_;
   mutable std::mutex mutex_;
-  std::shared_ptr<const SamplerSet> samplers_;
+  std::function<std::vector<SamplerReading>()> sampler_readings_;
   std::function<std::vector<ProbeStatus>()> probe_statuses_;
   CounterFrequency frequency_;
   TickMethod method_ = TickMethod::steady_clock;

@@ -25,6 +25,7 @@ inline constexpr std::size_t kMigrationMaxCpus = 8192;
 struct MigrationLoopResult {
   HistogramSnapshot gaps;        // ticks between consecutive counter reads
   std::uint64_t samples = 0;     // gaps recorded: gaps.total()
+  std::uint64_t sum_ticks = 0;   // every gap summed: the loop's length
   std::uint64_t migrations = 0;  // checks that found a CPU different from the previous check's
   std::vector<int> cpus_seen;    // ascending
 };
@@ -61,6 +62,7 @@ MigrationLoopResult run_migration_loop(std::uint64_t duration_ticks) {
   MigrationLoopResult result;
   histogram->snapshot(result.gaps);
   result.samples = n;
+  result.sum_ticks = prev - first;
   result.migrations = migrations;
   for (std::size_t cpu = 0; cpu < kMigrationMaxCpus; ++cpu) {
     if (seen->test(cpu)) result.cpus_seen.push_back(static_cast<int>(cpu));

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <string_view>
@@ -28,6 +29,7 @@ struct OpCost {
   std::uint64_t median_ticks = 0;
   std::uint64_t p99_ticks = 0;
   std::uint64_t min_ticks = 0;
+  std::uint64_t sum_ticks = 0;  // of all samples, for a mean
 };
 
 // Exact nearest-rank q-quantile of ascending `sorted` values (rank ceil(q * n), at least 1);
@@ -61,6 +63,7 @@ OpCost time_op(std::string name, Op&& op, std::size_t samples) {
   cost.median_ticks = nearest_rank(ticks, 0.5);
   cost.p99_ticks = nearest_rank(ticks, 0.99);
   cost.min_ticks = samples == 0 ? 0 : ticks.front();
+  cost.sum_ticks = std::accumulate(ticks.begin(), ticks.end(), std::uint64_t{0});
   return cost;
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "measure/op_cost.h"
 
@@ -201,6 +202,7 @@ OneWayLatency one_way_latency(const std::vector<std::uint64_t>& sample_ticks, st
   result.p10_ticks = nearest_rank(one_way, 0.10);
   result.median_ticks = nearest_rank(one_way, 0.50);
   result.p90_ticks = nearest_rank(one_way, 0.90);
+  result.sum_ticks = std::accumulate(one_way.begin(), one_way.end(), 0.0);
   return result;
 }
 

@@ -94,6 +94,7 @@ struct OneWayLatency {
   double p10_ticks = 0;
   double median_ticks = 0;
   double p90_ticks = 0;
+  double sum_ticks = 0;  // of the samples' one-way values, for a mean
 };
 
 // Per sample: ticks / (2 * round_trips), dropping sample 0 (warm-up); exact nearest-rank order

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <ctime>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -51,6 +52,7 @@ SleepOvershoot measure_sleep_overshoot(std::chrono::nanoseconds requested, std::
   result.median_ns = nearest_rank(overshoot, 0.5);
   result.p99_ns = nearest_rank(overshoot, 0.99);
   result.max_ns = samples == 0 ? 0 : overshoot.back();
+  result.sum_ns = std::accumulate(overshoot.begin(), overshoot.end(), std::int64_t{0});
   return result;
 }
 

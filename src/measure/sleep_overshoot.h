@@ -18,6 +18,7 @@ struct SleepOvershoot {
   std::int64_t median_ns = 0;
   std::int64_t p99_ns = 0;
   std::int64_t max_ns = 0;
+  std::int64_t sum_ns = 0;  // of all samples, for a mean
 };
 
 // Throws std::invalid_argument for a negative request, std::system_error if the sleep fails

@@ -11,9 +11,32 @@ namespace {
 constexpr std::string_view unexplained = "unexplained";
 constexpr std::string_view not_kept = "not_kept";  // interruptions the ring overwrote before the window was read
 
-// Every cause a CPU exports, zero or not, so the series set is stable.
+// What fired on a CPU, by category: every (kind, cause) cause_of gives but not_an_interrupt, all
+// exported, zero or not, so the series set is stable.
+constexpr std::pair<std::string_view, std::string_view> event_categories[] = {
+    {"irq", "timer"},       {"irq", "ipi_resched"},     {"irq", "ipi_call"},        {"irq", "tlb"},
+    {"irq", "device_irq"},  {"irq", "other_irq"},       {"softirq", "timer"},       {"softirq", "softirq_net"},
+    {"softirq", "softirq_rcu"}, {"softirq", "softirq_other"}};
+
+// The `limit` sources with the most events (ties: kind, then source), in (kind, source) order.
+template <typename Events>
+std::vector<typename Events::const_iterator> top_sources(const Events& events, std::size_t limit) {
+  std::vector<typename Events::const_iterator> top;
+  for (auto it = events.begin(); it != events.end(); ++it) top.push_back(it);
+  std::stable_sort(top.begin(), top.end(), [](auto l, auto r) { return l->second.second > r->second.second; });
+  if (top.size() > limit) top.resize(limit);
+  std::sort(top.begin(), top.end(), [](auto l, auto r) { return l->first < r->first; });
+  return top;
+}
+
+// Every cause a CPU exports, zero or not, so the series set is stable. Window deltas give
+// interruptions to hard-IRQ causes only (host/attribution.h): the softirq ones, always 0 there,
+// are left out.
 std::vector<std::string> all_causes(bool tracepoints) {
-  std::vector<std::string> out(cause_names.begin(), cause_names.end());
+  std::vector<std::string> out;
+  for (std::string_view cause : cause_names) {
+    if (tracepoints || !cause.starts_with("softirq_")) out.emplace_back(cause);
+  }
   if (tracepoints) out.insert(out.end(), {std::string(preempted_cause), std::string(not_kept)});
   out.emplace_back(unexplained);
   return out;
@@ -142,6 +165,9 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
       auto& [name, count] = totals.events[{d.kind, d.source}];
       name = d.name;
       count += d.delta;
+      // Counted as the row was named then, so a renamed IRQ never moves past counts.
+      const std::string_view category = cause_of(d.kind, d.source, d.name);
+      if (category != not_an_interrupt) totals.events_by_cause[{d.kind, std::string(category)}] += d.delta;
     }
     std::map<std::string, std::uint64_t> by_cause;
     std::uint64_t interruptions = 0;
@@ -174,7 +200,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
   previous_ = snapshot;
   previous_pair_ = pair;
 
-  result.metrics.push_back(gauge("jitterd_attribution_method", "1 for the attribution method in use: tracepoints or window_deltas.",
+  result.metrics.push_back(gauge("jitterd_attribution_method_info", "1, labelled with the attribution method in use: tracepoints or window_deltas.",
                                  {{"method", method_}}, 1));
   const auto counter = [](std::string name, std::string help, ProbeLabels labels, double value) {
     ProbeMetric m = gauge(std::move(name), std::move(help), std::move(labels), value);
@@ -187,7 +213,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
       const auto found = totals.interruptions.find(cause);
       const auto stolen = totals.stolen_seconds.find(cause);
       result.metrics.push_back(counter("jitterd_attribution_interruptions_total",
-                                       "Interruptions of a sampled CPU by most likely cause (see jitterd_attribution_method).",
+                                       "Interruptions of a sampled CPU by most likely cause (see jitterd_attribution_method_info).",
                                        {{"cpu", c}, {"cause", cause}},
                                        found == totals.interruptions.end() ? 0.0 : static_cast<double>(found->second)));
       result.metrics.push_back(counter("jitterd_attribution_stolen_seconds_total",
@@ -197,9 +223,19 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     result.metrics.push_back(counter("jitterd_attribution_coincident_interruptions_total",
                                      "Interruptions of a sampled CPU that coincided with an interrupt, softirq or task switch.",
                                      {{"cpu", c}}, static_cast<double>(totals.coincident)));
-    for (const auto& [source, named] : totals.events) {
+    for (const auto& [kind, category] : event_categories) {
+      const auto found = totals.events_by_cause.find({std::string(kind), std::string(category)});
       result.metrics.push_back(counter("jitterd_attribution_events_total",
-                                       "Interrupts and softirqs that fired on a sampled CPU since jitterd started, by source.",
+                                       "Interrupts (kind irq) and softirqs that fired on a sampled CPU since jitterd started, by "
+                                       "cause category.",
+                                       {{"cpu", c}, {"kind", std::string(kind)}, {"cause", std::string(category)}},
+                                       found == totals.events_by_cause.end() ? 0.0 : static_cast<double>(found->second)));
+    }
+    for (const auto& it : top_sources(totals.events, settings_.source_detail)) {
+      const auto& [source, named] = *it;
+      result.metrics.push_back(counter("jitterd_attribution_source_events_total",
+                                       "Interrupts and softirqs that fired on a sampled CPU since jitterd started, by source: the "
+                                       "probes.attribution.source_detail sources of the CPU with the most.",
                                        {{"cpu", c}, {"kind", source.first}, {"source", source.second}, {"name", named.first}},
                                        static_cast<double>(named.second)));
     }

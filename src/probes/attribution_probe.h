@@ -1,8 +1,8 @@
 // Attribution probe: why the sampled CPUs were interrupted. Every interval (one attribution
 // window) it reads /proc/interrupts and /proc/softirqs and each sampler's interruption counters,
-// and per sampled CPU exports what fired there (counters by source) and a breakdown of the
-// window's interruptions by most likely cause, as counters. Two methods, exported as
-// jitterd_attribution_method:
+// and per sampled CPU exports what fired there (counters by cause category; by source for at
+// most `source_detail` sources) and a breakdown of the window's interruptions by most likely
+// cause, as counters. Two methods, exported as jitterd_attribution_method_info:
 //   tracepoints: where the kernel lets jitterd open the irq, softirq and sched_switch tracepoints
 //     (host/trace_events.h), each interruption the sampler kept is matched to the events that
 //     overlapped it in time, so its cause is what actually ran (an IRQ by name, a softirq, a task);
@@ -29,6 +29,10 @@ struct AttributionSettings {
   bool enabled = true;
   std::chrono::nanoseconds interval{std::chrono::seconds(10)};
   bool tracepoints = true;
+  // 0: what fired on a sampled CPU is counted by cause category only. N: also by source
+  // (jitterd_attribution_source_events_total) for the N sources of each CPU with the most events
+  // since start. The configuration allows 0..64.
+  std::size_t source_detail = 0;
   bool operator==(const AttributionSettings&) const = default;
 };
 
@@ -56,6 +60,7 @@ class AttributionProbe : public Probe {
     std::map<std::string, std::uint64_t> interruptions;  // by cause
     std::map<std::string, double> stolen_seconds;        // by cause
     std::map<std::pair<std::string, std::string>, std::pair<std::string, std::uint64_t>> events;  // (kind, source) -> (name, count)
+    std::map<std::pair<std::string, std::string>, std::uint64_t> events_by_cause;  // (kind, cause) -> count
     std::uint64_t coincident = 0;
   };
   void open_tracepoints(ProbeContext& context, ProbeResult& result);

@@ -40,14 +40,10 @@ void add_pair_metrics(const PairRecord& r, ProbeResult& result) {
   ProbeLabels labels = pair_labels(r);
   labels.emplace_back("relation", std::string(to_string(r.pair.relation)));
   if (r.measured) {
-    for (const auto& [stat, value] : {std::pair{"min", r.min}, {"p10", r.p10}, {"median", r.median}, {"p90", r.p90}}) {
-      ProbeLabels with_stat = labels;
-      with_stat.emplace_back("stat", stat);
-      result.metrics.push_back(gauge("jitterd_c2c_latency_seconds",
-                                     "One-way core-to-core latency of a CPU pair (round trip / 2), order statistic over its "
-                                     "last run's samples.",
-                                     with_stat, value));
-    }
+    result.metrics.push_back(summary_metric("jitterd_c2c_latency_seconds",
+                                            "One-way core-to-core latency of a CPU pair (round trip / 2) over its last run's "
+                                            "samples (quantile 0 is the minimum).",
+                                            labels, {{0, r.min}, {0.1, r.p10}, {0.5, r.median}, {0.9, r.p90}}, r.samples, r.sum));
     ProbeLabels info = labels;
     info.insert(info.end(), {{"node_a", node_text(r.pair.node_a)}, {"node_b", node_text(r.pair.node_b)},
                              {"line_node", node_text(r.line_node)}});
@@ -55,7 +51,7 @@ void add_pair_metrics(const PairRecord& r, ProbeResult& result) {
                                    "Always 1: a measured CPU pair with its relation, the NUMA nodes of its CPUs and of the "
                                    "cache line (first-touched by cpu_a).",
                                    info, 1));
-    result.metrics.push_back(gauge("jitterd_c2c_pair_last_timestamp_seconds", "When the pair was last measured (Unix time).",
+    result.metrics.push_back(gauge("jitterd_c2c_pair_last_measured_timestamp_seconds", "When the pair was last measured (Unix time).",
                                    pair_labels(r), r.unix_seconds));
   }
   ProbeMetric failures = gauge("jitterd_c2c_pair_failures_total",
@@ -188,6 +184,7 @@ PairRecord measure_pair(ProbeContext& context, const CpuPair& pair, const PingPo
   record.p10 = latency.p10_ticks / hz;
   record.median = latency.median_ticks / hz;
   record.p90 = latency.p90_ticks / hz;
+  record.sum = latency.sum_ticks / hz;
   record.line_node = numa_node_of(lines.get());
   record.unix_seconds = unix_seconds();
   record.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -205,7 +202,8 @@ std::vector<ClassSummary> summarize_classes(const std::vector<PairRecord>& recor
     if (medians.empty()) continue;
     std::sort(medians.begin(), medians.end());
     // The lower middle for an even count: a value some pair actually had.
-    out.push_back({relation, medians.size(), medians.front(), medians[(medians.size() - 1) / 2], medians.back()});
+    out.push_back({relation, medians.size(), medians.front(), medians[(medians.size() - 1) / 2], medians.back(),
+                   std::accumulate(medians.begin(), medians.end(), 0.0)});
   }
   return out;
 }
@@ -221,22 +219,18 @@ ProbeResult c2c_result(const std::vector<PairRecord>& records, const C2cSettings
   ProbeTable classes{"relation classes (over the pairs' medians)", {"relation", "pairs", "min_ns", "median_ns", "max_ns"}, {}};
   for (const ClassSummary& c : summarize_classes(records)) {
     const std::string relation(to_string(c.relation));
-    for (const auto& [stat, value] : {std::pair{"min", c.min}, {"median", c.median}, {"max", c.max}}) {
-      result.metrics.push_back(gauge("jitterd_c2c_class_latency_seconds",
-                                     "Smallest, middle and largest median one-way latency among the measured pairs of a "
-                                     "relation class.",
-                                     {{"relation", relation}, {"stat", stat}}, value));
-    }
-    result.metrics.push_back(gauge("jitterd_c2c_class_pairs", "Measured pairs of a relation class.", {{"relation", relation}},
-                                   static_cast<double>(c.pairs)));
+    result.metrics.push_back(summary_metric("jitterd_c2c_class_pair_median_latency_seconds",
+                                            "Median one-way latencies of the measured pairs of a relation class, one "
+                                            "observation per pair (quantile 0 the smallest, 1 the largest).",
+                                            {{"relation", relation}}, {{0, c.min}, {0.5, c.median}, {1, c.max}}, c.pairs, c.sum));
     classes.rows.push_back({relation, c.pairs, ns(c.min), ns(c.median), ns(c.max)});
   }
-  result.metrics.push_back(gauge("jitterd_c2c_pairs", "CPU pairs the c2c probe plans to measure, and how many it has measured.",
-                                 {{"state", "planned"}}, static_cast<double>(planned_pairs)));
-  result.metrics.push_back(gauge("jitterd_c2c_pairs", "CPU pairs the c2c probe plans to measure, and how many it has measured.",
-                                 {{"state", "measured"}}, static_cast<double>(measured.size())));
-  result.metrics.push_back(gauge("jitterd_c2c_pairs_last_run", "CPU pairs the c2c probe's last run attempted (its budget).", {},
-                                 static_cast<double>(probed_this_run)));
+  result.metrics.push_back(gauge("jitterd_c2c_planned_pairs", "CPU pairs the c2c probe plans to measure, over all its runs.", {},
+                                 static_cast<double>(planned_pairs)));
+  result.metrics.push_back(gauge("jitterd_c2c_measured_pairs", "CPU pairs with a result so far (planned pairs whose every attempt failed are not).",
+                                 {}, static_cast<double>(measured.size())));
+  result.metrics.push_back(gauge("jitterd_c2c_last_run_attempted_pairs", "CPU pairs the c2c probe's last run attempted (at most its budget).",
+                                 {}, static_cast<double>(probed_this_run)));
   result.tables.push_back(matrix_table(measured, settings));
   result.tables.push_back(pairs_table(records));
   result.tables.push_back(std::move(classes));

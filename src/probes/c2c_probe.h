@@ -53,6 +53,7 @@ struct PairRecord {
   CpuPair pair;
   std::size_t samples = 0;
   double min = 0, p10 = 0, median = 0, p90 = 0;  // one-way latency, seconds
+  double sum = 0;                                 // of the samples' one-way latencies, seconds
   std::optional<int> line_node;  // NUMA node of the line's page; nullopt if the kernel can't say
   double unix_seconds = 0;       // when it was measured
   double duration_seconds = 0;   // how long the pair took, line allocation included
@@ -70,6 +71,7 @@ struct ClassSummary {
   CpuRelation relation = CpuRelation::cross_package;
   std::size_t pairs = 0;
   double min = 0, median = 0, max = 0;  // of the pairs' medians, seconds
+  double sum = 0;                       // of the pairs' medians, seconds
 };
 std::vector<ClassSummary> summarize_classes(const std::vector<PairRecord>& records);
 

@@ -9,7 +9,9 @@
 #include <optional>
 #include <vector>
 
+#include "host/clock_info.h"
 #include "measure/counter_calibration.h"
+#include "measure/sleep_overshoot.h"
 #include "probes/probe.h"
 
 namespace jitterd {
@@ -25,6 +27,17 @@ struct ClockSettings {
   bool operator==(const ClockSettings&) const = default;
 };
 
+// What one run found, as its metrics are made from it.
+struct ClockReading {
+  double in_use_hertz = 0;                                // the frequency the samplers convert with
+  std::vector<std::pair<std::string, double>> estimates;  // method, hertz
+  std::optional<bool> tsc_known_freq;
+  std::optional<double> drift_ratio;                      // from the second run on
+  std::optional<ClocksourceInfo> clocksource;
+  std::vector<SleepOvershoot> sleep_overshoots;
+};
+std::vector<ProbeMetric> clock_metrics(const ClockReading& reading);
+
 class ClockProbe : public Probe {
  public:
   explicit ClockProbe(ClockSettings settings) : settings_(std::move(settings)) {}
@@ -33,10 +46,10 @@ class ClockProbe : public Probe {
   ProbeResult run(ProbeContext& context) override;
 
  private:
-  void add_estimates(ProbeContext& context, ProbeResult& result);
-  void add_drift(ProbeContext& context, ProbeResult& result);
-  void add_clocksource(ProbeContext& context, ProbeResult& result);
-  void add_sleep_overshoot(ProbeContext& context, ProbeResult& result);
+  void add_estimates(ProbeContext& context, ProbeResult& result, ClockReading& reading);
+  void add_drift(ProbeContext& context, ProbeResult& result, ClockReading& reading);
+  void add_clocksource(ProbeContext& context, ProbeResult& result, ClockReading& reading);
+  void add_sleep_overshoot(ProbeContext& context, ProbeResult& result, ClockReading& reading);
 
   ClockSettings settings_;
   std::optional<ClockTickPair> previous_pair_;  // from the previous run, for drift

@@ -4,6 +4,19 @@
 
 namespace jitterd {
 
+std::vector<ProbeMetric> kernel_cost_metrics(const std::vector<OpCost>& costs, const TickScale& scale) {
+  std::vector<ProbeMetric> out;
+  for (const OpCost& c : costs) {
+    out.push_back(summary_metric("jitterd_kernel_cost_seconds",
+                                 "Cost of one kernel operation over the probe's samples (quantile 0 is the minimum).",
+                                 {{"op", c.op}},
+                                 {{0, scale.to_seconds(c.min_ticks)}, {0.5, scale.to_seconds(c.median_ticks)},
+                                  {0.99, scale.to_seconds(c.p99_ticks)}},
+                                 c.samples, scale.to_seconds(c.sum_ticks)));
+  }
+  return out;
+}
+
 ProbeResult KernelCostProbe::run(ProbeContext& context) {
   const int cpu = settings_.cpu.value_or(context.housekeeping.front());
   std::vector<OpCost> costs;
@@ -17,13 +30,8 @@ ProbeResult KernelCostProbe::run(ProbeContext& context) {
   ProbeTable table{"kernel operation costs on cpu " + std::to_string(cpu),
                    {"op", "samples", "min_ticks", "median_ticks", "p99_ticks", "median_ns", "p99_ns"},
                    {}};
+  result.metrics = kernel_cost_metrics(costs, scale);
   for (const OpCost& c : costs) {
-    for (const auto& [stat, ticks] : {std::pair{"median", c.median_ticks}, {"p99", c.p99_ticks}}) {
-      result.metrics.push_back(gauge("jitterd_kernel_cost_seconds", "Cost of one kernel operation, by statistic over the probe's samples.",
-                                     {{"op", c.op}, {"stat", stat}}, scale.to_seconds(ticks)));
-      result.metrics.push_back(gauge("jitterd_kernel_cost_ticks", "Cost of one kernel operation in counter ticks, by statistic.",
-                                     {{"op", c.op}, {"stat", stat}}, static_cast<double>(ticks)));
-    }
     table.rows.push_back({c.op, c.samples, c.min_ticks, c.median_ticks, c.p99_ticks,
                           Cell(scale.to_seconds(c.median_ticks) * 1e9, 1), Cell(scale.to_seconds(c.p99_ticks) * 1e9, 1)});
   }

@@ -1,10 +1,11 @@
-// Kernel-cost probe: median and p99 cost of a counter read, clock_gettime per clock id, a bare
-// syscall, thread create+join and fork+wait, in ticks and seconds (the cpu-tests table, kept
-// current). Runs pinned on one CPU: by default the first housekeeping CPU.
+// Kernel-cost probe: min, median and p99 cost of a counter read, clock_gettime per clock id, a
+// bare syscall, thread create+join and fork+wait (the cpu-tests table, kept current; exported in
+// seconds, shown in ticks too). Runs pinned on one CPU: by default the first housekeeping CPU.
 #pragma once
 
 #include <optional>
 
+#include "measure/op_cost.h"
 #include "probes/probe.h"
 
 namespace jitterd {
@@ -28,5 +29,8 @@ class KernelCostProbe : public Probe {
  private:
   KernelCostSettings settings_;
 };
+
+// The metrics of one run: a summary in seconds per operation (quantile 0 is the minimum).
+std::vector<ProbeMetric> kernel_cost_metrics(const std::vector<OpCost>& costs, const TickScale& scale);
 
 }  // namespace jitterd

@@ -76,6 +76,29 @@ const std::vector<double>& pacing_lateness_bounds() {
   return bounds;
 }
 
+std::vector<ProbeMetric> pacing_metrics(const std::vector<PacingRun>& runs, double unthrottled_counter,
+                                        double unthrottled_clock) {
+  std::vector<ProbeMetric> out;
+  for (const PacingRun& r : runs) {
+    const TickScale scale(r.units_per_second);
+    const ProbeLabels labels{{"method", r.method}, {"rate", rate_label(r.rate)}};
+    out.push_back(gauge("jitterd_pacing_achieved_ratio", "Achieved send rate divided by the target rate.", labels, r.result.ratio));
+    out.push_back(gauge("jitterd_pacing_max_lateness_seconds", "Largest lateness of one send behind its slot.", labels,
+                        scale.to_seconds(r.result.max_lateness)));
+    // Sum of bucket midpoints: the histogram knows each lateness only to its bucket.
+    const double lateness_sum = r.result.lateness.approximate_mean() *
+                                static_cast<double>(r.result.lateness.total()) / r.units_per_second;
+    out.push_back(histogram_seconds("jitterd_pacing_lateness_seconds",
+                                    "Lateness of each send behind its scheduled slot (sum from bucket midpoints).", labels,
+                                    r.result.lateness, scale, pacing_lateness_bounds(), lateness_sum));
+  }
+  for (const auto& [method, rate] : {std::pair{"counter", unthrottled_counter}, {"clock_gettime", unthrottled_clock}}) {
+    out.push_back(gauge("jitterd_pacing_unthrottled_sends_per_second", "Sends per second back to back, without pacing.",
+                        {{"method", method}}, rate));
+  }
+  return out;
+}
+
 ProbeResult PacingProbe::run(ProbeContext& context) {
   const int cpu = settings_.cpu.value_or(context.housekeeping.front());
   std::optional<LoopbackUdp> udp;
@@ -84,13 +107,7 @@ ProbeResult PacingProbe::run(ProbeContext& context) {
     if (udp) udp->send();
   };
   const double hz = context.frequency.hertz;
-  struct Run {
-    std::string method;
-    double rate;
-    PacingResult result;
-    double units_per_second;
-  };
-  std::vector<Run> runs;
+  std::vector<PacingRun> runs;
   double unthrottled_counter = 0, unthrottled_clock = 0;
   // One borrow of the CPU per step (a rate, or an unthrottled run), never the whole run: a
   // sampled CPU's sampler resumes between steps, and no step outlasts `duration`.
@@ -119,27 +136,14 @@ ProbeResult PacingProbe::run(ProbeContext& context) {
                        " per send, " + decimal_text(std::chrono::duration<double>(settings_.duration).count(), 3) + " s per rate",
                    {"method", "target_per_s", "achieved_per_s", "ratio", "p50_late_ns", "p99_late_ns", "max_late_ns"},
                    {}};
-  for (const Run& r : runs) {
+  result.metrics = pacing_metrics(runs, unthrottled_counter, unthrottled_clock);
+  for (const PacingRun& r : runs) {
     const TickScale scale(r.units_per_second);
-    const ProbeLabels labels{{"method", r.method}, {"rate", rate_label(r.rate)}};
-    result.metrics.push_back(gauge("jitterd_pacing_achieved_ratio", "Achieved send rate divided by the target rate.", labels, r.result.ratio));
-    result.metrics.push_back(gauge("jitterd_pacing_max_lateness_seconds", "Largest lateness of one send behind its slot.", labels,
-                                   scale.to_seconds(r.result.max_lateness)));
-    // Sum of bucket midpoints: the histogram knows each lateness only to its bucket.
-    const double lateness_sum = r.result.lateness.approximate_mean() *
-                                static_cast<double>(r.result.lateness.total()) / r.units_per_second;
-    result.metrics.push_back(histogram_seconds("jitterd_pacing_lateness_seconds",
-                                               "Lateness of each send behind its scheduled slot (sum from bucket midpoints).",
-                                               labels, r.result.lateness, scale, pacing_lateness_bounds(), lateness_sum));
     table.rows.push_back({r.method, Cell(r.rate, rate_decimals(r.rate)), Cell(r.result.achieved_per_second, 1),
                           Cell(r.result.ratio, 6), Cell(scale.to_seconds(r.result.lateness.quantile(0.5)) * 1e9, 0),
                           Cell(scale.to_seconds(r.result.lateness.quantile(0.99)) * 1e9, 0),
                           Cell(scale.to_seconds(r.result.max_lateness) * 1e9, 0)});
   }
-  result.metrics.push_back(gauge("jitterd_pacing_unthrottled_per_second", "Sends per second back to back, without pacing.",
-                                 {{"method", "counter"}}, unthrottled_counter));
-  result.metrics.push_back(gauge("jitterd_pacing_unthrottled_per_second", "Sends per second back to back, without pacing.",
-                                 {{"method", "clock_gettime"}}, unthrottled_clock));
   table.rows.push_back({"unthrottled", Cell(), Cell(unthrottled_counter, 0), Cell(), Cell(), Cell(), Cell()});
   result.tables.push_back(std::move(table));
   result.notes.push_back("lateness percentiles are the upper edge of a histogram bucket (<= 6.25% high)");

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "measure/pacer.h"
 #include "probes/probe.h"
 
 namespace jitterd {
@@ -38,5 +39,18 @@ class PacingProbe : public Probe {
 
 // Upper bounds (seconds) of the exported lateness histogram.
 const std::vector<double>& pacing_lateness_bounds();
+
+// One pacer at one rate, its times in `units_per_second` (counter ticks or nanoseconds).
+struct PacingRun {
+  std::string method;  // "counter" or "clock_gettime"
+  double rate;
+  PacingResult result;
+  double units_per_second;
+};
+
+// The metrics of one probe run: per run achieved/target, lateness and its maximum; per pacer the
+// unthrottled rate.
+std::vector<ProbeMetric> pacing_metrics(const std::vector<PacingRun>& runs, double unthrottled_counter,
+                                        double unthrottled_clock);
 
 }  // namespace jitterd

@@ -3,6 +3,7 @@
 // what pinning buys on this machine right now.
 #pragma once
 
+#include "measure/migration_loop.h"
 #include "probes/probe.h"
 
 namespace jitterd {
@@ -25,5 +26,9 @@ class PinningProbe : public Probe {
  private:
   PinningSettings settings_;
 };
+
+// The metrics of one run: per mode, the gap quantiles as a summary and the migrations seen.
+std::vector<ProbeMetric> pinning_metrics(const MigrationLoopResult& pinned, const MigrationLoopResult& unpinned,
+                                         const TickScale& scale);
 
 }  // namespace jitterd

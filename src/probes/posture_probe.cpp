@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "host/cpu_list.h"
 #include "measure/clock_ns.h"
@@ -47,11 +48,14 @@ void add_cpu_power(const Posture& p, const std::vector<int>& interest, std::vect
       out.push_back(gauge("jitterd_posture_cpufreq_governor_info", "1, labelled with the CPU's cpufreq governor.",
                           {{"cpu", cpu}, {"governor", *f.governor}}, 1));
     }
-    for (const auto& [kind, khz] : {std::pair{"min", f.min_khz}, {"max", f.max_khz}, {"current", f.cur_khz}}) {
-      if (khz) {
-        out.push_back(gauge("jitterd_posture_cpufreq_hertz", "The CPU's cpufreq scaling minimum, maximum and current frequency.",
-                            {{"cpu", cpu}, {"kind", kind}}, static_cast<double>(*khz) * 1e3));
-      }
+    // One name each, as node_exporter's node_cpu_scaling_frequency{,_min,_max}_hertz: a sum over
+    // minimum, maximum and current would mean nothing.
+    const std::tuple<const char*, const char*, std::optional<long long>> frequencies[] = {
+        {"jitterd_posture_cpufreq_min_hertz", "The CPU's cpufreq scaling minimum frequency.", f.min_khz},
+        {"jitterd_posture_cpufreq_max_hertz", "The CPU's cpufreq scaling maximum frequency.", f.max_khz},
+        {"jitterd_posture_cpufreq_current_hertz", "The CPU's current frequency as cpufreq last saw it.", f.cur_khz}};
+    for (const auto& [name, help, khz] : frequencies) {
+      if (khz) out.push_back(gauge(name, help, {{"cpu", cpu}}, static_cast<double>(*khz) * 1e3));
     }
   }
   for (const CpuIdle& idle : p.cpuidle) {
@@ -71,7 +75,7 @@ void add_cpu_power(const Posture& p, const std::vector<int>& interest, std::vect
   }
 }
 
-void add_machine(const Posture& p, const std::vector<int>& interest, std::vector<ProbeMetric>& out) {
+void add_machine(const Posture& p, std::vector<ProbeMetric>& out) {
   if (p.smt.active) out.push_back(gauge("jitterd_posture_smt_active", "1 if SMT (hyper-threading) is active.", {}, *p.smt.active));
   if (p.smt.control) {
     out.push_back(gauge("jitterd_posture_smt_control_info", "1, labelled with devices/system/cpu/smt/control.",
@@ -96,26 +100,44 @@ void add_machine(const Posture& p, const std::vector<int>& interest, std::vector
     out.push_back(gauge("jitterd_posture_thp_info", "1, labelled with the transparent hugepage enabled and defrag settings.",
                         {{"enabled", p.thp.enabled.value_or("unknown")}, {"defrag", p.thp.defrag.value_or("unknown")}}, 1));
   }
-  const std::pair<const char*, std::optional<std::string>> sysctls[] = {
-    {"kernel.nmi_watchdog", p.sysctls.nmi_watchdog}, {"kernel.timer_migration", p.sysctls.timer_migration},
-    {"vm.stat_interval", p.sysctls.stat_interval}, {"kernel.sched_rt_runtime_us", p.sysctls.sched_rt_runtime_us}};
-  for (const auto& [name, text] : sysctls) {
+  // One metric per sysctl, since their units differ, in base units: sched_rt_runtime_us becomes
+  // seconds, except -1 (no limit), which stays -1.
+  const std::tuple<const char*, const char*, const std::optional<std::string>&, double> sysctls[] = {
+    {"jitterd_posture_sysctl_kernel_nmi_watchdog", "kernel.nmi_watchdog: 1 while the NMI watchdog runs.",
+     p.sysctls.nmi_watchdog, 1},
+    {"jitterd_posture_sysctl_kernel_timer_migration", "kernel.timer_migration: 1 if timers may move off an idle CPU.",
+     p.sysctls.timer_migration, 1},
+    {"jitterd_posture_sysctl_vm_stat_interval_seconds", "vm.stat_interval: how often per-CPU VM statistics are folded.",
+     p.sysctls.stat_interval, 1},
+    {"jitterd_posture_sysctl_kernel_sched_rt_runtime_seconds",
+     "kernel.sched_rt_runtime_us in seconds: RT tasks' share of each RT period, -1 for no limit.",
+     p.sysctls.sched_rt_runtime_us, 1e-6}};
+  for (const auto& [name, help, text, unit] : sysctls) {
     const std::optional<long long> value = text ? parse_integer(*text) : std::nullopt;
-    if (value) out.push_back(gauge("jitterd_posture_sysctl", "Value of a sysctl that matters for isolation.", {{"name", name}}, static_cast<double>(*value)));
+    if (value) out.push_back(gauge(name, help, {}, static_cast<double>(*value) * (*value < 0 ? 1 : unit)));
   }
   if (p.sysctls.watchdog_cpumask) {
     out.push_back(gauge("jitterd_posture_watchdog_cpus_info", "1, labelled with kernel.watchdog_cpumask (a CPU list).",
                         {{"cpus", *p.sysctls.watchdog_cpumask}}, 1));
   }
+  out.push_back(gauge("jitterd_posture_unreadable_files", "Posture files that were missing or unparsable in the last reading.", {},
+                      static_cast<double>(p.problems.size())));
+}
+
+// Which device IRQs may fire on the CPUs of interest: the per-CPU count is always there
+// (jitterd_posture_cpu_device_irqs); names cost a series each, so only at most `limit` per CPU.
+void add_irq_detail(const Posture& p, const std::vector<int>& interest, std::size_t limit, std::vector<ProbeMetric>& out) {
   for (int cpu : interest) {
+    std::size_t shown = 0;
     for (const IrqAffinity& irq : irqs_on_cpu(p, cpu)) {
       if (irq.name.empty()) continue;
-      out.push_back(gauge("jitterd_posture_irq_on_cpu", "1 for each device IRQ whose affinity includes a sampled or isolated CPU.",
+      if (shown++ == limit) break;
+      out.push_back(gauge("jitterd_posture_cpu_device_irq_info",
+                          "1 for a device IRQ whose affinity includes a sampled or isolated CPU (at most "
+                          "probes.posture.irq_detail per CPU, lowest IRQ numbers first).",
                           {{"cpu", std::to_string(cpu)}, {"irq", std::to_string(irq.irq)}, {"name", irq.name}}, 1));
     }
   }
-  out.push_back(gauge("jitterd_posture_unreadable_files", "Posture files that were missing or unparsable in the last reading.", {},
-                      static_cast<double>(p.problems.size())));
 }
 
 // Expectations judged per CPU get a series for every sampled CPU (0 or 1) whatever the outcome,
@@ -154,12 +176,13 @@ void add_checks(const std::vector<PostureCheck>& checks, const std::vector<int>&
 }  // namespace
 
 std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vector<int>& sampled,
-                                         const std::vector<PostureCheck>& checks) {
+                                         const std::vector<PostureCheck>& checks, std::size_t irq_detail) {
   std::vector<ProbeMetric> out;
   const std::vector<int> interest = either(sampled, posture.isolated);
   add_cpu_flags(posture, out);
   add_cpu_power(posture, interest, out);
-  add_machine(posture, interest, out);
+  add_machine(posture, out);
+  add_irq_detail(posture, interest, irq_detail, out);
   add_checks(checks, sampled, out);
   return out;
 }
@@ -174,7 +197,7 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
   cpu_times_ = std::move(times);
   const std::vector<PostureCheck> checks = check_posture(posture, sampled, settings_.expect, busy);
   ProbeResult result;
-  result.metrics = posture_metrics(posture, sampled, checks);
+  result.metrics = posture_metrics(posture, sampled, checks, settings_.irq_detail);
 
   const double now = unix_seconds();
   if (!fingerprint_) {

@@ -19,14 +19,18 @@ struct PostureSettings {
   bool enabled = true;
   std::chrono::nanoseconds interval{std::chrono::minutes(1)};
   PostureExpectations expect;
+  // 0: IRQs are counted per CPU only. N: also one jitterd_posture_cpu_device_irq_info series
+  // (with the IRQ's number and name) for each of at most N device IRQs, lowest numbers first, per
+  // sampled or isolated CPU. The configuration allows 0..64.
+  std::size_t irq_detail = 0;
   bool operator==(const PostureSettings&) const = default;
 };
 
 // The metrics for one reading (fingerprint change tracking aside): the per-CPU series cover every
-// online CPU for cheap yes/no facts, and the sampled and isolated CPUs for frequency, C-states,
-// siblings and the device IRQs that may fire there.
+// online CPU for cheap yes/no facts and the count of device IRQs that may fire there, and the
+// sampled and isolated CPUs for frequency, C-states, siblings and (with irq_detail) which IRQs.
 std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vector<int>& sampled,
-                                         const std::vector<PostureCheck>& checks);
+                                         const std::vector<PostureCheck>& checks, std::size_t irq_detail = 0);
 
 class PostureProbe : public Probe {
  public:

@@ -26,6 +26,16 @@ ProbeMetric histogram_seconds(std::string name, std::string help, ProbeLabels la
   return m;
 }
 
+ProbeMetric summary_metric(std::string name, std::string help, ProbeLabels labels,
+                           std::vector<std::pair<double, double>> quantiles, std::uint64_t count, double sum) {
+  ProbeMetric m = gauge(std::move(name), std::move(help), std::move(labels), 0);
+  m.type = ProbeMetricType::summary;
+  m.quantiles = std::move(quantiles);
+  m.count = count;
+  m.sum = sum;
+  return m;
+}
+
 ProbeStatus run_probe(Probe& probe, ProbeContext& context) {
   ProbeStatus status{std::string(probe.name())};
   status.ran = true;

@@ -30,7 +30,7 @@ namespace jitterd {
 
 using ProbeLabels = std::vector<std::pair<std::string, std::string>>;
 
-enum class ProbeMetricType { gauge, counter, histogram };
+enum class ProbeMetricType { gauge, counter, histogram, summary };
 
 struct ProbeMetric {
   std::string name;
@@ -38,8 +38,10 @@ struct ProbeMetric {
   ProbeMetricType type = ProbeMetricType::gauge;
   ProbeLabels labels;
   double value = 0;
-  // Histograms only: (upper bound in seconds, cumulative count), then count and sum.
+  // Histograms: (upper bound in seconds, cumulative count); summaries: (quantile, value). Both
+  // then count and sum of the observations.
   std::vector<std::pair<double, std::uint64_t>> buckets;
+  std::vector<std::pair<double, double>> quantiles;
   std::uint64_t count = 0;
   double sum = 0;
 };
@@ -136,5 +138,9 @@ ProbeMetric gauge(std::string name, std::string help, ProbeLabels labels, double
 // A histogram in seconds from a snapshot in `scale` units, with the given upper bounds.
 ProbeMetric histogram_seconds(std::string name, std::string help, ProbeLabels labels, const HistogramSnapshot& snapshot,
                               const TickScale& scale, const std::vector<double>& bounds, double sum_seconds);
+// A summary of `count` observations summing to `sum`, with precomputed quantiles: 0 for the
+// minimum and 1 for the maximum, as Go's go_gc_duration_seconds does.
+ProbeMetric summary_metric(std::string name, std::string help, ProbeLabels labels,
+                           std::vector<std::pair<double, double>> quantiles, std::uint64_t count, double sum);
 
 }  // namespace jitterd

@@ -22,6 +22,7 @@ GLOBAL_METRICS = [
     "jitterd_build_info",
     "jitterd_config_last_reload_successful",
     "jitterd_config_last_reload_success_timestamp_seconds",
+    "jitterd_tick_info",
     "jitterd_tick_frequency_hertz",
     "jitterd_tick_frequency_uncertainty_ratio",
     "jitterd_tick_resolution_seconds",
@@ -57,19 +58,21 @@ PROBE_METRICS = [
     "jitterd_probe_last_run_timestamp_seconds",
     "jitterd_clock_frequency_hertz",
     "jitterd_clock_frequency_disagreement_ratio",
-    "jitterd_clocksource_current",
-    "jitterd_clocksource_available",
+    "jitterd_clocksource_current_info",
+    "jitterd_clocksource_available_info",
     "jitterd_clock_sleep_overshoot_seconds",
+    "jitterd_clock_sleep_overshoot_seconds_count",
     "jitterd_kernel_cost_seconds",
-    "jitterd_kernel_cost_ticks",
+    "jitterd_kernel_cost_seconds_count",
     "jitterd_pinning_gap_seconds",
-    "jitterd_pinning_migrations",
+    "jitterd_pinning_last_window_migrations",
     "jitterd_pacing_achieved_ratio",
     "jitterd_pacing_max_lateness_seconds",
     "jitterd_pacing_lateness_seconds_bucket",
-    "jitterd_pacing_unthrottled_per_second",
-    "jitterd_c2c_pairs",
-    "jitterd_c2c_pairs_last_run",
+    "jitterd_pacing_unthrottled_sends_per_second",
+    "jitterd_c2c_planned_pairs",
+    "jitterd_c2c_measured_pairs",
+    "jitterd_c2c_last_run_attempted_pairs",
     "jitterd_posture_cpu_online",
     "jitterd_posture_cpu_isolated",
     "jitterd_posture_cpu_device_irqs",
@@ -78,7 +81,7 @@ PROBE_METRICS = [
     "jitterd_fingerprint_info",
     "jitterd_fingerprint_changes_total",
     "jitterd_fingerprint_since_timestamp_seconds",
-    "jitterd_attribution_method",
+    "jitterd_attribution_method_info",
 ]
 
 # Counters that grow whenever the sampler spins; with a 200 ms burst period two scrapes a
@@ -150,19 +153,24 @@ class ScrapeTest(unittest.TestCase):
             self.skipTest("one CPU: nothing to pair")
         # allow_unsampled: the sampled CPU (through its paused sampler) with CPU 0 (a pinned thread).
         pair = {"cpu_a": "0", "cpu_b": self.cpu}
-        median = select(samples, "jitterd_c2c_latency_seconds", stat="median", **pair)
+        median = select(samples, "jitterd_c2c_latency_seconds", quantile="0.5", **pair)
         self.assertEqual(len(median), 1, median)
         value = next(iter(median.values()))
         self.assertTrue(1e-9 < value < 100e-6, f"one-way median {value} s")
-        low = next(iter(select(samples, "jitterd_c2c_latency_seconds", stat="p10", **pair).values()))
-        high = next(iter(select(samples, "jitterd_c2c_latency_seconds", stat="p90", **pair).values()))
-        self.assertTrue(low <= value <= high, (low, value, high))
+        quantile = {dict(k)["quantile"]: v for k, v in
+                    select(samples, "jitterd_c2c_latency_seconds", **pair).items()}
+        self.assertEqual(set(quantile), {"0", "0.1", "0.5", "0.9"})
+        self.assertTrue(quantile["0"] <= quantile["0.1"] <= value <= quantile["0.9"], quantile)
+        count = next(iter(select(samples, "jitterd_c2c_latency_seconds_count", **pair).values()))
+        mean = next(iter(select(samples, "jitterd_c2c_latency_seconds_sum", **pair).values())) / count
+        self.assertTrue(quantile["0"] <= mean, (quantile, mean))
         self.assertEqual(len(select(samples, "jitterd_c2c_pair_info", **pair)), 1)
         self.assertAlmostEqual(
-            next(iter(select(samples, "jitterd_c2c_pair_last_timestamp_seconds", **pair).values())),
+            next(iter(select(samples, "jitterd_c2c_pair_last_measured_timestamp_seconds",
+                             **pair).values())),
             time.time(), delta=120)
         self.assertEqual(self.daemon.value("jitterd_c2c_pair_failures_total", **pair), 0)
-        self.assertGreaterEqual(self.daemon.value("jitterd_c2c_pairs", state="measured"), 1)
+        self.assertGreaterEqual(self.daemon.value("jitterd_c2c_measured_pairs"), 1)
 
     def test_attribution_explains_the_sampled_cpu(self):
         # The first run is the baseline; the second (10 s later) closes the first window.
@@ -170,7 +178,7 @@ class ScrapeTest(unittest.TestCase):
             lambda: select(self.daemon.scrape(), "jitterd_attribution_interruptions_total", cpu=self.cpu),
             timeout=25, interval=0.5, what="a first attribution window")
         samples = self.daemon.scrape()
-        methods = select(samples, "jitterd_attribution_method")
+        methods = select(samples, "jitterd_attribution_method_info")
         self.assertEqual(len(methods), 1, methods)
         method = dict(next(iter(methods)))["method"]
         self.assertIn(method, ("tracepoints", "window_deltas"))
@@ -181,9 +189,12 @@ class ScrapeTest(unittest.TestCase):
         explained = sum(v for c, v in by_cause.items() if c not in ("unexplained", "not_kept"))
         self.assertEqual(explained,
                          self.daemon.value("jitterd_attribution_coincident_interruptions_total", cpu=self.cpu))
-        # The window's interrupts on the sampled CPU are counted by source; the timer ticks there.
+        # The window's interrupts on the sampled CPU are counted by category, every category
+        # exported; by source only when probes.attribution.source_detail asks for it.
         events = select(samples, "jitterd_attribution_events_total", cpu=self.cpu)
-        self.assertTrue(events, "no interrupt counted on the sampled cpu")
+        self.assertEqual(len(events), 10, events)
+        self.assertGreater(sum(events.values()), 0, "no interrupt counted on the sampled cpu")
+        self.assertFalse(select(samples, "jitterd_attribution_source_events_total"))
 
     def test_every_documented_metric_is_present(self):
         samples = self.daemon.scrape()
@@ -200,7 +211,11 @@ class ScrapeTest(unittest.TestCase):
                                    cpu=self.cpu, kind=kind), f"context switches {kind}")
         frequency = select(samples, "jitterd_tick_frequency_hertz")
         self.assertEqual(len(frequency), 1, frequency)
-        self.assertEqual({k for k, _ in next(iter(frequency))}, {"method", "source"})
+        self.assertEqual(next(iter(frequency)), ())
+        info = select(samples, "jitterd_tick_info")
+        self.assertEqual(len(info), 1, info)
+        self.assertEqual({k for k, _ in next(iter(info))}, {"method", "frequency_source"})
+        self.assertEqual(next(iter(info.values())), 1)
 
     def test_values_are_sane(self):
         samples = self.daemon.scrape()

@@ -10,6 +10,7 @@
 #include "probe_result_lookup.h"
 
 using namespace jitterd;
+using jitterd::testing::named;
 using jitterd::testing::value;
 
 namespace {
@@ -39,10 +40,10 @@ TEST_CASE("attribution by window deltas: interruptions shared among the window's
   context.frequency.hertz = 1e9;
   context.sampled = {1};
   context.sampler_of = [&](int cpu) { return cpu == 1 ? &shared : nullptr; };
-  AttributionProbe probe(AttributionSettings{true, std::chrono::seconds(10), true});  // no tracefs here
+  AttributionProbe probe(AttributionSettings{true, std::chrono::seconds(10), true, 1});  // no tracefs here
 
   const ProbeResult baseline = probe.run(context);
-  CHECK(value(baseline, "jitterd_attribution_method", {{"method", "window_deltas"}}) == 1);
+  CHECK(value(baseline, "jitterd_attribution_method_info", {{"method", "window_deltas"}}) == 1);
   REQUIRE(baseline.warnings.size() == 1);
   CHECK(baseline.warnings[0].rfind("attribution falls back to window deltas: ", 0) == 0);
 
@@ -54,10 +55,19 @@ TEST_CASE("attribution by window deltas: interruptions shared among the window's
   CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "timer"}}) == 10);
   CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "device_irq"}}) == 2);
   CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "unexplained"}}) == 3);
+  // Window deltas give nothing to softirqs: only the six hard-IRQ causes and unexplained.
+  CHECK(named(first, "jitterd_attribution_interruptions_total").size() == 7);
+  CHECK(named(first, "jitterd_attribution_stolen_seconds_total").size() == 7);
   CHECK(value(first, "jitterd_attribution_coincident_interruptions_total", {{"cpu", "1"}}) == 12);
   CHECK(value(first, "jitterd_attribution_stolen_seconds_total", {{"cpu", "1"}, {"cause", "timer"}}) == Approx(10e-6));
-  CHECK(value(first, "jitterd_attribution_events_total", {{"cpu", "1"}, {"source", "45"}, {"name", "eth0-rx-1"}}) == 2);
-  CHECK(value(first, "jitterd_attribution_events_total", {{"cpu", "1"}, {"source", "LOC"}}) == 10);
+  // What fired, by category: every category of the cpu, zero or not.
+  CHECK(value(first, "jitterd_attribution_events_total", {{"cpu", "1"}, {"kind", "irq"}, {"cause", "device_irq"}}) == 2);
+  CHECK(value(first, "jitterd_attribution_events_total", {{"cpu", "1"}, {"kind", "irq"}, {"cause", "timer"}}) == 10);
+  CHECK(value(first, "jitterd_attribution_events_total", {{"cpu", "1"}, {"kind", "softirq"}, {"cause", "timer"}}) == 0);
+  CHECK(named(first, "jitterd_attribution_events_total").size() == 10);
+  // ...and by source for the one with the most (source_detail: 1), the NIC's 2 left out.
+  CHECK(value(first, "jitterd_attribution_source_events_total", {{"cpu", "1"}, {"kind", "irq"}, {"source", "LOC"}, {"name", "Local timer interrupts"}}) == 10);
+  CHECK(named(first, "jitterd_attribution_source_events_total").size() == 1);
 
   // A quiet window: counters carry on, nothing is added.
   const ProbeResult second = probe.run(context);

@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <map>
-#include <set>
 
 #include "sampling/sampling_plan.h"
 #include "probe_result_lookup.h"
@@ -26,6 +25,7 @@ PairRecord record(int a, int b, CpuRelation relation, double median_ns, double s
   r.min = (median_ns - spread_ns) * 1e-9;
   r.p10 = (median_ns - spread_ns / 2) * 1e-9;
   r.p90 = (median_ns + spread_ns / 2) * 1e-9;
+  r.sum = median_ns * 1e-9 * 100;
   r.line_node = 0;
   r.unix_seconds = 1.8e9;
   r.measured = true;
@@ -66,6 +66,7 @@ TEST_CASE("class summaries: min, lower middle and max of the pairs' medians, per
   CHECK(classes[0].min == Approx(8e-9));
   CHECK(classes[0].median == Approx(8e-9));  // lower middle of two
   CHECK(classes[0].max == Approx(10e-9));
+  CHECK(classes[0].sum == Approx(18e-9));
   CHECK(classes[1].relation == CpuRelation::shared_l3);
   CHECK(classes[1].median == Approx(40e-9));
   CHECK(classes[2].relation == CpuRelation::cross_package);
@@ -84,17 +85,18 @@ TEST_CASE("c2c result: per-pair stats, info, failures and class series; matrix l
   const ProbeResult result = c2c_result(records, settings, 5, 2);
 
   const auto latency = named(result, "jitterd_c2c_latency_seconds");
-  REQUIRE(latency.size() == 8);  // four stats for each measured pair, none for the failed one
-  std::set<std::string> stats;
+  REQUIRE(latency.size() == 2);  // a summary for each measured pair, none for the failed one
   for (const ProbeMetric* m : latency) {
-    const auto labels = labels_of(*m);
-    stats.insert(labels.at("stat"));
-    if (labels.at("cpu_b") == "16" && labels.at("stat") == "median") {
-      CHECK(labels.at("relation") == "cross_package");
-      CHECK(m->value == Approx(140e-9));
-    }
+    CHECK(m->type == ProbeMetricType::summary);
+    std::vector<double> quantiles;
+    for (const auto& [q, v] : m->quantiles) quantiles.push_back(q);
+    CHECK(quantiles == std::vector<double>{0, 0.1, 0.5, 0.9});
+    CHECK(m->count == 100);
   }
-  CHECK(stats == std::set<std::string>{"min", "p10", "median", "p90"});
+  CHECK(labels_of(*latency[1]).at("relation") == "cross_package");
+  CHECK(latency[1]->quantiles[2].second == Approx(140e-9));
+  CHECK(latency[1]->quantiles[0].second == Approx(138e-9));
+  CHECK(latency[1]->sum == Approx(140e-9 * 100));
   const auto info = named(result, "jitterd_c2c_pair_info");
   REQUIRE(info.size() == 2);
   CHECK(labels_of(*info[1]).at("node_b") == "1");
@@ -103,12 +105,16 @@ TEST_CASE("c2c result: per-pair stats, info, failures and class series; matrix l
   REQUIRE(failures.size() == 3);
   CHECK(failures[2]->type == ProbeMetricType::counter);
   CHECK(failures[2]->value == 3);
-  CHECK(named(result, "jitterd_c2c_class_latency_seconds").size() == 6);
-  const auto pairs = named(result, "jitterd_c2c_pairs");
-  REQUIRE(pairs.size() == 2);
-  CHECK(pairs[0]->value == 5);  // planned
-  CHECK(pairs[1]->value == 2);  // measured
-  CHECK(named(result, "jitterd_c2c_pairs_last_run")[0]->value == 2);
+  const auto classes = named(result, "jitterd_c2c_class_pair_median_latency_seconds");
+  REQUIRE(classes.size() == 2);
+  CHECK(classes[0]->type == ProbeMetricType::summary);
+  CHECK(classes[0]->count == 1);  // one measured pair per class here
+  CHECK(classes[1]->quantiles.back() == std::pair<double, double>{1, 140e-9});
+  CHECK(named(result, "jitterd_c2c_class_pairs").empty());  // the summary's count says it
+  CHECK(named(result, "jitterd_c2c_planned_pairs")[0]->value == 5);
+  CHECK(named(result, "jitterd_c2c_measured_pairs")[0]->value == 2);
+  CHECK(named(result, "jitterd_c2c_last_run_attempted_pairs")[0]->value == 2);
+  CHECK(named(result, "jitterd_c2c_pair_last_measured_timestamp_seconds").size() == 2);
 
   REQUIRE(result.tables.size() == 3);
   const ProbeTable& matrix = result.tables[0];
@@ -188,7 +194,7 @@ TEST_CASE("c2c probe: runs every planned pair of a report at once and exports th
   settings.cpus = std::vector<int>{cpus[0], cpus[1]};
   C2cProbe probe(settings);
   const ProbeResult result = probe.run(context);
-  CHECK(named(result, "jitterd_c2c_latency_seconds").size() == 4);
-  CHECK(named(result, "jitterd_c2c_pairs")[0]->value == 1);
-  CHECK(named(result, "jitterd_c2c_pairs")[1]->value == 1);
+  CHECK(named(result, "jitterd_c2c_latency_seconds").size() == 1);
+  CHECK(named(result, "jitterd_c2c_planned_pairs")[0]->value == 1);
+  CHECK(named(result, "jitterd_c2c_measured_pairs")[0]->value == 1);
 }

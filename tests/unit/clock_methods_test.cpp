@@ -81,8 +81,11 @@ TEST_CASE("sleeps never end early: median overshoot >= 0 for 100 us requests", "
   CHECK(s.median_ns >= 0);
   CHECK(s.median_ns <= s.p99_ns);
   CHECK(s.p99_ns <= s.max_ns);
+  CHECK(s.sum_ns >= 0);
+  CHECK(s.sum_ns <= s.max_ns * 20);
   CHECK_THROWS_AS(measure_sleep_overshoot(std::chrono::nanoseconds(-1), 1), std::invalid_argument);
   const SleepOvershoot none = measure_sleep_overshoot(std::chrono::nanoseconds(0), 0);
   CHECK(none.samples == 0);
   CHECK(none.max_ns == 0);
+  CHECK(none.sum_ns == 0);
 }

@@ -72,6 +72,7 @@ TEST_CASE("a scrape while samplers run gives consistent families", "[collector]"
   set->stop();
 
   for (const char* name : {"jitterd_build_info", "jitterd_config_last_reload_successful", "jitterd_tick_frequency_hertz",
+                           "jitterd_tick_info",
                            "jitterd_sampler_gap_seconds", "jitterd_sampler_interruptions_total",
                            "jitterd_sampler_stolen_seconds_total", "jitterd_sampler_sampled_seconds_total",
                            "jitterd_sampler_window_gap_seconds", "jitterd_sampler_window_max_gap_seconds",
@@ -106,4 +107,27 @@ TEST_CASE("without samplers only the daemon families are exported", "[collector]
   const auto families = collector.Collect();
   CHECK(find_family(families, "jitterd_sampler_gap_seconds") == nullptr);
   CHECK(find_family(families, "jitterd_config_last_reload_successful")->metric[0].gauge.value == 0);
+}
+
+TEST_CASE("a probe's summary is exported with its quantiles, count and sum", "[collector]") {
+  Collector collector(HostReader("/sys", "/proc"), this_build());
+  ProbeStatus status("kernel_cost");
+  status.ran = status.success = true;
+  status.result.metrics.push_back(summary_metric("jitterd_test_seconds", "A test summary.", {{"op", "x"}},
+                                                 {{0, 1e-9}, {0.5, 2e-9}, {1, 4e-9}}, 3, 7e-9));
+  collector.set_probes([status] { return std::vector<ProbeStatus>{status}; });
+  const auto families = collector.Collect();
+  const auto* f = find_family(families, "jitterd_test_seconds");
+  REQUIRE(f != nullptr);
+  CHECK(f->type == prometheus::MetricType::Summary);
+  REQUIRE(f->metric.size() == 1);
+  const auto& s = f->metric[0].summary;
+  REQUIRE(s.quantile.size() == 3);
+  CHECK(s.quantile[0].quantile == 0);
+  CHECK(s.quantile[2].value == 4e-9);
+  CHECK(s.sample_count == 3);
+  CHECK(s.sample_sum == 7e-9);
+  const std::string text = prometheus::TextSerializer().Serialize(families);
+  CHECK(text.find("jitterd_test_seconds{op=\"x\",quantile=\"0.5\"} 2e-09") != std::string::npos);
+  CHECK(text.find("jitterd_test_seconds_count{op=\"x\"} 3") != std::string::npos);
 }

@@ -537,4 +537,18 @@ TEST_CASE("valid flags override the file; every bad flag is listed after the fil
   CHECK_THROWS_WITH(load_config(absent), Catch::Contains("none.yaml: cannot read"));
 }
 
+TEST_CASE("posture irq_detail: 0 by default, at most 64 IRQs per cpu", "[config]") {
+  CHECK(ProbesSettings{}.posture.irq_detail == 0);
+  CHECK(parse("probes: {posture: {irq_detail: 64}}").probes.posture.irq_detail == 64);
+  CHECK(first_error("probes: {posture: {irq_detail: 65}}") ==
+        "test.yaml:1:32: probes.posture.irq_detail: must be 0..64 IRQs per cpu, got 65");
+}
+
+TEST_CASE("attribution source_detail: 0 by default, at most 64 sources per cpu", "[config]") {
+  CHECK(ProbesSettings{}.attribution.source_detail == 0);
+  CHECK(parse("probes: {attribution: {source_detail: 8}}").probes.attribution.source_detail == 8);
+  CHECK(first_error("probes: {attribution: {source_detail: -1}}") ==
+        "test.yaml:1:39: probes.attribution.source_detail: must be 0..64 sources per cpu, got -1");
+}
+
 }  // namespace jitterd

@@ -49,6 +49,7 @@ TEST_CASE("allowed on every CPU, what the loop sees is consistent", "[migration_
   AffinityGuard guard;
   const MigrationLoopResult r = run_migration_loop<TickMethod::steady_clock>(20'000'000);
   CHECK(r.samples == r.gaps.total());
+  CHECK(r.sum_ticks >= 20'000'000);  // the gaps add up to the loop's length, at least the duration
   REQUIRE_FALSE(r.cpus_seen.empty());
   CHECK(std::is_sorted(r.cpus_seen.begin(), r.cpus_seen.end()));
   for (int cpu : r.cpus_seen) CHECK(CPU_ISSET(cpu, &guard.original));

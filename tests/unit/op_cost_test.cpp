@@ -34,6 +34,8 @@ TEST_CASE("time_op calls op samples + 1 times and discards the warm-up", "[op_co
   CHECK(cost.samples == 50);
   CHECK(cost.min_ticks <= cost.median_ticks);
   CHECK(cost.median_ticks <= cost.p99_ticks);
+  CHECK(cost.sum_ticks >= cost.min_ticks * 50);
+  CHECK(cost.sum_ticks >= cost.p99_ticks);
 }
 
 TEST_CASE("time_op on the default counter orders its statistics", "[op_cost]") {
@@ -55,6 +57,7 @@ TEST_CASE("zero samples still warm up and report zeros", "[op_cost]") {
   CHECK(cost.min_ticks == 0);
   CHECK(cost.median_ticks == 0);
   CHECK(cost.p99_ticks == 0);
+  CHECK(cost.sum_ticks == 0);
 }
 
 TEST_CASE("measure_kernel_costs reports the seven standard operations", "[op_cost]") {

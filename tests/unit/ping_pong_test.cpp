@@ -61,6 +61,7 @@ TEST_CASE("one_way_latency drops the warm-up and halves each round trip", "[ping
   CHECK(l.p10_ticks == 10.0);     // rank ceil(1.0) = 1
   CHECK(l.median_ticks == 50.0);  // rank 5
   CHECK(l.p90_ticks == 90.0);     // rank 9
+  CHECK(l.sum_ticks == 550.0);
 }
 
 TEST_CASE("one_way_latency keeps fractions of a tick", "[ping_pong]") {
@@ -70,6 +71,7 @@ TEST_CASE("one_way_latency keeps fractions of a tick", "[ping_pong]") {
   CHECK(l.p10_ticks == 0.25);     // rank ceil(0.3) = 1
   CHECK(l.median_ticks == 0.75);  // rank ceil(1.5) = 2
   CHECK(l.p90_ticks == 1.25);     // rank ceil(2.7) = 3
+  CHECK(l.sum_ticks == 2.25);
 }
 
 TEST_CASE("one_way_latency with nothing to summarise is all zero", "[ping_pong]") {

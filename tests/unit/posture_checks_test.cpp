@@ -153,7 +153,6 @@ TEST_CASE("posture metrics on the tuned server: the leaking IRQ, idle states and
     }
     return nullptr;
   };
-  REQUIRE(find("jitterd_posture_irq_on_cpu", {{"cpu", "3"}, {"irq", "45"}, {"name", "mlx5_comp3@pci:0000:3b:00.0"}}));
   CHECK(find("jitterd_posture_cpu_device_irqs", {{"cpu", "3"}})->value == 1);
   CHECK(find("jitterd_posture_cpu_device_irqs", {{"cpu", "4"}})->value == 0);
   CHECK(find("jitterd_posture_cpu_isolated", {{"cpu", "0"}})->value == 0);
@@ -165,6 +164,49 @@ TEST_CASE("posture metrics on the tuned server: the leaking IRQ, idle states and
   CHECK_FALSE(find("jitterd_posture_cpu_siblings_info", {{"cpu", "0"}, {"siblings", "0,8"}}));
   CHECK(find("jitterd_posture_cpufreq_governor_info", {{"cpu", "2"}, {"governor", "performance"}}));
   CHECK(find("jitterd_posture_kernel_param_info", {{"param", "isolcpus"}, {"value", "managed_irq,domain,2-7,10-15"}}));
+  CHECK(find("jitterd_posture_cpufreq_min_hertz", {{"cpu", "2"}})->value == 1.2e9);
+  CHECK(find("jitterd_posture_cpufreq_max_hertz", {{"cpu", "2"}})->value == 3.7e9);
+  CHECK(find("jitterd_posture_cpufreq_current_hertz", {{"cpu", "2"}})->value == 3600012e3);
+  CHECK(find("jitterd_posture_sysctl_kernel_nmi_watchdog", {})->value == 0);
+  CHECK(find("jitterd_posture_sysctl_vm_stat_interval_seconds", {})->value == 10);
+  CHECK(find("jitterd_posture_sysctl_kernel_sched_rt_runtime_seconds", {})->value == -1);  // no limit
+  // IRQs are counted per CPU; which ones only with irq_detail.
+  CHECK(std::none_of(metrics.begin(), metrics.end(), [](const ProbeMetric& m) { return m.name == "jitterd_posture_cpu_device_irq_info"; }));
+}
+
+TEST_CASE("posture irq_detail names at most that many device IRQs per sampled or isolated cpu", "[posture_checks]") {
+  const Posture posture = read_posture(jitterd::testing::fixture_reader("untuned_laptop"));
+  const std::vector<int> sampled = {3};
+  const auto checks = check_posture(posture, sampled, {});
+  const auto irq_info = [&](std::size_t limit) {
+    std::vector<ProbeLabels> out;
+    for (const ProbeMetric& m : posture_metrics(posture, sampled, checks, limit)) {
+      if (m.name == "jitterd_posture_cpu_device_irq_info") out.push_back(m.labels);
+    }
+    return out;
+  };
+  const double count = [&] {
+    for (const ProbeMetric& m : posture_metrics(posture, sampled, checks)) {
+      if (m.name == "jitterd_posture_cpu_device_irqs" && m.labels == ProbeLabels{{"cpu", "3"}}) return m.value;
+    }
+    return -1.0;
+  }();
+  REQUIRE(count >= 2);
+  const auto all = irq_info(64);
+  CHECK(all.size() == static_cast<std::size_t>(count));
+  const auto one = irq_info(1);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0] == all[0]);  // the lowest IRQ number first
+  CHECK(irq_info(0).empty());
+}
+
+TEST_CASE("posture sysctls in base units: sched_rt_runtime_us in seconds", "[posture_checks]") {
+  const Posture posture = read_posture(jitterd::testing::fixture_reader("untuned_laptop"));
+  for (const ProbeMetric& m : posture_metrics(posture, {1}, {})) {
+    if (m.name == "jitterd_posture_sysctl_kernel_sched_rt_runtime_seconds") CHECK(m.value == Approx(0.95));
+    if (m.name == "jitterd_posture_sysctl_kernel_timer_migration") CHECK(m.value == 1);
+    CHECK(m.name != "jitterd_posture_sysctl");
+  }
 }
 
 TEST_CASE("smt: a measured busy share judges a sibling, isolated or not", "[posture_checks]") {

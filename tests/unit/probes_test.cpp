@@ -49,8 +49,17 @@ TEST_CASE("clock probe: estimates agree with the frequency in use, drift from th
   CHECK(methods.count("pause_loop") == 1);
   CHECK(methods.count("nanosleep") == 1);
   CHECK(named(first, "jitterd_clock_drift_ratio").empty());
-  CHECK(named(first, "jitterd_clock_sleep_overshoot_seconds").size() == 2 * 3);
-  for (const ProbeMetric* m : named(first, "jitterd_clock_sleep_overshoot_seconds")) CHECK(m->value >= 0);
+  CHECK(named(first, "jitterd_clock_sleep_overshoot_seconds").size() == 2);
+  for (const ProbeMetric* m : named(first, "jitterd_clock_sleep_overshoot_seconds")) {
+    CHECK(m->type == ProbeMetricType::summary);
+    REQUIRE(m->quantiles.size() == 3);
+    CHECK(m->quantiles[0].second >= 0);
+    CHECK(m->quantiles[0].second <= m->quantiles[1].second);
+    CHECK(m->quantiles[1].second <= m->quantiles[2].second);
+    CHECK(m->quantiles[2].first == 1);  // the maximum
+    CHECK(m->count == 5);
+    CHECK(m->sum <= m->quantiles[2].second * 5);
+  }
   const ProbeResult second = run_ok(probe, context);
   const auto drift = named(second, "jitterd_clock_drift_ratio");
   REQUIRE(drift.size() == 1);
@@ -62,25 +71,36 @@ TEST_CASE("clock probe reads the clocksource and flags through the fixture root"
   ProbeContext context = real_context(HostReader(root + "/sys", root + "/proc"));
   ClockProbe probe(ClockSettings{true, 1min, 20ms, {}, 2});
   const ProbeResult r = run_ok(probe, context);
-  const auto current = named(r, "jitterd_clocksource_current");
+  const auto current = named(r, "jitterd_clocksource_current_info");
   REQUIRE(current.size() == 1);
   CHECK(label(*current[0], "clocksource") == "kvm-clock");
-  CHECK(named(r, "jitterd_clocksource_available").size() == 4);
+  CHECK(current[0]->value == 1);
+  CHECK(named(r, "jitterd_clocksource_available_info").size() == 4);
 #if defined(__x86_64__)
   REQUIRE(named(r, "jitterd_clock_tsc_known_freq").size() == 1);
   CHECK(named(r, "jitterd_clock_tsc_known_freq")[0]->value == 0);
 #endif
 }
 
-TEST_CASE("kernel-cost probe: every operation, median <= p99, in ticks and seconds", "[probes]") {
+TEST_CASE("kernel-cost probe: every operation, a summary in seconds with min <= median <= p99 <= mean x n", "[probes]") {
   ProbeContext context = real_context();
   KernelCostProbe probe(KernelCostSettings{true, 1min, std::nullopt, 50});
   const ProbeResult r = run_ok(probe, context);
   std::set<std::string> ops;
-  for (const ProbeMetric* m : named(r, "jitterd_kernel_cost_ticks")) ops.insert(label(*m, "op"));
+  for (const ProbeMetric* m : named(r, "jitterd_kernel_cost_seconds")) {
+    ops.insert(label(*m, "op"));
+    CHECK(m->type == ProbeMetricType::summary);
+    REQUIRE(m->quantiles.size() == 3);
+    CHECK(m->quantiles[0].first == 0);
+    CHECK(m->quantiles[0].second <= m->quantiles[1].second);
+    CHECK(m->quantiles[1].second <= m->quantiles[2].second);
+    CHECK(m->count == (label(*m, "op") == "thread_create_join" ? 10u : label(*m, "op") == "fork_wait" ? 5u : 50u));
+    CHECK(m->sum >= m->quantiles[0].second * static_cast<double>(m->count));
+  }
   CHECK(ops == std::set<std::string>{"counter_read", "clock_gettime_monotonic", "clock_gettime_monotonic_raw",
                                      "clock_gettime_realtime", "syscall_getppid", "thread_create_join", "fork_wait"});
-  CHECK(named(r, "jitterd_kernel_cost_seconds").size() == 14);
+  CHECK(named(r, "jitterd_kernel_cost_seconds").size() == 7);
+  CHECK(named(r, "jitterd_kernel_cost_ticks").empty());  // base units only
   REQUIRE(r.tables.size() == 1);
   CHECK(r.tables[0].rows.size() == 7);
 }
@@ -97,11 +117,20 @@ TEST_CASE("pinning probe: pinned runs on one CPU without migrating", "[probes]")
   ProbeContext context = real_context();
   PinningProbe probe(PinningSettings{true, 1min, 30ms});
   const ProbeResult r = run_ok(probe, context);
-  for (const ProbeMetric* m : named(r, "jitterd_pinning_migrations")) {
+  for (const ProbeMetric* m : named(r, "jitterd_pinning_last_window_migrations")) {
     if (label(*m, "mode") == "pinned") CHECK(m->value == 0);
   }
-  CHECK(named(r, "jitterd_pinning_gap_seconds").size() == 6);
-  for (const ProbeMetric* m : named(r, "jitterd_pinning_gap_seconds")) CHECK(m->value > 0);
+  CHECK(named(r, "jitterd_pinning_last_window_migrations").size() == 2);
+  CHECK(named(r, "jitterd_pinning_gap_seconds").size() == 2);
+  for (const ProbeMetric* m : named(r, "jitterd_pinning_gap_seconds")) {
+    CHECK(m->type == ProbeMetricType::summary);
+    REQUIRE(m->quantiles.size() == 3);
+    CHECK(m->quantiles[0].second > 0);
+    CHECK(m->quantiles[0].second <= m->quantiles[2].second);
+    CHECK(m->count > 0);
+    // The loop's gaps add up to its length: at least the window (30 ms).
+    CHECK(m->sum >= 0.03 * 0.99);
+  }
 }
 
 TEST_CASE("pacing probe: both pacers at every rate, ratio at most 1, lateness histogram complete", "[probes]") {
@@ -120,7 +149,8 @@ TEST_CASE("pacing probe: both pacers at every rate, ratio at most 1, lateness hi
       CHECK(h->count == static_cast<std::uint64_t>(label(*h, "rate") == "1000" ? 50 : 1000));
       for (std::size_t i = 1; i < h->buckets.size(); ++i) CHECK(h->buckets[i].second >= h->buckets[i - 1].second);
     }
-    for (const ProbeMetric* m : named(r, "jitterd_pacing_unthrottled_per_second")) CHECK(m->value > 20000);
+    CHECK(named(r, "jitterd_pacing_unthrottled_sends_per_second").size() == 2);
+    for (const ProbeMetric* m : named(r, "jitterd_pacing_unthrottled_sends_per_second")) CHECK(m->value > 20000);
   }
 }
 
