@@ -39,7 +39,12 @@ TEST_CASE("a paused sampler runs the task on its CPU and records no gap for the 
     ran_on = sched_getcpu();
     std::this_thread::sleep_for(pause);
   }).get();
-  std::this_thread::sleep_for(50ms);
+  // Sampling goes on after the pause: wait for it (bounded) rather than for a fixed time, which a
+  // loaded machine may spend without running the sampler.
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (worker.shared()->sampled_ticks.load() <= sampled_before && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
   worker.stop();
   CHECK(ran_on == cpu);
   // Sampling went on after the pause...
