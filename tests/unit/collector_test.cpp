@@ -52,7 +52,7 @@ TEST_CASE("the default bounds run from 10 ns to 100 ms, increasing", "[collector
   for (std::size_t i = 1; i < b.size(); ++i) CHECK(b[i] > b[i - 1]);
 }
 
-TEST_CASE("a scrape while samplers run gives consistent families", "[collector]") {
+TEST_CASE("a scrape while samplers run gives consistent families", "[collector][concurrency]") {
   const auto cpus = current_affinity();
   REQUIRE(!cpus.empty());
   const CounterFrequency f = counter_frequency(default_tick_method(), std::chrono::milliseconds(50));

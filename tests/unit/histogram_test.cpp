@@ -93,7 +93,7 @@ TEST_CASE("snapshot differences and sums", "[histogram]") {
   CHECK(sum.counts == after.counts);
 }
 
-TEST_CASE("a reader snapshotting during writes sees monotonic counts and the exact final total", "[histogram]") {
+TEST_CASE("a reader snapshotting during writes sees monotonic counts and the exact final total", "[histogram][concurrency]") {
   GapHistogram h;
   constexpr std::uint64_t kWrites = 2'000'000;
   // The writer stops halfway until the reader has taken this many snapshots, so snapshots overlap

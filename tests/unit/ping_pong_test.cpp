@@ -121,7 +121,7 @@ TEST_CASE("make_ping_pong_lines gives each line its own 128-byte slot", "[ping_p
   CHECK_FALSE(numa_node_of(nullptr).has_value());
 }
 
-TEST_CASE("both methods measure a positive latency between two pinned CPUs", "[ping_pong]") {
+TEST_CASE("both methods measure a positive latency between two pinned CPUs", "[ping_pong][concurrency]") {
   const std::vector<int> cpus = allowed_cpus();
   if (cpus.size() < 2) {
     WARN("skipped: this process may run on only " << cpus.size() << " CPU(s); a pair needs two");
@@ -205,7 +205,7 @@ TEST_CASE("a responder alone gives up and sets abort", "[ping_pong]") {
   CHECK(lines->abort.load());
 }
 
-TEST_CASE("with no timeout, the other side's abort still ends the wait", "[ping_pong]") {
+TEST_CASE("with no timeout, the other side's abort still ends the wait", "[ping_pong][concurrency]") {
   const auto lines = make_ping_pong_lines();
   PingPongSettings settings;  // timeout_ticks 0: only abort can end a wait
   bool responded = true;
@@ -219,7 +219,7 @@ TEST_CASE("with no timeout, the other side's abort still ends the wait", "[ping_
   CHECK_FALSE(ping_pong_initiator(TickMethod::steady_clock, *lines, settings).has_value());
 }
 
-TEST_CASE("a responder that stops early makes the initiator time out mid-run", "[ping_pong]") {
+TEST_CASE("a responder that stops early makes the initiator time out mid-run", "[ping_pong][concurrency]") {
   for (const PingPongMethod method : {PingPongMethod::cas, PingPongMethod::two_lines}) {
     DYNAMIC_SECTION(to_string(method)) {
       const auto lines = make_ping_pong_lines();

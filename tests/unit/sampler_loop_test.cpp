@@ -69,7 +69,7 @@ TEST_CASE("gaps at or above the threshold are interruptions, with their duration
   }
 }
 
-TEST_CASE("a stop request ends a span and spans accumulate", "[sampler]") {
+TEST_CASE("a stop request ends a span and spans accumulate", "[sampler][concurrency]") {
   SamplerShared shared = make_shared_state();
   SamplerWriterState state;
   std::atomic<bool> stop{false};
@@ -94,7 +94,7 @@ TEST_CASE("a stop request ends a span and spans accumulate", "[sampler]") {
   CHECK(s.total() == state.samples);
 }
 
-TEST_CASE("housekeeping reads while the sampler writes", "[sampler]") {
+TEST_CASE("housekeeping reads while the sampler writes", "[sampler][concurrency]") {
   SamplerShared shared = make_shared_state();
   SamplerWriterState state;
   std::atomic<bool> stop{false};

@@ -24,7 +24,7 @@ SamplerSettings continuous_on(int cpu, const TickScale& scale) {
 }
 }  // namespace
 
-TEST_CASE("a paused sampler runs the task on its CPU and records no gap for the pause", "[sampler_worker]") {
+TEST_CASE("a paused sampler runs the task on its CPU and records no gap for the pause", "[sampler_worker][concurrency]") {
   const int cpu = current_affinity().back();
   const TickScale scale(counter_frequency(default_tick_method(), 50ms).hertz);
   SamplerWorker worker(continuous_on(cpu, scale));
@@ -54,7 +54,7 @@ TEST_CASE("a paused sampler runs the task on its CPU and records no gap for the 
   CHECK(worker.shared()->max_gap.load() < scale.from_ns(std::chrono::nanoseconds(pause).count()));
 }
 
-TEST_CASE("a sampler that has stopped refuses tasks instead of hanging", "[sampler_worker]") {
+TEST_CASE("a sampler that has stopped refuses tasks instead of hanging", "[sampler_worker][concurrency]") {
   const TickScale scale(1e9);
   SamplerWorker worker(continuous_on(current_affinity().back(), scale));
   worker.start();
