@@ -16,7 +16,7 @@
 
 namespace jitterd {
 
-inline constexpr const char* kDefaultConfigPath = "/etc/jitterd/jitterd.yaml";
+inline constexpr const char* kDefaultConfigPath = JITTERD_DEFAULT_CONFIG_PATH;  // CMake: <sysconfdir>/jitterd/jitterd.yaml
 
 enum class Verb { run, report, check_config, help, version };
 enum class ReportFormat { table, json, csv };

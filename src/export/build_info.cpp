@@ -1,10 +1,9 @@
 #include "export/build_info.h"
 
+#include "jitterd_revision.h"  // JITTERD_REVISION, written at build time by cmake/jitterd_revision.cmake
+
 #ifndef JITTERD_VERSION
 #define JITTERD_VERSION "0.0.0"
-#endif
-#ifndef JITTERD_REVISION
-#define JITTERD_REVISION "unknown"
 #endif
 
 namespace jitterd {

@@ -144,7 +144,7 @@ TEST_CASE("c2c scope: sampled CPUs only unless unsampled ones are allowed; a rep
   CHECK(c2c_scope(settings, {3, 1}, {0, 1, 2, 3}) == std::vector<int>{4, 5});
 }
 
-TEST_CASE("c2c: a real pair, both sides at once, gives a plausible one-way latency", "[c2c]") {
+TEST_CASE("c2c: a real pair, both sides at once, gives a plausible one-way latency", "[c2c][concurrency]") {
   const std::vector<int> cpus = current_affinity();
   if (cpus.size() < 2) {
     WARN("skipped: this process may run on only " << cpus.size() << " CPU(s); a pair needs two");
@@ -169,7 +169,7 @@ TEST_CASE("c2c: a real pair, both sides at once, gives a plausible one-way laten
   }
 }
 
-TEST_CASE("c2c: a side that cannot run on its CPU fails the pair at once, naming the CPU", "[c2c]") {
+TEST_CASE("c2c: a side that cannot run on its CPU fails the pair at once, naming the CPU", "[c2c][concurrency]") {
   const std::vector<int> cpus = current_affinity();
   ProbeContext context = pinned_context();
   const int missing = 1000;  // no machine this runs on has it online
@@ -180,7 +180,7 @@ TEST_CASE("c2c: a side that cannot run on its CPU fails the pair at once, naming
   CHECK(std::chrono::steady_clock::now() - started < 900ms);
 }
 
-TEST_CASE("c2c probe: runs every planned pair of a report at once and exports them", "[c2c]") {
+TEST_CASE("c2c probe: runs every planned pair of a report at once and exports them", "[c2c][concurrency]") {
   const std::vector<int> cpus = current_affinity();
   if (cpus.size() < 2) {
     WARN("skipped: this process may run on only " << cpus.size() << " CPU(s); a pair needs two");

@@ -52,7 +52,7 @@ TEST_CASE("the default bounds run from 10 ns to 100 ms, increasing", "[collector
   for (std::size_t i = 1; i < b.size(); ++i) CHECK(b[i] > b[i - 1]);
 }
 
-TEST_CASE("a scrape while samplers run gives consistent families", "[collector]") {
+TEST_CASE("a scrape while samplers run gives consistent families", "[collector][concurrency]") {
   const auto cpus = current_affinity();
   REQUIRE(!cpus.empty());
   const CounterFrequency f = counter_frequency(default_tick_method(), std::chrono::milliseconds(50));
@@ -62,6 +62,12 @@ TEST_CASE("a scrape while samplers run gives consistent families", "[collector]"
   auto collector = std::make_shared<Collector>(HostReader("/sys", "/proc"), this_build());
   collector->set_samplers(set, f, default_tick_method());
   collector->record_reload(true, 1700000000.0);
+  // Fixed sleeps alone may pass before a loaded machine runs the sampler: wait (bounded) until it
+  // has published samples.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (set->worker(0).shared()->samples.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   set->update_windows();
   std::this_thread::sleep_for(std::chrono::milliseconds(100));

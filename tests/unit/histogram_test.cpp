@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <limits>
 #include <random>
 #include <thread>
@@ -92,26 +93,40 @@ TEST_CASE("snapshot differences and sums", "[histogram]") {
   CHECK(sum.counts == after.counts);
 }
 
-TEST_CASE("a reader snapshotting during writes sees monotonic counts and the exact final total", "[histogram]") {
+TEST_CASE("a reader snapshotting during writes sees monotonic counts and the exact final total", "[histogram][concurrency]") {
   GapHistogram h;
-  std::atomic<bool> done{false};
   constexpr std::uint64_t kWrites = 2'000'000;
+  // The writer stops halfway until the reader has taken this many snapshots, so snapshots overlap
+  // the writes however the two threads are scheduled (a loaded machine may not run the reader
+  // before a free-running writer is done). Bounded, so a reader that never runs fails the checks
+  // below instead of hanging the test.
+  constexpr int kSnapshotsDuringWrites = 10;
+  const auto patience = std::chrono::seconds(30);
+  std::atomic<int> snapshots{0};
+  std::atomic<bool> done{false};
   std::thread writer([&] {
-    for (std::uint64_t i = 0; i < kWrites; ++i) h.record(i % 4096);
+    const auto deadline = std::chrono::steady_clock::now() + patience;
+    for (std::uint64_t i = 0; i < kWrites; ++i) {
+      if (i == kWrites / 2) {
+        while (snapshots.load() < kSnapshotsDuringWrites && std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::yield();
+        }
+      }
+      h.record(i % 4096);
+    }
     done.store(true);
   });
   HistogramSnapshot previous, current;
   bool monotonic = true;
-  int snapshots = 0;
   while (!done.load()) {
     h.snapshot(current);
     for (std::size_t i = 0; i < kHistogramBuckets; ++i) monotonic = monotonic && current.counts[i] >= previous.counts[i];
     previous = current;
-    ++snapshots;
+    snapshots.fetch_add(1);
   }
   writer.join();
   h.snapshot(current);
   CHECK(monotonic);
-  CHECK(snapshots > 0);
+  CHECK(snapshots.load() >= kSnapshotsDuringWrites);
   CHECK(current.total() == kWrites);
 }

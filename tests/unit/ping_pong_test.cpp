@@ -44,6 +44,12 @@ std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count());
 }
 
+// Waits until `count` sides have checked in at the start barrier, for at most 30 s.
+void wait_for_check_in(const PingPongLines& lines, int count) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (lines.ready.load() < count && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+}
+
 }  // namespace
 
 TEST_CASE("to_string names both methods", "[ping_pong]") {
@@ -117,7 +123,7 @@ TEST_CASE("make_ping_pong_lines gives each line its own 128-byte slot", "[ping_p
   CHECK_FALSE(numa_node_of(nullptr).has_value());
 }
 
-TEST_CASE("both methods measure a positive latency between two pinned CPUs", "[ping_pong]") {
+TEST_CASE("both methods measure a positive latency between two pinned CPUs", "[ping_pong][concurrency]") {
   const std::vector<int> cpus = allowed_cpus();
   if (cpus.size() < 2) {
     WARN("skipped: this process may run on only " << cpus.size() << " CPU(s); a pair needs two");
@@ -201,19 +207,21 @@ TEST_CASE("a responder alone gives up and sets abort", "[ping_pong]") {
   CHECK(lines->abort.load());
 }
 
-TEST_CASE("with no timeout, the other side's abort still ends the wait", "[ping_pong]") {
+TEST_CASE("with no timeout, the other side's abort still ends the wait", "[ping_pong][concurrency]") {
   const auto lines = make_ping_pong_lines();
   PingPongSettings settings;  // timeout_ticks 0: only abort can end a wait
   bool responded = true;
   std::thread responder([&] { responded = ping_pong_responder(TickMethod::steady_clock, *lines, settings); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Abort once the responder has checked in at the barrier and waits there (bounded, so a
+  // responder that never runs still ends the test).
+  wait_for_check_in(*lines, 1);
   lines->abort.store(true);
   responder.join();
   CHECK_FALSE(responded);
   CHECK_FALSE(ping_pong_initiator(TickMethod::steady_clock, *lines, settings).has_value());
 }
 
-TEST_CASE("a responder that stops early makes the initiator time out mid-run", "[ping_pong]") {
+TEST_CASE("a responder that stops early makes the initiator time out mid-run", "[ping_pong][concurrency]") {
   for (const PingPongMethod method : {PingPongMethod::cas, PingPongMethod::two_lines}) {
     DYNAMIC_SECTION(to_string(method)) {
       const auto lines = make_ping_pong_lines();
@@ -221,11 +229,15 @@ TEST_CASE("a responder that stops early makes the initiator time out mid-run", "
       settings.method = method;
       settings.samples = 4;
       settings.round_trips = 50;
-      settings.timeout_ticks = 200'000'000;
+      settings.timeout_ticks = 1'000'000'000;
       PingPongSettings fewer = settings;
       fewer.samples = 1;  // answers 100 of the 250 pings, then leaves
+      fewer.timeout_ticks = 0;  // never gives up by itself: only the initiator's abort could end it
       bool responded = false;
       std::thread responder([&] { responded = ping_pong_responder(TickMethod::steady_clock, *lines, fewer); });
+      // Start the initiator (and its timeout) once the responder has checked in, however late a
+      // loaded machine runs the responder's thread.
+      wait_for_check_in(*lines, 1);
       const auto ticks = ping_pong_initiator(TickMethod::steady_clock, *lines, settings);
       responder.join();
       CHECK(responded);

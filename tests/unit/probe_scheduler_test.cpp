@@ -45,7 +45,7 @@ const prometheus::MetricFamily* find(const std::vector<prometheus::MetricFamily>
 }
 }  // namespace
 
-TEST_CASE("the scheduler runs every probe repeatedly, never two at once, and records failures", "[probe_scheduler]") {
+TEST_CASE("the scheduler runs every probe repeatedly, never two at once, and records failures", "[probe_scheduler][concurrency]") {
   std::atomic<int> running{0};
   std::atomic<bool> overlapped{false};
   std::vector<std::unique_ptr<Probe>> probes;
@@ -74,7 +74,7 @@ TEST_CASE("the scheduler runs every probe repeatedly, never two at once, and rec
   CHECK_FALSE(overlapped);
 }
 
-TEST_CASE("probe results become families; a failed run exports status but no numbers", "[probe_scheduler]") {
+TEST_CASE("probe results become families; a failed run exports status but no numbers", "[probe_scheduler][concurrency]") {
   std::atomic<int> running{0};
   std::atomic<bool> overlapped{false};
   ScriptedProbe probe("scripted", running, overlapped);
@@ -144,7 +144,7 @@ void wait_for(const std::atomic<bool>& flag) {
 }
 }  // namespace
 
-TEST_CASE("stopping cancels a probe at its next unit boundary", "[probe_scheduler]") {
+TEST_CASE("stopping cancels a probe at its next unit boundary", "[probe_scheduler][concurrency]") {
   std::atomic<bool> started{false};
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::make_unique<UnitProbe>(std::chrono::milliseconds(10), 100000, started));
@@ -155,7 +155,7 @@ TEST_CASE("stopping cancels a probe at its next unit boundary", "[probe_schedule
   CHECK_FALSE(scheduler.statuses()[0].ran);  // a cancelled run is neither a result nor a failure
 }
 
-TEST_CASE("stop with a grace period reports a probe stuck in one long unit", "[probe_scheduler]") {
+TEST_CASE("stop with a grace period reports a probe stuck in one long unit", "[probe_scheduler][concurrency]") {
   std::atomic<bool> started{false};
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::make_unique<UnitProbe>(std::chrono::milliseconds(1500), 1, started));

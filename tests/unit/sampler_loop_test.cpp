@@ -71,7 +71,7 @@ TEST_CASE("gaps at or above the threshold are interruptions, with their duration
   }
 }
 
-TEST_CASE("a stop request ends a span and spans accumulate", "[sampler]") {
+TEST_CASE("a stop request ends a span and spans accumulate", "[sampler][concurrency]") {
   SamplerShared shared = make_shared_state();
   SamplerWriterState state;
   std::atomic<bool> stop{false};
@@ -96,7 +96,7 @@ TEST_CASE("a stop request ends a span and spans accumulate", "[sampler]") {
   CHECK(s.total() == state.samples);
 }
 
-TEST_CASE("housekeeping reads while the sampler writes", "[sampler]") {
+TEST_CASE("housekeeping reads while the sampler writes", "[sampler][concurrency]") {
   SamplerShared shared = make_shared_state();
   SamplerWriterState state;
   std::atomic<bool> stop{false};
@@ -105,6 +105,11 @@ TEST_CASE("housekeeping reads while the sampler writes", "[sampler]") {
       run_sampler_span<M>(shared, state, 0, std::numeric_limits<std::uint64_t>::max(), stop);
     });
   });
+  // Read only once the sampler is writing: a loaded machine may otherwise run every read before
+  // the sampler thread first runs. Bounded, so a sampler that never runs fails instead of hanging.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (shared.samples.load() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  CHECK(shared.samples.load() > 0);
   HistogramSnapshot s;
   std::uint64_t last_samples = 0;
   for (int i = 0; i < 200; ++i) {

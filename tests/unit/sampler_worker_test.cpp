@@ -25,7 +25,7 @@ SamplerSettings continuous_on(int cpu, const TickScale& scale) {
 }
 }  // namespace
 
-TEST_CASE("a paused sampler runs the task on its CPU and records no gap for the pause", "[sampler_worker]") {
+TEST_CASE("a paused sampler runs the task on its CPU and records no gap for the pause", "[sampler_worker][concurrency]") {
   const int cpu = current_affinity().back();
   const TickScale scale(counter_frequency(default_tick_method(), 50ms).hertz);
   SamplerWorker worker(continuous_on(cpu, scale));
@@ -40,7 +40,12 @@ TEST_CASE("a paused sampler runs the task on its CPU and records no gap for the 
     ran_on = sched_getcpu();
     std::this_thread::sleep_for(pause);
   }).get();
-  std::this_thread::sleep_for(50ms);
+  // Sampling goes on after the pause: wait for it (bounded) rather than for a fixed time, which a
+  // loaded machine may spend without running the sampler.
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (worker.shared()->sampled_ticks.load() <= sampled_before && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
   worker.stop();
   CHECK(ran_on == cpu);
   // Sampling went on after the pause...
@@ -50,7 +55,7 @@ TEST_CASE("a paused sampler runs the task on its CPU and records no gap for the 
   CHECK(worker.shared()->max_gap.load() < scale.from_ns(std::chrono::nanoseconds(pause).count()));
 }
 
-TEST_CASE("a sampler that has stopped refuses tasks instead of hanging", "[sampler_worker]") {
+TEST_CASE("a sampler that has stopped refuses tasks instead of hanging", "[sampler_worker][concurrency]") {
   const TickScale scale(1e9);
   SamplerWorker worker(continuous_on(current_affinity().back(), scale));
   worker.start();
