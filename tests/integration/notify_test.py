@@ -56,6 +56,23 @@ class NotifySocket:
                 raise AssertionError(f"expected {key}=1, got {message}")
 
 
+def pacing_only_config(cpu, pacing):
+    """Samples `cpu`, serves on a free loopback port, and runs the pacing probe alone with the
+    given `probes.pacing` settings (a YAML flow mapping's inside)."""
+    return f"""\
+cpus: "{cpu}"
+web: {{listen_address: "127.0.0.1:0"}}
+probes:
+  clock: {{enabled: false}}
+  kernel_cost: {{enabled: false}}
+  pinning: {{enabled: false}}
+  c2c: {{enabled: false}}
+  posture: {{enabled: false}}
+  attribution: {{enabled: false}}
+  pacing: {{{pacing}}}
+"""
+
+
 class NotifyTest(harness.DaemonTestCase):
     def notify_env(self, address, **extra):
         env = dict(os.environ)
@@ -119,18 +136,7 @@ class NotifyTest(harness.DaemonTestCase):
         the pings go on. The pacing run below holds cpu 1 for about 8 s in all, four 2 s rates and
         two short unthrottled runs, each one borrow, while the watchdog wants a ping every 2 s."""
         cpu = max(os.sched_getaffinity(0))
-        config = f"""\
-cpus: "{cpu}"
-web: {{listen_address: "127.0.0.1:0"}}
-probes:
-  clock: {{enabled: false}}
-  kernel_cost: {{enabled: false}}
-  pinning: {{enabled: false}}
-  c2c: {{enabled: false}}
-  posture: {{enabled: false}}
-  attribution: {{enabled: false}}
-  pacing: {{cpu: {cpu}, rates: [1000, 2000], duration: 2s, action: noop}}
-"""
+        config = pacing_only_config(cpu, f"cpu: {cpu}, rates: [1000, 2000], duration: 2s, action: noop")
         path = os.path.join(self.workdir, "notify.sock")
         notify = NotifySocket(path)
         self.addCleanup(notify.close)
@@ -166,25 +172,15 @@ probes:
         reload that restarts the probes must not wait for it: READY=1 follows RELOADING=1 within
         1.5 s, and SIGTERM still stops the daemon within 2 s while the old unit runs on."""
         cpu = max(os.sched_getaffinity(0))
-        probes = """\
-probes:
-  clock: {{enabled: false}}
-  kernel_cost: {{enabled: false}}
-  pinning: {{enabled: false}}
-  c2c: {{enabled: false}}
-  posture: {{enabled: false}}
-  attribution: {{enabled: false}}
-  pacing: {{interval: {interval}, rates: [1000], duration: 10s, action: noop}}
-"""
-        head = f'cpus: "{cpu}"\nweb: {{listen_address: "127.0.0.1:0"}}\n'
+        config = lambda interval: pacing_only_config(cpu, f"interval: {interval}, rates: [1000], duration: 10s, action: noop")
         path = os.path.join(self.workdir, "notify.sock")
         notify = NotifySocket(path)
         self.addCleanup(notify.close)
-        daemon = self.daemon(config_text=head + probes.format(interval="15m"), env=self.notify_env(path), start=False)
+        daemon = self.daemon(config_text=config("15m"), env=self.notify_env(path), start=False)
         daemon.start(wait_listening=False)
         notify.wait_for("READY", timeout=10, skip=())
         time.sleep(3.0)  # the first round starts 2 s after READY: the 10 s rate is under way
-        harness.write_file(daemon.config_path, head + probes.format(interval="20m"))
+        harness.write_file(daemon.config_path, config("20m"))
         started = time.monotonic()
         daemon.signal(signal.SIGHUP)
         notify.wait_for("RELOADING", timeout=5)
