@@ -9,6 +9,8 @@
 #   bash packaging/dev.sh sanitize        ASan+UBSan suite in build-asan, TSan in build-tsan
 #   bash packaging/dev.sh cross           aarch64 build in build-aarch64, tests under qemu
 #   bash packaging/dev.sh bench           build, run jitterd_bench
+#   bash packaging/dev.sh format          rewrite src/ and tests/ C++ files with clang-format-14
+#   bash packaging/dev.sh format-check    list the files that format would change; fail if any
 #
 # With CI set in the environment, compiler warnings are errors (-DJITTERD_WERROR=ON).
 set -euo pipefail
@@ -28,6 +30,8 @@ readonly deps_packages=(
     systemd procps
 )
 readonly cross_packages=(g++-aarch64-linux-gnu qemu-user)
+# The style is .clang-format at the top; one clang-format version, so all agree on the output.
+readonly clang_format=clang-format-14
 jobs=$(nproc)
 readonly jobs
 
@@ -159,8 +163,40 @@ cmd_bench() {
     build/jitterd_bench "$@"
 }
 
+# Prints, NUL-separated, the C++ files that clang-format owns: sources and tests, not fixtures.
+format_files() {
+    find src tests -path tests/fixtures -prune -o -type f \( -name '*.cpp' -o -name '*.h' \) -print0 \
+        | sort -z
+}
+
+format_deps() {
+    [[ -f .clang-format ]] || die "format: no .clang-format at the top of the tree"
+    apt_install "$clang_format"
+    "$clang_format" --dump-config --style=file >/dev/null || die "format: $clang_format cannot read .clang-format"
+}
+
+cmd_format() {
+    format_deps
+    say "format: $clang_format -i over src/ and tests/"
+    format_files | xargs -0 -r "$clang_format" -i --style=file
+}
+
+cmd_format_check() {
+    format_deps
+    local -a unformatted=()
+    local file
+    while IFS= read -r -d '' file; do
+        "$clang_format" --dry-run --Werror --style=file "$file" 2>/dev/null || unformatted+=("$file")
+    done < <(format_files)
+    if ((${#unformatted[@]} > 0)); then
+        printf '%s\n' "${unformatted[@]}"
+        die "format-check: ${#unformatted[@]} files above differ from .clang-format ($clang_format); bash packaging/dev.sh format rewrites them"
+    fi
+    say "format-check: every file matches .clang-format"
+}
+
 usage() {
-    sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+    sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 }
 
 main() {
@@ -176,6 +212,8 @@ main() {
         sanitize) cmd_sanitize "$@" ;;
         cross) cmd_cross "$@" ;;
         bench) cmd_bench "$@" ;;
+        format) cmd_format "$@" ;;
+        format-check) cmd_format_check "$@" ;;
         -h | --help | help) usage ;;
         *)
             printf 'dev.sh: unknown command %q\n\n' "$command" >&2
