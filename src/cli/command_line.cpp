@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "config/value_checks.h"
-#include "probes/probe_registry.h"
 #include "host/cpu_list.h"
+#include "probes/probe_registry.h"
 
 namespace jitterd {
 namespace {
@@ -92,7 +92,9 @@ void add_report_flags(CLI::App& report, CommandLine& cl, ReportFlags& flags) {
       ->capture_default_str();
   report.add_flag("--interruptions", cl.report_interruptions,
                   "gaps with --format json only: also list every kept interruption");
-  report.add_option("--cpus", flags.cpus, "c2c only: the CPUs to pair, e.g. 0-7,16 (default: every CPU jitterd may use)")
+  report
+      .add_option("--cpus", flags.cpus,
+                  "c2c only: the CPUs to pair, e.g. 0-7,16 (default: every CPU jitterd may use)")
       ->type_name("LIST");
 }
 
@@ -117,7 +119,8 @@ void reject_extras(CLI::App& app, const CLI::App& verb) {
   if (extras.empty()) return;
   const std::string hint = "see jitterd " + verb.get_name() + " --help";
   const std::string& extra = extras.front();
-  if (extra.rfind("-", 0) != 0) throw UsageError(verb.get_name() + ": unexpected argument \"" + extra + "\"", hint);
+  if (extra.rfind("-", 0) != 0)
+    throw UsageError(verb.get_name() + ": unexpected argument \"" + extra + "\"", hint);
   const std::string flag = extra.substr(0, extra.find('='));
   std::vector<std::string> takers;
   for (CLI::App* other : app.get_subcommands([](const CLI::App*) { return true; })) {
@@ -135,7 +138,9 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
   if (std::find(topics.begin(), topics.end(), cl.report_topic) == topics.end()) {
     throw UsageError("report: unknown topic \"" + cl.report_topic + "\" (allowed: " + joined(topics) + ")", hint);
   }
-  cl.report_format = flags.format == "json" ? ReportFormat::json : flags.format == "csv" ? ReportFormat::csv : ReportFormat::table;
+  cl.report_format = flags.format == "json"  ? ReportFormat::json
+                     : flags.format == "csv" ? ReportFormat::csv
+                                             : ReportFormat::table;
   const bool gaps = cl.report_topic == "gaps";
   if (report.count("--duration") > 0) {
     if (!gaps) throw UsageError("--duration: only for report gaps (a probe runs as configured)", hint);
@@ -155,8 +160,9 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
     std::string error;
     const std::optional<std::vector<int>> cpus = parse_cpu_list(flags.cpus, &error);
     if (!cpus || cpus->size() < 2) {
-      throw UsageError("--cpus: " + (cpus ? std::string("needs at least two CPUs") : error) + ", got \"" + flags.cpus + "\"",
-                       hint);
+      throw UsageError(
+          "--cpus: " + (cpus ? std::string("needs at least two CPUs") : error) + ", got \"" + flags.cpus + "\"",
+          hint);
     }
     cl.report_cpus = *cpus;
   }
@@ -167,17 +173,20 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
 CommandLine parse_command_line(const std::vector<std::string>& args) {
   CommandLine cl;
   ReportFlags report_flags;
-  CLI::App app{"jitterd measures how quiet CPUs are: pinned samplers time every gap in their loop, and\n"
-               "probes time clocks, pacing, kernel operations and core-to-core latency.",
-               "jitterd"};
+  CLI::App app{
+      "jitterd measures how quiet CPUs are: pinned samplers time every gap in their loop, and\n"
+      "probes time clocks, pacing, kernel operations and core-to-core latency.",
+      "jitterd"};
   app.set_help_flag("-h,--help", "print this help and exit");
   bool version = false;
   app.add_flag("--version", version, "print the version and exit");
   app.require_subcommand(0, 1);
-  CLI::App* run = app.add_subcommand("run", "the daemon: sample the configured CPUs and serve /metrics (the default verb)");
+  CLI::App* run =
+      app.add_subcommand("run", "the daemon: sample the configured CPUs and serve /metrics (the default verb)");
   add_common_flags(*run, cl);
   add_web_flags(*run, cl);
-  CLI::App* check = app.add_subcommand("check-config", "check the configuration and the flags as run would, then exit");
+  CLI::App* check =
+      app.add_subcommand("check-config", "check the configuration and the flags as run would, then exit");
   add_common_flags(*check, cl);
   add_web_flags(*check, cl);
   CLI::App* report = app.add_subcommand("report", "measure once and print a report as a table, JSON or CSV");

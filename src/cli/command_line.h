@@ -16,7 +16,8 @@
 
 namespace jitterd {
 
-inline constexpr const char* kDefaultConfigPath = JITTERD_DEFAULT_CONFIG_PATH;  // CMake: <sysconfdir>/jitterd/jitterd.yaml
+inline constexpr const char* kDefaultConfigPath =
+    JITTERD_DEFAULT_CONFIG_PATH;  // CMake: <sysconfdir>/jitterd/jitterd.yaml
 
 enum class Verb { run, report, check_config, help, version };
 enum class ReportFormat { table, json, csv };
@@ -28,7 +29,7 @@ struct CommandLine {
   ConfigOverrides overrides;  // --web.listen-address, --web.telemetry-path, --log.level
   std::string sysfs = "/sys";
   std::string procfs = "/proc";
-  std::string report_topic = "gaps";  // gaps or a probe name (probe_names(); posture is the checklist)
+  std::string report_topic = "gaps";            // gaps or a probe name (probe_names(); posture is the checklist)
   std::optional<std::vector<int>> report_cpus;  // report c2c --cpus: the CPUs to pair
   Duration report_duration = std::chrono::seconds(10);
   ReportFormat report_format = ReportFormat::table;

@@ -8,9 +8,9 @@
 #include "cli/render.h"
 #include "config/config_source.h"
 #include "daemon/logging.h"
-#include "sampling/sampling_plan.h"
 #include "host/cpu_list.h"
 #include "host/topology.h"
+#include "sampling/sampling_plan.h"
 
 namespace jitterd {
 namespace {
@@ -37,20 +37,21 @@ std::string summary(const PostureReport& report) {
 
 std::string format_posture_table(const PostureReport& report) {
   std::ostringstream out;
-  out << "isolation posture for sampled cpus " << (report.sampled.empty() ? "none" : format_cpu_list(report.sampled))
-      << " (cpus: " << report.cpus_setting << ")\n\n";
+  out << "isolation posture for sampled cpus "
+      << (report.sampled.empty() ? "none" : format_cpu_list(report.sampled)) << " (cpus: " << report.cpus_setting
+      << ")\n\n";
   std::size_t check_width = 5;
   for (const PostureCheck& c : report.checks) check_width = std::max(check_width, c.check.size());
   for (const PostureCheck& c : report.checks) {
     const std::string cpu = c.cpu ? "cpu " + std::to_string(*c.cpu) : "-";
     out << to_string(c.status) << "  " << c.check << std::string(check_width - c.check.size(), ' ') << "  " << cpu
-        << std::string(cpu.size() < 7 ? 7 - cpu.size() : 0, ' ') << "  " << c.reason << (c.expectation ? " [expect]" : "")
-        << "\n";
+        << std::string(cpu.size() < 7 ? 7 - cpu.size() : 0, ' ') << "  " << c.reason
+        << (c.expectation ? " [expect]" : "") << "\n";
   }
   out << "\nfingerprint:\n";
   for (const auto& [field, value] : fingerprint_fields(report.fingerprint)) {
-    out << "  " << field << std::string(13 - std::min<std::size_t>(field.size(), 12), ' ') << (value.empty() ? "unknown" : value)
-        << "\n";
+    out << "  " << field << std::string(13 - std::min<std::size_t>(field.size(), 12), ' ')
+        << (value.empty() ? "unknown" : value) << "\n";
   }
   for (const std::string& problem : report.problems) out << "unreadable: " << problem << "\n";
   out << "\nresult: " << summary(report) << "\n";
@@ -60,7 +61,8 @@ std::string format_posture_table(const PostureReport& report) {
 ProbeTable posture_checks_table(const PostureReport& report) {
   ProbeTable table{"isolation checklist", {"status", "check", "cpu", "reason", "expectation"}, {}};
   for (const PostureCheck& c : report.checks) {
-    table.rows.push_back({to_string(c.status), c.check, c.cpu ? Cell(*c.cpu) : Cell(), c.reason, Cell(c.expectation)});
+    table.rows.push_back(
+        {to_string(c.status), c.check, c.cpu ? Cell(*c.cpu) : Cell(), c.reason, Cell(c.expectation)});
   }
   return table;
 }
@@ -83,9 +85,12 @@ std::string format_posture_json(const PostureReport& report) {
 
 int posture_exit_code(const PostureReport& report) {
   switch (overall_status(report.checks)) {
-    case CheckStatus::pass: return 0;
-    case CheckStatus::warn: return 1;
-    case CheckStatus::fail: return 2;
+    case CheckStatus::pass:
+      return 0;
+    case CheckStatus::warn:
+      return 1;
+    case CheckStatus::fail:
+      return 2;
   }
   return 2;
 }
@@ -127,9 +132,15 @@ int report_posture(const CommandLine& cl) {
   report.fingerprint = posture.fingerprint;
   report.problems = posture.problems;
   switch (cl.report_format) {
-    case ReportFormat::table: std::cout << format_posture_table(report); break;
-    case ReportFormat::csv: std::cout << format_posture_csv(report); break;
-    case ReportFormat::json: std::cout << format_posture_json(report); break;
+    case ReportFormat::table:
+      std::cout << format_posture_table(report);
+      break;
+    case ReportFormat::csv:
+      std::cout << format_posture_csv(report);
+      break;
+    case ReportFormat::json:
+      std::cout << format_posture_json(report);
+      break;
   }
   return posture_exit_code(report);
 }

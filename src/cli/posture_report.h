@@ -29,7 +29,7 @@ ProbeTable posture_checks_table(const PostureReport& report);
 std::string format_posture_table(const PostureReport& report);
 std::string format_posture_json(const PostureReport& report);
 std::string format_posture_csv(const PostureReport& report);  // the checks only
-int posture_exit_code(const PostureReport& report);  // 0, 1 or 2
+int posture_exit_code(const PostureReport& report);           // 0, 1 or 2
 
 int run_posture_report(const CommandLine& command_line);
 

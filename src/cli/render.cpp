@@ -13,8 +13,8 @@ bool is_number(const Cell& cell) { return cell.kind == Cell::Kind::integer || ce
 // Characters as a terminal shows them: UTF-8 continuation bytes (the second byte of "±") take no
 // column of their own.
 std::size_t display_width(std::string_view text) {
-  return static_cast<std::size_t>(
-      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return static_cast<std::size_t>(std::count_if(
+      text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 std::string padded(const std::string& text, std::size_t width, bool right) {
@@ -27,11 +27,16 @@ std::string csv_number(double value) { return std::isfinite(value) ? Json(value)
 
 std::string csv_cell(const Cell& cell) {
   switch (cell.kind) {
-    case Cell::Kind::none: return "";
-    case Cell::Kind::text: return cell.text;
-    case Cell::Kind::boolean: return cell.integer ? "true" : "false";
-    case Cell::Kind::integer: return std::to_string(cell.integer);
-    case Cell::Kind::number: return csv_number(cell.number);
+    case Cell::Kind::none:
+      return "";
+    case Cell::Kind::text:
+      return cell.text;
+    case Cell::Kind::boolean:
+      return cell.integer ? "true" : "false";
+    case Cell::Kind::integer:
+      return std::to_string(cell.integer);
+    case Cell::Kind::number:
+      return csv_number(cell.number);
   }
   return "";
 }
@@ -40,22 +45,32 @@ std::string csv_cell(const Cell& cell) {
 
 std::string cell_text(const Cell& cell) {
   switch (cell.kind) {
-    case Cell::Kind::none: return "-";
-    case Cell::Kind::text: return cell.text;
-    case Cell::Kind::boolean: return cell.integer ? "yes" : "no";
-    case Cell::Kind::integer: return fmt::format("{}", cell.integer);
-    case Cell::Kind::number: return fmt::format("{:.{}f}", cell.number, cell.decimals);
+    case Cell::Kind::none:
+      return "-";
+    case Cell::Kind::text:
+      return cell.text;
+    case Cell::Kind::boolean:
+      return cell.integer ? "yes" : "no";
+    case Cell::Kind::integer:
+      return fmt::format("{}", cell.integer);
+    case Cell::Kind::number:
+      return fmt::format("{:.{}f}", cell.number, cell.decimals);
   }
   return "";
 }
 
 Json cell_json(const Cell& cell) {
   switch (cell.kind) {
-    case Cell::Kind::none: return nullptr;
-    case Cell::Kind::text: return cell.text;
-    case Cell::Kind::boolean: return cell.integer != 0;
-    case Cell::Kind::integer: return cell.integer;
-    case Cell::Kind::number: return cell.number;
+    case Cell::Kind::none:
+      return nullptr;
+    case Cell::Kind::text:
+      return cell.text;
+    case Cell::Kind::boolean:
+      return cell.integer != 0;
+    case Cell::Kind::integer:
+      return cell.integer;
+    case Cell::Kind::number:
+      return cell.number;
   }
   return nullptr;
 }
@@ -129,7 +144,8 @@ Json table_records(const ProbeTable& table) {
   Json records = Json::array();
   for (const auto& row : table.rows) {
     Json record = Json::object();
-    for (std::size_t c = 0; c < row.size() && c < table.columns.size(); ++c) record[table.columns[c]] = cell_json(row[c]);
+    for (std::size_t c = 0; c < row.size() && c < table.columns.size(); ++c)
+      record[table.columns[c]] = cell_json(row[c]);
     records.push_back(std::move(record));
   }
   return records;

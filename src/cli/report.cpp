@@ -10,11 +10,11 @@
 #include "cli/render.h"
 #include "config/config_source.h"
 #include "daemon/logging.h"
-#include "probes/probe_registry.h"
-#include "sampling/sampler_set.h"
-#include "sampling/probe_context.h"
-#include "sampling/sampling_plan.h"
 #include "host/cpu_list.h"
+#include "probes/probe_registry.h"
+#include "sampling/probe_context.h"
+#include "sampling/sampler_set.h"
+#include "sampling/sampling_plan.h"
 
 namespace jitterd {
 
@@ -57,24 +57,24 @@ CpuGapReport report_cpu(const SamplerWorker& worker) {
 
 ProbeTable gap_table(const GapReport& report) {
   ProbeTable table{"gaps per cpu",
-                   {"cpu", "samples", "mean_ticks", "stddev_ticks", "mean_ns", "stddev_ns", "min_ns", "p50_ns", "p99_ns",
-                    "p99_9_ns", "p99_99_ns", "max_ns", "interruptions", "sampled_seconds", "stolen_seconds", "stolen_share",
-                    "floor_ns", "threshold_ns", "error"},
+                   {"cpu", "samples", "mean_ticks", "stddev_ticks", "mean_ns", "stddev_ns", "min_ns", "p50_ns",
+                    "p99_ns", "p99_9_ns", "p99_99_ns", "max_ns", "interruptions", "sampled_seconds",
+                    "stolen_seconds", "stolen_share", "floor_ns", "threshold_ns", "error"},
                    {}};
   for (const CpuGapReport& c : report.cpus) {
     table.rows.push_back({c.cpu, c.samples, Cell(c.mean_ticks, 3), Cell(c.stddev_ticks, 3), Cell(c.mean_ns, 3),
-                          Cell(c.stddev_ns, 3), Cell(c.min_ns, 3), Cell(c.p50_ns, 3), Cell(c.p99_ns, 3), Cell(c.p999_ns, 3),
-                          Cell(c.p9999_ns, 3), Cell(c.max_ns, 3), c.interruptions, Cell(c.sampled_seconds, 6),
-                          Cell(c.stolen_seconds, 9), Cell(c.stolen_share, 9), Cell(c.floor_ns, 3), Cell(c.threshold_ns, 3),
-                          c.error});
+                          Cell(c.stddev_ns, 3), Cell(c.min_ns, 3), Cell(c.p50_ns, 3), Cell(c.p99_ns, 3),
+                          Cell(c.p999_ns, 3), Cell(c.p9999_ns, 3), Cell(c.max_ns, 3), c.interruptions,
+                          Cell(c.sampled_seconds, 6), Cell(c.stolen_seconds, 9), Cell(c.stolen_share, 9),
+                          Cell(c.floor_ns, 3), Cell(c.threshold_ns, 3), c.error});
   }
   return table;
 }
 
 ProbeTable gap_display_table(const GapReport& report) {
   ProbeTable table{"gaps per cpu",
-                   {"cpu", "samples", "mean_tick", "sd_tick", "mean_ns", "sd_ns", "p50_ns", "p99_ns", "p99.9_ns", "p99.99_ns",
-                    "max_ns", "interrupts", "stolen%", "thr_ns"},
+                   {"cpu", "samples", "mean_tick", "sd_tick", "mean_ns", "sd_ns", "p50_ns", "p99_ns", "p99.9_ns",
+                    "p99.99_ns", "max_ns", "interrupts", "stolen%", "thr_ns"},
                    {}};
   for (const CpuGapReport& c : report.cpus) {
     if (!c.error.empty()) continue;  // listed under the table
@@ -87,15 +87,17 @@ ProbeTable gap_display_table(const GapReport& report) {
 }
 
 std::string format_report_table(const GapReport& report) {
-  std::string out = fmt::format(
-      "counter {} at {:.3f} MHz ({}), one tick = {:.3f} ns; sampled {:.1f} s continuously\n", report.method,
-      report.frequency.hertz / 1e6, report.frequency.source, 1e9 / report.frequency.hertz, report.duration_seconds);
+  std::string out =
+      fmt::format("counter {} at {:.3f} MHz ({}), one tick = {:.3f} ns; sampled {:.1f} s continuously\n",
+                  report.method, report.frequency.hertz / 1e6, report.frequency.source,
+                  1e9 / report.frequency.hertz, report.duration_seconds);
   out += table_text(gap_display_table(report));
   for (const CpuGapReport& c : report.cpus) {
     if (!c.error.empty()) out += fmt::format("cpu {}: not sampled: {}\n", c.cpu, c.error);
   }
-  return out + "percentiles are the upper edge of a histogram bucket (at most 6.25% above the true value, never above "
-               "max); max and mean are exact; sd is from bucket midpoints with Sheppard's correction\n";
+  return out +
+         "percentiles are the upper edge of a histogram bucket (at most 6.25% above the true value, never above "
+         "max); max and mean are exact; sd is from bucket midpoints with Sheppard's correction\n";
 }
 
 std::string format_report_csv(const GapReport& report) { return table_csv(gap_table(report)); }
@@ -165,16 +167,23 @@ int run_probe_report(const CommandLine& cl) {
     probe = make_probe(probe_name, plan.config.probes);
   }
   restrict_current_thread(plan.selection.housekeeping);
-  ProbeContext context = make_probe_context(plan, host, counter_frequency(plan.method, std::chrono::milliseconds(250)));
+  ProbeContext context =
+      make_probe_context(plan, host, counter_frequency(plan.method, std::chrono::milliseconds(250)));
   const ProbeStatus status = run_probe(*probe, context);
   if (!status.success) {
     std::cerr << "jitterd: probe " << probe_name << " failed: " << status.error << "\n";
     return 1;
   }
   switch (cl.report_format) {
-    case ReportFormat::table: std::cout << format_probe_table(probe_name, status.result); break;
-    case ReportFormat::csv: std::cout << format_probe_csv(status.result); break;
-    case ReportFormat::json: std::cout << format_probe_json(probe_name, status.result); break;
+    case ReportFormat::table:
+      std::cout << format_probe_table(probe_name, status.result);
+      break;
+    case ReportFormat::csv:
+      std::cout << format_probe_csv(status.result);
+      break;
+    case ReportFormat::json:
+      std::cout << format_probe_json(probe_name, status.result);
+      break;
   }
   return 0;
 }
@@ -200,9 +209,15 @@ int run_report(const CommandLine& cl) {
   samplers.stop();
   for (std::size_t i = 0; i < samplers.size(); ++i) report.cpus.push_back(report_cpu(samplers.worker(i)));
   switch (cl.report_format) {
-    case ReportFormat::table: std::cout << format_report_table(report); break;
-    case ReportFormat::csv: std::cout << format_report_csv(report); break;
-    case ReportFormat::json: std::cout << format_report_json(report, cl.report_interruptions); break;
+    case ReportFormat::table:
+      std::cout << format_report_table(report);
+      break;
+    case ReportFormat::csv:
+      std::cout << format_report_csv(report);
+      break;
+    case ReportFormat::json:
+      std::cout << format_report_json(report, cl.report_interruptions);
+      break;
   }
   return 0;
 }

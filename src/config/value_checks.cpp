@@ -61,8 +61,7 @@ CheckedValue check_log_level(const std::string& text, std::string_view seen) {
 
 // spdlog's canonical names only: its aliases ("warning", "err") would make two spellings valid.
 const std::vector<std::string_view>& log_levels() {
-  static const std::vector<std::string_view> levels{"trace", "debug",    "info", "warn",
-                                                    "error", "critical", "off"};
+  static const std::vector<std::string_view> levels{"trace", "debug", "info", "warn", "error", "critical", "off"};
   return levels;
 }
 

@@ -17,9 +17,9 @@
 #include "export/build_info.h"
 #include "host/host_reader.h"
 #include "host/thread_stats.h"
-#include "sampling/sampler_set.h"
 #include "measure/counter_calibration.h"
 #include "probes/probe.h"
+#include "sampling/sampler_set.h"
 
 namespace jitterd {
 
@@ -50,7 +50,8 @@ class Collector : public prometheus::Collectable {
 
   void set_samplers(std::shared_ptr<const SamplerSet> samplers, CounterFrequency frequency, TickMethod method);
   // The same from any source of readings (a test's fixed ones); called at scrape time.
-  void set_samplers(std::function<std::vector<SamplerReading>()> readings, CounterFrequency frequency, TickMethod method);
+  void set_samplers(std::function<std::vector<SamplerReading>()> readings, CounterFrequency frequency,
+                    TickMethod method);
   // `statuses` gives the probes' latest runs; it is called at scrape time from the web threads.
   void set_probes(std::function<std::vector<ProbeStatus>()> statuses);
   void record_reload(bool success, double unix_seconds);

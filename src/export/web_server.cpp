@@ -21,10 +21,13 @@ std::string g_landing_page;
 std::string landing_page(const std::string& telemetry_path) {
   const BuildInfo build = this_build();
   return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>jitterd</title></head>\n<body>\n"
-         "<h1>jitterd " + build.version + "</h1>\n"
+         "<h1>jitterd " +
+         build.version +
+         "</h1>\n"
          "<p>Measures how quiet this machine's CPUs are: pinned samplers record every gap between "
          "tick-counter reads.</p>\n"
-         "<p><a href=\"" + telemetry_path + "\">Metrics</a></p>\n</body></html>\n";
+         "<p><a href=\"" +
+         telemetry_path + "\">Metrics</a></p>\n</body></html>\n";
 }
 // Opens and closes one TCP connection to `address` ("host:port"; 0.0.0.0 means loopback).
 void knock(const std::string& address) {
@@ -87,7 +90,8 @@ int WebServer::begin_request(mg_connection* connection) {
             "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %zu\r\n"
             "Connection: close\r\n\r\n",
             g_landing_page.size());
-  if (std::strcmp(request->request_method, "HEAD") != 0) mg_write(connection, g_landing_page.data(), g_landing_page.size());
+  if (std::strcmp(request->request_method, "HEAD") != 0)
+    mg_write(connection, g_landing_page.data(), g_landing_page.size());
   return 200;
 }
 

@@ -45,23 +45,39 @@ template <TickMethod M>
 OpCost measure_one(std::size_t op, std::size_t samples) {
   const std::string name(kernel_cost_ops().at(op));
   switch (op) {
-    case 0: return time_op<M>(name, [] { g_counter_sink = read_ticks<M>(); }, samples);
-    case 1: return time_op<M>(name, [] { read_clock(CLOCK_MONOTONIC); }, samples);
-    case 2: return time_op<M>(name, [] { read_clock(CLOCK_MONOTONIC_RAW); }, samples);
-    case 3: return time_op<M>(name, [] { read_clock(CLOCK_REALTIME); }, samples);
+    case 0:
+      return time_op<M>(
+          name, [] { g_counter_sink = read_ticks<M>(); }, samples);
+    case 1:
+      return time_op<M>(
+          name, [] { read_clock(CLOCK_MONOTONIC); }, samples);
+    case 2:
+      return time_op<M>(
+          name, [] { read_clock(CLOCK_MONOTONIC_RAW); }, samples);
+    case 3:
+      return time_op<M>(
+          name, [] { read_clock(CLOCK_REALTIME); }, samples);
     // getppid has no vDSO shortcut and no glibc cache: the cheapest real kernel entry and exit.
-    case 4: return time_op<M>(name, [] { syscall(SYS_getppid); }, samples);
-    case 5: return time_op<M>(name, create_and_join_thread, std::max<std::size_t>(samples / 10, 10));
-    default: return time_op<M>(name, fork_and_wait, std::max<std::size_t>(samples / 50, 5));
+    case 4:
+      return time_op<M>(
+          name, [] { syscall(SYS_getppid); }, samples);
+    case 5:
+      return time_op<M>(name, create_and_join_thread, std::max<std::size_t>(samples / 10, 10));
+    default:
+      return time_op<M>(name, fork_and_wait, std::max<std::size_t>(samples / 50, 5));
   }
 }
 
 }  // namespace
 
 const std::vector<std::string_view>& kernel_cost_ops() {
-  static const std::vector<std::string_view> ops = {
-      "counter_read",           "clock_gettime_monotonic", "clock_gettime_monotonic_raw", "clock_gettime_realtime",
-      "syscall_getppid",        "thread_create_join",      "fork_wait"};
+  static const std::vector<std::string_view> ops = {"counter_read",
+                                                    "clock_gettime_monotonic",
+                                                    "clock_gettime_monotonic_raw",
+                                                    "clock_gettime_realtime",
+                                                    "syscall_getppid",
+                                                    "thread_create_join",
+                                                    "fork_wait"};
   return ops;
 }
 
@@ -71,7 +87,8 @@ OpCost measure_kernel_cost(TickMethod method, std::size_t op, std::size_t sample
 
 std::vector<OpCost> measure_kernel_costs(TickMethod method, std::size_t samples) {
   std::vector<OpCost> costs;
-  for (std::size_t op = 0; op < kernel_cost_ops().size(); ++op) costs.push_back(measure_kernel_cost(method, op, samples));
+  for (std::size_t op = 0; op < kernel_cost_ops().size(); ++op)
+    costs.push_back(measure_kernel_cost(method, op, samples));
   return costs;
 }
 

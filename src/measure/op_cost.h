@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <numeric>
 #include <string>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "measure/tick.h"

@@ -40,23 +40,28 @@ void add_pair_metrics(const PairRecord& r, ProbeResult& result) {
   ProbeLabels labels = pair_labels(r);
   labels.emplace_back("relation", std::string(to_string(r.pair.relation)));
   if (r.measured) {
-    result.metrics.push_back(summary_metric("jitterd_c2c_latency_seconds",
-                                            "One-way core-to-core latency of a CPU pair (round trip / 2) over its last run's "
-                                            "samples (quantile 0 is the minimum).",
-                                            labels, {{0, r.min}, {0.1, r.p10}, {0.5, r.median}, {0.9, r.p90}}, r.samples, r.sum));
+    result.metrics.push_back(
+        summary_metric("jitterd_c2c_latency_seconds",
+                       "One-way core-to-core latency of a CPU pair (round trip / 2) over its last run's "
+                       "samples (quantile 0 is the minimum).",
+                       labels, {{0, r.min}, {0.1, r.p10}, {0.5, r.median}, {0.9, r.p90}}, r.samples, r.sum));
     ProbeLabels info = labels;
-    info.insert(info.end(), {{"node_a", node_text(r.pair.node_a)}, {"node_b", node_text(r.pair.node_b)},
+    info.insert(info.end(), {{"node_a", node_text(r.pair.node_a)},
+                             {"node_b", node_text(r.pair.node_b)},
                              {"line_node", node_text(r.line_node)}});
-    result.metrics.push_back(gauge("jitterd_c2c_pair_info",
-                                   "Always 1: a measured CPU pair with its relation, the NUMA nodes of its CPUs and of the "
-                                   "cache line (first-touched by cpu_a).",
-                                   info, 1));
-    result.metrics.push_back(gauge("jitterd_c2c_pair_last_measured_timestamp_seconds", "When the pair was last measured (Unix time).",
-                                   pair_labels(r), r.unix_seconds));
+    result.metrics.push_back(
+        gauge("jitterd_c2c_pair_info",
+              "Always 1: a measured CPU pair with its relation, the NUMA nodes of its CPUs and of the "
+              "cache line (first-touched by cpu_a).",
+              info, 1));
+    result.metrics.push_back(gauge("jitterd_c2c_pair_last_measured_timestamp_seconds",
+                                   "When the pair was last measured (Unix time).", pair_labels(r),
+                                   r.unix_seconds));
   }
-  ProbeMetric failures = gauge("jitterd_c2c_pair_failures_total",
-                               "Attempts to measure the pair that failed (a side timed out or could not run on its CPU).",
-                               pair_labels(r), static_cast<double>(r.failures));
+  ProbeMetric failures =
+      gauge("jitterd_c2c_pair_failures_total",
+            "Attempts to measure the pair that failed (a side timed out or could not run on its CPU).",
+            pair_labels(r), static_cast<double>(r.failures));
   failures.type = ProbeMetricType::counter;
   result.metrics.push_back(std::move(failures));
 }
@@ -65,8 +70,9 @@ ProbeTable matrix_table(const std::vector<PairRecord>& measured, const C2cSettin
   std::vector<int> cpus;
   for (const PairRecord& r : measured) cpus.insert(cpus.end(), {r.pair.a, r.pair.b});
   cpus = sorted_cpus(std::move(cpus));
-  ProbeTable table{"one-way latency in ns, median ± half the p10..p90 spread (" + std::string(to_string(settings.method)) +
-                       ", " + std::to_string(settings.samples) + " samples × " + std::to_string(settings.round_trips) +
+  ProbeTable table{"one-way latency in ns, median ± half the p10..p90 spread (" +
+                       std::string(to_string(settings.method)) + ", " + std::to_string(settings.samples) +
+                       " samples × " + std::to_string(settings.round_trips) +
                        " round trips); row and column are the two CPUs",
                    {"cpu"},
                    {}};
@@ -91,7 +97,8 @@ ProbeTable pairs_table(const std::vector<PairRecord>& records) {
                     "median_ns", "p90_ns", "pair_ms", "failures"},
                    {}};
   for (const PairRecord& r : records) {
-    std::vector<Cell> row{r.pair.a, r.pair.b, to_string(r.pair.relation), node_cell(r.pair.node_a), node_cell(r.pair.node_b)};
+    std::vector<Cell> row{r.pair.a, r.pair.b, to_string(r.pair.relation), node_cell(r.pair.node_a),
+                          node_cell(r.pair.node_b)};
     if (r.measured) {
       row.insert(row.end(), {node_cell(r.line_node), r.samples, ns(r.min), ns(r.p10), ns(r.median), ns(r.p90),
                              Cell(r.duration_seconds * 1e3, 1)});
@@ -110,8 +117,9 @@ void add_summary_notes(const std::vector<PairRecord>& measured, ProbeResult& res
   const PairRecord& low = *std::min_element(measured.begin(), measured.end(), by_median);
   const PairRecord& high = *std::max_element(measured.begin(), measured.end(), by_median);
   const auto line = [](const char* what, const PairRecord& r) {
-    return std::string(what) + " latency: " + ns_text(r.median) + " ns ±" + ns_text(spread(r)) + " cpus: (" + std::to_string(r.pair.a) +
-           "," + std::to_string(r.pair.b) + ") " + std::string(to_string(r.pair.relation));
+    return std::string(what) + " latency: " + ns_text(r.median) + " ns ±" + ns_text(spread(r)) + " cpus: (" +
+           std::to_string(r.pair.a) + "," + std::to_string(r.pair.b) + ") " +
+           std::string(to_string(r.pair.relation));
   };
   result.notes.push_back(line("min", low));
   result.notes.push_back(line("max", high));
@@ -123,7 +131,8 @@ void add_summary_notes(const std::vector<PairRecord>& measured, ProbeResult& res
 
 }  // namespace
 
-std::vector<int> c2c_scope(const C2cSettings& settings, const std::vector<int>& sampled, const std::vector<int>& online) {
+std::vector<int> c2c_scope(const C2cSettings& settings, const std::vector<int>& sampled,
+                           const std::vector<int>& online) {
   std::vector<int> scope = settings.cpus ? *settings.cpus : sampled;
   if (!settings.cpus && settings.allow_unsampled) scope.insert(scope.end(), online.begin(), online.end());
   return sorted_cpus(std::move(scope));
@@ -164,7 +173,8 @@ PairRecord measure_pair(ProbeContext& context, const CpuPair& pair, const PingPo
   }
   responder.join();
   const auto fail = [&](const std::string& why) { throw std::runtime_error(pair_text(pair) + ": " + why); };
-  for (const auto& [side, cpu, error] : {std::tuple{"initiator", pair.a, initiator_error}, {"responder", pair.b, responder_error}}) {
+  for (const auto& [side, cpu, error] :
+       {std::tuple{"initiator", pair.a, initiator_error}, {"responder", pair.b, responder_error}}) {
     if (!error) continue;
     try {
       std::rethrow_exception(error);
@@ -208,29 +218,35 @@ std::vector<ClassSummary> summarize_classes(const std::vector<PairRecord>& recor
   return out;
 }
 
-ProbeResult c2c_result(const std::vector<PairRecord>& records, const C2cSettings& settings, std::size_t planned_pairs,
-                       std::size_t probed_this_run) {
+ProbeResult c2c_result(const std::vector<PairRecord>& records, const C2cSettings& settings,
+                       std::size_t planned_pairs, std::size_t probed_this_run) {
   ProbeResult result;
   std::vector<PairRecord> measured;
   for (const PairRecord& r : records) {
     add_pair_metrics(r, result);
     if (r.measured) measured.push_back(r);
   }
-  ProbeTable classes{"relation classes (over the pairs' medians)", {"relation", "pairs", "min_ns", "median_ns", "max_ns"}, {}};
+  ProbeTable classes{
+      "relation classes (over the pairs' medians)", {"relation", "pairs", "min_ns", "median_ns", "max_ns"}, {}};
   for (const ClassSummary& c : summarize_classes(records)) {
     const std::string relation(to_string(c.relation));
-    result.metrics.push_back(summary_metric("jitterd_c2c_class_pair_median_latency_seconds",
-                                            "Median one-way latencies of the measured pairs of a relation class, one "
-                                            "observation per pair (quantile 0 the smallest, 1 the largest).",
-                                            {{"relation", relation}}, {{0, c.min}, {0.5, c.median}, {1, c.max}}, c.pairs, c.sum));
+    result.metrics.push_back(
+        summary_metric("jitterd_c2c_class_pair_median_latency_seconds",
+                       "Median one-way latencies of the measured pairs of a relation class, one "
+                       "observation per pair (quantile 0 the smallest, 1 the largest).",
+                       {{"relation", relation}}, {{0, c.min}, {0.5, c.median}, {1, c.max}}, c.pairs, c.sum));
     classes.rows.push_back({relation, c.pairs, ns(c.min), ns(c.median), ns(c.max)});
   }
-  result.metrics.push_back(gauge("jitterd_c2c_planned_pairs", "CPU pairs the c2c probe plans to measure, over all its runs.", {},
+  result.metrics.push_back(gauge("jitterd_c2c_planned_pairs",
+                                 "CPU pairs the c2c probe plans to measure, over all its runs.", {},
                                  static_cast<double>(planned_pairs)));
-  result.metrics.push_back(gauge("jitterd_c2c_measured_pairs", "CPU pairs with a result so far (planned pairs whose every attempt failed are not).",
-                                 {}, static_cast<double>(measured.size())));
-  result.metrics.push_back(gauge("jitterd_c2c_last_run_attempted_pairs", "CPU pairs the c2c probe's last run attempted (at most its budget).",
-                                 {}, static_cast<double>(probed_this_run)));
+  result.metrics.push_back(
+      gauge("jitterd_c2c_measured_pairs",
+            "CPU pairs with a result so far (planned pairs whose every attempt failed are not).", {},
+            static_cast<double>(measured.size())));
+  result.metrics.push_back(gauge("jitterd_c2c_last_run_attempted_pairs",
+                                 "CPU pairs the c2c probe's last run attempted (at most its budget).", {},
+                                 static_cast<double>(probed_this_run)));
   result.tables.push_back(matrix_table(measured, settings));
   result.tables.push_back(pairs_table(records));
   result.tables.push_back(std::move(classes));
@@ -279,8 +295,9 @@ ProbeResult C2cProbe::run(ProbeContext& context) {
   result.warnings = std::move(result_warnings);
   result.notes.insert(result.notes.end(), plan_->notes.begin(), plan_->notes.end());
   if (plan_->pairs.empty()) {
-    result.notes.push_back("no pair to measure: fewer than two CPUs in scope (set probes.c2c.allow_unsampled to pair "
-                           "sampled CPUs with the others)");
+    result.notes.push_back(
+        "no pair to measure: fewer than two CPUs in scope (set probes.c2c.allow_unsampled to pair "
+        "sampled CPUs with the others)");
   }
   for (const std::string& failure : failures) result.notes.push_back("failed: " + failure);
   const double tick_ns = 1e9 / context.frequency.hertz;

@@ -18,18 +18,22 @@ std::string seconds_label(std::chrono::nanoseconds d) {
 std::vector<ProbeMetric> clock_metrics(const ClockReading& reading) {
   std::vector<ProbeMetric> out;
   if (reading.tsc_known_freq) {
-    out.push_back(gauge("jitterd_clock_tsc_known_freq", "1 if the kernel knows the TSC frequency from hardware (cpuinfo flag tsc_known_freq), else 0.",
-                        {}, *reading.tsc_known_freq ? 1 : 0));
+    out.push_back(
+        gauge("jitterd_clock_tsc_known_freq",
+              "1 if the kernel knows the TSC frequency from hardware (cpuinfo flag tsc_known_freq), else 0.", {},
+              *reading.tsc_known_freq ? 1 : 0));
   }
   for (const auto& [method, hz] : reading.estimates) {
     out.push_back(gauge("jitterd_clock_frequency_hertz", "Counter frequency estimated or declared by each method.",
                         {{"method", method}}, hz));
-    out.push_back(gauge("jitterd_clock_frequency_disagreement_ratio", "Estimate divided by the frequency in use, minus 1.",
-                        {{"method", method}}, hz / reading.in_use_hertz - 1));
+    out.push_back(gauge("jitterd_clock_frequency_disagreement_ratio",
+                        "Estimate divided by the frequency in use, minus 1.", {{"method", method}},
+                        hz / reading.in_use_hertz - 1));
   }
   if (reading.drift_ratio) {
-    out.push_back(gauge("jitterd_clock_drift_ratio", "Counter time over CLOCK_MONOTONIC_RAW time since the previous clock probe, minus 1.",
-                        {}, *reading.drift_ratio));
+    out.push_back(gauge("jitterd_clock_drift_ratio",
+                        "Counter time over CLOCK_MONOTONIC_RAW time since the previous clock probe, minus 1.", {},
+                        *reading.drift_ratio));
   }
   if (reading.clocksource) {
     // node_exporter's node_time_clocksource_{current,available}_info, with our prefix.
@@ -42,11 +46,12 @@ std::vector<ProbeMetric> clock_metrics(const ClockReading& reading) {
   }
   for (const SleepOvershoot& o : reading.sleep_overshoots) {
     const auto seconds = [](std::int64_t ns) { return static_cast<double>(ns) * 1e-9; };
-    out.push_back(summary_metric("jitterd_clock_sleep_overshoot_seconds",
-                                 "How much longer than requested a relative clock_nanosleep slept (quantile 1 is the maximum).",
-                                 {{"requested_seconds", seconds_label(o.requested)}},
-                                 {{0.5, seconds(o.median_ns)}, {0.99, seconds(o.p99_ns)}, {1, seconds(o.max_ns)}}, o.samples,
-                                 seconds(o.sum_ns)));
+    out.push_back(summary_metric(
+        "jitterd_clock_sleep_overshoot_seconds",
+        "How much longer than requested a relative clock_nanosleep slept (quantile 1 is the maximum).",
+        {{"requested_seconds", seconds_label(o.requested)}},
+        {{0.5, seconds(o.median_ns)}, {0.99, seconds(o.p99_ns)}, {1, seconds(o.max_ns)}}, o.samples,
+        seconds(o.sum_ns)));
   }
   return out;
 }
@@ -83,9 +88,10 @@ void ClockProbe::add_estimates(ProbeContext& context, ProbeResult& result, Clock
   }
   for (auto& p : problems) result.notes.push_back(std::move(p));
 
-  ProbeTable table{"counter frequency estimates (in use: " + decimal_text(in_use, 0) + " Hz, " + context.frequency.source + ")",
-                   {"method", "hertz", "disagreement_ppm"},
-                   {}};
+  ProbeTable table{
+      "counter frequency estimates (in use: " + decimal_text(in_use, 0) + " Hz, " + context.frequency.source + ")",
+      {"method", "hertz", "disagreement_ppm"},
+      {}};
   for (const auto& [method, hz] : estimates) {
     const double disagreement = hz / in_use - 1;
     table.rows.push_back({method, Cell(hz, 0), Cell(disagreement * 1e6, 2)});
@@ -99,10 +105,10 @@ void ClockProbe::add_drift(ProbeContext& context, ProbeResult& result, ClockRead
   if (previous_pair_) {
     const double drift = counter_drift(*previous_pair_, now, context.frequency.hertz);
     reading.drift_ratio = drift;
-    result.tables.push_back({"counter drift against CLOCK_MONOTONIC_RAW since the previous run",
-                             {"elapsed_s", "drift_ppm"},
-                             {{Cell(static_cast<double>(now.clock_ns - previous_pair_->clock_ns) / 1e9, 1),
-                               Cell(drift * 1e6, 3)}}});
+    result.tables.push_back(
+        {"counter drift against CLOCK_MONOTONIC_RAW since the previous run",
+         {"elapsed_s", "drift_ppm"},
+         {{Cell(static_cast<double>(now.clock_ns - previous_pair_->clock_ns) / 1e9, 1), Cell(drift * 1e6, 3)}}});
   } else {
     result.notes.push_back("drift needs two runs: it appears from the second clock probe on");
   }
@@ -123,13 +129,16 @@ void ClockProbe::add_clocksource(ProbeContext& context, ProbeResult& result, Clo
 }
 
 void ClockProbe::add_sleep_overshoot(ProbeContext& context, ProbeResult& result, ClockReading& reading) {
-  ProbeTable table{"nanosleep overshoot (actual - requested)", {"requested_us", "samples", "median_us", "p99_us", "max_us"}, {}};
+  ProbeTable table{"nanosleep overshoot (actual - requested)",
+                   {"requested_us", "samples", "median_us", "p99_us", "max_us"},
+                   {}};
   for (const auto requested : settings_.sleep_requests) {
     context.check_cancelled();
     const SleepOvershoot o = measure_sleep_overshoot(requested, settings_.sleep_samples);
     reading.sleep_overshoots.push_back(o);
     table.rows.push_back({Cell(std::chrono::duration<double, std::micro>(requested).count(), 0), o.samples,
-                          Cell(static_cast<double>(o.median_ns) / 1e3, 1), Cell(static_cast<double>(o.p99_ns) / 1e3, 1),
+                          Cell(static_cast<double>(o.median_ns) / 1e3, 1),
+                          Cell(static_cast<double>(o.p99_ns) / 1e3, 1),
                           Cell(static_cast<double>(o.max_ns) / 1e3, 1)});
   }
   result.tables.push_back(std::move(table));

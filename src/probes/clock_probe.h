@@ -22,7 +22,8 @@ struct ClockSettings {
   std::chrono::nanoseconds interval{std::chrono::minutes(5)};
   std::chrono::nanoseconds calibration_window{std::chrono::milliseconds(200)};
   std::vector<std::chrono::nanoseconds> sleep_requests{std::chrono::microseconds(1), std::chrono::microseconds(10),
-                                                       std::chrono::microseconds(100), std::chrono::milliseconds(1)};
+                                                       std::chrono::microseconds(100),
+                                                       std::chrono::milliseconds(1)};
   std::size_t sleep_samples = 50;
   bool operator==(const ClockSettings&) const = default;
 };
@@ -32,7 +33,7 @@ struct ClockReading {
   double in_use_hertz = 0;                                // the frequency the samplers convert with
   std::vector<std::pair<std::string, double>> estimates;  // method, hertz
   std::optional<bool> tsc_known_freq;
-  std::optional<double> drift_ratio;                      // from the second run on
+  std::optional<double> drift_ratio;  // from the second run on
   std::optional<ClocksourceInfo> clocksource;
   std::vector<SleepOvershoot> sleep_overshoots;
 };

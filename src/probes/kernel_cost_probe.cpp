@@ -7,12 +7,13 @@ namespace jitterd {
 std::vector<ProbeMetric> kernel_cost_metrics(const std::vector<OpCost>& costs, const TickScale& scale) {
   std::vector<ProbeMetric> out;
   for (const OpCost& c : costs) {
-    out.push_back(summary_metric("jitterd_kernel_cost_seconds",
-                                 "Cost of one kernel operation over the probe's samples (quantile 0 is the minimum).",
-                                 {{"op", c.op}},
-                                 {{0, scale.to_seconds(c.min_ticks)}, {0.5, scale.to_seconds(c.median_ticks)},
-                                  {0.99, scale.to_seconds(c.p99_ticks)}},
-                                 c.samples, scale.to_seconds(c.sum_ticks)));
+    out.push_back(summary_metric(
+        "jitterd_kernel_cost_seconds",
+        "Cost of one kernel operation over the probe's samples (quantile 0 is the minimum).", {{"op", c.op}},
+        {{0, scale.to_seconds(c.min_ticks)},
+         {0.5, scale.to_seconds(c.median_ticks)},
+         {0.99, scale.to_seconds(c.p99_ticks)}},
+        c.samples, scale.to_seconds(c.sum_ticks)));
   }
   return out;
 }
@@ -33,11 +34,13 @@ ProbeResult KernelCostProbe::run(ProbeContext& context) {
   result.metrics = kernel_cost_metrics(costs, scale);
   for (const OpCost& c : costs) {
     table.rows.push_back({c.op, c.samples, c.min_ticks, c.median_ticks, c.p99_ticks,
-                          Cell(scale.to_seconds(c.median_ticks) * 1e9, 1), Cell(scale.to_seconds(c.p99_ticks) * 1e9, 1)});
+                          Cell(scale.to_seconds(c.median_ticks) * 1e9, 1),
+                          Cell(scale.to_seconds(c.p99_ticks) * 1e9, 1)});
   }
   result.tables.push_back(std::move(table));
-  result.notes.push_back("each sample is bracketed by two ordered counter reads, so it includes one counter read; "
-                         "the first sample of each operation is discarded");
+  result.notes.push_back(
+      "each sample is bracketed by two ordered counter reads, so it includes one counter read; "
+      "the first sample of each operation is discarded");
   return result;
 }
 

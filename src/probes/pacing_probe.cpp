@@ -64,7 +64,8 @@ std::string rate_label(double rate) { return decimal_text(rate, rate_decimals(ra
 
 // One pacer at one rate: starts a short lead after now so the first slot is not already late.
 template <typename Now, typename Send>
-PacingResult pace(Now&& now, Send&& send, double units_per_second, double rate, std::chrono::nanoseconds duration) {
+PacingResult pace(Now&& now, Send&& send, double units_per_second, double rate,
+                  std::chrono::nanoseconds duration) {
   const auto count = static_cast<std::uint64_t>(rate * std::chrono::duration<double>(duration).count());
   const PacingSlots slots(now() + static_cast<std::uint64_t>(units_per_second * 1e-4), units_per_second, rate);
   return run_pacer(now, send, slots, std::max<std::uint64_t>(count, 2));
@@ -82,19 +83,21 @@ std::vector<ProbeMetric> pacing_metrics(const std::vector<PacingRun>& runs, doub
   for (const PacingRun& r : runs) {
     const TickScale scale(r.units_per_second);
     const ProbeLabels labels{{"method", r.method}, {"rate", rate_label(r.rate)}};
-    out.push_back(gauge("jitterd_pacing_achieved_ratio", "Achieved send rate divided by the target rate.", labels, r.result.ratio));
-    out.push_back(gauge("jitterd_pacing_max_lateness_seconds", "Largest lateness of one send behind its slot.", labels,
-                        scale.to_seconds(r.result.max_lateness)));
+    out.push_back(gauge("jitterd_pacing_achieved_ratio", "Achieved send rate divided by the target rate.", labels,
+                        r.result.ratio));
+    out.push_back(gauge("jitterd_pacing_max_lateness_seconds", "Largest lateness of one send behind its slot.",
+                        labels, scale.to_seconds(r.result.max_lateness)));
     // Sum of bucket midpoints: the histogram knows each lateness only to its bucket.
-    const double lateness_sum = r.result.lateness.approximate_mean() *
-                                static_cast<double>(r.result.lateness.total()) / r.units_per_second;
+    const double lateness_sum =
+        r.result.lateness.approximate_mean() * static_cast<double>(r.result.lateness.total()) / r.units_per_second;
     out.push_back(histogram_seconds("jitterd_pacing_lateness_seconds",
-                                    "Lateness of each send behind its scheduled slot (sum from bucket midpoints).", labels,
-                                    r.result.lateness, scale, pacing_lateness_bounds(), lateness_sum));
+                                    "Lateness of each send behind its scheduled slot (sum from bucket midpoints).",
+                                    labels, r.result.lateness, scale, pacing_lateness_bounds(), lateness_sum));
   }
-  for (const auto& [method, rate] : {std::pair{"counter", unthrottled_counter}, {"clock_gettime", unthrottled_clock}}) {
-    out.push_back(gauge("jitterd_pacing_unthrottled_sends_per_second", "Sends per second back to back, without pacing.",
-                        {{"method", method}}, rate));
+  for (const auto& [method, rate] :
+       {std::pair{"counter", unthrottled_counter}, {"clock_gettime", unthrottled_clock}}) {
+    out.push_back(gauge("jitterd_pacing_unthrottled_sends_per_second",
+                        "Sends per second back to back, without pacing.", {{"method", method}}, rate));
   }
   return out;
 }
@@ -126,21 +129,26 @@ ProbeResult PacingProbe::run(ProbeContext& context) {
     step([&] { unthrottled_counter = unthrottled_rate(ticks, send, static_cast<std::uint64_t>(hz * 0.1), hz); });
   });
   for (double rate : settings_.rates) {
-    step([&] { runs.push_back({"clock_gettime", rate, pace(monotonic_ns, send, 1e9, rate, settings_.duration), 1e9}); });
+    step([&] {
+      runs.push_back({"clock_gettime", rate, pace(monotonic_ns, send, 1e9, rate, settings_.duration), 1e9});
+    });
   }
   step([&] { unthrottled_clock = unthrottled_rate(monotonic_ns, send, 100'000'000, 1e9); });
   if (udp) udp->drain();
 
   ProbeResult result;
-  ProbeTable table{"pacing on cpu " + std::to_string(cpu) + ", " + (udp ? "UDP datagram to loopback" : "no-op") +
-                       " per send, " + decimal_text(std::chrono::duration<double>(settings_.duration).count(), 3) + " s per rate",
-                   {"method", "target_per_s", "achieved_per_s", "ratio", "p50_late_ns", "p99_late_ns", "max_late_ns"},
-                   {}};
+  ProbeTable table{
+      "pacing on cpu " + std::to_string(cpu) + ", " + (udp ? "UDP datagram to loopback" : "no-op") +
+          " per send, " + decimal_text(std::chrono::duration<double>(settings_.duration).count(), 3) +
+          " s per rate",
+      {"method", "target_per_s", "achieved_per_s", "ratio", "p50_late_ns", "p99_late_ns", "max_late_ns"},
+      {}};
   result.metrics = pacing_metrics(runs, unthrottled_counter, unthrottled_clock);
   for (const PacingRun& r : runs) {
     const TickScale scale(r.units_per_second);
     table.rows.push_back({r.method, Cell(r.rate, rate_decimals(r.rate)), Cell(r.result.achieved_per_second, 1),
-                          Cell(r.result.ratio, 6), Cell(scale.to_seconds(r.result.lateness.quantile(0.5)) * 1e9, 0),
+                          Cell(r.result.ratio, 6),
+                          Cell(scale.to_seconds(r.result.lateness.quantile(0.5)) * 1e9, 0),
                           Cell(scale.to_seconds(r.result.lateness.quantile(0.99)) * 1e9, 0),
                           Cell(scale.to_seconds(r.result.max_lateness) * 1e9, 0)});
   }

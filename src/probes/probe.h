@@ -64,8 +64,8 @@ struct Cell {
   Cell(std::string_view value) : kind(Kind::text), text(value) {}
   explicit Cell(bool value) : kind(Kind::boolean), integer(value ? 1 : 0) {}
   template <std::integral T>
-    requires(!std::same_as<T, bool> && !std::same_as<T, char>)
-  Cell(T value) : kind(Kind::integer), integer(static_cast<std::int64_t>(value)) {}
+  requires(!std::same_as<T, bool> && !std::same_as<T, char>) Cell(T value)
+      : kind(Kind::integer), integer(static_cast<std::int64_t>(value)) {}
   Cell(double value, int digits) : kind(Kind::number), number(value), decimals(digits) {}
 
   bool operator==(const Cell&) const = default;
@@ -80,7 +80,7 @@ struct ProbeTable {
 struct ProbeResult {
   std::vector<ProbeMetric> metrics;
   std::vector<ProbeTable> tables;
-  std::vector<std::string> notes;  // one line each: what the numbers mean, what was missing
+  std::vector<std::string> notes;     // one line each: what the numbers mean, what was missing
   std::vector<std::string> warnings;  // one line each for the daemon's log: something changed
 };
 
@@ -136,8 +136,9 @@ ProbeStatus run_probe(Probe& probe, ProbeContext& context);
 // Helpers for probe implementations.
 ProbeMetric gauge(std::string name, std::string help, ProbeLabels labels, double value);
 // A histogram in seconds from a snapshot in `scale` units, with the given upper bounds.
-ProbeMetric histogram_seconds(std::string name, std::string help, ProbeLabels labels, const HistogramSnapshot& snapshot,
-                              const TickScale& scale, const std::vector<double>& bounds, double sum_seconds);
+ProbeMetric histogram_seconds(std::string name, std::string help, ProbeLabels labels,
+                              const HistogramSnapshot& snapshot, const TickScale& scale,
+                              const std::vector<double>& bounds, double sum_seconds);
 // A summary of `count` observations summing to `sum`, with precomputed quantiles: 0 for the
 // minimum and 1 for the maximum, as Go's go_gc_duration_seconds does.
 ProbeMetric summary_metric(std::string name, std::string help, ProbeLabels labels,

@@ -16,8 +16,8 @@ TickMethod choose_method(const Config& config) {
     std::string allowed;
     for (auto m : supported_tick_methods()) allowed += (allowed.empty() ? "" : ", ") + std::string(to_string(m));
     throw ConfigErrors({{config.path, 0, 0, "sampler.tick_source",
-                         "\"" + std::string(to_string(method)) + "\" is not available on this architecture (allowed here: " +
-                             allowed + ")"}});
+                         "\"" + std::string(to_string(method)) +
+                             "\" is not available on this architecture (allowed here: " + allowed + ")"}});
   }
   return method;
 }
@@ -62,11 +62,13 @@ void check_probe_cpu(const SamplingPlan& plan, const std::string& probe, std::op
   }
   constexpr std::size_t max_samples_on_sampled = 100000;  // fork_wait's step: 2000 forks
   if (probe == "kernel_cost" && probes.kernel_cost.samples > max_samples_on_sampled) {
-    const std::string where = plan.config.marks.count("probes.kernel_cost.samples") ? "probes.kernel_cost.samples" : key;
+    const std::string where =
+        plan.config.marks.count("probes.kernel_cost.samples") ? "probes.kernel_cost.samples" : key;
     const SourceMark at = plan.config.mark_of(where);
     errors.push_back({plan.config.path, at.line, at.column, "probes.kernel_cost.samples",
-                      "must be at most " + std::to_string(max_samples_on_sampled) + " when probes.kernel_cost.cpu (" +
-                          std::to_string(*cpu) + ") is sampled: each operation pauses its sampler; got " +
+                      "must be at most " + std::to_string(max_samples_on_sampled) +
+                          " when probes.kernel_cost.cpu (" + std::to_string(*cpu) +
+                          ") is sampled: each operation pauses its sampler; got " +
                           std::to_string(probes.kernel_cost.samples)});
   }
 }

@@ -17,8 +17,12 @@ namespace {
 
 std::string interrupts(int loc_cpu1, int nic_cpu1) {
   return "           CPU0       CPU1       \n"
-         " 45:          0 " + std::to_string(nic_cpu1) + "  IR-PCI-MSI 1572868-edge      eth0-rx-1\n"
-         "LOC:       1000 " + std::to_string(loc_cpu1) + "   Local timer interrupts\n"
+         " 45:          0 " +
+         std::to_string(nic_cpu1) +
+         "  IR-PCI-MSI 1572868-edge      eth0-rx-1\n"
+         "LOC:       1000 " +
+         std::to_string(loc_cpu1) +
+         "   Local timer interrupts\n"
          "RES:          5          5   Rescheduling interrupts\n";
 }
 
@@ -29,7 +33,8 @@ const char* softirqs =
 
 }  // namespace
 
-TEST_CASE("attribution by window deltas: interruptions shared among the window's interrupts", "[attribution_probe]") {
+TEST_CASE("attribution by window deltas: interruptions shared among the window's interrupts",
+          "[attribution_probe]") {
   jitterd::testing::ScratchTree sys, proc;
   proc.write("interrupts", interrupts(500, 7));
   proc.write("softirqs", softirqs);
@@ -59,14 +64,19 @@ TEST_CASE("attribution by window deltas: interruptions shared among the window's
   CHECK(named(first, "jitterd_attribution_interruptions_total").size() == 7);
   CHECK(named(first, "jitterd_attribution_stolen_seconds_total").size() == 7);
   CHECK(value(first, "jitterd_attribution_coincident_interruptions_total", {{"cpu", "1"}}) == 12);
-  CHECK(value(first, "jitterd_attribution_stolen_seconds_total", {{"cpu", "1"}, {"cause", "timer"}}) == Approx(10e-6));
+  CHECK(value(first, "jitterd_attribution_stolen_seconds_total", {{"cpu", "1"}, {"cause", "timer"}}) ==
+        Approx(10e-6));
   // What fired, by category: every category of the cpu, zero or not.
-  CHECK(value(first, "jitterd_attribution_events_total", {{"cpu", "1"}, {"kind", "irq"}, {"cause", "device_irq"}}) == 2);
-  CHECK(value(first, "jitterd_attribution_events_total", {{"cpu", "1"}, {"kind", "irq"}, {"cause", "timer"}}) == 10);
-  CHECK(value(first, "jitterd_attribution_events_total", {{"cpu", "1"}, {"kind", "softirq"}, {"cause", "timer"}}) == 0);
+  CHECK(value(first, "jitterd_attribution_events_total",
+              {{"cpu", "1"}, {"kind", "irq"}, {"cause", "device_irq"}}) == 2);
+  CHECK(value(first, "jitterd_attribution_events_total", {{"cpu", "1"}, {"kind", "irq"}, {"cause", "timer"}}) ==
+        10);
+  CHECK(value(first, "jitterd_attribution_events_total",
+              {{"cpu", "1"}, {"kind", "softirq"}, {"cause", "timer"}}) == 0);
   CHECK(named(first, "jitterd_attribution_events_total").size() == 10);
   // ...and by source for the one with the most (source_detail: 1), the NIC's 2 left out.
-  CHECK(value(first, "jitterd_attribution_source_events_total", {{"cpu", "1"}, {"kind", "irq"}, {"source", "LOC"}, {"name", "Local timer interrupts"}}) == 10);
+  CHECK(value(first, "jitterd_attribution_source_events_total",
+              {{"cpu", "1"}, {"kind", "irq"}, {"source", "LOC"}, {"name", "Local timer interrupts"}}) == 10);
   CHECK(named(first, "jitterd_attribution_source_events_total").size() == 1);
 
   // A quiet window: counters carry on, nothing is added.

@@ -6,8 +6,9 @@ using namespace jitterd;
 using namespace std::chrono_literals;
 
 TEST_CASE("run is the default verb with node_exporter-style flags", "[command_line]") {
-  const auto cl = parse_command_line({"--config", "a.yaml", "--web.listen-address=127.0.0.1:0", "--path.sysfs", "/fx/sys",
-                                      "--path.procfs=/fx/proc", "--log.level", "debug", "--web.telemetry-path", "/m"});
+  const auto cl =
+      parse_command_line({"--config", "a.yaml", "--web.listen-address=127.0.0.1:0", "--path.sysfs", "/fx/sys",
+                          "--path.procfs=/fx/proc", "--log.level", "debug", "--web.telemetry-path", "/m"});
   CHECK(cl.verb == Verb::run);
   CHECK(cl.config_path == "a.yaml");
   CHECK(cl.config_path_given);
@@ -23,8 +24,8 @@ TEST_CASE("run is the default verb with node_exporter-style flags", "[command_li
 
 TEST_CASE("flag values are carried as given; the configuration checks them", "[command_line]") {
   // Neither the parser nor anything else pastes these into YAML: config_test checks the rules.
-  const auto cl = parse_command_line({"run", "--web.listen-address", "127.0.0.1:1999\\x35",
-                                      "--web.telemetry-path=/m\", x: \"1"});
+  const auto cl = parse_command_line(
+      {"run", "--web.listen-address", "127.0.0.1:1999\\x35", "--web.telemetry-path=/m\", x: \"1"});
   CHECK(cl.overrides.listen_address == "127.0.0.1:1999\\x35");
   CHECK(cl.overrides.telemetry_path == "/m\", x: \"1");
   CHECK_FALSE(cl.overrides.log_level);
@@ -88,10 +89,13 @@ TEST_CASE("a flag the verb does not take is named", "[command_line]") {
   CHECK_THROWS_WITH(parse_command_line({"run", "--duration", "5s"}),
                     Catch::Contains("run: unknown flag --duration (a flag of report only)"));
   CHECK_THROWS_WITH(parse_command_line({"--duration=5s"}), Catch::Contains("unknown flag --duration"));
-  CHECK_THROWS_WITH(parse_command_line({"check-config", "--format", "json"}), Catch::Contains("unknown flag --format"));
-  CHECK_THROWS_WITH(parse_command_line({"report", "--web.listen-address", "1.2.3.4:5"}),
-                    Catch::Contains("report: unknown flag --web.listen-address (a flag of run, check-config only)"));
-  CHECK_THROWS_WITH(parse_command_line({"report", "--colour", "red"}), Catch::Contains("report: unknown flag --colour"));
+  CHECK_THROWS_WITH(parse_command_line({"check-config", "--format", "json"}),
+                    Catch::Contains("unknown flag --format"));
+  CHECK_THROWS_WITH(
+      parse_command_line({"report", "--web.listen-address", "1.2.3.4:5"}),
+      Catch::Contains("report: unknown flag --web.listen-address (a flag of run, check-config only)"));
+  CHECK_THROWS_WITH(parse_command_line({"report", "--colour", "red"}),
+                    Catch::Contains("report: unknown flag --colour"));
   CHECK_THROWS_WITH(parse_command_line({"--colour"}), Catch::Contains("unknown flag --colour"));
   CHECK_THROWS_AS(parse_command_line({"report", "--version"}), UsageError);
 }
@@ -103,7 +107,8 @@ TEST_CASE("report flags outside their topic are usage errors", "[command_line]")
                     Catch::Contains("--interruptions: only for report gaps --format json"));
   CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "--interruptions", "--format", "json"}),
                     Catch::Contains("--interruptions: only for report gaps"));
-  CHECK_THROWS_WITH(parse_command_line({"report", "--cpus", "0,1"}), Catch::Contains("--cpus: only for report c2c"));
+  CHECK_THROWS_WITH(parse_command_line({"report", "--cpus", "0,1"}),
+                    Catch::Contains("--cpus: only for report c2c"));
   CHECK_THROWS_WITH(parse_command_line({"report", "--duration", "50ms"}),
                     Catch::Contains("--duration: must be 100ms..24h, got \"50ms\""));
   CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "--cpus", "0"}),
@@ -117,11 +122,13 @@ TEST_CASE("bad arguments name themselves", "[command_line]") {
   CHECK_THROWS_WITH(parse_command_line({"--config"}), Catch::Contains("--config"));
   CHECK_THROWS_WITH(parse_command_line({"report", "--format", "xml"}), Catch::Contains("xml"));
   CHECK_THROWS_WITH(parse_command_line({"run", "report"}), Catch::Contains("run: unexpected argument \"report\""));
-  CHECK_THROWS_WITH(parse_command_line({"report", "c2x"}),
-                    Catch::Contains("unknown topic \"c2x\" (allowed: gaps, posture, attribution, clock, kernel_cost, "
-                                    "pinning, pacing, c2c)"));
+  CHECK_THROWS_WITH(
+      parse_command_line({"report", "c2x"}),
+      Catch::Contains("unknown topic \"c2x\" (allowed: gaps, posture, attribution, clock, kernel_cost, "
+                      "pinning, pacing, c2c)"));
   CHECK_THROWS_WITH(parse_command_line({"report", "kernel"}), Catch::Contains("unknown topic \"kernel\""));
-  CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "extra"}), Catch::Contains("unexpected argument \"extra\""));
+  CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "extra"}),
+                    Catch::Contains("unexpected argument \"extra\""));
   CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "--cpus"}), Catch::Contains("--cpus"));
   try {
     parse_command_line({"report", "--format", "xml"});

@@ -197,14 +197,15 @@ ProbeResult clock_result() {
 }
 
 ProbeResult kernel_cost_result() {
-  const auto cost = [](const char* op, std::size_t samples, std::uint64_t min, std::uint64_t median, std::uint64_t p99) {
-    return OpCost{op, samples, median, p99, min, median * samples};
-  };
-  const std::vector<OpCost> costs = {
-      cost("counter_read", 1000, 90, 98, 123), cost("clock_gettime_monotonic", 1000, 110, 122, 147),
-      cost("clock_gettime_monotonic_raw", 1000, 110, 122, 123), cost("clock_gettime_realtime", 1000, 110, 122, 135),
-      cost("syscall_getppid", 1000, 400, 441, 980), cost("thread_create_join", 100, 50000, 55933, 106477),
-      cost("fork_wait", 20, 900000, 998791, 1580348)};
+  const auto cost = [](const char* op, std::size_t samples, std::uint64_t min, std::uint64_t median,
+                       std::uint64_t p99) { return OpCost{op, samples, median, p99, min, median * samples}; };
+  const std::vector<OpCost> costs = {cost("counter_read", 1000, 90, 98, 123),
+                                     cost("clock_gettime_monotonic", 1000, 110, 122, 147),
+                                     cost("clock_gettime_monotonic_raw", 1000, 110, 122, 123),
+                                     cost("clock_gettime_realtime", 1000, 110, 122, 135),
+                                     cost("syscall_getppid", 1000, 400, 441, 980),
+                                     cost("thread_create_join", 100, 50000, 55933, 106477),
+                                     cost("fork_wait", 20, 900000, 998791, 1580348)};
   return {kernel_cost_metrics(costs, scale), {}, {}, {}};
 }
 
@@ -233,7 +234,8 @@ ProbeResult pacing_result() {
     r.lateness = gaps({{24, 480}, {200, 19}, {max_late, 1}});
     return PacingRun{method, 1000, r, units_per_second};
   };
-  return {pacing_metrics({run("counter", 2e9, 1.0, 40000), run("clock_gettime", 1e9, 0.999998, 30000)}, 251614, 240000),
+  return {pacing_metrics({run("counter", 2e9, 1.0, 40000), run("clock_gettime", 1e9, 0.999998, 30000)}, 251614,
+                         240000),
           {},
           {},
           {}};
@@ -258,8 +260,8 @@ ProbeResult c2c_pairs_result() {
   PairRecord failed = record(4, 12, CpuRelation::smt_sibling, 0);
   failed.measured = false;
   failed.failures = 2;
-  const std::vector<PairRecord> records = {record(3, 4, CpuRelation::shared_l3, 28), record(3, 11, CpuRelation::smt_sibling, 10),
-                                           failed};
+  const std::vector<PairRecord> records = {record(3, 4, CpuRelation::shared_l3, 28),
+                                           record(3, 11, CpuRelation::smt_sibling, 10), failed};
   return c2c_result(records, C2cSettings{}, 3, 3);
 }
 
@@ -267,12 +269,15 @@ std::string scrape() {
   Collector collector(jitterd::testing::fixture_reader("tuned_server"),
                       BuildInfo{"0.0.0-golden", "0000000", "g++ (golden)", "x86_64"});
   collector.record_reload(true, start_time);
-  collector.set_samplers([] { return std::vector<SamplerReading>{sampler(3, true), sampler(4, false)}; },
-                         CounterFrequency{scale.hertz(), "calibrated_monotonic_raw", 0.2}, TickMethod::lfence_rdtsc);
+  collector.set_samplers(
+      [] {
+        return std::vector<SamplerReading>{sampler(3, true), sampler(4, false)};
+      },
+      CounterFrequency{scale.hertz(), "calibrated_monotonic_raw", 0.2}, TickMethod::lfence_rdtsc);
   std::vector<ProbeStatus> statuses = {
-      succeeded("posture", posture_result(), 0),         succeeded("attribution", attribution_result(), 1),
-      succeeded("clock", clock_result(), 2),             succeeded("kernel_cost", kernel_cost_result(), 3),
-      succeeded("pinning", pinning_result(), 4),         succeeded("pacing", pacing_result(), 5),
+      succeeded("posture", posture_result(), 0), succeeded("attribution", attribution_result(), 1),
+      succeeded("clock", clock_result(), 2),     succeeded("kernel_cost", kernel_cost_result(), 3),
+      succeeded("pinning", pinning_result(), 4), succeeded("pacing", pacing_result(), 5),
       succeeded("c2c", c2c_pairs_result(), 6)};
   collector.set_probes([statuses] { return statuses; });
   return header + prometheus::TextSerializer().Serialize(collector.Collect());
@@ -280,7 +285,8 @@ std::string scrape() {
 
 }  // namespace
 
-TEST_CASE("the golden /metrics: promtool accepts it and it matches tests/golden/metrics.prom", "[golden_metrics]") {
+TEST_CASE("the golden /metrics: promtool accepts it and it matches tests/golden/metrics.prom",
+          "[golden_metrics]") {
   const std::string text = scrape();
 
   if (std::system("command -v promtool > /dev/null 2>&1") == 0) {
@@ -302,12 +308,15 @@ TEST_CASE("the golden /metrics: promtool accepts it and it matches tests/golden/
   REQUIRE(fs::exists(golden_file));
   const std::string expected = read_text(golden_file);
   if (text != expected) {
-    const fs::path actual = fs::temp_directory_path() / ("jitterd_golden_actual_" + std::to_string(::getpid()) + ".prom");
+    const fs::path actual =
+        fs::temp_directory_path() / ("jitterd_golden_actual_" + std::to_string(::getpid()) + ".prom");
     std::ofstream(actual) << text;
     const auto [status, diff] = run_with_input("diff -u " + golden_file.string() + " " + actual.string(), "");
     fs::remove(actual);
     std::cerr << diff;  // unwrapped, unlike Catch's messages
-    FAIL_CHECK("the scrape differs from " << golden_file.string() << " (the diff above: - expected, + actual); if the "
-               "change is meant, regenerate with JITTERD_UPDATE_GOLDEN=1 build/tests/jitterd_golden_tests and review it");
+    FAIL_CHECK("the scrape differs from " << golden_file.string()
+                                          << " (the diff above: - expected, + actual); if the "
+                                             "change is meant, regenerate with JITTERD_UPDATE_GOLDEN=1 "
+                                             "build/tests/jitterd_golden_tests and review it");
   }
 }

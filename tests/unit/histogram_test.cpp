@@ -93,7 +93,8 @@ TEST_CASE("snapshot differences and sums", "[histogram]") {
   CHECK(sum.counts == after.counts);
 }
 
-TEST_CASE("a reader snapshotting during writes sees monotonic counts and the exact final total", "[histogram][concurrency]") {
+TEST_CASE("a reader snapshotting during writes sees monotonic counts and the exact final total",
+          "[histogram][concurrency]") {
   GapHistogram h;
   constexpr std::uint64_t kWrites = 2'000'000;
   // The writer stops halfway until the reader has taken this many snapshots, so snapshots overlap
@@ -120,7 +121,8 @@ TEST_CASE("a reader snapshotting during writes sees monotonic counts and the exa
   bool monotonic = true;
   while (!done.load()) {
     h.snapshot(current);
-    for (std::size_t i = 0; i < kHistogramBuckets; ++i) monotonic = monotonic && current.counts[i] >= previous.counts[i];
+    for (std::size_t i = 0; i < kHistogramBuckets; ++i)
+      monotonic = monotonic && current.counts[i] >= previous.counts[i];
     previous = current;
     snapshots.fetch_add(1);
   }

@@ -231,7 +231,7 @@ TEST_CASE("a responder that stops early makes the initiator time out mid-run", "
       settings.round_trips = 50;
       settings.timeout_ticks = 1'000'000'000;
       PingPongSettings fewer = settings;
-      fewer.samples = 1;  // answers 100 of the 250 pings, then leaves
+      fewer.samples = 1;        // answers 100 of the 250 pings, then leaves
       fewer.timeout_ticks = 0;  // never gives up by itself: only the initiator's abort could end it
       bool responded = false;
       std::thread responder([&] { responded = ping_pong_responder(TickMethod::steady_clock, *lines, fewer); });

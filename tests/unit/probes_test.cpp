@@ -5,13 +5,13 @@
 #include <set>
 
 #include "daemon/probe_scheduler.h"
-#include "sampling/sampling_plan.h"
+#include "probe_result_lookup.h"
 #include "probes/clock_probe.h"
 #include "probes/kernel_cost_probe.h"
 #include "probes/pacing_probe.h"
 #include "probes/pinning_probe.h"
 #include "probes/probe_registry.h"
-#include "probe_result_lookup.h"
+#include "sampling/sampling_plan.h"
 
 using namespace jitterd;
 using namespace std::chrono_literals;
@@ -44,7 +44,8 @@ TEST_CASE("clock probe: estimates agree with the frequency in use, drift from th
   std::set<std::string> methods;
   for (const ProbeMetric* m : named(first, "jitterd_clock_frequency_disagreement_ratio")) {
     methods.insert(label(*m, "method"));
-    if (label(*m, "method") == "pause_loop" || label(*m, "method") == "nanosleep") CHECK(std::fabs(m->value) < 1e-3);
+    if (label(*m, "method") == "pause_loop" || label(*m, "method") == "nanosleep")
+      CHECK(std::fabs(m->value) < 1e-3);
   }
   CHECK(methods.count("pause_loop") == 1);
   CHECK(methods.count("nanosleep") == 1);
@@ -82,7 +83,8 @@ TEST_CASE("clock probe reads the clocksource and flags through the fixture root"
 #endif
 }
 
-TEST_CASE("kernel-cost probe: every operation, a summary in seconds with min <= median <= p99 <= mean x n", "[probes]") {
+TEST_CASE("kernel-cost probe: every operation, a summary in seconds with min <= median <= p99 <= mean x n",
+          "[probes]") {
   ProbeContext context = real_context();
   KernelCostProbe probe(KernelCostSettings{true, 1min, std::nullopt, 50});
   const ProbeResult r = run_ok(probe, context);
@@ -98,7 +100,8 @@ TEST_CASE("kernel-cost probe: every operation, a summary in seconds with min <= 
     CHECK(m->sum >= m->quantiles[0].second * static_cast<double>(m->count));
   }
   CHECK(ops == std::set<std::string>{"counter_read", "clock_gettime_monotonic", "clock_gettime_monotonic_raw",
-                                     "clock_gettime_realtime", "syscall_getppid", "thread_create_join", "fork_wait"});
+                                     "clock_gettime_realtime", "syscall_getppid", "thread_create_join",
+                                     "fork_wait"});
   CHECK(named(r, "jitterd_kernel_cost_seconds").size() == 7);
   CHECK(named(r, "jitterd_kernel_cost_ticks").empty());  // base units only
   REQUIRE(r.tables.size() == 1);

@@ -57,9 +57,10 @@ std::vector<std::vector<std::string>> read_csv(const std::string& text) {
 
 ProbeResult sample_probe_result() {
   ProbeResult r;
-  r.tables.push_back({"costs",
-                      {"op", "samples", "median_ns", "late_ns"},
-                      {{"counter_read", 1000, Cell(9.8, 1), Cell()}, {"fork_wait", 20, Cell(129011.04, 1), Cell(5.5, 0)}}});
+  r.tables.push_back(
+      {"costs",
+       {"op", "samples", "median_ns", "late_ns"},
+       {{"counter_read", 1000, Cell(9.8, 1), Cell()}, {"fork_wait", 20, Cell(129011.04, 1), Cell(5.5, 0)}}});
   r.notes.push_back("a \"quoted\" note");
   return r;
 }
@@ -94,9 +95,10 @@ TEST_CASE("a CSV field with a comma, quote or line end round-trips", "[report]")
 }
 
 TEST_CASE("a text table puts numbers right and text left", "[report]") {
-  const std::string t = table_text({"t",
-                                    {"name", "value", "spread"},
-                                    {{"a", Cell(1.5, 1), "40.0±1.0"}, {"longer", Cell(12345.25, 2), "140.0±1.0"}, {"c", Cell(), ""}}});
+  const std::string t = table_text(
+      {"t",
+       {"name", "value", "spread"},
+       {{"a", Cell(1.5, 1), "40.0±1.0"}, {"longer", Cell(12345.25, 2), "140.0±1.0"}, {"c", Cell(), ""}}});
   CHECK(t ==
         "name       value  spread\n"
         "a            1.5  40.0±1.0\n"
@@ -153,7 +155,8 @@ TEST_CASE("a probe report prints as aligned text, csv and json with numeric cell
   CHECK_THAT(table, Catch::Contains("op            samples  median_ns  late_ns\n"));
   CHECK_THAT(table, Catch::Contains("counter_read     1000        9.8        -\n"));
   CHECK_THAT(table, Catch::Contains("note: a \"quoted\" note"));
-  CHECK(format_probe_csv(r) == "op,samples,median_ns,late_ns\ncounter_read,1000,9.8,\nfork_wait,20,129011.04,5.5\n");
+  CHECK(format_probe_csv(r) ==
+        "op,samples,median_ns,late_ns\ncounter_read,1000,9.8,\nfork_wait,20,129011.04,5.5\n");
 
   const Json json = Json::parse(format_probe_json("kernel_cost", r));
   CHECK(json["probe"] == "kernel_cost");
@@ -183,8 +186,10 @@ TEST_CASE("posture json and csv come from the same checks table", "[report]") {
   CHECK(json["sampled"] == Json::parse("[2,3]"));
   CHECK(json["result"] == "FAIL");
   CHECK(json["counts"]["fail"] == 1);
-  CHECK(json["checks"][0] ==
-        Json::parse(R"({"status":"FAIL","check":"device_irqs","cpu":3,"reason":"irq 45, \"mlx5\" may fire","expectation":true})"));
+  CHECK(
+      json["checks"][0] ==
+      Json::parse(
+          R"({"status":"FAIL","check":"device_irqs","cpu":3,"reason":"irq 45, \"mlx5\" may fire","expectation":true})"));
   CHECK(json["checks"][1]["cpu"].is_null());
   const auto csv = read_csv(format_posture_csv(report));
   REQUIRE(csv.size() == 3);

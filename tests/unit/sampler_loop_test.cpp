@@ -2,8 +2,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -164,7 +164,8 @@ TEST_CASE("each architecture defaults to its ordered counter read and states the
 #endif
   CHECK(f.hertz > 1e6);
   // Whatever the source, the counter must advance at the stated rate against the kernel's clock.
-  const CounterFrequency measured = calibrate_against_monotonic_raw(default_tick_method(), std::chrono::milliseconds(50));
+  const CounterFrequency measured =
+      calibrate_against_monotonic_raw(default_tick_method(), std::chrono::milliseconds(50));
   CHECK(measured.hertz == Approx(f.hertz).epsilon(0.01));
 }
 
@@ -188,14 +189,16 @@ struct ScriptedTicks {
   std::size_t reads = 0;
   std::uint64_t operator()() {
     const std::uint64_t value = reads < ticks.size() ? ticks[reads]
-                                                     : ticks.back() + (reads - ticks.size() + 1) * (ticks.back() - ticks[ticks.size() - 2]);
+                                                     : ticks.back() + (reads - ticks.size() + 1) *
+                                                                          (ticks.back() - ticks[ticks.size() - 2]);
     ++reads;
     return value;
   }
 };
 }  // namespace
 
-TEST_CASE("scripted ticks: every gap is recorded once, the bookkeeping gap included, and none is invented", "[sampler]") {
+TEST_CASE("scripted ticks: every gap is recorded once, the bookkeeping gap included, and none is invented",
+          "[sampler]") {
   // 3 check blocks of kSamplerCheckEvery gaps: steps of 7 ticks, with an interruption of 5000
   // ticks as gap 100 and one of 9000 as the gap right after the first bookkeeping block.
   const std::size_t gaps = 3 * kSamplerCheckEvery;
@@ -233,7 +236,8 @@ TEST_CASE("scripted ticks: every gap is recorded once, the bookkeeping gap inclu
   CHECK(shared.heartbeat_tick.load() == t);
 }
 
-TEST_CASE("window max: the writer's fast path keeps the slot's exact max, and a new slot starts clean", "[sampler]") {
+TEST_CASE("window max: the writer's fast path keeps the slot's exact max, and a new slot starts clean",
+          "[sampler]") {
   WindowMax w(100, 4);
   for (std::uint64_t now = 200; now < 300; now += 10) w.publish(now, now == 250 ? 42 : 1);
   CHECK(w.max_between(200, 299) == 42);

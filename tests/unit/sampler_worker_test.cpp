@@ -5,9 +5,9 @@
 #include <future>
 #include <thread>
 
-#include "sampling/sampling_plan.h"
-#include "sampling/sampler_worker.h"
 #include "measure/counter_calibration.h"
+#include "sampling/sampler_worker.h"
+#include "sampling/sampling_plan.h"
 
 using namespace jitterd;
 using namespace std::chrono_literals;
@@ -25,7 +25,8 @@ SamplerSettings continuous_on(int cpu, const TickScale& scale) {
 }
 }  // namespace
 
-TEST_CASE("a paused sampler runs the task on its CPU and records no gap for the pause", "[sampler_worker][concurrency]") {
+TEST_CASE("a paused sampler runs the task on its CPU and records no gap for the pause",
+          "[sampler_worker][concurrency]") {
   const int cpu = current_affinity().back();
   const TickScale scale(counter_frequency(default_tick_method(), 50ms).hertz);
   SamplerWorker worker(continuous_on(cpu, scale));
@@ -36,10 +37,12 @@ TEST_CASE("a paused sampler runs the task on its CPU and records no gap for the 
   const std::uint64_t sampled_before = worker.shared()->sampled_ticks.load();
   int ran_on = -1;
   const auto pause = 300ms;
-  worker.run_paused([&] {
-    ran_on = sched_getcpu();
-    std::this_thread::sleep_for(pause);
-  }).get();
+  worker
+      .run_paused([&] {
+        ran_on = sched_getcpu();
+        std::this_thread::sleep_for(pause);
+      })
+      .get();
   // Sampling goes on after the pause: wait for it (bounded) rather than for a fixed time, which a
   // loaded machine may spend without running the sampler.
   const auto deadline = std::chrono::steady_clock::now() + 30s;
@@ -80,7 +83,9 @@ TEST_CASE("a sampler lent to a probe is alive for kMaxSamplerBorrow, and stalled
     released.wait();
   });
   started.get_future().wait();  // the task holds the CPU now, whatever the scheduler does
-  const auto ticks_in = [&](std::chrono::nanoseconds d) { return scale.from_ns(static_cast<std::uint64_t>(d.count())); };
+  const auto ticks_in = [&](std::chrono::nanoseconds d) {
+    return scale.from_ns(static_cast<std::uint64_t>(d.count()));
+  };
   const std::uint64_t now = read_ticks(default_tick_method());
   // The heartbeat stands still during the borrow; the borrow itself is the proof of progress...
   CHECK(worker.alive(now + ticks_in(5s)));
