@@ -6,6 +6,7 @@
 
 #include "config/config_reader.h"
 #include "config/probe_sections.h"
+#include "config/web_config.h"
 #include "host/cpu_list.h"
 #include "host/host_reader.h"
 
@@ -22,18 +23,6 @@ constexpr std::array<TickMethod, 5> all_tick_methods{TickMethod::lfence_rdtsc, T
 // spdlog's canonical names only: its aliases ("warning", "err") would make two spellings valid.
 const std::vector<std::string_view> log_levels{"trace", "debug", "info",    "warn",
                                                "error", "critical", "off"};
-
-// A dotted quad, because Debian's civetweb cannot listen on IPv6 and takes no host names.
-bool is_ipv4_address(std::string_view text) {
-  if (std::count(text.begin(), text.end(), '.') != 3) return false;
-  for (std::size_t start = 0; start <= text.size();) {
-    const std::size_t dot = std::min(text.find('.', start), text.size());
-    const std::optional<unsigned> octet = decimal(text.substr(start, dot - start));
-    if (!octet || *octet > 255) return false;
-    start = dot + 1;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -163,24 +152,27 @@ void ConfigReader::read_threshold(const Entry& entry, std::optional<Duration>& t
 }
 
 std::optional<std::string> ConfigReader::listen_address(const Entry& entry) {
-  constexpr std::string_view allowed =
-      "an IPv4 address and port such as 0.0.0.0:9978 (no host names; no IPv6, which this "
-      "civetweb lacks)";
+  constexpr std::string_view allowed = "a.b.c.d:port or [IPv6]:port, such as 0.0.0.0:9978 or [::]:9978";
   std::optional<std::string> text = scalar(entry, allowed);
   if (!text) return std::nullopt;
-  const std::size_t colon = text->rfind(':');
-  if (colon == std::string::npos || !is_ipv4_address(std::string_view(*text).substr(0, colon)))
-    return expect(entry, allowed);
-  const std::optional<unsigned> port = decimal(std::string_view(*text).substr(colon + 1));
-  if (!port || *port > 65535) return expect(entry, "an IPv4 address and a port 0..65535");
+  std::string reason;
+  if (!parse_listen_address(*text, &reason)) {
+    fail(entry.key, entry.mark,
+         "must be " + std::string(allowed) + ", got " + describe(entry.value) + " (" + reason + ")");
+    return std::nullopt;
+  }
   return text;
 }
 
-// "/" is the landing page, so the metrics need a path of their own.
+// "/" is the landing page, so the metrics need a path of their own; a clean path needs no
+// escaping anywhere it is written.
 std::optional<std::string> ConfigReader::telemetry_path(const Entry& entry) {
-  constexpr std::string_view allowed = "a path starting with \"/\", other than \"/\"";
-  std::optional<std::string> text = scalar(entry, allowed);
-  if (text && (text->size() < 2 || text->front() != '/')) return expect(entry, allowed);
+  std::optional<std::string> text = scalar(entry, "a path such as /metrics");
+  if (!text) return std::nullopt;
+  if (const std::string problem = telemetry_path_problem(*text); !problem.empty()) {
+    fail(entry.key, entry.mark, problem + ", got " + describe(entry.value));
+    return std::nullopt;
+  }
   return text;
 }
 

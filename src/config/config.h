@@ -53,8 +53,8 @@ struct SamplerConfig {
 };
 
 struct WebConfig {
-  std::string listen_address = "0.0.0.0:9978";
-  std::string telemetry_path = "/metrics";
+  std::string listen_address = "0.0.0.0:9978";  // parse_listen_address takes it
+  std::string telemetry_path = "/metrics";      // telemetry_path_problem finds nothing in it
   bool operator==(const WebConfig&) const = default;
 };
 

@@ -358,13 +358,14 @@ TEST_CASE("booleans and integers must be plain YAML 1.2 values", "[config]") {
         "got 99999999999999999999");
 }
 
-TEST_CASE("listen_address takes dotted-quad IPv4 and a port", "[config]") {
+TEST_CASE("listen_address takes dotted-quad IPv4 or bracketed IPv6 and a port", "[config]") {
   CHECK(parse("web: {listen_address: 10.1.2.3:0}").web.listen_address == "10.1.2.3:0");
+  CHECK(parse("web: {listen_address: \"[::]:80\"}").web.listen_address == "[::]:80");
   CHECK(parse("web: {listen_address: 255.255.255.255:65535}").web.listen_address ==
         "255.255.255.255:65535");
   for (const char* bad : {"9978", ":9978", "1.2.3:80", "1.2.3.4.5:80", "01.2.3.4:80",
                           "256.0.0.1:80", "1.2.3.4:", "1.2.3.4:-1", "1.2.3.4:80x",
-                          "1.2.3.4:65536", "1.2..4:80", "[::]:80", "localhost:80"}) {
+                          "1.2.3.4:65536", "1.2..4:80", "[::]80", "::1:80", "localhost:80"}) {
     INFO(bad);
     CHECK_THROWS_AS(parse(std::string("web: {listen_address: \"") + bad + "\"}"), ConfigErrors);
   }
