@@ -68,7 +68,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       continue;
     }
     const FlagValue flag = split_flag(args, i);
-    static const char* const kValueFlags[] = {"--config", "--web.listen-address", "--web.telemetry-path", "--path.sysfs",
+    static const char* const kValueFlags[] = {"--config", "--web.listen-address", "--web.telemetry-path", "--web.config.file", "--path.sysfs",
                                               "--path.procfs", "--log.level", "--duration", "--format", "--cpus"};
     if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag.name) == std::end(kValueFlags)) {
       throw std::invalid_argument("unknown flag " + flag.name + " (see --help)");
@@ -81,6 +81,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       cl.listen_address = flag.value;
     } else if (flag.name == "--web.telemetry-path") {
       cl.telemetry_path = flag.value;
+    } else if (flag.name == "--web.config.file") {
+      cl.web_config_file = flag.value;
     } else if (flag.name == "--path.sysfs") {
       cl.sysfs = flag.value;
     } else if (flag.name == "--path.procfs") {
@@ -118,6 +120,7 @@ Flags:
   --config FILE              configuration file (default /etc/jitterd/jitterd.yaml)
   --web.listen-address ADDR  host:port to serve on, overrides web.listen_address (port 0: any free)
   --web.telemetry-path PATH  path of the metrics, overrides web.telemetry_path
+  --web.config.file FILE     TLS and basic auth (exporter-toolkit format), overrides web.config_file
   --path.sysfs DIR           where sysfs is mounted (default /sys)
   --path.procfs DIR          where procfs is mounted (default /proc)
   --log.level LEVEL          trace, debug, info, warn, error, critical or off; overrides log.level

@@ -19,6 +19,7 @@ struct CommandLine {
   bool config_path_given = false;
   std::optional<std::string> listen_address;   // overrides web.listen_address
   std::optional<std::string> telemetry_path;   // overrides web.telemetry_path
+  std::optional<std::string> web_config_file;  // --web.config.file, overrides web.config_file
   std::optional<std::string> log_level;        // overrides log.level
   std::string sysfs = "/sys";
   std::string procfs = "/proc";

@@ -128,7 +128,9 @@ void ConfigReader::read_web(const Entry& section, WebConfig& web) {
                {{"listen_address",
                  [&](const Entry& e) { assign(web.listen_address, listen_address(e)); }},
                 {"telemetry_path",
-                 [&](const Entry& e) { assign(web.telemetry_path, telemetry_path(e)); }}});
+                 [&](const Entry& e) { assign(web.telemetry_path, telemetry_path(e)); }},
+                {"config_file",
+                 [&](const Entry& e) { assign(web.config_file, scalar(e, "a file name")); }}});
 }
 
 void ConfigReader::read_log(const Entry& section, LogConfig& log) {

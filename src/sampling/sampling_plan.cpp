@@ -27,6 +27,10 @@ Config load_with_overrides(const CommandLine& cl) {
     if (cl.telemetry_path) config.web.telemetry_path = flags.web.telemetry_path;
     if (cl.log_level) config.log.level = flags.log.level;
   }
+  // The web configuration file is read with the rest, so check-config checks it and a reload
+  // that breaks it is rejected as a whole.
+  if (cl.web_config_file) config.web.config_file = *cl.web_config_file;
+  if (!config.web.config_file.empty()) config.web.security = load_web_config_file(config.web.config_file);
   return config;
 }
 

@@ -162,7 +162,7 @@ log:
   CHECK(config.sampler.lock_memory == false);
   CHECK(config.sampler.realtime_priority == 10);
   CHECK(config.sampler.interruption_ring == 1024);
-  CHECK(config.web == WebConfig{"127.0.0.1:9100", "/jitter"});
+  CHECK(config.web == WebConfig{"127.0.0.1:9100", "/jitter", "", {}});
   CHECK(config.log.level == "debug");
 }
 

@@ -122,6 +122,7 @@ TEST_CASE("telemetry paths are clean absolute paths", "[web_config]") {
 
 TEST_CASE("the main configuration takes IPv6 and checks the telemetry path", "[web_config]") {
   CHECK(parse_config("web: {listen_address: \"[::]:9978\"}", "t.yaml").web.listen_address == "[::]:9978");
+  CHECK(parse_config("web: {config_file: /etc/jitterd/web.yml}", "t.yaml").web.config_file == "/etc/jitterd/web.yml");
   try {
     parse_config("web: {telemetry_path: /a/../b}", "t.yaml");
     FAIL("accepted /a/../b");
