@@ -1,12 +1,17 @@
 #include "export/web_auth.h"
 
 #include <crypt.h>
+#include <gnutls/crypto.h>
 
 #include <memory>
+#include <stdexcept>
 
 namespace jitterd {
 
 namespace {
+// Verified pairs kept at most; beyond, checks simply cost bcrypt again.
+constexpr std::size_t kCacheLimit = 64;
+
 bool equal_in_constant_time(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   unsigned char difference = 0;
@@ -37,15 +42,38 @@ int verify_client_certificate(gnutls_session_t session) {
 }
 }  // namespace
 
-BasicAuth::BasicAuth(std::map<std::string, std::string> users) : users_(users.begin(), users.end()) {}
+BasicAuth::BasicAuth(std::map<std::string, std::string> users)
+    : users_(users.begin(), users.end()), cache_key_(32, '\0') {
+  if (gnutls_rnd(GNUTLS_RND_KEY, cache_key_.data(), cache_key_.size()) != 0)
+    throw std::runtime_error("basic auth: no random key from GnuTLS");
+}
+
+std::string BasicAuth::keyed_digest(std::string_view user, std::string_view password) const {
+  // The user's length first, so that ("ab", "c") and ("a", "bc") differ.
+  const std::string text = std::to_string(user.size()) + ":" + std::string(user) + std::string(password);
+  std::string digest(32, '\0');
+  gnutls_hmac_fast(GNUTLS_MAC_SHA256, cache_key_.data(), cache_key_.size(), text.data(), text.size(),
+                   digest.data());
+  return digest;
+}
 
 bool BasicAuth::check(std::string_view user, std::string_view password) const {
   if (users_.empty()) return false;
+  const std::string digest = keyed_digest(user, password);
+  {
+    std::lock_guard lock(mutex_);
+    if (verified_.count(digest) != 0) return true;
+  }
   // An unknown user is checked against another user's hash (same cost, so same time), then refused.
   const auto found = users_.find(user);
   const std::string& hash = found == users_.end() ? users_.begin()->second : found->second;
   const std::string computed = bcrypt(password, hash);
-  return !computed.empty() && equal_in_constant_time(computed, hash) && found != users_.end();
+  const bool match = !computed.empty() && equal_in_constant_time(computed, hash) && found != users_.end();
+  if (match) {
+    std::lock_guard lock(mutex_);
+    if (verified_.size() < kCacheLimit) verified_.insert(digest);
+  }
+  return match;
 }
 
 std::string tls_priorities(const TlsServerConfig& tls) {

@@ -86,6 +86,11 @@ TEST_CASE("basic auth checks bcrypt hashes", "[web_content]") {
   CHECK_FALSE(auth.check("alice", ""));
   CHECK_FALSE(auth.check("bob", "secret"));
   CHECK_FALSE(auth.check("", "secret"));
+  // Again, now from the cache of verified pairs, which must not let anything else through.
+  CHECK(auth.check("alice", "secret"));
+  CHECK_FALSE(auth.check("alice", "secre"));
+  CHECK_FALSE(auth.check("alic", "esecret"));
+  CHECK_FALSE(auth.check("bob", "secret"));
   CHECK_FALSE(BasicAuth({}).enabled());
   CHECK_FALSE(BasicAuth({}).check("alice", "secret"));
 }
