@@ -53,13 +53,26 @@ struct WebServerCallbacks {
     if (*state == nullptr) {
       *state = &g_request_seen;
       if (verb == "GET" || verb == "HEAD") return MHD_YES;
-      return server->respond(connection, url, method) ? MHD_YES : MHD_NO;
+      return respond(server, connection, url, method);
     }
     if (*upload_size != 0) {
       *upload_size = 0;
       return MHD_YES;
     }
-    return server->respond(connection, url, method) ? MHD_YES : MHD_NO;
+    return respond(server, connection, url, method);
+  }
+
+  // No exception may cross into C: one that escapes closes the connection (MHD_NO) instead. The
+  // request line is the client's and stays out of the log.
+  static MHD_Result respond(WebServer* server, MHD_Connection* connection, const char* url, const char* method) {
+    try {
+      return server->respond(connection, url, method) ? MHD_YES : MHD_NO;
+    } catch (const std::exception& e) {
+      spdlog::error("web server: answering a request: {}", e.what());
+    } catch (...) {
+      spdlog::error("web server: answering a request: unknown exception");
+    }
+    return MHD_NO;
   }
 
   static void connection_event(void* self, MHD_Connection* connection, void**,
