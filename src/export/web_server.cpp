@@ -5,8 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -123,7 +125,8 @@ WebServer::WebServer(const WebConfig& config, std::shared_ptr<Collector> collect
   // MHD owns what it is given: a duplicate, so that stopping this server leaves the socket open
   // for a successor.
   daemon_fd_ = fcntl(socket_->fd(), F_DUPFD_CLOEXEC, 0);
-  if (daemon_fd_ < 0) throw std::runtime_error("cannot listen on " + socket_->bound_address() + ": dup failed");
+  if (daemon_fd_ < 0)
+    throw std::runtime_error("cannot listen on " + socket_->bound_address() + ": dup: " + std::strerror(errno));
   tracker_ = std::make_unique<ConnectionTracker>(kRequestDeadline);
 
   // poll() rather than epoll: MHD 0.9.75 can abort when a thread pool is quiesced under epoll.

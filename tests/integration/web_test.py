@@ -91,6 +91,7 @@ class ConnectionPressure:
         self.idle = [connect(address) for _ in range(idle)]
         self.slow = [[connect(address), 0] for _ in range(slow)]
         self.reopened = 0
+        self.error = None  # what stopped the keeper early, if anything
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -110,6 +111,12 @@ class ConnectionPressure:
         return connect(self.address)
 
     def _run(self):
+        try:
+            self._keep()
+        except OSError as error:
+            self.error = error
+
+    def _keep(self):
         next_byte = time.monotonic()
         while not self._stop.is_set():
             self.idle = [self._reopen(s) if self._closed_by_server(s) else s for s in self.idle]
@@ -128,6 +135,8 @@ class ConnectionPressure:
             self._stop.wait(0.05)
 
     def stop(self):
+        if self._stop.is_set():
+            return
         self._stop.set()
         self._thread.join(5)
         for s in self.idle + [entry[0] for entry in self.slow]:
@@ -151,6 +160,8 @@ class PressureTest(harness.DaemonTestCase):
             self.assertEqual(status, 200)
             self.assertIn(b"jitterd_build_info", body)
             time.sleep(0.5)
+        pressure.stop()
+        self.assertIsNone(pressure.error, "could not keep the connections open")
         measured(f"scrape with {IDLE_CONNECTIONS} idle + {SLOW_CONNECTIONS} slowloris connections: "
                  f"max {max(latencies) * 1e3:.1f} ms, median {sorted(latencies)[4] * 1e3:.1f} ms; "
                  f"the server dropped {pressure.reopened} of them meanwhile")
