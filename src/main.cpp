@@ -6,14 +6,14 @@
 
 #include <spdlog/spdlog.h>
 
-#include "export/collector.h"
 #include "cli/command_line.h"
+#include "cli/report.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
 #include "daemon/logging.h"
-#include "cli/report.h"
-#include "sampling/sampling_plan.h"
+#include "export/collector.h"
 #include "host/cpu_list.h"
+#include "sampling/sampling_plan.h"
 
 namespace {
 constexpr int kExitUsage = 64;
@@ -45,19 +45,24 @@ int main(int argc, char** argv) {
   }
   if (cl.verb == jitterd::Verb::version) {
     const auto build = jitterd::this_build();
-    std::cout << "jitterd " << build.version << " (" << build.revision << ", " << build.arch << ", " << build.compiler << ")\n";
+    std::cout << "jitterd " << build.version << " (" << build.revision << ", " << build.arch << ", "
+              << build.compiler << ")\n";
     return 0;
   }
   jitterd::setup_logging();
   try {
     switch (cl.verb) {
-      case jitterd::Verb::check_config: return check_config(cl);
-      case jitterd::Verb::report: return jitterd::run_report(cl);
-      default: return jitterd::run_daemon(cl);
+      case jitterd::Verb::check_config:
+        return check_config(cl);
+      case jitterd::Verb::report:
+        return jitterd::run_report(cl);
+      default:
+        return jitterd::run_daemon(cl);
     }
   } catch (const jitterd::ConfigErrors& e) {
     for (const auto& error : e.errors()) std::cerr << error.to_string() << "\n";
-    std::cerr << "jitterd: " << e.errors().size() << " configuration error(s); exiting with " << kExitConfig << "\n";
+    std::cerr << "jitterd: " << e.errors().size() << " configuration error(s); exiting with " << kExitConfig
+              << "\n";
     return kExitConfig;
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());

@@ -56,7 +56,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       if (verb_seen && cl.verb == Verb::report && !topic_seen) {
         static const char* const kTopics[] = {"gaps", "clock", "pacing", "kernel", "pinning", "c2c", "posture"};
         if (std::find(std::begin(kTopics), std::end(kTopics), arg) == std::end(kTopics)) {
-          throw std::invalid_argument("report: unknown topic \"" + arg + "\" (allowed: gaps, clock, pacing, kernel, pinning, c2c, posture)");
+          throw std::invalid_argument("report: unknown topic \"" + arg +
+                                      "\" (allowed: gaps, clock, pacing, kernel, pinning, c2c, posture)");
         }
         cl.report_topic = arg;
         topic_seen = true;
@@ -68,8 +69,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       continue;
     }
     const FlagValue flag = split_flag(args, i);
-    static const char* const kValueFlags[] = {"--config", "--web.listen-address", "--web.telemetry-path", "--web.config.file", "--path.sysfs",
-                                              "--path.procfs", "--log.level", "--duration", "--format", "--cpus"};
+    static const char* const kValueFlags[] = {
+        "--config",      "--web.listen-address", "--web.telemetry-path", "--web.config.file", "--path.sysfs",
+        "--path.procfs", "--log.level",          "--duration",           "--format",          "--cpus"};
     if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag.name) == std::end(kValueFlags)) {
       throw std::invalid_argument("unknown flag " + flag.name + " (see --help)");
     }

@@ -23,7 +23,7 @@ struct CommandLine {
   std::optional<std::string> log_level;        // overrides log.level
   std::string sysfs = "/sys";
   std::string procfs = "/proc";
-  std::string report_topic = "gaps";   // gaps (the samplers), clock, pacing, kernel, pinning, c2c
+  std::string report_topic = "gaps";       // gaps (the samplers), clock, pacing, kernel, pinning, c2c
   std::optional<std::string> report_cpus;  // report c2c: the CPUs to pair
   std::string report_duration = "10s";
   ReportFormat report_format = ReportFormat::table;

@@ -5,11 +5,11 @@
 #include <sstream>
 #include <thread>
 
-#include "config/config.h"
 #include "cli/report.h"
-#include "sampling/sampling_plan.h"
+#include "config/config.h"
 #include "host/cpu_list.h"
 #include "host/topology.h"
+#include "sampling/sampling_plan.h"
 
 namespace jitterd {
 namespace {
@@ -36,20 +36,21 @@ std::string summary(const PostureReport& report) {
 
 std::string format_posture_table(const PostureReport& report) {
   std::ostringstream out;
-  out << "isolation posture for sampled cpus " << (report.sampled.empty() ? "none" : format_cpu_list(report.sampled))
-      << " (cpus: " << report.cpus_setting << ")\n\n";
+  out << "isolation posture for sampled cpus "
+      << (report.sampled.empty() ? "none" : format_cpu_list(report.sampled)) << " (cpus: " << report.cpus_setting
+      << ")\n\n";
   std::size_t check_width = 5;
   for (const PostureCheck& c : report.checks) check_width = std::max(check_width, c.check.size());
   for (const PostureCheck& c : report.checks) {
     const std::string cpu = c.cpu ? "cpu " + std::to_string(*c.cpu) : "-";
     out << to_string(c.status) << "  " << c.check << std::string(check_width - c.check.size(), ' ') << "  " << cpu
-        << std::string(cpu.size() < 7 ? 7 - cpu.size() : 0, ' ') << "  " << c.reason << (c.expectation ? " [expect]" : "")
-        << "\n";
+        << std::string(cpu.size() < 7 ? 7 - cpu.size() : 0, ' ') << "  " << c.reason
+        << (c.expectation ? " [expect]" : "") << "\n";
   }
   out << "\nfingerprint:\n";
   for (const auto& [field, value] : fingerprint_fields(report.fingerprint)) {
-    out << "  " << field << std::string(13 - std::min<std::size_t>(field.size(), 12), ' ') << (value.empty() ? "unknown" : value)
-        << "\n";
+    out << "  " << field << std::string(13 - std::min<std::size_t>(field.size(), 12), ' ')
+        << (value.empty() ? "unknown" : value) << "\n";
   }
   for (const std::string& problem : report.problems) out << "unreadable: " << problem << "\n";
   out << "\nresult: " << summary(report) << "\n";
@@ -66,8 +67,10 @@ std::string format_posture_json(const PostureReport& report) {
       << ",\"pass\":" << c.pass << "},\"checks\":[";
   for (std::size_t i = 0; i < report.checks.size(); ++i) {
     const PostureCheck& check = report.checks[i];
-    out << (i ? "," : "") << "{\"status\":\"" << to_string(check.status) << "\",\"check\":" << json_string(check.check)
-        << ",\"cpu\":" << (check.cpu ? std::to_string(*check.cpu) : "null") << ",\"reason\":" << json_string(check.reason)
+    out << (i ? "," : "") << "{\"status\":\"" << to_string(check.status)
+        << "\",\"check\":" << json_string(check.check)
+        << ",\"cpu\":" << (check.cpu ? std::to_string(*check.cpu) : "null")
+        << ",\"reason\":" << json_string(check.reason)
         << ",\"expectation\":" << (check.expectation ? "true" : "false") << "}";
   }
   out << "],\"fingerprint\":{";
@@ -77,16 +80,20 @@ std::string format_posture_json(const PostureReport& report) {
     first = false;
   }
   out << "},\"unreadable\":[";
-  for (std::size_t i = 0; i < report.problems.size(); ++i) out << (i ? "," : "") << json_string(report.problems[i]);
+  for (std::size_t i = 0; i < report.problems.size(); ++i)
+    out << (i ? "," : "") << json_string(report.problems[i]);
   out << "]}\n";
   return out.str();
 }
 
 int posture_exit_code(const PostureReport& report) {
   switch (overall_status(report.checks)) {
-    case CheckStatus::pass: return 0;
-    case CheckStatus::warn: return 1;
-    case CheckStatus::fail: return 2;
+    case CheckStatus::pass:
+      return 0;
+    case CheckStatus::warn:
+      return 1;
+    case CheckStatus::fail:
+      return 2;
   }
   return 2;
 }
@@ -130,7 +137,8 @@ int report_posture(const CommandLine& cl) {
   report.checks = check_posture(posture, report.sampled, plan.config.probes.posture.expect, busy);
   report.fingerprint = posture.fingerprint;
   report.problems = posture.problems;
-  std::cout << (cl.report_format == ReportFormat::json ? format_posture_json(report) : format_posture_table(report));
+  std::cout << (cl.report_format == ReportFormat::json ? format_posture_json(report)
+                                                       : format_posture_table(report));
   return posture_exit_code(report);
 }
 }  // namespace

@@ -9,25 +9,26 @@
 
 #include <spdlog/spdlog.h>
 
-#include "config/config.h"
 #include "cli/posture_report.h"
-#include "sampling/sampler_set.h"
-#include "sampling/probe_context.h"
-#include "sampling/sampling_plan.h"
+#include "config/config.h"
 #include "host/cpu_list.h"
+#include "sampling/probe_context.h"
+#include "sampling/sampler_set.h"
+#include "sampling/sampling_plan.h"
 
 namespace jitterd {
 
 std::string json_string(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
-    if (c == '"' || c == '\\') out += std::string("\\") + c;
+    if (c == '"' || c == '\\')
+      out += std::string("\\") + c;
     else if (static_cast<unsigned char>(c) < 0x20) {
       char escaped[8];
       std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
       out += escaped;
-    }
-    else out += c;
+    } else
+      out += c;
   }
   return out + "\"";
 }
@@ -72,8 +73,8 @@ CpuGapReport report_cpu(const SamplerWorker& worker) {
 std::string format_report_table(const GapReport& report) {
   std::ostringstream out;
   out << "counter " << report.method << " at " << format_number(report.frequency.hertz / 1e6, 3) << " MHz ("
-      << report.frequency.source << "), one tick = " << format_number(1e9 / report.frequency.hertz, 3) << " ns; sampled "
-      << format_number(report.duration_seconds, 1) << " s continuously\n";
+      << report.frequency.source << "), one tick = " << format_number(1e9 / report.frequency.hertz, 3)
+      << " ns; sampled " << format_number(report.duration_seconds, 1) << " s continuously\n";
   char line[512];
   std::snprintf(line, sizeof line, "%4s %12s %10s %10s %9s %9s %9s %9s %9s %9s %10s %10s %8s %8s\n", "cpu",
                 "samples", "mean_tick", "sd_tick", "mean_ns", "sd_ns", "p50_ns", "p99_ns", "p99.9_ns", "p99.99_ns",
@@ -85,10 +86,10 @@ std::string format_report_table(const GapReport& report) {
       continue;
     }
     std::snprintf(line, sizeof line,
-                  "%4d %12llu %10.1f %10.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %10.0f %10llu %8.4f %8.1f\n", c.cpu,
-                  static_cast<unsigned long long>(c.samples), c.mean_ticks, c.stddev_ticks, c.mean_ns, c.stddev_ns,
-                  c.p50_ns, c.p99_ns, c.p999_ns, c.p9999_ns, c.max_ns, static_cast<unsigned long long>(c.interruptions),
-                  c.stolen_share * 100, c.threshold_ns);
+                  "%4d %12llu %10.1f %10.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %10.0f %10llu %8.4f %8.1f\n",
+                  c.cpu, static_cast<unsigned long long>(c.samples), c.mean_ticks, c.stddev_ticks, c.mean_ns,
+                  c.stddev_ns, c.p50_ns, c.p99_ns, c.p999_ns, c.p9999_ns, c.max_ns,
+                  static_cast<unsigned long long>(c.interruptions), c.stolen_share * 100, c.threshold_ns);
     out << line;
   }
   out << "percentiles are the upper edge of a histogram bucket (at most 6.25% above the true value, never above "
@@ -101,32 +102,39 @@ std::string format_report_csv(const GapReport& report) {
   out << "cpu,samples,mean_ticks,stddev_ticks,mean_ns,stddev_ns,min_ns,p50_ns,p99_ns,p99_9_ns,p99_99_ns,max_ns,"
          "interruptions,sampled_seconds,stolen_seconds,stolen_share,floor_ns,threshold_ns,error\n";
   for (const auto& c : report.cpus) {
-    out << c.cpu << ',' << c.samples << ',' << format_number(c.mean_ticks, 3) << ',' << format_number(c.stddev_ticks, 3) << ','
-        << format_number(c.mean_ns, 3) << ',' << format_number(c.stddev_ns, 3) << ',' << format_number(c.min_ns, 3) << ','
-        << format_number(c.p50_ns, 3) << ',' << format_number(c.p99_ns, 3) << ',' << format_number(c.p999_ns, 3) << ','
+    out << c.cpu << ',' << c.samples << ',' << format_number(c.mean_ticks, 3) << ','
+        << format_number(c.stddev_ticks, 3) << ',' << format_number(c.mean_ns, 3) << ','
+        << format_number(c.stddev_ns, 3) << ',' << format_number(c.min_ns, 3) << ',' << format_number(c.p50_ns, 3)
+        << ',' << format_number(c.p99_ns, 3) << ',' << format_number(c.p999_ns, 3) << ','
         << format_number(c.p9999_ns, 3) << ',' << format_number(c.max_ns, 3) << ',' << c.interruptions << ','
-        << format_number(c.sampled_seconds, 6) << ',' << format_number(c.stolen_seconds, 9) << ',' << format_number(c.stolen_share, 9) << ','
-        << format_number(c.floor_ns, 3) << ',' << format_number(c.threshold_ns, 3) << ',' << c.error << '\n';
+        << format_number(c.sampled_seconds, 6) << ',' << format_number(c.stolen_seconds, 9) << ','
+        << format_number(c.stolen_share, 9) << ',' << format_number(c.floor_ns, 3) << ','
+        << format_number(c.threshold_ns, 3) << ',' << c.error << '\n';
   }
   return out.str();
 }
 
 std::string format_report_json(const GapReport& report, bool with_interruptions) {
   std::ostringstream out;
-  out << "{\"counter\":{\"method\":" << json_string(report.method) << ",\"hertz\":" << format_number(report.frequency.hertz, 3)
+  out << "{\"counter\":{\"method\":" << json_string(report.method)
+      << ",\"hertz\":" << format_number(report.frequency.hertz, 3)
       << ",\"source\":" << json_string(report.frequency.source)
-      << ",\"uncertainty_ppm\":" << format_number(report.frequency.uncertainty_ppm, 4) << "},\"duration_seconds\":"
-      << format_number(report.duration_seconds, 3) << ",\"cpus\":[";
+      << ",\"uncertainty_ppm\":" << format_number(report.frequency.uncertainty_ppm, 4)
+      << "},\"duration_seconds\":" << format_number(report.duration_seconds, 3) << ",\"cpus\":[";
   for (std::size_t i = 0; i < report.cpus.size(); ++i) {
     const auto& c = report.cpus[i];
-    out << (i ? "," : "") << "{\"cpu\":" << c.cpu << ",\"error\":" << json_string(c.error) << ",\"samples\":" << c.samples
-        << ",\"mean_ticks\":" << format_number(c.mean_ticks, 3) << ",\"stddev_ticks\":" << format_number(c.stddev_ticks, 3)
+    out << (i ? "," : "") << "{\"cpu\":" << c.cpu << ",\"error\":" << json_string(c.error)
+        << ",\"samples\":" << c.samples << ",\"mean_ticks\":" << format_number(c.mean_ticks, 3)
+        << ",\"stddev_ticks\":" << format_number(c.stddev_ticks, 3)
         << ",\"mean_ns\":" << format_number(c.mean_ns, 3) << ",\"stddev_ns\":" << format_number(c.stddev_ns, 3)
-        << ",\"min_ns\":" << format_number(c.min_ns, 3) << ",\"p50_ns\":" << format_number(c.p50_ns, 3) << ",\"p99_ns\":"
-        << format_number(c.p99_ns, 3) << ",\"p99_9_ns\":" << format_number(c.p999_ns, 3) << ",\"p99_99_ns\":" << format_number(c.p9999_ns, 3)
-        << ",\"max_ns\":" << format_number(c.max_ns, 3) << ",\"interruptions\":" << c.interruptions
-        << ",\"sampled_seconds\":" << format_number(c.sampled_seconds, 6) << ",\"stolen_seconds\":" << format_number(c.stolen_seconds, 9)
-        << ",\"stolen_share\":" << format_number(c.stolen_share, 9) << ",\"floor_ns\":" << format_number(c.floor_ns, 3)
+        << ",\"min_ns\":" << format_number(c.min_ns, 3) << ",\"p50_ns\":" << format_number(c.p50_ns, 3)
+        << ",\"p99_ns\":" << format_number(c.p99_ns, 3) << ",\"p99_9_ns\":" << format_number(c.p999_ns, 3)
+        << ",\"p99_99_ns\":" << format_number(c.p9999_ns, 3) << ",\"max_ns\":" << format_number(c.max_ns, 3)
+        << ",\"interruptions\":" << c.interruptions
+        << ",\"sampled_seconds\":" << format_number(c.sampled_seconds, 6)
+        << ",\"stolen_seconds\":" << format_number(c.stolen_seconds, 9)
+        << ",\"stolen_share\":" << format_number(c.stolen_share, 9)
+        << ",\"floor_ns\":" << format_number(c.floor_ns, 3)
         << ",\"threshold_ns\":" << format_number(c.threshold_ns, 3);
     if (with_interruptions) {
       out << ",\"kept_interruptions\":[";
@@ -145,8 +153,8 @@ namespace {
 // Characters as a terminal shows them: UTF-8 continuation bytes (the second byte of "±") take no
 // column of their own.
 std::size_t display_width(const std::string& text) {
-  return static_cast<std::size_t>(
-      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return static_cast<std::size_t>(std::count_if(
+      text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 }  // namespace
 
@@ -157,15 +165,18 @@ std::string format_probe_table(std::string_view probe, const ProbeResult& result
     std::vector<std::size_t> width(table.columns.size(), 0);
     for (std::size_t c = 0; c < table.columns.size(); ++c) width[c] = display_width(table.columns[c]);
     for (const auto& row : table.rows) {
-      for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], display_width(row[c]));
+      for (std::size_t c = 0; c < row.size() && c < width.size(); ++c)
+        width[c] = std::max(width[c], display_width(row[c]));
     }
     out << "\n" << table.title << "\n";
     const auto print_row = [&](const std::vector<std::string>& cells) {
       for (std::size_t c = 0; c < cells.size() && c < width.size(); ++c) {
         // Text left, numbers right, as a reader scans them.
-        const bool numeric = !cells[c].empty() && (std::isdigit(static_cast<unsigned char>(cells[c][0])) || cells[c][0] == '-');
-        out << (c ? "  " : "") << (numeric && c ? std::string(width[c] - display_width(cells[c]), ' ') + cells[c]
-                                                : cells[c] + std::string(width[c] - display_width(cells[c]), ' '));
+        const bool numeric =
+            !cells[c].empty() && (std::isdigit(static_cast<unsigned char>(cells[c][0])) || cells[c][0] == '-');
+        out << (c ? "  " : "")
+            << (numeric && c ? std::string(width[c] - display_width(cells[c]), ' ') + cells[c]
+                             : cells[c] + std::string(width[c] - display_width(cells[c]), ' '));
       }
       out << "\n";
     };
@@ -201,7 +212,8 @@ std::string format_probe_json(std::string_view probe, const ProbeResult& result)
     out << "],\"rows\":[";
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
       out << (r ? "," : "") << "[";
-      for (std::size_t c = 0; c < table.rows[r].size(); ++c) out << (c ? "," : "") << json_string(table.rows[r][c]);
+      for (std::size_t c = 0; c < table.rows[r].size(); ++c)
+        out << (c ? "," : "") << json_string(table.rows[r][c]);
       out << "]";
     }
     out << "]}";
@@ -230,8 +242,8 @@ int run_probe_report(const CommandLine& cl) {
       std::string error;
       const auto cpus = parse_cpu_list(*cl.report_cpus, &error);
       if (!cpus || cpus->size() < 2) {
-        std::cerr << "jitterd: --cpus: " << (cpus ? "needs at least two CPUs" : error) << ", got \"" << *cl.report_cpus
-                  << "\"\n";
+        std::cerr << "jitterd: --cpus: " << (cpus ? "needs at least two CPUs" : error) << ", got \""
+                  << *cl.report_cpus << "\"\n";
         return 64;
       }
       settings.cpus = *cpus;
@@ -241,16 +253,23 @@ int run_probe_report(const CommandLine& cl) {
     probe = make_probe(probe_name, plan.config.probes);
   }
   restrict_current_thread(plan.selection.housekeeping);
-  ProbeContext context = make_probe_context(plan, host, counter_frequency(plan.method, std::chrono::milliseconds(250)));
+  ProbeContext context =
+      make_probe_context(plan, host, counter_frequency(plan.method, std::chrono::milliseconds(250)));
   const ProbeStatus status = run_probe(*probe, context);
   if (!status.success) {
     std::cerr << "jitterd: probe " << probe_name << " failed: " << status.error << "\n";
     return 1;
   }
   switch (cl.report_format) {
-    case ReportFormat::table: std::cout << format_probe_table(probe_name, status.result); break;
-    case ReportFormat::csv: std::cout << format_probe_csv(status.result); break;
-    case ReportFormat::json: std::cout << format_probe_json(probe_name, status.result); break;
+    case ReportFormat::table:
+      std::cout << format_probe_table(probe_name, status.result);
+      break;
+    case ReportFormat::csv:
+      std::cout << format_probe_csv(status.result);
+      break;
+    case ReportFormat::json:
+      std::cout << format_probe_json(probe_name, status.result);
+      break;
   }
   return 0;
 }
@@ -285,9 +304,15 @@ int run_report(const CommandLine& cl) {
   samplers.stop();
   for (std::size_t i = 0; i < samplers.size(); ++i) report.cpus.push_back(report_cpu(samplers.worker(i)));
   switch (cl.report_format) {
-    case ReportFormat::table: std::cout << format_report_table(report); break;
-    case ReportFormat::csv: std::cout << format_report_csv(report); break;
-    case ReportFormat::json: std::cout << format_report_json(report, cl.report_interruptions); break;
+    case ReportFormat::table:
+      std::cout << format_report_table(report);
+      break;
+    case ReportFormat::csv:
+      std::cout << format_report_csv(report);
+      break;
+    case ReportFormat::json:
+      std::cout << format_report_json(report, cl.report_interruptions);
+      break;
   }
   return 0;
 }

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "cli/command_line.h"
-#include "sampling/sampler_worker.h"
 #include "measure/counter_calibration.h"
 #include "probes/probe.h"
+#include "sampling/sampler_worker.h"
 
 namespace jitterd {
 

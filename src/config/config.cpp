@@ -16,13 +16,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::array<TickMethod, 5> all_tick_methods{TickMethod::lfence_rdtsc, TickMethod::rdtsc,
-                                                      TickMethod::rdtscp, TickMethod::cntvct,
-                                                      TickMethod::steady_clock};
+constexpr std::array<TickMethod, 5> all_tick_methods{
+    TickMethod::lfence_rdtsc, TickMethod::rdtsc, TickMethod::rdtscp, TickMethod::cntvct, TickMethod::steady_clock};
 
 // spdlog's canonical names only: its aliases ("warning", "err") would make two spellings valid.
-const std::vector<std::string_view> log_levels{"trace", "debug", "info",    "warn",
-                                               "error", "critical", "off"};
+const std::vector<std::string_view> log_levels{"trace", "debug", "info", "warn", "error", "critical", "off"};
 
 }  // namespace
 
@@ -57,8 +55,7 @@ void ConfigReader::read_cpus(const Entry& entry, CpuSetting& cpus) {
   if (list && list->empty()) reason = "no CPUs";  // the kernel's format allows "", a config not
   if (!list || list->empty()) {
     const std::string seen = entry.value.IsSequence() ? "[" + *text + "]" : describe(entry.value);
-    return fail(entry.key, entry.mark,
-                "must be " + std::string(allowed) + ", got " + seen + " (" + reason + ")");
+    return fail(entry.key, entry.mark, "must be " + std::string(allowed) + ", got " + seen + " (" + reason + ")");
   }
   cpus.automatic = false;
   cpus.list = std::move(*list);
@@ -84,8 +81,7 @@ void ConfigReader::read_sampler(const Entry& section, SamplerConfig& s) {
   read_mapping(
       section,
       {{"tick_source", [&](const Entry& e) { read_tick_source(e, s.tick_source); }},
-       {"interruption_threshold",
-        [&](const Entry& e) { read_threshold(e, s.interruption_threshold); }},
+       {"interruption_threshold", [&](const Entry& e) { read_threshold(e, s.interruption_threshold); }},
        {"threshold_floor_multiple",
         [&](const Entry& e) { assign(s.threshold_floor_multiple, integer(e, 2, 10000)); }},
        {"duty_cycle",
@@ -99,19 +95,15 @@ void ConfigReader::read_sampler(const Entry& section, SamplerConfig& s) {
        {"window", [&](const Entry& e) { assign(s.window, duration(e, 10s, 1h)); }},
        {"lock_memory", [&](const Entry& e) { assign(s.lock_memory, boolean(e)); }},
        {"realtime_priority",
-        [&](const Entry& e) {
-          assign(s.realtime_priority, integer(e, 0, 99, " (0 = off, 1..99 = SCHED_FIFO)"));
-        }},
+        [&](const Entry& e) { assign(s.realtime_priority, integer(e, 0, 99, " (0 = off, 1..99 = SCHED_FIFO)")); }},
        {"interruption_ring",
-        [&](const Entry& e) {
-          assign(s.interruption_ring, integer(e, 16, 1048576, " entries"));
-        }}});
+        [&](const Entry& e) { assign(s.interruption_ring, integer(e, 16, 1048576, " entries")); }}});
   read_burst(spin, period, s);
 }
 
 // A burst spins for burst_spin out of every burst_period, so the spin cannot be the longer one.
-void ConfigReader::read_burst(const std::optional<Entry>& spin,
-                              const std::optional<Entry>& period, SamplerConfig& s) {
+void ConfigReader::read_burst(const std::optional<Entry>& spin, const std::optional<Entry>& period,
+                              SamplerConfig& s) {
   const bool period_valid = !period || assign(s.burst_period, duration(*period, 10ms, 60s));
   if (spin && period_valid)
     assign(s.burst_spin, duration(*spin, 1ms, s.burst_period, " (at most sampler.burst_period)"));
@@ -119,23 +111,19 @@ void ConfigReader::read_burst(const std::optional<Entry>& spin,
     assign(s.burst_spin, duration(*spin, 1ms, 60s));
   else if (period && period_valid && s.burst_spin > s.burst_period)
     fail(period->key, period->mark,
-         "must be at least sampler.burst_spin (" + format_duration(s.burst_spin) +
-             ", its default), got " + describe(period->value));
+         "must be at least sampler.burst_spin (" + format_duration(s.burst_spin) + ", its default), got " +
+             describe(period->value));
 }
 
 void ConfigReader::read_web(const Entry& section, WebConfig& web) {
   read_mapping(section,
-               {{"listen_address",
-                 [&](const Entry& e) { assign(web.listen_address, listen_address(e)); }},
-                {"telemetry_path",
-                 [&](const Entry& e) { assign(web.telemetry_path, telemetry_path(e)); }},
-                {"config_file",
-                 [&](const Entry& e) { assign(web.config_file, scalar(e, "a file name")); }}});
+               {{"listen_address", [&](const Entry& e) { assign(web.listen_address, listen_address(e)); }},
+                {"telemetry_path", [&](const Entry& e) { assign(web.telemetry_path, telemetry_path(e)); }},
+                {"config_file", [&](const Entry& e) { assign(web.config_file, scalar(e, "a file name")); }}});
 }
 
 void ConfigReader::read_log(const Entry& section, LogConfig& log) {
-  read_mapping(section,
-               {{"level", [&](const Entry& e) { assign(log.level, choice(e, log_levels)); }}});
+  read_mapping(section, {{"level", [&](const Entry& e) { assign(log.level, choice(e, log_levels)); }}});
 }
 
 // nullopt stands for "auto" in the target, so an error leaves the target alone instead.

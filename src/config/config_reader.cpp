@@ -99,9 +99,7 @@ std::string range_text(long long min, long long max, std::string_view unit) {
   return std::to_string(min) + ".." + std::to_string(max) + std::string(unit);
 }
 
-std::string range_text(Duration min, Duration max) {
-  return format_duration(min) + ".." + format_duration(max);
-}
+std::string range_text(Duration min, Duration max) { return format_duration(min) + ".." + format_duration(max); }
 
 std::optional<unsigned> decimal(std::string_view text) {
   if (text.size() > 1 && text[0] == '0') return std::nullopt;
@@ -125,10 +123,9 @@ std::optional<YAML::Node> ConfigReader::load(const std::string& text) {
 void ConfigReader::throw_if_errors() {
   if (errors_.empty()) return;
   // File order reads best, whichever order the checks ran in.
-  std::stable_sort(errors_.begin(), errors_.end(),
-                   [](const ConfigError& a, const ConfigError& b) {
-                     return std::pair(a.line, a.column) < std::pair(b.line, b.column);
-                   });
+  std::stable_sort(errors_.begin(), errors_.end(), [](const ConfigError& a, const ConfigError& b) {
+    return std::pair(a.line, a.column) < std::pair(b.line, b.column);
+  });
   throw ConfigErrors(std::move(errors_));
 }
 
@@ -160,11 +157,9 @@ void ConfigReader::read_mapping(const Entry& section, const std::vector<Field>& 
     const std::string name = printable(pair.first.Scalar());
     const std::string key = section.key.empty() ? name : section.key + "." + name;
     const auto [first, inserted] = seen.emplace(name, key_mark);
-    const auto field = std::find_if(fields.begin(), fields.end(),
-                                    [&](const Field& f) { return f.name == name; });
+    const auto field = std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.name == name; });
     if (!inserted)
-      fail(key, key_mark, "duplicate key (first given on line " +
-                              std::to_string(first->second.line) + ")");
+      fail(key, key_mark, "duplicate key (first given on line " + std::to_string(first->second.line) + ")");
     else if (field == fields.end())
       fail(key, key_mark, unknown_key_message(name, fields));
     else {
@@ -180,12 +175,10 @@ std::optional<std::string> ConfigReader::scalar(const Entry& entry, std::string_
   return expect(entry, allowed);
 }
 
-std::optional<std::string> ConfigReader::choice(const Entry& entry,
-                                                const std::vector<std::string_view>& allowed) {
+std::optional<std::string> ConfigReader::choice(const Entry& entry, const std::vector<std::string_view>& allowed) {
   const std::string expected = "one of " + join(allowed);
   std::optional<std::string> text = scalar(entry, expected);
-  if (text && std::find(allowed.begin(), allowed.end(), *text) == allowed.end())
-    return expect(entry, expected);
+  if (text && std::find(allowed.begin(), allowed.end(), *text) == allowed.end()) return expect(entry, expected);
   return text;
 }
 
@@ -199,8 +192,7 @@ std::optional<bool> ConfigReader::boolean(const Entry& entry) {
 
 // alternative names what else the key accepts ("auto"), so the messages can offer it too.
 std::optional<long long> ConfigReader::integer(const Entry& entry, long long min, long long max,
-                                               std::string_view unit,
-                                               std::string_view alternative) {
+                                               std::string_view unit, std::string_view alternative) {
   const std::string range = range_text(min, max, unit);
   const std::string either = alternative.empty() ? "" : std::string(alternative) + " or ";
   const std::string text = is_plain(entry.value) ? entry.value.Scalar() : "";
@@ -213,12 +205,10 @@ std::optional<long long> ConfigReader::integer(const Entry& entry, long long min
 
 // As integer, for durations.
 std::optional<Duration> ConfigReader::duration(const Entry& entry, Duration min, Duration max,
-                                               std::string_view max_note,
-                                               std::string_view alternative) {
+                                               std::string_view max_note, std::string_view alternative) {
   const std::string range = range_text(min, max) + std::string(max_note);
   const std::string either = alternative.empty() ? "" : std::string(alternative) + " or ";
-  const std::string allowed =
-      either + "a duration " + range + " (" + std::string(duration_units) + ")";
+  const std::string allowed = either + "a duration " + range + " (" + std::string(duration_units) + ")";
   const std::optional<std::string> text = scalar(entry, allowed);
   if (!text) return std::nullopt;
   const std::optional<Duration> value = parse_duration(*text);

@@ -68,13 +68,11 @@ class ConfigReader {
   std::nullopt_t expect(const Entry& entry, std::string_view allowed);
   void read_mapping(const Entry& section, const std::vector<Field>& fields);
   std::optional<std::string> scalar(const Entry& entry, std::string_view allowed);
-  std::optional<std::string> choice(const Entry& entry,
-                                    const std::vector<std::string_view>& allowed);
+  std::optional<std::string> choice(const Entry& entry, const std::vector<std::string_view>& allowed);
   std::optional<bool> boolean(const Entry& entry);
-  std::optional<long long> integer(const Entry& entry, long long min, long long max,
-                                   std::string_view unit = "", std::string_view alternative = "");
-  std::optional<Duration> duration(const Entry& entry, Duration min, Duration max,
-                                   std::string_view max_note = "",
+  std::optional<long long> integer(const Entry& entry, long long min, long long max, std::string_view unit = "",
+                                   std::string_view alternative = "");
+  std::optional<Duration> duration(const Entry& entry, Duration min, Duration max, std::string_view max_note = "",
                                    std::string_view alternative = "");
   // A sequence of CPU numbers as cpu-list text ([2, 3] becomes "2,3"), so both spellings go
   // through the one cpu-list parser; nullopt (each bad item reported) unless all are numbers.
@@ -87,8 +85,7 @@ class ConfigReader {
   // config.cpp: cpus, sampler, web, log.
   void read_cpus(const Entry& entry, CpuSetting& cpus);
   void read_sampler(const Entry& section, SamplerConfig& sampler);
-  void read_burst(const std::optional<Entry>& spin, const std::optional<Entry>& period,
-                  SamplerConfig& sampler);
+  void read_burst(const std::optional<Entry>& spin, const std::optional<Entry>& period, SamplerConfig& sampler);
   void read_web(const Entry& section, WebConfig& web);
   void read_log(const Entry& section, LogConfig& log);
   void read_tick_source(const Entry& entry, std::optional<TickMethod>& method);

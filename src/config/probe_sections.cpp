@@ -44,8 +44,7 @@ void read_probe_cpu(ConfigReader& r, const Entry& entry, std::optional<int>& cpu
 
 std::optional<double> rate(ConfigReader& r, const Entry& entry) {
   const std::string range = range_text(1, max_rate, " per second");
-  const std::optional<double> value =
-      is_plain(entry.value) ? plain_number(entry.value.Scalar()) : std::nullopt;
+  const std::optional<double> value = is_plain(entry.value) ? plain_number(entry.value.Scalar()) : std::nullopt;
   if (!value) return r.expect(entry, "a number " + range);
   if (*value < 1 || *value > max_rate) return r.expect(entry, range);
   return value;
@@ -55,27 +54,24 @@ std::optional<double> rate(ConfigReader& r, const Entry& entry) {
 // key "<key>[index]". Every item is checked; the result is nullopt unless all are valid, so the
 // setting keeps its default. Two equal items would measure the same thing twice.
 template <typename T>
-std::optional<std::vector<T>> distinct_list(
-    ConfigReader& r, const Entry& entry, std::string_view items,
-    const std::function<std::optional<T>(const Entry&)>& read_item) {
-  const std::string allowed =
-      "a sequence of 1.." + std::to_string(max_list_items) + " " + std::string(items);
+std::optional<std::vector<T>> distinct_list(ConfigReader& r, const Entry& entry, std::string_view items,
+                                            const std::function<std::optional<T>(const Entry&)>& read_item) {
+  const std::string allowed = "a sequence of 1.." + std::to_string(max_list_items) + " " + std::string(items);
   if (!entry.value.IsSequence() || entry.value.size() == 0) return r.expect(entry, allowed);
   if (entry.value.size() > max_list_items) {
     r.fail(entry.key, entry.mark,
-         "must be " + allowed + ", got " + std::to_string(entry.value.size()) + " of them");
+           "must be " + allowed + ", got " + std::to_string(entry.value.size()) + " of them");
     return std::nullopt;
   }
   std::vector<std::optional<T>> values;
   for (const YAML::Node& node : entry.value) {
-    const Entry item{entry.key + "[" + std::to_string(values.size()) + "]", node,
-                     mark_of(node, entry.mark)};
+    const Entry item{entry.key + "[" + std::to_string(values.size()) + "]", node, mark_of(node, entry.mark)};
     values.push_back(read_item(item));
     const auto same = std::find(values.begin(), values.end() - 1, values.back());
     if (values.back() && same != values.end() - 1) {
       r.fail(item.key, item.mark,
-           "must differ from the other items, got " + describe(node) + ", the same as [" +
-               std::to_string(same - values.begin()) + "]");
+             "must differ from the other items, got " + describe(node) + ", the same as [" +
+                 std::to_string(same - values.begin()) + "]");
       values.back().reset();
     }
   }
@@ -89,43 +85,36 @@ void read_c2c_pairs(ConfigReader& r, const Entry& entry, C2cSettings& c2c);
 std::optional<std::pair<int, int>> cpu_pair(ConfigReader& r, const Entry& entry);
 
 void read_clock_probe(ConfigReader& r, const Entry& section, ClockSettings& clock) {
-  const std::function<std::optional<Duration>(const Entry&)> sleep_request =
-      [&](const Entry& e) { return r.duration(e, 1us, 1s); };
+  const std::function<std::optional<Duration>(const Entry&)> sleep_request = [&](const Entry& e) {
+    return r.duration(e, 1us, 1s);
+  };
   r.read_mapping(
       section,
       {{"enabled", [&](const Entry& e) { assign(clock.enabled, r.boolean(e)); }},
-       {"interval",
-        [&](const Entry& e) { assign(clock.interval, r.duration(e, min_interval, max_interval)); }},
-       {"calibration_window",
-        [&](const Entry& e) { assign(clock.calibration_window, r.duration(e, 10ms, 10s)); }},
+       {"interval", [&](const Entry& e) { assign(clock.interval, r.duration(e, min_interval, max_interval)); }},
+       {"calibration_window", [&](const Entry& e) { assign(clock.calibration_window, r.duration(e, 10ms, 10s)); }},
        {"sleep_requests",
         [&](const Entry& e) {
           assign(clock.sleep_requests,
                  distinct_list(r, e, "durations, each " + range_text(1us, 1s), sleep_request));
         }},
-       {"sleep_samples",
-        [&](const Entry& e) { assign(clock.sleep_samples, r.integer(e, 2, 10000)); }}});
+       {"sleep_samples", [&](const Entry& e) { assign(clock.sleep_samples, r.integer(e, 2, 10000)); }}});
 }
 
 void read_pacing_probe(ConfigReader& r, const Entry& section, PacingSettings& pacing) {
-  const std::function<std::optional<double>(const Entry&)> read_rate = [&](const Entry& e) {
-    return rate(r, e);
-  };
+  const std::function<std::optional<double>(const Entry&)> read_rate = [&](const Entry& e) { return rate(r, e); };
   r.read_mapping(
       section,
       {{"enabled", [&](const Entry& e) { assign(pacing.enabled, r.boolean(e)); }},
-       {"interval",
-        [&](const Entry& e) { assign(pacing.interval, r.duration(e, min_interval, max_interval)); }},
+       {"interval", [&](const Entry& e) { assign(pacing.interval, r.duration(e, min_interval, max_interval)); }},
        {"cpu", [&](const Entry& e) { read_probe_cpu(r, e, pacing.cpu); }},
        {"rates",
         [&](const Entry& e) {
           assign(pacing.rates,
-                 distinct_list(r, e, "rates, each " + range_text(1, max_rate, " per second"),
-                               read_rate));
+                 distinct_list(r, e, "rates, each " + range_text(1, max_rate, " per second"), read_rate));
         }},
        {"duration", [&](const Entry& e) { assign(pacing.duration, r.duration(e, 10ms, 60s)); }},
-       {"action",
-        [&](const Entry& e) {
+       {"action", [&](const Entry& e) {
           if (const auto action = r.choice(e, {"udp", "noop"}))
             pacing.send = *action == "udp" ? PacingSend::udp : PacingSend::noop;
         }}});
@@ -135,8 +124,7 @@ void read_kernel_cost_probe(ConfigReader& r, const Entry& section, KernelCostSet
   r.read_mapping(
       section,
       {{"enabled", [&](const Entry& e) { assign(cost.enabled, r.boolean(e)); }},
-       {"interval",
-        [&](const Entry& e) { assign(cost.interval, r.duration(e, min_interval, max_interval)); }},
+       {"interval", [&](const Entry& e) { assign(cost.interval, r.duration(e, min_interval, max_interval)); }},
        {"cpu", [&](const Entry& e) { read_probe_cpu(r, e, cost.cpu); }},
        {"samples", [&](const Entry& e) { assign(cost.samples, r.integer(e, 10, 1000000)); }}});
 }
@@ -145,8 +133,7 @@ void read_pinning_probe(ConfigReader& r, const Entry& section, PinningSettings& 
   r.read_mapping(
       section,
       {{"enabled", [&](const Entry& e) { assign(pinning.enabled, r.boolean(e)); }},
-       {"interval",
-        [&](const Entry& e) { assign(pinning.interval, r.duration(e, min_interval, max_interval)); }},
+       {"interval", [&](const Entry& e) { assign(pinning.interval, r.duration(e, min_interval, max_interval)); }},
        {"window", [&](const Entry& e) { assign(pinning.window, r.duration(e, 10ms, 60s)); }}});
 }
 
@@ -157,8 +144,7 @@ void read_c2c_probe(ConfigReader& r, const Entry& section, C2cSettings& c2c) {
   r.read_mapping(
       section,
       {{"enabled", [&](const Entry& e) { assign(c2c.enabled, r.boolean(e)); }},
-       {"interval",
-        [&](const Entry& e) { assign(c2c.interval, r.duration(e, min_interval, max_interval)); }},
+       {"interval", [&](const Entry& e) { assign(c2c.interval, r.duration(e, min_interval, max_interval)); }},
        {"method",
         [&](const Entry& e) {
           if (const auto method = r.choice(e, {"cas", "two_lines"}))
@@ -175,32 +161,29 @@ void read_c2c_probe(ConfigReader& r, const Entry& section, C2cSettings& c2c) {
        {"pairs", [&](const Entry& e) { read_c2c_pairs(r, e, c2c); }},
        {"budget", [&](const Entry& e) { assign(c2c.budget, r.integer(e, 1, 100000, " pairs per run")); }},
        {"allow_unsampled", [&](const Entry& e) { assign(c2c.allow_unsampled, r.boolean(e)); }}});
-  const long long product =
-      static_cast<long long>(c2c.samples) * static_cast<long long>(c2c.round_trips);
+  const long long product = static_cast<long long>(c2c.samples) * static_cast<long long>(c2c.round_trips);
   if (product > max_round_trips_per_pair) {
     const Entry& culprit = round_trips_entry ? *round_trips_entry : *samples_entry;
     r.fail(culprit.key, culprit.mark,
-         "samples × round_trips must be at most " + std::to_string(max_round_trips_per_pair) +
-             " round trips per pair, got " + std::to_string(c2c.samples) + " × " +
-             std::to_string(c2c.round_trips) + " = " + std::to_string(product));
+           "samples × round_trips must be at most " + std::to_string(max_round_trips_per_pair) +
+               " round trips per pair, got " + std::to_string(c2c.samples) + " × " +
+               std::to_string(c2c.round_trips) + " = " + std::to_string(product));
   }
 }
 
 void read_posture_probe(ConfigReader& r, const Entry& section, PostureSettings& posture) {
-  r.read_mapping(
-      section,
-      {{"enabled", [&](const Entry& e) { assign(posture.enabled, r.boolean(e)); }},
-       {"interval",
-        [&](const Entry& e) { assign(posture.interval, r.duration(e, min_interval, max_interval)); }}});
+  r.read_mapping(section, {{"enabled", [&](const Entry& e) { assign(posture.enabled, r.boolean(e)); }},
+                           {"interval", [&](const Entry& e) {
+                              assign(posture.interval, r.duration(e, min_interval, max_interval));
+                            }}});
 }
 
 void read_attribution_probe(ConfigReader& r, const Entry& section, AttributionSettings& attribution) {
   r.read_mapping(
-      section,
-      {{"enabled", [&](const Entry& e) { assign(attribution.enabled, r.boolean(e)); }},
-       {"interval",
-        [&](const Entry& e) { assign(attribution.interval, r.duration(e, min_interval, max_interval)); }},
-       {"tracepoints", [&](const Entry& e) { assign(attribution.tracepoints, r.boolean(e)); }}});
+      section, {{"enabled", [&](const Entry& e) { assign(attribution.enabled, r.boolean(e)); }},
+                {"interval",
+                 [&](const Entry& e) { assign(attribution.interval, r.duration(e, min_interval, max_interval)); }},
+                {"tracepoints", [&](const Entry& e) { assign(attribution.tracepoints, r.boolean(e)); }}});
 }
 
 // `representative`, `all`, or a sequence of [a, b] pairs; the pairs are checked against the
@@ -221,8 +204,7 @@ void read_c2c_pairs(ConfigReader& r, const Entry& entry, C2cSettings& c2c) {
   std::vector<std::pair<int, int>> list;
   bool valid = true;
   for (const YAML::Node& node : entry.value) {
-    const Entry item{entry.key + "[" + std::to_string(list.size()) + "]", node,
-                     mark_of(node, entry.mark)};
+    const Entry item{entry.key + "[" + std::to_string(list.size()) + "]", node, mark_of(node, entry.mark)};
     const std::optional<std::pair<int, int>> pair = cpu_pair(r, item);
     valid = valid && pair.has_value();
     list.push_back(pair.value_or(std::pair(-1, -1)));
@@ -260,7 +242,8 @@ std::optional<std::vector<int>> expected_cpu_set(ConfigReader& r, const Entry& e
   std::string reason;
   std::optional<std::vector<int>> list = parse_cpu_list(*text, &reason);
   if (!list) {
-    r.fail(entry.key, entry.mark, "must be " + std::string(allowed) + ", got " + describe(entry.value) + " (" + reason + ")");
+    r.fail(entry.key, entry.mark,
+           "must be " + std::string(allowed) + ", got " + describe(entry.value) + " (" + reason + ")");
   }
   return list;
 }
@@ -280,15 +263,14 @@ std::optional<std::string> name_word(ConfigReader& r, const Entry& entry, std::s
 }  // namespace
 
 void read_probes_section(ConfigReader& r, const Entry& section, ProbesSettings& probes) {
-  r.read_mapping(
-      section,
-      {{"clock", [&](const Entry& e) { read_clock_probe(r, e, probes.clock); }},
-       {"pacing", [&](const Entry& e) { read_pacing_probe(r, e, probes.pacing); }},
-       {"kernel_cost", [&](const Entry& e) { read_kernel_cost_probe(r, e, probes.kernel_cost); }},
-       {"pinning", [&](const Entry& e) { read_pinning_probe(r, e, probes.pinning); }},
-       {"c2c", [&](const Entry& e) { read_c2c_probe(r, e, probes.c2c); }},
-       {"posture", [&](const Entry& e) { read_posture_probe(r, e, probes.posture); }},
-       {"attribution", [&](const Entry& e) { read_attribution_probe(r, e, probes.attribution); }}});
+  r.read_mapping(section,
+                 {{"clock", [&](const Entry& e) { read_clock_probe(r, e, probes.clock); }},
+                  {"pacing", [&](const Entry& e) { read_pacing_probe(r, e, probes.pacing); }},
+                  {"kernel_cost", [&](const Entry& e) { read_kernel_cost_probe(r, e, probes.kernel_cost); }},
+                  {"pinning", [&](const Entry& e) { read_pinning_probe(r, e, probes.pinning); }},
+                  {"c2c", [&](const Entry& e) { read_c2c_probe(r, e, probes.c2c); }},
+                  {"posture", [&](const Entry& e) { read_posture_probe(r, e, probes.posture); }},
+                  {"attribution", [&](const Entry& e) { read_attribution_probe(r, e, probes.attribution); }}});
 }
 
 void read_expect_section(ConfigReader& r, const Entry& section, PostureExpectations& expect) {
@@ -297,11 +279,9 @@ void read_expect_section(ConfigReader& r, const Entry& section, PostureExpectati
       {{"isolated", [&](const Entry& e) { assign(expect.isolated, expected_cpu_set(r, e)); }},
        {"nohz_full", [&](const Entry& e) { assign(expect.nohz_full, expected_cpu_set(r, e)); }},
        {"governor", [&](const Entry& e) { assign(expect.governor, name_word(r, e, "a cpufreq governor name")); }},
-       {"clocksource",
-        [&](const Entry& e) { assign(expect.clocksource, name_word(r, e, "a clocksource name")); }},
+       {"clocksource", [&](const Entry& e) { assign(expect.clocksource, name_word(r, e, "a clocksource name")); }},
        {"no_device_irqs", [&](const Entry& e) { assign(expect.no_device_irqs, r.boolean(e)); }},
-       {"max_exit_latency",
-        [&](const Entry& e) { assign(expect.max_exit_latency, r.duration(e, 0ns, 10ms)); }},
+       {"max_exit_latency", [&](const Entry& e) { assign(expect.max_exit_latency, r.duration(e, 0ns, 10ms)); }},
        {"smt_siblings_idle", [&](const Entry& e) { assign(expect.smt_siblings_idle, r.boolean(e)); }}});
 }
 

@@ -20,9 +20,9 @@ using config_detail::decimal;
 using config_detail::Entry;
 using config_detail::Field;
 
-constexpr std::array<std::string_view, 5> kClientAuthNames{
-    "NoClientCert", "RequestClientCert", "RequireAnyClientCert", "VerifyClientCertIfGiven",
-    "RequireAndVerifyClientCert"};
+constexpr std::array<std::string_view, 5> kClientAuthNames{"NoClientCert", "RequestClientCert",
+                                                           "RequireAnyClientCert", "VerifyClientCertIfGiven",
+                                                           "RequireAndVerifyClientCert"};
 constexpr std::array<std::string_view, 4> kTlsVersionNames{"TLS10", "TLS11", "TLS12", "TLS13"};
 
 // The security headers exporter-toolkit allows, with the values it allows (empty: any).
@@ -48,13 +48,12 @@ bool is_ipv4_address(std::string_view text) {
 }
 
 bool is_path_character(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
-         c == '_' || c == '~' || c == '-';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+         c == '~' || c == '-';
 }
 
 gnutls_datum_t datum(const std::string& text) {
-  return {reinterpret_cast<unsigned char*>(const_cast<char*>(text.data())),
-          static_cast<unsigned>(text.size())};
+  return {reinterpret_cast<unsigned char*>(const_cast<char*>(text.data())), static_cast<unsigned>(text.size())};
 }
 
 // How many certificates a PEM text holds, or the GnuTLS error (negative).
@@ -87,8 +86,8 @@ std::string key_pair_problem(const std::string& cert, const std::string& key) {
   if (gnutls_certificate_allocate_credentials(&credentials) < 0) return "out of memory";
   const gnutls_datum_t cert_data = datum(cert);
   const gnutls_datum_t key_data = datum(key);
-  const int rc = gnutls_certificate_set_x509_key_mem2(credentials, &cert_data, &key_data,
-                                                      GNUTLS_X509_FMT_PEM, nullptr, 0);
+  const int rc =
+      gnutls_certificate_set_x509_key_mem2(credentials, &cert_data, &key_data, GNUTLS_X509_FMT_PEM, nullptr, 0);
   gnutls_certificate_free_credentials(credentials);
   return rc < 0 ? gnutls_strerror(rc) : "";
 }
@@ -170,8 +169,8 @@ class WebConfigReader {
     if (!key) return reader_.fail(section.key, section.mark, "needs key_file (or key)");
     if (min_entry && max_entry && tls.min_version > tls.max_version)
       reader_.fail(max_entry->key, max_entry->mark,
-                   "must be at least min_version (" + std::string(to_string(tls.min_version)) +
-                       "), got " + std::string(to_string(tls.max_version)));
+                   "must be at least min_version (" + std::string(to_string(tls.min_version)) + "), got " +
+                       std::string(to_string(tls.max_version)));
     check_client_auth(tls.client_auth, auth_entry, client_ca, section);
     if (!check_key_pair(*cert, *key)) return;
     if (client_ca && !check_client_ca(*client_ca)) return;
@@ -187,8 +186,7 @@ class WebConfigReader {
       reader_.fail(e.key, e.mark, "given together with " + target->key + "; keep one of them");
       return;
     }
-    const std::optional<std::string> text =
-        reader_.scalar(e, is_file ? "a file name" : "a PEM text");
+    const std::optional<std::string> text = reader_.scalar(e, is_file ? "a file name" : "a PEM text");
     if (!text || text->empty()) {
       if (text) reader_.fail(e.key, e.mark, is_file ? "must be a file name, got \"\"" : "must not be empty");
       target = Pem{"", e.key, e.mark};  // so that "needs cert_file" does not follow
@@ -212,16 +210,18 @@ class WebConfigReader {
 
   void check_client_auth(ClientAuth auth, const std::optional<Entry>& auth_entry,
                          const std::optional<Pem>& client_ca, const Entry& section) {
-    const bool verifies = auth == ClientAuth::verify_client_cert_if_given ||
-                          auth == ClientAuth::require_and_verify_client_cert;
+    const bool verifies =
+        auth == ClientAuth::verify_client_cert_if_given || auth == ClientAuth::require_and_verify_client_cert;
     if (client_ca && !verifies)
       reader_.fail(client_ca->key, client_ca->mark,
                    "is only used with client_auth_type VerifyClientCertIfGiven or "
-                   "RequireAndVerifyClientCert, got " + std::string(to_string(auth)));
+                   "RequireAndVerifyClientCert, got " +
+                       std::string(to_string(auth)));
     else if (!client_ca && verifies)
       reader_.fail(auth_entry ? auth_entry->key : section.key, auth_entry ? auth_entry->mark : section.mark,
-                   std::string(to_string(auth)) + " needs client_ca_file (or client_ca) to check client "
-                   "certificates against");
+                   std::string(to_string(auth)) +
+                       " needs client_ca_file (or client_ca) to check client "
+                       "certificates against");
   }
 
   bool check_key_pair(const Pem& cert, const Pem& key) {
@@ -230,9 +230,9 @@ class WebConfigReader {
     const int certificates = count_certificates(cert.text);
     if (certificates <= 0) {
       reader_.fail(cert.key, cert.mark,
-                   "holds no PEM certificate" + (certificates < 0 ? std::string(" (GnuTLS: ") +
-                                                                        gnutls_strerror(certificates) + ")"
-                                                                  : std::string()));
+                   "holds no PEM certificate" +
+                       (certificates < 0 ? std::string(" (GnuTLS: ") + gnutls_strerror(certificates) + ")"
+                                         : std::string()));
       valid = false;
     }
     if (const std::string problem = private_key_problem(key.text); !problem.empty()) {
@@ -251,31 +251,31 @@ class WebConfigReader {
     if (ca.text.empty()) return false;
     const int certificates = count_certificates(ca.text);
     if (certificates > 0) return true;
-    reader_.fail(ca.key, ca.mark,
-                 "holds no PEM certificate" + (certificates < 0 ? std::string(" (GnuTLS: ") +
-                                                                      gnutls_strerror(certificates) + ")"
-                                                                : std::string()));
+    reader_.fail(
+        ca.key, ca.mark,
+        "holds no PEM certificate" +
+            (certificates < 0 ? std::string(" (GnuTLS: ") + gnutls_strerror(certificates) + ")" : std::string()));
     return false;
   }
 
   void read_http(const Entry& section, WebSecurity& security) {
-    reader_.read_mapping(
-        section,
-        {// Accepted for node_exporter files, and without effect: the server speaks HTTP/1.1 only.
-         {"http2", [&](const Entry& e) { reader_.boolean(e); }},
-         {"headers", [&](const Entry& e) { read_headers(e, security.headers); }}});
+    reader_.read_mapping(section,
+                         {// Accepted for node_exporter files, and without effect: the server speaks HTTP/1.1 only.
+                          {"http2", [&](const Entry& e) { reader_.boolean(e); }},
+                          {"headers", [&](const Entry& e) { read_headers(e, security.headers); }}});
   }
 
   void read_headers(const Entry& section, std::vector<std::pair<std::string, std::string>>& headers) {
     std::vector<Field> fields;
     for (const AllowedHeader& allowed : kAllowedHeaders) {
       fields.push_back({allowed.name, [&, allowed](const Entry& e) {
-                          std::optional<std::string> value =
-                              allowed.values.empty() ? reader_.scalar(e, "a header value")
-                                                     : reader_.choice(e, allowed.values);
+                          std::optional<std::string> value = allowed.values.empty()
+                                                                 ? reader_.scalar(e, "a header value")
+                                                                 : reader_.choice(e, allowed.values);
                           if (!value) return;
-                          if (std::any_of(value->begin(), value->end(),
-                                          [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+                          if (std::any_of(value->begin(), value->end(), [](char c) {
+                                return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+                              }))
                             return reader_.fail(e.key, e.mark, "must not hold control characters");
                           if (!value->empty()) headers.emplace_back(allowed.name, *value);
                         }});

@@ -66,8 +66,8 @@ struct TlsServerConfig {
 
 // One web configuration file, read. The default (no file) is plain HTTP without authentication.
 struct WebSecurity {
-  std::optional<TlsServerConfig> tls;                   // nullopt: plain HTTP
-  std::map<std::string, std::string> basic_auth_users;  // user -> bcrypt hash; empty: no auth
+  std::optional<TlsServerConfig> tls;                        // nullopt: plain HTTP
+  std::map<std::string, std::string> basic_auth_users;       // user -> bcrypt hash; empty: no auth
   std::vector<std::pair<std::string, std::string>> headers;  // http_server_config.headers
   bool operator==(const WebSecurity&) const = default;
 };

@@ -9,16 +9,16 @@
 
 #include <spdlog/spdlog.h>
 
-#include "export/collector.h"
 #include "daemon/logging.h"
 #include "daemon/probe_scheduler.h"
-#include "sampling/probe_context.h"
-#include "sampling/sampling_plan.h"
 #include "daemon/systemd_notify.h"
+#include "export/collector.h"
 #include "export/web_server.h"
 #include "host/cpu_list.h"
 #include "measure/clock_ns.h"
 #include "measure/counter_calibration.h"
+#include "sampling/probe_context.h"
+#include "sampling/sampling_plan.h"
 
 namespace jitterd {
 
@@ -68,8 +68,9 @@ void log_startup(const SamplerSet& samplers) {
     }
     const auto& s = w.settings();
     spdlog::info("cpu {}: floor {:.1f} ns, interruption threshold {:.1f} ns, memory {}locked, {}", s.cpu,
-                 s.scale.to_seconds(w.startup().floor_ticks) * 1e9, s.scale.to_seconds(w.startup().threshold_ticks) * 1e9,
-                 w.startup().memory_locked ? "" : "not ", w.startup().realtime_priority > 0 ? "SCHED_FIFO" : "SCHED_OTHER");
+                 s.scale.to_seconds(w.startup().floor_ticks) * 1e9,
+                 s.scale.to_seconds(w.startup().threshold_ticks) * 1e9, w.startup().memory_locked ? "" : "not ",
+                 w.startup().realtime_priority > 0 ? "SCHED_FIFO" : "SCHED_OTHER");
   }
 }
 
@@ -85,8 +86,10 @@ struct PlanChange {
 PlanChange compare_plans(const SamplingPlan& from, const SamplingPlan& to) {
   const bool housekeeping = from.selection.housekeeping != to.selection.housekeeping;
   const bool sampled = from.selection.sampled != to.selection.sampled;
-  const bool samplers = housekeeping || sampled || from.config.sampler != to.config.sampler || from.method != to.method;
-  return {samplers, housekeeping || from.config.web != to.config.web, samplers || from.config.probes != to.config.probes};
+  const bool samplers =
+      housekeeping || sampled || from.config.sampler != to.config.sampler || from.method != to.method;
+  return {samplers, housekeeping || from.config.web != to.config.web,
+          samplers || from.config.probes != to.config.probes};
 }
 
 // Starts the web server of `plan` and, once it serves, drains and stops the one it replaces. On
@@ -117,8 +120,9 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
     runtime.collector->set_samplers(service.samplers, runtime.frequency, plan.method);
   }
   if (change.probes) {
-    service.probes = std::make_shared<ProbeScheduler>(make_enabled_probes(plan.config.probes),
-                                                      make_probe_context(plan, runtime.host, runtime.frequency, service.samplers));
+    service.probes = std::make_shared<ProbeScheduler>(
+        make_enabled_probes(plan.config.probes),
+        make_probe_context(plan, runtime.host, runtime.frequency, service.samplers));
     service.probes->start();
     runtime.collector->set_probes([probes = service.probes] { return probes->statuses(); });
   }
@@ -195,8 +199,8 @@ int run_daemon(const CommandLine& cl) {
   set_log_level(plan.config.log.level);
   restrict_current_thread(plan.selection.housekeeping);
   runtime.frequency = counter_frequency(plan.method, kCalibrationWindow);
-  spdlog::info("counter: {} at {:.0f} Hz ({}, uncertainty {:.2f} ppm)", to_string(plan.method), runtime.frequency.hertz,
-               runtime.frequency.source, runtime.frequency.uncertainty_ppm);
+  spdlog::info("counter: {} at {:.0f} Hz ({}, uncertainty {:.2f} ppm)", to_string(plan.method),
+               runtime.frequency.hertz, runtime.frequency.source, runtime.frequency.uncertainty_ppm);
 
   runtime.collector = std::make_shared<Collector>(runtime.host, this_build());
   runtime.collector->record_reload(true, unix_seconds());
@@ -229,7 +233,8 @@ int run_daemon(const CommandLine& cl) {
     }
     auto wake = next_window;
     if (watchdog && next_watchdog < wake) wake = next_watchdog;
-    const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(wake - std::chrono::steady_clock::now());
+    const auto wait =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(wake - std::chrono::steady_clock::now());
     timespec timeout{};
     if (wait.count() > 0) {
       timeout.tv_sec = static_cast<time_t>(wait.count() / 1'000'000'000);

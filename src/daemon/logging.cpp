@@ -28,7 +28,7 @@ class SyslogPriorityFlag : public spdlog::custom_flag_formatter {
 bool stderr_is_journal() {
   const char* stream = std::getenv("JOURNAL_STREAM");
   if (stream == nullptr) return false;
-  struct stat st{};
+  struct stat st {};
   if (fstat(2, &st) != 0) return false;
   const std::string expected = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   return expected == stream;

@@ -69,7 +69,8 @@ void ProbeScheduler::loop() {
       kept = std::move(status);
     } else {
       // Log once per failing streak; keep the last good result's metrics out of the export.
-      if (!kept.ran || kept.success || kept.error != status.error) spdlog::warn("probe {}: failed: {}", status.name, status.error);
+      if (!kept.ran || kept.success || kept.error != status.error)
+        spdlog::warn("probe {}: failed: {}", status.name, status.error);
       kept = std::move(status);
     }
   }

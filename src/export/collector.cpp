@@ -18,18 +18,22 @@ MetricFamily family(std::string name, std::string help, MetricType type) {
   return {std::move(name), std::move(help), type, {}};
 }
 
-void add_single(std::vector<MetricFamily>& out, MetricFamily f, std::vector<ClientMetric::Label> labels, double value);
+void add_single(std::vector<MetricFamily>& out, MetricFamily f, std::vector<ClientMetric::Label> labels,
+                double value);
 
 ClientMetric& sample(MetricFamily& f, std::vector<ClientMetric::Label> labels, double value) {
   ClientMetric m;
   m.label = std::move(labels);
-  if (f.type == MetricType::Counter) m.counter.value = value;
-  else m.gauge.value = value;
+  if (f.type == MetricType::Counter)
+    m.counter.value = value;
+  else
+    m.gauge.value = value;
   f.metric.push_back(std::move(m));
   return f.metric.back();
 }
 
-void add_single(std::vector<MetricFamily>& out, MetricFamily f, std::vector<ClientMetric::Label> labels, double value) {
+void add_single(std::vector<MetricFamily>& out, MetricFamily f, std::vector<ClientMetric::Label> labels,
+                double value) {
   sample(f, std::move(labels), value);
   out.push_back(std::move(f));
 }
@@ -38,9 +42,9 @@ std::string cpu_label(int cpu) { return std::to_string(cpu); }
 }  // namespace
 
 const std::vector<double>& gap_histogram_bounds() {
-  static const std::vector<double> bounds = {
-      1e-8, 2.5e-8, 5e-8, 1e-7, 2.5e-7, 5e-7, 1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5,
-      5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 1e-1};
+  static const std::vector<double> bounds = {1e-8,   2.5e-8, 5e-8,   1e-7,   2.5e-7, 5e-7,   1e-6, 2.5e-6,
+                                             5e-6,   1e-5,   2.5e-5, 5e-5,   1e-4,   2.5e-4, 5e-4, 1e-3,
+                                             2.5e-3, 5e-3,   1e-2,   2.5e-2, 5e-2,   1e-1};
   return bounds;
 }
 
@@ -68,12 +72,22 @@ void Collector::record_reload(bool success, double unix_seconds) {
 std::vector<MetricFamily> Collector::Collect() const {
   std::vector<MetricFamily> out;
   std::lock_guard lock(mutex_);
-  add_single(out, family("jitterd_build_info", "Version and build of the running jitterd; value 1.", MetricType::Gauge),
-         {{"version", build_.version}, {"revision", build_.revision}, {"compiler", build_.compiler}, {"arch", build_.arch}}, 1);
-  add_single(out, family("jitterd_config_last_reload_successful", "1 if the last configuration load succeeded, 0 if it was rejected and the previous one kept.", MetricType::Gauge),
-         {}, last_reload_ok_ ? 1 : 0);
-  add_single(out, family("jitterd_config_last_reload_success_timestamp_seconds", "Unix time of the last successful configuration load.", MetricType::Gauge),
-         {}, last_reload_success_);
+  add_single(out,
+             family("jitterd_build_info", "Version and build of the running jitterd; value 1.", MetricType::Gauge),
+             {{"version", build_.version},
+              {"revision", build_.revision},
+              {"compiler", build_.compiler},
+              {"arch", build_.arch}},
+             1);
+  add_single(out,
+             family("jitterd_config_last_reload_successful",
+                    "1 if the last configuration load succeeded, 0 if it was rejected and the previous one kept.",
+                    MetricType::Gauge),
+             {}, last_reload_ok_ ? 1 : 0);
+  add_single(out,
+             family("jitterd_config_last_reload_success_timestamp_seconds",
+                    "Unix time of the last successful configuration load.", MetricType::Gauge),
+             {}, last_reload_success_);
   if (samplers_) collect_samplers(out);
   if (probe_statuses_) collect_probes(out);
   // A family with no sample (say, no sampler started yet) is left out rather than sent empty.
@@ -82,31 +96,65 @@ std::vector<MetricFamily> Collector::Collect() const {
 }
 
 void Collector::collect_samplers(std::vector<MetricFamily>& out) const {
-  add_single(out, family("jitterd_tick_frequency_hertz", "Tick counter frequency used to convert ticks to seconds, by read method and how the frequency was obtained.", MetricType::Gauge),
-         {{"method", std::string(to_string(method_))}, {"source", frequency_.source}}, frequency_.hertz);
-  add_single(out, family("jitterd_tick_frequency_uncertainty_ratio", "Bound on the relative error of the counter frequency (0 when the architecture states it).", MetricType::Gauge),
-         {}, frequency_.uncertainty_ppm * 1e-6);
-  add_single(out, family("jitterd_tick_resolution_seconds", "Duration of one counter tick: the resolution of every gap.", MetricType::Gauge),
-         {}, 1.0 / frequency_.hertz);
+  add_single(out,
+             family("jitterd_tick_frequency_hertz",
+                    "Tick counter frequency used to convert ticks to seconds, by read method and how the "
+                    "frequency was obtained.",
+                    MetricType::Gauge),
+             {{"method", std::string(to_string(method_))}, {"source", frequency_.source}}, frequency_.hertz);
+  add_single(out,
+             family("jitterd_tick_frequency_uncertainty_ratio",
+                    "Bound on the relative error of the counter frequency (0 when the architecture states it).",
+                    MetricType::Gauge),
+             {}, frequency_.uncertainty_ppm * 1e-6);
+  add_single(out,
+             family("jitterd_tick_resolution_seconds",
+                    "Duration of one counter tick: the resolution of every gap.", MetricType::Gauge),
+             {}, 1.0 / frequency_.hertz);
   const SamplerSet& set = *samplers_;
   if (set.size() > 0) {
-    add_single(out, family("jitterd_sampler_window_seconds", "Configured length of the rolling window behind the window quantiles and max.", MetricType::Gauge),
-           {}, std::chrono::duration<double>(set.worker(0).settings().window).count());
+    add_single(
+        out,
+        family("jitterd_sampler_window_seconds",
+               "Configured length of the rolling window behind the window quantiles and max.", MetricType::Gauge),
+        {}, std::chrono::duration<double>(set.worker(0).settings().window).count());
   }
-  MetricFamily histogram = family("jitterd_sampler_gap_seconds", "Gaps between consecutive counter reads of the sampler loop.", MetricType::Histogram);
-  MetricFamily interruptions = family("jitterd_sampler_interruptions_total", "Gaps at or above the interruption threshold.", MetricType::Counter);
-  MetricFamily stolen = family("jitterd_sampler_stolen_seconds_total", "Total duration of the gaps at or above the interruption threshold.", MetricType::Counter);
-  MetricFamily sampled = family("jitterd_sampler_sampled_seconds_total", "Time spent sampling (sum of all gaps; excludes burst pauses and probe pauses).", MetricType::Counter);
-  MetricFamily quantiles = family("jitterd_sampler_window_gap_seconds", "Gap quantiles over the rolling window (upper edge of the histogram bucket, at most the window max); sum and count are cumulative.", MetricType::Summary);
-  MetricFamily window_max = family("jitterd_sampler_window_max_gap_seconds", "Exact largest gap over the rolling window.", MetricType::Gauge);
-  MetricFamily floor = family("jitterd_sampler_loop_floor_seconds", "Smallest gap seen in the warm-up window: the resolution floor of the loop.", MetricType::Gauge);
-  MetricFamily threshold = family("jitterd_sampler_interruption_threshold_seconds", "Gap at or above which a gap counts as an interruption.", MetricType::Gauge);
-  MetricFamily duty = family("jitterd_sampler_duty_cycle_ratio", "Share of wall time the sampler is configured to spin (1 = continuous).", MetricType::Gauge);
-  MetricFamily pinned = family("jitterd_sampler_pinned", "1 if the sampler thread is pinned to its CPU.", MetricType::Gauge);
-  MetricFamily locked = family("jitterd_sampler_memory_locked", "1 if the sampler's memory is locked in RAM.", MetricType::Gauge);
-  MetricFamily realtime = family("jitterd_sampler_realtime_priority", "SCHED_FIFO priority of the sampler thread, 0 for normal scheduling.", MetricType::Gauge);
-  MetricFamily switches = family("jitterd_sampler_context_switches_total", "Context switches of the sampler thread, by kind.", MetricType::Counter);
-  MetricFamily up = family("jitterd_sampler_up", "1 while the sampler thread runs and makes progress.", MetricType::Gauge);
+  MetricFamily histogram =
+      family("jitterd_sampler_gap_seconds", "Gaps between consecutive counter reads of the sampler loop.",
+             MetricType::Histogram);
+  MetricFamily interruptions = family("jitterd_sampler_interruptions_total",
+                                      "Gaps at or above the interruption threshold.", MetricType::Counter);
+  MetricFamily stolen =
+      family("jitterd_sampler_stolen_seconds_total",
+             "Total duration of the gaps at or above the interruption threshold.", MetricType::Counter);
+  MetricFamily sampled = family("jitterd_sampler_sampled_seconds_total",
+                                "Time spent sampling (sum of all gaps; excludes burst pauses and probe pauses).",
+                                MetricType::Counter);
+  MetricFamily quantiles = family("jitterd_sampler_window_gap_seconds",
+                                  "Gap quantiles over the rolling window (upper edge of the histogram bucket, at "
+                                  "most the window max); sum and count are cumulative.",
+                                  MetricType::Summary);
+  MetricFamily window_max = family("jitterd_sampler_window_max_gap_seconds",
+                                   "Exact largest gap over the rolling window.", MetricType::Gauge);
+  MetricFamily floor =
+      family("jitterd_sampler_loop_floor_seconds",
+             "Smallest gap seen in the warm-up window: the resolution floor of the loop.", MetricType::Gauge);
+  MetricFamily threshold = family("jitterd_sampler_interruption_threshold_seconds",
+                                  "Gap at or above which a gap counts as an interruption.", MetricType::Gauge);
+  MetricFamily duty =
+      family("jitterd_sampler_duty_cycle_ratio",
+             "Share of wall time the sampler is configured to spin (1 = continuous).", MetricType::Gauge);
+  MetricFamily pinned =
+      family("jitterd_sampler_pinned", "1 if the sampler thread is pinned to its CPU.", MetricType::Gauge);
+  MetricFamily locked =
+      family("jitterd_sampler_memory_locked", "1 if the sampler's memory is locked in RAM.", MetricType::Gauge);
+  MetricFamily realtime =
+      family("jitterd_sampler_realtime_priority",
+             "SCHED_FIFO priority of the sampler thread, 0 for normal scheduling.", MetricType::Gauge);
+  MetricFamily switches = family("jitterd_sampler_context_switches_total",
+                                 "Context switches of the sampler thread, by kind.", MetricType::Counter);
+  MetricFamily up =
+      family("jitterd_sampler_up", "1 while the sampler thread runs and makes progress.", MetricType::Gauge);
 
   HistogramSnapshot snapshot;
   const auto& bounds = gap_histogram_bounds();
@@ -134,7 +182,8 @@ void Collector::collect_samplers(std::vector<MetricFamily>& out) const {
     const std::uint64_t h_count = h.histogram.sample_count;
     const double h_sum = h.histogram.sample_sum;
     histogram.metric.push_back(std::move(h));
-    sample(interruptions, {{"cpu", cpu}}, static_cast<double>(shared->interruption_count.load(std::memory_order_relaxed)));
+    sample(interruptions, {{"cpu", cpu}},
+           static_cast<double>(shared->interruption_count.load(std::memory_order_relaxed)));
     sample(stolen, {{"cpu", cpu}}, s.scale.to_seconds(shared->interrupted_ticks.load(std::memory_order_relaxed)));
     sample(sampled, {{"cpu", cpu}}, s.scale.to_seconds(shared->sampled_ticks.load(std::memory_order_relaxed)));
     const WindowSummary summary = set.window(i);
@@ -143,7 +192,8 @@ void Collector::collect_samplers(std::vector<MetricFamily>& out) const {
     q.summary.sample_count = h_count;
     q.summary.sample_sum = h_sum;
     if (summary.valid) {
-      q.summary.quantile = {{0.5, summary.p50}, {0.99, summary.p99}, {0.999, summary.p999}, {0.9999, summary.p9999}};
+      q.summary.quantile = {
+          {0.5, summary.p50}, {0.99, summary.p99}, {0.999, summary.p999}, {0.9999, summary.p9999}};
       sample(window_max, {{"cpu", cpu}}, summary.max);
     }
     quantiles.metric.push_back(std::move(q));
@@ -152,8 +202,8 @@ void Collector::collect_samplers(std::vector<MetricFamily>& out) const {
       sample(switches, {{"cpu", cpu}, {"kind", "involuntary"}}, static_cast<double>(cs->involuntary));
     }
   }
-  for (MetricFamily* f : {&histogram, &interruptions, &stolen, &sampled, &quantiles, &window_max, &floor, &threshold,
-                          &duty, &pinned, &locked, &realtime, &switches, &up}) {
+  for (MetricFamily* f : {&histogram, &interruptions, &stolen, &sampled, &quantiles, &window_max, &floor,
+                          &threshold, &duty, &pinned, &locked, &realtime, &switches, &up}) {
     out.push_back(std::move(*f));
   }
 }
@@ -161,9 +211,12 @@ void Collector::collect_samplers(std::vector<MetricFamily>& out) const {
 namespace {
 MetricType to_metric_type(ProbeMetricType type) {
   switch (type) {
-    case ProbeMetricType::counter: return MetricType::Counter;
-    case ProbeMetricType::histogram: return MetricType::Histogram;
-    default: return MetricType::Gauge;
+    case ProbeMetricType::counter:
+      return MetricType::Counter;
+    case ProbeMetricType::histogram:
+      return MetricType::Histogram;
+    default:
+      return MetricType::Gauge;
   }
 }
 
@@ -185,9 +238,12 @@ ClientMetric to_client_metric(const ProbeMetric& m) {
 }  // namespace
 
 void Collector::collect_probes(std::vector<MetricFamily>& out) const {
-  MetricFamily success = family("jitterd_probe_success", "1 if the probe's last run succeeded, 0 if it failed.", MetricType::Gauge);
-  MetricFamily duration = family("jitterd_probe_duration_seconds", "How long the probe's last run took.", MetricType::Gauge);
-  MetricFamily last_run = family("jitterd_probe_last_run_timestamp_seconds", "Unix time the probe last ran.", MetricType::Gauge);
+  MetricFamily success =
+      family("jitterd_probe_success", "1 if the probe's last run succeeded, 0 if it failed.", MetricType::Gauge);
+  MetricFamily duration =
+      family("jitterd_probe_duration_seconds", "How long the probe's last run took.", MetricType::Gauge);
+  MetricFamily last_run =
+      family("jitterd_probe_last_run_timestamp_seconds", "Unix time the probe last ran.", MetricType::Gauge);
   std::vector<MetricFamily> results;
   for (const ProbeStatus& status : probe_statuses_()) {
     if (!status.ran) continue;
@@ -196,7 +252,8 @@ void Collector::collect_probes(std::vector<MetricFamily>& out) const {
     sample(last_run, {{"probe", status.name}}, status.last_run_unix_seconds);
     if (!status.success) continue;  // a failed run's numbers are not measurements
     for (const ProbeMetric& m : status.result.metrics) {
-      auto f = std::find_if(results.begin(), results.end(), [&](const MetricFamily& r) { return r.name == m.name; });
+      auto f =
+          std::find_if(results.begin(), results.end(), [&](const MetricFamily& r) { return r.name == m.name; });
       if (f == results.end()) {
         results.push_back(family(m.name, m.help, to_metric_type(m.type)));
         f = results.end() - 1;

@@ -16,9 +16,9 @@
 
 #include "export/build_info.h"
 #include "host/host_reader.h"
-#include "sampling/sampler_set.h"
 #include "measure/counter_calibration.h"
 #include "probes/probe.h"
+#include "sampling/sampler_set.h"
 
 namespace jitterd {
 

@@ -17,8 +17,7 @@ namespace {
 constexpr int kBacklog = 1024;
 
 [[noreturn]] void fail(const ListenAddress& address, const char* step, int error) {
-  throw std::runtime_error("cannot listen on " + address.to_string() + ": " + step + ": " +
-                           std::strerror(error));
+  throw std::runtime_error("cannot listen on " + address.to_string() + ": " + step + ": " + std::strerror(error));
 }
 }  // namespace
 

@@ -29,12 +29,23 @@ std::string html_escape(std::string_view text) {
   out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -43,12 +54,17 @@ std::string html_escape(std::string_view text) {
 std::string landing_page(const BuildInfo& build, std::string_view telemetry_path) {
   const std::string path = html_escape(telemetry_path);
   return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>jitterd</title></head>\n<body>\n"
-         "<h1>jitterd " + html_escape(build.version) + "</h1>\n"
+         "<h1>jitterd " +
+         html_escape(build.version) +
+         "</h1>\n"
          "<p>Measures how quiet this machine's CPUs are: pinned samplers record every gap between "
          "tick-counter reads.</p>\n"
-         "<p><a href=\"" + path + "\">Metrics</a> (" + path + ")</p>\n"
-         "<p>Revision " + html_escape(build.revision) + ", " + html_escape(build.arch) + ", " +
-         html_escape(build.compiler) + ".</p>\n</body></html>\n";
+         "<p><a href=\"" +
+         path + "\">Metrics</a> (" + path +
+         ")</p>\n"
+         "<p>Revision " +
+         html_escape(build.revision) + ", " + html_escape(build.arch) + ", " + html_escape(build.compiler) +
+         ".</p>\n</body></html>\n";
 }
 
 bool accepts_gzip(std::string_view accept_encoding) {

@@ -37,7 +37,8 @@ std::string header_value(MHD_Connection* connection, const char* name) {
 
 // A socket MHD may have closed on a failed start: still ours only if it is the same socket.
 bool same_socket(int fd, int original) {
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   return fstat(fd, &a) == 0 && fstat(original, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 }  // namespace
@@ -90,7 +91,8 @@ struct WebServerCallbacks {
     if (server->config_.security.tls) {
       const MHD_ConnectionInfo* tls = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
       if (tls != nullptr && tls->tls_session != nullptr)
-        apply_client_auth(static_cast<gnutls_session_t>(tls->tls_session), server->config_.security.tls->client_auth);
+        apply_client_auth(static_cast<gnutls_session_t>(tls->tls_session),
+                          server->config_.security.tls->client_auth);
     }
   }
 
@@ -155,8 +157,8 @@ WebServer::WebServer(const WebConfig& config, std::shared_ptr<Collector> collect
       options.push_back({MHD_OPTION_HTTPS_MEM_TRUST, 0, const_cast<char*>(tls->client_ca_pem.c_str())});
   }
   options.push_back({MHD_OPTION_END, 0, nullptr});
-  daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &WebServerCallbacks::answer, this,
-                             MHD_OPTION_ARRAY, options.data(), MHD_OPTION_END);
+  daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &WebServerCallbacks::answer, this, MHD_OPTION_ARRAY,
+                             options.data(), MHD_OPTION_END);
   if (daemon_ == nullptr) {
     // MHD closes the socket it was given on some failure paths and not on others.
     if (same_socket(daemon_fd_, socket_->fd())) close(daemon_fd_);
@@ -226,7 +228,8 @@ bool WebServer::respond(MHD_Connection* connection, const char* url, const char*
   } else if (where == Route::not_found) {
     reply = {MHD_HTTP_NOT_FOUND, "404 page not found\n"};
   } else if (where == Route::method_not_allowed) {
-    reply = {MHD_HTTP_METHOD_NOT_ALLOWED, "405 method not allowed; allowed: " + std::string(kAllowedMethods) + "\n"};
+    reply = {MHD_HTTP_METHOD_NOT_ALLOWED,
+             "405 method not allowed; allowed: " + std::string(kAllowedMethods) + "\n"};
   } else if (where == Route::landing_page) {
     reply = {MHD_HTTP_OK, landing_page_, "text/html; charset=utf-8"};
   } else {
@@ -244,7 +247,8 @@ bool WebServer::respond(MHD_Connection* connection, const char* url, const char*
   MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, reply.type);
   if (where == Route::metrics) MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
   if (reply.gzipped) MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-  if (allowed && where == Route::method_not_allowed) MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, kAllowedMethods);
+  if (allowed && where == Route::method_not_allowed)
+    MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, kAllowedMethods);
   for (const auto& [name, value] : config_.security.headers)
     MHD_add_response_header(response, name.c_str(), value.c_str());
   // A server being replaced tells keep-alive clients to reconnect, to its successor.

@@ -35,7 +35,8 @@ int try_restrict_current_thread(const std::vector<int>& cpus) {
 
 void restrict_current_thread(const std::vector<int>& cpus, const std::string& what) {
   if (const int err = try_restrict_current_thread(cpus)) {
-    throw std::runtime_error("cannot restrict " + what + " to cpu" + (cpus.size() == 1 ? " " : "s ") + format_cpu_list(cpus) + ": " + std::strerror(err));
+    throw std::runtime_error("cannot restrict " + what + " to cpu" + (cpus.size() == 1 ? " " : "s ") +
+                             format_cpu_list(cpus) + ": " + std::strerror(err));
   }
 }
 

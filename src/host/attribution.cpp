@@ -18,21 +18,15 @@ struct NamedRow {
 // x86 arch_show_interrupts() codes. Architectures that number their IPIs ("IPI0") are matched
 // by description in by_description() instead.
 constexpr NamedRow x86_rows[] = {
-    {"LOC", "timer"},
-    {"RES", "ipi_resched"},
-    {"CAL", "ipi_call"},
-    {"TLB", "tlb"},
+    {"LOC", "timer"},          {"RES", "ipi_resched"},    {"CAL", "ipi_call"}, {"TLB", "tlb"},
     {"MCP", not_an_interrupt},  // polls from the timer, not an interrupt
     {"RTR", not_an_interrupt},  // retries of an APIC register read
     {"PMI", not_an_interrupt},  // perf interrupts arrive as NMIs, already counted in NMI
     {"ERR", not_an_interrupt},  // global error counters, one number for all CPUs
-    {"MIS", not_an_interrupt},
-    {"Err", not_an_interrupt},  // arm64's
+    {"MIS", not_an_interrupt}, {"Err", not_an_interrupt},  // arm64's
 };
 
-bool contains(std::string_view text, std::string_view part) {
-  return text.find(part) != std::string_view::npos;
-}
+bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
 std::string_view by_description(std::string_view name) {
   if (name.substr(0, 12) == "Rescheduling") return "ipi_resched";
@@ -43,8 +37,7 @@ std::string_view by_description(std::string_view name) {
 }
 
 std::size_t cause_index(std::string_view cause) {
-  return static_cast<std::size_t>(std::find(cause_names.begin(), cause_names.end(), cause) -
-                                  cause_names.begin());
+  return static_cast<std::size_t>(std::find(cause_names.begin(), cause_names.end(), cause) - cause_names.begin());
 }
 
 }  // namespace
@@ -66,8 +59,7 @@ std::string_view cause_of(std::string_view kind, std::string_view source, std::s
   return by_description(name);
 }
 
-std::vector<std::uint64_t> split_proportionally(std::uint64_t total,
-                                                const std::vector<std::uint64_t>& weights) {
+std::vector<std::uint64_t> split_proportionally(std::uint64_t total, const std::vector<std::uint64_t>& weights) {
   std::vector<std::uint64_t> parts(weights.size(), 0);
   const wide sum = std::accumulate(weights.begin(), weights.end(), wide{0});
   if (sum == 0) return parts;
@@ -131,12 +123,11 @@ Attribution attribute_interruptions(std::uint64_t interruptions, std::uint64_t s
   }
 
   out.top_sources = deltas;
-  std::sort(out.top_sources.begin(), out.top_sources.end(),
-            [](const SourceDelta& a, const SourceDelta& b) {
-              if (a.delta != b.delta) return a.delta > b.delta;
-              if (a.kind != b.kind) return a.kind < b.kind;
-              return a.source < b.source;
-            });
+  std::sort(out.top_sources.begin(), out.top_sources.end(), [](const SourceDelta& a, const SourceDelta& b) {
+    if (a.delta != b.delta) return a.delta > b.delta;
+    if (a.kind != b.kind) return a.kind < b.kind;
+    return a.source < b.source;
+  });
   return out;
 }
 

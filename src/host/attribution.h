@@ -32,9 +32,9 @@ namespace jitterd {
 // The cause categories, in the order Attribution::causes lists them. Interruptions go only to
 // hard-IRQ events, so the softirq_* causes never get any; "timer" gathers both the timer
 // interrupts and the TIMER/HRTIMER softirqs they raise.
-inline constexpr std::array<std::string_view, 9> cause_names = {
-    "timer",        "ipi_resched", "ipi_call",    "tlb",          "device_irq",
-    "other_irq",    "softirq_net", "softirq_rcu", "softirq_other"};
+inline constexpr std::array<std::string_view, 9> cause_names = {"timer",       "ipi_resched", "ipi_call",
+                                                                "tlb",         "device_irq",  "other_irq",
+                                                                "softirq_net", "softirq_rcu", "softirq_other"};
 
 // What cause_of returns for rows that do not count interrupt arrivals of their own: x86 MCP
 // (machine check polls, run from the timer), RTR (APIC ICR read retries), PMI (perf interrupts,
@@ -84,7 +84,6 @@ CauseShare share_of(const Attribution& attribution, std::string_view cause);
 // Splits `total` into whole parts proportional to `weights` by the largest remainder method
 // (ties go to the larger weight, then the earlier index); the parts sum to `total` exactly.
 // All weights zero gives all parts zero, the total going nowhere. Exposed for tests.
-std::vector<std::uint64_t> split_proportionally(std::uint64_t total,
-                                                const std::vector<std::uint64_t>& weights);
+std::vector<std::uint64_t> split_proportionally(std::uint64_t total, const std::vector<std::uint64_t>& weights);
 
 }  // namespace jitterd

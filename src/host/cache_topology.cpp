@@ -24,8 +24,7 @@ std::optional<int> numbered(const std::string& name, std::string_view prefix) {
 
 // The numbered entries of a directory, in numeric order: list_sys sorts by name, which would
 // put index10 before index2.
-std::vector<std::pair<int, std::string>> numbered_entries(const HostReader& host,
-                                                          const std::string& dir,
+std::vector<std::pair<int, std::string>> numbered_entries(const HostReader& host, const std::string& dir,
                                                           std::string_view prefix) {
   std::vector<std::pair<int, std::string>> entries;
   for (const std::string& name : host.list_sys(dir)) {
@@ -37,8 +36,7 @@ std::vector<std::pair<int, std::string>> numbered_entries(const HostReader& host
 
 // A cpu-list file; if missing or unparsable, one problem line ending in `fallback`.
 std::optional<std::vector<int>> read_list(const HostReader& host, const std::string& relative,
-                                          std::string_view fallback,
-                                          std::vector<std::string>& problems) {
+                                          std::string_view fallback, std::vector<std::string>& problems) {
   const std::string path = host.sys_path(relative).string();
   const std::optional<std::string> text = host.read_sys(relative);
   if (!text) {
@@ -51,8 +49,8 @@ std::optional<std::vector<int>> read_list(const HostReader& host, const std::str
   return cpus;
 }
 
-std::optional<int> read_int(const HostReader& host, const std::string& relative,
-                            std::string_view fallback, std::vector<std::string>& problems) {
+std::optional<int> read_int(const HostReader& host, const std::string& relative, std::string_view fallback,
+                            std::vector<std::string>& problems) {
   const std::string path = host.sys_path(relative).string();
   const std::optional<std::string> text = host.read_sys(relative);
   if (!text) {
@@ -79,8 +77,7 @@ std::map<int, int> read_nodes(const HostReader& host, std::vector<std::string>& 
   }
   for (const auto& [node, name] : numbered_entries(host, root, "node")) {
     const std::optional<std::vector<int>> cpus =
-        read_list(host, root + "/" + name + "/cpulist",
-                  "its CPUs get no NUMA node from it", problems);
+        read_list(host, root + "/" + name + "/cpulist", "its CPUs get no NUMA node from it", problems);
     if (!cpus) continue;
     for (int cpu : *cpus) node_of.emplace(cpu, node);  // the first node listing a CPU wins
   }
@@ -101,19 +98,17 @@ std::optional<CacheLevel> read_cache(const HostReader& host, const std::string& 
   if (*type == "Instruction") return std::nullopt;
   const std::optional<int> level = read_int(host, dir + "/level", ignored, problems);
   if (!level) return std::nullopt;
-  std::optional<std::vector<int>> shared =
-      read_list(host, dir + "/shared_cpu_list", ignored, problems);
+  std::optional<std::vector<int>> shared = read_list(host, dir + "/shared_cpu_list", ignored, problems);
   if (!shared) return std::nullopt;
   return CacheLevel{*level, *type, std::move(*shared)};
 }
 
-std::vector<CacheLevel> read_caches(const HostReader& host, int cpu,
-                                    std::vector<std::string>& problems) {
+std::vector<CacheLevel> read_caches(const HostReader& host, int cpu, std::vector<std::string>& problems) {
   const std::string dir = std::string(cpu_root) + "/cpu" + std::to_string(cpu) + "/cache";
   std::vector<CacheLevel> caches;
   if (!host.sys_exists(dir)) {
-    problems.push_back(host.sys_path(dir).string() + ": missing; assuming cpu " +
-                       std::to_string(cpu) + " shares no cache with other CPUs");
+    problems.push_back(host.sys_path(dir).string() + ": missing; assuming cpu " + std::to_string(cpu) +
+                       " shares no cache with other CPUs");
     return caches;
   }
   for (const auto& entry : numbered_entries(host, dir, "index")) {
@@ -125,13 +120,11 @@ std::vector<CacheLevel> read_caches(const HostReader& host, int cpu,
 }
 
 // cluster_cpus_list appeared in Linux 5.16; its absence is normal and not a problem.
-std::vector<int> read_cluster(const HostReader& host, int cpu,
-                              std::vector<std::string>& problems) {
+std::vector<int> read_cluster(const HostReader& host, int cpu, std::vector<std::string>& problems) {
   const std::string relative =
       std::string(cpu_root) + "/cpu" + std::to_string(cpu) + "/topology/cluster_cpus_list";
   if (!host.sys_exists(relative)) return {};
-  return read_list(host, relative, "ignoring the cluster", problems)
-      .value_or(std::vector<int>{});
+  return read_list(host, relative, "ignoring the cluster", problems).value_or(std::vector<int>{});
 }
 
 // Whether `from` lists `to` in a cache whose level passes `wanted`.
@@ -166,8 +159,8 @@ std::vector<CpuPlacement> read_placements(const HostReader& host, const Topology
     if (const auto it = node_of.find(entry.cpu); it != node_of.end()) {
       placement.numa_node = it->second;
     } else if (!node_of.empty()) {
-      lines.push_back("cpu " + std::to_string(entry.cpu) + ": in no " +
-                      host.sys_path(node_root).string() + "/nodeK/cpulist; NUMA node unknown");
+      lines.push_back("cpu " + std::to_string(entry.cpu) + ": in no " + host.sys_path(node_root).string() +
+                      "/nodeK/cpulist; NUMA node unknown");
     }
     placements.push_back(std::move(placement));
   }
@@ -176,11 +169,16 @@ std::vector<CpuPlacement> read_placements(const HostReader& host, const Topology
 
 std::string_view to_string(CpuRelation relation) {
   switch (relation) {
-    case CpuRelation::smt_sibling: return "smt_sibling";
-    case CpuRelation::shared_l2: return "shared_l2";
-    case CpuRelation::shared_l3: return "shared_l3";
-    case CpuRelation::same_package: return "same_package";
-    case CpuRelation::cross_package: return "cross_package";
+    case CpuRelation::smt_sibling:
+      return "smt_sibling";
+    case CpuRelation::shared_l2:
+      return "shared_l2";
+    case CpuRelation::shared_l3:
+      return "shared_l3";
+    case CpuRelation::same_package:
+      return "same_package";
+    case CpuRelation::cross_package:
+      return "cross_package";
   }
   return "unknown";
 }
@@ -191,8 +189,7 @@ CpuRelation classify_pair(const CpuPlacement& a, const CpuPlacement& b) {
   }
   // An L1 shared outside an SMT core would be odd, but it is at least as close as an L2.
   const auto up_to_l2 = [](int level) { return level <= 2; };
-  if (has_cpu(a.cluster_cpus, b.cpu) || has_cpu(b.cluster_cpus, a.cpu) ||
-      share_cache(a, b, up_to_l2)) {
+  if (has_cpu(a.cluster_cpus, b.cpu) || has_cpu(b.cluster_cpus, a.cpu) || share_cache(a, b, up_to_l2)) {
     return CpuRelation::shared_l2;
   }
   // Level 3 only: a level-4 or memory-side cache marks no CCX-like boundary.

@@ -26,10 +26,10 @@ struct CacheLevel {
 struct CpuPlacement {
   int cpu = 0;
   int package_id = 0;
-  std::vector<int> smt_siblings;  // from Topology, this CPU included, sorted
-  std::vector<int> cluster_cpus;  // empty where the kernel has no cluster_cpus_list
+  std::vector<int> smt_siblings;   // from Topology, this CPU included, sorted
+  std::vector<int> cluster_cpus;   // empty where the kernel has no cluster_cpus_list
   std::vector<CacheLevel> caches;  // in index order (smallest level first on real machines)
-  std::optional<int> numa_node;   // std::nullopt without NUMA information
+  std::optional<int> numa_node;    // std::nullopt without NUMA information
 };
 
 // One entry per online CPU of `topology`, in the same order. Missing or unparsable cache, cluster

@@ -20,14 +20,12 @@ void add_problem(std::vector<std::string>* problems, std::string line) {
 
 }  // namespace
 
-std::optional<ClocksourceInfo> read_clocksource(const HostReader& host,
-                                                std::vector<std::string>* problems) {
+std::optional<ClocksourceInfo> read_clocksource(const HostReader& host, std::vector<std::string>* problems) {
   const std::string current_file = std::string(clocksource_dir) + "/current_clocksource";
   const std::string available_file = std::string(clocksource_dir) + "/available_clocksource";
   const std::optional<std::string> current = host.read_sys(current_file);
   if (!current || trim(*current).empty()) {
-    add_problem(problems, host.sys_path(current_file).string() +
-                              (current ? ": empty" : ": missing") +
+    add_problem(problems, host.sys_path(current_file).string() + (current ? ": empty" : ": missing") +
                               "; the current clocksource is unknown");
     return std::nullopt;
   }
@@ -35,8 +33,7 @@ std::optional<ClocksourceInfo> read_clocksource(const HostReader& host,
   if (const std::optional<std::string> available = host.read_sys(available_file))
     info.available = words(*available);
   else
-    add_problem(problems, host.sys_path(available_file).string() +
-                              ": missing; listing no available clocksources");
+    add_problem(problems, host.sys_path(available_file).string() + ": missing; listing no available clocksources");
   return info;
 }
 
@@ -60,19 +57,17 @@ CpuinfoClock parse_cpuinfo_clock(std::string_view cpuinfo_text) {
       out.flags.insert(list.begin(), list.end());
       have_flags = true;
     } else if (key == "cpu MHz" && processor) {
-      if (const std::optional<double> mhz = parse_number<double>(value))
-        out.mhz.emplace_back(*processor, *mhz);
+      if (const std::optional<double> mhz = parse_number<double>(value)) out.mhz.emplace_back(*processor, *mhz);
     }
   }
   return out;
 }
 
-std::optional<CpuinfoClock> read_cpuinfo_clock(const HostReader& host,
-                                               std::vector<std::string>* problems) {
+std::optional<CpuinfoClock> read_cpuinfo_clock(const HostReader& host, std::vector<std::string>* problems) {
   const std::optional<std::string> text = host.read_proc("cpuinfo");
   if (!text) {
-    add_problem(problems, host.proc_path("cpuinfo").string() +
-                              ": missing; the CPU flags and frequencies are unknown");
+    add_problem(problems,
+                host.proc_path("cpuinfo").string() + ": missing; the CPU flags and frequencies are unknown");
     return std::nullopt;
   }
   return parse_cpuinfo_clock(*text);

@@ -26,8 +26,7 @@ struct ClocksourceInfo {
 // std::nullopt, with a line in `problems` naming the path, when the current clocksource is
 // missing or empty; a missing available list is a problem line and an empty list. `problems`
 // may be null.
-std::optional<ClocksourceInfo> read_clocksource(const HostReader& host,
-                                                std::vector<std::string>* problems);
+std::optional<ClocksourceInfo> read_clocksource(const HostReader& host, std::vector<std::string>* problems);
 
 struct CpuinfoClock {
   std::set<std::string> flags;              // first processor's x86 "flags" or aarch64 "Features"
@@ -41,8 +40,7 @@ CpuinfoClock parse_cpuinfo_clock(std::string_view cpuinfo_text);
 
 // Reads <procfs>/cpuinfo; std::nullopt, with a line in `problems` naming the path, when it is
 // missing. `problems` may be null.
-std::optional<CpuinfoClock> read_cpuinfo_clock(const HostReader& host,
-                                               std::vector<std::string>* problems);
+std::optional<CpuinfoClock> read_cpuinfo_clock(const HostReader& host, std::vector<std::string>* problems);
 
 // Whether the first processor lists `flag`, e.g. "tsc_known_freq", "constant_tsc", "nonstop_tsc".
 bool has_flag(const CpuinfoClock& cpuinfo, std::string_view flag);

@@ -11,9 +11,7 @@ void set_error(std::string* error, std::string message) {
   if (error != nullptr) *error = std::move(message);
 }
 
-std::string quoted(std::string_view text) {
-  return "\"" + std::string(text) + "\"";
-}
+std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
 // One CPU number: decimal digits only (no sign, no spaces), at most max_cpu_number.
 // Returns the reason it is bad, or "" when it is good.
@@ -23,8 +21,7 @@ std::string parse_cpu_number(std::string_view digits, int& out) {
   uint64_t value = parse_number<uint64_t>(digits, &error).value_or(UINT64_MAX);
   if (error == NumberError::malformed) return "not a number";
   if (value > static_cast<uint64_t>(max_cpu_number)) {
-    return "above " + std::to_string(max_cpu_number) +
-           ", the largest CPU number a kernel can have";
+    return "above " + std::to_string(max_cpu_number) + ", the largest CPU number a kernel can have";
   }
   out = static_cast<int>(value);
   return {};
@@ -72,8 +69,8 @@ std::optional<std::vector<int>> parse_cpu_list(std::string_view text, std::strin
     }
     if (std::string reason = parse_entry(entry, cpus); !reason.empty()) {
       const char* kind = entry.find('-') == std::string_view::npos ? "number" : "range";
-      set_error(error, std::string("bad cpu ") + kind + " " + quoted(entry) + " in " +
-                           quoted(body) + ": " + reason);
+      set_error(error,
+                std::string("bad cpu ") + kind + " " + quoted(entry) + " in " + quoted(body) + ": " + reason);
       return std::nullopt;
     }
     if (comma == std::string_view::npos) break;
@@ -114,15 +111,14 @@ std::vector<int> parse_cpu_mask_hex(std::string_view text, std::string* error) {
     const std::string_view group = body.substr(start, end - start);
     const std::optional<uint32_t> parsed = parse_number<uint32_t>(group, nullptr, 16);
     if (group.size() > 8 || !parsed) {
-      set_error(error, "bad cpu mask group " + quoted(group) + " in " + quoted(body) +
-                           ": expected 1 to 8 hex digits");
+      set_error(error,
+                "bad cpu mask group " + quoted(group) + " in " + quoted(body) + ": expected 1 to 8 hex digits");
       return {};
     }
     for (int bit = 0; bit < 32; ++bit) {
       if ((*parsed >> bit & 1u) == 0) continue;
       if (base + bit > max_cpu_number) {
-        set_error(error, "bad cpu mask " + quoted(body) + ": sets cpu " +
-                             std::to_string(base + bit) + ", above " +
+        set_error(error, "bad cpu mask " + quoted(body) + ": sets cpu " + std::to_string(base + bit) + ", above " +
                              std::to_string(max_cpu_number));
         return {};
       }
@@ -142,6 +138,8 @@ std::vector<int> sorted_cpus(std::vector<int> cpus) {
   return cpus;
 }
 
-bool has_cpu(const std::vector<int>& sorted, int cpu) { return std::binary_search(sorted.begin(), sorted.end(), cpu); }
+bool has_cpu(const std::vector<int>& sorted, int cpu) {
+  return std::binary_search(sorted.begin(), sorted.end(), cpu);
+}
 
 }  // namespace jitterd

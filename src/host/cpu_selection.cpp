@@ -34,18 +34,16 @@ Cpus unite(const Cpus& a, const Cpus& b) {
   return out;
 }
 
-bool contains(const Cpus& cpus, int cpu) {
-  return std::binary_search(cpus.begin(), cpus.end(), cpu);
-}
+bool contains(const Cpus& cpus, int cpu) { return std::binary_search(cpus.begin(), cpus.end(), cpu); }
 
 std::string list(const Cpus& cpus) { return describe_cpu_list(cpus); }
 
 // The sets every rule below is stated in, all sorted.
 struct Machine {
   Cpus online;
-  Cpus affinity;   // allowed_affinity as given
-  Cpus allowed;    // affinity ∩ online: where housekeeping threads can run
-  Cpus isolated;   // isolated ∩ online: may be sampled even outside the affinity
+  Cpus affinity;  // allowed_affinity as given
+  Cpus allowed;   // affinity ∩ online: where housekeeping threads can run
+  Cpus isolated;  // isolated ∩ online: may be sampled even outside the affinity
 };
 
 Machine describe_machine(const Topology& topo, const Cpus& allowed_affinity) {
@@ -57,22 +55,20 @@ Machine describe_machine(const Topology& topo, const Cpus& allowed_affinity) {
   return m;
 }
 
-CpuSelectionResult fail(std::string error) {
-  return CpuSelectionResult{std::nullopt, {std::move(error)}};
-}
+CpuSelectionResult fail(std::string error) { return CpuSelectionResult{std::nullopt, {std::move(error)}}; }
 
 CpuSelectionResult no_housekeeping(const Cpus& sampled, const Machine& m) {
-  return fail("no CPU left for housekeeping: sampled " + list(sampled) +
-              " covers every allowed CPU (" + list(m.allowed) + "); leave at least one out");
+  return fail("no CPU left for housekeeping: sampled " + list(sampled) + " covers every allowed CPU (" +
+              list(m.allowed) + "); leave at least one out");
 }
 
 // Notes that hold whichever mode chose `sampled`, then the result.
-CpuSelectionResult succeed(Cpus sampled, Cpus housekeeping, std::vector<std::string> notes,
-                           const Topology& topo, const Machine& m) {
+CpuSelectionResult succeed(Cpus sampled, Cpus housekeeping, std::vector<std::string> notes, const Topology& topo,
+                           const Machine& m) {
   const Cpus outside = minus(intersect(sampled, m.isolated), m.affinity);
   if (!outside.empty()) {
-    notes.push_back("cpus: isolated CPUs outside this process's allowed CPUs (" +
-                    list(m.affinity) + "): " + list(outside) +
+    notes.push_back("cpus: isolated CPUs outside this process's allowed CPUs (" + list(m.affinity) +
+                    "): " + list(outside) +
                     "; isolcpus= keeps them out of the default affinity, but pinning to "
                     "them is still permitted, so they are sampled");
   }
@@ -83,19 +79,17 @@ CpuSelectionResult succeed(Cpus sampled, Cpus housekeeping, std::vector<std::str
     }
   }
   if (!shared.empty()) {
-    notes.push_back("cpus: sampled CPUs sharing a core with housekeeping (SMT siblings): " +
-                    list(shared) + "; expect the daemon's own activity in their numbers");
+    notes.push_back("cpus: sampled CPUs sharing a core with housekeeping (SMT siblings): " + list(shared) +
+                    "; expect the daemon's own activity in their numbers");
   }
-  return CpuSelectionResult{
-      CpuSelection{std::move(sampled), std::move(housekeeping), std::move(notes)}, {}};
+  return CpuSelectionResult{CpuSelection{std::move(sampled), std::move(housekeeping), std::move(notes)}, {}};
 }
 
 CpuSelectionResult auto_isolated(const Topology& topo, const Machine& m) {
   std::vector<std::string> notes;
   const Cpus offline_isolated = minus(sorted_unique(topo.isolated), m.online);
   if (!offline_isolated.empty()) {
-    notes.push_back("cpus: auto: isolated but offline, not sampled: " +
-                    list(offline_isolated));
+    notes.push_back("cpus: auto: isolated but offline, not sampled: " + list(offline_isolated));
   }
   Cpus sampled = m.isolated;
   Cpus housekeeping = minus(m.allowed, sampled);
@@ -103,13 +97,12 @@ CpuSelectionResult auto_isolated(const Topology& topo, const Machine& m) {
     // isolcpus= covers everything this process may run on; one CPU must still host the daemon.
     housekeeping = {m.allowed.front()};
     sampled = minus(sampled, housekeeping);
-    notes.push_back("cpus: auto: the isolated CPUs (" + list(m.isolated) +
-                    ") cover every allowed CPU; keeping " + list(housekeeping) +
-                    " for housekeeping");
+    notes.push_back("cpus: auto: the isolated CPUs (" + list(m.isolated) + ") cover every allowed CPU; keeping " +
+                    list(housekeeping) + " for housekeeping");
   }
   if (housekeeping.empty()) return no_housekeeping(sampled, m);
-  notes.push_back("cpus: auto: sampling the isolated CPUs " + list(sampled) +
-                  ", housekeeping on " + list(housekeeping));
+  notes.push_back("cpus: auto: sampling the isolated CPUs " + list(sampled) + ", housekeeping on " +
+                  list(housekeeping));
   return succeed(std::move(sampled), std::move(housekeeping), std::move(notes), topo, m);
 }
 
@@ -128,20 +121,21 @@ CpuSelectionResult auto_without_isolated(const Topology& topo, const Machine& m)
   } else if (housekeeping.size() > 1) {
     where += " (cpu " + std::to_string(first) + " and its SMT siblings)";
   }
-  notes.push_back("cpus: auto: no isolated CPUs; sampling " + list(sampled) +
-                  ", housekeeping on " + where);
+  notes.push_back("cpus: auto: no isolated CPUs; sampling " + list(sampled) + ", housekeeping on " + where);
   const Cpus not_allowed = minus(m.online, m.allowed);
   if (!not_allowed.empty()) {
-    notes.push_back("cpus: auto: online CPUs outside this process's allowed CPUs (" +
-                    list(m.affinity) + "), not sampled: " + list(not_allowed));
+    notes.push_back("cpus: auto: online CPUs outside this process's allowed CPUs (" + list(m.affinity) +
+                    "), not sampled: " + list(not_allowed));
   }
   return succeed(std::move(sampled), std::move(housekeeping), std::move(notes), topo, m);
 }
 
 CpuSelectionResult select_auto(const Topology& topo, const Machine& m) {
   if (unite(m.allowed, m.isolated).size() < 2) {
-    return fail("at least two usable CPUs are needed: one to sample and one for "
-                "housekeeping; online: " + list(m.online) + ", allowed: " + list(m.affinity));
+    return fail(
+        "at least two usable CPUs are needed: one to sample and one for "
+        "housekeeping; online: " +
+        list(m.online) + ", allowed: " + list(m.affinity));
   }
   return m.isolated.empty() ? auto_without_isolated(topo, m) : auto_isolated(topo, m);
 }
@@ -171,8 +165,8 @@ CpuSelectionResult select_listed(const Cpus& listed, const Topology& topo, const
   if (!result.errors.empty()) return result;
   Cpus housekeeping = minus(m.allowed, listed);
   if (housekeeping.empty()) return no_housekeeping(listed, m);
-  std::vector<std::string> notes{"cpus: sampling " + list(listed) +
-                                 " as listed, housekeeping on " + list(housekeeping)};
+  std::vector<std::string> notes{"cpus: sampling " + list(listed) + " as listed, housekeeping on " +
+                                 list(housekeeping)};
   return succeed(listed, std::move(housekeeping), std::move(notes), topo, m);
 }
 

@@ -21,9 +21,9 @@ struct CpuRequest {
 };
 
 struct CpuSelection {
-  std::vector<int> sampled;            // sorted, unique, never empty
-  std::vector<int> housekeeping;       // sorted, unique, never empty, disjoint from sampled
-  std::vector<std::string> notes;      // one line each, explaining the choice
+  std::vector<int> sampled;        // sorted, unique, never empty
+  std::vector<int> housekeeping;   // sorted, unique, never empty, disjoint from sampled
+  std::vector<std::string> notes;  // one line each, explaining the choice
 };
 
 // Either a selection, or every reason there is none (one per unusable CPU where that applies).

@@ -28,8 +28,7 @@ std::optional<std::string> read_stripped(const std::filesystem::path& path) {
 std::vector<std::string> list_directory(const std::filesystem::path& path) {
   std::vector<std::string> names;
   std::error_code ec;
-  for (std::filesystem::directory_iterator it(path, ec), end; !ec && it != end;
-       it.increment(ec)) {
+  for (std::filesystem::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
     names.push_back(it->path().filename().string());
   }
   std::sort(names.begin(), names.end());
@@ -75,9 +74,7 @@ std::optional<std::string> HostReader::read_proc(std::string_view relative) cons
   return read_stripped(proc_path(relative));
 }
 
-std::filesystem::path HostReader::sys_path(std::string_view relative) const {
-  return join(sysfs_root_, relative);
-}
+std::filesystem::path HostReader::sys_path(std::string_view relative) const { return join(sysfs_root_, relative); }
 
 std::filesystem::path HostReader::proc_path(std::string_view relative) const {
   return join(procfs_root_, relative);

@@ -19,8 +19,7 @@ std::optional<std::string> read_whole_file(const std::filesystem::path& path, st
 
 class HostReader {
  public:
-  explicit HostReader(std::filesystem::path sysfs_root = "/sys",
-                      std::filesystem::path procfs_root = "/proc");
+  explicit HostReader(std::filesystem::path sysfs_root = "/sys", std::filesystem::path procfs_root = "/proc");
 
   // Contents of <sysfs_root>/<relative> with one trailing newline stripped; std::nullopt if the
   // file is missing or unreadable. An empty file gives "" (e.g. cpu/isolated with none set).

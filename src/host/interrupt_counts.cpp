@@ -63,8 +63,7 @@ std::optional<InterruptRow> parse_row(std::string_view line, std::size_t cpu_cou
   const std::size_t colon = line.find(':');
   if (colon == std::string_view::npos) return std::nullopt;
   const std::string_view source = trim(line.substr(0, colon));
-  if (source.empty() || source.find_first_of(blanks) != std::string_view::npos)
-    return std::nullopt;
+  if (source.empty() || source.find_first_of(blanks) != std::string_view::npos) return std::nullopt;
   InterruptRow row{std::string(source), {}, {}, {}};
   // Take at most one count per CPU, so a trailer such as arm64's "GICv3  27 Level" is never
   // read as counts.
@@ -103,14 +102,12 @@ InterruptTable parse_table(std::string_view text) {
   return table;
 }
 
-InterruptTable read_table(const HostReader& host, std::string_view file,
-                          InterruptTable (*parse)(std::string_view),
+InterruptTable read_table(const HostReader& host, std::string_view file, InterruptTable (*parse)(std::string_view),
                           std::vector<std::string>* problems) {
   const std::optional<std::string> text = host.read_proc(file);
   if (!text) {
     if (problems != nullptr)
-      problems->push_back(host.proc_path(file).string() +
-                          ": missing; per-CPU counts from it are unknown");
+      problems->push_back(host.proc_path(file).string() + ": missing; per-CPU counts from it are unknown");
     return {};
   }
   InterruptTable table = parse(*text);
@@ -120,8 +117,8 @@ InterruptTable read_table(const HostReader& host, std::string_view file,
   return table;
 }
 
-void append_deltas(const InterruptTable& before, const InterruptTable& after, int cpu,
-                   std::string_view kind, std::vector<SourceDelta>& out) {
+void append_deltas(const InterruptTable& before, const InterruptTable& after, int cpu, std::string_view kind,
+                   std::vector<SourceDelta>& out) {
   const std::optional<std::size_t> before_column = cpu_column(before, cpu);
   const std::optional<std::size_t> after_column = cpu_column(after, cpu);
   if (!before_column || !after_column) return;
@@ -152,14 +149,12 @@ std::optional<std::size_t> cpu_column(const InterruptTable& table, int cpu) {
   return static_cast<std::size_t>(found - table.cpus.begin());
 }
 
-InterruptSnapshot read_interrupt_counts(const HostReader& host,
-                                        std::vector<std::string>* problems) {
+InterruptSnapshot read_interrupt_counts(const HostReader& host, std::vector<std::string>* problems) {
   return {read_table(host, "interrupts", parse_proc_interrupts, problems),
           read_table(host, "softirqs", parse_proc_softirqs, problems)};
 }
 
-std::vector<SourceDelta> per_cpu_deltas(const InterruptSnapshot& before,
-                                        const InterruptSnapshot& after, int cpu) {
+std::vector<SourceDelta> per_cpu_deltas(const InterruptSnapshot& before, const InterruptSnapshot& after, int cpu) {
   std::vector<SourceDelta> out;
   append_deltas(before.interrupts, after.interrupts, cpu, "irq", out);
   append_deltas(before.softirqs, after.softirqs, cpu, "softirq", out);

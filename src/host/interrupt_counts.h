@@ -57,8 +57,7 @@ struct InterruptSnapshot {
 
 // Reads <procfs>/interrupts and <procfs>/softirqs. A missing file, or one without a CPU header,
 // leaves its table empty and adds a line naming the full path to `problems` (which may be null).
-InterruptSnapshot read_interrupt_counts(const HostReader& host,
-                                        std::vector<std::string>* problems);
+InterruptSnapshot read_interrupt_counts(const HostReader& host, std::vector<std::string>* problems);
 
 struct SourceDelta {
   std::string kind;    // "irq" (from /proc/interrupts) or "softirq"
@@ -75,7 +74,6 @@ struct SourceDelta {
 // and reused) gives no entry. Global single-number rows (ERR, MIS) are not per CPU and are
 // skipped. A table in which `cpu` has no column in either snapshot gives nothing: without a
 // baseline (CPU offline or file unreadable at `before`) its counts since boot are not a delta.
-std::vector<SourceDelta> per_cpu_deltas(const InterruptSnapshot& before,
-                                        const InterruptSnapshot& after, int cpu);
+std::vector<SourceDelta> per_cpu_deltas(const InterruptSnapshot& before, const InterruptSnapshot& after, int cpu);
 
 }  // namespace jitterd

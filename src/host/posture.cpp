@@ -5,8 +5,8 @@
 
 #include "host/cpu_list.h"
 #include "host/interrupt_counts.h"
-#include "host/topology.h"
 #include "host/text.h"
+#include "host/topology.h"
 
 namespace jitterd {
 namespace {
@@ -16,18 +16,13 @@ constexpr std::string_view cpu_root = "devices/system/cpu";
 // Reads files and records one problem line per missing or unparsable one, naming its path.
 class Reading {
  public:
-  Reading(const HostReader& reader, std::vector<std::string>* problems)
-      : host(reader), problems_(problems) {}
+  Reading(const HostReader& reader, std::vector<std::string>* problems) : host(reader), problems_(problems) {}
 
   void problem(std::string line) const {
     if (problems_ != nullptr) problems_->push_back(std::move(line));
   }
-  std::string sys_path(std::string_view relative) const {
-    return host.sys_path(relative).string();
-  }
-  std::string proc_path(std::string_view relative) const {
-    return host.proc_path(relative).string();
-  }
+  std::string sys_path(std::string_view relative) const { return host.sys_path(relative).string(); }
+  std::string proc_path(std::string_view relative) const { return host.proc_path(relative).string(); }
   // The trimmed text, or std::nullopt with "<path>: missing; <consequence>".
   std::optional<std::string> sys(std::string_view relative, std::string_view consequence) const {
     return checked(host.read_sys(relative), sys_path(relative), consequence);
@@ -66,8 +61,7 @@ std::vector<int> numbered_entries(const std::vector<std::string>& names, std::st
   for (const std::string& name : names) {
     if (name.compare(0, prefix.size(), prefix) != 0) continue;
     const std::string_view digits = std::string_view(name).substr(prefix.size());
-    if (all_digits(digits))
-      out.push_back(static_cast<int>(parse_integer(digits).value_or(0)));
+    if (all_digits(digits)) out.push_back(static_cast<int>(parse_integer(digits).value_or(0)));
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -75,19 +69,18 @@ std::vector<int> numbered_entries(const std::vector<std::string>& names, std::st
 
 // The online CPUs that have cpuN/<sub>. A machine with none (a VM without a cpufreq or cpuidle
 // driver) gets one problem line, not one per CPU.
-std::vector<int> cpus_with_dir(const Reading& r, const std::vector<int>& online,
-                               const std::string& sub, std::string_view consequence) {
+std::vector<int> cpus_with_dir(const Reading& r, const std::vector<int>& online, const std::string& sub,
+                               std::string_view consequence) {
   std::vector<int> with, without;
-  for (int cpu : online)
-    (r.host.sys_exists(cpu_dir(cpu) + "/" + sub) ? with : without).push_back(cpu);
+  for (int cpu : online) (r.host.sys_exists(cpu_dir(cpu) + "/" + sub) ? with : without).push_back(cpu);
   if (with.empty() && !online.empty()) {
     r.problem(r.sys_path(cpu_dir(online.front()) + "/" + sub) + ": missing on every online CPU; " +
               std::string(consequence));
     return with;
   }
   for (int cpu : without)
-    r.problem(r.sys_path(cpu_dir(cpu) + "/" + sub) + ": missing; " + std::string(consequence) +
-              " for cpu " + std::to_string(cpu));
+    r.problem(r.sys_path(cpu_dir(cpu) + "/" + sub) + ": missing; " + std::string(consequence) + " for cpu " +
+              std::to_string(cpu));
   return with;
 }
 
@@ -95,13 +88,13 @@ void read_cmdline(const Reading& r, Posture& posture) {
   posture.cmdline = posture.fingerprint.cmdline;
   posture.isolation = parse_isolation_params(parse_kernel_cmdline(posture.cmdline));
   const IsolationParams& iso = posture.isolation;
-  const std::pair<const char*, const std::optional<std::string>*> lists[] = {
-      {"isolcpus", &iso.isolcpus}, {"nohz_full", &iso.nohz_full},
-      {"rcu_nocbs", &iso.rcu_nocbs}, {"irqaffinity", &iso.irqaffinity}};
+  const std::pair<const char*, const std::optional<std::string>*> lists[] = {{"isolcpus", &iso.isolcpus},
+                                                                             {"nohz_full", &iso.nohz_full},
+                                                                             {"rcu_nocbs", &iso.rcu_nocbs},
+                                                                             {"irqaffinity", &iso.irqaffinity}};
   for (const auto& [key, value] : lists) {
     std::string error;
-    if (*value && !param_cpus(*value, &error))
-      r.problem(r.proc_path("cmdline") + ": " + key + ": " + error);
+    if (*value && !param_cpus(*value, &error)) r.problem(r.proc_path("cmdline") + ": " + key + ": " + error);
   }
 }
 
@@ -113,21 +106,18 @@ void read_cpus(const HostReader& host, Posture& posture) {
   posture.offline = topology.offline;
   posture.isolated = topology.isolated;
   posture.nohz_full = topology.nohz_full;
-  for (const CpuTopology& cpu : topology.cpus)
-    posture.smt.thread_siblings[cpu.cpu] = cpu.thread_siblings;
+  for (const CpuTopology& cpu : topology.cpus) posture.smt.thread_siblings[cpu.cpu] = cpu.thread_siblings;
   for (std::string& line : topology.problems) posture.problems.push_back(std::move(line));
 }
 
 void read_smt(const Reading& r, SmtState& smt) {
   const std::string dir = std::string(cpu_root) + "/smt";
   if (!r.host.sys_exists(dir)) {
-    r.problem(r.sys_path(dir) +
-              ": missing (no CONFIG_HOTPLUG_SMT, or not x86); SMT control unknown");
+    r.problem(r.sys_path(dir) + ": missing (no CONFIG_HOTPLUG_SMT, or not x86); SMT control unknown");
     return;
   }
   smt.control = r.sys(dir + "/control", "");
-  if (const std::optional<long long> active = r.sys_integer(dir + "/active"))
-    smt.active = *active != 0;
+  if (const std::optional<long long> active = r.sys_integer(dir + "/active")) smt.active = *active != 0;
 }
 
 CpuFreq read_cpufreq(const Reading& r, int cpu) {
@@ -141,10 +131,8 @@ CpuIdle read_cpuidle(const Reading& r, int cpu) {
   CpuIdle idle{cpu, {}};
   for (int index : numbered_entries(r.host.list_sys(dir), "state")) {
     const std::string state = dir + "/state" + std::to_string(index) + "/";
-    IdleState entry{index, r.sys(state + "name", "").value_or(""),
-                    r.sys_integer(state + "latency"), true};
-    if (const std::optional<long long> disable = r.sys_integer(state + "disable"))
-      entry.enabled = *disable == 0;
+    IdleState entry{index, r.sys(state + "name", "").value_or(""), r.sys_integer(state + "latency"), true};
+    if (const std::optional<long long> disable = r.sys_integer(state + "disable")) entry.enabled = *disable == 0;
     idle.states.push_back(std::move(entry));
   }
   return idle;
@@ -205,8 +193,7 @@ std::vector<IrqAffinity> read_irqs(const Reading& r) {
     const std::optional<std::vector<int>> cpus = parse_cpu_list(*text, &error);
     const std::string file = entry.effective ? "effective_affinity_list" : "smp_affinity_list";
     if (!cpus) {
-      r.problem(r.proc_path(dir + file) + ": " + error + "; IRQ " + std::to_string(irq) +
-                " left out");
+      r.problem(r.proc_path(dir + file) + ": " + error + "; IRQ " + std::to_string(irq) + " left out");
       continue;
     }
     entry.cpus = *cpus;
@@ -214,8 +201,8 @@ std::vector<IrqAffinity> read_irqs(const Reading& r) {
   }
   if (!fell_back.empty()) {
     const std::size_t others = fell_back.size() - 1;
-    r.problem(r.proc_path("irq/" + std::to_string(fell_back.front()) + "/effective_affinity_list") +
-              ": missing" + (others ? " (and for " + std::to_string(others) + " other IRQs)" : "") +
+    r.problem(r.proc_path("irq/" + std::to_string(fell_back.front()) + "/effective_affinity_list") + ": missing" +
+              (others ? " (and for " + std::to_string(others) + " other IRQs)" : "") +
               "; using smp_affinity_list, the requested rather than the effective affinity");
   }
   return irqs;
@@ -232,12 +219,10 @@ std::string read_cpu_model(const std::string& cpuinfo) {
 
 std::string read_microcode(const Reading& r, const std::optional<std::string>& cpuinfo) {
   if (cpuinfo) {
-    if (std::optional<std::string> microcode = cpuinfo_field(*cpuinfo, "microcode"))
-      return *microcode;
+    if (std::optional<std::string> microcode = cpuinfo_field(*cpuinfo, "microcode")) return *microcode;
   }
   const std::string relative = cpu_dir(0) + "/microcode/version";
-  if (std::optional<std::string> version = r.host.read_sys(relative))
-    return std::string(trim(*version));
+  if (std::optional<std::string> version = r.host.read_sys(relative)) return std::string(trim(*version));
   r.problem(r.sys_path(relative) + ": missing, and " + r.proc_path("cpuinfo") +
             " has no microcode field; the microcode revision is unknown");
   return "";
@@ -288,9 +273,8 @@ std::vector<IrqAffinity> irqs_on_cpu(const Posture& posture, int cpu) {
 }
 
 std::vector<std::pair<std::string, std::string>> fingerprint_fields(const Fingerprint& fp) {
-  return {{"kernel", fp.kernel},           {"cmdline", fp.cmdline},
-          {"microcode", fp.microcode},     {"bios_vendor", fp.bios_vendor},
-          {"bios_version", fp.bios_version}, {"bios_date", fp.bios_date},
+  return {{"kernel", fp.kernel},           {"cmdline", fp.cmdline},           {"microcode", fp.microcode},
+          {"bios_vendor", fp.bios_vendor}, {"bios_version", fp.bios_version}, {"bios_date", fp.bios_date},
           {"cpu_model", fp.cpu_model}};
 }
 
@@ -300,8 +284,8 @@ std::vector<std::string> fingerprint_changes(const Fingerprint& before, const Fi
   std::vector<std::string> changes;
   for (std::size_t i = 0; i < old_fields.size(); ++i) {
     if (old_fields[i].second == new_fields[i].second) continue;
-    changes.push_back(old_fields[i].first + ": \"" + old_fields[i].second + "\" -> \"" +
-                      new_fields[i].second + "\"");
+    changes.push_back(old_fields[i].first + ": \"" + old_fields[i].second + "\" -> \"" + new_fields[i].second +
+                      "\"");
   }
   return changes;
 }

@@ -27,8 +27,8 @@ namespace jitterd {
 // ---- the posture ----
 
 struct SmtState {
-  std::optional<std::string> control;             // smt/control: "on", "off", "forceoff", ...
-  std::optional<bool> active;                     // smt/active
+  std::optional<std::string> control;               // smt/control: "on", "off", "forceoff", ...
+  std::optional<bool> active;                       // smt/active
   std::map<int, std::vector<int>> thread_siblings;  // online CPU -> its core's CPUs, itself too
 };
 
@@ -40,9 +40,9 @@ struct CpuFreq {  // devices/system/cpu/cpuN/cpufreq; frequencies in kHz as the 
 
 struct IdleState {  // devices/system/cpu/cpuN/cpuidle/stateK
   int index = 0;
-  std::string name;                         // "POLL", "C1", "C6", ...
+  std::string name;                          // "POLL", "C1", "C6", ...
   std::optional<long long> exit_latency_us;  // the "latency" file
-  bool enabled = true;                      // "disable" is 0
+  bool enabled = true;                       // "disable" is 0
 };
 
 struct CpuIdle {
@@ -55,8 +55,7 @@ struct TransparentHugepages {
 };
 
 struct Sysctls {  // /proc/sys values, trimmed
-  std::optional<std::string> nmi_watchdog, timer_migration, stat_interval, sched_rt_runtime_us,
-      watchdog_cpumask;
+  std::optional<std::string> nmi_watchdog, timer_migration, stat_interval, sched_rt_runtime_us, watchdog_cpumask;
 };
 
 struct IrqAffinity {

@@ -32,8 +32,8 @@ CmdlineParam next_param(std::string_view& rest) {
   }
   const std::string_view word = rest.substr(0, i);
   rest.remove_prefix(i);
-  const bool value_quoted = equals != std::string_view::npos && equals + 1 < word.size() &&
-                            word[equals + 1] == '"';
+  const bool value_quoted =
+      equals != std::string_view::npos && equals + 1 < word.size() && word[equals + 1] == '"';
   std::size_t end = word.size();
   if ((quoted || value_quoted) && end > 0 && word[end - 1] == '"') --end;
   if (equals == std::string_view::npos) return {std::string(word.substr(0, end)), std::nullopt};
@@ -46,8 +46,8 @@ CmdlineParam next_param(std::string_view& rest) {
 // (housekeeping_isolcpus_setup() in kernel/sched/isolation.c); the rest is the cpu list.
 void set_isolcpus(IsolationParams& out, std::string_view value) {
   out.isolcpus_flags.clear();
-  for (std::size_t comma; !value.empty() && is_alpha(value.front()) &&
-                          (comma = value.find(',')) != std::string_view::npos;) {
+  for (std::size_t comma;
+       !value.empty() && is_alpha(value.front()) && (comma = value.find(',')) != std::string_view::npos;) {
     out.isolcpus_flags.emplace_back(value.substr(0, comma));
     value.remove_prefix(comma + 1);
   }
@@ -73,22 +73,31 @@ IsolationParams parse_isolation_params(const std::vector<CmdlineParam>& params) 
   for (const CmdlineParam& param : params) {
     const std::string key = normalized_key(param.key);
     const std::string value = param.value.value_or("");
-    if (key == "isolcpus") set_isolcpus(out, value);
-    else if (key == "nohz_full") out.nohz_full = value;
-    else if (key == "rcu_nocbs") out.rcu_nocbs = value;
-    else if (key == "irqaffinity") out.irqaffinity = value;
-    else if (key == "rcu_nocb_poll") out.rcu_nocb_poll = true;
-    else if (key == "skew_tick") out.skew_tick = value;
-    else if (key == "intel_idle.max_cstate") out.intel_idle_max_cstate = value;
-    else if (key == "processor.max_cstate") out.processor_max_cstate = value;
-    else if (key == "idle") out.idle = value;
-    else if (key == "mitigations") out.mitigations = value;
+    if (key == "isolcpus")
+      set_isolcpus(out, value);
+    else if (key == "nohz_full")
+      out.nohz_full = value;
+    else if (key == "rcu_nocbs")
+      out.rcu_nocbs = value;
+    else if (key == "irqaffinity")
+      out.irqaffinity = value;
+    else if (key == "rcu_nocb_poll")
+      out.rcu_nocb_poll = true;
+    else if (key == "skew_tick")
+      out.skew_tick = value;
+    else if (key == "intel_idle.max_cstate")
+      out.intel_idle_max_cstate = value;
+    else if (key == "processor.max_cstate")
+      out.processor_max_cstate = value;
+    else if (key == "idle")
+      out.idle = value;
+    else if (key == "mitigations")
+      out.mitigations = value;
   }
   return out;
 }
 
-std::optional<std::vector<int>> param_cpus(const std::optional<std::string>& value,
-                                           std::string* error) {
+std::optional<std::vector<int>> param_cpus(const std::optional<std::string>& value, std::string* error) {
   if (!value) return std::nullopt;
   return parse_cpu_list(*value, error);
 }
@@ -99,7 +108,8 @@ std::optional<std::vector<int>> param_cpus(const std::optional<std::string>& val
 std::map<int, CpuTimes> parse_proc_stat(std::string_view text) {
   std::map<int, CpuTimes> out;
   for (std::string_view line : split_lines(text)) {
-    if (line.substr(0, 3) != "cpu" || line.size() < 4 || line[3] < '0' || line[3] > '9') continue;  // not "cpu " (the sum)
+    if (line.substr(0, 3) != "cpu" || line.size() < 4 || line[3] < '0' || line[3] > '9')
+      continue;  // not "cpu " (the sum)
     std::vector<std::uint64_t> fields;
     std::string_view rest = line.substr(3);
     const std::size_t end_of_cpu = std::min(rest.find_first_of(kBlanks), rest.size());
@@ -130,7 +140,8 @@ std::map<int, double> busy_shares(const std::map<int, CpuTimes>& before, const s
   for (const auto& [cpu, now] : after) {
     const auto then = before.find(cpu);
     if (then == before.end() || now.total <= then->second.total || now.busy < then->second.busy) continue;
-    out[cpu] = static_cast<double>(now.busy - then->second.busy) / static_cast<double>(now.total - then->second.total);
+    out[cpu] =
+        static_cast<double>(now.busy - then->second.busy) / static_cast<double>(now.total - then->second.total);
   }
   return out;
 }

@@ -29,12 +29,11 @@ std::vector<CmdlineParam> parse_kernel_cmdline(std::string_view text);
 // last one wins, as for most kernel parameters; '-' and '_' in keys match each other, as in the
 // kernel's parameq().
 struct IsolationParams {
-  std::optional<std::string> isolcpus;     // the cpu-list part only, e.g. "2-7"
+  std::optional<std::string> isolcpus;      // the cpu-list part only, e.g. "2-7"
   std::vector<std::string> isolcpus_flags;  // e.g. {"nohz", "domain", "managed_irq"}, as written
   std::optional<std::string> nohz_full, rcu_nocbs, irqaffinity;
   bool rcu_nocb_poll = false;
-  std::optional<std::string> skew_tick, intel_idle_max_cstate, processor_max_cstate, idle,
-      mitigations;
+  std::optional<std::string> skew_tick, intel_idle_max_cstate, processor_max_cstate, idle, mitigations;
   bool operator==(const IsolationParams&) const = default;
 };
 
@@ -42,8 +41,7 @@ IsolationParams parse_isolation_params(const std::vector<CmdlineParam>& params);
 
 // A cpu-list parameter value as CPUs: std::nullopt when absent or unparsable (then *error, if
 // given, says why, naming the value).
-std::optional<std::vector<int>> param_cpus(const std::optional<std::string>& value,
-                                           std::string* error = nullptr);
+std::optional<std::vector<int>> param_cpus(const std::optional<std::string>& value, std::string* error = nullptr);
 
 // ---- small file formats ----
 

@@ -41,10 +41,10 @@ std::optional<T> parse_number(std::string_view text, NumberError* error = nullpt
     result = std::from_chars(text.data(), text.data() + text.size(), value, base);
   }
   const bool whole = !text.empty() && result.ptr == text.data() + text.size();
-  const NumberError why = !whole ? NumberError::malformed
+  const NumberError why = !whole                                        ? NumberError::malformed
                           : result.ec == std::errc::result_out_of_range ? NumberError::out_of_range
-                          : result.ec != std::errc() ? NumberError::malformed
-                                                     : NumberError::none;
+                          : result.ec != std::errc()                    ? NumberError::malformed
+                                                                        : NumberError::none;
   if (error) *error = why;
   if (why != NumberError::none) return std::nullopt;
   return value;

@@ -14,8 +14,7 @@ std::optional<uint64_t> find_counter(std::string_view text, std::string_view key
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(start, end - start);
     start = end + 1;
-    if (line.size() <= key.size() || line.substr(0, key.size()) != key ||
-        line[key.size()] != ':') {
+    if (line.size() <= key.size() || line.substr(0, key.size()) != key || line[key.size()] != ':') {
       continue;
     }
     line.remove_prefix(key.size() + 1);
@@ -36,10 +35,8 @@ std::optional<ContextSwitches> parse_context_switches(std::string_view proc_stat
   return ContextSwitches{*voluntary, *involuntary};
 }
 
-std::optional<ContextSwitches> read_thread_context_switches(const HostReader& host, pid_t pid,
-                                                            pid_t tid) {
-  const std::string relative =
-      std::to_string(pid) + "/task/" + std::to_string(tid) + "/status";
+std::optional<ContextSwitches> read_thread_context_switches(const HostReader& host, pid_t pid, pid_t tid) {
+  const std::string relative = std::to_string(pid) + "/task/" + std::to_string(tid) + "/status";
   const std::optional<std::string> text = host.read_proc(relative);
   if (!text) return std::nullopt;
   return parse_context_switches(*text);

@@ -25,7 +25,6 @@ std::optional<ContextSwitches> parse_context_switches(std::string_view proc_stat
 
 // Reads <procfs>/<pid>/task/<tid>/status; std::nullopt if the thread is gone or the file lacks
 // the counters.
-std::optional<ContextSwitches> read_thread_context_switches(const HostReader& host, pid_t pid,
-                                                            pid_t tid);
+std::optional<ContextSwitches> read_thread_context_switches(const HostReader& host, pid_t pid, pid_t tid);
 
 }  // namespace jitterd

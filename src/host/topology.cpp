@@ -12,13 +12,9 @@ namespace {
 
 constexpr std::string_view cpu_root = "devices/system/cpu";
 
-std::string cpu_file(std::string_view name) {
-  return std::string(cpu_root) + "/" + std::string(name);
-}
+std::string cpu_file(std::string_view name) { return std::string(cpu_root) + "/" + std::string(name); }
 
-std::string topology_dir(int cpu) {
-  return cpu_file("cpu" + std::to_string(cpu) + "/topology");
-}
+std::string topology_dir(int cpu) { return cpu_file("cpu" + std::to_string(cpu) + "/topology"); }
 
 std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
   std::vector<int> out;
@@ -29,8 +25,7 @@ std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
 // Reads a cpu-list file; if it is missing or unparsable, records why and what is assumed instead
 // (`fallback`, e.g. "treating the isolated set as empty") and returns std::nullopt.
 std::optional<std::vector<int>> read_list(const HostReader& host, const std::string& relative,
-                                          const std::string& fallback,
-                                          std::vector<std::string>& problems) {
+                                          const std::string& fallback, std::vector<std::string>& problems) {
   const std::string path = host.sys_path(relative).string();
   const std::optional<std::string> text = host.read_sys(relative);
   if (!text) {
@@ -56,21 +51,18 @@ std::vector<int> cpu_directories(const HostReader& host) {
 
 std::vector<int> read_possible(const HostReader& host, std::vector<std::string>& problems) {
   const std::vector<int> dirs = cpu_directories(host);
-  return read_list(host, cpu_file("possible"),
-                   "using the cpuN directories: " + describe_cpu_list(dirs), problems)
+  return read_list(host, cpu_file("possible"), "using the cpuN directories: " + describe_cpu_list(dirs), problems)
       .value_or(dirs);
 }
 
-std::vector<int> read_online(const HostReader& host, const Topology& topo,
-                             std::vector<std::string>& problems) {
+std::vector<int> read_online(const HostReader& host, const Topology& topo, std::vector<std::string>& problems) {
   std::vector<int> fallback = minus(topo.possible, topo.offline);
   std::string how = "using possible minus offline: ";
   if (fallback.empty()) {
     fallback = minus(cpu_directories(host), topo.offline);
     how = "using the cpuN directories minus offline: ";
   }
-  return read_list(host, cpu_file("online"), how + describe_cpu_list(fallback), problems)
-      .value_or(fallback);
+  return read_list(host, cpu_file("online"), how + describe_cpu_list(fallback), problems).value_or(fallback);
 }
 
 // nohz_full is absent on kernels built without CONFIG_NO_HZ_FULL, and some kernels print
@@ -85,8 +77,7 @@ std::vector<int> read_nohz_full(const HostReader& host, std::vector<std::string>
     return {};
   }
   if (*text == "(null)") return {};
-  return read_list(host, relative, "treating the nohz_full set as empty", problems)
-      .value_or(std::vector<int>{});
+  return read_list(host, relative, "treating the nohz_full set as empty", problems).value_or(std::vector<int>{});
 }
 
 // One integer file of a CPU's topology directory, or `fallback` with a problem line.
@@ -112,16 +103,15 @@ CpuTopology read_cpu(const HostReader& host, int cpu, std::vector<std::string>& 
   CpuTopology entry{cpu, cpu, 0, {cpu}};
   const std::string dir = topology_dir(cpu);
   if (!host.sys_exists(dir)) {
-    problems.push_back(host.sys_path(dir).string() + ": missing; assuming cpu " +
-                       std::to_string(cpu) + " is a core of its own in package 0");
+    problems.push_back(host.sys_path(dir).string() + ": missing; assuming cpu " + std::to_string(cpu) +
+                       " is a core of its own in package 0");
     return entry;
   }
   entry.core_id = read_topology_int(host, cpu, "core_id", cpu, problems);
   entry.package_id = read_topology_int(host, cpu, "physical_package_id", 0, problems);
-  entry.thread_siblings =
-      read_list(host, dir + "/thread_siblings_list",
-                "assuming cpu " + std::to_string(cpu) + " has no SMT siblings", problems)
-          .value_or(std::vector<int>{cpu});
+  entry.thread_siblings = read_list(host, dir + "/thread_siblings_list",
+                                    "assuming cpu " + std::to_string(cpu) + " has no SMT siblings", problems)
+                              .value_or(std::vector<int>{cpu});
   return entry;
 }
 
@@ -142,15 +132,12 @@ Topology read_topology(const HostReader& host) {
   Topology topo;
   auto& problems = topo.problems;
   topo.possible = read_possible(host, problems);
-  topo.present = read_list(host, cpu_file("present"),
-                           "treating every possible CPU as present", problems)
+  topo.present = read_list(host, cpu_file("present"), "treating every possible CPU as present", problems)
                      .value_or(topo.possible);
-  topo.offline = read_list(host, cpu_file("offline"), "treating the offline set as empty",
-                           problems)
+  topo.offline = read_list(host, cpu_file("offline"), "treating the offline set as empty", problems)
                      .value_or(std::vector<int>{});
   topo.online = read_online(host, topo, problems);
-  topo.isolated = read_list(host, cpu_file("isolated"), "treating the isolated set as empty",
-                            problems)
+  topo.isolated = read_list(host, cpu_file("isolated"), "treating the isolated set as empty", problems)
                       .value_or(std::vector<int>{});
   topo.nohz_full = read_nohz_full(host, problems);
   for (int cpu : topo.online) topo.cpus.push_back(read_cpu(host, cpu, problems));

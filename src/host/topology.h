@@ -22,8 +22,8 @@ struct CpuTopology {
 
 struct Topology {
   std::vector<int> possible, present, online, offline, isolated, nohz_full;  // sorted, unique
-  std::vector<CpuTopology> cpus;        // online CPUs only, sorted by cpu
-  std::vector<std::string> problems;    // one human line per missing or unparsable file
+  std::vector<CpuTopology> cpus;                                             // online CPUs only, sorted by cpu
+  std::vector<std::string> problems;  // one human line per missing or unparsable file
 
   // The entry for an online CPU, or nullptr.
   const CpuTopology* find(int cpu) const;

@@ -34,16 +34,15 @@ struct TraceEventReader::CpuRing {
 
 TraceAvailability TraceEventReader::probe(const HostReader& host) {
   TraceAvailability result;
-  constexpr std::array<std::string_view, 2> candidates = {"kernel/tracing/events",
-                                                          "kernel/debug/tracing/events"};
+  constexpr std::array<std::string_view, 2> candidates = {"kernel/tracing/events", "kernel/debug/tracing/events"};
   std::string_view events_dir;
   for (const std::string_view candidate : candidates) {
     // tracefs is mode 0700: tell "not mounted" from "not root", which need different fixes.
     std::error_code error;
     const auto status = std::filesystem::status(host.sys_path(candidate), error);
     if (error == std::errc::permission_denied) {
-      result.reason = host.sys_path(candidate).string() + ": " + error.message() +
-                      " (tracefs is readable by root only)";
+      result.reason =
+          host.sys_path(candidate).string() + ": " + error.message() + " (tracefs is readable by root only)";
       return result;
     }
     if (!error && std::filesystem::is_directory(status)) {
@@ -95,8 +94,7 @@ std::string open_error_hint(int error, const HostReader& host) {
   constexpr std::string_view paranoid = "sys/kernel/perf_event_paranoid";
   return " (CPU-wide tracepoint events with raw data need CAP_PERFMON or CAP_SYS_ADMIN, or "
          "kernel.perf_event_paranoid at -1; " +
-         host.proc_path(paranoid).string() + " is " +
-         host.read_proc(paranoid).value_or("unreadable") + ")";
+         host.proc_path(paranoid).string() + " is " + host.read_proc(paranoid).value_or("unreadable") + ")";
 }
 
 int open_tracepoint(const Tracepoint& tracepoint, int cpu, std::size_t ring_bytes) {
@@ -113,20 +111,16 @@ int open_tracepoint(const Tracepoint& tracepoint, int cpu, std::size_t ring_byte
   // the fewest the kernel gives: one per ring's worth of data written.
   attr.watermark = 1;
   attr.wakeup_watermark = static_cast<std::uint32_t>(ring_bytes);
-  return static_cast<int>(::syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
-                                    PERF_FLAG_FD_CLOEXEC));
+  return static_cast<int>(::syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
 }
 
 }  // namespace
 
-TraceEventReader::TraceEventReader(const HostReader& host, const std::vector<int>& cpus,
-                                   std::size_t ring_pages) {
+TraceEventReader::TraceEventReader(const HostReader& host, const std::vector<int>& cpus, std::size_t ring_pages) {
   if (ring_pages == 0 || (ring_pages & (ring_pages - 1)) != 0)
-    throw std::runtime_error("trace ring_pages must be a power of two, got " +
-                             std::to_string(ring_pages));
+    throw std::runtime_error("trace ring_pages must be a power of two, got " + std::to_string(ring_pages));
   TraceAvailability availability = probe(host);
-  if (!availability.available)
-    throw std::runtime_error("kernel tracepoints unavailable: " + availability.reason);
+  if (!availability.available) throw std::runtime_error("kernel tracepoints unavailable: " + availability.reason);
   tracepoints_ = std::move(availability.tracepoints);
 
   const auto page_bytes = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -135,9 +129,8 @@ TraceEventReader::TraceEventReader(const HostReader& host, const std::vector<int
     ring->cpu = cpu;
     ring->page_bytes = page_bytes;
     for (const Tracepoint& tracepoint : tracepoints_) {
-      const std::string what = "tracepoint " + tracepoint.path + " (id " +
-                               std::to_string(tracepoint.format.id) + ") on CPU " +
-                               std::to_string(cpu);
+      const std::string what = "tracepoint " + tracepoint.path + " (id " + std::to_string(tracepoint.format.id) +
+                               ") on CPU " + std::to_string(cpu);
       const int fd = open_tracepoint(tracepoint, cpu, ring_pages * page_bytes);
       if (fd < 0) {
         const int error = errno;
@@ -150,8 +143,8 @@ TraceEventReader::TraceEventReader(const HostReader& host, const std::vector<int
         ring->mapped_bytes = (1 + ring_pages) * page_bytes;
         ring->base = ::mmap(nullptr, ring->mapped_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (ring->base == MAP_FAILED)
-          throw std::runtime_error("mmap of the " + std::to_string(1 + ring_pages) +
-                                   "-page perf ring of " + what + ": " + std::strerror(errno));
+          throw std::runtime_error("mmap of the " + std::to_string(1 + ring_pages) + "-page perf ring of " + what +
+                                   ": " + std::strerror(errno));
       } else if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fds.front()) != 0) {
         throw std::runtime_error("PERF_EVENT_IOC_SET_OUTPUT of " + what + " into the ring of " +
                                  tracepoints_.front().path + ": " + std::strerror(errno));
@@ -170,7 +163,8 @@ std::vector<TraceEvent> TraceEventReader::drain() {
       events.push_back(std::move(*event));
     } else if (const auto lost = decode_lost(record)) {
       lost_ += *lost;
-    } else if (perf_event_header header{}; record.size() >= sizeof header &&
+    } else if (perf_event_header header{};
+               record.size() >= sizeof header &&
                (std::memcpy(&header, record.data(), sizeof header), header.type == PERF_RECORD_SAMPLE)) {
       ++undecoded_;
     }
@@ -179,12 +173,10 @@ std::vector<TraceEvent> TraceEventReader::drain() {
     if (ring->base == MAP_FAILED) continue;
     auto* meta = static_cast<perf_event_mmap_page*>(ring->base);
     // Acquire pairs with the kernel's release of data_head: the records before it are written.
-    const std::uint64_t head =
-        std::atomic_ref<__u64>(meta->data_head).load(std::memory_order_acquire);
+    const std::uint64_t head = std::atomic_ref<__u64>(meta->data_head).load(std::memory_order_acquire);
     const std::uint64_t tail = meta->data_tail;  // only this thread writes it
     const auto* base = static_cast<const std::byte*>(ring->base);
-    const std::span<const std::byte> data(base + ring->page_bytes,
-                                          ring->mapped_bytes - ring->page_bytes);
+    const std::span<const std::byte> data(base + ring->page_bytes, ring->mapped_bytes - ring->page_bytes);
     std::uint64_t new_tail = read_ring(data, tail, head, scratch_, visit);
     if (new_tail != head) {
       ++undecoded_;  // a malformed header: skip to head rather than stall on it forever

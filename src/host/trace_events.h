@@ -31,7 +31,7 @@ struct TraceAvailability {
   bool available = false;
   // Why not, naming the path: "no tracefs: /sys/kernel/tracing/events and ... are missing".
   std::string reason;
-  std::filesystem::path events_dir;  // the tracefs events directory found
+  std::filesystem::path events_dir;     // the tracefs events directory found
   std::vector<Tracepoint> tracepoints;  // those found, in traced_tracepoints order
   std::vector<std::string> missing;     // optional tracepoints not found ("irq_vectors/...")
 };
@@ -47,8 +47,7 @@ class TraceEventReader {
   // Opens, for each CPU, one perf event per available tracepoint, all writing into one ring of
   // `ring_pages` pages (a power of two). Recording starts at once. Throws std::runtime_error
   // naming the tracepoint, the CPU and the error (with the capability needed on EACCES/EPERM).
-  TraceEventReader(const HostReader& host, const std::vector<int>& cpus,
-                   std::size_t ring_pages = 64);
+  TraceEventReader(const HostReader& host, const std::vector<int>& cpus, std::size_t ring_pages = 64);
   ~TraceEventReader();
   TraceEventReader(const TraceEventReader&) = delete;
   TraceEventReader& operator=(const TraceEventReader&) = delete;

@@ -29,8 +29,7 @@ std::optional<TraceField> parse_field(std::string_view line) {
   TraceField field;
   field.data_loc = declaration.substr(0, 10) == "__data_loc";
   const auto space = declaration.find_last_of(" \t");
-  std::string_view name = space == std::string_view::npos ? declaration
-                                                           : declaration.substr(space + 1);
+  std::string_view name = space == std::string_view::npos ? declaration : declaration.substr(space + 1);
   name = name.substr(0, name.find('['));  // "prev_comm[16]" is prev_comm
   const auto offset = number_after(rest, "offset:");
   const auto size = number_after(rest, "size:");
@@ -85,22 +84,26 @@ std::optional<std::string> read_string(std::span<const std::byte> raw, const Tra
 }
 
 // The names of the softirq vectors, as the softirq_entry format's print fmt lists them.
-constexpr std::array<std::string_view, 10> softirq_names = {
-    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"};
+constexpr std::array<std::string_view, 10> softirq_names = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+                                                            "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
 
 std::string_view vector_description(TraceEventKind kind) {
   switch (kind) {
-    case TraceEventKind::local_timer: return "local timer";
-    case TraceEventKind::reschedule_ipi: return "rescheduling interrupt";
-    case TraceEventKind::call_function_ipi: return "function call interrupt";
-    case TraceEventKind::call_function_single_ipi: return "single function call interrupt";
-    default: return "irq work";
+    case TraceEventKind::local_timer:
+      return "local timer";
+    case TraceEventKind::reschedule_ipi:
+      return "rescheduling interrupt";
+    case TraceEventKind::call_function_ipi:
+      return "function call interrupt";
+    case TraceEventKind::call_function_single_ipi:
+      return "single function call interrupt";
+    default:
+      return "irq work";
   }
 }
 
 // Fills number, name and detail from the raw entry; false when a field is missing.
-bool decode_payload(std::span<const std::byte> raw, const Tracepoint& tracepoint,
-                    TraceEvent& event) {
+bool decode_payload(std::span<const std::byte> raw, const Tracepoint& tracepoint, TraceEvent& event) {
   const TracepointFormat& format = tracepoint.format;
   switch (tracepoint.kind) {
     case TraceEventKind::irq: {
@@ -141,8 +144,7 @@ bool decode_payload(std::span<const std::byte> raw, const Tracepoint& tracepoint
   }
 }
 
-void copy_out(std::span<const std::byte> ring, std::uint64_t position, std::byte* out,
-              std::size_t length) {
+void copy_out(std::span<const std::byte> ring, std::uint64_t position, std::byte* out, std::size_t length) {
   const std::size_t offset = position & (ring.size() - 1);
   const std::size_t first = std::min(length, ring.size() - offset);
   std::memcpy(out, ring.data() + offset, first);
@@ -227,8 +229,7 @@ std::uint64_t read_ring(std::span<const std::byte> ring, std::uint64_t tail, std
 }
 
 std::vector<EventRange> match_interruptions(const std::vector<TimedInterval>& intervals,
-                                            const std::vector<TraceEvent>& events,
-                                            std::uint64_t slack_ns) {
+                                            const std::vector<TraceEvent>& events, std::uint64_t slack_ns) {
   std::vector<EventRange> matches;
   matches.reserve(intervals.size());
   std::size_t low = 0;   // first event not before the current window; only moves forward
@@ -249,24 +250,35 @@ std::vector<EventRange> match_interruptions(const std::vector<TimedInterval>& in
 
 std::string_view cause_of_event(const TraceEvent& event) {
   switch (event.kind) {
-    case TraceEventKind::irq: return cause_of("irq", std::to_string(event.number), event.name);
-    case TraceEventKind::softirq: return cause_of("softirq", event.name, event.name);
-    case TraceEventKind::sched_switch: return preempted_cause;
-    case TraceEventKind::local_timer: return cause_names[0];     // timer
-    case TraceEventKind::reschedule_ipi: return cause_names[1];  // ipi_resched
+    case TraceEventKind::irq:
+      return cause_of("irq", std::to_string(event.number), event.name);
+    case TraceEventKind::softirq:
+      return cause_of("softirq", event.name, event.name);
+    case TraceEventKind::sched_switch:
+      return preempted_cause;
+    case TraceEventKind::local_timer:
+      return cause_names[0];  // timer
+    case TraceEventKind::reschedule_ipi:
+      return cause_names[1];  // ipi_resched
     case TraceEventKind::call_function_ipi:
-    case TraceEventKind::call_function_single_ipi: return cause_names[2];  // ipi_call
-    case TraceEventKind::irq_work: return cause_names[5];                  // other_irq
+    case TraceEventKind::call_function_single_ipi:
+      return cause_names[2];  // ipi_call
+    case TraceEventKind::irq_work:
+      return cause_names[5];  // other_irq
   }
   return cause_names[5];
 }
 
 std::vector<std::string_view> trace_fields_needed(TraceEventKind kind) {
   switch (kind) {
-    case TraceEventKind::irq: return {"irq", "name"};
-    case TraceEventKind::softirq: return {"vec"};
-    case TraceEventKind::sched_switch: return {"next_comm", "next_pid"};
-    default: return {"vector"};
+    case TraceEventKind::irq:
+      return {"irq", "name"};
+    case TraceEventKind::softirq:
+      return {"vec"};
+    case TraceEventKind::sched_switch:
+      return {"next_comm", "next_pid"};
+    default:
+      return {"vector"};
   }
 }
 

@@ -77,7 +77,7 @@ struct Tracepoint {
 
 struct TraceEvent {
   int cpu = -1;
-  int tid = -1;  // the task that was running when the event hit (PERF_SAMPLE_TID)
+  int tid = -1;               // the task that was running when the event hit (PERF_SAMPLE_TID)
   std::uint64_t time_ns = 0;  // CLOCK_MONOTONIC_RAW
   TraceEventKind kind = TraceEventKind::irq;
   // irq: the IRQ number; softirq: vec; sched_switch: next_pid; x86 vectors: the vector.
@@ -141,8 +141,7 @@ struct EventRange {
 // the events are sorted, each interval's matches are one contiguous range. One merge pass over
 // both, linear for the non-overlapping intervals a sampler produces.
 std::vector<EventRange> match_interruptions(const std::vector<TimedInterval>& intervals,
-                                            const std::vector<TraceEvent>& events,
-                                            std::uint64_t slack_ns);
+                                            const std::vector<TraceEvent>& events, std::uint64_t slack_ns);
 
 // The cause of a sched_switch: a task ran instead of the sampler. Not in attribution.h's
 // cause_names, which counts interrupts only and cannot see preemption.

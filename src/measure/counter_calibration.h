@@ -16,16 +16,16 @@ namespace jitterd {
 
 struct CounterFrequency {
   double hertz = 0;
-  std::string source;  // "cntfrq_el0", "calibrated_monotonic_raw", "pause_loop_monotonic_raw",
-                       // "steady_clock_ns"
+  std::string source;          // "cntfrq_el0", "calibrated_monotonic_raw", "pause_loop_monotonic_raw",
+                               // "steady_clock_ns"
   double uncertainty_ppm = 0;  // bound from the bracketing of the clock reads; 0 when stated
 };
 
 // One pairing of a clock read with counter reads taken just before and after it.
 struct ClockTickPair {
   std::int64_t clock_ns = 0;
-  std::uint64_t tick = 0;        // midpoint of the two counter reads
-  std::uint64_t bracket = 0;     // ticks between the two counter reads: the pairing's error
+  std::uint64_t tick = 0;     // midpoint of the two counter reads
+  std::uint64_t bracket = 0;  // ticks between the two counter reads: the pairing's error
 };
 
 ClockTickPair pair_clock_with_ticks(TickMethod method, int attempts = 32);

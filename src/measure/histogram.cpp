@@ -9,7 +9,8 @@ namespace jitterd {
 namespace {
 double bucket_midpoint(std::size_t index) {
   return (static_cast<double>(histogram_bucket_lowest(index)) +
-          static_cast<double>(histogram_bucket_highest(index))) / 2.0;
+          static_cast<double>(histogram_bucket_highest(index))) /
+         2.0;
 }
 }  // namespace
 

@@ -40,7 +40,8 @@ class InterruptionRing {
 
   // Entries with sequence number >= from_sequence still held, oldest first. They are the
   // sequence numbers just below *end_sequence (if given): the push count the copy stopped at.
-  std::vector<Interruption> copy_since(std::uint64_t from_sequence = 0, std::uint64_t* end_sequence = nullptr) const {
+  std::vector<Interruption> copy_since(std::uint64_t from_sequence = 0,
+                                       std::uint64_t* end_sequence = nullptr) const {
     const std::uint64_t head = head_.load(std::memory_order_acquire);
     if (end_sequence != nullptr) *end_sequence = head;
     std::uint64_t first = head > capacity_ ? head - capacity_ : 0;

@@ -46,12 +46,17 @@ std::vector<OpCost> measure_all(std::size_t samples) {
   const std::size_t thread_samples = std::max<std::size_t>(samples / 10, 10);
   const std::size_t fork_samples = std::max<std::size_t>(samples / 50, 5);
   std::vector<OpCost> costs;
-  costs.push_back(time_op<M>("counter_read", [] { g_counter_sink = read_ticks<M>(); }, samples));
-  costs.push_back(time_op<M>("clock_gettime_monotonic", [] { read_clock(CLOCK_MONOTONIC); }, samples));
-  costs.push_back(time_op<M>("clock_gettime_monotonic_raw", [] { read_clock(CLOCK_MONOTONIC_RAW); }, samples));
-  costs.push_back(time_op<M>("clock_gettime_realtime", [] { read_clock(CLOCK_REALTIME); }, samples));
+  costs.push_back(time_op<M>(
+      "counter_read", [] { g_counter_sink = read_ticks<M>(); }, samples));
+  costs.push_back(time_op<M>(
+      "clock_gettime_monotonic", [] { read_clock(CLOCK_MONOTONIC); }, samples));
+  costs.push_back(time_op<M>(
+      "clock_gettime_monotonic_raw", [] { read_clock(CLOCK_MONOTONIC_RAW); }, samples));
+  costs.push_back(time_op<M>(
+      "clock_gettime_realtime", [] { read_clock(CLOCK_REALTIME); }, samples));
   // getppid has no vDSO shortcut and no glibc cache: the cheapest real kernel entry and exit.
-  costs.push_back(time_op<M>("syscall_getppid", [] { syscall(SYS_getppid); }, samples));
+  costs.push_back(time_op<M>(
+      "syscall_getppid", [] { syscall(SYS_getppid); }, samples));
   costs.push_back(time_op<M>("thread_create_join", create_and_join_thread, thread_samples));
   costs.push_back(time_op<M>("fork_wait", fork_and_wait, fork_samples));
   return costs;

@@ -28,9 +28,7 @@ PacingSlots::PacingSlots(std::uint64_t start_units, double units, double rate)
   interval_fixed = static_cast<unsigned __int128>(std::roundl(std::ldexp(interval, 32)));
 }
 
-double PacingSlots::interval_units() const {
-  return std::ldexp(static_cast<double>(interval_fixed), -32);
-}
+double PacingSlots::interval_units() const { return std::ldexp(static_cast<double>(interval_fixed), -32); }
 
 std::uint64_t monotonic_ns() { return static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC)); }
 

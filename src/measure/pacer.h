@@ -47,10 +47,10 @@ struct PacingResult {
   // start the sender recovers from costs nothing, a late last send lowers it. 0 with fewer than
   // two sends or no time between due(0) and the last send.
   double achieved_per_second = 0;
-  double ratio = 0;                 // achieved / target
+  double ratio = 0;  // achieved / target
   std::uint64_t sends = 0;
-  std::uint64_t max_lateness = 0;   // units, exact
-  HistogramSnapshot lateness;       // per send: actual send time - due time, in units
+  std::uint64_t max_lateness = 0;  // units, exact
+  HistogramSnapshot lateness;      // per send: actual send time - due time, in units
 };
 
 // For each of `count` slots: reads now() until the slot is due, then calls send(). The read that
@@ -77,8 +77,8 @@ PacingResult run_pacer(Now&& now, Send&& send, const PacingSlots& slots, std::ui
   result.max_lateness = max_lateness;
   histogram->snapshot(result.lateness);
   if (count >= 2 && last_send > slots.due(0)) {
-    result.achieved_per_second = static_cast<double>(count - 1) * slots.units_per_second /
-                                 static_cast<double>(last_send - slots.due(0));
+    result.achieved_per_second =
+        static_cast<double>(count - 1) * slots.units_per_second / static_cast<double>(last_send - slots.due(0));
     result.ratio = result.achieved_per_second / result.target_per_second;
   }
   return result;

@@ -17,8 +17,10 @@ static_assert(sizeof(PingPongLines) <= 4096, "PingPongLines must fit one page: o
 
 std::string_view to_string(PingPongMethod method) {
   switch (method) {
-    case PingPongMethod::cas: return "cas";
-    case PingPongMethod::two_lines: return "two_lines";
+    case PingPongMethod::cas:
+      return "cas";
+    case PingPongMethod::two_lines:
+      return "two_lines";
   }
   return "unknown";
 }
@@ -120,21 +122,24 @@ std::optional<std::vector<std::uint64_t>> run_initiator(PingPongLines& lines, co
       if constexpr (P == PingPongMethod::cas) {
         // acq_rel on success: take the responder's turn and hand over ours in one step; acquire on
         // failure, as a failed CAS is a read of the responder's line state.
-        arrived = wait_until<M>([&] {
-          std::uint64_t expected = turn;
-          return mine.compare_exchange_strong(expected, turn + 1, std::memory_order_acq_rel,
-                                              std::memory_order_acquire);
-        }, lines, s.timeout_ticks);
+        arrived = wait_until<M>(
+            [&] {
+              std::uint64_t expected = turn;
+              return mine.compare_exchange_strong(expected, turn + 1, std::memory_order_acq_rel,
+                                                  std::memory_order_acquire);
+            },
+            lines, s.timeout_ticks);
         turn += 2;
       } else {
         ++turn;
         // Release/acquire: the pair is a message exchange, ordered like one (free on x86-64,
         // stlr/ldar on aarch64: what a real producer/consumer pays).
         mine.store(turn, std::memory_order_release);
-        arrived = wait_until<M>([&] { return theirs.load(std::memory_order_acquire) == turn; }, lines,
-                                s.timeout_ticks);
+        arrived =
+            wait_until<M>([&] { return theirs.load(std::memory_order_acquire) == turn; }, lines, s.timeout_ticks);
       }
-      if (!arrived) [[unlikely]] return std::nullopt;
+      if (!arrived) [[unlikely]]
+        return std::nullopt;
     }
     const std::uint64_t end = read_ticks<M>();
     ticks[sample] = end - start;
@@ -152,18 +157,21 @@ bool run_responder(PingPongLines& lines, const PingPongSettings& s) {
     bool arrived;
     if constexpr (P == PingPongMethod::cas) {
       // The odd value 2i + 1 is the initiator's ping; 2i + 2 hands the line back.
-      arrived = wait_until<M>([&] {
-        std::uint64_t expected = 2 * i + 1;
-        return mine.compare_exchange_strong(expected, 2 * i + 2, std::memory_order_acq_rel,
-                                            std::memory_order_acquire);
-      }, lines, s.timeout_ticks);
+      arrived = wait_until<M>(
+          [&] {
+            std::uint64_t expected = 2 * i + 1;
+            return mine.compare_exchange_strong(expected, 2 * i + 2, std::memory_order_acq_rel,
+                                                std::memory_order_acquire);
+          },
+          lines, s.timeout_ticks);
     } else {
       const std::uint64_t seq = i + 1;
-      arrived = wait_until<M>([&] { return theirs.load(std::memory_order_acquire) == seq; }, lines,
-                              s.timeout_ticks);
+      arrived =
+          wait_until<M>([&] { return theirs.load(std::memory_order_acquire) == seq; }, lines, s.timeout_ticks);
       if (arrived) mine.store(seq, std::memory_order_release);
     }
-    if (!arrived) [[unlikely]] return false;
+    if (!arrived) [[unlikely]]
+      return false;
   }
   return true;
 }

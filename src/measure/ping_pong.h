@@ -42,8 +42,8 @@ struct PingPongLines {
   PingPongLine first;   // the CAS method uses only this one
   PingPongLine second;  // two_lines: written only by the responder
   // Own line too (after the two padded ones): the barrier and abort never disturb the handoff.
-  std::atomic<int> ready{0};        // start barrier: both sides check in
-  std::atomic<bool> abort{false};   // either side gives up: the other returns too
+  std::atomic<int> ready{0};       // start barrier: both sides check in
+  std::atomic<bool> abort{false};  // either side gives up: the other returns too
 
   // Class-specific allocation: one mmap'd page each (zero-filled, not yet faulted in).
   // Throws std::bad_alloc when the kernel refuses the mapping.

@@ -28,12 +28,12 @@ struct SamplerShared {
   InterruptionRing interruptions;
   WindowMax window_max;
   std::atomic<std::uint64_t> samples{0};
-  std::atomic<std::uint64_t> sampled_ticks{0};       // sum of every recorded gap
+  std::atomic<std::uint64_t> sampled_ticks{0};  // sum of every recorded gap
   std::atomic<std::uint64_t> interruption_count{0};
-  std::atomic<std::uint64_t> interrupted_ticks{0};   // sum of gaps >= threshold ("stolen")
+  std::atomic<std::uint64_t> interrupted_ticks{0};  // sum of gaps >= threshold ("stolen")
   std::atomic<std::uint64_t> min_gap{std::numeric_limits<std::uint64_t>::max()};
   std::atomic<std::uint64_t> max_gap{0};
-  std::atomic<std::uint64_t> heartbeat_tick{0};      // tick of the last check: progress proof
+  std::atomic<std::uint64_t> heartbeat_tick{0};  // tick of the last check: progress proof
 };
 
 // Writer-side values that persist across spans (bursts) of one sampler.

@@ -52,8 +52,7 @@ inline std::uint64_t read_ticks() {
 #endif
   if constexpr (M == TickMethod::steady_clock) {
     // Fallback for architectures without a known counter: nanoseconds from the vDSO clock.
-    return static_cast<std::uint64_t>(
-        std::chrono::steady_clock::now().time_since_epoch().count());
+    return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   }
   // An unsupported method is never instantiated: dispatch_tick_method only reaches supported ones.
   return 0;
@@ -64,13 +63,18 @@ template <typename F>
 decltype(auto) dispatch_tick_method(TickMethod method, F&& f) {
   switch (method) {
 #if defined(__x86_64__)
-    case TickMethod::lfence_rdtsc: return f.template operator()<TickMethod::lfence_rdtsc>();
-    case TickMethod::rdtsc: return f.template operator()<TickMethod::rdtsc>();
-    case TickMethod::rdtscp: return f.template operator()<TickMethod::rdtscp>();
+    case TickMethod::lfence_rdtsc:
+      return f.template operator()<TickMethod::lfence_rdtsc>();
+    case TickMethod::rdtsc:
+      return f.template operator()<TickMethod::rdtsc>();
+    case TickMethod::rdtscp:
+      return f.template operator()<TickMethod::rdtscp>();
 #elif defined(__aarch64__)
-    case TickMethod::cntvct: return f.template operator()<TickMethod::cntvct>();
+    case TickMethod::cntvct:
+      return f.template operator()<TickMethod::cntvct>();
 #endif
-    default: return f.template operator()<TickMethod::steady_clock>();
+    default:
+      return f.template operator()<TickMethod::steady_clock>();
   }
 }
 

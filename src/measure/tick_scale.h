@@ -20,7 +20,8 @@ class TickScale {
   double to_seconds(std::uint64_t ticks) const {
     // A double of the 128-bit product keeps 1e-16 relative precision, even for deltas of days.
     return std::ldexp(static_cast<double>(static_cast<unsigned __int128>(ticks) * mult_),
-                      -static_cast<int>(shift_)) * 1e-9;
+                      -static_cast<int>(shift_)) *
+           1e-9;
   }
   std::uint64_t from_ns(std::uint64_t ns) const;
   std::uint64_t multiplier() const { return mult_; }

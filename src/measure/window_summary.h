@@ -10,11 +10,11 @@
 namespace jitterd {
 
 struct WindowSummary {
-  bool valid = false;       // false until the window has two snapshots
-  double seconds = 0;       // span the summary covers
+  bool valid = false;  // false until the window has two snapshots
+  double seconds = 0;  // span the summary covers
   std::uint64_t samples = 0;
   double p50 = 0, p99 = 0, p999 = 0, p9999 = 0;  // seconds, upper edge of the bucket, <= max
-  double max = 0;           // seconds, exact
+  double max = 0;                                // seconds, exact
 };
 
 // Summary of `snapshot` in seconds: quantiles from the buckets, clamped by the exact max.

@@ -21,9 +21,12 @@ std::vector<std::string> all_causes(bool tracepoints) {
 
 int priority(TraceEventKind kind) {
   switch (kind) {
-    case TraceEventKind::sched_switch: return 2;
-    case TraceEventKind::softirq: return 1;
-    default: return 0;  // a hard IRQ or an IPI: what interrupted the loop in the first place
+    case TraceEventKind::sched_switch:
+      return 2;
+    case TraceEventKind::softirq:
+      return 1;
+    default:
+      return 0;  // a hard IRQ or an IPI: what interrupted the loop in the first place
   }
 }
 
@@ -33,9 +36,11 @@ struct TickToClock {
   ClockTickPair from, to;
   double hertz;
   std::int64_t operator()(std::uint64_t tick) const {
-    const double rate = to.tick > from.tick ? static_cast<double>(to.clock_ns - from.clock_ns) / static_cast<double>(to.tick - from.tick)
+    const double rate = to.tick > from.tick ? static_cast<double>(to.clock_ns - from.clock_ns) /
+                                                  static_cast<double>(to.tick - from.tick)
                                             : 1e9 / hertz;
-    return to.clock_ns + static_cast<std::int64_t>(rate * (static_cast<double>(tick) - static_cast<double>(to.tick)));
+    return to.clock_ns +
+           static_cast<std::int64_t>(rate * (static_cast<double>(tick) - static_cast<double>(to.tick)));
   }
 };
 
@@ -80,10 +85,12 @@ std::map<std::string, std::uint64_t> AttributionProbe::match_cpu(int cpu, const 
   for (const Interruption& i : fresh) {
     const std::int64_t start = to_clock(i.start_tick);
     const std::int64_t end = to_clock(i.start_tick + i.duration_ticks);
-    intervals.push_back({static_cast<std::uint64_t>(std::max<std::int64_t>(start, 0)), static_cast<std::uint64_t>(std::max<std::int64_t>(end, 0))});
+    intervals.push_back({static_cast<std::uint64_t>(std::max<std::int64_t>(start, 0)),
+                         static_cast<std::uint64_t>(std::max<std::int64_t>(end, 0))});
   }
   std::vector<TraceEvent> mine;
-  std::copy_if(events.begin(), events.end(), std::back_inserter(mine), [&](const TraceEvent& e) { return e.cpu == cpu; });
+  std::copy_if(events.begin(), events.end(), std::back_inserter(mine),
+               [&](const TraceEvent& e) { return e.cpu == cpu; });
   std::map<std::string, std::uint64_t> by_cause;
   const std::vector<EventRange> overlaps = match_interruptions(intervals, mine, kTraceSlackNs);
   for (std::size_t i = 0; i < overlaps.size(); ++i) {
@@ -119,17 +126,24 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
       result.notes.push_back("cpu " + std::to_string(cpu) + ": no running sampler, nothing to attribute");
       continue;
     }
-    Reading r{cpu, shared, shared->interruption_count.load(std::memory_order_acquire),
-              shared->interrupted_ticks.load(std::memory_order_acquire), 0, {}};
+    Reading r{cpu,
+              shared,
+              shared->interruption_count.load(std::memory_order_acquire),
+              shared->interrupted_ticks.load(std::memory_order_acquire),
+              0,
+              {}};
     const auto window = windows_.find(cpu);
-    r.fresh = shared->interruptions.copy_since(window == windows_.end() ? 0 : window->second.next_sequence, &r.end_sequence);
+    r.fresh = shared->interruptions.copy_since(window == windows_.end() ? 0 : window->second.next_sequence,
+                                               &r.end_sequence);
     readings.push_back(std::move(r));
   }
   const ClockTickPair pair = pair_clock_with_ticks(context.method);
   const std::vector<TraceEvent> events = reader_ ? reader_->drain() : std::vector<TraceEvent>{};
 
-  ProbeTable window_table{"last window by cause (" + method_ + ")", {"cpu", "interruptions", "cause", "count"}, {}};
-  ProbeTable sources_table{"last window: what fired on each sampled cpu, most first", {"cpu", "kind", "source", "name", "count"}, {}};
+  ProbeTable window_table{
+      "last window by cause (" + method_ + ")", {"cpu", "interruptions", "cause", "count"}, {}};
+  ProbeTable sources_table{
+      "last window: what fired on each sampled cpu, most first", {"cpu", "kind", "source", "name", "count"}, {}};
   for (Reading& r : readings) {
     const bool have_window = previous_ && windows_.count(r.cpu) != 0;
     CpuWindow& window = windows_[r.cpu];
@@ -164,17 +178,22 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     for (const auto& [cause, count] : by_cause) {
       totals.interruptions[cause] += count;
       if (cause != unexplained && cause != not_kept) totals.coincident += count;
-      if (count > 0) window_table.rows.push_back({std::to_string(r.cpu), std::to_string(interruptions), cause, std::to_string(count)});
+      if (count > 0)
+        window_table.rows.push_back(
+            {std::to_string(r.cpu), std::to_string(interruptions), cause, std::to_string(count)});
     }
     std::vector<SourceDelta> top = deltas;
-    std::sort(top.begin(), top.end(), [](const SourceDelta& l, const SourceDelta& rr) { return l.delta > rr.delta; });
+    std::sort(top.begin(), top.end(),
+              [](const SourceDelta& l, const SourceDelta& rr) { return l.delta > rr.delta; });
     if (top.size() > 8) top.resize(8);
-    for (const SourceDelta& d : top) sources_table.rows.push_back({std::to_string(r.cpu), d.kind, d.source, d.name, std::to_string(d.delta)});
+    for (const SourceDelta& d : top)
+      sources_table.rows.push_back({std::to_string(r.cpu), d.kind, d.source, d.name, std::to_string(d.delta)});
   }
   previous_ = snapshot;
   previous_pair_ = pair;
 
-  result.metrics.push_back(gauge("jitterd_attribution_method", "1 for the attribution method in use: tracepoints or window_deltas.",
+  result.metrics.push_back(gauge("jitterd_attribution_method",
+                                 "1 for the attribution method in use: tracepoints or window_deltas.",
                                  {{"method", method_}}, 1));
   const auto counter = [](std::string name, std::string help, ProbeLabels labels, double value) {
     ProbeMetric m = gauge(std::move(name), std::move(help), std::move(labels), value);
@@ -186,22 +205,26 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     for (const std::string& cause : all_causes(reader_ != nullptr)) {
       const auto found = totals.interruptions.find(cause);
       const auto stolen = totals.stolen_seconds.find(cause);
-      result.metrics.push_back(counter("jitterd_attribution_interruptions_total",
-                                       "Interruptions of a sampled CPU by most likely cause (see jitterd_attribution_method).",
-                                       {{"cpu", c}, {"cause", cause}},
-                                       found == totals.interruptions.end() ? 0.0 : static_cast<double>(found->second)));
+      result.metrics.push_back(
+          counter("jitterd_attribution_interruptions_total",
+                  "Interruptions of a sampled CPU by most likely cause (see jitterd_attribution_method).",
+                  {{"cpu", c}, {"cause", cause}},
+                  found == totals.interruptions.end() ? 0.0 : static_cast<double>(found->second)));
       result.metrics.push_back(counter("jitterd_attribution_stolen_seconds_total",
-                                       "Time lost to interruptions of a sampled CPU, by most likely cause.", {{"cpu", c}, {"cause", cause}},
+                                       "Time lost to interruptions of a sampled CPU, by most likely cause.",
+                                       {{"cpu", c}, {"cause", cause}},
                                        stolen == totals.stolen_seconds.end() ? 0.0 : stolen->second));
     }
-    result.metrics.push_back(counter("jitterd_attribution_coincident_interruptions_total",
-                                     "Interruptions of a sampled CPU that coincided with an interrupt, softirq or task switch.",
-                                     {{"cpu", c}}, static_cast<double>(totals.coincident)));
+    result.metrics.push_back(
+        counter("jitterd_attribution_coincident_interruptions_total",
+                "Interruptions of a sampled CPU that coincided with an interrupt, softirq or task switch.",
+                {{"cpu", c}}, static_cast<double>(totals.coincident)));
     for (const auto& [source, named] : totals.events) {
-      result.metrics.push_back(counter("jitterd_attribution_events_total",
-                                       "Interrupts and softirqs that fired on a sampled CPU since jitterd started, by source.",
-                                       {{"cpu", c}, {"kind", source.first}, {"source", source.second}, {"name", named.first}},
-                                       static_cast<double>(named.second)));
+      result.metrics.push_back(
+          counter("jitterd_attribution_events_total",
+                  "Interrupts and softirqs that fired on a sampled CPU since jitterd started, by source.",
+                  {{"cpu", c}, {"kind", source.first}, {"source", source.second}, {"name", named.first}},
+                  static_cast<double>(named.second)));
     }
   }
   if (reader_) {

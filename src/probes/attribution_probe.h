@@ -52,15 +52,17 @@ class AttributionProbe : public Probe {
   struct CpuWindow {  // a sampler's counters at the previous run, and its ring's next sequence
     std::uint64_t interruptions = 0, interrupted_ticks = 0, next_sequence = 0;
   };
-  struct CpuTotals {  // accumulated since the probe started
+  struct CpuTotals {                                     // accumulated since the probe started
     std::map<std::string, std::uint64_t> interruptions;  // by cause
     std::map<std::string, double> stolen_seconds;        // by cause
-    std::map<std::pair<std::string, std::string>, std::pair<std::string, std::uint64_t>> events;  // (kind, source) -> (name, count)
+    std::map<std::pair<std::string, std::string>, std::pair<std::string, std::uint64_t>>
+        events;  // (kind, source) -> (name, count)
     std::uint64_t coincident = 0;
   };
   void open_tracepoints(ProbeContext& context, ProbeResult& result);
   std::map<std::string, std::uint64_t> match_cpu(int cpu, const std::vector<Interruption>& fresh,
-                                                 const std::vector<TraceEvent>& events, const ClockTickPair& now, double hertz);
+                                                 const std::vector<TraceEvent>& events, const ClockTickPair& now,
+                                                 double hertz);
 
   AttributionSettings settings_;
   std::optional<InterruptSnapshot> previous_;

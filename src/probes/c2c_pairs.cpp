@@ -12,9 +12,9 @@ namespace {
 
 using PlacementIndex = std::map<int, const CpuPlacement*>;
 
-constexpr std::array<CpuRelation, 5> relations{
-  CpuRelation::smt_sibling, CpuRelation::shared_l2, CpuRelation::shared_l3,
-  CpuRelation::same_package, CpuRelation::cross_package};
+constexpr std::array<CpuRelation, 5> relations{CpuRelation::smt_sibling, CpuRelation::shared_l2,
+                                               CpuRelation::shared_l3, CpuRelation::same_package,
+                                               CpuRelation::cross_package};
 
 CpuPair labelled(const PlacementIndex& index, int x, int y) {
   const CpuPlacement& a = *index.at(std::min(x, y));
@@ -34,9 +34,7 @@ std::vector<CpuPair> every_pair(const PlacementIndex& index, const std::vector<i
   return pairs;
 }
 
-std::string pair_name(int a, int b) {
-  return "pair (" + std::to_string(a) + ", " + std::to_string(b) + ")";
-}
+std::string pair_name(int a, int b) { return "pair (" + std::to_string(a) + ", " + std::to_string(b) + ")"; }
 
 // The lowest pair of `relation` among `candidates` (sorted), preferring pairs of two sampled
 // CPUs, then pairs with one, so the representative also says something about the CPUs that
@@ -57,17 +55,15 @@ const CpuPair* representative_of(CpuRelation relation, const std::vector<CpuPair
   return best;
 }
 
-void plan_representative(const PairRequest& request, const PlacementIndex& index,
-                         const std::vector<int>& scope, const std::vector<int>& sampled,
-                         PairPlan& plan) {
+void plan_representative(const PairRequest& request, const PlacementIndex& index, const std::vector<int>& scope,
+                         const std::vector<int>& sampled, PairPlan& plan) {
   const std::string count = std::to_string(sampled.size());
   if (sampled.size() <= request.small_set) {
     plan.pairs = every_pair(index, sampled);
-    plan.notes.push_back("every pair among the " + count + " sampled CPUs: " +
-                         std::to_string(plan.pairs.size()) + " pairs");
+    plan.notes.push_back("every pair among the " + count + " sampled CPUs: " + std::to_string(plan.pairs.size()) +
+                         " pairs");
   } else {
-    plan.notes.push_back(count + " sampled CPUs are more than small_set " +
-                         std::to_string(request.small_set) +
+    plan.notes.push_back(count + " sampled CPUs are more than small_set " + std::to_string(request.small_set) +
                          ": one pair per relation class instead of every pair among them");
   }
   const std::vector<CpuPair> candidates = every_pair(index, scope);
@@ -77,23 +73,22 @@ void plan_representative(const PairRequest& request, const PlacementIndex& index
     if (covered) continue;
     if (const CpuPair* pair = representative_of(relation, candidates, sampled)) {
       plan.pairs.push_back(*pair);
-      plan.notes.push_back(std::string(to_string(relation)) + ": " +
-                           pair_name(pair->a, pair->b) + " stands for its class");
+      plan.notes.push_back(std::string(to_string(relation)) + ": " + pair_name(pair->a, pair->b) +
+                           " stands for its class");
     }
   }
 }
 
 // "cpu 9 is not" or "cpus 8 and 9 are not", for list errors.
 std::string outside_scope(const std::vector<int>& outside, const std::vector<int>& scope) {
-  const std::string who = outside.size() == 1
-                            ? "cpu " + std::to_string(outside[0]) + " is"
-                            : "cpus " + std::to_string(outside[0]) + " and " +
-                                std::to_string(outside[1]) + " are";
+  const std::string who =
+      outside.size() == 1 ? "cpu " + std::to_string(outside[0]) + " is"
+                          : "cpus " + std::to_string(outside[0]) + " and " + std::to_string(outside[1]) + " are";
   return who + " not among the CPUs the probe may use (" + describe_cpu_list(scope) + ")";
 }
 
-void plan_list(const PairRequest& request, const PlacementIndex& index,
-               const std::vector<int>& scope, PairPlan& plan) {
+void plan_list(const PairRequest& request, const PlacementIndex& index, const std::vector<int>& scope,
+               PairPlan& plan) {
   std::map<std::pair<int, int>, std::pair<int, int>> first_written;
   for (const auto& [x, y] : request.list) {
     const std::string name = pair_name(x, y);
@@ -127,8 +122,7 @@ std::vector<std::string> PairPlan::error_texts() const {
   return texts;
 }
 
-PairPlan plan_pairs(const PairRequest& request, const std::vector<int>& scope,
-                    const std::vector<int>& sampled,
+PairPlan plan_pairs(const PairRequest& request, const std::vector<int>& scope, const std::vector<int>& sampled,
                     const std::vector<CpuPlacement>& placements) {
   PairPlan plan;
   PlacementIndex index;
@@ -167,8 +161,7 @@ PairPlan plan_pairs(const PairRequest& request, const std::vector<int>& scope,
   return plan;
 }
 
-std::vector<CpuPair> next_pairs(const std::vector<CpuPair>& pairs, PairCursor& cursor,
-                                std::size_t budget) {
+std::vector<CpuPair> next_pairs(const std::vector<CpuPair>& pairs, PairCursor& cursor, std::size_t budget) {
   if (pairs.empty()) {
     cursor.next = 0;
     return {};

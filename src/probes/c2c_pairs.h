@@ -58,8 +58,7 @@ struct PairPlan {
 //     one.
 //   list: each entry checked (both CPUs in scope, two different CPUs, not a repeat), with an
 //     error naming the entry and why.
-PairPlan plan_pairs(const PairRequest& request, const std::vector<int>& scope,
-                    const std::vector<int>& sampled,
+PairPlan plan_pairs(const PairRequest& request, const std::vector<int>& scope, const std::vector<int>& sampled,
                     const std::vector<CpuPlacement>& placements);
 
 // Where the next run starts in a plan's pairs.
@@ -70,7 +69,6 @@ struct PairCursor {
 // The next min(budget, pairs.size()) pairs starting at cursor.next, wrapping around the end, so
 // successive runs cover every pair once per cycle; the cursor advances past them. A cursor beyond
 // the end (the plan shrank on reload) wraps too. No pairs or a zero budget give nothing.
-std::vector<CpuPair> next_pairs(const std::vector<CpuPair>& pairs, PairCursor& cursor,
-                                std::size_t budget);
+std::vector<CpuPair> next_pairs(const std::vector<CpuPair>& pairs, PairCursor& cursor, std::size_t budget);
 
 }  // namespace jitterd

@@ -36,27 +36,33 @@ void add_pair_metrics(const PairRecord& r, ProbeResult& result) {
   ProbeLabels labels = pair_labels(r);
   labels.emplace_back("relation", std::string(to_string(r.pair.relation)));
   if (r.measured) {
-    for (const auto& [stat, value] : {std::pair{"min", r.min}, {"p10", r.p10}, {"median", r.median}, {"p90", r.p90}}) {
+    for (const auto& [stat, value] :
+         {std::pair{"min", r.min}, {"p10", r.p10}, {"median", r.median}, {"p90", r.p90}}) {
       ProbeLabels with_stat = labels;
       with_stat.emplace_back("stat", stat);
-      result.metrics.push_back(gauge("jitterd_c2c_latency_seconds",
-                                     "One-way core-to-core latency of a CPU pair (round trip / 2), order statistic over its "
-                                     "last run's samples.",
-                                     with_stat, value));
+      result.metrics.push_back(
+          gauge("jitterd_c2c_latency_seconds",
+                "One-way core-to-core latency of a CPU pair (round trip / 2), order statistic over its "
+                "last run's samples.",
+                with_stat, value));
     }
     ProbeLabels info = labels;
-    info.insert(info.end(), {{"node_a", node_text(r.pair.node_a)}, {"node_b", node_text(r.pair.node_b)},
+    info.insert(info.end(), {{"node_a", node_text(r.pair.node_a)},
+                             {"node_b", node_text(r.pair.node_b)},
                              {"line_node", node_text(r.line_node)}});
-    result.metrics.push_back(gauge("jitterd_c2c_pair_info",
-                                   "Always 1: a measured CPU pair with its relation, the NUMA nodes of its CPUs and of the "
-                                   "cache line (first-touched by cpu_a).",
-                                   info, 1));
-    result.metrics.push_back(gauge("jitterd_c2c_pair_last_timestamp_seconds", "When the pair was last measured (Unix time).",
-                                   pair_labels(r), r.unix_seconds));
+    result.metrics.push_back(
+        gauge("jitterd_c2c_pair_info",
+              "Always 1: a measured CPU pair with its relation, the NUMA nodes of its CPUs and of the "
+              "cache line (first-touched by cpu_a).",
+              info, 1));
+    result.metrics.push_back(gauge("jitterd_c2c_pair_last_timestamp_seconds",
+                                   "When the pair was last measured (Unix time).", pair_labels(r),
+                                   r.unix_seconds));
   }
-  ProbeMetric failures = gauge("jitterd_c2c_pair_failures_total",
-                               "Attempts to measure the pair that failed (a side timed out or could not run on its CPU).",
-                               pair_labels(r), static_cast<double>(r.failures));
+  ProbeMetric failures =
+      gauge("jitterd_c2c_pair_failures_total",
+            "Attempts to measure the pair that failed (a side timed out or could not run on its CPU).",
+            pair_labels(r), static_cast<double>(r.failures));
   failures.type = ProbeMetricType::counter;
   result.metrics.push_back(std::move(failures));
 }
@@ -65,8 +71,9 @@ ProbeTable matrix_table(const std::vector<PairRecord>& measured, const C2cSettin
   std::vector<int> cpus;
   for (const PairRecord& r : measured) cpus.insert(cpus.end(), {r.pair.a, r.pair.b});
   cpus = sorted_cpus(std::move(cpus));
-  ProbeTable table{"one-way latency in ns, median ± half the p10..p90 spread (" + std::string(to_string(settings.method)) +
-                       ", " + std::to_string(settings.samples) + " samples × " + std::to_string(settings.round_trips) +
+  ProbeTable table{"one-way latency in ns, median ± half the p10..p90 spread (" +
+                       std::string(to_string(settings.method)) + ", " + std::to_string(settings.samples) +
+                       " samples × " + std::to_string(settings.round_trips) +
                        " round trips); row and column are the two CPUs",
                    {"cpu"},
                    {}};
@@ -91,8 +98,9 @@ ProbeTable pairs_table(const std::vector<PairRecord>& records) {
                     "median_ns", "p90_ns", "pair_ms", "failures"},
                    {}};
   for (const PairRecord& r : records) {
-    std::vector<std::string> row{std::to_string(r.pair.a), std::to_string(r.pair.b), std::string(to_string(r.pair.relation)),
-                                 node_text(r.pair.node_a), node_text(r.pair.node_b)};
+    std::vector<std::string> row{std::to_string(r.pair.a), std::to_string(r.pair.b),
+                                 std::string(to_string(r.pair.relation)), node_text(r.pair.node_a),
+                                 node_text(r.pair.node_b)};
     if (r.measured) {
       row.insert(row.end(), {node_text(r.line_node), std::to_string(r.samples), ns(r.min), ns(r.p10), ns(r.median),
                              ns(r.p90), format_number(r.duration_seconds * 1e3, 1)});
@@ -111,8 +119,9 @@ void add_summary_notes(const std::vector<PairRecord>& measured, ProbeResult& res
   const PairRecord& low = *std::min_element(measured.begin(), measured.end(), by_median);
   const PairRecord& high = *std::max_element(measured.begin(), measured.end(), by_median);
   const auto line = [](const char* what, const PairRecord& r) {
-    return std::string(what) + " latency: " + ns(r.median) + " ns ±" + ns(spread(r)) + " cpus: (" + std::to_string(r.pair.a) +
-           "," + std::to_string(r.pair.b) + ") " + std::string(to_string(r.pair.relation));
+    return std::string(what) + " latency: " + ns(r.median) + " ns ±" + ns(spread(r)) + " cpus: (" +
+           std::to_string(r.pair.a) + "," + std::to_string(r.pair.b) + ") " +
+           std::string(to_string(r.pair.relation));
   };
   result.notes.push_back(line("min", low));
   result.notes.push_back(line("max", high));
@@ -124,7 +133,8 @@ void add_summary_notes(const std::vector<PairRecord>& measured, ProbeResult& res
 
 }  // namespace
 
-std::vector<int> c2c_scope(const C2cSettings& settings, const std::vector<int>& sampled, const std::vector<int>& online) {
+std::vector<int> c2c_scope(const C2cSettings& settings, const std::vector<int>& sampled,
+                           const std::vector<int>& online) {
   std::vector<int> scope = settings.cpus ? *settings.cpus : sampled;
   if (!settings.cpus && settings.allow_unsampled) scope.insert(scope.end(), online.begin(), online.end());
   return sorted_cpus(std::move(scope));
@@ -165,7 +175,8 @@ PairRecord measure_pair(ProbeContext& context, const CpuPair& pair, const PingPo
   }
   responder.join();
   const auto fail = [&](const std::string& why) { throw std::runtime_error(pair_text(pair) + ": " + why); };
-  for (const auto& [side, cpu, error] : {std::tuple{"initiator", pair.a, initiator_error}, {"responder", pair.b, responder_error}}) {
+  for (const auto& [side, cpu, error] :
+       {std::tuple{"initiator", pair.a, initiator_error}, {"responder", pair.b, responder_error}}) {
     if (!error) continue;
     try {
       std::rethrow_exception(error);
@@ -207,32 +218,37 @@ std::vector<ClassSummary> summarize_classes(const std::vector<PairRecord>& recor
   return out;
 }
 
-ProbeResult c2c_result(const std::vector<PairRecord>& records, const C2cSettings& settings, std::size_t planned_pairs,
-                       std::size_t probed_this_run) {
+ProbeResult c2c_result(const std::vector<PairRecord>& records, const C2cSettings& settings,
+                       std::size_t planned_pairs, std::size_t probed_this_run) {
   ProbeResult result;
   std::vector<PairRecord> measured;
   for (const PairRecord& r : records) {
     add_pair_metrics(r, result);
     if (r.measured) measured.push_back(r);
   }
-  ProbeTable classes{"relation classes (over the pairs' medians)", {"relation", "pairs", "min_ns", "median_ns", "max_ns"}, {}};
+  ProbeTable classes{
+      "relation classes (over the pairs' medians)", {"relation", "pairs", "min_ns", "median_ns", "max_ns"}, {}};
   for (const ClassSummary& c : summarize_classes(records)) {
     const std::string relation(to_string(c.relation));
     for (const auto& [stat, value] : {std::pair{"min", c.min}, {"median", c.median}, {"max", c.max}}) {
-      result.metrics.push_back(gauge("jitterd_c2c_class_latency_seconds",
-                                     "Smallest, middle and largest median one-way latency among the measured pairs of a "
-                                     "relation class.",
-                                     {{"relation", relation}, {"stat", stat}}, value));
+      result.metrics.push_back(
+          gauge("jitterd_c2c_class_latency_seconds",
+                "Smallest, middle and largest median one-way latency among the measured pairs of a "
+                "relation class.",
+                {{"relation", relation}, {"stat", stat}}, value));
     }
-    result.metrics.push_back(gauge("jitterd_c2c_class_pairs", "Measured pairs of a relation class.", {{"relation", relation}},
-                                   static_cast<double>(c.pairs)));
+    result.metrics.push_back(gauge("jitterd_c2c_class_pairs", "Measured pairs of a relation class.",
+                                   {{"relation", relation}}, static_cast<double>(c.pairs)));
     classes.rows.push_back({relation, std::to_string(c.pairs), ns(c.min), ns(c.median), ns(c.max)});
   }
-  result.metrics.push_back(gauge("jitterd_c2c_pairs", "CPU pairs the c2c probe plans to measure, and how many it has measured.",
+  result.metrics.push_back(gauge("jitterd_c2c_pairs",
+                                 "CPU pairs the c2c probe plans to measure, and how many it has measured.",
                                  {{"state", "planned"}}, static_cast<double>(planned_pairs)));
-  result.metrics.push_back(gauge("jitterd_c2c_pairs", "CPU pairs the c2c probe plans to measure, and how many it has measured.",
+  result.metrics.push_back(gauge("jitterd_c2c_pairs",
+                                 "CPU pairs the c2c probe plans to measure, and how many it has measured.",
                                  {{"state", "measured"}}, static_cast<double>(measured.size())));
-  result.metrics.push_back(gauge("jitterd_c2c_pairs_last_run", "CPU pairs the c2c probe's last run attempted (its budget).", {},
+  result.metrics.push_back(gauge("jitterd_c2c_pairs_last_run",
+                                 "CPU pairs the c2c probe's last run attempted (its budget).", {},
                                  static_cast<double>(probed_this_run)));
   result.tables.push_back(matrix_table(measured, settings));
   result.tables.push_back(pairs_table(records));
@@ -282,8 +298,9 @@ ProbeResult C2cProbe::run(ProbeContext& context) {
   result.warnings = std::move(result_warnings);
   result.notes.insert(result.notes.end(), plan_->notes.begin(), plan_->notes.end());
   if (plan_->pairs.empty()) {
-    result.notes.push_back("no pair to measure: fewer than two CPUs in scope (set probes.c2c.allow_unsampled to pair "
-                           "sampled CPUs with the others)");
+    result.notes.push_back(
+        "no pair to measure: fewer than two CPUs in scope (set probes.c2c.allow_unsampled to pair "
+        "sampled CPUs with the others)");
   }
   for (const std::string& failure : failures) result.notes.push_back("failed: " + failure);
   const double tick_ns = 1e9 / context.frequency.hertz;

@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "probes/c2c_pairs.h"
 #include "measure/ping_pong.h"
+#include "probes/c2c_pairs.h"
 #include "probes/probe.h"
 
 namespace jitterd {
@@ -45,19 +45,19 @@ std::vector<int> c2c_scope(const C2cSettings& settings, const std::vector<int>& 
                            const std::vector<int>& online);
 
 // Pairs planned for `settings` on this machine, read through `host`; errors name bad list entries.
-PairPlan plan_c2c_pairs(const C2cSettings& settings, const HostReader& host,
-                        const std::vector<int>& sampled, std::vector<std::string>* problems);
+PairPlan plan_c2c_pairs(const C2cSettings& settings, const HostReader& host, const std::vector<int>& sampled,
+                        std::vector<std::string>* problems);
 
 // The latest result of one pair, in seconds.
 struct PairRecord {
   CpuPair pair;
   std::size_t samples = 0;
   double min = 0, p10 = 0, median = 0, p90 = 0;  // one-way latency, seconds
-  std::optional<int> line_node;  // NUMA node of the line's page; nullopt if the kernel can't say
-  double unix_seconds = 0;       // when it was measured
-  double duration_seconds = 0;   // how long the pair took, line allocation included
-  std::uint64_t failures = 0;    // failed attempts since the probe started
-  bool measured = false;         // false while every attempt so far has failed
+  std::optional<int> line_node;                  // NUMA node of the line's page; nullopt if the kernel can't say
+  double unix_seconds = 0;                       // when it was measured
+  double duration_seconds = 0;                   // how long the pair took, line allocation included
+  std::uint64_t failures = 0;                    // failed attempts since the probe started
+  bool measured = false;                         // false while every attempt so far has failed
 };
 
 // Measures one pair: a fresh line allocated and first-touched on CPU a (the initiator), then the

@@ -38,21 +38,26 @@ void ClockProbe::add_estimates(ProbeContext& context, ProbeResult& result) {
   if (auto cpuinfo = read_cpuinfo_clock(context.host, &problems)) {
     if (!cpuinfo->mhz.empty()) estimates.emplace_back("cpuinfo_mhz", cpuinfo->mhz.front().second * 1e6);
     if (!cpuinfo->flags.empty() && context.method != TickMethod::cntvct) {
-      result.metrics.push_back(gauge("jitterd_clock_tsc_known_freq", "1 if the kernel knows the TSC frequency from hardware (cpuinfo flag tsc_known_freq), else 0.",
-                                     {}, has_flag(*cpuinfo, "tsc_known_freq") ? 1 : 0));
+      result.metrics.push_back(
+          gauge("jitterd_clock_tsc_known_freq",
+                "1 if the kernel knows the TSC frequency from hardware (cpuinfo flag tsc_known_freq), else 0.", {},
+                has_flag(*cpuinfo, "tsc_known_freq") ? 1 : 0));
     }
   }
   for (auto& p : problems) result.notes.push_back(std::move(p));
 
-  ProbeTable table{"counter frequency estimates (in use: " + format_number(in_use, 0) + " Hz, " + context.frequency.source + ")",
+  ProbeTable table{"counter frequency estimates (in use: " + format_number(in_use, 0) + " Hz, " +
+                       context.frequency.source + ")",
                    {"method", "hertz", "disagreement_ppm"},
                    {}};
   for (const auto& [method, hz] : estimates) {
     const double disagreement = hz / in_use - 1;
-    result.metrics.push_back(gauge("jitterd_clock_frequency_hertz", "Counter frequency estimated or declared by each method.",
-                                   {{"method", method}}, hz));
-    result.metrics.push_back(gauge("jitterd_clock_frequency_disagreement_ratio", "Estimate divided by the frequency in use, minus 1.",
-                                   {{"method", method}}, disagreement));
+    result.metrics.push_back(gauge("jitterd_clock_frequency_hertz",
+                                   "Counter frequency estimated or declared by each method.", {{"method", method}},
+                                   hz));
+    result.metrics.push_back(gauge("jitterd_clock_frequency_disagreement_ratio",
+                                   "Estimate divided by the frequency in use, minus 1.", {{"method", method}},
+                                   disagreement));
     table.rows.push_back({method, format_number(hz, 0), format_number(disagreement * 1e6, 2)});
   }
   result.tables.push_back(std::move(table));
@@ -62,12 +67,14 @@ void ClockProbe::add_drift(ProbeContext& context, ProbeResult& result) {
   const ClockTickPair now = pair_clock_with_ticks(context.method);
   if (previous_pair_) {
     const double drift = counter_drift(*previous_pair_, now, context.frequency.hertz);
-    result.metrics.push_back(gauge("jitterd_clock_drift_ratio", "Counter time over CLOCK_MONOTONIC_RAW time since the previous clock probe, minus 1.",
-                                   {}, drift));
-    result.tables.push_back({"counter drift against CLOCK_MONOTONIC_RAW since the previous run",
-                             {"elapsed_s", "drift_ppm"},
-                             {{format_number(static_cast<double>(now.clock_ns - previous_pair_->clock_ns) / 1e9, 1),
-                               format_number(drift * 1e6, 3)}}});
+    result.metrics.push_back(
+        gauge("jitterd_clock_drift_ratio",
+              "Counter time over CLOCK_MONOTONIC_RAW time since the previous clock probe, minus 1.", {}, drift));
+    result.tables.push_back(
+        {"counter drift against CLOCK_MONOTONIC_RAW since the previous run",
+         {"elapsed_s", "drift_ppm"},
+         {{format_number(static_cast<double>(now.clock_ns - previous_pair_->clock_ns) / 1e9, 1),
+           format_number(drift * 1e6, 3)}}});
   } else {
     result.notes.push_back("drift needs two runs: it appears from the second clock probe on");
   }
@@ -91,14 +98,18 @@ void ClockProbe::add_clocksource(ProbeContext& context, ProbeResult& result) {
 }
 
 void ClockProbe::add_sleep_overshoot(ProbeContext& context, ProbeResult& result) {
-  ProbeTable table{"nanosleep overshoot (actual - requested)", {"requested_us", "samples", "median_us", "p99_us", "max_us"}, {}};
+  ProbeTable table{"nanosleep overshoot (actual - requested)",
+                   {"requested_us", "samples", "median_us", "p99_us", "max_us"},
+                   {}};
   for (const auto requested : settings_.sleep_requests) {
     context.check_cancelled();
     const SleepOvershoot o = measure_sleep_overshoot(requested, settings_.sleep_samples);
     const std::string label = seconds_label(requested);
     for (const auto& [stat, ns] : {std::pair{"median", o.median_ns}, {"p99", o.p99_ns}, {"max", o.max_ns}}) {
-      result.metrics.push_back(gauge("jitterd_clock_sleep_overshoot_seconds", "How much longer than requested a relative clock_nanosleep slept, by statistic.",
-                                     {{"requested_seconds", label}, {"stat", stat}}, static_cast<double>(ns) * 1e-9));
+      result.metrics.push_back(
+          gauge("jitterd_clock_sleep_overshoot_seconds",
+                "How much longer than requested a relative clock_nanosleep slept, by statistic.",
+                {{"requested_seconds", label}, {"stat", stat}}, static_cast<double>(ns) * 1e-9));
     }
     table.rows.push_back({format_number(std::chrono::duration<double, std::micro>(requested).count(), 0),
                           std::to_string(o.samples), format_number(static_cast<double>(o.median_ns) / 1e3, 1),

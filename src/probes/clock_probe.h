@@ -20,7 +20,8 @@ struct ClockSettings {
   std::chrono::nanoseconds interval{std::chrono::minutes(5)};
   std::chrono::nanoseconds calibration_window{std::chrono::milliseconds(200)};
   std::vector<std::chrono::nanoseconds> sleep_requests{std::chrono::microseconds(1), std::chrono::microseconds(10),
-                                                       std::chrono::microseconds(100), std::chrono::milliseconds(1)};
+                                                       std::chrono::microseconds(100),
+                                                       std::chrono::milliseconds(1)};
   std::size_t sleep_samples = 50;
   bool operator==(const ClockSettings&) const = default;
 };

@@ -15,18 +15,22 @@ ProbeResult KernelCostProbe::run(ProbeContext& context) {
                    {}};
   for (const OpCost& c : costs) {
     for (const auto& [stat, ticks] : {std::pair{"median", c.median_ticks}, {"p99", c.p99_ticks}}) {
-      result.metrics.push_back(gauge("jitterd_kernel_cost_seconds", "Cost of one kernel operation, by statistic over the probe's samples.",
+      result.metrics.push_back(gauge("jitterd_kernel_cost_seconds",
+                                     "Cost of one kernel operation, by statistic over the probe's samples.",
                                      {{"op", c.op}, {"stat", stat}}, scale.to_seconds(ticks)));
-      result.metrics.push_back(gauge("jitterd_kernel_cost_ticks", "Cost of one kernel operation in counter ticks, by statistic.",
+      result.metrics.push_back(gauge("jitterd_kernel_cost_ticks",
+                                     "Cost of one kernel operation in counter ticks, by statistic.",
                                      {{"op", c.op}, {"stat", stat}}, static_cast<double>(ticks)));
     }
-    table.rows.push_back({c.op, std::to_string(c.samples), std::to_string(c.min_ticks), std::to_string(c.median_ticks),
-                          std::to_string(c.p99_ticks), format_number(scale.to_seconds(c.median_ticks) * 1e9, 1),
+    table.rows.push_back({c.op, std::to_string(c.samples), std::to_string(c.min_ticks),
+                          std::to_string(c.median_ticks), std::to_string(c.p99_ticks),
+                          format_number(scale.to_seconds(c.median_ticks) * 1e9, 1),
                           format_number(scale.to_seconds(c.p99_ticks) * 1e9, 1)});
   }
   result.tables.push_back(std::move(table));
-  result.notes.push_back("each sample is bracketed by two ordered counter reads, so it includes one counter read; "
-                         "the first sample of each operation is discarded");
+  result.notes.push_back(
+      "each sample is bracketed by two ordered counter reads, so it includes one counter read; "
+      "the first sample of each operation is discarded");
   return result;
 }
 

@@ -57,11 +57,14 @@ class LoopbackUdp {
   int sender_ = -1;
 };
 
-std::string rate_label(double rate) { return format_number(rate, rate == static_cast<double>(static_cast<long long>(rate)) ? 0 : 3); }
+std::string rate_label(double rate) {
+  return format_number(rate, rate == static_cast<double>(static_cast<long long>(rate)) ? 0 : 3);
+}
 
 // One pacer at one rate: starts a short lead after now so the first slot is not already late.
 template <typename Now, typename Send>
-PacingResult pace(Now&& now, Send&& send, double units_per_second, double rate, std::chrono::nanoseconds duration) {
+PacingResult pace(Now&& now, Send&& send, double units_per_second, double rate,
+                  std::chrono::nanoseconds duration) {
   const auto count = static_cast<std::uint64_t>(rate * std::chrono::duration<double>(duration).count());
   const PacingSlots slots(now() + static_cast<std::uint64_t>(units_per_second * 1e-4), units_per_second, rate);
   return run_pacer(now, send, slots, std::max<std::uint64_t>(count, 2));
@@ -109,32 +112,39 @@ ProbeResult PacingProbe::run(ProbeContext& context) {
   });
 
   ProbeResult result;
-  ProbeTable table{"pacing on cpu " + std::to_string(cpu) + ", " + (udp ? "UDP datagram to loopback" : "no-op") +
-                       " per send, " + format_number(std::chrono::duration<double>(settings_.duration).count(), 3) + " s per rate",
-                   {"method", "target_per_s", "achieved_per_s", "ratio", "p50_late_ns", "p99_late_ns", "max_late_ns"},
-                   {}};
+  ProbeTable table{
+      "pacing on cpu " + std::to_string(cpu) + ", " + (udp ? "UDP datagram to loopback" : "no-op") +
+          " per send, " + format_number(std::chrono::duration<double>(settings_.duration).count(), 3) +
+          " s per rate",
+      {"method", "target_per_s", "achieved_per_s", "ratio", "p50_late_ns", "p99_late_ns", "max_late_ns"},
+      {}};
   for (const Run& r : runs) {
     const TickScale scale(r.units_per_second);
     const ProbeLabels labels{{"method", r.method}, {"rate", rate_label(r.rate)}};
-    result.metrics.push_back(gauge("jitterd_pacing_achieved_ratio", "Achieved send rate divided by the target rate.", labels, r.result.ratio));
-    result.metrics.push_back(gauge("jitterd_pacing_max_lateness_seconds", "Largest lateness of one send behind its slot.", labels,
+    result.metrics.push_back(gauge("jitterd_pacing_achieved_ratio",
+                                   "Achieved send rate divided by the target rate.", labels, r.result.ratio));
+    result.metrics.push_back(gauge("jitterd_pacing_max_lateness_seconds",
+                                   "Largest lateness of one send behind its slot.", labels,
                                    scale.to_seconds(r.result.max_lateness)));
     // Sum of bucket midpoints: the histogram knows each lateness only to its bucket.
-    const double lateness_sum = r.result.lateness.approximate_mean() *
-                                static_cast<double>(r.result.lateness.total()) / r.units_per_second;
-    result.metrics.push_back(histogram_seconds("jitterd_pacing_lateness_seconds",
-                                               "Lateness of each send behind its scheduled slot (sum from bucket midpoints).",
-                                               labels, r.result.lateness, scale, pacing_lateness_bounds(), lateness_sum));
+    const double lateness_sum =
+        r.result.lateness.approximate_mean() * static_cast<double>(r.result.lateness.total()) / r.units_per_second;
+    result.metrics.push_back(
+        histogram_seconds("jitterd_pacing_lateness_seconds",
+                          "Lateness of each send behind its scheduled slot (sum from bucket midpoints).", labels,
+                          r.result.lateness, scale, pacing_lateness_bounds(), lateness_sum));
     table.rows.push_back({r.method, rate_label(r.rate), format_number(r.result.achieved_per_second, 1),
                           format_number(r.result.ratio, 6),
                           format_number(scale.to_seconds(r.result.lateness.quantile(0.5)) * 1e9, 0),
                           format_number(scale.to_seconds(r.result.lateness.quantile(0.99)) * 1e9, 0),
                           format_number(scale.to_seconds(r.result.max_lateness) * 1e9, 0)});
   }
-  result.metrics.push_back(gauge("jitterd_pacing_unthrottled_per_second", "Sends per second back to back, without pacing.",
-                                 {{"method", "counter"}}, unthrottled_counter));
-  result.metrics.push_back(gauge("jitterd_pacing_unthrottled_per_second", "Sends per second back to back, without pacing.",
-                                 {{"method", "clock_gettime"}}, unthrottled_clock));
+  result.metrics.push_back(gauge("jitterd_pacing_unthrottled_per_second",
+                                 "Sends per second back to back, without pacing.", {{"method", "counter"}},
+                                 unthrottled_counter));
+  result.metrics.push_back(gauge("jitterd_pacing_unthrottled_per_second",
+                                 "Sends per second back to back, without pacing.", {{"method", "clock_gettime"}},
+                                 unthrottled_clock));
   table.rows.push_back({"unthrottled", "-", format_number(unthrottled_counter, 0), "-", "-", "-", "-"});
   result.tables.push_back(std::move(table));
   result.notes.push_back("lateness percentiles are the upper edge of a histogram bucket (<= 6.25% high)");

@@ -14,22 +14,27 @@ ProbeResult PinningProbe::run(ProbeContext& context) {
   run_on_cpus(context.housekeeping, [&] { unpinned = run_migration_loop(context.method, window); });
 
   ProbeResult result;
-  ProbeTable table{"gap loop pinned vs unpinned, " + format_number(std::chrono::duration<double>(settings_.window).count(), 3) + " s each",
+  ProbeTable table{"gap loop pinned vs unpinned, " +
+                       format_number(std::chrono::duration<double>(settings_.window).count(), 3) + " s each",
                    {"mode", "cpus", "samples", "p50_ns", "p99_ns", "p99.9_ns", "migrations", "cpus_seen"},
                    {}};
-  const std::pair<const char*, const MigrationLoopResult*> modes[] = {{"pinned", &pinned}, {"unpinned", &unpinned}};
+  const std::pair<const char*, const MigrationLoopResult*> modes[] = {{"pinned", &pinned},
+                                                                      {"unpinned", &unpinned}};
   for (const auto& [mode, r] : modes) {
     const std::string allowed = std::string(mode) == "pinned" ? std::to_string(context.housekeeping.front())
-                                                               : format_cpu_list(context.housekeeping);
+                                                              : format_cpu_list(context.housekeeping);
     std::vector<std::string> row{mode, allowed, std::to_string(r->samples)};
     for (const auto& [stat, q] : {std::pair{"p50", 0.5}, {"p99", 0.99}, {"p99.9", 0.999}}) {
       const double seconds = scale.to_seconds(r->gaps.quantile(q));
-      result.metrics.push_back(gauge("jitterd_pinning_gap_seconds", "Gap percentile of the pinning probe's loop (upper edge of its bucket), pinned or unpinned.",
-                                     {{"mode", mode}, {"stat", stat}}, seconds));
+      result.metrics.push_back(
+          gauge("jitterd_pinning_gap_seconds",
+                "Gap percentile of the pinning probe's loop (upper edge of its bucket), pinned or unpinned.",
+                {{"mode", mode}, {"stat", stat}}, seconds));
       row.push_back(format_number(seconds * 1e9, 1));
     }
-    result.metrics.push_back(gauge("jitterd_pinning_migrations", "CPU changes seen during the pinning probe's last window.",
-                                   {{"mode", mode}}, static_cast<double>(r->migrations)));
+    result.metrics.push_back(gauge("jitterd_pinning_migrations",
+                                   "CPU changes seen during the pinning probe's last window.", {{"mode", mode}},
+                                   static_cast<double>(r->migrations)));
     row.push_back(std::to_string(r->migrations));
     row.push_back(format_cpu_list(r->cpus_seen));
     table.rows.push_back(std::move(row));

@@ -14,8 +14,6 @@ std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
   return out;
 }
 
-
-
 std::string us_text(long long us) { return std::to_string(us) + " us"; }
 
 std::string format_share(double share) {
@@ -44,17 +42,19 @@ void check_cpu_set(Checklist& list, const std::string& check, const std::vector<
   if (expected) {
     for (int cpu : minus(*expected, actual)) {
       list.add(check, cpu, CheckStatus::fail,
-               "cpu " + std::to_string(cpu) + " is not in the kernel's " + check + " set " + describe_cpu_list(actual) +
-                   " (expected " + describe_cpu_list(*expected) + ")",
+               "cpu " + std::to_string(cpu) + " is not in the kernel's " + check + " set " +
+                   describe_cpu_list(actual) + " (expected " + describe_cpu_list(*expected) + ")",
                true);
     }
     for (int cpu : minus(actual, *expected)) {
       list.add(check, cpu, CheckStatus::fail,
-               "cpu " + std::to_string(cpu) + " is in the kernel's " + check + " set " + describe_cpu_list(actual) +
-                   " but not expected (" + describe_cpu_list(*expected) + ")",
+               "cpu " + std::to_string(cpu) + " is in the kernel's " + check + " set " +
+                   describe_cpu_list(actual) + " but not expected (" + describe_cpu_list(*expected) + ")",
                true);
     }
-    if (actual == *expected) list.add(check, std::nullopt, CheckStatus::pass, check + " cpus " + describe_cpu_list(actual) + ", as expected", true);
+    if (actual == *expected)
+      list.add(check, std::nullopt, CheckStatus::pass,
+               check + " cpus " + describe_cpu_list(actual) + ", as expected", true);
     return;
   }
   const std::vector<int> outside = minus(list.sampled(), actual);
@@ -63,7 +63,8 @@ void check_cpu_set(Checklist& list, const std::string& check, const std::vector<
   }
   if (outside.empty()) {
     list.add(check, std::nullopt, CheckStatus::pass,
-             "sampled cpus " + describe_cpu_list(list.sampled()) + " are all " + check + " (" + check + " set " + describe_cpu_list(actual) + ")",
+             "sampled cpus " + describe_cpu_list(list.sampled()) + " are all " + check + " (" + check + " set " +
+                 describe_cpu_list(actual) + ")",
              false);
   }
 }
@@ -86,7 +87,8 @@ void check_rcu_nocbs(Checklist& list, const Posture& p) {
              "RCU callbacks run on cpu " + std::to_string(cpu) + " (not in rcu_nocbs= or nohz_full=)", false);
   }
   if (outside.empty()) {
-    list.add("rcu_nocbs", std::nullopt, CheckStatus::pass, "RCU callbacks are offloaded from every sampled cpu", false);
+    list.add("rcu_nocbs", std::nullopt, CheckStatus::pass, "RCU callbacks are offloaded from every sampled cpu",
+             false);
   }
 }
 
@@ -116,11 +118,13 @@ void check_device_irqs(Checklist& list, const Posture& p, bool expected) {
     any = true;
     const bool effective = std::all_of(irqs.begin(), irqs.end(), [](const IrqAffinity& i) { return i.effective; });
     list.add("device_irqs", cpu, expected ? CheckStatus::fail : CheckStatus::warn,
-             std::to_string(irqs.size()) + " device IRQ(s) may fire on cpu " + std::to_string(cpu) + ": " + irq_list(irqs) +
+             std::to_string(irqs.size()) + " device IRQ(s) may fire on cpu " + std::to_string(cpu) + ": " +
+                 irq_list(irqs) +
                  (effective ? " (effective affinity)" : " (requested affinity; the effective one is unknown)"),
              expected);
   }
-  if (!any) list.add("device_irqs", std::nullopt, CheckStatus::pass, "no device IRQ may fire on a sampled cpu", expected);
+  if (!any)
+    list.add("device_irqs", std::nullopt, CheckStatus::pass, "no device IRQ may fire on a sampled cpu", expected);
 }
 
 void check_smt(Checklist& list, const Posture& p, bool expected, const std::map<int, double>& busy) {
@@ -130,7 +134,8 @@ void check_smt(Checklist& list, const Posture& p, bool expected, const std::map<
     const auto it = p.smt.thread_siblings.find(cpu);
     if (it == p.smt.thread_siblings.end()) {
       all_good = false;
-      list.add("smt", cpu, bad, "cannot check cpu " + std::to_string(cpu) + ": its core's siblings are unknown", expected);
+      list.add("smt", cpu, bad, "cannot check cpu " + std::to_string(cpu) + ": its core's siblings are unknown",
+               expected);
       continue;
     }
     // One line per sampled CPU, naming every sibling that shares its core with something.
@@ -156,8 +161,10 @@ void check_smt(Checklist& list, const Posture& p, bool expected, const std::map<
     list.add("smt", cpu, bad, "cpu " + std::to_string(cpu) + " shares a core with " + reasons, expected);
   }
   if (all_good) {
-    list.add("smt", std::nullopt, CheckStatus::pass,
-             "no sampled cpu shares its core with a busy cpu (smt " + p.smt.control.value_or("state unknown") + ")", expected);
+    list.add(
+        "smt", std::nullopt, CheckStatus::pass,
+        "no sampled cpu shares its core with a busy cpu (smt " + p.smt.control.value_or("state unknown") + ")",
+        expected);
   }
 }
 
@@ -173,10 +180,13 @@ void check_governor(Checklist& list, const Posture& p, const std::optional<std::
     all_good = false;
     list.add("governor", cpu, expected ? CheckStatus::fail : CheckStatus::warn,
              governor ? "cpu " + std::to_string(cpu) + " runs the " + *governor + " governor, not " + wanted
-                      : "cannot check cpu " + std::to_string(cpu) + ": no cpufreq governor (frequency set by firmware or hypervisor)",
+                      : "cannot check cpu " + std::to_string(cpu) +
+                            ": no cpufreq governor (frequency set by firmware or hypervisor)",
              expected.has_value());
   }
-  if (all_good) list.add("governor", std::nullopt, CheckStatus::pass, "every sampled cpu runs the " + wanted + " governor", expected.has_value());
+  if (all_good)
+    list.add("governor", std::nullopt, CheckStatus::pass, "every sampled cpu runs the " + wanted + " governor",
+             expected.has_value());
 }
 
 void check_cstates(Checklist& list, const Posture& p, const std::optional<std::chrono::nanoseconds>& expected) {
@@ -191,19 +201,22 @@ void check_cstates(Checklist& list, const Posture& p, const std::optional<std::c
     const auto it = by_cpu.find(cpu);
     if (it == by_cpu.end()) {
       all_good = false;
-      list.add("cstates", cpu, bad, "cannot check cpu " + std::to_string(cpu) + ": no cpuidle states listed", expected.has_value());
+      list.add("cstates", cpu, bad, "cannot check cpu " + std::to_string(cpu) + ": no cpuidle states listed",
+               expected.has_value());
       continue;
     }
     const IdleState* deepest = nullptr;
     const IdleState* unreadable = nullptr;
     for (const IdleState& s : it->second->states) {
       if (s.enabled && !s.exit_latency_us) unreadable = &s;
-      if (s.enabled && s.exit_latency_us && (!deepest || *s.exit_latency_us > *deepest->exit_latency_us)) deepest = &s;
+      if (s.enabled && s.exit_latency_us && (!deepest || *s.exit_latency_us > *deepest->exit_latency_us))
+        deepest = &s;
     }
     if (unreadable) {
       all_good = false;
       list.add("cstates", cpu, bad,
-               "cannot check cpu " + std::to_string(cpu) + ": enabled state " + unreadable->name + " has no readable exit latency",
+               "cannot check cpu " + std::to_string(cpu) + ": enabled state " + unreadable->name +
+                   " has no readable exit latency",
                expected.has_value());
       continue;
     }
@@ -234,45 +247,61 @@ void check_workqueue(Checklist& list, const Posture& p) {
     if (!has_cpu(*p.workqueue_cpus, cpu)) continue;
     any = true;
     list.add("workqueue", cpu, CheckStatus::warn,
-             "unbound workqueues may run on cpu " + std::to_string(cpu) + " (workqueue cpumask " + describe_cpu_list(*p.workqueue_cpus) + ")",
+             "unbound workqueues may run on cpu " + std::to_string(cpu) + " (workqueue cpumask " +
+                 describe_cpu_list(*p.workqueue_cpus) + ")",
              false);
   }
-  if (!any) list.add("workqueue", std::nullopt, CheckStatus::pass, "unbound workqueues stay on cpus " + describe_cpu_list(*p.workqueue_cpus), false);
+  if (!any)
+    list.add("workqueue", std::nullopt, CheckStatus::pass,
+             "unbound workqueues stay on cpus " + describe_cpu_list(*p.workqueue_cpus), false);
 }
 
 void check_clocksource(Checklist& list, const Posture& p, const std::optional<std::string>& expected) {
   if (!p.clocksource) {
-    list.add("clocksource", std::nullopt, expected ? CheckStatus::fail : CheckStatus::warn, "cannot check: no current clocksource",
-             expected.has_value());
+    list.add("clocksource", std::nullopt, expected ? CheckStatus::fail : CheckStatus::warn,
+             "cannot check: no current clocksource", expected.has_value());
     return;
   }
   const std::string& current = p.clocksource->current;
   const bool good = expected ? current == *expected : current == "tsc" || current == "arch_sys_counter";
   std::string available;
   for (const std::string& c : p.clocksource->available) available += (available.empty() ? "" : " ") + c;
-  list.add("clocksource", std::nullopt, good ? CheckStatus::pass : expected ? CheckStatus::fail : CheckStatus::warn,
-           "current clocksource " + current + (expected ? ", expected " + *expected : good ? "" : ": slower to read than the CPU counter") +
+  list.add("clocksource", std::nullopt,
+           good       ? CheckStatus::pass
+           : expected ? CheckStatus::fail
+                      : CheckStatus::warn,
+           "current clocksource " + current +
+               (expected ? ", expected " + *expected
+                : good   ? ""
+                         : ": slower to read than the CPU counter") +
                " (available: " + (available.empty() ? "unknown" : available) + ")",
            expected.has_value());
 }
 
 void check_machine_wide(Checklist& list, const Posture& p) {
   const auto& thp = p.thp.enabled;
-  list.add("thp", std::nullopt, !thp ? CheckStatus::warn : *thp == "always" ? CheckStatus::warn : CheckStatus::pass,
+  list.add("thp", std::nullopt,
+           !thp               ? CheckStatus::warn
+           : *thp == "always" ? CheckStatus::warn
+                              : CheckStatus::pass,
            !thp ? "cannot check: transparent hugepages state unknown"
-                : "transparent hugepages " + *thp + (*thp == "always" ? ": khugepaged may compact and collapse pages under any task" : ""),
+                : "transparent hugepages " + *thp +
+                      (*thp == "always" ? ": khugepaged may compact and collapse pages under any task" : ""),
            false);
   const auto& nmi = p.sysctls.nmi_watchdog;
   list.add("nmi_watchdog", std::nullopt, nmi && *nmi == "0" ? CheckStatus::pass : CheckStatus::warn,
            !nmi ? "cannot check: kernel.nmi_watchdog unknown"
-           : *nmi == "0" ? "kernel.nmi_watchdog 0"
-                         : "kernel.nmi_watchdog " + *nmi + ": the hard-lockup detector sends every cpu a periodic NMI",
+           : *nmi == "0"
+               ? "kernel.nmi_watchdog 0"
+               : "kernel.nmi_watchdog " + *nmi + ": the hard-lockup detector sends every cpu a periodic NMI",
            false);
   const auto stat = p.sysctls.stat_interval ? parse_integer(*p.sysctls.stat_interval) : std::nullopt;
   list.add("stat_interval", std::nullopt, stat && *stat > 1 ? CheckStatus::pass : CheckStatus::warn,
            !stat ? "cannot check: vm.stat_interval unknown"
-           : *stat > 1 ? "vm.stat_interval " + std::to_string(*stat)
-                       : "vm.stat_interval " + std::to_string(*stat) + ": vmstat refreshes every second on every busy cpu; isolation guides raise it (e.g. 10)",
+           : *stat > 1
+               ? "vm.stat_interval " + std::to_string(*stat)
+               : "vm.stat_interval " + std::to_string(*stat) +
+                     ": vmstat refreshes every second on every busy cpu; isolation guides raise it (e.g. 10)",
            false);
 }
 
@@ -280,9 +309,12 @@ void check_machine_wide(Checklist& list, const Posture& p) {
 
 std::string_view to_string(CheckStatus status) {
   switch (status) {
-    case CheckStatus::pass: return "PASS";
-    case CheckStatus::warn: return "WARN";
-    case CheckStatus::fail: return "FAIL";
+    case CheckStatus::pass:
+      return "PASS";
+    case CheckStatus::warn:
+      return "WARN";
+    case CheckStatus::fail:
+      return "FAIL";
   }
   return "?";
 }
@@ -290,8 +322,10 @@ std::string_view to_string(CheckStatus status) {
 std::vector<PostureCheck> check_posture(const Posture& posture, const std::vector<int>& sampled,
                                         const PostureExpectations& expect, const std::map<int, double>& busy) {
   Checklist list(sampled);
-  check_cpu_set(list, "isolated", posture.isolated, expect.isolated, "isolated: the scheduler may place tasks on it");
-  check_cpu_set(list, "nohz_full", posture.nohz_full, expect.nohz_full, "nohz_full: the scheduler tick interrupts it");
+  check_cpu_set(list, "isolated", posture.isolated, expect.isolated,
+                "isolated: the scheduler may place tasks on it");
+  check_cpu_set(list, "nohz_full", posture.nohz_full, expect.nohz_full,
+                "nohz_full: the scheduler tick interrupts it");
   check_rcu_nocbs(list, posture);
   check_device_irqs(list, posture, expect.no_device_irqs);
   check_smt(list, posture, expect.smt_siblings_idle, busy);

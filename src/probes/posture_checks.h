@@ -21,11 +21,11 @@ namespace jitterd {
 
 // What the posture should be (the `expect:` configuration section); unset means unchecked.
 struct PostureExpectations {
-  std::optional<std::vector<int>> isolated;   // the effective isolated set, exactly
-  std::optional<std::vector<int>> nohz_full;  // the effective nohz_full set, exactly
-  std::optional<std::string> governor;        // of every sampled CPU
-  std::optional<std::string> clocksource;     // the current one
-  bool no_device_irqs = false;                // on sampled CPUs
+  std::optional<std::vector<int>> isolated;                  // the effective isolated set, exactly
+  std::optional<std::vector<int>> nohz_full;                 // the effective nohz_full set, exactly
+  std::optional<std::string> governor;                       // of every sampled CPU
+  std::optional<std::string> clocksource;                    // the current one
+  bool no_device_irqs = false;                               // on sampled CPUs
   std::optional<std::chrono::nanoseconds> max_exit_latency;  // of enabled C-states, sampled CPUs
   // Every other thread of a sampled CPU's core offline, or idle: at most kIdleSiblingShare busy
   // where its busy share was measured, else isolated.

@@ -23,9 +23,10 @@ void add_cpu_flags(const Posture& p, std::vector<ProbeMetric>& out) {
   }
   for (int cpu : p.online) {
     const ProbeLabels labels{{"cpu", std::to_string(cpu)}};
-    out.push_back(gauge("jitterd_posture_cpu_isolated", "1 if the CPU is in the kernel's effective isolated set.", labels,
-                        has_cpu(p.isolated, cpu)));
-    out.push_back(gauge("jitterd_posture_cpu_nohz_full", "1 if the CPU is in the kernel's effective nohz_full set.", labels,
+    out.push_back(gauge("jitterd_posture_cpu_isolated", "1 if the CPU is in the kernel's effective isolated set.",
+                        labels, has_cpu(p.isolated, cpu)));
+    out.push_back(gauge("jitterd_posture_cpu_nohz_full",
+                        "1 if the CPU is in the kernel's effective nohz_full set.", labels,
                         has_cpu(p.nohz_full, cpu)));
     if (p.workqueue_cpus) {
       out.push_back(gauge("jitterd_posture_cpu_workqueue", "1 if unbound workqueues may run on the CPU.", labels,
@@ -33,8 +34,8 @@ void add_cpu_flags(const Posture& p, std::vector<ProbeMetric>& out) {
     }
     double irqs = 0;
     for (const IrqAffinity& irq : irqs_on_cpu(p, cpu)) irqs += irq.name.empty() ? 0 : 1;
-    out.push_back(gauge("jitterd_posture_cpu_device_irqs", "Device IRQs (with a handler) whose affinity includes the CPU.",
-                        labels, irqs));
+    out.push_back(gauge("jitterd_posture_cpu_device_irqs",
+                        "Device IRQs (with a handler) whose affinity includes the CPU.", labels, irqs));
   }
 }
 
@@ -49,7 +50,8 @@ void add_cpu_power(const Posture& p, const std::vector<int>& interest, std::vect
     }
     for (const auto& [kind, khz] : {std::pair{"min", f.min_khz}, {"max", f.max_khz}, {"current", f.cur_khz}}) {
       if (khz) {
-        out.push_back(gauge("jitterd_posture_cpufreq_hertz", "The CPU's cpufreq scaling minimum, maximum and current frequency.",
+        out.push_back(gauge("jitterd_posture_cpufreq_hertz",
+                            "The CPU's cpufreq scaling minimum, maximum and current frequency.",
                             {{"cpu", cpu}, {"kind", kind}}, static_cast<double>(*khz) * 1e3));
       }
     }
@@ -66,63 +68,82 @@ void add_cpu_power(const Posture& p, const std::vector<int>& interest, std::vect
   }
   for (const auto& [cpu, siblings] : p.smt.thread_siblings) {
     if (!has_cpu(interest, cpu)) continue;
-    out.push_back(gauge("jitterd_posture_cpu_siblings_info", "1, labelled with the CPUs sharing the CPU's core (itself included).",
+    out.push_back(gauge("jitterd_posture_cpu_siblings_info",
+                        "1, labelled with the CPUs sharing the CPU's core (itself included).",
                         {{"cpu", std::to_string(cpu)}, {"siblings", format_cpu_list(siblings)}}, 1));
   }
 }
 
 void add_machine(const Posture& p, const std::vector<int>& interest, std::vector<ProbeMetric>& out) {
-  if (p.smt.active) out.push_back(gauge("jitterd_posture_smt_active", "1 if SMT (hyper-threading) is active.", {}, *p.smt.active));
+  if (p.smt.active)
+    out.push_back(gauge("jitterd_posture_smt_active", "1 if SMT (hyper-threading) is active.", {}, *p.smt.active));
   if (p.smt.control) {
     out.push_back(gauge("jitterd_posture_smt_control_info", "1, labelled with devices/system/cpu/smt/control.",
                         {{"control", *p.smt.control}}, 1));
   }
   const IsolationParams& i = p.isolation;
   const std::pair<const char*, std::optional<std::string>> params[] = {
-    {"isolcpus", i.isolcpus}, {"nohz_full", i.nohz_full}, {"rcu_nocbs", i.rcu_nocbs}, {"irqaffinity", i.irqaffinity},
-    {"rcu_nocb_poll", i.rcu_nocb_poll ? std::optional<std::string>("") : std::nullopt}, {"skew_tick", i.skew_tick},
-    {"intel_idle.max_cstate", i.intel_idle_max_cstate}, {"processor.max_cstate", i.processor_max_cstate},
-    {"idle", i.idle}, {"mitigations", i.mitigations}};
+      {"isolcpus", i.isolcpus},
+      {"nohz_full", i.nohz_full},
+      {"rcu_nocbs", i.rcu_nocbs},
+      {"irqaffinity", i.irqaffinity},
+      {"rcu_nocb_poll", i.rcu_nocb_poll ? std::optional<std::string>("") : std::nullopt},
+      {"skew_tick", i.skew_tick},
+      {"intel_idle.max_cstate", i.intel_idle_max_cstate},
+      {"processor.max_cstate", i.processor_max_cstate},
+      {"idle", i.idle},
+      {"mitigations", i.mitigations}};
   for (const auto& [param, value] : params) {
     if (!value) continue;
     std::string shown = *value;
     if (std::string(param) == "isolcpus") {
       for (auto it = i.isolcpus_flags.rbegin(); it != i.isolcpus_flags.rend(); ++it) shown = *it + "," + shown;
     }
-    out.push_back(gauge("jitterd_posture_kernel_param_info", "1 per isolation parameter on the kernel command line, with its value.",
+    out.push_back(gauge("jitterd_posture_kernel_param_info",
+                        "1 per isolation parameter on the kernel command line, with its value.",
                         {{"param", param}, {"value", shown}}, 1));
   }
   if (p.thp.enabled || p.thp.defrag) {
-    out.push_back(gauge("jitterd_posture_thp_info", "1, labelled with the transparent hugepage enabled and defrag settings.",
-                        {{"enabled", p.thp.enabled.value_or("unknown")}, {"defrag", p.thp.defrag.value_or("unknown")}}, 1));
+    out.push_back(
+        gauge("jitterd_posture_thp_info", "1, labelled with the transparent hugepage enabled and defrag settings.",
+              {{"enabled", p.thp.enabled.value_or("unknown")}, {"defrag", p.thp.defrag.value_or("unknown")}}, 1));
   }
   const std::pair<const char*, std::optional<std::string>> sysctls[] = {
-    {"kernel.nmi_watchdog", p.sysctls.nmi_watchdog}, {"kernel.timer_migration", p.sysctls.timer_migration},
-    {"vm.stat_interval", p.sysctls.stat_interval}, {"kernel.sched_rt_runtime_us", p.sysctls.sched_rt_runtime_us}};
+      {"kernel.nmi_watchdog", p.sysctls.nmi_watchdog},
+      {"kernel.timer_migration", p.sysctls.timer_migration},
+      {"vm.stat_interval", p.sysctls.stat_interval},
+      {"kernel.sched_rt_runtime_us", p.sysctls.sched_rt_runtime_us}};
   for (const auto& [name, text] : sysctls) {
     const std::optional<long long> value = text ? parse_integer(*text) : std::nullopt;
-    if (value) out.push_back(gauge("jitterd_posture_sysctl", "Value of a sysctl that matters for isolation.", {{"name", name}}, static_cast<double>(*value)));
+    if (value)
+      out.push_back(gauge("jitterd_posture_sysctl", "Value of a sysctl that matters for isolation.",
+                          {{"name", name}}, static_cast<double>(*value)));
   }
   if (p.sysctls.watchdog_cpumask) {
-    out.push_back(gauge("jitterd_posture_watchdog_cpus_info", "1, labelled with kernel.watchdog_cpumask (a CPU list).",
+    out.push_back(gauge("jitterd_posture_watchdog_cpus_info",
+                        "1, labelled with kernel.watchdog_cpumask (a CPU list).",
                         {{"cpus", *p.sysctls.watchdog_cpumask}}, 1));
   }
   for (int cpu : interest) {
     for (const IrqAffinity& irq : irqs_on_cpu(p, cpu)) {
       if (irq.name.empty()) continue;
-      out.push_back(gauge("jitterd_posture_irq_on_cpu", "1 for each device IRQ whose affinity includes a sampled or isolated CPU.",
-                          {{"cpu", std::to_string(cpu)}, {"irq", std::to_string(irq.irq)}, {"name", irq.name}}, 1));
+      out.push_back(gauge(
+          "jitterd_posture_irq_on_cpu", "1 for each device IRQ whose affinity includes a sampled or isolated CPU.",
+          {{"cpu", std::to_string(cpu)}, {"irq", std::to_string(irq.irq)}, {"name", irq.name}}, 1));
     }
   }
-  out.push_back(gauge("jitterd_posture_unreadable_files", "Posture files that were missing or unparsable in the last reading.", {},
+  out.push_back(gauge("jitterd_posture_unreadable_files",
+                      "Posture files that were missing or unparsable in the last reading.", {},
                       static_cast<double>(p.problems.size())));
 }
 
 // Expectations judged per CPU get a series for every sampled CPU (0 or 1) whatever the outcome,
 // so a series goes to 0 when its expectation is met again instead of vanishing; machine-wide ones
 // get one series with cpu="".
-void add_checks(const std::vector<PostureCheck>& checks, const std::vector<int>& sampled, std::vector<ProbeMetric>& out) {
-  static const std::set<std::string> per_cpu = {"isolated", "nohz_full", "device_irqs", "smt", "governor", "cstates"};
+void add_checks(const std::vector<PostureCheck>& checks, const std::vector<int>& sampled,
+                std::vector<ProbeMetric>& out) {
+  static const std::set<std::string> per_cpu = {"isolated", "nohz_full", "device_irqs",
+                                                "smt",      "governor",  "cstates"};
   std::map<std::string, std::map<std::string, double>> unmet;  // check -> cpu label -> 0 or 1
   std::map<std::string, double> warnings;
   for (const PostureCheck& c : checks) {
@@ -139,15 +160,17 @@ void add_checks(const std::vector<PostureCheck>& checks, const std::vector<int>&
       for (int cpu : sampled) series.emplace(std::to_string(cpu), 0.0);
     }
     for (const auto& [cpu, value] : series) {
-      out.push_back(gauge("jitterd_expectation_unmet",
-                          "1 for each unmet expectation of the expect: configuration (check, and cpu where per CPU), 0 "
-                          "for a met one.",
-                          {{"check", check}, {"cpu", cpu}}, value));
+      out.push_back(
+          gauge("jitterd_expectation_unmet",
+                "1 for each unmet expectation of the expect: configuration (check, and cpu where per CPU), 0 "
+                "for a met one.",
+                {{"check", check}, {"cpu", cpu}}, value));
     }
   }
   for (const auto& [check, count] : warnings) {
-    out.push_back(gauge("jitterd_posture_warnings", "WARN lines of the posture checklist's rules of thumb, per check.",
-                        {{"check", check}}, count));
+    out.push_back(gauge("jitterd_posture_warnings",
+                        "WARN lines of the posture checklist's rules of thumb, per check.", {{"check", check}},
+                        count));
   }
 }
 
@@ -181,7 +204,8 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
     fingerprint_since_ = now;
   } else if (*fingerprint_ != posture.fingerprint) {
     std::string changed;
-    for (const std::string& line : fingerprint_changes(*fingerprint_, posture.fingerprint)) changed += (changed.empty() ? "" : "; ") + line;
+    for (const std::string& line : fingerprint_changes(*fingerprint_, posture.fingerprint))
+      changed += (changed.empty() ? "" : "; ") + line;
     result.warnings.push_back("the machine's fingerprint changed: " + changed);
     ++fingerprint_changes_;
     fingerprint_since_ = now;
@@ -189,21 +213,27 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
   fingerprint_ = posture.fingerprint;
   ProbeLabels fields;
   for (auto& [field, value] : fingerprint_fields(posture.fingerprint)) fields.emplace_back(field, value);
-  result.metrics.push_back(gauge("jitterd_fingerprint_info",
-                                 "1, labelled with the kernel release and command line, microcode revision, BIOS vendor, "
-                                 "version and date, and CPU model.",
-                                 fields, 1));
-  ProbeMetric changes = gauge("jitterd_fingerprint_changes_total", "Fingerprint changes seen since jitterd started.", {},
-                              static_cast<double>(fingerprint_changes_));
+  result.metrics.push_back(
+      gauge("jitterd_fingerprint_info",
+            "1, labelled with the kernel release and command line, microcode revision, BIOS vendor, "
+            "version and date, and CPU model.",
+            fields, 1));
+  ProbeMetric changes =
+      gauge("jitterd_fingerprint_changes_total", "Fingerprint changes seen since jitterd started.", {},
+            static_cast<double>(fingerprint_changes_));
   changes.type = ProbeMetricType::counter;
   result.metrics.push_back(std::move(changes));
-  result.metrics.push_back(gauge("jitterd_fingerprint_since_timestamp_seconds",
-                                 "When the current fingerprint was first seen: start-up, or its last change (Unix time).", {},
-                                 fingerprint_since_));
+  result.metrics.push_back(
+      gauge("jitterd_fingerprint_since_timestamp_seconds",
+            "When the current fingerprint was first seen: start-up, or its last change (Unix time).", {},
+            fingerprint_since_));
 
-  ProbeTable table{"isolation checklist for sampled cpus " + format_cpu_list(sampled), {"status", "check", "cpu", "reason"}, {}};
+  ProbeTable table{"isolation checklist for sampled cpus " + format_cpu_list(sampled),
+                   {"status", "check", "cpu", "reason"},
+                   {}};
   for (const PostureCheck& c : checks) {
-    table.rows.push_back({std::string(to_string(c.status)), c.check, c.cpu ? std::to_string(*c.cpu) : "-", c.reason});
+    table.rows.push_back(
+        {std::string(to_string(c.status)), c.check, c.cpu ? std::to_string(*c.cpu) : "-", c.reason});
   }
   result.tables.push_back(std::move(table));
   result.notes = posture.problems;

@@ -16,8 +16,9 @@ ProbeMetric gauge(std::string name, std::string help, ProbeLabels labels, double
   return m;
 }
 
-ProbeMetric histogram_seconds(std::string name, std::string help, ProbeLabels labels, const HistogramSnapshot& snapshot,
-                              const TickScale& scale, const std::vector<double>& bounds, double sum_seconds) {
+ProbeMetric histogram_seconds(std::string name, std::string help, ProbeLabels labels,
+                              const HistogramSnapshot& snapshot, const TickScale& scale,
+                              const std::vector<double>& bounds, double sum_seconds) {
   ProbeMetric m = gauge(std::move(name), std::move(help), std::move(labels), 0);
   m.type = ProbeMetricType::histogram;
   const auto counts = coarse_cumulative_counts(snapshot, scale, bounds);

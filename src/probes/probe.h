@@ -51,7 +51,7 @@ struct ProbeTable {
 struct ProbeResult {
   std::vector<ProbeMetric> metrics;
   std::vector<ProbeTable> tables;
-  std::vector<std::string> notes;  // one line each: what the numbers mean, what was missing
+  std::vector<std::string> notes;     // one line each: what the numbers mean, what was missing
   std::vector<std::string> warnings;  // one line each for the daemon's log: something changed
 };
 
@@ -107,8 +107,9 @@ ProbeStatus run_probe(Probe& probe, ProbeContext& context);
 // Helpers for probe implementations.
 ProbeMetric gauge(std::string name, std::string help, ProbeLabels labels, double value);
 // A histogram in seconds from a snapshot in `scale` units, with the given upper bounds.
-ProbeMetric histogram_seconds(std::string name, std::string help, ProbeLabels labels, const HistogramSnapshot& snapshot,
-                              const TickScale& scale, const std::vector<double>& bounds, double sum_seconds);
+ProbeMetric histogram_seconds(std::string name, std::string help, ProbeLabels labels,
+                              const HistogramSnapshot& snapshot, const TickScale& scale,
+                              const std::vector<double>& bounds, double sum_seconds);
 std::string format_number(double value, int decimals);
 
 }  // namespace jitterd

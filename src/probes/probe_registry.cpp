@@ -41,7 +41,8 @@ const std::vector<std::string_view>& probe_names() {
 }
 
 std::unique_ptr<Probe> make_probe(std::string_view name, const ProbesSettings& settings) {
-  const auto* found = std::find_if(std::begin(kProbes), std::end(kProbes), [&](const ProbeEntry& e) { return e.name == name; });
+  const auto* found =
+      std::find_if(std::begin(kProbes), std::end(kProbes), [&](const ProbeEntry& e) { return e.name == name; });
   return found == std::end(kProbes) ? nullptr : found->make(settings);
 }
 

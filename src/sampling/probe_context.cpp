@@ -4,7 +4,8 @@
 
 namespace jitterd {
 
-ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host, const CounterFrequency& frequency) {
+ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host,
+                                const CounterFrequency& frequency) {
   ProbeContext context;
   context.host = host;
   context.method = plan.method;
@@ -15,8 +16,8 @@ ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host
   return context;
 }
 
-ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host, const CounterFrequency& frequency,
-                                std::shared_ptr<SamplerSet> samplers) {
+ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host,
+                                const CounterFrequency& frequency, std::shared_ptr<SamplerSet> samplers) {
   ProbeContext context = make_probe_context(plan, host, frequency);
   context.run_on_cpu = [samplers](int cpu, const std::function<void()>& work) {
     for (std::size_t i = 0; i < samplers->size(); ++i) {

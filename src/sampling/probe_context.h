@@ -14,11 +14,12 @@
 
 namespace jitterd {
 
-ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host, const CounterFrequency& frequency);
+ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host,
+                                const CounterFrequency& frequency);
 
 // As above, but a CPU with a running sampler in `samplers` is borrowed from it (run_on_cpu) and
 // its counters are visible to probes (sampler_of).
-ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host, const CounterFrequency& frequency,
-                                std::shared_ptr<SamplerSet> samplers);
+ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host,
+                                const CounterFrequency& frequency, std::shared_ptr<SamplerSet> samplers);
 
 }  // namespace jitterd

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "sampling/sampler_worker.h"
 #include "measure/rolling_window.h"
 #include "measure/window_summary.h"
+#include "sampling/sampler_worker.h"
 
 namespace jitterd {
 

@@ -29,7 +29,9 @@ SamplerWorker::SamplerWorker(SamplerSettings settings) : settings_(std::move(set
 
 SamplerWorker::~SamplerWorker() { stop(); }
 
-void SamplerWorker::start() { thread_ = std::thread([this] { thread_main(); }); }
+void SamplerWorker::start() {
+  thread_ = std::thread([this] { thread_main(); });
+}
 
 void SamplerWorker::wait_ready() {
   std::unique_lock lock(mutex_);
@@ -58,7 +60,8 @@ bool SamplerWorker::alive(std::uint64_t now_tick) const {
   if (!sampling() || !shared_) return false;
   const std::uint64_t last = shared_->heartbeat_tick.load(std::memory_order_relaxed);
   if (last == 0) return false;
-  const auto allowed = std::chrono::seconds(1) + (settings_.continuous ? std::chrono::nanoseconds(0) : settings_.period);
+  const auto allowed =
+      std::chrono::seconds(1) + (settings_.continuous ? std::chrono::nanoseconds(0) : settings_.period);
   const std::uint64_t allowed_ticks = settings_.scale.from_ns(static_cast<std::uint64_t>(allowed.count()));
   // The heartbeat may be a hair ahead of now_tick when read on another CPU: that is progress.
   return now_tick < last || now_tick - last <= allowed_ticks;
@@ -106,7 +109,8 @@ void SamplerWorker::thread_main() {
 bool SamplerWorker::prepare() {
   startup_.tid = gettid();
   if (const int err = try_restrict_current_thread({settings_.cpu})) {
-    startup_.error = "cpu " + std::to_string(settings_.cpu) + ": cannot pin the sampler thread: " + errno_text(err);
+    startup_.error =
+        "cpu " + std::to_string(settings_.cpu) + ": cannot pin the sampler thread: " + errno_text(err);
     return false;
   }
   startup_.pinned = true;

@@ -51,11 +51,11 @@ struct SamplerStartup {
   pid_t tid = 0;
   bool pinned = false;
   bool memory_locked = false;
-  int realtime_priority = 0;        // the SCHED_FIFO priority obtained, 0 for SCHED_OTHER
-  std::uint64_t floor_ticks = 0;    // smallest gap of the warm-up window
+  int realtime_priority = 0;      // the SCHED_FIFO priority obtained, 0 for SCHED_OTHER
+  std::uint64_t floor_ticks = 0;  // smallest gap of the warm-up window
   std::uint64_t threshold_ticks = 0;
   std::vector<std::string> warnings;
-  std::string error;                // non-empty: this CPU is not being sampled
+  std::string error;  // non-empty: this CPU is not being sampled
 };
 
 class SamplerWorker {
@@ -67,8 +67,8 @@ class SamplerWorker {
 
   void start();
   void wait_ready();
-  void release();   // the start barrier: called for every worker once all are ready
-  void stop();      // returns once the thread has exited
+  void release();  // the start barrier: called for every worker once all are ready
+  void stop();     // returns once the thread has exited
 
   const SamplerSettings& settings() const { return settings_; }
   const SamplerStartup& startup() const { return startup_; }

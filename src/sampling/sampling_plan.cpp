@@ -18,7 +18,9 @@ Config load_with_overrides(const CommandLine& cl) {
   // Flags are checked by the same rules as the file, by running them through the parser.
   std::string overrides;
   if (cl.listen_address) overrides += "web: {listen_address: \"" + *cl.listen_address + "\"";
-  if (cl.telemetry_path) overrides += std::string(overrides.empty() ? "web: {" : ", ") + "telemetry_path: \"" + *cl.telemetry_path + "\"";
+  if (cl.telemetry_path)
+    overrides +=
+        std::string(overrides.empty() ? "web: {" : ", ") + "telemetry_path: \"" + *cl.telemetry_path + "\"";
   if (!overrides.empty()) overrides += "}\n";
   if (cl.log_level) overrides += "log: {level: \"" + *cl.log_level + "\"}\n";
   if (!overrides.empty()) {
@@ -41,8 +43,8 @@ TickMethod choose_method(const Config& config) {
     std::string allowed;
     for (auto m : supported_tick_methods()) allowed += (allowed.empty() ? "" : ", ") + std::string(to_string(m));
     throw ConfigErrors({{config.path, 0, 0, "sampler.tick_source",
-                         "\"" + std::string(to_string(method)) + "\" is not available on this architecture (allowed here: " +
-                             allowed + ")"}});
+                         "\"" + std::string(to_string(method)) +
+                             "\" is not available on this architecture (allowed here: " + allowed + ")"}});
   }
   return method;
 }

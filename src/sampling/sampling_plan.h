@@ -8,10 +8,10 @@
 
 #include "cli/command_line.h"
 #include "config/config.h"
-#include "sampling/sampler_worker.h"
 #include "host/affinity.h"
 #include "host/cpu_selection.h"
 #include "host/host_reader.h"
+#include "sampling/sampler_worker.h"
 
 namespace jitterd {
 

@@ -21,14 +21,14 @@
 #include <prometheus/text_serializer.h>
 
 #include "export/collector.h"
-#include "sampling/sampling_plan.h"
 #include "export/web_server.h"
 #include "host/cpu_list.h"
 #include "host/topology.h"
+#include "host/trace_events.h"
 #include "measure/counter_calibration.h"
 #include "measure/sampler_loop.h"
-#include "host/trace_events.h"
 #include "probes/c2c_probe.h"
+#include "sampling/sampling_plan.h"
 
 using namespace jitterd;
 using Clock = std::chrono::steady_clock;
@@ -61,7 +61,7 @@ void pin_to(int cpu) {
 struct LoopFigures {
   std::uint64_t floor = std::numeric_limits<std::uint64_t>::max();
   HistogramSnapshot quantized;  // every gap through the same log-linear buckets
-  std::uint64_t sum = 0;  // exact sum of the gaps, for the exact mean
+  std::uint64_t sum = 0;        // exact sum of the gaps, for the exact mean
 };
 
 void compare_loops(int cpu, TickMethod method, const TickScale& scale) {
@@ -82,7 +82,8 @@ void compare_loops(int cpu, TickMethod method, const TickScale& scale) {
         bare.sum += gaps[i];
         bare.floor = std::min<std::uint64_t>(bare.floor, gaps[i]);
       }
-      run_sampler_span<M>(*shared, state, std::numeric_limits<std::uint64_t>::max(), read_ticks<M>() + round_ticks, stop);
+      run_sampler_span<M>(*shared, state, std::numeric_limits<std::uint64_t>::max(), read_ticks<M>() + round_ticks,
+                          stop);
     });
   }
   bare_histogram.snapshot(bare.quantized);
@@ -95,16 +96,17 @@ void compare_loops(int cpu, TickMethod method, const TickScale& scale) {
   const double bare_mean = static_cast<double>(bare.sum) / static_cast<double>(bare.quantized.total());
   const double loop_mean = static_cast<double>(jitterd.sum) / static_cast<double>(jitterd.quantized.total());
   std::printf("cpu %d  %-12s bare: floor %5.1f ns  mean %5.2f ns  p50 %5.1f ns  p99 %7.1f ns  (%llu gaps)\n", cpu,
-              std::string(to_string(method)).c_str(), ns(static_cast<double>(bare.floor)), ns(bare_mean), ns(bare_p50),
-              ns(static_cast<double>(bare.quantized.quantile(0.99))),
+              std::string(to_string(method)).c_str(), ns(static_cast<double>(bare.floor)), ns(bare_mean),
+              ns(bare_p50), ns(static_cast<double>(bare.quantized.quantile(0.99))),
               static_cast<unsigned long long>(bare.quantized.total()));
   std::printf("cpu %d  %-12s loop: floor %5.1f ns  mean %5.2f ns  p50 %5.1f ns  p99 %7.1f ns  (%llu gaps)\n", cpu,
-              std::string(to_string(method)).c_str(), ns(static_cast<double>(jitterd.floor)), ns(loop_mean), ns(loop_p50),
-              ns(static_cast<double>(jitterd.quantized.quantile(0.99))),
+              std::string(to_string(method)).c_str(), ns(static_cast<double>(jitterd.floor)), ns(loop_mean),
+              ns(loop_p50), ns(static_cast<double>(jitterd.quantized.quantile(0.99))),
               static_cast<unsigned long long>(jitterd.quantized.total()));
   std::printf("cpu %d  %-12s ratio loop/bare: floor %.3f  mean %.3f  p50 %.3f (target <= 1.05)\n\n", cpu,
               std::string(to_string(method)).c_str(),
-              static_cast<double>(jitterd.floor) / static_cast<double>(bare.floor), loop_mean / bare_mean, loop_p50 / bare_p50);
+              static_cast<double>(jitterd.floor) / static_cast<double>(bare.floor), loop_mean / bare_mean,
+              loop_p50 / bare_p50);
 }
 
 std::string http_get(const std::string& address, const std::string& path) {
@@ -119,7 +121,8 @@ std::string http_get(const std::string& address, const std::string& path) {
     const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
     if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
       char buffer[65536];
-      for (ssize_t got; (got = read(fd, buffer, sizeof buffer)) > 0;) body.append(buffer, static_cast<std::size_t>(got));
+      for (ssize_t got; (got = read(fd, buffer, sizeof buffer)) > 0;)
+        body.append(buffer, static_cast<std::size_t>(got));
     }
   }
   close(fd);
@@ -176,10 +179,11 @@ void scrape_costs(const std::vector<int>& cpus, const std::vector<int>& housekee
     in_process.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     over_http.push_back(std::chrono::duration<double, std::micro>(t2 - t1).count());
   }
-  std::printf("scrape with %zu sampler(s): collect+serialize p50 %.0f us, p99 %.0f us; HTTP GET /metrics p50 %.0f us, "
-              "p99 %.0f us; %zu bytes\n",
-              cpus.size(), percentile(in_process, 0.5), percentile(in_process, 0.99), percentile(over_http, 0.5),
-              percentile(over_http, 0.99), bytes);
+  std::printf(
+      "scrape with %zu sampler(s): collect+serialize p50 %.0f us, p99 %.0f us; HTTP GET /metrics p50 %.0f us, "
+      "p99 %.0f us; %zu bytes\n",
+      cpus.size(), percentile(in_process, 0.5), percentile(in_process, 0.99), percentile(over_http, 0.5),
+      percentile(over_http, 0.99), bytes);
   std::printf("memory: VmRSS before samplers%s, with samplers and web server%s, peak%s\n", rss_before.c_str(),
               proc_status_field("VmRSS").c_str(), proc_status_field("VmHWM").c_str());
   samplers->stop();
@@ -217,7 +221,8 @@ double independent_one_way_ns(int cpu_a, int cpu_b, int samples, int round_trips
   for (int s = 0; s < samples; ++s) {
     const auto start = Clock::now();
     for (int r = 0; r < round_trips; ++r, ++next) hand_over(2 * next);
-    one_way.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count() / (2.0 * round_trips));
+    one_way.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count() /
+                      (2.0 * round_trips));
   }
   responder.join();
   return percentile(one_way, 0.5);
@@ -238,9 +243,10 @@ void c2c_costs(std::vector<int> cpus, TickMethod method, const CounterFrequency&
   const PingPongSettings settings{PingPongMethod::cas, 100, 1000, static_cast<std::uint64_t>(frequency.hertz)};
   PingPongSettings two_lines = settings;
   two_lines.method = PingPongMethod::two_lines;
-  std::printf("c2c per pair (%s, 100 samples x 1000 round trips), medians of 5 alternating runs; independent: "
-              "the bench's own ping-pong, steady_clock, same sample shape:\n",
-              std::string(to_string(method)).c_str());
+  std::printf(
+      "c2c per pair (%s, 100 samples x 1000 round trips), medians of 5 alternating runs; independent: "
+      "the bench's own ping-pong, steady_clock, same sample shape:\n",
+      std::string(to_string(method)).c_str());
   std::printf("  %-7s %8s %8s %10s %12s %12s %9s\n", "pair", "pair_ms", "cas_ns", "indep_cas", "two_lines_ns",
               "indep_ld_st", "cas/indep");
   for (std::size_t i = 0; i < cpus.size(); ++i) {
@@ -303,9 +309,11 @@ void tracing_cost(int cpu, TickMethod method, const TickScale& scale) {
   }
   const auto share = [](const Side& s) { return s.stolen / s.sampled; };
   std::printf("tracing cost on cpu %d (5 x 1 s each way, interruptions >= 1 us):\n", cpu);
-  std::printf("  untraced: %8.0f interruptions/s, stolen %.4f%%\n", sides[0].interruptions / sides[0].sampled, 100 * share(sides[0]));
+  std::printf("  untraced: %8.0f interruptions/s, stolen %.4f%%\n", sides[0].interruptions / sides[0].sampled,
+              100 * share(sides[0]));
   std::printf("  traced:   %8.0f interruptions/s, stolen %.4f%%, %.0f events/s recorded\n",
-              sides[1].interruptions / sides[1].sampled, 100 * share(sides[1]), sides[1].events / sides[1].sampled);
+              sides[1].interruptions / sides[1].sampled, 100 * share(sides[1]),
+              sides[1].events / sides[1].sampled);
   if (sides[1].events > 0) {
     std::printf("  extra stolen per recorded event: %.0f ns\n\n",
                 (share(sides[1]) - share(sides[0])) * sides[1].sampled / sides[1].events * 1e9);
@@ -330,8 +338,8 @@ int main() {
       }
     }
   }
-  std::printf("machine: %s, %u CPUs online; sampled by auto: %s\n\n", model.c_str(), std::thread::hardware_concurrency(),
-              format_cpu_list(cpus).c_str());
+  std::printf("machine: %s, %u CPUs online; sampled by auto: %s\n\n", model.c_str(),
+              std::thread::hardware_concurrency(), format_cpu_list(cpus).c_str());
   for (TickMethod method : supported_tick_methods()) {
     const CounterFrequency frequency = counter_frequency(method, std::chrono::milliseconds(200));
     const TickScale scale(frequency.hertz);
@@ -340,6 +348,7 @@ int main() {
   const TickMethod method = default_tick_method();
   tracing_cost(cpus.front(), method, TickScale(counter_frequency(method, std::chrono::milliseconds(200)).hertz));
   c2c_costs(topology.online, method, counter_frequency(method, std::chrono::milliseconds(200)));
-  scrape_costs(cpus, selection.selection->housekeeping, method, counter_frequency(method, std::chrono::milliseconds(200)));
+  scrape_costs(cpus, selection.selection->housekeeping, method,
+               counter_frequency(method, std::chrono::milliseconds(200)));
   return 0;
 }

@@ -79,7 +79,8 @@ std::int64_t parse_int(std::string_view flag, std::string_view text) {
 // "250us", "10ms", "1s", "500ns" -> nanoseconds.
 std::int64_t parse_duration(std::string_view flag, std::string_view text) {
   const auto digits = text.find_first_not_of("0123456789");
-  if (digits == 0 || digits == std::string_view::npos) usage(std::string(flag) + ": needs a unit: " + std::string(text));
+  if (digits == 0 || digits == std::string_view::npos)
+    usage(std::string(flag) + ": needs a unit: " + std::string(text));
   const std::int64_t number = parse_int(flag, text.substr(0, digits));
   const std::string_view unit = text.substr(digits);
   if (unit == "ns") return number;
@@ -95,17 +96,24 @@ Options parse_options(int argc, char** argv) {
     const std::string_view flag = argv[i];
     if (i + 1 >= argc) usage(std::string(flag) + ": needs a value");
     const std::string_view value = argv[++i];
-    if (flag == "--cpu") options.cpu = static_cast<int>(parse_int(flag, value));
-    else if (flag == "--priority") options.priority = static_cast<int>(parse_int(flag, value));
-    else if (flag == "--period") options.period_ns = parse_duration(flag, value);
-    else if (flag == "--spin") options.spin_ns = parse_duration(flag, value);
-    else if (flag == "--count") options.count = static_cast<int>(parse_int(flag, value));
-    else usage("unknown flag " + std::string(flag));
+    if (flag == "--cpu")
+      options.cpu = static_cast<int>(parse_int(flag, value));
+    else if (flag == "--priority")
+      options.priority = static_cast<int>(parse_int(flag, value));
+    else if (flag == "--period")
+      options.period_ns = parse_duration(flag, value);
+    else if (flag == "--spin")
+      options.spin_ns = parse_duration(flag, value);
+    else if (flag == "--count")
+      options.count = static_cast<int>(parse_int(flag, value));
+    else
+      usage("unknown flag " + std::string(flag));
   }
   if (options.cpu < 0 || options.cpu >= CPU_SETSIZE) usage("--cpu: out of range");
   if (options.priority < 1 || options.priority > 99) usage("--priority: must be 1..99");
   if (options.count < 1) usage("--count: must be at least 1");
-  if (options.spin_ns <= 0 || options.spin_ns >= options.period_ns) usage("--spin: must be above 0 and below --period");
+  if (options.spin_ns <= 0 || options.spin_ns >= options.period_ns)
+    usage("--spin: must be above 0 and below --period");
   return options;
 }
 
@@ -176,10 +184,13 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> latencies;
   for (const auto& injection : injections) latencies.push_back(injection.wake_latency_ns);
   std::sort(latencies.begin(), latencies.end());
-  std::fprintf(stderr, "noise_injector: %d spins of %.1f us on cpu %d; start after deadline: min %.1f us, "
-               "median %.1f us, max %.1f us\n", options.count, static_cast<double>(options.spin_ns) / 1e3,
-               options.cpu, static_cast<double>(latencies.front()) / 1e3,
-               static_cast<double>(latencies[latencies.size() / 2]) / 1e3, static_cast<double>(latencies.back()) / 1e3);
+  std::fprintf(stderr,
+               "noise_injector: %d spins of %.1f us on cpu %d; start after deadline: min %.1f us, "
+               "median %.1f us, max %.1f us\n",
+               options.count, static_cast<double>(options.spin_ns) / 1e3, options.cpu,
+               static_cast<double>(latencies.front()) / 1e3,
+               static_cast<double>(latencies[latencies.size() / 2]) / 1e3,
+               static_cast<double>(latencies.back()) / 1e3);
   // Ticks per ns from all spins together (each bracketed by both clocks).
   double ticks = 0, ns = 0;
   for (const auto& injection : injections) {
@@ -188,9 +199,11 @@ int main(int argc, char** argv) {
   }
   const double ticks_per_ns = ticks / ns;
   for (const auto& injection : injections) {
-    const auto latency_ticks = static_cast<std::uint64_t>(static_cast<double>(injection.wake_latency_ns) * ticks_per_ns);
+    const auto latency_ticks =
+        static_cast<std::uint64_t>(static_cast<double>(injection.wake_latency_ns) * ticks_per_ns);
     std::printf("%llu %llu %llu\n", static_cast<unsigned long long>(injection.start_tick - latency_ticks),
-                static_cast<unsigned long long>(injection.start_tick), static_cast<unsigned long long>(injection.end_tick));
+                static_cast<unsigned long long>(injection.start_tick),
+                static_cast<unsigned long long>(injection.end_tick));
   }
   return std::fflush(stdout) == 0 ? 0 : 1;
 }

@@ -16,8 +16,12 @@ namespace {
 
 std::string interrupts(int loc_cpu1, int nic_cpu1) {
   return "           CPU0       CPU1       \n"
-         " 45:          0 " + std::to_string(nic_cpu1) + "  IR-PCI-MSI 1572868-edge      eth0-rx-1\n"
-         "LOC:       1000 " + std::to_string(loc_cpu1) + "   Local timer interrupts\n"
+         " 45:          0 " +
+         std::to_string(nic_cpu1) +
+         "  IR-PCI-MSI 1572868-edge      eth0-rx-1\n"
+         "LOC:       1000 " +
+         std::to_string(loc_cpu1) +
+         "   Local timer interrupts\n"
          "RES:          5          5   Rescheduling interrupts\n";
 }
 
@@ -28,7 +32,8 @@ const char* softirqs =
 
 }  // namespace
 
-TEST_CASE("attribution by window deltas: interruptions shared among the window's interrupts", "[attribution_probe]") {
+TEST_CASE("attribution by window deltas: interruptions shared among the window's interrupts",
+          "[attribution_probe]") {
   jitterd::testing::ScratchTree sys, proc;
   proc.write("interrupts", interrupts(500, 7));
   proc.write("softirqs", softirqs);
@@ -55,8 +60,10 @@ TEST_CASE("attribution by window deltas: interruptions shared among the window's
   CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "device_irq"}}) == 2);
   CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "unexplained"}}) == 3);
   CHECK(value(first, "jitterd_attribution_coincident_interruptions_total", {{"cpu", "1"}}) == 12);
-  CHECK(value(first, "jitterd_attribution_stolen_seconds_total", {{"cpu", "1"}, {"cause", "timer"}}) == Approx(10e-6));
-  CHECK(value(first, "jitterd_attribution_events_total", {{"cpu", "1"}, {"source", "45"}, {"name", "eth0-rx-1"}}) == 2);
+  CHECK(value(first, "jitterd_attribution_stolen_seconds_total", {{"cpu", "1"}, {"cause", "timer"}}) ==
+        Approx(10e-6));
+  CHECK(value(first, "jitterd_attribution_events_total",
+              {{"cpu", "1"}, {"source", "45"}, {"name", "eth0-rx-1"}}) == 2);
   CHECK(value(first, "jitterd_attribution_events_total", {{"cpu", "1"}, {"source", "LOC"}}) == 10);
 
   // A quiet window: counters carry on, nothing is added.

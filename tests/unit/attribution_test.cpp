@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 #include <random>
 
-using jitterd::Attribution;
 using jitterd::attribute_interruptions;
+using jitterd::Attribution;
 using jitterd::cause_names;
 using jitterd::cause_of;
 using jitterd::CauseShare;
@@ -125,8 +125,8 @@ TEST_CASE("attribute_interruptions shares fewer interruptions than events", "[at
 
 TEST_CASE("attribute_interruptions caps each cause at its events", "[attribution]") {
   // 20 interruptions, 8 events: an event causes at most one; 12 have no counted cause.
-  const Attribution a = attribute_interruptions(
-      20, 2000, {{"irq", "LOC", "Local timer interrupts", 5}, {"irq", "45", "eth0", 3}});
+  const Attribution a =
+      attribute_interruptions(20, 2000, {{"irq", "LOC", "Local timer interrupts", 5}, {"irq", "45", "eth0", 3}});
   CHECK(interruptions_of(a, "timer") == 5);
   CHECK(interruptions_of(a, "device_irq") == 3);
   CHECK(a.unexplained == 12);
@@ -147,8 +147,8 @@ TEST_CASE("attribute_interruptions with no interruptions or no events", "[attrib
 
   // Only softirqs and rows that are not interrupts: nothing to attribute to (a VM's host
   // preemption, an SMI).
-  const Attribution vm = attribute_interruptions(
-      7, 7000, {{"softirq", "RCU", "RCU", 3}, {"irq", "MCP", "Machine check polls", 2}});
+  const Attribution vm =
+      attribute_interruptions(7, 7000, {{"softirq", "RCU", "RCU", 3}, {"irq", "MCP", "Machine check polls", 2}});
   CHECK(vm.unexplained == 7);
   CHECK(vm.unexplained_stolen_ns == 7000);
   CHECK(vm.coincident_events == 0);
@@ -159,10 +159,11 @@ TEST_CASE("attribute_interruptions with no interruptions or no events", "[attrib
 }
 
 TEST_CASE("attribute_interruptions explains an arm64 window", "[attribution]") {
-  const Attribution a = attribute_interruptions(
-      6, 600,
-      {{"irq", "11", "arch_timer", 4}, {"irq", "IPI0", "Rescheduling interrupts", 2},
-       {"irq", "IPI5", "IRQ work interrupts", 1}, {"irq", "Err", "Err", 9}});
+  const Attribution a = attribute_interruptions(6, 600,
+                                                {{"irq", "11", "arch_timer", 4},
+                                                 {"irq", "IPI0", "Rescheduling interrupts", 2},
+                                                 {"irq", "IPI5", "IRQ work interrupts", 1},
+                                                 {"irq", "Err", "Err", 9}});
   // Quotas 3.43, 1.71, 0.86: floors 3+1+0, the two units left to the largest remainders.
   CHECK(interruptions_of(a, "timer") == 3);
   CHECK(interruptions_of(a, "ipi_resched") == 2);
@@ -171,11 +172,10 @@ TEST_CASE("attribute_interruptions explains an arm64 window", "[attribution]") {
   CHECK(share_of(a, "nonsense") == CauseShare{});
 }
 
-TEST_CASE("attribute_interruptions always sums exactly and never exceeds events",
-          "[attribution]") {
+TEST_CASE("attribute_interruptions always sums exactly and never exceeds events", "[attribution]") {
   std::mt19937_64 random(12345);
   const std::vector<std::pair<std::string, std::string>> sources = {
-      {"irq", "LOC"}, {"irq", "RES"}, {"irq", "CAL"}, {"irq", "TLB"},
+      {"irq", "LOC"}, {"irq", "RES"}, {"irq", "CAL"},       {"irq", "TLB"},
       {"irq", "45"},  {"irq", "NMI"}, {"softirq", "NET_RX"}};
   for (int round = 0; round < 500; ++round) {
     std::vector<SourceDelta> deltas;
@@ -189,8 +189,6 @@ TEST_CASE("attribute_interruptions always sums exactly and never exceeds events"
     REQUIRE(stolen_total(a) == stolen);
     for (const CauseShare& share : a.causes) REQUIRE(share.interruptions <= share.irq_events);
     // Unexplained only when the events ran out.
-    REQUIRE(a.unexplained == (interruptions > a.coincident_events
-                                  ? interruptions - a.coincident_events
-                                  : 0));
+    REQUIRE(a.unexplained == (interruptions > a.coincident_events ? interruptions - a.coincident_events : 0));
   }
 }

@@ -59,65 +59,58 @@ using Pairs = std::vector<std::pair<int, int>>;
 
 TEST_CASE("all gives every pair in scope, sorted and labelled", "[cpu_pairs]") {
   const PairPlan plan =
-      plan_pairs(request(PairSelection::all), range(0, 15), {1, 2},
-                 placements_of("two_socket_smt"));
+      plan_pairs(request(PairSelection::all), range(0, 15), {1, 2}, placements_of("two_socket_smt"));
   CHECK(plan.errors.empty());
   REQUIRE(plan.pairs.size() == 16 * 15 / 2);
-  CHECK(std::is_sorted(plan.pairs.begin(), plan.pairs.end(), [](const auto& l, const auto& r) {
-    return std::pair(l.a, l.b) < std::pair(r.a, r.b);
-  }));
-  CHECK(std::all_of(plan.pairs.begin(), plan.pairs.end(),
-                    [](const CpuPair& p) { return p.a < p.b; }));
+  CHECK(std::is_sorted(plan.pairs.begin(), plan.pairs.end(),
+                       [](const auto& l, const auto& r) { return std::pair(l.a, l.b) < std::pair(r.a, r.b); }));
+  CHECK(std::all_of(plan.pairs.begin(), plan.pairs.end(), [](const CpuPair& p) { return p.a < p.b; }));
   const auto count = [&](CpuRelation r) {
-    return std::count_if(plan.pairs.begin(), plan.pairs.end(),
-                         [r](const CpuPair& p) { return p.relation == r; });
+    return std::count_if(plan.pairs.begin(), plan.pairs.end(), [r](const CpuPair& p) { return p.relation == r; });
   };
   CHECK(count(CpuRelation::smt_sibling) == 8);
   CHECK(count(CpuRelation::shared_l3) == 2 * (8 * 7 / 2 - 4));
   CHECK(count(CpuRelation::cross_package) == 8 * 8);
-  const auto it = std::find_if(plan.pairs.begin(), plan.pairs.end(),
-                               [](const CpuPair& p) { return p.a == 0 && p.b == 4; });
+  const auto it =
+      std::find_if(plan.pairs.begin(), plan.pairs.end(), [](const CpuPair& p) { return p.a == 0 && p.b == 4; });
   REQUIRE(it != plan.pairs.end());
   CHECK(*it == CpuPair{0, 4, CpuRelation::cross_package, 0, 1});
   CHECK(plan.notes == std::vector<std::string>{"every pair among the 16 CPUs in scope: 120 pairs"});
 }
 
-TEST_CASE("representative takes every sampled pair when few, plus each missing class",
-          "[cpu_pairs]") {
-  const PairPlan plan = plan_pairs(request(PairSelection::representative), range(0, 15),
-                                   {9, 2, 1}, placements_of("two_socket_smt"));
+TEST_CASE("representative takes every sampled pair when few, plus each missing class", "[cpu_pairs]") {
+  const PairPlan plan =
+      plan_pairs(request(PairSelection::representative), range(0, 15), {9, 2, 1}, placements_of("two_socket_smt"));
   CHECK(plan.errors.empty());
   // No cross_package pair among the sampled CPUs (all in package 0): the lowest one with a
   // sampled CPU stands in for it.
   CHECK(cpus_of(plan.pairs) == Pairs{{1, 2}, {1, 4}, {1, 9}, {2, 9}});
   CHECK(plan.pairs[1].relation == CpuRelation::cross_package);
   CHECK(plan.notes == std::vector<std::string>{
-                        "every pair among the 3 sampled CPUs: 3 pairs",
-                        "cross_package: pair (1, 4) stands for its class",
+                          "every pair among the 3 sampled CPUs: 3 pairs",
+                          "cross_package: pair (1, 4) stands for its class",
                       });
 }
 
-TEST_CASE("representative gives one pair per class when many CPUs are sampled",
-          "[cpu_pairs]") {
+TEST_CASE("representative gives one pair per class when many CPUs are sampled", "[cpu_pairs]") {
   const auto two_socket = placements_of("two_socket_smt");
-  const PairPlan plan =
-      plan_pairs(request(PairSelection::representative), range(0, 15), range(0, 15), two_socket);
+  const PairPlan plan = plan_pairs(request(PairSelection::representative), range(0, 15), range(0, 15), two_socket);
   CHECK(cpus_of(plan.pairs) == Pairs{{0, 1}, {0, 4}, {0, 8}});
   CHECK(plan.notes.front() ==
         "16 sampled CPUs are more than small_set 8: one pair per relation class instead of "
         "every pair among them");
 
   // Pairs of two sampled CPUs are preferred to lower-numbered pairs.
-  const PairPlan amd = plan_pairs(request(PairSelection::representative), range(0, 15),
-                                  range(2, 15), placements_of("amd_multi_ccx"));
+  const PairPlan amd = plan_pairs(request(PairSelection::representative), range(0, 15), range(2, 15),
+                                  placements_of("amd_multi_ccx"));
   CHECK(cpus_of(amd.pairs) == Pairs{{2, 3}, {2, 4}, {2, 10}});
   CHECK(amd.pairs[0].relation == CpuRelation::shared_l3);
   CHECK(amd.pairs[1].relation == CpuRelation::same_package);
   CHECK(amd.pairs[2].relation == CpuRelation::smt_sibling);
 
   // A pair with one sampled CPU is preferred to a lower pair of unsampled CPUs.
-  const PairPlan few = plan_pairs(request(PairSelection::representative), range(0, 15), {4, 5},
-                                  placements_of("amd_multi_ccx"));
+  const PairPlan few =
+      plan_pairs(request(PairSelection::representative), range(0, 15), {4, 5}, placements_of("amd_multi_ccx"));
   CHECK(cpus_of(few.pairs) == Pairs{{0, 4}, {4, 5}, {4, 12}});
 }
 
@@ -129,14 +122,12 @@ TEST_CASE("representative covers every relation class present in scope", "[cpu_p
     for (const CpuPlacement& p : placements) scope.push_back(p.cpu);
     const PairPlan all = plan_pairs(request(PairSelection::all), scope, {}, placements);
     for (const std::vector<int>& sampled : {std::vector<int>{}, std::vector<int>{1}, scope}) {
-      const PairPlan plan =
-          plan_pairs(request(PairSelection::representative), scope, sampled, placements);
+      const PairPlan plan = plan_pairs(request(PairSelection::representative), scope, sampled, placements);
       CHECK(relations_of(plan.pairs) == relations_of(all.pairs));
       CHECK(plan.errors.empty());
     }
   }
-  const PairPlan vm = plan_pairs(request(PairSelection::representative), {0, 1}, {1},
-                                 placements_of("vm_2cpu"));
+  const PairPlan vm = plan_pairs(request(PairSelection::representative), {0, 1}, {1}, placements_of("vm_2cpu"));
   REQUIRE(vm.pairs.size() == 1);
   CHECK(vm.pairs[0] == CpuPair{0, 1, CpuRelation::same_package, std::nullopt, std::nullopt});
 }
@@ -145,36 +136,31 @@ TEST_CASE("an explicit list is checked pair by pair", "[cpu_pairs]") {
   PairRequest r = request(PairSelection::list);
   r.list = {{0, 1}, {1, 0}, {2, 2}, {0, 99}, {98, 99}, {3, 2}, {1, 8}, {-1, 3}};
   const PairPlan plan = plan_pairs(r, range(0, 3), {0}, placements_of("two_socket_smt"));
-  CHECK(plan.pairs == std::vector<CpuPair>{{0, 1, CpuRelation::shared_l3, 0, 0},
-                                           {2, 3, CpuRelation::shared_l3, 0, 0}});
-  CHECK(plan.error_texts() ==
-        std::vector<std::string>{
-          "pair (1, 0): repeats pair (0, 1)",
-          "pair (2, 2): a CPU cannot pair with itself",
-          "pair (0, 99): cpu 99 is not among the CPUs the probe may use (0-3)",
-          "pair (98, 99): cpus 98 and 99 are not among the CPUs the probe may use (0-3)",
-          "pair (1, 8): cpu 8 is not among the CPUs the probe may use (0-3)",
-          "pair (-1, 3): cpu -1 is not among the CPUs the probe may use (0-3)",
-        });
+  CHECK(plan.pairs ==
+        std::vector<CpuPair>{{0, 1, CpuRelation::shared_l3, 0, 0}, {2, 3, CpuRelation::shared_l3, 0, 0}});
+  CHECK(plan.error_texts() == std::vector<std::string>{
+                                  "pair (1, 0): repeats pair (0, 1)",
+                                  "pair (2, 2): a CPU cannot pair with itself",
+                                  "pair (0, 99): cpu 99 is not among the CPUs the probe may use (0-3)",
+                                  "pair (98, 99): cpus 98 and 99 are not among the CPUs the probe may use (0-3)",
+                                  "pair (1, 8): cpu 8 is not among the CPUs the probe may use (0-3)",
+                                  "pair (-1, 3): cpu -1 is not among the CPUs the probe may use (0-3)",
+                              });
 }
 
 TEST_CASE("scope CPUs without a placement are left out with a note", "[cpu_pairs]") {
-  const PairPlan plan =
-      plan_pairs(request(PairSelection::all), {5, 1, 0, 1}, {0}, placements_of("vm_2cpu"));
+  const PairPlan plan = plan_pairs(request(PairSelection::all), {5, 1, 0, 1}, {0}, placements_of("vm_2cpu"));
   CHECK(cpus_of(plan.pairs) == Pairs{{0, 1}});
-  CHECK(plan.notes.front() ==
-        "scope cpus 5: no topology (not online?); left out of c2c pairs");
+  CHECK(plan.notes.front() == "scope cpus 5: no topology (not online?); left out of c2c pairs");
   PairRequest r = request(PairSelection::list);
   r.list = {{0, 5}};
   CHECK(plan_pairs(r, {0, 1, 5}, {0}, placements_of("vm_2cpu")).error_texts() ==
-        std::vector<std::string>{
-          "pair (0, 5): cpu 5 is not among the CPUs the probe may use (0-1)"});
+        std::vector<std::string>{"pair (0, 5): cpu 5 is not among the CPUs the probe may use (0-1)"});
   CHECK(plan_pairs(request(PairSelection::all), {}, {}, placements_of("vm_2cpu")).pairs.empty());
 }
 
 TEST_CASE("next_pairs continues where the last run stopped and wraps", "[cpu_pairs]") {
-  const PairPlan plan =
-      plan_pairs(request(PairSelection::all), range(0, 4), {}, placements_of("amd_multi_ccx"));
+  const PairPlan plan = plan_pairs(request(PairSelection::all), range(0, 4), {}, placements_of("amd_multi_ccx"));
   const std::vector<CpuPair>& pairs = plan.pairs;
   REQUIRE(pairs.size() == 10);
   PairCursor cursor;
@@ -193,14 +179,11 @@ TEST_CASE("next_pairs continues where the last run stopped and wraps", "[cpu_pai
   CHECK(cursor.next == 2);
 }
 
-TEST_CASE("next_pairs with a budget above the pair count gives each pair once",
-          "[cpu_pairs]") {
-  const PairPlan plan =
-      plan_pairs(request(PairSelection::all), range(0, 2), {}, placements_of("amd_multi_ccx"));
+TEST_CASE("next_pairs with a budget above the pair count gives each pair once", "[cpu_pairs]") {
+  const PairPlan plan = plan_pairs(request(PairSelection::all), range(0, 2), {}, placements_of("amd_multi_ccx"));
   REQUIRE(plan.pairs.size() == 3);
   PairCursor cursor{1};
-  CHECK(next_pairs(plan.pairs, cursor, 100) ==
-        std::vector<CpuPair>{plan.pairs[1], plan.pairs[2], plan.pairs[0]});
+  CHECK(next_pairs(plan.pairs, cursor, 100) == std::vector<CpuPair>{plan.pairs[1], plan.pairs[2], plan.pairs[0]});
   CHECK(cursor.next == 1);
 
   // A plan that shrank on reload: the stale cursor wraps instead of running off the end.

@@ -9,8 +9,8 @@
 #include <map>
 #include <set>
 
-#include "sampling/sampling_plan.h"
 #include "probe_result_lookup.h"
+#include "sampling/sampling_plan.h"
 
 using namespace jitterd;
 using namespace std::chrono_literals;
@@ -51,9 +51,9 @@ PingPongSettings quick(const ProbeContext& c) {
 
 TEST_CASE("class summaries: min, lower middle and max of the pairs' medians, per class present", "[c2c]") {
   const std::vector<PairRecord> records = {
-    record(0, 8, CpuRelation::smt_sibling, 8), record(1, 9, CpuRelation::smt_sibling, 10),
-    record(0, 1, CpuRelation::shared_l3, 40), record(0, 2, CpuRelation::shared_l3, 30),
-    record(1, 2, CpuRelation::shared_l3, 50), record(0, 16, CpuRelation::cross_package, 140)};
+      record(0, 8, CpuRelation::smt_sibling, 8), record(1, 9, CpuRelation::smt_sibling, 10),
+      record(0, 1, CpuRelation::shared_l3, 40),  record(0, 2, CpuRelation::shared_l3, 30),
+      record(1, 2, CpuRelation::shared_l3, 50),  record(0, 16, CpuRelation::cross_package, 140)};
   PairRecord failed = record(2, 16, CpuRelation::cross_package, 999);
   failed.measured = false;  // never measured: no part in any summary
   std::vector<PairRecord> with_failed = records;
@@ -79,8 +79,8 @@ TEST_CASE("c2c result: per-pair stats, info, failures and class series; matrix l
   PairRecord failed = record(2, 16, CpuRelation::cross_package, 0);
   failed.measured = false;
   failed.failures = 3;
-  const std::vector<PairRecord> records = {record(0, 1, CpuRelation::shared_l3, 40), record(0, 16, CpuRelation::cross_package, 140),
-                                           failed};
+  const std::vector<PairRecord> records = {record(0, 1, CpuRelation::shared_l3, 40),
+                                           record(0, 16, CpuRelation::cross_package, 140), failed};
   const ProbeResult result = c2c_result(records, settings, 5, 2);
 
   const auto latency = named(result, "jitterd_c2c_latency_seconds");
@@ -164,8 +164,9 @@ TEST_CASE("c2c: a side that cannot run on its CPU fails the pair at once, naming
   ProbeContext context = pinned_context();
   const int missing = 1000;  // no machine this runs on has it online
   const auto started = std::chrono::steady_clock::now();
-  CHECK_THROWS_WITH(measure_pair(context, CpuPair{cpus[0], missing, CpuRelation::cross_package, 0, 0}, quick(context)),
-                    Catch::Contains("pair (" + std::to_string(cpus[0]) + ", 1000): responder on cpu 1000"));
+  CHECK_THROWS_WITH(
+      measure_pair(context, CpuPair{cpus[0], missing, CpuRelation::cross_package, 0, 0}, quick(context)),
+      Catch::Contains("pair (" + std::to_string(cpus[0]) + ", 1000): responder on cpu 1000"));
   // The initiator saw the abort instead of waiting out the 1 s timeout.
   CHECK(std::chrono::steady_clock::now() - started < 900ms);
 }

@@ -30,8 +30,8 @@ struct Machine {
   std::vector<std::string> problems;
 
   const CpuPlacement& at(int cpu) const {
-    const auto it = std::find_if(placements.begin(), placements.end(),
-                                 [cpu](const CpuPlacement& p) { return p.cpu == cpu; });
+    const auto it =
+        std::find_if(placements.begin(), placements.end(), [cpu](const CpuPlacement& p) { return p.cpu == cpu; });
     REQUIRE(it != placements.end());
     return *it;
   }
@@ -144,9 +144,9 @@ TEST_CASE("read_placements lists what a VM without caches or nodes lacks", "[cac
   const std::string sys = (fixtures / "vm_2cpu/sys/devices/system").string();
   CHECK(machine.problems ==
         std::vector<std::string>{
-          sys + "/node: missing, as on kernels built without CONFIG_NUMA; NUMA nodes unknown",
-          sys + "/cpu/cpu0/cache: missing; assuming cpu 0 shares no cache with other CPUs",
-          sys + "/cpu/cpu1/cache: missing; assuming cpu 1 shares no cache with other CPUs",
+            sys + "/node: missing, as on kernels built without CONFIG_NUMA; NUMA nodes unknown",
+            sys + "/cpu/cpu0/cache: missing; assuming cpu 0 shares no cache with other CPUs",
+            sys + "/cpu/cpu1/cache: missing; assuming cpu 1 shares no cache with other CPUs",
         });
 }
 
@@ -155,17 +155,16 @@ TEST_CASE("read_placements accepts a null problems list", "[cache_topology]") {
   CHECK(read_placements(host, read_topology(host), nullptr).size() == 2);
 }
 
-TEST_CASE("read_placements skips broken cache, cluster and node entries, naming each",
-          "[cache_topology]") {
+TEST_CASE("read_placements skips broken cache, cluster and node entries, naming each", "[cache_topology]") {
   ScratchTree tree;
   add_cpus(tree, 3);
   add_cache(tree, 0, 0, "1", "Data", "0");
-  add_cache(tree, 0, 1, "", "Unified", "0-1");      // no level
-  add_cache(tree, 0, 2, "2", "Unified", "1-0");     // bad list
-  add_cache(tree, 0, 3, "L3", "Unified", "0-2");    // level not a number
-  add_cache(tree, 0, 10, "3", "Unified", "0-2");    // after index3 although "index10" < "index3"
-  add_cache(tree, 1, 0, "1", "", "1");              // no type
-  add_cache(tree, 1, 1, "1", "Instruction", "");    // skipped before its missing list matters
+  add_cache(tree, 0, 1, "", "Unified", "0-1");    // no level
+  add_cache(tree, 0, 2, "2", "Unified", "1-0");   // bad list
+  add_cache(tree, 0, 3, "L3", "Unified", "0-2");  // level not a number
+  add_cache(tree, 0, 10, "3", "Unified", "0-2");  // after index3 although "index10" < "index3"
+  add_cache(tree, 1, 0, "1", "", "1");            // no type
+  add_cache(tree, 1, 1, "1", "Instruction", "");  // skipped before its missing list matters
   add_cache(tree, 2, 0, "3", "Unified", "0-2");
   tree.write("devices/system/cpu/cpu1/topology/cluster_cpus_list", "x\n");
   tree.write("devices/system/cpu/cpu2/topology/cluster_cpus_list", "1-2\n");
@@ -190,19 +189,18 @@ TEST_CASE("read_placements skips broken cache, cluster and node entries, naming 
 
   const std::string sys = (tree.root() / "devices/system").string();
   const std::string cpu0 = sys + "/cpu/cpu0/cache/";
-  CHECK(problems ==
-        std::vector<std::string>{
-          sys + "/node/node1/cpulist: missing; its CPUs get no NUMA node from it",
-          cpu0 + "index1/level: missing; ignoring this cache",
-          cpu0 + "index2/shared_cpu_list: bad cpu range \"1-0\" in \"1-0\": end before start; "
-                 "ignoring this cache",
-          cpu0 + "index3/level: not an integer: \"L3\"; ignoring this cache",
-          sys + "/cpu/cpu1/topology/cluster_cpus_list: bad cpu number \"x\" in \"x\": "
-                "not a number; ignoring the cluster",
-          sys + "/cpu/cpu1/cache/index0/type: missing; ignoring this cache",
-          "cpu 1: in no " + sys + "/node/nodeK/cpulist; NUMA node unknown",
-          "cpu 2: in no " + sys + "/node/nodeK/cpulist; NUMA node unknown",
-        });
+  CHECK(problems == std::vector<std::string>{
+                        sys + "/node/node1/cpulist: missing; its CPUs get no NUMA node from it",
+                        cpu0 + "index1/level: missing; ignoring this cache",
+                        cpu0 + "index2/shared_cpu_list: bad cpu range \"1-0\" in \"1-0\": end before start; "
+                               "ignoring this cache",
+                        cpu0 + "index3/level: not an integer: \"L3\"; ignoring this cache",
+                        sys + "/cpu/cpu1/topology/cluster_cpus_list: bad cpu number \"x\" in \"x\": "
+                              "not a number; ignoring the cluster",
+                        sys + "/cpu/cpu1/cache/index0/type: missing; ignoring this cache",
+                        "cpu 1: in no " + sys + "/node/nodeK/cpulist; NUMA node unknown",
+                        "cpu 2: in no " + sys + "/node/nodeK/cpulist; NUMA node unknown",
+                    });
   CHECK(classify_pair(placements[1], placements[2]) == CpuRelation::shared_l2);  // cluster
   CHECK(classify_pair(placements[0], placements[2]) == CpuRelation::shared_l3);
   CHECK(classify_pair(placements[0], placements[1]) == CpuRelation::shared_l3);  // cpu0's index10

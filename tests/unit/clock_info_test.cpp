@@ -31,8 +31,7 @@ using Mhz = std::vector<std::pair<int, double>>;
 class ScratchClocksource {
  public:
   explicit ScratchClocksource(const std::string& current_clocksource)
-      : root_(std::filesystem::temp_directory_path() /
-              ("jitterd_clock_info_test_" + std::to_string(::getpid()))) {
+      : root_(std::filesystem::temp_directory_path() / ("jitterd_clock_info_test_" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(root_);
     std::filesystem::create_directories(dir());
     std::ofstream(dir() / "current_clocksource") << current_clocksource;
@@ -123,8 +122,7 @@ TEST_CASE("a KVM guest on kvm-clock without tsc_known_freq", "[clock_info]") {
   const std::optional<ClocksourceInfo> clocksource = read_clocksource(host, nullptr);
   REQUIRE(clocksource);
   CHECK(clocksource->current == "kvm-clock");
-  CHECK(clocksource->available ==
-        std::vector<std::string>{"kvm-clock", "tsc", "hpet", "acpi_pm"});
+  CHECK(clocksource->available == std::vector<std::string>{"kvm-clock", "tsc", "hpet", "acpi_pm"});
   const std::optional<CpuinfoClock> cpuinfo = read_cpuinfo_clock(host, nullptr);
   REQUIRE(cpuinfo);
   CHECK(has_flag(*cpuinfo, "hypervisor"));
@@ -159,18 +157,15 @@ TEST_CASE("missing clock files are problems naming the path", "[clock_info]") {
   CHECK_FALSE(read_clocksource(host, &problems));
   CHECK_FALSE(read_cpuinfo_clock(host, &problems));
   CHECK_FALSE(read_clocksource(host, nullptr));
-  const std::string clocksource0 =
-      (fixtures / "offline_cpu/sys/devices/system/clocksource/clocksource0").string();
-  CHECK(problems ==
-        std::vector<std::string>{
-          clocksource0 + "/current_clocksource: missing; the current clocksource is unknown",
-          (fixtures / "offline_cpu/proc/cpuinfo").string() +
-              ": missing; the CPU flags and frequencies are unknown",
-        });
+  const std::string clocksource0 = (fixtures / "offline_cpu/sys/devices/system/clocksource/clocksource0").string();
+  CHECK(problems == std::vector<std::string>{
+                        clocksource0 + "/current_clocksource: missing; the current clocksource is unknown",
+                        (fixtures / "offline_cpu/proc/cpuinfo").string() +
+                            ": missing; the CPU flags and frequencies are unknown",
+                    });
 }
 
-TEST_CASE("an empty current clocksource is a problem; a missing list is an empty one",
-          "[clock_info]") {
+TEST_CASE("an empty current clocksource is a problem; a missing list is an empty one", "[clock_info]") {
   {
     const ScratchClocksource tree("\n");
     std::vector<std::string> problems;
@@ -185,8 +180,7 @@ TEST_CASE("an empty current clocksource is a problem; a missing list is an empty
     REQUIRE(clocksource);
     CHECK(clocksource->current == "tsc");
     CHECK(clocksource->available.empty());
-    CHECK(problems ==
-          std::vector<std::string>{(tree.dir() / "available_clocksource").string() +
-                                   ": missing; listing no available clocksources"});
+    CHECK(problems == std::vector<std::string>{(tree.dir() / "available_clocksource").string() +
+                                               ": missing; listing no available clocksources"});
   }
 }

@@ -24,9 +24,7 @@ TEST_CASE("busy-waiting and sleeping calibrations agree within 1000 ppm", "[cloc
 }
 
 TEST_CASE("counter_drift of constructed pairings", "[clock_methods]") {
-  SECTION("on time") {
-    CHECK(counter_drift({0, 1000, 0}, {1'000'000'000, 1'000'001'000, 0}, 1e9) == 0.0);
-  }
+  SECTION("on time") { CHECK(counter_drift({0, 1000, 0}, {1'000'000'000, 1'000'001'000, 0}, 1e9) == 0.0); }
   SECTION("1 ppm fast") {
     CHECK(counter_drift({0, 1000, 0}, {1'000'000'000, 1'000'002'000, 0}, 1e9) == Approx(1e-6).epsilon(1e-9));
   }

@@ -11,7 +11,8 @@
 using namespace jitterd;
 
 namespace {
-const prometheus::MetricFamily* find_family(const std::vector<prometheus::MetricFamily>& families, const std::string& name) {
+const prometheus::MetricFamily* find_family(const std::vector<prometheus::MetricFamily>& families,
+                                            const std::string& name) {
   for (const auto& f : families) {
     if (f.name == name) return &f;
   }
@@ -34,11 +35,11 @@ SamplerSettings quick_settings(int cpu, const TickScale& scale) {
 TEST_CASE("coarse le counts include a fine bucket only when all of it is below the bound", "[collector]") {
   const TickScale ns(1e9);  // one tick = 1 ns
   HistogramSnapshot s;
-  s.counts[histogram_bucket_index(9)] = 1;     // 9 ns: exact bucket
-  s.counts[histogram_bucket_index(10)] = 2;    // 10 ns: exact bucket, at the bound
-  s.counts[histogram_bucket_index(11)] = 4;    // 11 ns
-  s.counts[histogram_bucket_index(24)] = 8;    // bucket [24, 25]: within 25 ns
-  s.counts[histogram_bucket_index(26)] = 16;   // bucket [26, 27]: above 25 ns
+  s.counts[histogram_bucket_index(9)] = 1;               // 9 ns: exact bucket
+  s.counts[histogram_bucket_index(10)] = 2;              // 10 ns: exact bucket, at the bound
+  s.counts[histogram_bucket_index(11)] = 4;              // 11 ns
+  s.counts[histogram_bucket_index(24)] = 8;              // bucket [24, 25]: within 25 ns
+  s.counts[histogram_bucket_index(26)] = 16;             // bucket [26, 27]: above 25 ns
   s.counts[histogram_bucket_index(5'000'000'000)] = 32;  // 5 s: only +Inf
   const std::vector<double> bounds = {1e-8, 2.5e-8, 5e-8, 1e-1};
   const auto counts = coarse_cumulative_counts(s, ns, bounds);
@@ -71,14 +72,14 @@ TEST_CASE("a scrape while samplers run gives consistent families", "[collector]"
   const std::string text = prometheus::TextSerializer().Serialize(families);
   set->stop();
 
-  for (const char* name : {"jitterd_build_info", "jitterd_config_last_reload_successful", "jitterd_tick_frequency_hertz",
-                           "jitterd_sampler_gap_seconds", "jitterd_sampler_interruptions_total",
-                           "jitterd_sampler_stolen_seconds_total", "jitterd_sampler_sampled_seconds_total",
-                           "jitterd_sampler_window_gap_seconds", "jitterd_sampler_window_max_gap_seconds",
-                           "jitterd_sampler_loop_floor_seconds", "jitterd_sampler_interruption_threshold_seconds",
-                           "jitterd_sampler_duty_cycle_ratio", "jitterd_sampler_pinned", "jitterd_sampler_memory_locked",
-                           "jitterd_sampler_realtime_priority", "jitterd_sampler_context_switches_total",
-                           "jitterd_sampler_up"}) {
+  for (const char* name :
+       {"jitterd_build_info", "jitterd_config_last_reload_successful", "jitterd_tick_frequency_hertz",
+        "jitterd_sampler_gap_seconds", "jitterd_sampler_interruptions_total",
+        "jitterd_sampler_stolen_seconds_total", "jitterd_sampler_sampled_seconds_total",
+        "jitterd_sampler_window_gap_seconds", "jitterd_sampler_window_max_gap_seconds",
+        "jitterd_sampler_loop_floor_seconds", "jitterd_sampler_interruption_threshold_seconds",
+        "jitterd_sampler_duty_cycle_ratio", "jitterd_sampler_pinned", "jitterd_sampler_memory_locked",
+        "jitterd_sampler_realtime_priority", "jitterd_sampler_context_switches_total", "jitterd_sampler_up"}) {
     INFO(name);
     CHECK(find_family(families, name) != nullptr);
   }
@@ -88,7 +89,8 @@ TEST_CASE("a scrape while samplers run gives consistent families", "[collector]"
   const auto& h = hist->metric[0].histogram;
   CHECK(h.sample_count > 0);
   CHECK(h.bucket.back().cumulative_count == h.sample_count);
-  for (std::size_t i = 1; i < h.bucket.size(); ++i) CHECK(h.bucket[i].cumulative_count >= h.bucket[i - 1].cumulative_count);
+  for (std::size_t i = 1; i < h.bucket.size(); ++i)
+    CHECK(h.bucket[i].cumulative_count >= h.bucket[i - 1].cumulative_count);
   CHECK(find_family(families, "jitterd_sampler_up")->metric[0].gauge.value == 1);
   CHECK(find_family(families, "jitterd_sampler_pinned")->metric[0].gauge.value == 1);
   const auto* quantiles = find_family(families, "jitterd_sampler_window_gap_seconds");
@@ -97,7 +99,8 @@ TEST_CASE("a scrape while samplers run gives consistent families", "[collector]"
   CHECK(quantiles->metric[0].summary.sample_count == h.sample_count);
   const double max = find_family(families, "jitterd_sampler_window_max_gap_seconds")->metric[0].gauge.value;
   for (const auto& q : quantiles->metric[0].summary.quantile) CHECK(q.value <= max);
-  CHECK(text.find("jitterd_sampler_gap_seconds_bucket{cpu=\"" + std::to_string(cpus.back()) + "\",le=\"+Inf\"}") != std::string::npos);
+  CHECK(text.find("jitterd_sampler_gap_seconds_bucket{cpu=\"" + std::to_string(cpus.back()) + "\",le=\"+Inf\"}") !=
+        std::string::npos);
 }
 
 TEST_CASE("without samplers only the daemon families are exported", "[collector]") {

@@ -5,8 +5,9 @@
 using namespace jitterd;
 
 TEST_CASE("run is the default verb with node_exporter-style flags", "[command_line]") {
-  const auto cl = parse_command_line({"--config", "a.yaml", "--web.listen-address=127.0.0.1:0", "--path.sysfs", "/fx/sys",
-                                      "--path.procfs=/fx/proc", "--log.level", "debug", "--web.telemetry-path", "/m"});
+  const auto cl =
+      parse_command_line({"--config", "a.yaml", "--web.listen-address=127.0.0.1:0", "--path.sysfs", "/fx/sys",
+                          "--path.procfs=/fx/proc", "--log.level", "debug", "--web.telemetry-path", "/m"});
   CHECK(cl.verb == Verb::run);
   CHECK(cl.config_path == "a.yaml");
   CHECK(cl.config_path_given);
@@ -39,7 +40,8 @@ TEST_CASE("bad arguments name themselves", "[command_line]") {
   CHECK_THROWS_WITH(parse_command_line({"--config"}), Catch::Contains("--config: needs a value"));
   CHECK_THROWS_WITH(parse_command_line({"report", "--format", "xml"}), Catch::Contains("got \"xml\""));
   CHECK_THROWS_WITH(parse_command_line({"run", "report"}), Catch::Contains("unexpected argument \"report\""));
-  CHECK_THROWS_WITH(parse_command_line({"report", "c2x"}),
-                    Catch::Contains("unknown topic \"c2x\" (allowed: gaps, clock, pacing, kernel, pinning, c2c, posture)"));
+  CHECK_THROWS_WITH(
+      parse_command_line({"report", "c2x"}),
+      Catch::Contains("unknown topic \"c2x\" (allowed: gaps, clock, pacing, kernel, pinning, c2c, posture)"));
   CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "--cpus"}), Catch::Contains("--cpus: needs a value"));
 }

@@ -33,8 +33,7 @@ std::string errors_of(const fs::path& file) {
   } catch (const ConfigErrors& errors) {
     std::string text = errors.what();
     const std::string prefix = file.parent_path().string() + "/";
-    for (std::size_t at; (at = text.find(prefix)) != std::string::npos;)
-      text.erase(at, prefix.size());
+    for (std::size_t at; (at = text.find(prefix)) != std::string::npos;) text.erase(at, prefix.size());
     return text;
   }
   FAIL(file.filename().string() << " loaded without errors");
@@ -209,7 +208,8 @@ probes:
   CHECK(config.mark_of("probes.kernel_cost.cpu") == SourceMark{19, 10});
   CHECK(probes.pinning == PinningSettings{false, 24h, 10ms});
   CHECK(probes.c2c == C2cSettings{false, 1min, PingPongMethod::two_lines, 10000, 1000,
-                                  PairRequest{PairSelection::list, {{3, 2}, {0, 8191}}}, 100000, true, std::nullopt});
+                                  PairRequest{PairSelection::list, {{3, 2}, {0, 8191}}}, 100000, true,
+                                  std::nullopt});
   CHECK(config.mark_of("probes.c2c.pairs") == SourceMark{31, 12});
 }
 
@@ -224,20 +224,25 @@ expect:
   max_exit_latency: 10us
   smt_siblings_idle: true
 )");
-  CHECK(config.probes.posture.expect == PostureExpectations{std::vector<int>{2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15}, std::vector<int>{},
-                                      "performance", "tsc", true, 10us, true});
+  CHECK(config.probes.posture.expect ==
+        PostureExpectations{std::vector<int>{2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15}, std::vector<int>{},
+                            "performance", "tsc", true, 10us, true});
   CHECK(parse("expect: {isolated: \"\"}").probes.posture.expect.isolated == std::vector<int>{});
   CHECK(parse("expect: {nohz_full: [3, 1]}").probes.posture.expect.nohz_full == std::vector<int>{1, 3});
   CHECK(PostureExpectations{} == parse("expect: {}").probes.posture.expect);
-  CHECK(first_error("expect: {isolated: \"3-1\"}").rfind("test.yaml:1:20: expect.isolated: must be a CPU list", 0) == 0);
+  CHECK(
+      first_error("expect: {isolated: \"3-1\"}").rfind("test.yaml:1:20: expect.isolated: must be a CPU list", 0) ==
+      0);
   CHECK(first_error("expect: {governor: \"perf ormance\"}") ==
-        "test.yaml:1:20: expect.governor: must be a cpufreq governor name (letters, digits, _ - .), got \"perf ormance\"");
+        "test.yaml:1:20: expect.governor: must be a cpufreq governor name (letters, digits, _ - .), got \"perf "
+        "ormance\"");
   CHECK(first_error("expect: {max_exit_latency: 1s}") ==
         "test.yaml:1:28: expect.max_exit_latency: must be 0s..10ms, got 1s");
 }
 
 TEST_CASE("posture and attribution probes: interval, enabled, tracepoints", "[config]") {
-  const Config config = parse("probes: {posture: {interval: 30s}, attribution: {enabled: false, tracepoints: false}}");
+  const Config config =
+      parse("probes: {posture: {interval: 30s}, attribution: {enabled: false, tracepoints: false}}");
   CHECK(config.probes.posture == PostureSettings{true, 30s, {}});
   CHECK(config.probes.attribution == AttributionSettings{false, 10s, false});
   CHECK(ProbesSettings{}.posture == PostureSettings{true, 1min, {}});
@@ -246,7 +251,8 @@ TEST_CASE("posture and attribution probes: interval, enabled, tracepoints", "[co
 
 TEST_CASE("c2c pairs: representative, all or a list of [cpu, cpu]", "[config]") {
   CHECK(parse("probes: {c2c: {pairs: all}}").probes.c2c.pairs.selection == PairSelection::all);
-  CHECK(parse("probes: {c2c: {pairs: representative}}").probes.c2c.pairs.selection == PairSelection::representative);
+  CHECK(parse("probes: {c2c: {pairs: representative}}").probes.c2c.pairs.selection ==
+        PairSelection::representative);
   CHECK(first_error("probes: {c2c: {pairs: some}}") ==
         "test.yaml:1:23: probes.c2c.pairs: must be one of representative, all, got some");
   CHECK(first_error("probes: {c2c: {pairs: [[1, 2], [3]]}}") ==
@@ -254,10 +260,12 @@ TEST_CASE("c2c pairs: representative, all or a list of [cpu, cpu]", "[config]") 
   CHECK(first_error("probes: {c2c: {pairs: [[1, -2]]}}") ==
         "test.yaml:1:28: probes.c2c.pairs[0][1]: must be 0..8191, got -2");
   CHECK(first_error("probes: {c2c: {pairs: []}}") ==
-        "test.yaml:1:23: probes.c2c.pairs: must be representative, all, or a sequence of 1..4096 [cpu, cpu] pairs, got "
+        "test.yaml:1:23: probes.c2c.pairs: must be representative, all, or a sequence of 1..4096 [cpu, cpu] "
+        "pairs, got "
         "an empty sequence");
   CHECK(first_error("probes: {c2c: {samples: 100000, round_trips: 1000}}") ==
-        "test.yaml:1:46: probes.c2c.round_trips: samples × round_trips must be at most 10000000 round trips per pair, "
+        "test.yaml:1:46: probes.c2c.round_trips: samples × round_trips must be at most 10000000 round trips per "
+        "pair, "
         "got 100000 × 1000 = 100000000");
 }
 
@@ -267,7 +275,8 @@ TEST_CASE("the probes defaults are the documented ones", "[config]") {
   CHECK(probes.pacing == PacingSettings{true, 15min, std::nullopt, {1000, 10000, 100000}, 500ms, PacingSend::udp});
   CHECK(probes.kernel_cost == KernelCostSettings{true, 15min, std::nullopt, 1000});
   CHECK(probes.pinning == PinningSettings{true, 15min, 500ms});
-  CHECK(probes.c2c == C2cSettings{true, 5min, PingPongMethod::cas, 100, 1000, PairRequest{}, 64, false, std::nullopt});
+  CHECK(probes.c2c ==
+        C2cSettings{true, 5min, PingPongMethod::cas, 100, 1000, PairRequest{}, 64, false, std::nullopt});
 }
 
 TEST_CASE("a probe cpu is auto or a CPU number, and keeps its mark", "[config]") {
@@ -291,16 +300,14 @@ TEST_CASE("probes lists hold 1..16 distinct items in the order written", "[confi
   std::string sixteen;
   for (int rate = 1; rate <= 16; ++rate) sixteen += (rate == 1 ? "" : ", ") + std::to_string(rate);
   CHECK(parse("probes: {pacing: {rates: [" + sixteen + "]}}").probes.pacing.rates.size() == 16);
-  CHECK(parse("probes: {pacing: {rates: [300, 1.25]}}").probes.pacing.rates ==
-        std::vector<double>{300, 1.25});
+  CHECK(parse("probes: {pacing: {rates: [300, 1.25]}}").probes.pacing.rates == std::vector<double>{300, 1.25});
   CHECK(parse("probes: {clock: {sleep_requests: [1s, 1us]}}").probes.clock.sleep_requests ==
         std::vector<Duration>{1s, 1us});
   // Plain decimal notation only, as the rate is written.
-  for (const char* bad : {"-5", "+5", "0100", "1.", ".5", "5.0.0", "1_000", "1e3", "inf", ".inf",
-                          "nan", "0x10", "\"5\""}) {
+  for (const char* bad :
+       {"-5", "+5", "0100", "1.", ".5", "5.0.0", "1_000", "1e3", "inf", ".inf", "nan", "0x10", "\"5\""}) {
     INFO(bad);
-    CHECK_THROWS_AS(parse(std::string("probes: {pacing: {rates: [") + bad + "]}}"),
-                    ConfigErrors);
+    CHECK_THROWS_AS(parse(std::string("probes: {pacing: {rates: [") + bad + "]}}"), ConfigErrors);
   }
   CHECK(first_error("probes: {pacing: {rates: [1, 99999999999999999999999999999999999]}}") ==
         "test.yaml:1:30: probes.pacing.rates[1]: must be 1..10000000 per second, got "
@@ -361,11 +368,10 @@ TEST_CASE("booleans and integers must be plain YAML 1.2 values", "[config]") {
 TEST_CASE("listen_address takes dotted-quad IPv4 or bracketed IPv6 and a port", "[config]") {
   CHECK(parse("web: {listen_address: 10.1.2.3:0}").web.listen_address == "10.1.2.3:0");
   CHECK(parse("web: {listen_address: \"[::]:80\"}").web.listen_address == "[::]:80");
-  CHECK(parse("web: {listen_address: 255.255.255.255:65535}").web.listen_address ==
-        "255.255.255.255:65535");
-  for (const char* bad : {"9978", ":9978", "1.2.3:80", "1.2.3.4.5:80", "01.2.3.4:80",
-                          "256.0.0.1:80", "1.2.3.4:", "1.2.3.4:-1", "1.2.3.4:80x",
-                          "1.2.3.4:65536", "1.2..4:80", "[::]80", "::1:80", "localhost:80"}) {
+  CHECK(parse("web: {listen_address: 255.255.255.255:65535}").web.listen_address == "255.255.255.255:65535");
+  for (const char* bad :
+       {"9978", ":9978", "1.2.3:80", "1.2.3.4.5:80", "01.2.3.4:80", "256.0.0.1:80", "1.2.3.4:", "1.2.3.4:-1",
+        "1.2.3.4:80x", "1.2.3.4:65536", "1.2..4:80", "[::]80", "::1:80", "localhost:80"}) {
     INFO(bad);
     CHECK_THROWS_AS(parse(std::string("web: {listen_address: \"") + bad + "\"}"), ConfigErrors);
   }
@@ -373,12 +379,10 @@ TEST_CASE("listen_address takes dotted-quad IPv4 or bracketed IPv6 and a port", 
 
 TEST_CASE("error text omits what is unknown", "[config]") {
   const ConfigError full{"f.yaml", 12, 5, "sampler.burst_spin", "must be 1ms..10s, got 0s"};
-  CHECK(full.to_string() ==
-        "f.yaml:12:5: sampler.burst_spin: must be 1ms..10s, got 0s");
+  CHECK(full.to_string() == "f.yaml:12:5: sampler.burst_spin: must be 1ms..10s, got 0s");
   CHECK(ConfigError{"f.yaml", 0, 0, "cpus", "CPU 9 does not exist"}.to_string() ==
         "f.yaml: cpus: CPU 9 does not exist");
-  CHECK(ConfigError{"f.yaml", 3, 1, "", "YAML syntax error: x"}.to_string() ==
-        "f.yaml:3:1: YAML syntax error: x");
+  CHECK(ConfigError{"f.yaml", 3, 1, "", "YAML syntax error: x"}.to_string() == "f.yaml:3:1: YAML syntax error: x");
   const ConfigErrors both({{"a.yaml", 1, 1, "log", "x"}, {"a.yaml", 2, 1, "web", "y"}});
   CHECK(std::string(both.what()) == "a.yaml:1:1: log: x\na.yaml:2:1: web: y");
   CHECK(both.errors().size() == 2);
@@ -409,9 +413,26 @@ TEST_CASE("parse_duration reads every unit exactly", "[config][duration]") {
 }
 
 TEST_CASE("parse_duration refuses what is not one exact duration", "[config][duration]") {
-  for (const char* bad : {"", "5", "ms", "-1s", "+1s", "1.5", ".5s", "1.s", "1 s", " 1s", "1s ",
-                          "1sec", "1d", "1S", "1.5ns", "0.0000000001s", "1e3ns", "1h30m",
-                          "9223372036854775808ns", "2562048h"}) {
+  for (const char* bad : {"",
+                          "5",
+                          "ms",
+                          "-1s",
+                          "+1s",
+                          "1.5",
+                          ".5s",
+                          "1.s",
+                          "1 s",
+                          " 1s",
+                          "1s ",
+                          "1sec",
+                          "1d",
+                          "1S",
+                          "1.5ns",
+                          "0.0000000001s",
+                          "1e3ns",
+                          "1h30m",
+                          "9223372036854775808ns",
+                          "2562048h"}) {
     INFO(bad);
     CHECK_FALSE(parse_duration(bad).has_value());
   }
@@ -432,10 +453,8 @@ TEST_CASE("format_duration gives the shortest exact spelling", "[config][duratio
 }
 
 TEST_CASE("format_duration output parses back to the same value", "[config][duration]") {
-  std::vector<Duration> values{1ns, 999ns, 1us, 1001ns, 1500us, 59s, 61s, 1h + 1ns, 3h,
-                               Duration::max()};
-  for (std::int64_t ns = 1; ns < Duration::max().count() / 7; ns = ns * 7 + 3)
-    values.push_back(Duration{ns});
+  std::vector<Duration> values{1ns, 999ns, 1us, 1001ns, 1500us, 59s, 61s, 1h + 1ns, 3h, Duration::max()};
+  for (std::int64_t ns = 1; ns < Duration::max().count() / 7; ns = ns * 7 + 3) values.push_back(Duration{ns});
   for (Duration value : values) {
     INFO(value.count() << "ns as " << format_duration(value));
     CHECK(parse_duration(format_duration(value)) == value);

@@ -103,8 +103,7 @@ TEST_CASE("parse_cpu_mask_hex rejects malformed masks", "[cpu_list]") {
   CHECK(parse_cpu_mask_hex("1,,2", &error).empty());
   CHECK(error == "bad cpu mask group \"\" in \"1,,2\": expected 1 to 8 hex digits");
   CHECK(parse_cpu_mask_hex("123456789", &error).empty());
-  CHECK(error ==
-        "bad cpu mask group \"123456789\" in \"123456789\": expected 1 to 8 hex digits");
+  CHECK(error == "bad cpu mask group \"123456789\" in \"123456789\": expected 1 to 8 hex digits");
   CHECK(parse_cpu_mask_hex("", &error).empty());
   CHECK(error == "bad cpu mask group \"\" in \"\": expected 1 to 8 hex digits");
 }

@@ -20,8 +20,7 @@ namespace {
 const std::filesystem::path fixtures = JITTERD_FIXTURES_DIR;
 
 Topology fixture_topology(const std::string& machine) {
-  return jitterd::read_topology(
-      jitterd::HostReader(fixtures / machine / "sys", fixtures / machine / "proc"));
+  return jitterd::read_topology(jitterd::HostReader(fixtures / machine / "sys", fixtures / machine / "proc"));
 }
 
 // Online CPUs 0..n-1, each its own core, with the given isolated set.
@@ -50,29 +49,24 @@ const CpuSelection& selected(const CpuSelectionResult& result) {
 
 }  // namespace
 
-TEST_CASE("auto samples the isolated CPUs and keeps the rest for housekeeping",
-          "[cpu_selection]") {
+TEST_CASE("auto samples the isolated CPUs and keeps the rest for housekeeping", "[cpu_selection]") {
   // isolcpus= has taken 2-3,6-7 out of the default affinity.
   const auto result = select_cpus(automatic, fixture_topology("smt8_isolated"), {0, 1, 4, 5});
   const CpuSelection& s = selected(result);
   CHECK(s.sampled == Cpus{2, 3, 6, 7});
   CHECK(s.housekeeping == Cpus{0, 1, 4, 5});
-  CHECK(s.notes ==
-        Lines{"cpus: auto: sampling the isolated CPUs 2-3,6-7, housekeeping on 0-1,4-5",
-              "cpus: isolated CPUs outside this process's allowed CPUs (0-1,4-5): 2-3,6-7; "
-              "isolcpus= keeps them out of the default affinity, but pinning to them is still "
-              "permitted, so they are sampled"});
+  CHECK(s.notes == Lines{"cpus: auto: sampling the isolated CPUs 2-3,6-7, housekeeping on 0-1,4-5",
+                         "cpus: isolated CPUs outside this process's allowed CPUs (0-1,4-5): 2-3,6-7; "
+                         "isolcpus= keeps them out of the default affinity, but pinning to them is still "
+                         "permitted, so they are sampled"});
 }
 
-TEST_CASE("auto with isolated CPUs inside the affinity needs no isolcpus note",
-          "[cpu_selection]") {
-  const auto result = select_cpus(automatic, fixture_topology("smt8_isolated"),
-                                  {0, 1, 2, 3, 4, 5, 6, 7});
+TEST_CASE("auto with isolated CPUs inside the affinity needs no isolcpus note", "[cpu_selection]") {
+  const auto result = select_cpus(automatic, fixture_topology("smt8_isolated"), {0, 1, 2, 3, 4, 5, 6, 7});
   const CpuSelection& s = selected(result);
   CHECK(s.sampled == Cpus{2, 3, 6, 7});
   CHECK(s.housekeeping == Cpus{0, 1, 4, 5});
-  CHECK(s.notes ==
-        Lines{"cpus: auto: sampling the isolated CPUs 2-3,6-7, housekeeping on 0-1,4-5"});
+  CHECK(s.notes == Lines{"cpus: auto: sampling the isolated CPUs 2-3,6-7, housekeeping on 0-1,4-5"});
 }
 
 TEST_CASE("auto skips isolated CPUs that are offline", "[cpu_selection]") {
@@ -82,20 +76,17 @@ TEST_CASE("auto skips isolated CPUs that are offline", "[cpu_selection]") {
   CHECK(s.notes.at(0) == "cpus: auto: isolated but offline, not sampled: 9");
 }
 
-TEST_CASE("auto keeps one CPU for housekeeping when every allowed CPU is isolated",
-          "[cpu_selection]") {
+TEST_CASE("auto keeps one CPU for housekeeping when every allowed CPU is isolated", "[cpu_selection]") {
   const auto result = select_cpus(automatic, flat_topology(4, {0, 1, 2, 3}), {0, 1, 2, 3});
   const CpuSelection& s = selected(result);
   CHECK(s.sampled == Cpus{1, 2, 3});
   CHECK(s.housekeeping == Cpus{0});
-  CHECK(s.notes ==
-        Lines{"cpus: auto: the isolated CPUs (0-3) cover every allowed CPU; keeping 0 for "
-            "housekeeping",
-              "cpus: auto: sampling the isolated CPUs 1-3, housekeeping on 0"});
+  CHECK(s.notes == Lines{"cpus: auto: the isolated CPUs (0-3) cover every allowed CPU; keeping 0 for "
+                         "housekeeping",
+                         "cpus: auto: sampling the isolated CPUs 1-3, housekeeping on 0"});
 }
 
-TEST_CASE("auto without isolated CPUs keeps the first core for housekeeping",
-          "[cpu_selection]") {
+TEST_CASE("auto without isolated CPUs keeps the first core for housekeeping", "[cpu_selection]") {
   Topology topo = fixture_topology("smt8_isolated");
   topo.isolated.clear();
   const auto result = select_cpus(automatic, topo, {0, 1, 2, 3, 4, 5, 6, 7});
@@ -121,8 +112,7 @@ TEST_CASE("auto on a 2-CPU VM samples one CPU and keeps the other", "[cpu_select
   CHECK(s.housekeeping == Cpus{0});
 }
 
-TEST_CASE("auto housekeeping starts at the lowest allowed CPU, not the lowest online",
-          "[cpu_selection]") {
+TEST_CASE("auto housekeeping starts at the lowest allowed CPU, not the lowest online", "[cpu_selection]") {
   const auto result = select_cpus(automatic, flat_topology(8), {4, 5, 6, 7});
   const CpuSelection& s = selected(result);
   CHECK(s.sampled == Cpus{5, 6, 7});
@@ -132,8 +122,7 @@ TEST_CASE("auto housekeeping starts at the lowest allowed CPU, not the lowest on
                          "not sampled: 0-3"});
 }
 
-TEST_CASE("auto on a single SMT core samples the sibling of the housekeeping CPU",
-          "[cpu_selection]") {
+TEST_CASE("auto on a single SMT core samples the sibling of the housekeeping CPU", "[cpu_selection]") {
   Topology topo = flat_topology(2);
   topo.cpus[0].thread_siblings = {0, 1};
   topo.cpus[1].thread_siblings = {0, 1};
@@ -141,11 +130,10 @@ TEST_CASE("auto on a single SMT core samples the sibling of the housekeeping CPU
   const CpuSelection& s = selected(result);
   CHECK(s.sampled == Cpus{1});
   CHECK(s.housekeeping == Cpus{0});
-  CHECK(s.notes ==
-        Lines{"cpus: auto: no isolated CPUs; sampling 1, housekeeping on 0 (one core only: "
-            "no sibling-free CPU to sample)",
-            "cpus: sampled CPUs sharing a core with housekeeping (SMT siblings): 1; expect "
-              "the daemon's own activity in their numbers"});
+  CHECK(s.notes == Lines{"cpus: auto: no isolated CPUs; sampling 1, housekeeping on 0 (one core only: "
+                         "no sibling-free CPU to sample)",
+                         "cpus: sampled CPUs sharing a core with housekeeping (SMT siblings): 1; expect "
+                         "the daemon's own activity in their numbers"});
 }
 
 TEST_CASE("auto needs two usable CPUs", "[cpu_selection]") {
@@ -162,8 +150,7 @@ TEST_CASE("auto needs two usable CPUs", "[cpu_selection]") {
 }
 
 TEST_CASE("an explicit list is sampled as given", "[cpu_selection]") {
-  const auto result = select_cpus(listed({3, 1, 3}), fixture_topology("smt8_isolated"),
-                                  {0, 1, 2, 3, 4, 5, 6, 7});
+  const auto result = select_cpus(listed({3, 1, 3}), fixture_topology("smt8_isolated"), {0, 1, 2, 3, 4, 5, 6, 7});
   const CpuSelection& s = selected(result);
   CHECK(s.sampled == Cpus{1, 3});
   CHECK(s.housekeeping == Cpus{0, 2, 4, 5, 6, 7});
@@ -180,12 +167,10 @@ TEST_CASE("an explicit list gives one error per unusable CPU", "[cpu_selection]"
   const auto result = select_cpus(listed({1, 3, 9, 12}), topo, {0, 1});
   CHECK_FALSE(result.selection);
   CHECK(result.errors == Lines{"cpu 3: not in this process's allowed CPUs (allowed: 0-1)",
-                               "cpu 9: not online (online: 0-7)",
-                               "cpu 12: does not exist (possible: 0-9)"});
+                               "cpu 9: not online (online: 0-7)", "cpu 12: does not exist (possible: 0-9)"});
 }
 
-TEST_CASE("an explicit list on the offline_cpu machine rejects the offline CPU",
-          "[cpu_selection]") {
+TEST_CASE("an explicit list on the offline_cpu machine rejects the offline CPU", "[cpu_selection]") {
   const auto result = select_cpus(listed({2, 3}), fixture_topology("offline_cpu"), {0, 1, 2});
   CHECK(result.errors == Lines{"cpu 3: not online (online: 0-2)"});
   CHECK(select_cpus(listed({-1}), fixture_topology("offline_cpu"), {0, 1, 2}).errors ==
@@ -193,16 +178,14 @@ TEST_CASE("an explicit list on the offline_cpu machine rejects the offline CPU",
 }
 
 TEST_CASE("an explicit list may name isolated CPUs outside the affinity", "[cpu_selection]") {
-  const auto result = select_cpus(listed({2, 6}), fixture_topology("smt8_isolated"),
-                                  {0, 1, 4, 5});
+  const auto result = select_cpus(listed({2, 6}), fixture_topology("smt8_isolated"), {0, 1, 4, 5});
   const CpuSelection& s = selected(result);
   CHECK(s.sampled == Cpus{2, 6});
   CHECK(s.housekeeping == Cpus{0, 1, 4, 5});
-  CHECK(s.notes ==
-        Lines{"cpus: sampling 2,6 as listed, housekeeping on 0-1,4-5",
-              "cpus: isolated CPUs outside this process's allowed CPUs (0-1,4-5): 2,6; "
-              "isolcpus= keeps them out of the default affinity, but pinning to them is still "
-              "permitted, so they are sampled"});
+  CHECK(s.notes == Lines{"cpus: sampling 2,6 as listed, housekeeping on 0-1,4-5",
+                         "cpus: isolated CPUs outside this process's allowed CPUs (0-1,4-5): 2,6; "
+                         "isolcpus= keeps them out of the default affinity, but pinning to them is still "
+                         "permitted, so they are sampled"});
 }
 
 TEST_CASE("an explicit list must leave a CPU for housekeeping", "[cpu_selection]") {

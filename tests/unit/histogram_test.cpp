@@ -105,7 +105,8 @@ TEST_CASE("a reader snapshotting during writes sees monotonic counts and the exa
   int snapshots = 0;
   while (!done.load()) {
     h.snapshot(current);
-    for (std::size_t i = 0; i < kHistogramBuckets; ++i) monotonic = monotonic && current.counts[i] >= previous.counts[i];
+    for (std::size_t i = 0; i < kHistogramBuckets; ++i)
+      monotonic = monotonic && current.counts[i] >= previous.counts[i];
     previous = current;
     ++snapshots;
   }

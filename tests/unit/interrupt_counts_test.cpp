@@ -176,15 +176,14 @@ TEST_CASE("parse_proc_softirqs reads every softirq row", "[interrupt_counts]") {
   CHECK(t.cpus == std::vector<int>{0, 1, 2, 3});
   std::vector<std::string> sources;
   for (const InterruptRow& r : t.rows) sources.push_back(r.source);
-  CHECK(sources == std::vector<std::string>{"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK",
-                                            "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"});
+  CHECK(sources == std::vector<std::string>{"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET",
+                                            "SCHED", "HRTIMER", "RCU"});
   CHECK(row(t, "NET_RX").counts == Counts{100, 200, 300, 400});
   CHECK(row(t, "NET_RX").name == "NET_RX");
   CHECK(row(t, "RCU").description.empty());
 }
 
-TEST_CASE("read_interrupt_counts reads both files and names the missing one",
-          "[interrupt_counts]") {
+TEST_CASE("read_interrupt_counts reads both files and names the missing one", "[interrupt_counts]") {
   ScratchTree tree;
   tree.write("proc/interrupts", std::string(x86_interrupts));
   std::vector<std::string> problems;
@@ -192,8 +191,7 @@ TEST_CASE("read_interrupt_counts reads both files and names the missing one",
   CHECK(s.interrupts.rows.size() == 24);
   CHECK(s.softirqs.rows.empty());
   REQUIRE(problems.size() == 1);
-  CHECK(problems[0] == (tree.root() / "proc/softirqs").string() +
-                           ": missing; per-CPU counts from it are unknown");
+  CHECK(problems[0] == (tree.root() / "proc/softirqs").string() + ": missing; per-CPU counts from it are unknown");
 
   tree.write("proc/softirqs", std::string(softirqs));
   tree.write("proc/interrupts", "not a table\n");
@@ -205,8 +203,7 @@ TEST_CASE("read_interrupt_counts reads both files and names the missing one",
   CHECK_NOTHROW(read_interrupt_counts(tree.reader(), nullptr));
 }
 
-TEST_CASE("per_cpu_deltas lists what one CPU counted, interrupts then softirqs",
-          "[interrupt_counts]") {
+TEST_CASE("per_cpu_deltas lists what one CPU counted, interrupts then softirqs", "[interrupt_counts]") {
   InterruptSnapshot before{parse_proc_interrupts(x86_interrupts), parse_proc_softirqs(softirqs)};
   InterruptSnapshot after = before;
   for (InterruptRow& r : after.interrupts.rows) {
@@ -225,37 +222,28 @@ TEST_CASE("per_cpu_deltas lists what one CPU counted, interrupts then softirqs",
   CHECK(per_cpu_deltas(before, before, 0).empty());
 }
 
-TEST_CASE("per_cpu_deltas counts new sources from 0 and ignores counters going backwards",
-          "[interrupt_counts]") {
+TEST_CASE("per_cpu_deltas counts new sources from 0 and ignores counters going backwards", "[interrupt_counts]") {
   const InterruptSnapshot before{
-      table({0, 1}, {{"45", "eth0", "", {100, 500}}, {"LOC", "Local timer interrupts", "", {7, 8}}}),
-      {}};
+      table({0, 1}, {{"45", "eth0", "", {100, 500}}, {"LOC", "Local timer interrupts", "", {7, 8}}}), {}};
   const InterruptSnapshot after{
       table({0, 1}, {{"45", "nvme0q1", "", {100, 20}},  // IRQ 45 freed and reused: went back
                      {"46", "nvme0q2", "", {0, 3}},     // allocated during the window
                      {"LOC", "Local timer interrupts", "", {9, 8}}}),
       {}};
-  CHECK(per_cpu_deltas(before, after, 1) ==
-        std::vector<SourceDelta>{{"irq", "46", "nvme0q2", 3}});
-  CHECK(per_cpu_deltas(before, after, 0) ==
-        std::vector<SourceDelta>{{"irq", "LOC", "Local timer interrupts", 2}});
+  CHECK(per_cpu_deltas(before, after, 1) == std::vector<SourceDelta>{{"irq", "46", "nvme0q2", 3}});
+  CHECK(per_cpu_deltas(before, after, 0) == std::vector<SourceDelta>{{"irq", "LOC", "Local timer interrupts", 2}});
 }
 
 TEST_CASE("per_cpu_deltas skips global rows and CPUs without a baseline", "[interrupt_counts]") {
   // CPU 2 came online during the window: its counts are since boot, not since `before`.
   const InterruptSnapshot before{
-      table({0, 1, 3}, {{"LOC", "Local timer interrupts", "", {1, 1, 1}}, {"ERR", "ERR", "", {0}}}),
-      {}};
+      table({0, 1, 3}, {{"LOC", "Local timer interrupts", "", {1, 1, 1}}, {"ERR", "ERR", "", {0}}}), {}};
   const InterruptSnapshot after{
-      table({0, 1, 2, 3},
-            {{"LOC", "Local timer interrupts", "", {2, 1, 900, 4}}, {"ERR", "ERR", "", {5}}}),
-      {}};
+      table({0, 1, 2, 3}, {{"LOC", "Local timer interrupts", "", {2, 1, 900, 4}}, {"ERR", "ERR", "", {5}}}), {}};
   CHECK(per_cpu_deltas(before, after, 2).empty());
   // CPU 3 moved from column 2 to column 3; ERR's one number is not CPU 0's.
-  CHECK(per_cpu_deltas(before, after, 3) ==
-        std::vector<SourceDelta>{{"irq", "LOC", "Local timer interrupts", 3}});
-  CHECK(per_cpu_deltas(before, after, 0) ==
-        std::vector<SourceDelta>{{"irq", "LOC", "Local timer interrupts", 1}});
+  CHECK(per_cpu_deltas(before, after, 3) == std::vector<SourceDelta>{{"irq", "LOC", "Local timer interrupts", 3}});
+  CHECK(per_cpu_deltas(before, after, 0) == std::vector<SourceDelta>{{"irq", "LOC", "Local timer interrupts", 1}});
   // A file unreadable at `before` is no baseline either.
   CHECK(per_cpu_deltas(InterruptSnapshot{}, after, 0).empty());
 }

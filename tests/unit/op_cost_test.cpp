@@ -24,7 +24,8 @@ TEST_CASE("time_op calls op samples + 1 times and discards the warm-up", "[op_co
   std::size_t calls = 0;
   volatile std::uint64_t sink = 0;
   const OpCost cost = time_op<TickMethod::steady_clock>(
-      "busy", [&] {
+      "busy",
+      [&] {
         ++calls;
         for (int i = 0; i < 100; ++i) sink = sink + static_cast<std::uint64_t>(i);
       },
@@ -39,7 +40,8 @@ TEST_CASE("time_op calls op samples + 1 times and discards the warm-up", "[op_co
 TEST_CASE("time_op on the default counter orders its statistics", "[op_cost]") {
   std::size_t calls = 0;
   const OpCost cost = dispatch_tick_method(default_tick_method(), [&]<TickMethod M>() {
-    return time_op<M>("count", [&] { ++calls; }, 200);
+    return time_op<M>(
+        "count", [&] { ++calls; }, 200);
   });
   CHECK(calls == 201);
   CHECK(cost.samples == 200);
@@ -49,7 +51,8 @@ TEST_CASE("time_op on the default counter orders its statistics", "[op_cost]") {
 
 TEST_CASE("zero samples still warm up and report zeros", "[op_cost]") {
   std::size_t calls = 0;
-  const OpCost cost = time_op<TickMethod::steady_clock>("none", [&] { ++calls; }, 0);
+  const OpCost cost = time_op<TickMethod::steady_clock>(
+      "none", [&] { ++calls; }, 0);
   CHECK(calls == 1);
   CHECK(cost.samples == 0);
   CHECK(cost.min_ticks == 0);
@@ -60,8 +63,12 @@ TEST_CASE("zero samples still warm up and report zeros", "[op_cost]") {
 TEST_CASE("measure_kernel_costs reports the seven standard operations", "[op_cost]") {
   const std::vector<OpCost> costs = measure_kernel_costs(default_tick_method(), 100);
   REQUIRE(costs.size() == 7);
-  const std::vector<std::string> names = {"counter_read", "clock_gettime_monotonic", "clock_gettime_monotonic_raw",
-                                          "clock_gettime_realtime", "syscall_getppid", "thread_create_join",
+  const std::vector<std::string> names = {"counter_read",
+                                          "clock_gettime_monotonic",
+                                          "clock_gettime_monotonic_raw",
+                                          "clock_gettime_realtime",
+                                          "syscall_getppid",
+                                          "thread_create_join",
                                           "fork_wait"};
   const std::vector<std::size_t> samples = {100, 100, 100, 100, 100, 10, 5};
   for (std::size_t i = 0; i < costs.size(); ++i) {

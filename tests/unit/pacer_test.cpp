@@ -73,7 +73,8 @@ TEST_CASE("run_pacer waits for each slot, sends at once and records the lateness
   const PacingSlots slots(1000, 1e9, 1e7);
   ScriptedClock clock{{990, 1000, 1105, 1150, 1199, 1230, 1310}};
   std::vector<std::size_t> reads_at_send;
-  const PacingResult r = run_pacer(clock, [&] { reads_at_send.push_back(clock.reads); }, slots, 4);
+  const PacingResult r = run_pacer(
+      clock, [&] { reads_at_send.push_back(clock.reads); }, slots, 4);
   // Each send follows the read that found its slot due, with no read in between.
   CHECK(reads_at_send == std::vector<std::size_t>{2, 3, 6, 7});
   CHECK(clock.reads == 7);
@@ -96,7 +97,8 @@ TEST_CASE("a sender late by a constant holds the rate: lateness is the constant"
   std::vector<std::uint64_t> times;
   for (std::uint64_t k = 0; k < 50; ++k) times.push_back(slots.due(k) + 7);
   ScriptedClock clock{times};
-  const PacingResult r = run_pacer(clock, [] {}, slots, 50);
+  const PacingResult r = run_pacer(
+      clock, [] {}, slots, 50);
   CHECK(r.sends == 50);
   CHECK(r.max_lateness == 7);
   CHECK(r.lateness.counts[histogram_bucket_index(7)] == 50);
@@ -111,7 +113,8 @@ TEST_CASE("a late start the sender recovers from costs no rate", "[pacer]") {
   // Slots 1000, 1100, 1200, 1300; the first send is 60 late, the rest on time.
   const PacingSlots slots(1000, 1e9, 1e7);
   ScriptedClock clock{{1060, 1100, 1200, 1300}};
-  const PacingResult r = run_pacer(clock, [] {}, slots, 4);
+  const PacingResult r = run_pacer(
+      clock, [] {}, slots, 4);
   CHECK(r.max_lateness == 60);
   CHECK(r.achieved_per_second == 1e7);
   CHECK(r.ratio == 1.0);
@@ -132,12 +135,14 @@ TEST_CASE("a sender slower than the slots falls behind: ratio below 1, lateness 
 TEST_CASE("fewer than two sends give no rate", "[pacer]") {
   const PacingSlots slots(0, 1e9, 1e7);
   ScriptedClock clock{{0}};
-  const PacingResult one = run_pacer(clock, [] {}, slots, 1);
+  const PacingResult one = run_pacer(
+      clock, [] {}, slots, 1);
   CHECK(one.sends == 1);
   CHECK(one.achieved_per_second == 0);
   CHECK(one.ratio == 0);
   ScriptedClock none{{}};
-  const PacingResult zero = run_pacer(none, [] {}, slots, 0);
+  const PacingResult zero = run_pacer(
+      none, [] {}, slots, 0);
   CHECK(zero.sends == 0);
   CHECK(zero.lateness.empty());
 }
@@ -146,14 +151,20 @@ TEST_CASE("unthrottled_rate counts back-to-back sends over the window", "[pacer]
   SECTION("the window ends exactly on a read") {
     std::uint64_t clock = 0;
     std::uint64_t sends = 0;
-    const double rate = unthrottled_rate([&] { return clock; }, [&] { ++sends; clock += 10; }, 100, 1e9);
+    const double rate = unthrottled_rate([&] { return clock; },
+                                         [&] {
+                                           ++sends;
+                                           clock += 10;
+                                         },
+                                         100, 1e9);
     CHECK(sends == 10);
     CHECK(rate == Approx(10 * 1e9 / 100).epsilon(1e-12));
   }
   SECTION("the last send overruns the window and its time counts") {
     ScriptedClock clock{{0, 30, 60, 90, 120}};
     std::uint64_t sends = 0;
-    const double rate = unthrottled_rate(clock, [&] { ++sends; }, 100, 1e9);
+    const double rate = unthrottled_rate(
+        clock, [&] { ++sends; }, 100, 1e9);
     CHECK(sends == 4);
     CHECK(clock.reads == 5);
     CHECK(rate == Approx(4 * 1e9 / 120).epsilon(1e-12));
@@ -173,12 +184,14 @@ TEST_CASE("real pacers on the counter and on CLOCK_MONOTONIC send every slot", "
   });
   CHECK(sent == 100);
   const PacingSlots slots(monotonic_ns(), 1e9, 10'000);
-  const PacingResult r = run_pacer(monotonic_ns, [] {}, slots, 100);
+  const PacingResult r = run_pacer(
+      monotonic_ns, [] {}, slots, 100);
   CHECK(r.sends == 100);
   CHECK(r.ratio > 0);
   // The histogram's top bucket holds the exact max.
   CHECK(r.lateness.quantile(1.0) >= r.max_lateness);
   const std::uint64_t a = monotonic_ns();
   CHECK(monotonic_ns() >= a);
-  CHECK(unthrottled_rate(monotonic_ns, [] {}, 1'000'000, 1e9) > 0);
+  CHECK(unthrottled_rate(
+            monotonic_ns, [] {}, 1'000'000, 1e9) > 0);
 }

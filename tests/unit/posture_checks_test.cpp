@@ -40,7 +40,8 @@ Posture quiet_machine() {
 
 std::vector<PostureCheck> lines_of(const std::vector<PostureCheck>& checks, const std::string& check) {
   std::vector<PostureCheck> out;
-  std::copy_if(checks.begin(), checks.end(), std::back_inserter(out), [&](const PostureCheck& c) { return c.check == check; });
+  std::copy_if(checks.begin(), checks.end(), std::back_inserter(out),
+               [&](const PostureCheck& c) { return c.check == check; });
   return out;
 }
 
@@ -79,7 +80,8 @@ TEST_CASE("posture checks: each rule of thumb WARNs per sampled cpu with its rea
   CHECK(one("device_irqs").reason == "1 device IRQ(s) may fire on cpu 3: irq 45 mlx5_comp3 (effective affinity)");
   CHECK(one("governor").reason == "cpu 3 runs the powersave governor, not performance");
   CHECK(one("cstates").reason == "cpu 3 may enter C6 (exit latency 133 us, limit 10 us)");
-  CHECK(one("smt").reason == "cpu 3 shares a core with cpu 1, which is not isolated: tasks scheduled there share the core");
+  CHECK(one("smt").reason ==
+        "cpu 3 shares a core with cpu 1, which is not isolated: tasks scheduled there share the core");
   CHECK(one("thp").cpu == std::nullopt);
 }
 
@@ -127,7 +129,8 @@ TEST_CASE("posture probe: exports the checks and notices a changed fingerprint",
   PostureProbe probe(PostureSettings{true, 1min, expect});
 
   const ProbeResult first = probe.run(context);
-  CHECK(value(first, "jitterd_expectation_unmet", {{"check", "isolated"}, {"cpu", "1"}}) == 0);  // per sampled cpu, met
+  CHECK(value(first, "jitterd_expectation_unmet", {{"check", "isolated"}, {"cpu", "1"}}) ==
+        0);  // per sampled cpu, met
   CHECK(value(first, "jitterd_posture_cpu_isolated", {{"cpu", "1"}}) == 1);
   CHECK(value(first, "jitterd_posture_kernel_param_info", {{"param", "isolcpus"}, {"value", "1"}}) == 1);
   CHECK(value(first, "jitterd_fingerprint_changes_total", {}) == 0);
@@ -138,12 +141,14 @@ TEST_CASE("posture probe: exports the checks and notices a changed fingerprint",
   const ProbeResult second = probe.run(context);
   CHECK(value(second, "jitterd_fingerprint_changes_total", {}) == 1);
   REQUIRE(second.warnings.size() == 1);
-  CHECK(second.warnings[0] == "the machine's fingerprint changed: kernel: \"6.1.0-9-amd64\" -> \"6.1.0-10-amd64\"");
+  CHECK(second.warnings[0] ==
+        "the machine's fingerprint changed: kernel: \"6.1.0-9-amd64\" -> \"6.1.0-10-amd64\"");
   CHECK(value(second, "jitterd_expectation_unmet", {{"check", "isolated"}, {"cpu", "1"}}) == 1);
   CHECK(value(second, "jitterd_posture_cpu_isolated", {{"cpu", "1"}}) == 0);
 }
 
-TEST_CASE("posture metrics on the tuned server: the leaking IRQ, idle states and siblings per isolated cpu", "[posture_checks]") {
+TEST_CASE("posture metrics on the tuned server: the leaking IRQ, idle states and siblings per isolated cpu",
+          "[posture_checks]") {
   const Posture posture = read_posture(jitterd::testing::fixture_reader("tuned_server"));
   const std::vector<int> sampled = {2, 3};
   const std::vector<ProbeMetric> metrics = posture_metrics(posture, sampled, check_posture(posture, sampled, {}));
@@ -153,18 +158,21 @@ TEST_CASE("posture metrics on the tuned server: the leaking IRQ, idle states and
     }
     return nullptr;
   };
-  REQUIRE(find("jitterd_posture_irq_on_cpu", {{"cpu", "3"}, {"irq", "45"}, {"name", "mlx5_comp3@pci:0000:3b:00.0"}}));
+  REQUIRE(
+      find("jitterd_posture_irq_on_cpu", {{"cpu", "3"}, {"irq", "45"}, {"name", "mlx5_comp3@pci:0000:3b:00.0"}}));
   CHECK(find("jitterd_posture_cpu_device_irqs", {{"cpu", "3"}})->value == 1);
   CHECK(find("jitterd_posture_cpu_device_irqs", {{"cpu", "4"}})->value == 0);
   CHECK(find("jitterd_posture_cpu_isolated", {{"cpu", "0"}})->value == 0);
   // CPU 12 is isolated but not sampled: still described, C6 (disabled) left out.
   REQUIRE(find("jitterd_posture_cpuidle_exit_latency_seconds", {{"cpu", "12"}, {"state", "C1"}}));
-  CHECK(find("jitterd_posture_cpuidle_exit_latency_seconds", {{"cpu", "12"}, {"state", "C1"}})->value == Approx(2e-6));
+  CHECK(find("jitterd_posture_cpuidle_exit_latency_seconds", {{"cpu", "12"}, {"state", "C1"}})->value ==
+        Approx(2e-6));
   CHECK_FALSE(find("jitterd_posture_cpuidle_exit_latency_seconds", {{"cpu", "12"}, {"state", "C6"}}));
   CHECK(find("jitterd_posture_cpu_siblings_info", {{"cpu", "12"}, {"siblings", "4,12"}}));
   CHECK_FALSE(find("jitterd_posture_cpu_siblings_info", {{"cpu", "0"}, {"siblings", "0,8"}}));
   CHECK(find("jitterd_posture_cpufreq_governor_info", {{"cpu", "2"}, {"governor", "performance"}}));
-  CHECK(find("jitterd_posture_kernel_param_info", {{"param", "isolcpus"}, {"value", "managed_irq,domain,2-7,10-15"}}));
+  CHECK(find("jitterd_posture_kernel_param_info",
+             {{"param", "isolcpus"}, {"value", "managed_irq,domain,2-7,10-15"}}));
 }
 
 TEST_CASE("smt: a measured busy share judges a sibling, isolated or not", "[posture_checks]") {
@@ -185,7 +193,8 @@ TEST_CASE("smt: a measured busy share judges a sibling, isolated or not", "[post
   CHECK((expected[0].status == CheckStatus::pass && expected[0].expectation));
 }
 
-TEST_CASE("smt and rcu_nocbs: one line per sampled cpu on wide cores, and 'cannot check' instead of a guess", "[posture_checks]") {
+TEST_CASE("smt and rcu_nocbs: one line per sampled cpu on wide cores, and 'cannot check' instead of a guess",
+          "[posture_checks]") {
   Posture p = quiet_machine();
   p.smt.thread_siblings[2] = {0, 1, 2, 3};  // four threads on one core
   PostureExpectations expect;
@@ -193,12 +202,14 @@ TEST_CASE("smt and rcu_nocbs: one line per sampled cpu on wide cores, and 'canno
   const auto smt = lines_of(check_posture(p, {2}, expect), "smt");
   REQUIRE(smt.size() == 1);  // one series per sampled cpu, naming every busy sibling
   CHECK(smt[0].reason ==
-        "cpu 2 shares a core with cpu 0, which is not isolated: tasks scheduled there share the core; cpu 1, which is not "
+        "cpu 2 shares a core with cpu 0, which is not isolated: tasks scheduled there share the core; cpu 1, "
+        "which is not "
         "isolated: tasks scheduled there share the core");
   p.smt.thread_siblings.erase(3);
   const auto unknown = lines_of(check_posture(p, {3}, expect), "smt");
   REQUIRE(unknown.size() == 1);
-  CHECK((unknown[0].status == CheckStatus::fail && unknown[0].reason == "cannot check cpu 3: its core's siblings are unknown"));
+  CHECK((unknown[0].status == CheckStatus::fail &&
+         unknown[0].reason == "cannot check cpu 3: its core's siblings are unknown"));
 
   p.isolation.rcu_nocbs = "all";
   const auto rcu = lines_of(check_posture(p, {2, 3}, {}), "rcu_nocbs");

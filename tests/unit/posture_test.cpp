@@ -77,8 +77,7 @@ TEST_CASE("isolation parameters separate isolcpus flags from the cpu list", "[po
   CHECK(iso.idle == "poll");
   CHECK(iso.mitigations == "off");
 
-  const IsolationParams plain =
-      jitterd::parse_isolation_params(jitterd::parse_kernel_cmdline("ro isolcpus=1,3"));
+  const IsolationParams plain = jitterd::parse_isolation_params(jitterd::parse_kernel_cmdline("ro isolcpus=1,3"));
   CHECK(plain.isolcpus == "1,3");
   CHECK(plain.isolcpus_flags.empty());
   CHECK_FALSE(plain.nohz_full);
@@ -86,8 +85,8 @@ TEST_CASE("isolation parameters separate isolcpus flags from the cpu list", "[po
   CHECK_FALSE(plain.mitigations);
 
   // The last occurrence wins, and '-' matches '_' in keys as in the kernel's parameq().
-  const IsolationParams repeated = jitterd::parse_isolation_params(jitterd::parse_kernel_cmdline(
-      "isolcpus=domain,1 isolcpus=4-5 intel-idle.max_cstate=0 nohz-full=4"));
+  const IsolationParams repeated = jitterd::parse_isolation_params(
+      jitterd::parse_kernel_cmdline("isolcpus=domain,1 isolcpus=4-5 intel-idle.max_cstate=0 nohz-full=4"));
   CHECK(repeated.isolcpus == "4-5");
   CHECK(repeated.isolcpus_flags.empty());
   CHECK(repeated.intel_idle_max_cstate == "0");
@@ -104,8 +103,7 @@ TEST_CASE("param_cpus turns a cpu-list parameter into CPUs", "[posture]") {
 
 TEST_CASE("small sysfs formats: bracketed choices, integers, cpuinfo fields", "[posture]") {
   CHECK(jitterd::parse_bracketed_choice("[always] madvise never") == "always");
-  CHECK(jitterd::parse_bracketed_choice("always defer defer+madvise [madvise] never\n") ==
-        "madvise");
+  CHECK(jitterd::parse_bracketed_choice("always defer defer+madvise [madvise] never\n") == "madvise");
   CHECK(jitterd::parse_bracketed_choice("always madvise never") == std::nullopt);
   CHECK(jitterd::parse_bracketed_choice("[] x") == std::nullopt);
 
@@ -118,25 +116,29 @@ TEST_CASE("small sysfs formats: bracketed choices, integers, cpuinfo fields", "[
       "processor\t: 0\nmodel\t\t: 85\nmodel name\t: Intel(R) Xeon(R) Gold 5122 CPU @ 3.60GHz\n"
       "microcode\t: 0x2007006\n\nprocessor\t: 1\nmicrocode\t: 0x2007007\n";
   CHECK(jitterd::cpuinfo_field(x86, "model name") == "Intel(R) Xeon(R) Gold 5122 CPU @ 3.60GHz");
-  CHECK(jitterd::cpuinfo_field(x86, "model") == "85");  // matched whole, not as a prefix
+  CHECK(jitterd::cpuinfo_field(x86, "model") == "85");             // matched whole, not as a prefix
   CHECK(jitterd::cpuinfo_field(x86, "microcode") == "0x2007006");  // the first one
   CHECK(jitterd::cpuinfo_field(x86, "flags") == std::nullopt);
 }
 
 TEST_CASE("fingerprint fields keep their order and changes name the field", "[posture]") {
-  Fingerprint before{"6.1.0-9-amd64", "ro quiet", "0x2007006", "Dell Inc.", "2.17.1",
-                     "11/03/2022", "Intel(R) Xeon(R) Gold 5122 CPU @ 3.60GHz"};
+  Fingerprint before{"6.1.0-9-amd64",
+                     "ro quiet",
+                     "0x2007006",
+                     "Dell Inc.",
+                     "2.17.1",
+                     "11/03/2022",
+                     "Intel(R) Xeon(R) Gold 5122 CPU @ 3.60GHz"};
   Fingerprint after = before;
   CHECK(jitterd::fingerprint_changes(before, after).empty());
   after.kernel = "6.1.0-10-amd64";
   after.bios_version = "2.19.1";
   CHECK(jitterd::fingerprint_changes(before, after) ==
-        Strings{"kernel: \"6.1.0-9-amd64\" -> \"6.1.0-10-amd64\"",
-                "bios_version: \"2.17.1\" -> \"2.19.1\""});
+        Strings{"kernel: \"6.1.0-9-amd64\" -> \"6.1.0-10-amd64\"", "bios_version: \"2.17.1\" -> \"2.19.1\""});
   Strings keys;
   for (const auto& [key, value] : jitterd::fingerprint_fields(before)) keys.push_back(key);
-  CHECK(keys == Strings{"kernel", "cmdline", "microcode", "bios_vendor", "bios_version",
-                        "bios_date", "cpu_model"});
+  CHECK(keys ==
+        Strings{"kernel", "cmdline", "microcode", "bios_vendor", "bios_version", "bios_date", "cpu_model"});
 }
 
 TEST_CASE("a tuned two-socket server: isolation asked for and done", "[posture]") {
@@ -210,8 +212,7 @@ TEST_CASE("a tuned two-socket server: isolation asked for and done", "[posture]"
 
 TEST_CASE("the tuned server's IRQs: one leaks onto isolated cpu 3", "[posture]") {
   const Posture posture = read_posture(fixture_reader("tuned_server"));
-  CHECK(irq_numbers(posture.irqs) ==
-        Cpus{0, 4, 8, 9, 16, 25, 26, 33, 41, 42, 43, 44, 45, 50, 51});
+  CHECK(irq_numbers(posture.irqs) == Cpus{0, 4, 8, 9, 16, 25, 26, 33, 41, 42, 43, 44, 45, 50, 51});
   const jitterd::IrqAffinity* leak = find_irq(posture, 45);
   REQUIRE(leak != nullptr);
   CHECK(leak->name == "mlx5_comp3@pci:0000:3b:00.0");
@@ -237,8 +238,7 @@ TEST_CASE("an untuned laptop: powersave, deep C-states, IRQs everywhere", "[post
   const Posture posture = read_posture(fixture_reader("untuned_laptop"));
   CHECK(posture.problems == Strings{});
   CHECK(posture.isolation == IsolationParams{});
-  CHECK(jitterd::parse_kernel_cmdline(posture.cmdline)[5] ==
-        CmdlineParam{"acpi_osi", "!Windows 2020"});
+  CHECK(jitterd::parse_kernel_cmdline(posture.cmdline)[5] == CmdlineParam{"acpi_osi", "!Windows 2020"});
   CHECK(posture.isolated.empty());
   CHECK(posture.nohz_full.empty());
   CHECK(posture.online == Cpus{0, 1, 2, 3, 4, 5, 6, 7});
@@ -313,8 +313,7 @@ TEST_CASE("a KVM guest missing most files: one problem per missing thing", "[pos
   CHECK(posture.thp.enabled == "madvise");
 
   REQUIRE(posture.irqs.size() == 11);
-  CHECK(std::none_of(posture.irqs.begin(), posture.irqs.end(),
-                     [](const auto& irq) { return irq.effective; }));
+  CHECK(std::none_of(posture.irqs.begin(), posture.irqs.end(), [](const auto& irq) { return irq.effective; }));
   const jitterd::IrqAffinity* rx = find_irq(posture, 25);
   REQUIRE(rx != nullptr);
   CHECK(rx->name == "virtio0-input.0");
@@ -334,9 +333,9 @@ TEST_CASE("an aarch64 fingerprint names the core by implementer and part", "[pos
   CHECK(fp.microcode.empty());
   const std::string machine = (fixtures / "aarch64_vm").string();
   CHECK(std::count(problems.begin(), problems.end(),
-                   machine + "/sys/devices/system/cpu/cpu0/microcode/version: missing, and " +
-                       machine + "/proc/cpuinfo has no microcode field; "
-                                 "the microcode revision is unknown") == 1);
+                   machine + "/sys/devices/system/cpu/cpu0/microcode/version: missing, and " + machine +
+                       "/proc/cpuinfo has no microcode field; "
+                       "the microcode revision is unknown") == 1);
   CHECK(jitterd::read_fingerprint(fixture_reader("aarch64_vm"), nullptr) == fp);
 }
 
@@ -350,8 +349,7 @@ TEST_CASE("an empty tree gives problems, not exceptions", "[posture]") {
   for (const std::string& expected :
        {proc + "/cmdline: missing; the kernel command line is unknown",
         proc + "/sys/kernel/osrelease: missing; the kernel release is unknown",
-        proc + "/interrupts: missing; IRQ names unknown",
-        proc + "/irq: missing or empty; IRQ affinities unknown",
+        proc + "/interrupts: missing; IRQ names unknown", proc + "/irq: missing or empty; IRQ affinities unknown",
         proc + "/sys/vm/stat_interval: missing"}) {
     INFO(expected);
     CHECK(std::count(posture.problems.begin(), posture.problems.end(), expected) == 1);
@@ -398,9 +396,9 @@ TEST_CASE("parse_proc_stat: per-cpu busy and total ticks; busy_shares between tw
   CHECK(before.at(0) == jitterd::CpuTimes{150, 1000});
   CHECK(before.at(1) == jitterd::CpuTimes{10, 1000});
   const auto after = jitterd::parse_proc_stat(
-      "cpu0 100 0 50 900 50 0 0 0 0 0\n"   // idle only: 0% busy
-      "cpu1 60 0 10 1020 0 0 5 5 0 0\n"    // +70 busy (user, system, irq, steal) of +100
-      "cpu2 1 0 0 1 0 0 0 0 0 0\n");       // new: no share
+      "cpu0 100 0 50 900 50 0 0 0 0 0\n"  // idle only: 0% busy
+      "cpu1 60 0 10 1020 0 0 5 5 0 0\n"   // +70 busy (user, system, irq, steal) of +100
+      "cpu2 1 0 0 1 0 0 0 0 0 0\n");      // new: no share
   const auto shares = jitterd::busy_shares(before, after);
   REQUIRE(shares.size() == 2);
   CHECK(shares.at(0) == Approx(0.0));

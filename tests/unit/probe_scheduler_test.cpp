@@ -5,9 +5,9 @@
 #include <atomic>
 #include <thread>
 
-#include "export/collector.h"
-#include "daemon/probe_scheduler.h"
 #include "cli/report.h"
+#include "daemon/probe_scheduler.h"
+#include "export/collector.h"
 
 using namespace jitterd;
 
@@ -38,7 +38,8 @@ class ScriptedProbe : public Probe {
   int runs_ = 0;
 };
 
-const prometheus::MetricFamily* find(const std::vector<prometheus::MetricFamily>& families, const std::string& name) {
+const prometheus::MetricFamily* find(const std::vector<prometheus::MetricFamily>& families,
+                                     const std::string& name) {
   for (const auto& f : families) {
     if (f.name == name) return &f;
   }
@@ -46,7 +47,8 @@ const prometheus::MetricFamily* find(const std::vector<prometheus::MetricFamily>
 }
 }  // namespace
 
-TEST_CASE("the scheduler runs every probe repeatedly, never two at once, and records failures", "[probe_scheduler]") {
+TEST_CASE("the scheduler runs every probe repeatedly, never two at once, and records failures",
+          "[probe_scheduler]") {
   std::atomic<int> running{0};
   std::atomic<bool> overlapped{false};
   std::vector<std::unique_ptr<Probe>> probes;
@@ -90,7 +92,8 @@ TEST_CASE("probe results become families; a failed run exports status but no num
   // Through a running scheduler into the collector: first a success, then stop after it.
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::make_unique<ScriptedProbe>("scripted", running, overlapped));
-  auto scheduler = std::make_shared<ProbeScheduler>(std::move(probes), ProbeContext{}, std::chrono::milliseconds(0));
+  auto scheduler =
+      std::make_shared<ProbeScheduler>(std::move(probes), ProbeContext{}, std::chrono::milliseconds(0));
   scheduler->start();
   while (!scheduler->statuses()[0].ran) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   scheduler->stop();
@@ -107,9 +110,10 @@ TEST_CASE("probe results become families; a failed run exports status but no num
 
 TEST_CASE("probe histograms keep the cumulative rule and serialize", "[probe_scheduler]") {
   HistogramSnapshot s;
-  s.counts[histogram_bucket_index(50)] = 3;      // 50 ns
-  s.counts[histogram_bucket_index(5000)] = 2;    // 5 us
-  const ProbeMetric m = histogram_seconds("jitterd_test_seconds", "Test.", {{"method", "x"}}, s, TickScale(1e9), {1e-7, 1e-6, 1e-5}, 1e-5);
+  s.counts[histogram_bucket_index(50)] = 3;    // 50 ns
+  s.counts[histogram_bucket_index(5000)] = 2;  // 5 us
+  const ProbeMetric m = histogram_seconds("jitterd_test_seconds", "Test.", {{"method", "x"}}, s, TickScale(1e9),
+                                          {1e-7, 1e-6, 1e-5}, 1e-5);
   REQUIRE(m.buckets.size() == 3);
   CHECK(m.buckets[0].second == 3);
   CHECK(m.buckets[1].second == 3);
@@ -166,7 +170,7 @@ TEST_CASE("stopping cancels a probe at its next unit boundary", "[probe_schedule
   ProbeScheduler scheduler(std::move(probes), ProbeContext{}, std::chrono::milliseconds(0));
   scheduler.start();
   wait_for(started);
-  CHECK(scheduler.stop());  // returns once the probe left at a boundary (no grace limit)
+  CHECK(scheduler.stop());                   // returns once the probe left at a boundary (no grace limit)
   CHECK_FALSE(scheduler.statuses()[0].ran);  // a cancelled run is neither a result nor a failure
 }
 
@@ -174,7 +178,8 @@ TEST_CASE("stop with a grace period reports a probe stuck in one long unit", "[p
   std::atomic<bool> started{false};
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::make_unique<UnitProbe>(std::chrono::milliseconds(1500), 1, started));
-  auto scheduler = std::make_unique<ProbeScheduler>(std::move(probes), ProbeContext{}, std::chrono::milliseconds(0));
+  auto scheduler =
+      std::make_unique<ProbeScheduler>(std::move(probes), ProbeContext{}, std::chrono::milliseconds(0));
   scheduler->start();
   wait_for(started);
   CHECK_FALSE(scheduler->stop(std::chrono::milliseconds(50)));

@@ -5,13 +5,13 @@
 #include <set>
 
 #include "daemon/probe_scheduler.h"
-#include "sampling/sampling_plan.h"
+#include "probe_result_lookup.h"
 #include "probes/clock_probe.h"
 #include "probes/kernel_cost_probe.h"
 #include "probes/pacing_probe.h"
 #include "probes/pinning_probe.h"
 #include "probes/probe_registry.h"
-#include "probe_result_lookup.h"
+#include "sampling/sampling_plan.h"
 
 using namespace jitterd;
 using namespace std::chrono_literals;
@@ -44,7 +44,8 @@ TEST_CASE("clock probe: estimates agree with the frequency in use, drift from th
   std::set<std::string> methods;
   for (const ProbeMetric* m : named(first, "jitterd_clock_frequency_disagreement_ratio")) {
     methods.insert(label(*m, "method"));
-    if (label(*m, "method") == "pause_loop" || label(*m, "method") == "nanosleep") CHECK(std::fabs(m->value) < 1e-3);
+    if (label(*m, "method") == "pause_loop" || label(*m, "method") == "nanosleep")
+      CHECK(std::fabs(m->value) < 1e-3);
   }
   CHECK(methods.count("pause_loop") == 1);
   CHECK(methods.count("nanosleep") == 1);
@@ -79,7 +80,8 @@ TEST_CASE("kernel-cost probe: every operation, median <= p99, in ticks and secon
   std::set<std::string> ops;
   for (const ProbeMetric* m : named(r, "jitterd_kernel_cost_ticks")) ops.insert(label(*m, "op"));
   CHECK(ops == std::set<std::string>{"counter_read", "clock_gettime_monotonic", "clock_gettime_monotonic_raw",
-                                     "clock_gettime_realtime", "syscall_getppid", "thread_create_join", "fork_wait"});
+                                     "clock_gettime_realtime", "syscall_getppid", "thread_create_join",
+                                     "fork_wait"});
   CHECK(named(r, "jitterd_kernel_cost_seconds").size() == 14);
   REQUIRE(r.tables.size() == 1);
   CHECK(r.tables[0].rows.size() == 7);

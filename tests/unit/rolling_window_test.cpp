@@ -17,9 +17,9 @@ TEST_CASE("the window holds the changes of the last window_ticks only", "[rollin
   w.push(cumulative, 0);
   CHECK(w.window().total() == 0);
   cumulative = with(3, 5, cumulative);
-  w.push(cumulative, 4);   // delta 0..4: 5 in bucket 3
+  w.push(cumulative, 4);  // delta 0..4: 5 in bucket 3
   cumulative = with(7, 2, cumulative);
-  w.push(cumulative, 8);   // delta 4..8: 2 in bucket 7
+  w.push(cumulative, 8);  // delta 4..8: 2 in bucket 7
   CHECK(w.window().total() == 7);
   CHECK(w.start_tick() == 0);
   cumulative = with(3, 1, cumulative);

@@ -157,7 +157,8 @@ TEST_CASE("each architecture defaults to its ordered counter read and states the
 #endif
   CHECK(f.hertz > 1e6);
   // Whatever the source, the counter must advance at the stated rate against the kernel's clock.
-  const CounterFrequency measured = calibrate_against_monotonic_raw(default_tick_method(), std::chrono::milliseconds(50));
+  const CounterFrequency measured =
+      calibrate_against_monotonic_raw(default_tick_method(), std::chrono::milliseconds(50));
   CHECK(measured.hertz == Approx(f.hertz).epsilon(0.01));
 }
 

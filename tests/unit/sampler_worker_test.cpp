@@ -4,9 +4,9 @@
 
 #include <thread>
 
-#include "sampling/sampling_plan.h"
-#include "sampling/sampler_worker.h"
 #include "measure/counter_calibration.h"
+#include "sampling/sampler_worker.h"
+#include "sampling/sampling_plan.h"
 
 using namespace jitterd;
 using namespace std::chrono_literals;
@@ -35,10 +35,12 @@ TEST_CASE("a paused sampler runs the task on its CPU and records no gap for the 
   const std::uint64_t sampled_before = worker.shared()->sampled_ticks.load();
   int ran_on = -1;
   const auto pause = 300ms;
-  worker.run_paused([&] {
-    ran_on = sched_getcpu();
-    std::this_thread::sleep_for(pause);
-  }).get();
+  worker
+      .run_paused([&] {
+        ran_on = sched_getcpu();
+        std::this_thread::sleep_for(pause);
+      })
+      .get();
   std::this_thread::sleep_for(50ms);
   worker.stop();
   CHECK(ran_on == cpu);

@@ -27,11 +27,9 @@ TEST_CASE("parse_context_switches reads both counters", "[thread_stats]") {
   CHECK(switches->involuntary == 7);
 }
 
-TEST_CASE("parse_context_switches does not mistake one counter for the other",
-          "[thread_stats]") {
+TEST_CASE("parse_context_switches does not mistake one counter for the other", "[thread_stats]") {
   // nonvoluntary first: a substring search for "voluntary_ctxt_switches" would find it.
-  const auto switches = parse_context_switches(
-      "nonvoluntary_ctxt_switches:\t9\nvoluntary_ctxt_switches:\t3");
+  const auto switches = parse_context_switches("nonvoluntary_ctxt_switches:\t9\nvoluntary_ctxt_switches:\t3");
   REQUIRE(switches);
   CHECK(switches->voluntary == 3);
   CHECK(switches->involuntary == 9);
@@ -49,16 +47,12 @@ TEST_CASE("parse_context_switches rejects missing or malformed counters", "[thre
   CHECK_FALSE(parse_context_switches(""));
   CHECK_FALSE(parse_context_switches("voluntary_ctxt_switches:\t1\n"));
   CHECK_FALSE(parse_context_switches("nonvoluntary_ctxt_switches:\t1\n"));
-  CHECK_FALSE(parse_context_switches(
-      "voluntary_ctxt_switches:\tlots\nnonvoluntary_ctxt_switches:\t1\n"));
-  CHECK_FALSE(parse_context_switches(
-      "voluntary_ctxt_switches:\t\nnonvoluntary_ctxt_switches:\t1\n"));
-  CHECK_FALSE(parse_context_switches(
-      "voluntary_ctxt_switches:\t-1\nnonvoluntary_ctxt_switches:\t1\n"));
+  CHECK_FALSE(parse_context_switches("voluntary_ctxt_switches:\tlots\nnonvoluntary_ctxt_switches:\t1\n"));
+  CHECK_FALSE(parse_context_switches("voluntary_ctxt_switches:\t\nnonvoluntary_ctxt_switches:\t1\n"));
+  CHECK_FALSE(parse_context_switches("voluntary_ctxt_switches:\t-1\nnonvoluntary_ctxt_switches:\t1\n"));
 }
 
-TEST_CASE("read_thread_context_switches reads a thread's status under the procfs root",
-          "[thread_stats]") {
+TEST_CASE("read_thread_context_switches reads a thread's status under the procfs root", "[thread_stats]") {
   const HostReader host(fixtures / "smt8_isolated/sys", fixtures / "smt8_isolated/proc");
   const auto main_thread = read_thread_context_switches(host, 1234, 1234);
   REQUIRE(main_thread);
@@ -70,8 +64,7 @@ TEST_CASE("read_thread_context_switches reads a thread's status under the procfs
   CHECK(sampler->involuntary == 4711);
 }
 
-TEST_CASE("read_thread_context_switches gives nothing for a thread that is gone",
-          "[thread_stats]") {
+TEST_CASE("read_thread_context_switches gives nothing for a thread that is gone", "[thread_stats]") {
   const HostReader host(fixtures / "smt8_isolated/sys", fixtures / "smt8_isolated/proc");
   CHECK_FALSE(read_thread_context_switches(host, 1234, 9999));
   CHECK_FALSE(read_thread_context_switches(host, 4321, 4321));

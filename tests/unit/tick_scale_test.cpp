@@ -9,8 +9,15 @@ using namespace jitterd;
 
 TEST_CASE("ticks become ns within 1 ns + 1 ppb from 25 MHz to 4 GHz, even for long deltas", "[tick_scale]") {
   const double rates[] = {25e6, 54e6, 100e6, 1e9, 1.8e9, 2.1e9, 2.4e9, 3.0e9, 3.6e9, 4.0e9};
-  const std::uint64_t deltas[] = {0, 1, 7, 1000, 123456789, 1'000'000'000, 3'600ull * 4'000'000'000ull,
-                                  std::uint64_t{1} << 50, std::uint64_t{1} << 62,
+  const std::uint64_t deltas[] = {0,
+                                  1,
+                                  7,
+                                  1000,
+                                  123456789,
+                                  1'000'000'000,
+                                  3'600ull * 4'000'000'000ull,
+                                  std::uint64_t{1} << 50,
+                                  std::uint64_t{1} << 62,
                                   std::numeric_limits<std::uint64_t>::max() / 4};
   for (double hz : rates) {
     const TickScale scale(hz);
@@ -38,7 +45,8 @@ TEST_CASE("from_ns inverts to_ns", "[tick_scale]") {
 TEST_CASE("1 GHz is the identity (the steady_clock fallback counts ns)", "[tick_scale]") {
   const TickScale scale(1e9);
   CHECK(scale.to_ns(123456789) == 123456789);
-  CHECK(scale.to_ns(std::numeric_limits<std::uint64_t>::max() / 2) == std::numeric_limits<std::uint64_t>::max() / 2);
+  CHECK(scale.to_ns(std::numeric_limits<std::uint64_t>::max() / 2) ==
+        std::numeric_limits<std::uint64_t>::max() / 2);
 }
 
 TEST_CASE("absurd frequencies are refused", "[tick_scale]") {

@@ -26,8 +26,7 @@ std::string cpu_path(const std::string& machine, const std::string& file) {
 
 }  // namespace
 
-TEST_CASE("HostReader strips one trailing newline and tells missing from empty",
-          "[host_reader]") {
+TEST_CASE("HostReader strips one trailing newline and tells missing from empty", "[host_reader]") {
   ScratchTree tree;
   tree.write("two_lines", "a\nb\n\n");
   tree.write("empty", "");
@@ -92,8 +91,7 @@ TEST_CASE("read_topology skips an offline CPU without a topology directory", "[t
   CHECK(topo.siblings_of(1) == std::vector<int>{1});
 }
 
-TEST_CASE("read_topology treats missing isolated, nohz_full and offline files as empty",
-          "[topology]") {
+TEST_CASE("read_topology treats missing isolated, nohz_full and offline files as empty", "[topology]") {
   const Topology topo = read_topology(fixture_reader("missing_isolated"));
   CHECK(topo.online == std::vector<int>{0, 1});
   CHECK(topo.offline.empty());
@@ -101,17 +99,16 @@ TEST_CASE("read_topology treats missing isolated, nohz_full and offline files as
   CHECK(topo.nohz_full.empty());
   CHECK(topo.cpus.size() == 2);
   const std::vector<std::string> expected{
-    cpu_path("missing_isolated", "offline") + ": missing; treating the offline set as empty",
-    cpu_path("missing_isolated", "isolated") + ": missing; treating the isolated set as empty",
-    cpu_path("missing_isolated", "nohz_full") +
-        ": missing, as on kernels built without CONFIG_NO_HZ_FULL; treating the nohz_full "
-        "set as empty",
+      cpu_path("missing_isolated", "offline") + ": missing; treating the offline set as empty",
+      cpu_path("missing_isolated", "isolated") + ": missing; treating the isolated set as empty",
+      cpu_path("missing_isolated", "nohz_full") +
+          ": missing, as on kernels built without CONFIG_NO_HZ_FULL; treating the nohz_full "
+          "set as empty",
   };
   CHECK(topo.problems == expected);
 }
 
-TEST_CASE("read_topology falls back to possible minus offline without an online file",
-          "[topology]") {
+TEST_CASE("read_topology falls back to possible minus offline without an online file", "[topology]") {
   ScratchTree tree;
   tree.write("devices/system/cpu/possible", "0-3\n");
   tree.write("devices/system/cpu/present", "0-3\n");
@@ -122,13 +119,11 @@ TEST_CASE("read_topology falls back to possible minus offline without an online 
   const Topology topo = read_topology(tree.reader());
   CHECK(topo.online == std::vector<int>{0, 1, 3});
   CHECK(topo.nohz_full.empty());
-  CHECK(topo.problems == std::vector<std::string>{
-                           (tree.root() / "devices/system/cpu/online").string() +
-                             ": missing; using possible minus offline: 0-1,3"});
+  CHECK(topo.problems == std::vector<std::string>{(tree.root() / "devices/system/cpu/online").string() +
+                                                  ": missing; using possible minus offline: 0-1,3"});
 }
 
-TEST_CASE("read_topology falls back to the cpuN directories without possible and online",
-          "[topology]") {
+TEST_CASE("read_topology falls back to the cpuN directories without possible and online", "[topology]") {
   ScratchTree tree;
   tree.write("devices/system/cpu/isolated", "\n");
   tree.write("devices/system/cpu/nohz_full", "\n");
@@ -140,12 +135,11 @@ TEST_CASE("read_topology falls back to the cpuN directories without possible and
   CHECK(topo.possible == std::vector<int>{0, 1});
   CHECK(topo.present == std::vector<int>{0, 1});
   CHECK(topo.online == std::vector<int>{0, 1});
-  CHECK(topo.problems ==
-        std::vector<std::string>{
-          cpu_dir + "/possible: missing; using the cpuN directories: 0-1",
-          cpu_dir + "/present: missing; treating every possible CPU as present",
-          cpu_dir + "/online: missing; using possible minus offline: 0-1",
-        });
+  CHECK(topo.problems == std::vector<std::string>{
+                             cpu_dir + "/possible: missing; using the cpuN directories: 0-1",
+                             cpu_dir + "/present: missing; treating every possible CPU as present",
+                             cpu_dir + "/online: missing; using possible minus offline: 0-1",
+                         });
 }
 
 TEST_CASE("read_topology reports unparsable lists and uses the fallback", "[topology]") {
@@ -159,10 +153,9 @@ TEST_CASE("read_topology reports unparsable lists and uses the fallback", "[topo
   for (int cpu : {0, 1}) tree.add_cpu(cpu);
   const Topology topo = read_topology(tree.reader());
   CHECK(topo.isolated.empty());
-  CHECK(topo.problems == std::vector<std::string>{
-                           (tree.root() / "devices/system/cpu/isolated").string() +
-                           ": bad cpu range \"1-0\" in \"1-0\": end before start; treating "
-                             "the isolated set as empty"});
+  CHECK(topo.problems == std::vector<std::string>{(tree.root() / "devices/system/cpu/isolated").string() +
+                                                  ": bad cpu range \"1-0\" in \"1-0\": end before start; treating "
+                                                  "the isolated set as empty"});
 }
 
 TEST_CASE("read_topology assumes a core of its own for a CPU without topology", "[topology]") {
@@ -190,12 +183,11 @@ TEST_CASE("read_topology assumes a core of its own for a CPU without topology", 
   CHECK(cpu2->core_id == 2);
   CHECK(cpu2->package_id == -1);
   CHECK(cpu2->thread_siblings == std::vector<int>{2});
-  CHECK(topo.problems ==
-        std::vector<std::string>{
-          cpu_dir + "/cpu1/topology: missing; assuming cpu 1 is a core of its own in "
-                    "package 0",
-          cpu_dir + "/cpu2/topology/core_id: not an integer: \"seven\"; assuming 2",
-          cpu_dir + "/cpu2/topology/thread_siblings_list: missing; assuming cpu 2 has no "
-                    "SMT siblings",
-        });
+  CHECK(topo.problems == std::vector<std::string>{
+                             cpu_dir + "/cpu1/topology: missing; assuming cpu 1 is a core of its own in "
+                                       "package 0",
+                             cpu_dir + "/cpu2/topology/core_id: not an integer: \"seven\"; assuming 2",
+                             cpu_dir + "/cpu2/topology/thread_siblings_list: missing; assuming cpu 2 has no "
+                                       "SMT siblings",
+                         });
 }

@@ -104,11 +104,9 @@ constexpr std::string_view local_timer_entry_format =
 
 std::vector<Tracepoint> tracepoints() {
   return {
-      {"irq/irq_handler_entry", TraceEventKind::irq,
-       parse_tracepoint_format(irq_handler_entry_format)},
+      {"irq/irq_handler_entry", TraceEventKind::irq, parse_tracepoint_format(irq_handler_entry_format)},
       {"irq/softirq_entry", TraceEventKind::softirq, parse_tracepoint_format(softirq_entry_format)},
-      {"sched/sched_switch", TraceEventKind::sched_switch,
-       parse_tracepoint_format(sched_switch_format)},
+      {"sched/sched_switch", TraceEventKind::sched_switch, parse_tracepoint_format(sched_switch_format)},
       {"irq_vectors/local_timer_entry", TraceEventKind::local_timer,
        parse_tracepoint_format(local_timer_entry_format)},
   };
@@ -239,8 +237,7 @@ TEST_CASE("parse_tracepoint_format skips what it cannot read", "[trace_events]")
 }
 
 TEST_CASE("decode_sample decodes irq_handler_entry with its __data_loc name", "[trace_events]") {
-  const auto event =
-      decode_sample(sample_record(77, 123456789, 1, irq_raw(24, "virtio0-input.0")), tracepoints());
+  const auto event = decode_sample(sample_record(77, 123456789, 1, irq_raw(24, "virtio0-input.0")), tracepoints());
   REQUIRE(event);
   CHECK(event->cpu == 1);
   CHECK(event->tid == 77);
@@ -266,16 +263,14 @@ TEST_CASE("decode_sample names softirq vectors", "[trace_events]") {
 }
 
 TEST_CASE("decode_sample decodes sched_switch to the next task", "[trace_events]") {
-  const auto event =
-      decode_sample(sample_record(4321, 99, 0, sched_switch_raw("kworker/0:1", 42)), tracepoints());
+  const auto event = decode_sample(sample_record(4321, 99, 0, sched_switch_raw("kworker/0:1", 42)), tracepoints());
   REQUIRE(event);
   CHECK(event->kind == TraceEventKind::sched_switch);
   CHECK(event->number == 42);
   CHECK(event->name == "kworker/0:1");
   CHECK(event->detail == "switch to kworker/0:1");
   // A comm of the full 16 bytes has no NUL; the field's size bounds it.
-  const auto full =
-      decode_sample(sample_record(1, 1, 0, sched_switch_raw("abcdefghijklmnop", 7)), tracepoints());
+  const auto full = decode_sample(sample_record(1, 1, 0, sched_switch_raw("abcdefghijklmnop", 7)), tracepoints());
   REQUIRE(full);
   CHECK(full->name == "abcdefghijklmnop");
 }
@@ -371,19 +366,16 @@ TEST_CASE("read_ring walks records, copying the one that wraps", "[trace_events]
 }
 
 TEST_CASE("match_interruptions pairs intervals with overlapping events", "[trace_events]") {
-  const std::vector<TraceEvent> events = {event_at(100), event_at(1000), event_at(1050),
-                                          event_at(1200), event_at(5000)};
+  const std::vector<TraceEvent> events = {event_at(100), event_at(1000), event_at(1050), event_at(1200),
+                                          event_at(5000)};
   const std::vector<TimedInterval> intervals = {{990, 1100}, {1190, 1195}, {3000, 4000}};
 
   SECTION("without slack, only events inside") {
-    CHECK(match_interruptions(intervals, events, 0) ==
-          std::vector<EventRange>{{1, 3}, {3, 3}, {4, 4}});
+    CHECK(match_interruptions(intervals, events, 0) == std::vector<EventRange>{{1, 3}, {3, 3}, {4, 4}});
   }
   SECTION("slack widens both ends") {
-    CHECK(match_interruptions(intervals, events, 10) ==
-          std::vector<EventRange>{{1, 3}, {3, 4}, {4, 4}});
-    CHECK(match_interruptions(intervals, events, 1000) ==
-          std::vector<EventRange>{{0, 4}, {1, 4}, {4, 5}});
+    CHECK(match_interruptions(intervals, events, 10) == std::vector<EventRange>{{1, 3}, {3, 4}, {4, 4}});
+    CHECK(match_interruptions(intervals, events, 1000) == std::vector<EventRange>{{0, 4}, {1, 4}, {4, 5}});
   }
   SECTION("the ends are inclusive") {
     CHECK(match_interruptions({{1000, 1200}}, events, 0) == std::vector<EventRange>{{1, 4}});
@@ -392,18 +384,15 @@ TEST_CASE("match_interruptions pairs intervals with overlapping events", "[trace
     CHECK(match_interruptions({{50, 60}}, events, 500) == std::vector<EventRange>{{0, 1}});
   }
   SECTION("nested intervals") {
-    CHECK(match_interruptions({{900, 1300}, {1000, 1010}}, events, 0) ==
-          std::vector<EventRange>{{1, 4}, {1, 2}});
+    CHECK(match_interruptions({{900, 1300}, {1000, 1010}}, events, 0) == std::vector<EventRange>{{1, 4}, {1, 2}});
   }
   SECTION("nothing to match") {
     CHECK(match_interruptions({}, events, 10).empty());
-    CHECK(match_interruptions(intervals, {}, 10) ==
-          std::vector<EventRange>{{0, 0}, {0, 0}, {0, 0}});
+    CHECK(match_interruptions(intervals, {}, 10) == std::vector<EventRange>{{0, 0}, {0, 0}, {0, 0}});
   }
 }
 
-TEST_CASE("match_interruptions agrees with a brute-force scan on many intervals",
-          "[trace_events]") {
+TEST_CASE("match_interruptions agrees with a brute-force scan on many intervals", "[trace_events]") {
   std::mt19937_64 random(7);
   std::vector<TraceEvent> events;
   std::uint64_t t = 0;
@@ -438,25 +427,21 @@ TEST_CASE("cause_of_event uses attribution's cause names", "[trace_events]") {
   CHECK(cause_of_event(event_of(TraceEventKind::softirq, 1, "TIMER")) == "timer");
   CHECK(cause_of_event(event_of(TraceEventKind::softirq, 8, "HRTIMER")) == "timer");
   CHECK(cause_of_event(event_of(TraceEventKind::softirq, 7, "SCHED")) == "softirq_other");
-  CHECK(cause_of_event(event_of(TraceEventKind::sched_switch, 42, "kworker/0:1")) ==
-        preempted_cause);
+  CHECK(cause_of_event(event_of(TraceEventKind::sched_switch, 42, "kworker/0:1")) == preempted_cause);
   CHECK(cause_of_event(event_of(TraceEventKind::local_timer, 236, "")) == "timer");
   CHECK(cause_of_event(event_of(TraceEventKind::reschedule_ipi, 253, "")) == "ipi_resched");
   CHECK(cause_of_event(event_of(TraceEventKind::call_function_ipi, 252, "")) == "ipi_call");
-  CHECK(cause_of_event(event_of(TraceEventKind::call_function_single_ipi, 251, "")) ==
-        "ipi_call");
+  CHECK(cause_of_event(event_of(TraceEventKind::call_function_single_ipi, 251, "")) == "ipi_call");
   CHECK(cause_of_event(event_of(TraceEventKind::irq_work, 246, "")) == "other_irq");
 }
 
-TEST_CASE("TraceEventReader::probe without tracefs names the paths it looked at",
-          "[trace_events]") {
+TEST_CASE("TraceEventReader::probe without tracefs names the paths it looked at", "[trace_events]") {
   const ScratchTree tree;
   const auto availability = TraceEventReader::probe(tree.reader());
   CHECK_FALSE(availability.available);
   CHECK(availability.tracepoints.empty());
-  CHECK_THAT(availability.reason,
-             Catch::Contains((tree.root() / "kernel/tracing/events").string()) &&
-                 Catch::Contains((tree.root() / "kernel/debug/tracing/events").string()));
+  CHECK_THAT(availability.reason, Catch::Contains((tree.root() / "kernel/tracing/events").string()) &&
+                                      Catch::Contains((tree.root() / "kernel/debug/tracing/events").string()));
 }
 
 TEST_CASE("TraceEventReader::probe reads the formats of a tracefs tree", "[trace_events]") {
@@ -478,8 +463,7 @@ TEST_CASE("TraceEventReader::probe reads the formats of a tracefs tree", "[trace
   }
   SECTION("with a local timer vector") {
     tree.write(events + "sched/sched_switch/format", std::string(sched_switch_format));
-    tree.write(events + "irq_vectors/local_timer_entry/format",
-               std::string(local_timer_entry_format));
+    tree.write(events + "irq_vectors/local_timer_entry/format", std::string(local_timer_entry_format));
     const auto availability = TraceEventReader::probe(tree.reader());
     REQUIRE(availability.available);
     REQUIRE(availability.tracepoints.size() == 4);
@@ -492,8 +476,7 @@ TEST_CASE("TraceEventReader::probe reads the formats of a tracefs tree", "[trace
     CHECK_THAT(availability.reason, Catch::Contains("sched/sched_switch/format"));
   }
   SECTION("a format without a field the decoder reads") {
-    tree.write(events + "sched/sched_switch/format",
-               "ID: 372\nformat:\n\tfield:int x;\toffset:8;\tsize:4;\n");
+    tree.write(events + "sched/sched_switch/format", "ID: 372\nformat:\n\tfield:int x;\toffset:8;\tsize:4;\n");
     const auto availability = TraceEventReader::probe(tree.reader());
     CHECK_FALSE(availability.available);
     CHECK_THAT(availability.reason, Catch::Contains("sched/sched_switch/format: no field"));
@@ -505,8 +488,7 @@ namespace {
 std::uint64_t monotonic_raw_ns() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
-         static_cast<std::uint64_t>(ts.tv_nsec);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
 }  // namespace
@@ -555,13 +537,11 @@ TEST_CASE("TraceEventReader records this machine's events on CPU 0", "[trace_eve
     CHECK(event.cpu == 0);
     if (event.time_ns >= begin && event.time_ns <= end) ++in_window[event.kind];
   }
-  CHECK(std::is_sorted(events.begin(), events.end(), [](const TraceEvent& a, const TraceEvent& b) {
-    return a.time_ns < b.time_ns;
-  }));
+  CHECK(std::is_sorted(events.begin(), events.end(),
+                       [](const TraceEvent& a, const TraceEvent& b) { return a.time_ns < b.time_ns; }));
   INFO(events.size() << " events, " << in_window[TraceEventKind::sched_switch] << " switches, "
-                     << in_window[TraceEventKind::irq] << " irqs, "
-                     << in_window[TraceEventKind::local_timer] << " local timers in the window; "
-                     << reader->lost() << " lost");
+                     << in_window[TraceEventKind::irq] << " irqs, " << in_window[TraceEventKind::local_timer]
+                     << " local timers in the window; " << reader->lost() << " lost");
   CHECK(reader->undecoded() == 0);
   CHECK(in_window[TraceEventKind::sched_switch] + in_window[TraceEventKind::irq] > 0);
   // The sleeps are interruptions of the test thread by construction: most must match a switch.

@@ -122,7 +122,8 @@ TEST_CASE("telemetry paths are clean absolute paths", "[web_config]") {
 
 TEST_CASE("the main configuration takes IPv6 and checks the telemetry path", "[web_config]") {
   CHECK(parse_config("web: {listen_address: \"[::]:9978\"}", "t.yaml").web.listen_address == "[::]:9978");
-  CHECK(parse_config("web: {config_file: /etc/jitterd/web.yml}", "t.yaml").web.config_file == "/etc/jitterd/web.yml");
+  CHECK(parse_config("web: {config_file: /etc/jitterd/web.yml}", "t.yaml").web.config_file ==
+        "/etc/jitterd/web.yml");
   try {
     parse_config("web: {telemetry_path: /a/../b}", "t.yaml");
     FAIL("accepted /a/../b");
@@ -157,8 +158,11 @@ TEST_CASE("a complete web configuration file", "[web_config]") {
                                      "    X-Frame-Options: deny\n"
                                      "    Strict-Transport-Security: max-age=31536000\n"
                                      "basic_auth_users:\n"
-                                     "  alice: " + kHash + "\n"
-                                     "  bob: " + kHash + "\n");
+                                     "  alice: " +
+                                     kHash +
+                                     "\n"
+                                     "  bob: " +
+                                     kHash + "\n");
   REQUIRE(security.tls);
   CHECK(security.tls->cert_pem == read_text(web_fixtures / "server.crt"));
   CHECK(security.tls->key_pem == read_text(web_fixtures / "server.key"));
@@ -202,7 +206,8 @@ TEST_CASE("relative file names start at the web configuration file's directory",
   fs::create_directories(directory / "tls");
   fs::copy_file(web_fixtures / "server.crt", directory / "tls/server.crt", fs::copy_options::overwrite_existing);
   fs::copy_file(web_fixtures / "server.key", directory / "tls/server.key", fs::copy_options::overwrite_existing);
-  std::ofstream(directory / "web.yml") << "tls_server_config: {cert_file: tls/server.crt, key_file: tls/server.key}\n";
+  std::ofstream(directory / "web.yml")
+      << "tls_server_config: {cert_file: tls/server.crt, key_file: tls/server.key}\n";
   const WebSecurity security = load_web_config_file((directory / "web.yml").string());
   fs::remove_all(directory);
   REQUIRE(security.tls);
@@ -231,7 +236,8 @@ TEST_CASE("web configuration errors name file:line:column and the key", "[web_co
       {"rate_limit: {interval: 1s, burst: 20}\n",
        "web.yml:1:13: rate_limit: not supported: rate limiting is not supported; the server's connection limits "
        "apply instead (see the README)"},
-      {"tls_server_config:\n  key_file: server.key\n", "web.yml:2:3: tls_server_config: needs cert_file (or cert)"},
+      {"tls_server_config:\n  key_file: server.key\n",
+       "web.yml:2:3: tls_server_config: needs cert_file (or cert)"},
       {"tls_server_config:\n  cert_file: server.crt\n", "web.yml:2:3: tls_server_config: needs key_file (or key)"},
       {files + "  cert: x\n",
        "web.yml:4:9: tls_server_config.cert: given together with tls_server_config.cert_file; keep one of them"},
@@ -251,7 +257,8 @@ TEST_CASE("web configuration errors name file:line:column and the key", "[web_co
        "web.yml:4:21: tls_server_config.client_auth_type: must be one of NoClientCert, RequestClientCert, "
        "RequireAnyClientCert, VerifyClientCertIfGiven, RequireAndVerifyClientCert, got Always"},
       {files + "  client_ca_file: ca.crt\n",
-       "web.yml:4:19: tls_server_config.client_ca_file: is only used with client_auth_type VerifyClientCertIfGiven "
+       "web.yml:4:19: tls_server_config.client_ca_file: is only used with client_auth_type "
+       "VerifyClientCertIfGiven "
        "or RequireAndVerifyClientCert, got NoClientCert"},
       {files + "  client_auth_type: RequireAndVerifyClientCert\n",
        "web.yml:4:21: tls_server_config.client_auth_type: RequireAndVerifyClientCert needs client_ca_file (or "

@@ -2,8 +2,8 @@
 // escaping, Accept-Encoding, gzip, and basic auth against bcrypt hashes.
 #include "export/web_content.h"
 
-#include <catch2/catch.hpp>
 #include <zlib.h>
+#include <catch2/catch.hpp>
 
 #include "export/web_auth.h"
 
@@ -68,7 +68,8 @@ TEST_CASE("Accept-Encoding: gzip unless its q is 0", "[web_content]") {
 
 TEST_CASE("gzip gives what gunzip takes back", "[web_content]") {
   std::string text;
-  for (int i = 0; i < 2000; ++i) text += "jitterd_sampler_gap_seconds_bucket{cpu=\"1\",le=\"" + std::to_string(i) + "\"} 42\n";
+  for (int i = 0; i < 2000; ++i)
+    text += "jitterd_sampler_gap_seconds_bucket{cpu=\"1\",le=\"" + std::to_string(i) + "\"} 42\n";
   const std::optional<std::string> packed = gzip(text);
   REQUIRE(packed);
   CHECK(packed->size() < text.size() / 4);
