@@ -19,12 +19,16 @@ cd "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.."
 
 readonly deps_packages=(
     build-essential cmake ninja-build pkg-config
-    prometheus-cpp-dev libcivetweb-dev libsystemd-dev libyaml-cpp-dev libspdlog-dev
+    prometheus-cpp-dev libsystemd-dev libyaml-cpp-dev libspdlog-dev
+    # the web server: libmicrohttpd with GnuTLS, zlib (gzip), libxcrypt (bcrypt)
+    libmicrohttpd-dev libgnutls28-dev zlib1g-dev libcrypt-dev
     libcli11-dev nlohmann-json3-dev libfmt-dev
     catch2
     # promtool, for the /metrics format test
     prometheus
     python3 curl
+    # certificates for the TLS tests
+    openssl
     # systemd-analyze, for the unit test; procps ships /bin/kill, which the
     # unit's ExecReload= names and systemd-analyze verify checks.
     systemd procps

@@ -65,12 +65,16 @@ void add_common_flags(CLI::App& verb, CommandLine& cl) {
 void add_web_flags(CLI::App& verb, CommandLine& cl) {
   verb.add_option_function<std::string>(
           "--web.listen-address", [&cl](const std::string& address) { cl.overrides.listen_address = address; },
-          "overrides web.listen_address: an IPv4 address and port (port 0: any free one, logged)")
+          "overrides web.listen_address: a.b.c.d:port or [IPv6]:port (port 0: any free one, logged)")
       ->type_name("ADDR:PORT");
   verb.add_option_function<std::string>(
           "--web.telemetry-path", [&cl](const std::string& path) { cl.overrides.telemetry_path = path; },
           "overrides web.telemetry_path: the path of the metrics")
       ->type_name("PATH");
+  verb.add_option_function<std::string>(
+          "--web.config.file", [&cl](const std::string& file) { cl.overrides.web_config_file = file; },
+          "overrides web.config_file: TLS and basic auth, in the exporter-toolkit format")
+      ->type_name("FILE");
 }
 
 // The report's own flags, kept as text here and checked against the topic afterwards.

@@ -26,7 +26,7 @@ struct CommandLine {
   Verb verb = Verb::run;
   std::string config_path = kDefaultConfigPath;
   bool config_path_given = false;
-  ConfigOverrides overrides;  // --web.listen-address, --web.telemetry-path, --log.level
+  ConfigOverrides overrides;  // --web.listen-address, --web.telemetry-path, --web.config.file, --log.level
   std::string sysfs = "/sys";
   std::string procfs = "/proc";
   std::string report_topic = "gaps";            // gaps or a probe name (probe_names(); posture is the checklist)

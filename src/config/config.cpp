@@ -6,6 +6,7 @@
 
 #include "config/config_reader.h"
 #include "config/probe_sections.h"
+#include "config/web_config.h"
 #include "host/cpu_list.h"
 #include "host/host_reader.h"
 
@@ -114,7 +115,8 @@ void ConfigReader::read_burst(const std::optional<Entry>& spin, const std::optio
 void ConfigReader::read_web(const Entry& section, WebConfig& web) {
   read_mapping(section,
                {{"listen_address", [&](const Entry& e) { assign(web.listen_address, listen_address(e)); }},
-                {"telemetry_path", [&](const Entry& e) { assign(web.telemetry_path, telemetry_path(e)); }}});
+                {"telemetry_path", [&](const Entry& e) { assign(web.telemetry_path, telemetry_path(e)); }},
+                {"config_file", [&](const Entry& e) { assign(web.config_file, scalar(e, "a file name")); }}});
 }
 
 void ConfigReader::read_log(const Entry& section, LogConfig& log) {

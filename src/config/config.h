@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "config/duration.h"
+#include "config/web_config.h"
 #include "measure/tick.h"
 #include "probes/probe_registry.h"
 
@@ -53,8 +54,10 @@ struct SamplerConfig {
 };
 
 struct WebConfig {
-  std::string listen_address = "0.0.0.0:9978";
-  std::string telemetry_path = "/metrics";
+  std::string listen_address = "0.0.0.0:9978";  // parse_listen_address takes it
+  std::string telemetry_path = "/metrics";      // telemetry_path_problem finds nothing in it
+  std::string config_file;                      // the web configuration file (TLS, basic auth); empty: none
+  WebSecurity security;                         // config_file, read by load_web_config_file when it is set
   bool operator==(const WebConfig&) const = default;
 };
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "config/value_checks.h"
+#include "config/web_config.h"
 
 namespace jitterd {
 namespace {
@@ -20,10 +21,16 @@ void apply(const char* flag, const std::optional<std::string>& given,
     errors.push_back(ConfigError{kCommandLineSource, 0, 0, flag, std::move(result.error)});
 }
 
+CheckedValue check_file_name(const std::string& text, std::string_view seen) {
+  if (text.empty()) return {std::nullopt, "must be a file name, got " + std::string(seen)};
+  return {text, ""};
+}
+
 void apply_collecting(const ConfigOverrides& o, Config& config, std::vector<ConfigError>& errors) {
   apply("--web.listen-address", o.listen_address, check_listen_address, config.web.listen_address, errors);
   apply("--web.telemetry-path", o.telemetry_path, check_telemetry_path, config.web.telemetry_path, errors);
   apply("--log.level", o.log_level, check_log_level, config.log.level, errors);
+  apply("--web.config.file", o.web_config_file, check_file_name, config.web.config_file, errors);
 }
 
 }  // namespace
@@ -47,6 +54,14 @@ Config load_config(const ConfigSource& source) {
     errors = file_errors.errors();
   }
   apply_collecting(source.overrides, config, errors);
+  // Read with the rest, so check-config checks it and a reload that breaks it is refused whole.
+  if (!config.web.config_file.empty()) {
+    try {
+      config.web.security = load_web_config_file(config.web.config_file);
+    } catch (const ConfigErrors& web_errors) {
+      errors.insert(errors.end(), web_errors.errors().begin(), web_errors.errors().end());
+    }
+  }
   if (!errors.empty()) throw ConfigErrors(std::move(errors));
   return config;
 }

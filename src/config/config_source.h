@@ -14,9 +14,10 @@ namespace jitterd {
 
 // The settings a flag may override, as given (unchecked until applied).
 struct ConfigOverrides {
-  std::optional<std::string> listen_address;  // --web.listen-address: web.listen_address
-  std::optional<std::string> telemetry_path;  // --web.telemetry-path: web.telemetry_path
-  std::optional<std::string> log_level;       // --log.level: log.level
+  std::optional<std::string> listen_address;   // --web.listen-address: web.listen_address
+  std::optional<std::string> telemetry_path;   // --web.telemetry-path: web.telemetry_path
+  std::optional<std::string> log_level;        // --log.level: log.level
+  std::optional<std::string> web_config_file;  // --web.config.file: web.config_file
   bool operator==(const ConfigOverrides&) const = default;
 };
 
@@ -32,7 +33,8 @@ inline constexpr const char* kCommandLineSource = "command line";
 // Throws ConfigErrors naming "command line" and each bad flag; `config` is unchanged then.
 void apply_overrides(const ConfigOverrides& overrides, Config& config);
 
-// The file's errors and then the flags', all at once, as ConfigErrors.
+// The file's errors, then the flags', then those of the web configuration file that web.config_file
+// names (read with its certificates into web.security), all at once, as ConfigErrors.
 Config load_config(const ConfigSource& source);
 
 }  // namespace jitterd

@@ -4,52 +4,30 @@
 #include <cctype>
 
 #include "config/config_reader.h"
+#include "config/web_config.h"
 
 namespace jitterd {
 namespace {
-
-using config_detail::decimal;
 
 CheckedValue refuse(std::string_view allowed, std::string_view seen) {
   return {std::nullopt, "must be " + std::string(allowed) + ", got " + std::string(seen)};
 }
 
-// A dotted quad, because Debian's civetweb cannot listen on IPv6 and takes no host names.
-bool is_ipv4_address(std::string_view text) {
-  if (std::count(text.begin(), text.end(), '.') != 3) return false;
-  for (std::size_t start = 0; start <= text.size();) {
-    const std::size_t dot = std::min(text.find('.', start), text.size());
-    const std::optional<unsigned> octet = decimal(text.substr(start, dot - start));
-    if (!octet || *octet > 255) return false;
-    start = dot + 1;
-  }
-  return true;
-}
-
 }  // namespace
 
 CheckedValue check_listen_address(const std::string& text, std::string_view seen) {
-  constexpr std::string_view allowed =
-      "an IPv4 address and port such as 0.0.0.0:9978 (no host names; no IPv6, which this "
-      "civetweb lacks)";
-  const std::size_t colon = text.rfind(':');
-  if (colon == std::string::npos || !is_ipv4_address(std::string_view(text).substr(0, colon)))
-    return refuse(allowed, seen);
-  const std::optional<unsigned> port = decimal(std::string_view(text).substr(colon + 1));
-  if (!port || *port > 65535) return refuse("an IPv4 address and a port 0..65535", seen);
+  std::string reason;
+  if (!parse_listen_address(text, &reason))
+    return {std::nullopt, "must be a.b.c.d:port or [IPv6]:port, such as 0.0.0.0:9978 or [::]:9978, got " +
+                              std::string(seen) + " (" + reason + ")"};
   return {text, ""};
 }
 
-// "/" is the landing page, so the metrics need a path of their own. Only the characters RFC 3986
-// lets a path hold as they are: a quote, a blank, '?', '#' or '%' would not reach the server as
-// written.
+// "/" is the landing page, so the metrics need a path of their own; a clean path needs no escaping
+// anywhere it is written (web_config.h says which paths are clean).
 CheckedValue check_telemetry_path(const std::string& text, std::string_view seen) {
-  constexpr std::string_view punctuation = "-._~!$&'()*+,;=:@/";
-  if (text.size() < 2 || text.front() != '/') return refuse("a path starting with \"/\", other than \"/\"", seen);
-  const bool url_path = std::all_of(text.begin(), text.end(), [&](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || punctuation.find(c) != std::string_view::npos;
-  });
-  if (!url_path) return refuse("a URL path of letters, digits and " + std::string(punctuation) + " only", seen);
+  if (const std::string problem = telemetry_path_problem(text); !problem.empty())
+    return {std::nullopt, problem + ", got " + std::string(seen)};
   return {text, ""};
 }
 

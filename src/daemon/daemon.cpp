@@ -97,10 +97,22 @@ PlanChange compare_plans(const SamplingPlan& from, const SamplingPlan& to) {
           samplers || from.config.probes != to.config.probes};
 }
 
+// Starts the web server of `plan` and, once it serves, drains and stops the one it replaces. On
+// the same address the two share the listening socket, so a restart refuses no connection and
+// leaves no request unanswered. A new server that cannot start throws and leaves the old serving.
+void replace_web_server(Service& service, const SamplingPlan& plan, Runtime& runtime) {
+  auto web = std::make_unique<WebServer>(plan.config.web, runtime.collector, service.web.get());
+  if (service.web) service.web->drain();
+  service.web = std::move(web);
+  spdlog::info("listening on {}, metrics at {} ({})", service.web->bound_address(), plan.config.web.telemetry_path,
+               service.web->describe());
+}
+
 // Brings `service` to `plan`, restarting what `change` names. The main thread is restricted to
-// the housekeeping CPUs first, so web server threads created after it never run on a sampled CPU.
+// the housekeeping CPUs first, so web server threads created after it never run on a sampled CPU;
+// the web server is replaced before the samplers start, so none of the old one's threads is left
+// on a CPU that is sampled from now on.
 void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime& runtime) {
-  if (change.web) service.web.reset();
   // A reload waits for a running probe at most kProbeStopGrace; a longer unit finishes on its
   // own thread while the new configuration starts (a sampler it borrows is waited for below).
   if (change.probes && service.probes && !service.probes->stop(kProbeStopGrace)) {
@@ -110,6 +122,7 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
   if (change.samplers && service.samplers) service.samplers->stop();
   restrict_current_thread(plan.selection.housekeeping);
   log_plan(plan);
+  if (change.web) replace_web_server(service, plan, runtime);
   if (change.samplers) {
     service.samplers = std::make_shared<SamplerSet>(sampler_settings(plan, TickScale(runtime.frequency.hertz)));
     service.samplers->start();
@@ -122,11 +135,6 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
         make_probe_context(plan, runtime.host, runtime.frequency, service.samplers));
     service.probes->start();
     runtime.collector->set_probes([probes = service.probes] { return probes->statuses(); });
-  }
-  if (change.web) {
-    service.web = std::make_unique<WebServer>(plan.config.web.listen_address, plan.config.web.telemetry_path,
-                                              runtime.collector);
-    spdlog::info("listening on {}, metrics at {}", service.web->bound_address(), plan.config.web.telemetry_path);
   }
   service.status = service.samplers->describe() + "; housekeeping on cpus " +
                    format_cpu_list(plan.selection.housekeeping) + "; serving " + service.web->bound_address();

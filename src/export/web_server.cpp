@@ -1,98 +1,262 @@
 #include "export/web_server.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
-#include <cstdlib>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
-#include <thread>
+#include <vector>
+
+#include <prometheus/text_serializer.h>
+#include <spdlog/spdlog.h>
+
+#include "export/web_content.h"
 
 namespace jitterd {
 
 namespace {
-// begin_request has no user pointer; one landing page per process is all there ever is.
-std::string g_landing_page;
+using namespace std::chrono_literals;
 
-std::string landing_page(const std::string& telemetry_path) {
-  const BuildInfo build = this_build();
-  return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>jitterd</title></head>\n<body>\n"
-         "<h1>jitterd " +
-         build.version +
-         "</h1>\n"
-         "<p>Measures how quiet this machine's CPUs are: pinned samplers record every gap between "
-         "tick-counter reads.</p>\n"
-         "<p><a href=\"" +
-         telemetry_path + "\">Metrics</a></p>\n</body></html>\n";
+// How long stop() lets responses being sent finish before closing their connections.
+constexpr auto kStopGrace = 300ms;
+constexpr const char* kMetricsType = "text/plain; version=0.0.4; charset=utf-8";
+constexpr const char* kRealm = "jitterd";
+
+// What *state points to once a request's headers are in; only its address matters.
+char g_request_seen;
+
+std::string header_value(MHD_Connection* connection, const char* name) {
+  const char* value = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
+  return value == nullptr ? std::string() : std::string(value);
 }
-// Opens and closes one TCP connection to `address` ("host:port"; 0.0.0.0 means loopback).
-void knock(const std::string& address) {
-  const auto colon = address.rfind(':');
-  std::string host = address.substr(0, colon);
-  if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
-  sockaddr_in target{};
-  target.sin_family = AF_INET;
-  target.sin_port = htons(static_cast<std::uint16_t>(std::atoi(address.c_str() + colon + 1)));
-  if (inet_pton(AF_INET, host.c_str(), &target.sin_addr) != 1) return;
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return;
-  connect(fd, reinterpret_cast<const sockaddr*>(&target), sizeof target);
-  close(fd);
+
+// A socket MHD may have closed on a failed start: still ours only if it is the same socket.
+bool same_socket(int fd, int original) {
+  struct stat a {
+  }, b{};
+  return fstat(fd, &a) == 0 && fstat(original, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 }  // namespace
 
-WebServer::WebServer(const std::string& listen_address, const std::string& telemetry_path,
-                     std::shared_ptr<Collector> collector)
-    : listen_address_(listen_address), telemetry_path_(telemetry_path), collector_(std::move(collector)) {
-  g_landing_page = landing_page(telemetry_path);
-  callbacks_.begin_request = &WebServer::begin_request;
-  try {
-    exposer_ = std::make_unique<prometheus::Exposer>(
-        std::vector<std::string>{"listening_ports", listen_address, "num_threads", "2"}, &callbacks_);
-  } catch (const std::exception& e) {
-    throw std::runtime_error("cannot listen on " + listen_address + ": " + e.what());
-  }
-  exposer_->RegisterCollectable(collector_, telemetry_path);
-}
-
-WebServer::~WebServer() {
-  // civetweb's master thread sees the stop flag only when its poll() returns, which it does
-  // every 2 s (SOCKET_TIMEOUT_QUANTUM) unless a connection arrives: knock until it has stopped,
-  // so SIGTERM and a reload restart take milliseconds instead of seconds.
-  const std::string address = bound_address();
-  std::atomic<bool> stopped{false};
-  std::thread knocker([&] {
-    while (!stopped.load()) {
-      knock(address);
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+// libmicrohttpd's C callbacks, with access to the server they are given as closure.
+struct WebServerCallbacks {
+  // Called when the headers are in (*state still null), again per chunk of body, and a last
+  // time with *upload_size 0. GET and HEAD are answered on that last call, which keeps the
+  // connection open for the next request; other methods are refused at once, so MHD closes the
+  // connection rather than read a body nobody wants.
+  static MHD_Result answer(void* self, MHD_Connection* connection, const char* url, const char* method,
+                           const char*, const char*, std::size_t* upload_size, void** state) {
+    auto* server = static_cast<WebServer*>(self);
+    const std::string_view verb(method);
+    if (*state == nullptr) {
+      *state = &g_request_seen;
+      if (verb == "GET" || verb == "HEAD") return MHD_YES;
+      return respond(server, connection, url, method);
     }
-  });
-  exposer_.reset();
-  stopped.store(true);
-  knocker.join();
+    if (*upload_size != 0) {
+      *upload_size = 0;
+      return MHD_YES;
+    }
+    return respond(server, connection, url, method);
+  }
+
+  // No exception may cross into C: one that escapes closes the connection (MHD_NO) instead. The
+  // request line is the client's and stays out of the log.
+  static MHD_Result respond(WebServer* server, MHD_Connection* connection, const char* url, const char* method) {
+    try {
+      return server->respond(connection, url, method) ? MHD_YES : MHD_NO;
+    } catch (const std::exception& e) {
+      spdlog::error("web server: answering a request: {}", e.what());
+    } catch (...) {
+      spdlog::error("web server: answering a request: unknown exception");
+    }
+    return MHD_NO;
+  }
+
+  static void connection_event(void* self, MHD_Connection* connection, void**,
+                               MHD_ConnectionNotificationCode code) {
+    auto* server = static_cast<WebServer*>(self);
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+      server->tracker_->closed(connection);
+      return;
+    }
+    const MHD_ConnectionInfo* fd = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (fd != nullptr) server->tracker_->opened(connection, fd->connect_fd);
+    // TLS sessions exist by now and have not started their handshake.
+    if (server->config_.security.tls) {
+      const MHD_ConnectionInfo* tls = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+      if (tls != nullptr && tls->tls_session != nullptr)
+        apply_client_auth(static_cast<gnutls_session_t>(tls->tls_session),
+                          server->config_.security.tls->client_auth);
+    }
+  }
+
+  static void request_completed(void* self, MHD_Connection* connection, void**, MHD_RequestTerminationCode) {
+    static_cast<WebServer*>(self)->tracker_->answered(connection);
+  }
+
+  // MHD's own messages (handshake failures, refused connections) are for debugging only.
+  static void log(void*, const char* format, va_list arguments) {
+    if (!spdlog::should_log(spdlog::level::debug)) return;
+    char text[512];
+    std::vsnprintf(text, sizeof text, format, arguments);
+    std::string line(text);
+    while (!line.empty() && line.back() == '\n') line.pop_back();
+    spdlog::debug("web server: {}", line);
+  }
+};
+
+WebServer::WebServer(const WebConfig& config, std::shared_ptr<Collector> collector, const WebServer* previous)
+    : config_(config),
+      collector_(std::move(collector)),
+      auth_(config.security.basic_auth_users),
+      landing_page_(landing_page(this_build(), config.telemetry_path)) {
+  std::string reason;
+  const std::optional<ListenAddress> address = parse_listen_address(config.listen_address, &reason);
+  if (!address) throw std::runtime_error("cannot listen on " + config.listen_address + ": " + reason);
+  if (previous != nullptr && previous->socket_->address() == *address)
+    socket_ = previous->socket_;
+  else
+    socket_ = std::make_shared<ListenSocket>(*address);
+
+  // MHD owns what it is given: a duplicate, so that stopping this server leaves the socket open
+  // for a successor.
+  daemon_fd_ = fcntl(socket_->fd(), F_DUPFD_CLOEXEC, 0);
+  if (daemon_fd_ < 0)
+    throw std::runtime_error("cannot listen on " + socket_->bound_address() + ": dup: " + std::strerror(errno));
+  tracker_ = std::make_unique<ConnectionTracker>(kRequestDeadline);
+
+  // poll() rather than epoll: MHD 0.9.75 can abort when a thread pool is quiesced under epoll.
+  // MHD_USE_ITC lets MHD_quiesce_daemon wake the workers.
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+  const auto& tls = config_.security.tls;
+  if (tls) {
+    flags |= MHD_USE_TLS;
+    priorities_ = tls_priorities(*tls);
+  }
+  std::vector<MHD_OptionItem> options{
+      {MHD_OPTION_LISTEN_SOCKET, daemon_fd_, nullptr},
+      {MHD_OPTION_THREAD_POOL_SIZE, kWorkerThreads, nullptr},
+      {MHD_OPTION_CONNECTION_LIMIT, kConnectionLimit, nullptr},
+      {MHD_OPTION_PER_IP_CONNECTION_LIMIT, kPerAddressLimit, nullptr},
+      {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(kIdleTimeout.count()), nullptr},
+      {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&WebServerCallbacks::connection_event), this},
+      {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&WebServerCallbacks::request_completed), this},
+      {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&WebServerCallbacks::log), nullptr}};
+  if (tls) {
+    // MHD copies none of these; config_ keeps them alive as long as the daemon.
+    options.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(tls->cert_pem.c_str())});
+    options.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(tls->key_pem.c_str())});
+    options.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char*>(priorities_.c_str())});
+    if (!tls->client_ca_pem.empty())
+      options.push_back({MHD_OPTION_HTTPS_MEM_TRUST, 0, const_cast<char*>(tls->client_ca_pem.c_str())});
+  }
+  options.push_back({MHD_OPTION_END, 0, nullptr});
+  daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &WebServerCallbacks::answer, this, MHD_OPTION_ARRAY,
+                             options.data(), MHD_OPTION_END);
+  if (daemon_ == nullptr) {
+    // MHD closes the socket it was given on some failure paths and not on others.
+    if (same_socket(daemon_fd_, socket_->fd())) close(daemon_fd_);
+    throw std::runtime_error("cannot serve on " + socket_->bound_address() +
+                             ": libmicrohttpd refused to start (run with --log.level debug for its reason)");
+  }
 }
 
-std::string WebServer::bound_address() const {
-  const auto ports = exposer_->GetListeningPorts();
-  const auto colon = listen_address_.rfind(':');
-  const std::string host = colon == std::string::npos ? "0.0.0.0" : listen_address_.substr(0, colon);
-  return host + ":" + (ports.empty() ? std::string("?") : std::to_string(ports.front()));
+WebServer::~WebServer() { stop(); }
+
+void WebServer::drain() {
+  closing_.store(true);
+  finish(std::chrono::steady_clock::now() + kRequestDeadline + 500ms, true);
 }
 
-int WebServer::begin_request(mg_connection* connection) {
-  const mg_request_info* request = mg_get_request_info(connection);
-  if (request == nullptr || request->local_uri == nullptr || std::strcmp(request->local_uri, "/") != 0) return 0;
-  mg_printf(connection,
-            "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %zu\r\n"
-            "Connection: close\r\n\r\n",
-            g_landing_page.size());
-  if (std::strcmp(request->request_method, "HEAD") != 0)
-    mg_write(connection, g_landing_page.data(), g_landing_page.size());
-  return 200;
+void WebServer::stop() { finish(std::chrono::steady_clock::now() + kStopGrace, false); }
+
+void WebServer::finish(std::chrono::steady_clock::time_point until, bool all_closed) {
+  if (daemon_ == nullptr) return;
+  // From here the other servers on the socket, if any, accept; MHD still answers what it has.
+  MHD_quiesce_daemon(daemon_);
+  tracker_->wait_quiet(until, all_closed);
+  MHD_stop_daemon(daemon_);
+  daemon_ = nullptr;
+  // Only now: a worker may use the socket until MHD_stop_daemon has joined it.
+  close(daemon_fd_);
+  daemon_fd_ = -1;
+  tracker_.reset();
+}
+
+std::string WebServer::bound_address() const { return socket_->bound_address(); }
+
+std::string WebServer::describe() const {
+  std::string text = config_.security.tls ? "https" : "http";
+  if (config_.security.tls) {
+    const ClientAuth client = config_.security.tls->client_auth;
+    if (client != ClientAuth::no_client_cert) text += ", client certificates " + std::string(to_string(client));
+    text += ", " + std::string(to_string(config_.security.tls->min_version)) + ".." +
+            std::string(to_string(config_.security.tls->max_version));
+  }
+  if (auth_.enabled()) text += ", basic auth";
+  return text;
+}
+
+bool WebServer::authorized(MHD_Connection* connection) const {
+  if (!auth_.enabled()) return true;
+  char* password = nullptr;
+  char* user = MHD_basic_auth_get_username_password(connection, &password);
+  const bool ok = user != nullptr && password != nullptr && auth_.check(user, password);
+  MHD_free(user);
+  MHD_free(password);
+  return ok;
+}
+
+bool WebServer::respond(MHD_Connection* connection, const char* url, const char* method) {
+  tracker_->answering(connection);
+  struct Reply {
+    unsigned status = MHD_HTTP_OK;
+    std::string body;
+    const char* type = "text/plain; charset=utf-8";
+    bool gzipped = false;
+  } reply;
+  const bool allowed = authorized(connection);
+  const Route where = route(method, url, config_.telemetry_path);
+  if (!allowed) {
+    reply = {MHD_HTTP_UNAUTHORIZED, "401 Unauthorized\n"};
+  } else if (where == Route::not_found) {
+    reply = {MHD_HTTP_NOT_FOUND, "404 page not found\n"};
+  } else if (where == Route::method_not_allowed) {
+    reply = {MHD_HTTP_METHOD_NOT_ALLOWED,
+             "405 method not allowed; allowed: " + std::string(kAllowedMethods) + "\n"};
+  } else if (where == Route::landing_page) {
+    reply = {MHD_HTTP_OK, landing_page_, "text/html; charset=utf-8"};
+  } else {
+    reply = {MHD_HTTP_OK, prometheus::TextSerializer().Serialize(collector_->Collect()), kMetricsType};
+    if (accepts_gzip(header_value(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING))) {
+      if (std::optional<std::string> packed = gzip(reply.body)) {
+        reply.body = std::move(*packed);
+        reply.gzipped = true;
+      }
+    }
+  }
+  MHD_Response* response =
+      MHD_create_response_from_buffer(reply.body.size(), reply.body.data(), MHD_RESPMEM_MUST_COPY);
+  if (response == nullptr) return false;
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, reply.type);
+  if (where == Route::metrics) MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+  if (reply.gzipped) MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+  if (allowed && where == Route::method_not_allowed)
+    MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, kAllowedMethods);
+  for (const auto& [name, value] : config_.security.headers)
+    MHD_add_response_header(response, name.c_str(), value.c_str());
+  // A server being replaced tells keep-alive clients to reconnect, to its successor.
+  if (closing_.load()) MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
+  const MHD_Result queued = allowed ? MHD_queue_response(connection, reply.status, response)
+                                    : MHD_queue_basic_auth_fail_response(connection, kRealm, response);
+  MHD_destroy_response(response);
+  return queued == MHD_YES;
 }
 
 }  // namespace jitterd

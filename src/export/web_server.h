@@ -1,40 +1,86 @@
-// The HTTP side: prometheus-cpp's Exposer (civetweb) serving the collector on the telemetry
-// path, and a small landing page on "/" answered from civetweb's begin_request hook, so one
-// server and one set of threads does both. Construct it from a thread already restricted to
-// housekeeping CPUs: civetweb's threads inherit that affinity.
-// Thread-safety: construct and destroy from the main thread.
+// The HTTP(S) side: libmicrohttpd (with GnuTLS) serving the collector's families in the
+// Prometheus text format on the telemetry path, and a landing page on "/", with the TLS and basic
+// auth of the web configuration file.
+//
+// Threads: kWorkerThreads libmicrohttpd workers, each polling the shared listening socket and its
+// own connections with poll(), so a connection that is idle or slow costs a slot, never a thread;
+// and the connection tracker's reaper. All are created by the constructor, so they run on the CPUs
+// of the constructing thread: construct from the daemon's main thread, which is restricted to the
+// housekeeping CPUs first.
+//
+// Limits (the README's Operations section documents them): at most kConnectionLimit connections,
+// kPerAddressLimit from one client address (more are accepted and closed at once); beyond the
+// total, new connections wait in the kernel's accept queue until a slot frees. A connection silent
+// for kIdleTimeout, or whose request has not fully arrived kRequestDeadline after it opened or
+// after its previous response, is closed.
+//
+// Thread-safety: construct, drain, stop and destroy from one thread (the main thread); the
+// collector is called from the worker threads.
 #pragma once
 
-#include <CivetServer.h>
-#include <civetweb.h>
-
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 
-#include <prometheus/exposer.h>
-
+#include "config/config.h"
 #include "export/collector.h"
+#include "export/connection_tracker.h"
+#include "export/listen_socket.h"
+#include "export/web_auth.h"
+
+struct MHD_Daemon;
+struct MHD_Connection;
 
 namespace jitterd {
 
+inline constexpr unsigned kWorkerThreads = 2;
+inline constexpr unsigned kConnectionLimit = 512;
+inline constexpr unsigned kPerAddressLimit = 128;
+inline constexpr std::chrono::seconds kIdleTimeout{2};
+inline constexpr std::chrono::seconds kRequestDeadline{3};
+
 class WebServer {
  public:
-  // Throws std::runtime_error naming the address when it cannot listen.
-  WebServer(const std::string& listen_address, const std::string& telemetry_path,
-            std::shared_ptr<Collector> collector);
-  ~WebServer();
+  // Starts serving `config`. When `previous` (still running) listens on the same address, the new
+  // server shares its listening socket, so no connection is refused while one replaces the other;
+  // the caller then drains `previous`. Throws std::runtime_error naming the address and the errno
+  // text when it cannot listen, or libmicrohttpd's refusal.
+  WebServer(const WebConfig& config, std::shared_ptr<Collector> collector, const WebServer* previous = nullptr);
+  ~WebServer();  // stop()
+  WebServer(const WebServer&) = delete;
+  WebServer& operator=(const WebServer&) = delete;
 
-  // "127.0.0.1:9978", with the port actually bound (useful with port 0).
+  // For a replacement: stops accepting (a successor on the same socket accepts from now on),
+  // answers what is in flight with "Connection: close", waits for the connections to end (idle
+  // ones end by kIdleTimeout, slow ones by kRequestDeadline), then closes what is left.
+  void drain();
+  // For shutdown: stops accepting, gives responses being sent up to 300 ms, closes everything.
+  void stop();
+
+  // "127.0.0.1:9978", "[::1]:9978": with the port actually bound.
   std::string bound_address() const;
+  // "http", "https, client certificates verified, basic auth" and the like, for the log.
+  std::string describe() const;
 
  private:
-  static int begin_request(mg_connection* connection);
+  friend struct WebServerCallbacks;  // libmicrohttpd's C callbacks, in web_server.cpp
 
-  std::string listen_address_;
-  std::string telemetry_path_;
-  CivetCallbacks callbacks_{};
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  // Queues the answer to a complete request; false if libmicrohttpd could not take it.
+  bool respond(MHD_Connection* connection, const char* url, const char* method);
+  bool authorized(MHD_Connection* connection) const;
+  void finish(std::chrono::steady_clock::time_point until, bool all_closed);
+
+  WebConfig config_;
   std::shared_ptr<Collector> collector_;
+  std::shared_ptr<ListenSocket> socket_;
+  BasicAuth auth_;
+  std::string landing_page_;
+  std::string priorities_;
+  std::unique_ptr<ConnectionTracker> tracker_;
+  int daemon_fd_ = -1;  // this server's duplicate of the listening socket
+  MHD_Daemon* daemon_ = nullptr;
+  std::atomic<bool> closing_{false};  // responses say "Connection: close"
 };
 
 }  // namespace jitterd

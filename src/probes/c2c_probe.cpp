@@ -66,9 +66,11 @@ void add_pair_metrics(const PairRecord& r, ProbeResult& result) {
   result.metrics.push_back(std::move(failures));
 }
 
-ProbeTable matrix_table(const std::vector<PairRecord>& measured, const C2cSettings& settings) {
+// Every attempted pair has its cell: a pair whose every attempt failed reads "failed", so a CPU
+// that could not be paired is shown, not dropped.
+ProbeTable matrix_table(const std::vector<PairRecord>& records, const C2cSettings& settings) {
   std::vector<int> cpus;
-  for (const PairRecord& r : measured) cpus.insert(cpus.end(), {r.pair.a, r.pair.b});
+  for (const PairRecord& r : records) cpus.insert(cpus.end(), {r.pair.a, r.pair.b});
   cpus = sorted_cpus(std::move(cpus));
   ProbeTable table{"one-way latency in ns, median ± half the p10..p90 spread (" +
                        std::string(to_string(settings.method)) + ", " + std::to_string(settings.samples) +
@@ -78,13 +80,18 @@ ProbeTable matrix_table(const std::vector<PairRecord>& measured, const C2cSettin
                    {}};
   for (int cpu : cpus) table.columns.push_back(std::to_string(cpu));
   std::map<std::pair<int, int>, const PairRecord*> by_cpus;
-  for (const PairRecord& r : measured) by_cpus[{r.pair.a, r.pair.b}] = &r;
+  for (const PairRecord& r : records) by_cpus[{r.pair.a, r.pair.b}] = &r;
   // The lower triangle, as core-to-core-latency prints it: row b, column a < b.
   for (int row : cpus) {
     std::vector<Cell> cells{row};
     for (int column : cpus) {
       const auto it = column < row ? by_cpus.find({column, row}) : by_cpus.end();
-      cells.push_back(it == by_cpus.end() ? "" : ns_text(it->second->median) + "±" + ns_text(spread(*it->second)));
+      if (it == by_cpus.end())
+        cells.push_back("");
+      else if (!it->second->measured)
+        cells.push_back("failed");
+      else
+        cells.push_back(ns_text(it->second->median) + "±" + ns_text(spread(*it->second)));
     }
     table.rows.push_back(std::move(cells));
   }
@@ -247,7 +254,7 @@ ProbeResult c2c_result(const std::vector<PairRecord>& records, const C2cSettings
   result.metrics.push_back(gauge("jitterd_c2c_last_run_attempted_pairs",
                                  "CPU pairs the c2c probe's last run attempted (at most its budget).", {},
                                  static_cast<double>(probed_this_run)));
-  result.tables.push_back(matrix_table(measured, settings));
+  result.tables.push_back(matrix_table(records, settings));
   result.tables.push_back(pairs_table(records));
   result.tables.push_back(std::move(classes));
   add_summary_notes(measured, result);

@@ -172,7 +172,9 @@ void scrape_costs(const std::vector<int>& cpus, const std::vector<int>& housekee
   samplers->start();
   auto collector = std::make_shared<Collector>(HostReader(), this_build());
   collector->set_samplers(samplers, frequency, method);
-  WebServer web("127.0.0.1:0", "/metrics", collector);
+  WebConfig web_config;
+  web_config.listen_address = "127.0.0.1:0";
+  WebServer web(web_config, collector);
   for (int i = 0; i < 3; ++i) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     samplers->update_windows();

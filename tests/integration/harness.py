@@ -50,7 +50,8 @@ probes:
 # promise): generous, so that the other tests report their own subject, not slow shutdowns.
 STOP_TIMEOUT = 5.0
 
-LISTENING_RE = re.compile(r"listening on (\d+\.\d+\.\d+\.\d+):(\d+), metrics at (\S+)")
+# "listening on 127.0.0.1:9978, ..." or "listening on [::1]:9978, ...": the host as a URL writes it.
+LISTENING_RE = re.compile(r"listening on (\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:.]+\]):(\d+), metrics at (\S+)")
 
 
 def skip_script(reason):

@@ -118,11 +118,13 @@ TEST_CASE("c2c result: per-pair stats, info, failures and class series; matrix l
 
   REQUIRE(result.tables.size() == 3);
   const ProbeTable& matrix = result.tables[0];
-  CHECK(matrix.columns == std::vector<std::string>{"cpu", "0", "1", "16"});
-  REQUIRE(matrix.rows.size() == 3);
-  CHECK(matrix.rows[0] == std::vector<Cell>{0, "", "", ""});
-  CHECK(matrix.rows[1] == std::vector<Cell>{1, "40.0±1.0", "", ""});
-  CHECK(matrix.rows[2] == std::vector<Cell>{16, "140.0±1.0", "", ""});
+  // The failed pair keeps its CPUs in the matrix, its cell saying so.
+  CHECK(matrix.columns == std::vector<std::string>{"cpu", "0", "1", "2", "16"});
+  REQUIRE(matrix.rows.size() == 4);
+  CHECK(matrix.rows[0] == std::vector<Cell>{0, "", "", "", ""});
+  CHECK(matrix.rows[1] == std::vector<Cell>{1, "40.0±1.0", "", "", ""});
+  CHECK(matrix.rows[2] == std::vector<Cell>{2, "", "", "", ""});
+  CHECK(matrix.rows[3] == std::vector<Cell>{16, "140.0±1.0", "", "failed", ""});
   CHECK(result.tables[1].rows.size() == 3);  // the failed pair is listed, without numbers
   CHECK(result.tables[1].rows[2][6] == Cell());
   const Cell& median = result.tables[1].rows[0][9];  // median_ns: a number, not text

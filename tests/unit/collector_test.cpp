@@ -69,11 +69,15 @@ TEST_CASE("a scrape while samplers run gives consistent families", "[collector][
   while (set->worker(0).shared()->samples.load() == 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  set->update_windows();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  set->update_windows();
-  const auto families = collector->Collect();
+  // The window families appear once a rolled window holds the sampler's published gaps; on a
+  // loaded machine that may take several rolls, so roll until it does (bounded).
+  std::vector<prometheus::MetricFamily> families;
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    set->update_windows();
+    families = collector->Collect();
+  } while (find_family(families, "jitterd_sampler_window_max_gap_seconds") == nullptr &&
+           std::chrono::steady_clock::now() < deadline);
   // Scraping concurrently with the writer is the point: serialize as the Exposer would.
   const std::string text = prometheus::TextSerializer().Serialize(families);
   set->stop();

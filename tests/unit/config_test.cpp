@@ -165,7 +165,7 @@ log:
   CHECK(config.sampler.lock_memory == false);
   CHECK(config.sampler.realtime_priority == 10);
   CHECK(config.sampler.interruption_ring == 1024);
-  CHECK(config.web == WebConfig{"127.0.0.1:9100", "/jitter"});
+  CHECK(config.web == WebConfig{"127.0.0.1:9100", "/jitter", "", {}});
   CHECK(config.log.level == "debug");
 }
 
@@ -369,11 +369,13 @@ TEST_CASE("booleans and integers must be plain YAML 1.2 values", "[config]") {
         "got 99999999999999999999");
 }
 
-TEST_CASE("listen_address takes dotted-quad IPv4 and a port", "[config]") {
+TEST_CASE("listen_address takes dotted-quad IPv4 or bracketed IPv6 and a port", "[config]") {
   CHECK(parse("web: {listen_address: 10.1.2.3:0}").web.listen_address == "10.1.2.3:0");
+  CHECK(parse("web: {listen_address: \"[::]:80\"}").web.listen_address == "[::]:80");
   CHECK(parse("web: {listen_address: 255.255.255.255:65535}").web.listen_address == "255.255.255.255:65535");
-  for (const char* bad : {"9978", ":9978", "1.2.3:80", "1.2.3.4.5:80", "01.2.3.4:80", "256.0.0.1:80", "1.2.3.4:",
-                          "1.2.3.4:-1", "1.2.3.4:80x", "1.2.3.4:65536", "1.2..4:80", "[::]:80", "localhost:80"}) {
+  for (const char* bad :
+       {"9978", ":9978", "1.2.3:80", "1.2.3.4.5:80", "01.2.3.4:80", "256.0.0.1:80", "1.2.3.4:", "1.2.3.4:-1",
+        "1.2.3.4:80x", "1.2.3.4:65536", "1.2..4:80", "[::]80", "::1:80", "localhost:80"}) {
     INFO(bad);
     CHECK_THROWS_AS(parse(std::string("web: {listen_address: \"") + bad + "\"}"), ConfigErrors);
   }
@@ -494,15 +496,15 @@ TEST_CASE("a flag cannot inject YAML: the listen address is checked as written",
   ConfigOverrides o;
   o.listen_address = "127.0.0.1:1999\\x35";
   CHECK(override_error(o) ==
-        "command line: --web.listen-address: must be an IPv4 address and a port 0..65535, got "
-        "\"127.0.0.1:1999\\x35\"");
+        "command line: --web.listen-address: must be a.b.c.d:port or [IPv6]:port, such as 0.0.0.0:9978 or "
+        "[::]:9978, got \"127.0.0.1:1999\\x35\" (the port must be 0..65535)");
 }
 
 TEST_CASE("a flag cannot inject YAML: a quote in the telemetry path adds no key", "[config]") {
   ConfigOverrides o;
   o.telemetry_path = "/metrics\", listen_address: \"0.0.0.0:1";
   CHECK(override_error(o) ==
-        "command line: --web.telemetry-path: must be a URL path of letters, digits and -._~!$&'()*+,;=:@/ only, "
+        "command line: --web.telemetry-path: must hold only A-Z a-z 0-9 . _ ~ - between slashes, "
         "got \"/metrics\", listen_address: \"0.0.0.0:1\"");
   ConfigOverrides level;
   level.log_level = "info\"}\nweb: {listen_address: \"0.0.0.0:1";
@@ -513,8 +515,7 @@ TEST_CASE("a flag cannot inject YAML: a quote in the telemetry path adds no key"
 
 TEST_CASE("the file and the flags share one rule per setting", "[config]") {
   CHECK(first_error("web: {telemetry_path: \"/a b\"}") ==
-        "test.yaml:1:23: web.telemetry_path: must be a URL path of letters, digits and -._~!$&'()*+,;=:@/ only, "
-        "got \"/a b\"");
+        "test.yaml:1:23: web.telemetry_path: must hold only A-Z a-z 0-9 . _ ~ - between slashes, got \"/a b\"");
   CHECK(check_telemetry_path("/jitter/metrics", "x").value == "/jitter/metrics");
   CHECK(check_listen_address("10.0.0.1:80", "x").value == "10.0.0.1:80");
   CHECK(check_log_level("verbose", "verbose").error ==
@@ -545,8 +546,7 @@ TEST_CASE("valid flags override the file; every bad flag is listed after the fil
     REQUIRE(errors.errors().size() == 2);
     CHECK(errors.errors()[0].file == file.string());
     CHECK(errors.errors()[1].to_string() ==
-          "command line: --web.telemetry-path: must be a path starting with \"/\", other than \"/\", got "
-          "\"metrics\"");
+          "command line: --web.telemetry-path: must start with \"/\", got \"metrics\"");
   }
   fs::remove_all(dir);
 
@@ -569,6 +569,29 @@ TEST_CASE("attribution source_detail: 0 by default, at most 64 sources per cpu",
   CHECK(parse("probes: {attribution: {source_detail: 8}}").probes.attribution.source_detail == 8);
   CHECK(first_error("probes: {attribution: {source_detail: -1}}") ==
         "test.yaml:1:39: probes.attribution.source_detail: must be 0..64 sources per cpu, got -1");
+}
+
+TEST_CASE("the web configuration file flag overrides web.config_file and is read with the rest", "[config]") {
+  const fs::path dir = fs::temp_directory_path() / "jitterd_web_config_flag_test";
+  fs::create_directories(dir);
+  const fs::path file = dir / "jitterd.yaml";
+  const fs::path web = dir / "web.yml";
+  std::ofstream(file) << "web:\n  config_file: " << (dir / "absent.yml").string() << "\n";
+  std::ofstream(web)
+      << "basic_auth_users:\n  alice: $2y$04$QpcekFas4TsDdhhhvalQ.uFCTxq338o3gdaZbumCw4Fc8DNQjbLVW\n";
+  ConfigSource source{file.string(), false, {}};
+  // The file's web.config_file names a file that is not there: an error naming that file.
+  CHECK_THROWS_WITH(load_config(source), Catch::Contains("absent.yml: cannot read"));
+  // The flag wins, and its file is read into web.security.
+  source.overrides.web_config_file = web.string();
+  const Config config = load_config(source);
+  CHECK(config.web.config_file == web.string());
+  CHECK(config.web.security.basic_auth_users.count("alice") == 1);
+  // An empty flag is refused as a flag, not taken as "no file".
+  source.overrides.web_config_file = "";
+  CHECK_THROWS_WITH(load_config(source),
+                    Catch::Contains("command line: --web.config.file: must be a file name, got \"\""));
+  fs::remove_all(dir);
 }
 
 }  // namespace jitterd
