@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
         return jitterd::run_daemon(jitterd::config_source(cl), jitterd::host_reader(cl));
     }
   } catch (const jitterd::ConfigErrors& e) {
-    for (const auto& error : e.errors()) std::cerr << error.to_string() << "\n";
+    for (const std::string& line : e.listed()) std::cerr << line << "\n";
     std::cerr << "jitterd: " << e.errors().size() << " configuration error(s); exiting with " << kExitConfig
               << "\n";
     return kExitConfig;

@@ -54,6 +54,11 @@ void ConfigReader::read_cpus(const Entry& entry, CpuSetting& cpus) {
     const std::string seen = entry.value.IsSequence() ? "[" + *text + "]" : describe(entry.value);
     return fail(entry.key, entry.mark, "must be " + std::string(allowed) + ", got " + seen + " (" + reason + ")");
   }
+  if (const std::optional<int> cpu = repeated_cpu(*text)) {
+    const std::string seen = entry.value.IsSequence() ? "[" + *text + "]" : describe(entry.value);
+    return fail(entry.key, entry.mark,
+                "must list each CPU once, got " + seen + " (cpu " + std::to_string(*cpu) + " more than once)");
+  }
   cpus.automatic = false;
   cpus.list = std::move(*list);
   cpus.text = std::move(*text);
@@ -158,9 +163,20 @@ std::optional<std::string> ConfigReader::checked(const Entry& entry, ValueCheck 
 
 namespace {
 
+std::vector<std::string> listed_lines(const std::vector<ConfigError>& errors) {
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < errors.size() && i < kMaxListedConfigErrors; ++i)
+    lines.push_back(errors[i].to_string());
+  if (errors.size() > kMaxListedConfigErrors) {
+    const std::size_t rest = errors.size() - kMaxListedConfigErrors;
+    lines.push_back("... and " + std::to_string(rest) + " more error" + (rest == 1 ? "" : "s"));
+  }
+  return lines;
+}
+
 std::string join_lines(const std::vector<ConfigError>& errors) {
   std::string text;
-  for (const ConfigError& error : errors) text += (text.empty() ? "" : "\n") + error.to_string();
+  for (const std::string& line : listed_lines(errors)) text += (text.empty() ? "" : "\n") + line;
   return text;
 }
 
@@ -184,9 +200,11 @@ ConfigErrors::ConfigErrors(std::vector<ConfigError> errors)
 
 const std::vector<ConfigError>& ConfigErrors::errors() const { return errors_; }
 
+std::vector<std::string> ConfigErrors::listed() const { return listed_lines(errors_); }
+
 Config load_config_file(const std::string& path) {
   std::string reason;
-  const std::optional<std::string> text = read_whole_file(path, &reason);
+  const std::optional<std::string> text = read_regular_file(path, kMaxConfigFileBytes, &reason);
   if (!text) throw ConfigErrors({ConfigError{path, 0, 0, "", "cannot read: " + reason}});
   return parse_config(*text, path);
 }

@@ -84,6 +84,15 @@ struct Config {
   bool operator==(const Config&) const = default;
 };
 
+// What a configuration file (jitterd.yaml or the web configuration file) may be, far above any
+// real one (the shipped file is 3 kB and 150 values): larger is refused before it can cost memory.
+inline constexpr std::size_t kMaxConfigFileBytes = 256 * 1024;
+inline constexpr std::size_t kMaxConfigValues = 10000;        // nodes, an alias counted at each use
+inline constexpr int kMaxConfigDepth = 32;                    // nested mappings and sequences
+inline constexpr std::size_t kMaxPemFileBytes = 1024 * 1024;  // a certificate, key or CA file
+// Errors listed in full; the rest are counted ("... and 5 more errors").
+inline constexpr std::size_t kMaxListedConfigErrors = 20;
+
 struct ConfigError {
   std::string file;
   int line = 0;
@@ -100,6 +109,8 @@ class ConfigErrors : public std::runtime_error {
  public:
   explicit ConfigErrors(std::vector<ConfigError> errors);
   const std::vector<ConfigError>& errors() const;
+  // The lines to show: the first kMaxListedConfigErrors errors, then one counting the rest.
+  std::vector<std::string> listed() const;
 
  private:
   std::vector<ConfigError> errors_;

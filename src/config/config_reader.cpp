@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include <yaml-cpp/depthguard.h>
+
 #include "host/text.h"
 
 namespace jitterd::config_detail {
@@ -57,10 +59,20 @@ SourceMark mark_of(const YAML::Node& node, SourceMark fallback) {
 
 bool is_plain(const YAML::Node& node) { return node.IsScalar() && node.Tag() == "?"; }
 
+// A long value is cut (at a character boundary) and its length said: a message quotes what was
+// seen, not a 100 kB string once for each of its aliases.
+std::string shortened(const std::string& text) {
+  constexpr std::size_t kShown = 60;
+  if (text.size() <= kShown + 20) return printable(text);
+  std::size_t cut = kShown;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return printable(std::string_view(text).substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Scalar:
-      return is_plain(node) ? printable(node.Scalar()) : '"' + printable(node.Scalar()) + '"';
+      return is_plain(node) ? shortened(node.Scalar()) : '"' + shortened(node.Scalar()) + '"';
     case YAML::NodeType::Sequence:
       return node.size() == 0 ? "an empty sequence" : "a sequence";
     case YAML::NodeType::Map:
@@ -90,18 +102,60 @@ std::optional<unsigned> decimal(std::string_view text) {
   return parse_number<unsigned>(text);
 }
 
+namespace {
+
+// Walks the document as the reader will, an alias at each use, and stops at the first node past
+// a limit: the values counted so far, or the nesting depth. Gives that node's message, or "".
+std::string beyond_limits(const YAML::Node& node, int depth, std::size_t& values, SourceMark& where) {
+  if (++values > kMaxConfigValues) {
+    where = to_source_mark(node.Mark());
+    return "the file holds more than " + std::to_string(kMaxConfigValues) +
+           " values (an alias counts at each use); a configuration is far smaller";
+  }
+  if (!node.IsMap() && !node.IsSequence()) return "";
+  if (depth >= kMaxConfigDepth) {
+    where = to_source_mark(node.Mark());
+    return "nested more than " + std::to_string(kMaxConfigDepth) + " levels deep";
+  }
+  for (const auto& item : node) {
+    if (node.IsMap()) {
+      if (std::string problem = beyond_limits(item.first, depth + 1, values, where); !problem.empty())
+        return problem;
+      if (std::string problem = beyond_limits(item.second, depth + 1, values, where); !problem.empty())
+        return problem;
+    } else if (std::string problem = beyond_limits(item, depth + 1, values, where); !problem.empty()) {
+      return problem;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::optional<YAML::Node> ConfigReader::load(const std::string& text) {
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(text);
+  } catch (const YAML::DeepRecursion& error) {
+    fail("", to_source_mark(error.mark),
+         "nested more than " + std::to_string(kMaxConfigDepth) + " levels deep (YAML parser gave up at " +
+             std::to_string(error.depth()) + ")");
+    return std::nullopt;
   } catch (const YAML::Exception& error) {
-    fail("", to_source_mark(error.mark), "YAML syntax error: " + error.msg);
+    fail("", to_source_mark(error.mark), "YAML syntax error: " + printable(error.msg));
     return std::nullopt;
   }
   if (documents.size() > 1)
     fail("", to_source_mark(documents[1].Mark()),
          "the file must hold one YAML document, got " + std::to_string(documents.size()));
-  return documents.empty() ? YAML::Node() : documents.front();
+  if (documents.empty()) return YAML::Node();
+  std::size_t values = 0;
+  SourceMark where;
+  if (const std::string problem = beyond_limits(documents.front(), 0, values, where); !problem.empty()) {
+    fail("", where, problem);
+    return std::nullopt;
+  }
+  return documents.front();
 }
 
 void ConfigReader::throw_if_errors() {
@@ -183,6 +237,10 @@ std::optional<long long> ConfigReader::integer(const Entry& entry, long long min
   NumberError error = NumberError::none;
   const std::optional<long long> value = parse_number<long long>(text, &error);
   if (error == NumberError::malformed) return expect(entry, either + "an integer " + range);
+  // YAML 1.1 reads 050 as octal 40; a YAML 1.2 reader as 50. Neither reading is safe to guess.
+  const std::string_view digits = std::string_view(text).substr(text.starts_with('-') ? 1 : 0);
+  if (digits.size() > 1 && digits.front() == '0')
+    return expect(entry, either + "an integer " + range + " without leading zeros");
   if (!value || *value < min || *value > max) return expect(entry, either + range);
   return value;
 }

@@ -26,7 +26,8 @@ CheckedValue check_log_level(const std::string& text, std::string_view seen);
 // spdlog's canonical level names, in order of verbosity.
 const std::vector<std::string_view>& log_levels();
 
-// Control characters escaped ("\n", "\x09"), so that every message stays on its one line.
+// Control characters and bytes that are not well-formed UTF-8 escaped ("\n", "\x09", "\xff"),
+// so that every message stays on its one line and prints on any terminal.
 std::string printable(std::string_view text);
 // `text` in double quotes, printable.
 std::string quoted_for_message(std::string_view text);

@@ -198,7 +198,7 @@ class WebConfigReader {
     }
     const std::filesystem::path path = base_ / *text;
     std::string reason;
-    const std::optional<std::string> content = read_whole_file(path, &reason);
+    const std::optional<std::string> content = read_regular_file(path, kMaxPemFileBytes, &reason);
     if (!content) reader_.fail(e.key, e.mark, "cannot read " + path.string() + ": " + reason);
     target = Pem{content.value_or(""), e.key, e.mark};
   }
@@ -393,7 +393,7 @@ bool is_bcrypt_hash(std::string_view text) {
 
 WebSecurity load_web_config_file(const std::string& path) {
   std::string reason;
-  const std::optional<std::string> text = read_whole_file(path, &reason);
+  const std::optional<std::string> text = read_regular_file(path, kMaxConfigFileBytes, &reason);
   if (!text) throw ConfigErrors({ConfigError{path, 0, 0, "", "cannot read: " + reason}});
   return parse_web_config(*text, path, std::filesystem::path(path).parent_path());
 }

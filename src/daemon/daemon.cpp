@@ -192,7 +192,7 @@ void reload(Service& service, const ConfigSource& source, const std::vector<int>
     }
     runtime.collector->record_reload(true, unix_seconds());
   } catch (const ConfigErrors& e) {
-    for (const auto& error : e.errors()) spdlog::error("{}", error.to_string());
+    for (const std::string& line : e.listed()) spdlog::error("{}", line);
     spdlog::error("reload rejected: {} error(s); still running the previous configuration", e.errors().size());
     runtime.collector->record_reload(false, unix_seconds());
   }

@@ -53,9 +53,8 @@ void sort_unique(std::vector<int>& cpus) {
   cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
 }
 
-}  // namespace
-
-std::optional<std::vector<int>> parse_cpu_list(std::string_view text, std::string* error) {
+// Every CPU of every entry, in the order listed, repeats kept.
+std::optional<std::vector<int>> parse_entries(std::string_view text, std::string* error) {
   const std::string_view body = trim(text);
   std::vector<int> cpus;
   if (body.empty()) return cpus;
@@ -76,8 +75,23 @@ std::optional<std::vector<int>> parse_cpu_list(std::string_view text, std::strin
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  sort_unique(cpus);
   return cpus;
+}
+
+}  // namespace
+
+std::optional<std::vector<int>> parse_cpu_list(std::string_view text, std::string* error) {
+  std::optional<std::vector<int>> cpus = parse_entries(text, error);
+  if (cpus) sort_unique(*cpus);
+  return cpus;
+}
+
+std::optional<int> repeated_cpu(std::string_view text) {
+  std::optional<std::vector<int>> cpus = parse_entries(text, nullptr);
+  if (!cpus) return std::nullopt;
+  std::sort(cpus->begin(), cpus->end());
+  const auto repeat = std::adjacent_find(cpus->begin(), cpus->end());
+  return repeat == cpus->end() ? std::nullopt : std::optional<int>(*repeat);
 }
 
 std::string format_cpu_list(const std::vector<int>& cpus) {

@@ -23,6 +23,10 @@ std::optional<std::vector<int>> parse_cpu_list(std::string_view text, std::strin
 // Accepts unsorted input with duplicates.
 std::string format_cpu_list(const std::vector<int>& cpus);
 
+// The smallest CPU that a valid list names more than once ("2,2", "1-3,2"); nullopt when none, or
+// when the text is not a cpu list. The kernel never writes such a list; a person may, by mistake.
+std::optional<int> repeated_cpu(std::string_view text);
+
 // Like format_cpu_list, but "none" for an empty set, for messages.
 std::string describe_cpu_list(const std::vector<int>& cpus);
 

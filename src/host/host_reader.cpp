@@ -1,10 +1,12 @@
 #include "host/host_reader.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <system_error>
 #include <utility>
@@ -57,6 +59,68 @@ std::optional<std::string> read_whole_file(const std::filesystem::path& path, st
       if (error) *error = std::strerror(errno);
       ::close(fd);
       return std::nullopt;
+    }
+  }
+  ::close(fd);
+  return contents;
+}
+
+namespace {
+
+std::string_view file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+}  // namespace
+
+// O_NONBLOCK: opening a FIFO with no writer would otherwise wait for one before fstat could say
+// what it is. A file that grows while read is cut at max_bytes + 1 and refused.
+std::optional<std::string> read_regular_file(const std::filesystem::path& path, std::size_t max_bytes,
+                                             std::string* error) {
+  const auto refuse = [&](std::string reason) -> std::optional<std::string> {
+    if (error) *error = std::move(reason);
+    return std::nullopt;
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return refuse(std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int saved = errno;
+    ::close(fd);
+    return refuse(std::strerror(saved));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return refuse("is " + std::string(file_kind(st.st_mode)) + ", not a regular file");
+  }
+  const auto too_big = [&](std::uintmax_t size) {
+    return "is " + std::to_string(size) + " bytes, more than the limit of " + std::to_string(max_bytes);
+  };
+  if (static_cast<std::uintmax_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return refuse(too_big(static_cast<std::uintmax_t>(st.st_size)));
+  }
+  std::string contents;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      contents.append(buffer, static_cast<size_t>(n));
+      if (contents.size() > max_bytes) {
+        ::close(fd);
+        return refuse(too_big(contents.size()) + " (it grew while read)");
+      }
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR && errno != EAGAIN) {
+      const int saved = errno;
+      ::close(fd);
+      return refuse(std::strerror(saved));
     }
   }
   ::close(fd);

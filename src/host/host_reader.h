@@ -5,6 +5,7 @@
 // thread may call it concurrently.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -16,6 +17,13 @@ namespace jitterd {
 // The whole file at `path` (the one file reader of jitterd: HostReader and the configuration use
 // it), or std::nullopt with the reason, as strerror words it, in *error when given.
 std::optional<std::string> read_whole_file(const std::filesystem::path& path, std::string* error = nullptr);
+
+// A file a user names (the configuration, the web configuration and the files it names): only a
+// regular file of at most `max_bytes`, refused before reading otherwise, so a FIFO, a device or a
+// directory can neither block the reader nor feed it without end. nullopt with the reason ("is a
+// FIFO, not a regular file", "is 2000000 bytes, more than the limit of 262144") in *error.
+std::optional<std::string> read_regular_file(const std::filesystem::path& path, std::size_t max_bytes,
+                                             std::string* error = nullptr);
 
 class HostReader {
  public:

@@ -15,7 +15,8 @@ TickMethod choose_method(const Config& config) {
   if (!tick_method_supported(method)) {
     std::string allowed;
     for (auto m : supported_tick_methods()) allowed += (allowed.empty() ? "" : ", ") + std::string(to_string(m));
-    throw ConfigErrors({{config.path, 0, 0, "sampler.tick_source",
+    const SourceMark mark = config.mark_of("sampler.tick_source");
+    throw ConfigErrors({{config.path, mark.line, mark.column, "sampler.tick_source",
                          "\"" + std::string(to_string(method)) +
                              "\" is not available on this architecture (allowed here: " + allowed + ")"}});
   }

@@ -137,6 +137,21 @@ class CliTest(harness.DaemonTestCase):
         self.assertExit(result, EXIT_CONFIG)
         self.assertIn(path, result.stderr)
 
+    def test_files_that_are_not_regular_or_too_big_are_refused_at_once(self):
+        # A FIFO once blocked check-config and the daemon forever; /dev/zero ended in bad_alloc.
+        fifo = os.path.join(self.workdir, "fifo.yaml")
+        os.mkfifo(fifo)
+        big = os.path.join(self.workdir, "big.yaml")
+        harness.write_file(big, "# " + "x" * 300000 + "\n")
+        for path, why in ((fifo, "is a FIFO, not a regular file"),
+                          ("/dev/zero", "is a character device, not a regular file"),
+                          (big, "is 300003 bytes, more than the limit of 262144")):
+            for verb in ("check-config", "run"):
+                with self.subTest(path=path, verb=verb):
+                    result = harness.run([verb, "--config", path], timeout=15)
+                    self.assertExit(result, EXIT_CONFIG)
+                    self.assertIn(f"{path}: cannot read: {why}", result.stderr)
+
     def report(self, fmt):
         path = self.config(REPORT_CONFIG)
         result = harness.run(["report", "--config", path, "--duration", "1s", "--format", fmt],
