@@ -235,6 +235,18 @@ ConfigSource config_source(const CommandLine& cl) {
   return {cl.config_path, cl.verb == Verb::report && !cl.config_path_given, cl.overrides};
 }
 
-HostReader host_reader(const CommandLine& cl) { return HostReader(cl.sysfs, cl.procfs); }
+HostReader host_reader(const CommandLine& cl) {
+  HostReader host(cl.sysfs, cl.procfs);
+  std::vector<ConfigError> errors;
+  const auto check = [&](const char* flag, const char* what, const std::string& problem) {
+    if (!problem.empty())
+      errors.push_back(ConfigError{kCommandLineSource, 0, 0, flag,
+                                   "must be where " + std::string(what) + " is mounted: " + printable(problem)});
+  };
+  check("--path.sysfs", "sysfs", host.sysfs_problem());
+  check("--path.procfs", "procfs", host.procfs_problem());
+  if (!errors.empty()) throw ConfigErrors(std::move(errors));
+  return host;
+}
 
 }  // namespace jitterd

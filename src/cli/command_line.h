@@ -54,6 +54,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args);
 // The configuration the verb runs with: --config (report: the built-in defaults when no --config
 // is given and the default file is absent) and the flags that override its settings.
 ConfigSource config_source(const CommandLine& command_line);
+// The machine as --path.sysfs and --path.procfs give it; throws ConfigErrors (file "command line")
+// naming the flag when a root is not where that filesystem is mounted.
 HostReader host_reader(const CommandLine& command_line);
 
 }  // namespace jitterd

@@ -36,6 +36,9 @@ sigset_t handled_signals() {
   sigaddset(&set, SIGHUP);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGQUIT);  // stops cleanly, like SIGTERM, rather than dumping core unannounced
+  sigaddset(&set, SIGUSR1);  // logs the status line; their default action would end the daemon
+  sigaddset(&set, SIGUSR2);
   return set;
 }
 
@@ -257,8 +260,10 @@ int run_daemon(const ConfigSource& source, const HostReader& host) {
     const int signal = sigtimedwait(&signals, nullptr, &timeout);
     if (signal == SIGHUP) {
       reload(service, source, allowed, runtime);
-    } else if (signal == SIGTERM || signal == SIGINT) {
-      spdlog::info("received {}, stopping", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    } else if (signal == SIGUSR1 || signal == SIGUSR2) {
+      spdlog::info("received SIG{}: nothing to do; {}", sigabbrev_np(signal), service.status);
+    } else if (signal == SIGTERM || signal == SIGINT || signal == SIGQUIT) {
+      spdlog::info("received SIG{}, stopping", sigabbrev_np(signal));
       notify_stopping();
       stop_service(service);
       return 0;

@@ -127,6 +127,28 @@ std::optional<std::string> read_regular_file(const std::filesystem::path& path, 
   return contents;
 }
 
+namespace {
+
+std::string directory_problem(const std::filesystem::path& root) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(root, ec);
+  if (ec) return root.string() + ": " + ec.message();
+  if (!std::filesystem::is_directory(status)) return root.string() + ": not a directory";
+  return "";
+}
+
+}  // namespace
+
+std::string HostReader::sysfs_problem() const {
+  if (std::string problem = directory_problem(sysfs_root_); !problem.empty()) return problem;
+  std::string reason;
+  if (!read_whole_file(sys_path("devices/system/cpu/online"), &reason))
+    return sys_path("devices/system/cpu/online").string() + ": " + reason;
+  return "";
+}
+
+std::string HostReader::procfs_problem() const { return directory_problem(procfs_root_); }
+
 HostReader::HostReader(std::filesystem::path sysfs_root, std::filesystem::path procfs_root)
     : sysfs_root_(std::move(sysfs_root)), procfs_root_(std::move(procfs_root)) {}
 

@@ -45,6 +45,13 @@ class HostReader {
   std::vector<std::string> list_sys(std::string_view relative) const;
   std::vector<std::string> list_proc(std::string_view relative) const;
 
+  // What is wrong with a root ("/x: No such file or directory"), or "" when it looks mounted: the
+  // sysfs root holds devices/system/cpu/online, the procfs root is a directory (fixture trees
+  // hold only the procfs files a test needs). A wrong --path.sysfs would otherwise read as "no
+  // CPU online", a wrong --path.procfs as every /proc file missing.
+  std::string sysfs_problem() const;
+  std::string procfs_problem() const;
+
   const std::filesystem::path& sysfs_root() const { return sysfs_root_; }
   const std::filesystem::path& procfs_root() const { return procfs_root_; }
 

@@ -137,6 +137,19 @@ class CliTest(harness.DaemonTestCase):
         self.assertExit(result, EXIT_CONFIG)
         self.assertIn(path, result.stderr)
 
+    def test_wrong_sysfs_and_procfs_roots_are_named(self):
+        # A wrong --path.procfs went unnoticed; a wrong --path.sysfs was blamed on cpus.
+        shipped = os.path.join(harness.SOURCE_DIR, "config", "jitterd.yaml")
+        missing = os.path.join(self.workdir, "nowhere")
+        for flag, fs in (("--path.sysfs", "sysfs"), ("--path.procfs", "procfs")):
+            for verb in ("check-config", "run"):
+                with self.subTest(flag=flag, verb=verb):
+                    result = harness.run([verb, "--config", shipped, flag, missing], timeout=15)
+                    self.assertExit(result, EXIT_CONFIG)
+                    self.assertIn(f"command line: {flag}: must be where {fs} is mounted: {missing}: "
+                                  "No such file or directory", result.stderr)
+                    self.assertNotIn("cpus:", result.stderr)
+
     def test_files_that_are_not_regular_or_too_big_are_refused_at_once(self):
         # A FIFO once blocked check-config and the daemon forever; /dev/zero ended in bad_alloc.
         fifo = os.path.join(self.workdir, "fifo.yaml")
@@ -301,12 +314,12 @@ class CliTest(harness.DaemonTestCase):
             golden = json.load(f)["checks"]
         self.assertEqual([(c["status"], c["check"], c["reason"]) for c in checks],
                          [(c["status"], c["check"], c["reason"]) for c in golden])
-        # A root with no sysfs at all: no CPU to judge is a configuration error, not a checklist.
+        # A root with no sysfs at all is a wrong --path.sysfs, not a checklist (nor "no CPU").
         empty = self.config("", name="empty.yaml")
         nothing = harness.run(["report", "posture", "--config", empty, "--path.sysfs", self.workdir,
                                "--path.procfs", self.workdir], timeout=10)
         self.assertExit(nothing, EXIT_CONFIG)
-        self.assertIn("at least two usable CPUs are needed", nothing.stderr)
+        self.assertIn("command line: --path.sysfs: must be where sysfs is mounted: ", nothing.stderr)
 
     def test_missing_sysfs_files_are_warnings(self):
         path = self.config(REPORT_CONFIG.replace("continuous", "burst") +

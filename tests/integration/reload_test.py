@@ -86,6 +86,19 @@ class ReloadTest(harness.DaemonTestCase):
         self.assertEqual(daemon.value("jitterd_sampler_up", cpu=cpu), 1)
         self.stop_ok(daemon)
 
+    def test_usr1_usr2_are_logged_and_sigquit_stops_cleanly(self):
+        # Their default actions once ended the daemon without a word.
+        daemon = self.daemon()
+        for signum, name in ((signal.SIGUSR1, "USR1"), (signal.SIGUSR2, "USR2")):
+            offset = len(daemon.log())
+            daemon.signal(signum)
+            self.wait_log(daemon, rf"received SIG{name}: nothing to do; sampling cpus", timeout=5, start=offset)
+            self.assertIsNone(daemon.process.poll())
+        daemon.scrape()
+        daemon.signal(signal.SIGQUIT)
+        self.assertEqual(daemon.process.wait(harness.STOP_TIMEOUT), 0, daemon.log())
+        self.assertIn("received SIGQUIT, stopping", daemon.log())
+
     def test_unchanged_reload_keeps_serving(self):
         daemon = self.daemon()
         address = daemon.address
