@@ -22,7 +22,8 @@ readonly deps_packages=(
     prometheus-cpp-dev libcivetweb-dev libsystemd-dev libyaml-cpp-dev libspdlog-dev
     libcli11-dev nlohmann-json3-dev libfmt-dev
     catch2
-    # promtool, for the /metrics format test
+    # promtool, for the /metrics format test and the rules; the prometheus server, for the
+    # end-to-end tests of grafana/ (dashboards and rules on a real Prometheus)
     prometheus
     python3 curl
     # systemd-analyze, for the unit test; procps ships /bin/kill, which the
