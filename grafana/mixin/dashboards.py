@@ -403,7 +403,7 @@ def timing(c):
         ts("Pacing max lateness", "Largest lateness of a send against its slot in the last run.", "s",
            [target(f"jitterd_pacing_max_lateness_seconds{{{SEL}}}", "{{instance}} {{method}} {{rate}}/s")], log=10),
         ts("Pacing p99 lateness", "p99 lateness of the sends within the interval, from the lateness "
-           "histogram (empty between runs).", "s",
+           "histogram (undefined, NaN, between runs: the probe runs every 15 min by default).", "s",
            [target(f"histogram_quantile(0.99, sum by (instance, method, rate, le) "
                    f"(rate(jitterd_pacing_lateness_seconds_bucket{{{SEL}}}[{RI}])))",
                    "{{instance}} {{method}} {{rate}}/s")], log=10),
