@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """promtool on grafana/prometheus/: `check rules` must be clean (no warnings either) and
 `test rules` must pass for every test file under grafana/prometheus/tests/ (every alert has a
-case that fires it and one that must not).
+case that fires it and one that must not); every alert has a runbook entry in README.md.
 
 Usage: promtool_rules_test.py; exit 77 (skip) without promtool (Debian's prometheus package).
 """
@@ -38,6 +38,13 @@ def main():
             tested |= {l.split(":", 1)[1].strip() for l in f if l.strip().startswith("alertname:")}
     if alerts - tested or not alerts:
         print(f"FAIL: alerts without a promtool test: {sorted(alerts - tested)}", file=sys.stderr)
+        return 1
+    # Every alert has its runbook entry in README.md ("- **AlertName.**" or "- **AlertName** (info).").
+    with open(os.path.join(common.harness.SOURCE_DIR, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    undocumented = sorted(a for a in alerts if f"- **{a}.**" not in readme and f"- **{a}** (" not in readme)
+    if undocumented:
+        print(f"FAIL: alerts without a runbook entry in README.md: {undocumented}", file=sys.stderr)
         return 1
     result = subprocess.run([promtool, "test", "rules"] + tests, capture_output=True, text=True)
     print(result.stdout + result.stderr)
