@@ -6,8 +6,9 @@ Once every probe has run (the clock probe twice) and the rates have two samples:
   - every rule is healthy, and every recording rule (with each of its label sets) has series;
   - every dashboard variable resolves to values, as Grafana would query it;
   - every query of every panel and annotation of every dashboard, with the variables
-    substituted as Grafana would ($__rate_interval: 15 s, what Grafana computes for a short
-    range at a 1 s scrape interval), returns `success` from /api/v1/query_range, and every panel
+    substituted as Grafana would ($__rate_interval: 15 s, what Grafana computes at a 1 s scrape
+    interval when the panel's interval is 14 s, a few hours' range; at least 4 scrapes, and long
+    enough to hold one 10 s attribution window), returns `success` from /api/v1/query_range, and every panel
     has a non-empty result except those listed in ALLOWED_EMPTY, each with its reason.
 
 Usage: prometheus_e2e_test.py --jitterd BINARY [unittest args]; exit 77 (skip) without the
