@@ -79,8 +79,9 @@ CONFIG = {
     # The choices of the Posture and change dashboard's `compare` variable (any Prometheus
     # duration can be typed in as well).
     "compareOffsets": ["1d", "7d", "30d", "1h"],
-    # Colour steps of the fleet table (seconds, ratio).
+    # Colour steps of the fleet tables: orange from the first value, red from the second.
     "fleetMaxGapSteps": [0.00005, 0.0002],
     "fleetP9999Steps": [0.00001, 0.00005],
     "fleetStolenShareSteps": [0.0001, 0.001],
+    "fleetInterruptionsSteps": [1, 100],  # per second
 }

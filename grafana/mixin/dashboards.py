@@ -185,7 +185,7 @@ def _fleet_table(c, title, description, by_cpu):
     ]
     names = ["Window max", "p99.99", "Stolen share", "Interruptions/s"]
     units = ["s", "s", "percentunit", "ops"]
-    steps = [c["fleetMaxGapSteps"], c["fleetP9999Steps"], c["fleetStolenShareSteps"], None]
+    steps = [c["fleetMaxGapSteps"], c["fleetP9999Steps"], c["fleetStolenShareSteps"], c["fleetInterruptionsSteps"]]
     overrides = []
     for i, (name, unit, step) in enumerate(zip(names, units, steps)):
         props = [{"id": "unit", "value": unit}, {"id": "displayName", "value": name}]
