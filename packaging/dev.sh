@@ -24,7 +24,8 @@ readonly deps_packages=(
     libmicrohttpd-dev libgnutls28-dev zlib1g-dev libcrypt-dev
     libcli11-dev nlohmann-json3-dev libfmt-dev
     catch2
-    # promtool, for the /metrics format test
+    # promtool, for the /metrics format test and the rules; the prometheus server, for the
+    # end-to-end tests of grafana/ (dashboards and rules on a real Prometheus)
     prometheus
     python3 curl
     # certificates for the TLS tests

@@ -1,0 +1,224 @@
+"""jitterd's Prometheus recording and alerting rules, built from config.CONFIG.
+
+Recording rules are named level:metric:operation (Prometheus' convention); the fleet dashboard
+and the alerts read them, so the fleet-wide histogram_quantile is computed once per evaluation.
+"""
+
+
+def seconds(value):
+    """0.0002 -> '200us', 0.005 -> '5ms': a threshold as a reader writes it."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+        if value >= scale:
+            return f"{value / scale:g}{unit}"
+    return f"{value:g}s"
+
+
+def percent(value):
+    return f"{value * 100:g}%"
+
+
+def _ri(c):
+    return c["rateInterval"]
+
+
+def recording_names(c):
+    """The names the recording rules define (the dashboards' static check accepts them)."""
+    return sorted({rule["record"] for rule in recording_rules(c)})
+
+
+def recording_rules(c):
+    sel, ri = c["jitterdSelector"], _ri(c)
+    rules = [
+        {
+            "record": f"instance_cpu:jitterd_sampler_interruptions:rate{ri}",
+            "expr": f"rate(jitterd_sampler_interruptions_total{{{sel}}}[{ri}])",
+        },
+        {
+            "record": f"instance_cpu:jitterd_sampler_stolen_share:ratio_rate{ri}",
+            "expr": (f"rate(jitterd_sampler_stolen_seconds_total{{{sel}}}[{ri}])\n"
+                     f"/\nrate(jitterd_sampler_sampled_seconds_total{{{sel}}}[{ri}])"),
+        },
+    ]
+    for quantile in ("0.99", "0.999", "0.9999"):
+        rules.append({
+            "record": f"instance_cpu:jitterd_sampler_gap_seconds:histogram_quantile_rate{ri}",
+            "expr": (f"histogram_quantile({quantile}, sum by (job, instance, cpu, le) "
+                     f"(rate(jitterd_sampler_gap_seconds_bucket{{{sel}}}[{ri}])))"),
+            "labels": {"quantile": quantile},
+        })
+    rules += [
+        {
+            "record": f"instance:jitterd_sampler_gap_seconds:histogram_quantile_rate{ri}",
+            "expr": (f"histogram_quantile(0.9999, sum by (job, instance, le) "
+                     f"(rate(jitterd_sampler_gap_seconds_bucket{{{sel}}}[{ri}])))"),
+            "labels": {"quantile": "0.9999"},
+        },
+        {
+            "record": "instance:jitterd_sampler_window_max_gap_seconds:max",
+            "expr": f"max by (job, instance) (jitterd_sampler_window_max_gap_seconds{{{sel}}})",
+        },
+        {
+            "record": f"instance:jitterd_sampler_stolen_share:ratio_rate{ri}",
+            "expr": (f"sum by (job, instance) (rate(jitterd_sampler_stolen_seconds_total{{{sel}}}[{ri}]))\n"
+                     f"/\nsum by (job, instance) (rate(jitterd_sampler_sampled_seconds_total{{{sel}}}[{ri}]))"),
+        },
+        {
+            "record": f"instance:jitterd_sampler_interruptions:rate{ri}",
+            "expr": f"sum by (job, instance) (rate(jitterd_sampler_interruptions_total{{{sel}}}[{ri}]))",
+        },
+        {
+            "record": "instance:jitterd_expectations_unmet:sum",
+            "expr": f"sum by (job, instance) (jitterd_expectation_unmet{{{sel}}})",
+        },
+        {
+            "record": "instance:jitterd_samplers_down:sum",
+            "expr": f"sum by (job, instance) (1 - jitterd_sampler_up{{{sel}}})",
+        },
+        {
+            "record": "instance:jitterd_probes_failing:sum",
+            "expr": f"sum by (job, instance) (1 - jitterd_probe_success{{{sel}}})",
+        },
+        {
+            "record": f"instance_relation:jitterd_c2c_class_median_latency_seconds:avg_over_time{c['c2cBaselineWindow']}",
+            "expr": (f"avg_over_time(jitterd_c2c_class_pair_median_latency_seconds"
+                     f"{{{sel},quantile=\"0.5\"}}[{c['c2cBaselineWindow']}])"),
+        },
+    ]
+    return rules
+
+
+def _alert(name, expr, for_, severity, summary, description):
+    rule = {"alert": name, "expr": expr}
+    if for_ not in ("0m", "0s", ""):
+        rule["for"] = for_
+    rule["labels"] = {"severity": severity}
+    rule["annotations"] = {"summary": summary, "description": description}
+    return rule
+
+
+def alerting_rules(c):
+    sel, ri = c["jitterdSelector"], _ri(c)
+    fp_labels = "job, instance, kernel, cmdline, microcode, bios_vendor, bios_version, bios_date, cpu_model"
+    fw, cw = c["fingerprintChangeWindow"], c["clocksourceChangeWindow"]
+    baseline = f"instance_relation:jitterd_c2c_class_median_latency_seconds:avg_over_time{c['c2cBaselineWindow']}"
+    return [
+        _alert("JitterdDown", f"up{{{sel}}} == 0", c["downFor"], "critical",
+               "jitterd is down or its /metrics cannot be scraped.",
+               "Prometheus has failed to scrape jitterd on {{ $labels.instance }} (job {{ $labels.job }}) "
+               f"for {c['downFor']}: no jitter is measured or exported there."),
+        _alert("JitterdTargetMissing", f"absent(up{{{sel}}})", c["downFor"], "critical",
+               "No jitterd target is scraped at all.",
+               f"No target matches {sel} in Prometheus: jitterd is not scraped (service discovery "
+               "or scrape configuration), so no jitter alert can fire."),
+        _alert("JitterdSamplerDown", f"jitterd_sampler_up{{{sel}}} == 0", c["samplerDownFor"], "critical",
+               "A jitterd sampler is down.",
+               "The sampler of CPU {{ $labels.cpu }} on {{ $labels.instance }} is not running or makes "
+               "no progress: that CPU is not measured."),
+        _alert("JitterdSamplerStalled",
+               f"increase(jitterd_sampler_sampled_seconds_total{{{sel}}}[{ri}]) == 0\n"
+               f"and on (job, instance, cpu)\njitterd_sampler_up{{{sel}}} == 1",
+               c["samplerDownFor"], "critical",
+               "A jitterd sampler reports up but samples nothing.",
+               "The sampled time of CPU {{ $labels.cpu }} on {{ $labels.instance }} has not advanced "
+               f"for {ri} although its sampler reports up."),
+        _alert("JitterdCPUJitterSpike",
+               f"jitterd_sampler_window_max_gap_seconds{{{sel}}} > {c['jitterSpikeMaxGapSeconds']}",
+               c["jitterSpikeFor"], "warning",
+               "Jitter spike on a sampled CPU.",
+               "CPU {{ $labels.cpu }} on {{ $labels.instance }} was interrupted for up to "
+               "{{ $value | humanizeDuration }} within the last window, above "
+               f"{seconds(c['jitterSpikeMaxGapSeconds'])} for {c['jitterSpikeFor']}."),
+        _alert("JitterdCPUTailLatencyHigh",
+               f"jitterd_sampler_window_gap_seconds{{{sel},quantile=\"0.9999\"}} > {c['tailP9999Seconds']}",
+               c["tailFor"], "warning",
+               "The p99.99 gap on a sampled CPU is high.",
+               "The p99.99 gap of CPU {{ $labels.cpu }} on {{ $labels.instance }} is "
+               f"{{{{ $value | humanizeDuration }}}}, above {seconds(c['tailP9999Seconds'])} for {c['tailFor']}."),
+        _alert("JitterdCPUStolenShareHigh",
+               f"instance_cpu:jitterd_sampler_stolen_share:ratio_rate{ri} > {c['stolenShareThreshold']}",
+               c["stolenShareFor"], "warning",
+               "Interruptions steal too much of a sampled CPU.",
+               "Interruptions stole {{ $value | humanizePercentage }} of CPU {{ $labels.cpu }} on "
+               f"{{{{ $labels.instance }}}} over {ri}, above {percent(c['stolenShareThreshold'])}."),
+        _alert("JitterdExpectationUnmet", f"jitterd_expectation_unmet{{{sel}}} == 1",
+               c["expectationUnmetFor"], "warning",
+               "An isolation expectation is not met (isolation drift).",
+               "The expectation {{ $labels.check }} is not met on {{ $labels.instance }}"
+               "{{ if $labels.cpu }} for CPU {{ $labels.cpu }}{{ end }}; "
+               "`jitterd report posture` on the host says what was found."),
+        _alert("JitterdFingerprintChanged",
+               f"(\n  count by (job, instance) (\n    jitterd_fingerprint_info{{{sel}}}\n"
+               f"    unless on ({fp_labels})\n    jitterd_fingerprint_info{{{sel}}} offset {fw}\n  )\n"
+               f"  and on (job, instance)\n  count by (job, instance) (jitterd_fingerprint_info{{{sel}}} offset {fw})\n)\n"
+               f"or on (job, instance)\n"
+               f"sum by (job, instance) (increase(jitterd_fingerprint_changes_total{{{sel}}}[{fw}])) > 0",
+               "0m", "info",
+               "The kernel, command line, microcode or BIOS of a host changed.",
+               "The fingerprint of {{ $labels.instance }} changed within the last "
+               f"{fw}: compare jitter before and after on the Posture and change dashboard."),
+        _alert("JitterdClocksourceUnexpected",
+               f"jitterd_clocksource_current_info{{{sel},clocksource!~\"{c['expectedClocksource']}\"}} == 1",
+               c["clocksourceFor"], "warning",
+               "The kernel's clocksource is not the expected one.",
+               "{{ $labels.instance }} uses the clocksource {{ $labels.clocksource }}, not "
+               f"{c['expectedClocksource']}: clock reads are slower and the kernel may have found "
+               "the counter unstable (see dmesg)."),
+        _alert("JitterdClocksourceChanged",
+               f"count by (job, instance) (\n  jitterd_clocksource_current_info{{{sel}}}\n"
+               f"  unless on (job, instance, clocksource)\n  jitterd_clocksource_current_info{{{sel}}} offset {cw}\n)\n"
+               f"and on (job, instance)\ncount by (job, instance) (jitterd_clocksource_current_info{{{sel}}} offset {cw})",
+               "0m", "warning",
+               "The kernel's clocksource changed.",
+               f"The clocksource of {{{{ $labels.instance }}}} changed within the last {cw}, "
+               "often because the kernel judged the counter unstable (dmesg: clocksource watchdog)."),
+        _alert("JitterdClockFrequencyDisagreement",
+               f"abs(jitterd_clock_frequency_disagreement_ratio{{{sel},{c['clockDisagreementMethodSelector']}}}) "
+               f"> {c['clockDisagreementRatio']}",
+               c["clockDisagreementFor"], "warning",
+               "A counter frequency estimate disagrees with the frequency in use.",
+               "The {{ $labels.method }} estimate of the counter frequency on {{ $labels.instance }} "
+               "differs from the frequency jitterd uses by {{ $value | humanizePercentage }} (above "
+               f"{c['clockDisagreementRatio'] * 1e6:.0f} ppm): every duration jitterd reports is off by as much."),
+        _alert("JitterdC2CPairFailures",
+               f"increase(jitterd_c2c_pair_failures_total{{{sel}}}[{c['c2cFailureWindow']}]) > 0",
+               "0m", "warning",
+               "Core-to-core latency measurements fail.",
+               "The c2c pair {{ $labels.cpu_a }}-{{ $labels.cpu_b }} on {{ $labels.instance }} failed "
+               f"{{{{ $value | humanize }}}} times within {c['c2cFailureWindow']} (timeout, or a side could not run)."),
+        _alert("JitterdC2CClassLatencyRegression",
+               f"jitterd_c2c_class_pair_median_latency_seconds{{{sel},quantile=\"0.5\"}}\n"
+               f"> on (job, instance, relation) {c['c2cRegressionRatio']} * {baseline}",
+               c["c2cRegressionFor"], "warning",
+               "Core-to-core latency of a relation class is up against its baseline.",
+               "The median one-way latency of {{ $labels.relation }} pairs on {{ $labels.instance }} is "
+               f"{{{{ $value | humanizeDuration }}}}, more than {c['c2cRegressionRatio']} times its "
+               f"{c['c2cBaselineWindow']} average."),
+        _alert("JitterdPacingBelowTarget",
+               f"jitterd_pacing_achieved_ratio{{{sel}}} < {c['pacingAchievedRatioMin']}",
+               c["pacingFor"], "warning",
+               "A pacer misses its target rate.",
+               "The {{ $labels.method }} pacer on {{ $labels.instance }} achieves "
+               "{{ $value | humanizePercentage }} of {{ $labels.rate }}/s, below "
+               f"{percent(c['pacingAchievedRatioMin'])}."),
+        _alert("JitterdProbeFailing",
+               f"max_over_time(jitterd_probe_success{{{sel}}}[{c['probeFailingWindow']}]) == 0\n"
+               f"and on (job, instance, probe)\n"
+               f"changes(jitterd_probe_last_run_timestamp_seconds{{{sel}}}[{c['probeFailingWindow']}]) >= 1",
+               "0m", "warning",
+               "A jitterd probe fails repeatedly.",
+               "The {{ $labels.probe }} probe on {{ $labels.instance }} ran more than once within "
+               f"{c['probeFailingWindow']} and failed every time; its reason is in jitterd's log."),
+        _alert("JitterdConfigReloadRejected",
+               f"jitterd_config_last_reload_successful{{{sel}}} == 0",
+               c["reloadRejectedFor"], "warning",
+               "jitterd rejected a configuration reload.",
+               "The last reload on {{ $labels.instance }} was rejected; the previous configuration "
+               "keeps running. Every error is in jitterd's log."),
+    ]
+
+
+def rule_groups(c):
+    return {"groups": [
+        {"name": "jitterd.rules", "rules": recording_rules(c)},
+        {"name": "jitterd", "rules": alerting_rules(c)},
+    ]}

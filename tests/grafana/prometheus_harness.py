@@ -1,0 +1,121 @@
+"""A real Prometheus (Debian's `prometheus` package) for the tests: started on 127.0.0.1 on a free
+port with a temporary storage folder, 1 s scrape and evaluation intervals, scraping one jitterd
+with a given rules file; its HTTP API polled with deadlines, never fixed sleeps."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+
+from grafana_common import harness
+
+
+def missing():
+    """A skip reason when the prometheus server is not installed, else None."""
+    if shutil.which("prometheus") is None:
+        return "prometheus not found (install Debian's prometheus package)"
+    return None
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+CONFIG = """\
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+  - {rules}
+scrape_configs:
+  - job_name: jitterd
+    metrics_path: {path}
+    static_configs:
+      - targets: ["{target}"]
+"""
+
+
+class Prometheus:
+    def __init__(self, workdir, target, metrics_path, rules_file):
+        self.workdir = workdir
+        self.config_path = os.path.join(workdir, "prometheus.yml")
+        with open(self.config_path, "w", encoding="utf-8") as f:
+            f.write(CONFIG.format(rules=rules_file, path=metrics_path, target=target))
+        self.log_path = os.path.join(workdir, "prometheus.log")
+        self.process = None
+        self.port = None
+
+    def start(self, timeout=30):
+        for attempt in range(3):  # a free port can be taken between the check and the bind
+            self.port = free_port()
+            with open(self.log_path, "wb") as log:
+                self.process = subprocess.Popen(
+                    [shutil.which("prometheus"), f"--config.file={self.config_path}",
+                     f"--storage.tsdb.path={os.path.join(self.workdir, 'data')}",
+                     f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"],
+                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+            def ready():
+                if self.process.poll() is not None:
+                    return "exited"
+                status, _ = harness.http_get(self.url("/-/ready"), timeout=2) if self._connectable() else (0, "")
+                return status == 200
+            state = harness.wait_until(ready, timeout, interval=0.2, what="prometheus /-/ready")
+            if state is True:
+                return self
+            if "address already in use" not in self.log() or attempt == 2:
+                raise AssertionError(f"prometheus exited with {self.process.returncode}; log:\n{self.log()}")
+        return self
+
+    def _connectable(self):
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                return True
+        except OSError:
+            return False
+
+    def log(self):
+        with open(self.log_path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def api(self, path, **params):
+        """GET /api/v1/PATH; returns the decoded JSON (status 'success' or 'error')."""
+        url = self.url("/api/v1/" + path) + ("?" + urllib.parse.urlencode(params) if params else "")
+        try:
+            with urllib.request.urlopen(url, timeout=10) as response:
+                return json.loads(response.read().decode("utf-8"))
+        except urllib.error.HTTPError as error:
+            return json.loads(error.read().decode("utf-8", "replace"))
+
+    def query(self, expr, **params):
+        return self.api("query", query=expr, **params)
+
+    def query_range(self, expr, seconds=20, step=1):
+        end = time.time()
+        return self.api("query_range", query=expr, start=f"{end - seconds:.3f}", end=f"{end:.3f}", step=str(step))
+
+    def values(self, expr):
+        """The result list of an instant query, asserting success."""
+        answer = self.query(expr)
+        if answer.get("status") != "success":
+            raise AssertionError(f"{expr}: {answer}")
+        return answer["data"]["result"]
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)

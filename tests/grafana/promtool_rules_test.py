@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""promtool on grafana/prometheus/: `check rules` must be clean (no warnings either) and
+`test rules` must pass for every test file under grafana/prometheus/tests/ (every alert has a
+case that fires it and one that must not); every alert has a runbook entry in README.md.
+
+Usage: promtool_rules_test.py; exit 77 (skip) without promtool (Debian's prometheus package).
+"""
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import grafana_common as common  # noqa: E402
+
+
+def main():
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        common.harness.skip_script("promtool not found (install the prometheus package)")
+    check = subprocess.run([promtool, "check", "rules", common.RULES_FILE], capture_output=True, text=True)
+    print(check.stdout + check.stderr)
+    if check.returncode != 0 or "WARNING" in (check.stdout + check.stderr).upper():
+        print("FAIL: promtool check rules", file=sys.stderr)
+        return 1
+    tests = sorted(glob.glob(os.path.join(common.GRAFANA_DIR, "prometheus", "tests", "*.yml")))
+    if not tests:
+        print("FAIL: no promtool test files in grafana/prometheus/tests", file=sys.stderr)
+        return 1
+    # Every alert of the rules file is named in some test file.
+    with open(common.RULES_FILE, encoding="utf-8") as f:
+        alerts = set(l.split("'")[1] for l in f if l.strip().startswith("- alert: '"))
+    tested = set()
+    for path in tests:
+        with open(path, encoding="utf-8") as f:
+            tested |= {l.split(":", 1)[1].strip() for l in f if l.strip().startswith("alertname:")}
+    if alerts - tested or not alerts:
+        print(f"FAIL: alerts without a promtool test: {sorted(alerts - tested)}", file=sys.stderr)
+        return 1
+    # Every alert has its runbook entry in README.md ("- **AlertName.**" or "- **AlertName** (info).").
+    with open(os.path.join(common.harness.SOURCE_DIR, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    undocumented = sorted(a for a in alerts if f"- **{a}.**" not in readme and f"- **{a}** (" not in readme)
+    if undocumented:
+        print(f"FAIL: alerts without a runbook entry in README.md: {undocumented}", file=sys.stderr)
+        return 1
+    result = subprocess.run([promtool, "test", "rules"] + tests, capture_output=True, text=True)
+    print(result.stdout + result.stderr)
+    if result.returncode != 0:
+        print("FAIL: promtool test rules", file=sys.stderr)
+        return 1
+    print(f"OK: {len(alerts)} alerts, each tested in {', '.join(os.path.basename(t) for t in tests)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
