@@ -82,7 +82,8 @@ cmd_deps_cross() {
     apt_install "${cross_packages[@]}"
 }
 
-# build [DIR] [CMAKE_ARGS...]: configure (every time, so new arguments apply) and build.
+# build [DIR] [CMAKE_ARGS...]: configure (every time, so new arguments apply) and build every
+# target, or only those in JITTERD_BUILD_TARGETS (space-separated) when it is set.
 cmd_build() {
     local dir=build
     if (($# > 0)) && [[ $1 != -* ]]; then
@@ -96,8 +97,10 @@ cmd_build() {
     fi
     say "configure $dir: ${args[*]} $*"
     cmake -S . -B "$dir" -G Ninja "${args[@]}" "$@"
-    say "build $dir with $jobs jobs"
-    cmake --build "$dir" --parallel "$jobs"
+    local -a targets=()
+    read -r -a targets <<<"${JITTERD_BUILD_TARGETS:-}"
+    say "build $dir with $jobs jobs${targets[*]:+ (targets: ${targets[*]})}"
+    cmake --build "$dir" --parallel "$jobs" ${targets[@]:+--target "${targets[@]}"}
 }
 
 # run_ctest DIR [CTEST_ARGS...]: ctest prints its own summary line; a selection
@@ -111,7 +114,8 @@ run_ctest() {
 
 cmd_run() {
     cmd_deps
-    cmd_build build
+    # Only the daemon: a first run does not wait for the test binaries.
+    JITTERD_BUILD_TARGETS=jitterd cmd_build build
     say "jitterd serves http://127.0.0.1:9978/metrics (Ctrl-C stops it)"
     exec build/jitterd run --config config/jitterd.yaml "$@"
 }
