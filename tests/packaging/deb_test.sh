@@ -11,7 +11,8 @@
 #          tarball in BUILD_DIR/packages/cache), checks the installed files, jitterd --version,
 #          check-config on the installed configuration, the installed unit (systemd-analyze
 #          verify and security, tests/systemd/unit_test.sh), two upgrades that keep an edited
-#          conffile, remove, and that purge leaves nothing behind.
+#          conffile, remove, and that purge leaves nothing behind; then replays
+#          packaging/container/Containerfile in another fresh root (see containerfile_check).
 # Exit 0 pass, 1 fail, 77 skip (with the reason).
 set -euo pipefail
 
@@ -276,11 +277,70 @@ install_and_check() {
     if in_root dpkg-query -W jitterd >/dev/null 2>&1; then
         fail "dpkg still knows jitterd after purge"
     fi
+    rm -rf -- "$root"
+}
+
+# The image recipe, without a container runtime (none here, and no base image can be pulled):
+# packaging/container/Containerfile's COPY and RUN steps replayed in another fresh Debian 12 root,
+# then its ENTRYPOINT and CMD with the verb check-config instead of run, the host's /sys and
+# /proc at /host/sys and /host/proc as the Helm chart mounts them.
+containerfile_check() {
+    local file=$src/packaging/container/Containerfile
+    [[ -f $file ]] || return 0
+    root=$out/root-image
+    rm -rf -- "$root"
+    mkdir -p "$root"
+    trap 'rm -rf -- "$root"' EXIT
+    tar -xpf "$out/cache/debian12-minbase.tar" -C "$root"
+    cp /etc/resolv.conf "$root/etc/resolv.conf"
+    local steps
+    steps=$(python3 - "$file" <<'PY'
+import json, re, shlex, sys
+text = re.sub(r"\\\n", " ", open(sys.argv[1]).read())
+for line in text.splitlines():
+    line = line.strip()
+    if not line or line.startswith("#"):
+        continue
+    word, _, rest = line.partition(" ")
+    if word == "COPY":
+        *srcs, dest = shlex.split(rest)
+        print("COPY\t" + " ".join(srcs) + "\t" + dest)
+    elif word == "RUN":
+        print("RUN\t" + rest.strip())
+    elif word in ("ENTRYPOINT", "CMD"):
+        print(word + "\t" + " ".join(shlex.quote(a) for a in json.loads(rest)))
+PY
+)
+    local kind a b entry="" cmd=""
+    while IFS=$'\t' read -r kind a b; do
+        case $kind in
+            COPY) (cd "$out" && cp $a "$root$b") || fail "Containerfile: COPY $a $b (context $out)" ;;
+            RUN) in_root sh -c "$a" >>"$out/image.log" 2>&1 || fail "Containerfile: RUN $a (log: $out/image.log)" ;;
+            ENTRYPOINT) entry=$a ;;
+            CMD) cmd=$a ;;
+        esac
+    done <<<"$steps"
+    [[ $cmd == run\ * ]] || fail "Containerfile: CMD '$cmd' does not start with the verb run"
+    mkdir -p "$root/host/sys" "$root/host/proc"
+    if unshare --mount --propagation private bash -c '
+        root=$1; shift
+        mount --rbind /sys "$root/host/sys"
+        mount -t proc proc "$root/host/proc"
+        exec chroot "$root" "$@"' image "$root" sh -c "$entry check-config ${cmd#run }" >"$out/image-check.log" 2>&1; then
+        ok "Containerfile: COPY and RUN replayed in a fresh Debian 12 root; $entry check-config ${cmd#run } passes"
+    else
+        cat "$out/image-check.log" >&2
+        fail "Containerfile: $entry check-config ${cmd#run } failed in the image's root"
+    fi
+    if grep -q 'DEBIAN_IMAGE=.*debian:12' "$file"; then :; else fail "Containerfile: the base is not a Debian 12 image"; fi
 }
 
 case $mode in
     build) build_and_check ;;
-    install) install_and_check ;;
+    install)
+        install_and_check
+        containerfile_check
+        ;;
     *) echo "usage: $0 build|install SOURCE_DIR BUILD_DIR" >&2; exit 2 ;;
 esac
 exit "$status"
