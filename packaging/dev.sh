@@ -9,6 +9,9 @@
 #   bash packaging/dev.sh sanitize        ASan+UBSan suite in build-asan, TSan in build-tsan
 #   bash packaging/dev.sh cross           aarch64 build in build-aarch64, tests under qemu
 #   bash packaging/dev.sh bench           build, run jitterd_bench
+#   bash packaging/dev.sh deps-package    install the packaging tools (debhelper, lintian, rpm, debootstrap)
+#   bash packaging/dev.sh deb [OUTDIR]    build the Debian package into OUTDIR (build/packages)
+#   bash packaging/dev.sh rpm [OUTDIR]    build the RPM into OUTDIR (build/packages)
 #   bash packaging/dev.sh format          rewrite src/ and tests/ C++ files with clang-format-14
 #   bash packaging/dev.sh format-check    list the files that format would change; fail if any
 #
@@ -35,6 +38,9 @@ readonly deps_packages=(
     systemd procps
 )
 readonly cross_packages=(g++-aarch64-linux-gnu qemu-user)
+# Building and checking the packages (dev.sh deb, dev.sh rpm, the package tests): git lists the
+# files a package is built from, python3-venv holds kubernetes-validate for the Helm chart test.
+readonly package_packages=(debhelper dpkg-dev lintian rpm debootstrap git python3-venv)
 # The style is .clang-format at the top; one clang-format version, so all agree on the output.
 readonly clang_format=clang-format-14
 jobs=$(nproc)
@@ -87,7 +93,83 @@ cmd_deps_cross() {
     apt_install "${cross_packages[@]}"
 }
 
-# build [DIR] [CMAKE_ARGS...]: configure (every time, so new arguments apply) and build.
+cmd_deps_package() {
+    apt_install "${package_packages[@]}"
+}
+
+# stage_source DIR: a copy of the source tree in DIR (the files git tracks, plus new ones it does
+# not ignore: never a build folder), as a package is built from it.
+stage_source() {
+    local dest=$1
+    rm -rf -- "$dest"
+    mkdir -p -- "$dest"
+    if git rev-parse --show-toplevel >/dev/null 2>&1; then
+        git ls-files -z --cached --others --exclude-standard \
+            | while IFS= read -r -d '' f; do [[ -e $f || -L $f ]] && printf '%s\0' "$f"; done \
+            | tar --null -T - -cf - | tar -xf - -C "$dest"
+    else
+        tar --exclude=./build --exclude='./build-*' --exclude=./.git -cf - . | tar -xf - -C "$dest"
+    fi
+}
+
+# deb [OUTDIR]: the Debian package, built by dpkg-buildpackage from packaging/debian/ on a staged
+# copy of the tree. JITTERD_PREBUILT_DIR=DIR packages an existing build configured with prefix
+# /usr instead of compiling again; JITTERD_CCACHE=1 compiles through ccache.
+cmd_deb() {
+    local out=${1:-build/packages}
+    cmd_deps
+    cmd_deps_package
+    if [[ -n ${JITTERD_PREBUILT_DIR:-} ]]; then
+        JITTERD_PREBUILT_DIR=$(realpath -- "$JITTERD_PREBUILT_DIR")
+        export JITTERD_PREBUILT_DIR
+    fi
+    mkdir -p -- "$out"
+    out=$(realpath -- "$out")
+    local version
+    version=$(dpkg-parsechangelog -l packaging/debian/changelog -S Version)
+    local stage=$out/deb-stage/jitterd-$version
+    say "deb: staging the source in $stage"
+    stage_source "$stage"
+    cp -a packaging/debian "$stage/debian"
+    rm -f -- "$out"/deb-stage/jitterd[_-]*.{deb,ddeb,buildinfo,changes}
+    say "deb: dpkg-buildpackage${JITTERD_PREBUILT_DIR:+ (packaging $JITTERD_PREBUILT_DIR)}"
+    (cd "$stage" && dpkg-buildpackage -b -us -uc -j"$jobs")
+    local f
+    for f in "$out"/deb-stage/jitterd[_-]*.{deb,ddeb,buildinfo,changes}; do
+        [[ -e $f ]] && mv -f -- "$f" "$out/"
+    done
+    say "deb: $(ls "$out"/jitterd_"$version"_*.deb)"
+}
+
+# rpm [OUTDIR]: the RPM, built by rpmbuild from packaging/rpm/jitterd.spec on a staged copy of
+# the tree; JITTERD_PREBUILT_DIR and JITTERD_CCACHE as for deb.
+cmd_rpm() {
+    local out=${1:-build/packages}
+    cmd_deps
+    cmd_deps_package
+    mkdir -p -- "$out"
+    out=$(realpath -- "$out")
+    local -a defines=()
+    if [[ -n ${JITTERD_PREBUILT_DIR:-} ]]; then
+        defines+=(--define "jitterd_prebuilt $(realpath -- "$JITTERD_PREBUILT_DIR")")
+    fi
+    [[ -n ${JITTERD_CCACHE:-} ]] && defines+=(--define "jitterd_ccache 1")
+    local top=$out/rpm-stage
+    rm -rf -- "$top"
+    mkdir -p -- "$top"/{BUILD,RPMS,SOURCES,SPECS,SRPMS}
+    say "rpm: staging the source in $top/BUILD/jitterd"
+    stage_source "$top/BUILD/jitterd"
+    # Debian's rpm has no dependency database of its own: --nodeps, the Requires are computed.
+    # --build-in-place builds in the current directory: the staged tree.
+    (cd "$top/BUILD/jitterd" && rpmbuild -bb --nodeps --build-in-place \
+        --define "_topdir $top" --define "_smp_build_ncpus $jobs" "${defines[@]}" \
+        packaging/rpm/jitterd.spec)
+    find "$top/RPMS" -name 'jitterd-*.rpm' -exec mv -f -t "$out" {} +
+    say "rpm: $(ls "$out"/jitterd-*.rpm)"
+}
+
+# build [DIR] [CMAKE_ARGS...]: configure (every time, so new arguments apply) and build every
+# target, or only those in JITTERD_BUILD_TARGETS (space-separated) when it is set.
 cmd_build() {
     local dir=build
     if (($# > 0)) && [[ $1 != -* ]]; then
@@ -101,8 +183,10 @@ cmd_build() {
     fi
     say "configure $dir: ${args[*]} $*"
     cmake -S . -B "$dir" -G Ninja "${args[@]}" "$@"
-    say "build $dir with $jobs jobs"
-    cmake --build "$dir" --parallel "$jobs"
+    local -a targets=()
+    read -r -a targets <<<"${JITTERD_BUILD_TARGETS:-}"
+    say "build $dir with $jobs jobs${targets[*]:+ (targets: ${targets[*]})}"
+    cmake --build "$dir" --parallel "$jobs" ${targets[@]:+--target "${targets[@]}"}
 }
 
 # run_ctest DIR [CTEST_ARGS...]: ctest prints its own summary line; a selection
@@ -116,7 +200,8 @@ run_ctest() {
 
 cmd_run() {
     cmd_deps
-    cmd_build build
+    # Only the daemon: a first run does not wait for the test binaries.
+    JITTERD_BUILD_TARGETS=jitterd cmd_build build
     say "jitterd serves http://127.0.0.1:9978/metrics (Ctrl-C stops it)"
     exec build/jitterd run --config config/jitterd.yaml "$@"
 }
@@ -201,7 +286,7 @@ cmd_format_check() {
 }
 
 usage() {
-    sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+    sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 }
 
 main() {
@@ -217,6 +302,9 @@ main() {
         sanitize) cmd_sanitize "$@" ;;
         cross) cmd_cross "$@" ;;
         bench) cmd_bench "$@" ;;
+        deps-package) cmd_deps_package "$@" ;;
+        deb) cmd_deb "$@" ;;
+        rpm) cmd_rpm "$@" ;;
         format) cmd_format "$@" ;;
         format-check) cmd_format_check "$@" ;;
         -h | --help | help) usage ;;

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# `cmake --install` with the default prefix puts every file where systemd and the README say.
+#
+# Usage: cmake_install_test.sh SOURCE_DIR BUILD_DIR
+#   1. a fresh configure of SOURCE_DIR with no prefix given picks /usr, and the unit it generates
+#      names /usr/bin/jitterd and /etc/jitterd/jitterd.yaml;
+#   2. DESTDIR=TMP cmake --install BUILD_DIR (when BUILD_DIR has the default prefix) installs
+#      exactly the README's files, the unit in a directory systemd reads, and a binary whose
+#      default --config is the installed configuration.
+# Exit 0 pass, 1 fail, 77 skip.
+set -euo pipefail
+(($# == 2)) || { echo "usage: $0 SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+src=$(realpath -- "$1")
+build=$(realpath -- "$2")
+status=0
+fail() { echo "FAIL: $*" >&2; status=1; }
+ok() { echo "ok: $*"; }
+tmp=$(mktemp -d)
+trap 'rm -rf -- "$tmp"' EXIT
+
+# 1. A fresh configure (no build): the default prefix and the unit generated for it.
+if ! cmake -S "$src" -B "$tmp/fresh" -G Ninja >"$tmp/configure.log" 2>&1; then
+    cat "$tmp/configure.log" >&2
+    fail "configuring $src afresh failed"
+else
+    prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$tmp/fresh/CMakeCache.txt")
+    [[ $prefix == /usr ]] || fail "a fresh configure's CMAKE_INSTALL_PREFIX is '$prefix', not /usr"
+    grep -qx 'ExecStart=/usr/bin/jitterd run --config /etc/jitterd/jitterd.yaml' "$tmp/fresh/systemd/jitterd.service" \
+        || fail "the generated unit's ExecStart is '$(grep '^ExecStart=' "$tmp/fresh/systemd/jitterd.service")'"
+    grep -q 'systemd does not read units' "$tmp/configure.log" && fail "configure warns: $(grep -A2 'systemd does not read' "$tmp/configure.log")"
+    ok "a fresh configure picks prefix /usr; the unit names /usr/bin/jitterd and /etc/jitterd/jitterd.yaml"
+fi
+
+# 2. The real build's install, file by file.
+prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
+if [[ $prefix != /usr ]]; then
+    echo "SKIP: $build is configured with prefix '$prefix' (made before /usr became the default?); step 2 needs the default" >&2
+    ((status == 0)) && exit 77
+    exit "$status"
+fi
+DESTDIR=$tmp/stage cmake --install "$build" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "cmake --install failed"; }
+grep -q 'CMake Warning' "$tmp/install.log" && fail "cmake --install warns: $(cat "$tmp/install.log")"
+expected=(/usr/bin/jitterd /etc/jitterd/jitterd.yaml /usr/lib/systemd/system/jitterd.service
+    /usr/share/man/man8/jitterd.8 /usr/share/man/man5/jitterd.yaml.5)
+for f in "$src"/grafana/dashboards/*.json; do [[ -f $f ]] && expected+=("/usr/share/jitterd/grafana/dashboards/$(basename "$f")"); done
+for f in "$src"/grafana/prometheus/*.yml "$src"/grafana/prometheus/*.yaml; do [[ -f $f ]] && expected+=("/usr/share/jitterd/prometheus/$(basename "$f")"); done
+if [[ -d $src/grafana/provisioning ]]; then
+    while IFS= read -r f; do expected+=("/usr/share/jitterd/grafana/provisioning/$f"); done \
+        < <(cd "$src/grafana/provisioning" && find . -type f -printf '%P\n')
+fi
+actual=$(cd "$tmp/stage" && find . -type f -printf '/%P\n' | sort)
+want=$(printf '%s\n' "${expected[@]}" | sort)
+if [[ $actual != "$want" ]]; then
+    diff <(echo "$want") <(echo "$actual") >&2 || true
+    fail "installed files (+) differ from the expected ones (-)"
+else
+    ok "cmake --install: $(wc -l <<<"$actual") files, exactly $(tr '\n' ' ' <<<"$want")"
+fi
+unitpath=$(pkg-config --variable=systemdsystemunitpath systemd 2>/dev/null || true)
+if [[ -n $unitpath ]]; then
+    [[ ":$unitpath:" == *":/usr/lib/systemd/system:"* ]] || fail "systemd ($unitpath) does not read /usr/lib/systemd/system"
+fi
+default=$("$tmp/stage/usr/bin/jitterd" run --help | sed -n 's/.*--config FILE=\([^ ]*\).*/\1/p')
+[[ $default == /etc/jitterd/jitterd.yaml ]] || fail "the installed binary's default --config is '$default'"
+ok "the unit is where systemd reads units; the binary's default --config is the installed file"
+exit "$status"
