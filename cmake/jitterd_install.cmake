@@ -75,7 +75,8 @@ install(FILES ${JITTERD_MAN_DIR}/jitterd.yaml.5 DESTINATION ${CMAKE_INSTALL_MAND
 # PREFIX/share/jitterd. OPTIONAL: a folder that does not exist (yet) installs nothing.
 install(DIRECTORY grafana/dashboards/ DESTINATION ${CMAKE_INSTALL_DATADIR}/jitterd/grafana/dashboards
         OPTIONAL FILES_MATCHING PATTERN "*.json")
+# The rules only: grafana/prometheus/tests/ holds the promtool unit tests, the repository's.
 install(DIRECTORY grafana/prometheus/ DESTINATION ${CMAKE_INSTALL_DATADIR}/jitterd/prometheus
-        OPTIONAL FILES_MATCHING PATTERN "*.yml" PATTERN "*.yaml")
+        OPTIONAL FILES_MATCHING PATTERN "*.yml" PATTERN "*.yaml" PATTERN "tests" EXCLUDE)
 install(DIRECTORY grafana/provisioning/ DESTINATION ${CMAKE_INSTALL_DATADIR}/jitterd/grafana/provisioning
         OPTIONAL)
