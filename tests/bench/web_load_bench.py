@@ -42,7 +42,7 @@ web:
   listen_address: "127.0.0.1:{port}"
   config_file: {web_config}
 log:
-  level: warn
+  level: info
 """
 
 BROKEN = "sampler:\n  duty_cycle: sometimes\n"
@@ -147,13 +147,20 @@ def main():
         harness.write_file(web_b, WEB_B)
         port = free_port()
         good = {web: CONFIG.format(port=port, web_config=web) for web in (web_a, web_b)}
-        daemon = harness.Daemon(workdir, good[web_a]).start()
+        daemon = harness.Daemon(workdir, good[web_a])
         try:
+            daemon.start()
             pid = daemon.process.pid
             cpu = str(daemon.sampled_cpus()[0])
+            # The scrapers run where jitterd's web server does, off the sampled CPUs: the figure
+            # is then what serving costs the sampled CPU, not what the load generator does there.
+            others = set(os.sched_getaffinity(0)) - set(daemon.sampled_cpus())
+            if others:
+                os.sched_setaffinity(0, others)
             url = daemon.url()
             time.sleep(2)  # past the warm-up
-            print(f"jitterd pid {pid}, sampling cpu {cpu}, {url}; {os.cpu_count()} CPUs; "
+            print(f"jitterd pid {pid}, sampling cpu {cpu}, scrapers on cpus {sorted(os.sched_getaffinity(0))}, "
+                  f"{url}; {os.cpu_count()} CPUs; "
                   f"{os.uname().release}")
 
             quiet = stolen_share(url, cpu, args.duration)
@@ -206,6 +213,7 @@ def main():
                 print(f"soak: {args.soak:.0f} s, {reloads} reloads: RSS {rss_kib(pid)} KiB, fds {fds(pid)}, "
                       f"{soak.summary()}")
         finally:
+            daemon.kill() if daemon.address is None else None
             code = daemon.stop()
             print(f"stopped: exit {code}")
             if code != 0:
