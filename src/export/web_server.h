@@ -39,6 +39,8 @@ inline constexpr unsigned kConnectionLimit = 512;
 inline constexpr unsigned kPerAddressLimit = 128;
 inline constexpr std::chrono::seconds kIdleTimeout{2};
 inline constexpr std::chrono::seconds kRequestDeadline{3};
+// How long a draining server lets its workers see that it no longer accepts (see finish()).
+inline constexpr std::chrono::milliseconds kQuiesceSettle{100};
 
 class WebServer {
  public:
