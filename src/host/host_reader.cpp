@@ -39,6 +39,33 @@ std::vector<std::string> list_directory(const std::filesystem::path& path) {
 
 }  // namespace
 
+namespace {
+
+// Reads fd to its end, or until it holds more than max_bytes (then stops: the caller refuses it);
+// closes fd. nullopt with strerror's words in *error on a read error.
+std::optional<std::string> read_and_close(int fd, std::size_t max_bytes, std::string* error) {
+  std::string contents;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      contents.append(buffer, static_cast<size_t>(n));
+      if (contents.size() > max_bytes) break;
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR && errno != EAGAIN) {
+      const int saved = errno;
+      ::close(fd);
+      if (error) *error = std::strerror(saved);
+      return std::nullopt;
+    }
+  }
+  ::close(fd);
+  return contents;
+}
+
+}  // namespace
+
 // Plain read(2) rather than iostreams: sysfs files report a size of 4096 whatever they hold, a
 // directory must read as "unreadable", and an empty file must read as "" rather than as a failure.
 std::optional<std::string> read_whole_file(const std::filesystem::path& path, std::string* error) {
@@ -47,22 +74,7 @@ std::optional<std::string> read_whole_file(const std::filesystem::path& path, st
     if (error) *error = std::strerror(errno);
     return std::nullopt;
   }
-  std::string contents;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n > 0) {
-      contents.append(buffer, static_cast<size_t>(n));
-    } else if (n == 0) {
-      break;
-    } else if (errno != EINTR) {
-      if (error) *error = std::strerror(errno);
-      ::close(fd);
-      return std::nullopt;
-    }
-  }
-  ::close(fd);
-  return contents;
+  return read_and_close(fd, std::string::npos - 1, error);
 }
 
 namespace {
@@ -105,25 +117,8 @@ std::optional<std::string> read_regular_file(const std::filesystem::path& path, 
     ::close(fd);
     return refuse(too_big(static_cast<std::uintmax_t>(st.st_size)));
   }
-  std::string contents;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n > 0) {
-      contents.append(buffer, static_cast<size_t>(n));
-      if (contents.size() > max_bytes) {
-        ::close(fd);
-        return refuse(too_big(contents.size()) + " (it grew while read)");
-      }
-    } else if (n == 0) {
-      break;
-    } else if (errno != EINTR && errno != EAGAIN) {
-      const int saved = errno;
-      ::close(fd);
-      return refuse(std::strerror(saved));
-    }
-  }
-  ::close(fd);
+  std::optional<std::string> contents = read_and_close(fd, max_bytes, error);
+  if (contents && contents->size() > max_bytes) return refuse(too_big(contents->size()) + " (it grew while read)");
   return contents;
 }
 
