@@ -54,14 +54,19 @@ void ConfigReader::read_cpus(const Entry& entry, CpuSetting& cpus) {
     const std::string seen = entry.value.IsSequence() ? "[" + *text + "]" : describe(entry.value);
     return fail(entry.key, entry.mark, "must be " + std::string(allowed) + ", got " + seen + " (" + reason + ")");
   }
-  if (const std::optional<int> cpu = repeated_cpu(*text)) {
-    const std::string seen = entry.value.IsSequence() ? "[" + *text + "]" : describe(entry.value);
-    return fail(entry.key, entry.mark,
-                "must list each CPU once, got " + seen + " (cpu " + std::to_string(*cpu) + " more than once)");
-  }
+  if (!cpus_listed_once(entry, *text)) return;
   cpus.automatic = false;
   cpus.list = std::move(*list);
   cpus.text = std::move(*text);
+}
+
+bool ConfigReader::cpus_listed_once(const Entry& entry, const std::string& text) {
+  const std::optional<int> cpu = repeated_cpu(text);
+  if (!cpu) return true;
+  const std::string seen = entry.value.IsSequence() ? "[" + text + "]" : describe(entry.value);
+  fail(entry.key, entry.mark,
+       "must list each CPU once, got " + seen + " (cpu " + std::to_string(*cpu) + " more than once)");
+  return false;
 }
 
 std::optional<std::string> ConfigReader::cpu_sequence_text(const Entry& entry) {
@@ -202,12 +207,14 @@ const std::vector<ConfigError>& ConfigErrors::errors() const { return errors_; }
 
 std::vector<std::string> ConfigErrors::listed() const { return listed_lines(errors_); }
 
-Config load_config_file(const std::string& path) {
+std::string read_config_text(const std::string& path) {
   std::string reason;
-  const std::optional<std::string> text = read_regular_file(path, kMaxConfigFileBytes, &reason);
+  std::optional<std::string> text = read_regular_file(path, kMaxConfigFileBytes, &reason);
   if (!text) throw ConfigErrors({ConfigError{path, 0, 0, "", "cannot read: " + reason}});
-  return parse_config(*text, path);
+  return std::move(*text);
 }
+
+Config load_config_file(const std::string& path) { return parse_config(read_config_text(path), path); }
 
 Config parse_config(const std::string& yaml_text, const std::string& path_for_messages) {
   config_detail::ConfigReader reader(path_for_messages);

@@ -116,6 +116,10 @@ class ConfigErrors : public std::runtime_error {
   std::vector<ConfigError> errors_;
 };
 
+// The text of a configuration file (this one or the web configuration file) within the limits
+// above; throws ConfigErrors, one error naming the path and why it cannot be read.
+std::string read_config_text(const std::string& path);
+
 // Throws ConfigErrors; a missing or unreadable file is one error naming the path and the reason.
 Config load_config_file(const std::string& path);
 

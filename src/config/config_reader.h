@@ -78,6 +78,9 @@ class ConfigReader {
   // A sequence of CPU numbers as cpu-list text ([2, 3] becomes "2,3"), so both spellings go
   // through the one cpu-list parser; nullopt (each bad item reported) unless all are numbers.
   std::optional<std::string> cpu_sequence_text(const Entry& entry);
+  // False, with "must list each CPU once" recorded, when the cpu-list `text` (as read from
+  // entry) names a CPU twice ("1-3,2", [1, 1]).
+  bool cpus_listed_once(const Entry& entry, const std::string& text);
 
   // Where each key read so far stood, by dotted key.
   const std::map<std::string, SourceMark>& marks() const { return marks_; }

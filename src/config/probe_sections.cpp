@@ -248,11 +248,7 @@ std::optional<std::vector<int>> expected_cpu_set(ConfigReader& r, const Entry& e
   if (!list) {
     r.fail(entry.key, entry.mark,
            "must be " + std::string(allowed) + ", got " + describe(entry.value) + " (" + reason + ")");
-  } else if (const std::optional<int> cpu = repeated_cpu(*text)) {
-    r.fail(entry.key, entry.mark,
-           "must list each CPU once, got " +
-               (entry.value.IsSequence() ? "[" + *text + "]" : describe(entry.value)) + " (cpu " +
-               std::to_string(*cpu) + " more than once)");
+  } else if (!r.cpus_listed_once(entry, *text)) {
     return std::nullopt;
   }
   return list;

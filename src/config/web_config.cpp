@@ -392,10 +392,7 @@ bool is_bcrypt_hash(std::string_view text) {
 }
 
 WebSecurity load_web_config_file(const std::string& path) {
-  std::string reason;
-  const std::optional<std::string> text = read_regular_file(path, kMaxConfigFileBytes, &reason);
-  if (!text) throw ConfigErrors({ConfigError{path, 0, 0, "", "cannot read: " + reason}});
-  return parse_web_config(*text, path, std::filesystem::path(path).parent_path());
+  return parse_web_config(read_config_text(path), path, std::filesystem::path(path).parent_path());
 }
 
 WebSecurity parse_web_config(const std::string& yaml_text, const std::string& path_for_messages,

@@ -181,19 +181,16 @@ void WebServer::finish(std::chrono::steady_clock::time_point until, bool all_clo
   if (daemon_ == nullptr) return;
   // From here the other servers on the socket, if any, accept; MHD still answers what it has.
   MHD_quiesce_daemon(daemon_);
-  if (all_closed) {
-    // A worker that poll() woke for a new connection just before the quiesce may still be
-    // accepting it, before the tracker hears of it: let the workers see the quiesce, then wait on
-    // MHD's own count of connections as well as on the tracker's.
-    std::this_thread::sleep_for(kQuiesceSettle);
-    tracker_->wait_quiet(until, true);
-    while (std::chrono::steady_clock::now() < until) {
-      const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-      if (info == nullptr || info->num_connections == 0) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
+  // A worker that poll() woke for a new connection just before the quiesce may still be accepting
+  // it, before the tracker hears of it: a drain lets the workers see the quiesce first, and then
+  // waits on MHD's own count of connections as well as on the tracker's.
+  if (all_closed) std::this_thread::sleep_for(kQuiesceSettle);
   tracker_->wait_quiet(until, all_closed);
+  while (all_closed && std::chrono::steady_clock::now() < until) {
+    const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    if (info == nullptr || info->num_connections == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   MHD_stop_daemon(daemon_);
   daemon_ = nullptr;
   // Only now: a worker may use the socket until MHD_stop_daemon has joined it.
