@@ -112,8 +112,8 @@ def alerting_rules(c):
                "or scrape configuration), so no jitter alert can fire."),
         _alert("JitterdSamplerDown", f"jitterd_sampler_up{{{sel}}} == 0", c["samplerDownFor"], "critical",
                "A jitterd sampler is down.",
-               "The sampler of CPU {{ $labels.cpu }} on {{ $labels.instance }} is not running or makes "
-               "no progress: that CPU is not measured."),
+               "The sampler of CPU {{ $labels.cpu }} on {{ $labels.instance }} is not running, makes "
+               "no progress, or has lost its CPU (taken offline): that CPU is not measured."),
         _alert("JitterdSamplerStalled",
                f"increase(jitterd_sampler_sampled_seconds_total{{{sel}}}[{ri}]) == 0\n"
                f"and on (job, instance, cpu)\njitterd_sampler_up{{{sel}}} == 1",

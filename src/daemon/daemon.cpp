@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -27,6 +28,37 @@ namespace jitterd {
 namespace {
 using namespace std::chrono_literals;
 constexpr auto kWindowUpdate = 1s;
+
+// What was last logged of each sampled CPU's placement, by CPU (a reload starts new samplers).
+struct PlacementSeen {
+  bool off_cpu = false;
+  std::uint64_t losses = 0;
+};
+
+// Logs, once each, a sampler that lost its CPU, got it back, or was moved and pinned itself back
+// between two calls (an affinity change is undone within microseconds).
+void log_cpu_placement(const SamplerSet& samplers, std::map<int, PlacementSeen>& seen) {
+  for (std::size_t i = 0; i < samplers.size(); ++i) {
+    const SamplerWorker& w = samplers.worker(i);
+    const int cpu = w.settings().cpu;
+    const bool off = w.off_cpu();
+    const std::uint64_t losses = w.cpu_losses();
+    PlacementSeen& last = seen[cpu];
+    if (losses < last.losses) last = {};  // new samplers since a reload
+    if (off && !last.off_cpu) {
+      spdlog::warn(
+          "cpu {}: the sampler is off its CPU (the CPU went offline, or the thread's affinity was changed); "
+          "sampling stopped, trying to pin back every {} ms",
+          cpu, kCpuRetry.count());
+    } else if (!off && last.off_cpu) {
+      spdlog::info("cpu {}: the sampler is back on its CPU; sampling resumed", cpu);
+    } else if (!off && losses > last.losses) {
+      spdlog::warn("cpu {}: the sampler was moved off its CPU {} time(s) and pinned itself back", cpu,
+                   losses - last.losses);
+    }
+    last = {off, losses};
+  }
+}
 constexpr auto kCalibrationWindow = 250ms;
 constexpr auto kProbeStopGrace = 600ms;
 
@@ -229,10 +261,12 @@ int run_daemon(const ConfigSource& source, const HostReader& host) {
   auto next_window = std::chrono::steady_clock::now() + kWindowUpdate;
   auto next_watchdog = std::chrono::steady_clock::now();
   bool stalled_logged = false;
+  std::map<int, PlacementSeen> placement;
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= next_window) {
       service.samplers->update_windows();
+      log_cpu_placement(*service.samplers, placement);
       next_window += kWindowUpdate;
       if (next_window < now) next_window = now + kWindowUpdate;
     }

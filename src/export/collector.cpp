@@ -54,6 +54,8 @@ std::vector<SamplerReading> read_samplers(const SamplerSet& set, const HostReade
     r.settings = w.settings();
     r.startup = w.startup();
     r.up = w.alive(read_ticks(r.settings.method));
+    r.off_cpu = w.off_cpu();
+    r.cpu_losses = w.cpu_losses();
     if (const SamplerShared* shared = w.shared()) {
       r.sampling = true;
       shared->histogram.snapshot(r.gaps);
@@ -176,7 +178,14 @@ void Collector::collect_samplers(std::vector<MetricFamily>& out) const {
       family("jitterd_sampler_duty_cycle_ratio",
              "Share of wall time the sampler is configured to spin (1 = continuous).", MetricType::Gauge);
   MetricFamily pinned =
-      family("jitterd_sampler_pinned", "1 if the sampler thread is pinned to its CPU.", MetricType::Gauge);
+      family("jitterd_sampler_pinned",
+             "1 while the sampler thread is pinned to and running on its CPU; 0 if it could not pin at start or "
+             "has lost its CPU (offline, or its affinity changed) and waits to pin back.",
+             MetricType::Gauge);
+  MetricFamily cpu_losses = family("jitterd_sampler_cpu_losses_total",
+                                   "Times the sampler found itself off its CPU (the CPU went offline or its "
+                                   "affinity was changed) and stopped sampling until it could pin back.",
+                                   MetricType::Counter);
   MetricFamily locked =
       family("jitterd_sampler_memory_locked", "1 if the sampler's memory is locked in RAM.", MetricType::Gauge);
   MetricFamily realtime =
@@ -192,11 +201,12 @@ void Collector::collect_samplers(std::vector<MetricFamily>& out) const {
     const SamplerSettings& s = r.settings;
     const std::string cpu = cpu_label(s.cpu);
     sample(duty, {{"cpu", cpu}}, s.duty_cycle());
-    sample(pinned, {{"cpu", cpu}}, r.startup.pinned ? 1 : 0);
+    sample(pinned, {{"cpu", cpu}}, r.startup.pinned && !r.off_cpu ? 1 : 0);
     sample(locked, {{"cpu", cpu}}, r.startup.memory_locked ? 1 : 0);
     sample(realtime, {{"cpu", cpu}}, r.startup.realtime_priority);
     sample(up, {{"cpu", cpu}}, r.up ? 1 : 0);
     if (!r.sampling) continue;
+    sample(cpu_losses, {{"cpu", cpu}}, static_cast<double>(r.cpu_losses));
     sample(floor, {{"cpu", cpu}}, s.scale.to_seconds(r.startup.floor_ticks));
     sample(threshold, {{"cpu", cpu}}, s.scale.to_seconds(r.startup.threshold_ticks));
     ClientMetric h;
@@ -229,7 +239,7 @@ void Collector::collect_samplers(std::vector<MetricFamily>& out) const {
     }
   }
   for (MetricFamily* f : {&histogram, &interruptions, &stolen, &sampled, &quantiles, &window_max, &floor,
-                          &threshold, &duty, &pinned, &locked, &realtime, &switches, &up}) {
+                          &threshold, &duty, &pinned, &cpu_losses, &locked, &realtime, &switches, &up}) {
     out.push_back(std::move(*f));
   }
 }

@@ -31,6 +31,8 @@ struct SamplerReading {
   SamplerSettings settings;
   SamplerStartup startup;
   bool up = false;
+  bool off_cpu = false;  // the thread found itself off its CPU and has not pinned back yet
+  std::uint64_t cpu_losses = 0;
   bool sampling = false;  // the loop ran: the counters below are its own
   HistogramSnapshot gaps;
   std::uint64_t interruptions = 0;

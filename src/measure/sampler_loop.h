@@ -4,6 +4,8 @@
 // Call run_sampler_span only from the pinned sampler thread that owns `shared` and `state`.
 #pragma once
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -58,46 +60,76 @@ inline void publish(std::atomic<std::uint64_t>& target, std::uint64_t value) {
 // bookkeeping one included: it does no read of its own, and its cost (no division: WindowMax's
 // fast path is a compare; seven relaxed stores to lines this thread owns) lands in that one gap,
 // where the benchmark measures it against a bare loop's tail.
-template <typename ReadTicks>
-void run_sampler_loop(SamplerShared& shared, SamplerWriterState& state, std::uint64_t threshold_ticks,
-                      std::uint64_t end_tick, const std::atomic<bool>& stop, ReadTicks&& read) {
+//
+// `on_cpu` says whether the thread still runs on the CPU it samples. It is asked at every check
+// and before a gap at or above the threshold is recorded: a migration (the CPU went offline and
+// the kernel moved the thread away, or someone changed its affinity) always costs such a gap
+// unless the threshold is set very high, so the gap that moved the thread is normally not
+// recorded, and at most the kSamplerCheckEvery gaps since the last check ever are. The span
+// then ends and returns false; it returns true when it ended for end_tick or stop.
+template <typename ReadTicks, typename OnCpu>
+bool run_sampler_loop(SamplerShared& shared, SamplerWriterState& state, std::uint64_t threshold_ticks,
+                      std::uint64_t end_tick, const std::atomic<bool>& stop, ReadTicks&& read, OnCpu&& on_cpu) {
   std::uint64_t local_max = 0;
   std::uint64_t local_min = state.min_gap;
   std::uint64_t n = 0;
   const std::uint64_t first = read();
   std::uint64_t prev = first;
+  const auto publish_progress = [&](std::uint64_t at) {
+    shared.window_max.publish(at, local_max);
+    if (local_max > state.max_gap) publish(shared.max_gap, state.max_gap = local_max);
+    local_max = 0;
+    publish(shared.samples, state.samples + n);
+    publish(shared.sampled_ticks, state.sampled_ticks + (at - first));
+    publish(shared.min_gap, local_min);
+    publish(shared.heartbeat_tick, at);
+  };
+  bool stayed = true;
   for (;;) {
     const std::uint64_t now = read();
     const std::uint64_t gap = now - prev;
-    prev = now;
-    shared.histogram.record(gap);
-    local_min = std::min(local_min, gap);
-    local_max = std::max(local_max, gap);
     if (gap >= threshold_ticks) [[unlikely]] {
+      if (!on_cpu()) {
+        stayed = false;
+        break;
+      }
       shared.interruptions.push(now - gap, gap);
       publish(shared.interruption_count, ++state.interruption_count);
       publish(shared.interrupted_ticks, state.interrupted_ticks += gap);
     }
+    prev = now;
+    shared.histogram.record(gap);
+    local_min = std::min(local_min, gap);
+    local_max = std::max(local_max, gap);
     if ((++n & (kSamplerCheckEvery - 1)) == 0) [[unlikely]] {
-      shared.window_max.publish(now, local_max);
-      if (local_max > state.max_gap) publish(shared.max_gap, state.max_gap = local_max);
-      local_max = 0;
-      publish(shared.samples, state.samples + n);
-      publish(shared.sampled_ticks, state.sampled_ticks + (now - first));
-      publish(shared.min_gap, local_min);
-      publish(shared.heartbeat_tick, now);
+      publish_progress(now);
+      if (!on_cpu()) {
+        stayed = false;
+        break;
+      }
       if (now >= end_tick || stop.load(std::memory_order_relaxed)) break;
     }
   }
+  // A span cut short by a migration ends between two checks: publish what it measured up to prev.
+  if (!stayed && (n & (kSamplerCheckEvery - 1)) != 0) publish_progress(prev);
   state.samples += n;
   state.sampled_ticks += prev - first;
   state.min_gap = local_min;
+  return stayed;
 }
 
+// For callers that do not pin (some tests): every CPU is the right one.
+inline constexpr int kAnyCpu = -1;
+
+// The daemon's span: read_ticks<M>, and the CPU asked of the kernel through sched_getcpu(), which
+// glibc (2.35 and later) answers from the rseq area without a system call.
 template <TickMethod M>
-void run_sampler_span(SamplerShared& shared, SamplerWriterState& state, std::uint64_t threshold_ticks,
-                      std::uint64_t end_tick, const std::atomic<bool>& stop) {
-  run_sampler_loop(shared, state, threshold_ticks, end_tick, stop, [] { return read_ticks<M>(); });
+[[nodiscard]] bool run_sampler_span(SamplerShared& shared, SamplerWriterState& state,
+                                    std::uint64_t threshold_ticks, std::uint64_t end_tick,
+                                    const std::atomic<bool>& stop, int cpu) {
+  return run_sampler_loop(
+      shared, state, threshold_ticks, end_tick, stop, [] { return read_ticks<M>(); },
+      [cpu] { return cpu == kAnyCpu || sched_getcpu() == cpu; });
 }
 
 }  // namespace jitterd

@@ -53,7 +53,7 @@ WindowSummary SamplerSet::window(std::size_t index) const {
 bool SamplerSet::all_alive() const {
   for (const auto& w : workers_) {
     if (!w->startup().error.empty()) continue;  // never sampled: reported, not a stall
-    if (!w->alive(read_ticks(w->settings().method))) return false;
+    if (!w->responsive(read_ticks(w->settings().method))) return false;
   }
   return true;
 }

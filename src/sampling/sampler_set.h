@@ -32,7 +32,8 @@ class SamplerSet {
   const SamplerWorker& worker(std::size_t index) const { return *workers_[index]; }
   SamplerWorker& worker(std::size_t index) { return *workers_[index]; }
   WindowSummary window(std::size_t index) const;
-  // Every worker that started sampling is still making progress.
+  // Every worker that started sampling is still making progress, or waits for its CPU to come
+  // back (SamplerWorker::responsive): what the watchdog asks.
   bool all_alive() const;
   std::vector<int> cpus() const;
   // One line for logs and the systemd STATUS: "sampling cpus 1-3 (burst 100ms every 1s)".

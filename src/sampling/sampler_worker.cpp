@@ -57,14 +57,24 @@ void SamplerWorker::stop() {
 }
 
 bool SamplerWorker::alive(std::uint64_t now_tick) const {
-  if (!sampling() || !shared_) return false;
+  if (!sampling() || !shared_ || off_cpu()) return false;
   const std::uint64_t borrowed = task_started_tick_.load(std::memory_order_acquire);
   if (borrowed != 0) {
     const auto limit = static_cast<std::uint64_t>(std::chrono::nanoseconds(kMaxSamplerBorrow).count());
     return now_tick < borrowed || now_tick - borrowed <= settings_.scale.from_ns(limit);
   }
+  return heartbeat_recent(now_tick);
+}
+
+bool SamplerWorker::responsive(std::uint64_t now_tick) const {
+  if (sampling() && shared_ && off_cpu()) return heartbeat_recent(now_tick);
+  return alive(now_tick);
+}
+
+bool SamplerWorker::heartbeat_recent(std::uint64_t now_tick) const {
   const std::uint64_t last = shared_->heartbeat_tick.load(std::memory_order_relaxed);
   if (last == 0) return false;
+  // A burst sampler sleeps up to `period` between checks; one off its CPU retries every kCpuRetry.
   const auto allowed =
       std::chrono::seconds(1) + (settings_.continuous ? std::chrono::nanoseconds(0) : settings_.period);
   const std::uint64_t allowed_ticks = settings_.scale.from_ns(static_cast<std::uint64_t>(allowed.count()));
@@ -73,18 +83,21 @@ bool SamplerWorker::alive(std::uint64_t now_tick) const {
 }
 
 std::future<void> SamplerWorker::run_paused(std::function<void()> task) {
-  std::packaged_task<void()> packaged(std::move(task));
-  auto future = packaged.get_future();
+  Task queued{std::move(task), {}};
+  auto future = queued.done.get_future();
   {
     std::lock_guard lock(mutex_);
-    // A thread that has left its loop runs no more tasks: fail now instead of never.
-    if (finished_) {
-      std::promise<void> refused;
-      refused.set_exception(std::make_exception_ptr(
-          std::runtime_error("cpu " + std::to_string(settings_.cpu) + ": the sampler thread is not running")));
-      return refused.get_future();
+    // A thread that has left its loop runs no more tasks, and one off its CPU would run them on
+    // another CPU: fail now instead of never, or wrongly.
+    const char* refusal = finished_   ? "the sampler thread is not running"
+                          : off_cpu() ? "the CPU is offline or the sampler cannot pin itself to it"
+                                      : nullptr;
+    if (refusal != nullptr) {
+      queued.done.set_exception(
+          std::make_exception_ptr(std::runtime_error("cpu " + std::to_string(settings_.cpu) + ": " + refusal)));
+      return future;
     }
-    tasks_.push_back(std::move(packaged));
+    tasks_.push_back(std::move(queued));
   }
   interrupt_span_.store(true, std::memory_order_relaxed);
   changed_.notify_all();
@@ -111,8 +124,12 @@ void SamplerWorker::thread_main() {
     std::lock_guard lock(mutex_);
     finished_ = true;
   }
-  // Tasks queued before the loop ended still complete (with sampling already stopped).
-  run_pending_tasks();
+  // Tasks queued before the loop ended still complete (with sampling already stopped), unless
+  // the thread is off its CPU.
+  if (off_cpu())
+    refuse_pending_tasks("the CPU is offline or the sampler cannot pin itself to it");
+  else
+    run_pending_tasks();
 }
 
 // Pin first, then allocate: the memory is first touched, and so placed, on the sampled CPU.
@@ -165,8 +182,11 @@ void SamplerWorker::warm_up() {
   SamplerWriterState state;
   const std::uint64_t end =
       read_ticks(settings_.method) + settings_.scale.from_ns(static_cast<std::uint64_t>(settings_.warmup.count()));
+  // A warm-up cut short by a migration gives a floor from fewer gaps; the first span after it
+  // finds the thread off its CPU and waits.
   dispatch_tick_method(settings_.method, [&]<TickMethod M>() {
-    run_sampler_span<M>(scratch, state, std::numeric_limits<std::uint64_t>::max(), end, interrupt_span_);
+    static_cast<void>(run_sampler_span<M>(scratch, state, std::numeric_limits<std::uint64_t>::max(), end,
+                                          interrupt_span_, settings_.cpu));
   });
   startup_.floor_ticks = state.min_gap == std::numeric_limits<std::uint64_t>::max() ? 0 : state.min_gap;
   if (settings_.threshold) {
@@ -176,15 +196,51 @@ void SamplerWorker::warm_up() {
   }
 }
 
-void SamplerWorker::run_span(std::uint64_t end_tick) {
+bool SamplerWorker::run_span(std::uint64_t end_tick) {
+  bool stayed = true;
   dispatch_tick_method(settings_.method, [&]<TickMethod M>() {
-    run_sampler_span<M>(*shared_, writer_, startup_.threshold_ticks, end_tick, interrupt_span_);
+    stayed =
+        run_sampler_span<M>(*shared_, writer_, startup_.threshold_ticks, end_tick, interrupt_span_, settings_.cpu);
   });
+  return stayed;
+}
+
+// The thread is off its CPU: the CPU went offline (the kernel then lets the thread run anywhere)
+// or its affinity was changed. No sampling until it is pinned back on its CPU; meanwhile probes
+// are refused the CPU and the heartbeat goes on, so the watchdog sees a waiting sampler, not a
+// stalled one. Returns false when asked to stop.
+bool SamplerWorker::wait_for_cpu() {
+  cpu_losses_.fetch_add(1, std::memory_order_relaxed);
+  off_cpu_.store(true, std::memory_order_relaxed);
+  for (;;) {
+    refuse_pending_tasks("the CPU is offline or the sampler cannot pin itself to it");
+    publish(shared_->heartbeat_tick, read_ticks(settings_.method));
+    // sched_setaffinity moves the calling thread before it returns; the CPU check confirms it.
+    if (try_restrict_current_thread({settings_.cpu}) == 0 && sched_getcpu() == settings_.cpu) {
+      off_cpu_.store(false, std::memory_order_relaxed);
+      return true;
+    }
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, kCpuRetry, [this] { return stopping_ || !tasks_.empty(); });
+    if (stopping_) return false;
+  }
+}
+
+void SamplerWorker::refuse_pending_tasks(const std::string& why) {
+  std::deque<Task> refused;
+  {
+    std::lock_guard lock(mutex_);
+    refused.swap(tasks_);
+  }
+  for (Task& task : refused) {
+    task.done.set_exception(
+        std::make_exception_ptr(std::runtime_error("cpu " + std::to_string(settings_.cpu) + ": " + why)));
+  }
 }
 
 void SamplerWorker::run_pending_tasks() {
   for (;;) {
-    std::packaged_task<void()> task;
+    Task task;
     {
       std::lock_guard lock(mutex_);
       if (tasks_.empty()) return;
@@ -194,7 +250,12 @@ void SamplerWorker::run_pending_tasks() {
     // The borrow is progress while it lasts (alive() bounds it); finishing it proves progress
     // too, so the heartbeat is fresh before the borrow mark goes.
     task_started_tick_.store(std::max<std::uint64_t>(1, read_ticks(settings_.method)), std::memory_order_relaxed);
-    task();
+    try {
+      task.work();
+      task.done.set_value();
+    } catch (...) {
+      task.done.set_exception(std::current_exception());
+    }
     if (shared_) publish(shared_->heartbeat_tick, read_ticks(settings_.method));
     task_started_tick_.store(0, std::memory_order_release);  // publishes the heartbeat with it
   }
@@ -211,12 +272,17 @@ void SamplerWorker::sample() {
       // Cleared under the lock that guards the queue, so a request made now is never lost.
       if (tasks_.empty()) interrupt_span_.store(false, std::memory_order_relaxed);
     }
+    // A CPU may go offline while a burst sampler sleeps: check before a borrowed task runs.
+    if (sched_getcpu() != settings_.cpu && !wait_for_cpu()) return;
     run_pending_tasks();
-    if (settings_.continuous) {
-      run_span(std::numeric_limits<std::uint64_t>::max());
+    const std::uint64_t end = settings_.continuous ? std::numeric_limits<std::uint64_t>::max()
+                                                   : read_ticks(settings_.method) + spin_ticks;
+    if (!run_span(end)) {
+      if (!wait_for_cpu()) return;
+      next_burst = clock::now();
       continue;
     }
-    run_span(read_ticks(settings_.method) + spin_ticks);
+    if (settings_.continuous) continue;
     next_burst += std::chrono::duration_cast<clock::duration>(settings_.period);
     if (next_burst < clock::now()) next_burst = clock::now();  // a long task: don't burst twice
     std::unique_lock lock(mutex_);

@@ -2,7 +2,9 @@
 // that CPU, locks it, warms up (the warm-up window is discarded but gives the loop's floor),
 // waits at the start barrier, and spins in spans (continuous, or bursts of `spin` every
 // `period`). Probes may borrow the thread through run_paused(): sampling stops, the task runs on
-// the CPU, sampling restarts, and the pause is not recorded as a gap.
+// the CPU, sampling restarts, and the pause is not recorded as a gap. A thread that finds itself
+// off its CPU (the CPU went offline, or its affinity was changed) stops sampling, so that no gap
+// of another CPU is reported as this one's, and tries to pin itself back every kCpuRetry.
 // Thread-safety: every public member may be called from any housekeeping thread; startup() and
 // shared() only after wait_ready() returned.
 #pragma once
@@ -33,6 +35,9 @@ namespace jitterd {
 // borrow per step (one rate, one operation, one pair side) and the configuration keeps every
 // step on a sampled CPU below half of it, so only a step that hangs makes a sampler stalled.
 inline constexpr std::chrono::seconds kMaxSamplerBorrow{10};
+
+// How often a sampler that has lost its CPU tries to pin itself back.
+inline constexpr std::chrono::milliseconds kCpuRetry{250};
 
 struct SamplerSettings {
   int cpu = 0;
@@ -80,12 +85,20 @@ class SamplerWorker {
   const SamplerStartup& startup() const { return startup_; }
   const SamplerShared* shared() const { return shared_.get(); }
   bool sampling() const { return startup_.error.empty() && !exited_.load(); }
-  // True while the loop keeps proving progress: its last check is recent enough for its duty
-  // cycle (a burst sampler sleeps up to `period` between checks), or a probe has held its CPU
-  // (run_paused) for at most kMaxSamplerBorrow.
+  // True while the loop keeps proving progress on its CPU: its last check is recent enough for
+  // its duty cycle (a burst sampler sleeps up to `period` between checks), or a probe has held
+  // its CPU (run_paused) for at most kMaxSamplerBorrow. False while the thread is off its CPU.
   bool alive(std::uint64_t now_tick) const;
+  // What the watchdog asks: alive, or off its CPU and still retrying (the machine took the CPU
+  // away; the thread is not stalled).
+  bool responsive(std::uint64_t now_tick) const;
+  // True from the moment the loop found itself off its CPU until it has pinned itself back.
+  bool off_cpu() const { return off_cpu_.load(std::memory_order_relaxed); }
+  // How many times the loop found itself off its CPU.
+  std::uint64_t cpu_losses() const { return cpu_losses_.load(std::memory_order_relaxed); }
 
-  // Runs `task` on this worker's CPU with sampling paused.
+  // Runs `task` on this worker's CPU with sampling paused. The future holds an exception when
+  // the thread is not running or is off its CPU.
   std::future<void> run_paused(std::function<void()> task);
 
  private:
@@ -93,8 +106,16 @@ class SamplerWorker {
   bool prepare();
   void warm_up();
   void sample();
-  void run_span(std::uint64_t end_tick);
+  bool run_span(std::uint64_t end_tick);
+  bool wait_for_cpu();
+  bool heartbeat_recent(std::uint64_t now_tick) const;
   void run_pending_tasks();
+  void refuse_pending_tasks(const std::string& why);
+
+  struct Task {
+    std::function<void()> work;
+    std::promise<void> done;
+  };
 
   SamplerSettings settings_;
   SamplerStartup startup_;
@@ -103,6 +124,8 @@ class SamplerWorker {
   std::thread thread_;
   std::atomic<bool> interrupt_span_{false};
   std::atomic<bool> exited_{false};
+  std::atomic<bool> off_cpu_{false};
+  std::atomic<std::uint64_t> cpu_losses_{0};
   std::atomic<std::uint64_t> task_started_tick_{0};  // while a borrowed task runs; 0 otherwise
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -110,7 +133,7 @@ class SamplerWorker {
   bool released_ = false;
   bool stopping_ = false;
   bool finished_ = false;  // the thread will run no more tasks
-  std::deque<std::packaged_task<void()>> tasks_;
+  std::deque<Task> tasks_;
 };
 
 }  // namespace jitterd

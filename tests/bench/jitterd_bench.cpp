@@ -82,8 +82,8 @@ void compare_loops(int cpu, TickMethod method, const TickScale& scale) {
         bare.sum += gaps[i];
         bare.floor = std::min<std::uint64_t>(bare.floor, gaps[i]);
       }
-      run_sampler_span<M>(*shared, state, std::numeric_limits<std::uint64_t>::max(), read_ticks<M>() + round_ticks,
-                          stop);
+      static_cast<void>(run_sampler_span<M>(*shared, state, std::numeric_limits<std::uint64_t>::max(),
+                                            read_ticks<M>() + round_ticks, stop, cpu));
     });
   }
   bare_histogram.snapshot(bare.quantized);
@@ -310,7 +310,8 @@ void tracing_cost(int cpu, TickMethod method, const TickScale& scale) {
       SamplerWriterState state;
       std::atomic<bool> stop{false};
       dispatch_tick_method(method, [&]<TickMethod M>() {
-        run_sampler_span<M>(*shared, state, threshold, read_ticks<M>() + scale.from_ns(1'000'000'000), stop);
+        static_cast<void>(run_sampler_span<M>(*shared, state, threshold,
+                                              read_ticks<M>() + scale.from_ns(1'000'000'000), stop, cpu));
       });
       Side& side = sides[traced];
       side.interruptions += static_cast<double>(shared->interruption_count.load());

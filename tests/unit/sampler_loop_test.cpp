@@ -21,7 +21,7 @@ SamplerShared make_shared_state() { return SamplerShared(64, 1u << 24, 64); }
 template <TickMethod M>
 void run_for(SamplerShared& shared, SamplerWriterState& state, std::uint64_t threshold, std::uint64_t ticks) {
   std::atomic<bool> stop{false};
-  run_sampler_span<M>(shared, state, threshold, read_ticks<M>() + ticks, stop);
+  CHECK(run_sampler_span<M>(shared, state, threshold, read_ticks<M>() + ticks, stop, kAnyCpu));
 }
 }  // namespace
 
@@ -80,8 +80,8 @@ TEST_CASE("a stop request ends a span and spans accumulate", "[sampler][concurre
     stop.store(true);
   });
   dispatch_tick_method(default_tick_method(), [&]<TickMethod M>() {
-    run_sampler_span<M>(shared, state, std::numeric_limits<std::uint64_t>::max(),
-                        std::numeric_limits<std::uint64_t>::max(), stop);
+    CHECK(run_sampler_span<M>(shared, state, std::numeric_limits<std::uint64_t>::max(),
+                              std::numeric_limits<std::uint64_t>::max(), stop, kAnyCpu));
   });
   stopper.join();
   const auto first = state.samples;
@@ -102,7 +102,8 @@ TEST_CASE("housekeeping reads while the sampler writes", "[sampler][concurrency]
   std::atomic<bool> stop{false};
   std::thread sampler([&] {
     dispatch_tick_method(default_tick_method(), [&]<TickMethod M>() {
-      run_sampler_span<M>(shared, state, 0, std::numeric_limits<std::uint64_t>::max(), stop);
+      static_cast<void>(
+          run_sampler_span<M>(shared, state, 0, std::numeric_limits<std::uint64_t>::max(), stop, kAnyCpu));
     });
   });
   // Read only once the sampler is writing: a loaded machine may otherwise run every read before
@@ -212,7 +213,7 @@ TEST_CASE("scripted ticks: every gap is recorded once, the bookkeeping gap inclu
   SamplerShared shared(16, 1'000'000, 8);
   SamplerWriterState state;
   std::atomic<bool> stop{false};
-  run_sampler_loop(shared, state, 1000, t, stop, std::ref(script));
+  CHECK(run_sampler_loop(shared, state, 1000, t, stop, std::ref(script), [] { return true; }));
   // One read starts the span and one read ends each gap: the bookkeeping reads nothing itself.
   CHECK(script.reads == gaps + 1);
   HistogramSnapshot snapshot;
@@ -234,6 +235,57 @@ TEST_CASE("scripted ticks: every gap is recorded once, the bookkeeping gap inclu
   CHECK(shared.max_gap.load() == 9000);
   CHECK(shared.window_max.max_between(0, t) == 9000);
   CHECK(shared.heartbeat_tick.load() == t);
+}
+
+namespace {
+// Steps of 7 ticks with one gap of `long_gap` ticks as gap number `long_at` (1-based).
+ScriptedTicks steps_with_one_long_gap(std::size_t gaps, std::size_t long_at, std::uint64_t long_gap) {
+  ScriptedTicks script;
+  std::uint64_t t = 1'000'000;
+  script.ticks.push_back(t);
+  for (std::size_t g = 1; g <= gaps; ++g) script.ticks.push_back(t += g == long_at ? long_gap : 7);
+  return script;
+}
+}  // namespace
+
+TEST_CASE("scripted migration: the gap that moved the thread is not recorded and the span ends", "[sampler]") {
+  // The thread leaves its CPU during gap 1500 (an interruption of 50000 ticks): that gap and every
+  // later one belong to another CPU.
+  ScriptedTicks script = steps_with_one_long_gap(3 * kSamplerCheckEvery, 1500, 50'000);
+  SamplerShared shared(16, 1'000'000, 8);
+  SamplerWriterState state;
+  std::atomic<bool> stop{false};
+  std::size_t cpu_checks = 0;
+  const auto on_cpu = [&] {
+    ++cpu_checks;
+    return script.reads <= 1500;  // read number 1501 ends gap 1500
+  };
+  CHECK_FALSE(run_sampler_loop(shared, state, 1000, script.ticks.back(), stop, std::ref(script), on_cpu));
+  CHECK(script.reads == 1501);
+  CHECK(cpu_checks == 2);  // the check after gap 1024 and the long gap
+  HistogramSnapshot snapshot;
+  shared.histogram.snapshot(snapshot);
+  CHECK(snapshot.total() == 1499);
+  CHECK(state.samples == 1499);
+  CHECK(state.sampled_ticks == 1499 * 7);
+  CHECK(shared.samples.load() == 1499);  // published on the way out, though between two checks
+  CHECK(shared.sampled_ticks.load() == 1499 * 7);
+  CHECK(shared.interruption_count.load() == 0);
+  CHECK(shared.max_gap.load() == 7);
+}
+
+TEST_CASE("scripted migration seen at a check: the span ends there, with what it measured", "[sampler]") {
+  // A threshold too high for the migration's gap: the check after gap 2048 finds the thread gone.
+  ScriptedTicks script = steps_with_one_long_gap(3 * kSamplerCheckEvery, 2000, 50'000);
+  SamplerShared shared(16, 1'000'000, 8);
+  SamplerWriterState state;
+  std::atomic<bool> stop{false};
+  const auto on_cpu = [&] { return script.reads <= 2000; };
+  CHECK_FALSE(run_sampler_loop(shared, state, 1'000'000, script.ticks.back(), stop, std::ref(script), on_cpu));
+  CHECK(script.reads == 2 * kSamplerCheckEvery + 1);
+  CHECK(state.samples == 2 * kSamplerCheckEvery);
+  CHECK(shared.samples.load() == 2 * kSamplerCheckEvery);
+  CHECK(shared.max_gap.load() == 50'000);
 }
 
 TEST_CASE("window max: the writer's fast path keeps the slot's exact max, and a new slot starts clean",

@@ -111,3 +111,42 @@ TEST_CASE("a sampler is alive from the start barrier on", "[sampler_worker]") {
   CHECK(worker.alive(read_ticks(default_tick_method())));
   worker.stop();
 }
+
+TEST_CASE("a sampler moved off its CPU stops sampling there and pins itself back",
+          "[sampler_worker][concurrency]") {
+  const std::vector<int> cpus = current_affinity();
+  if (cpus.size() < 2) {
+    WARN("skipped: this process may run on only " << cpus.size() << " CPU(s); moving a sampler needs two");
+    return;
+  }
+  const int cpu = cpus.back();
+  const TickScale scale(counter_frequency(default_tick_method(), 50ms).hertz);
+  SamplerWorker worker(continuous_on(cpu, scale));
+  worker.start();
+  worker.wait_ready();
+  worker.release();
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  const auto wait_for = [&](auto done) {
+    while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    return done();
+  };
+  REQUIRE(wait_for([&] { return worker.shared()->samples.load() > 0; }));
+  // What an administrator's taskset, or the kernel taking the CPU offline, does to the thread.
+  cpu_set_t elsewhere;
+  CPU_ZERO(&elsewhere);
+  CPU_SET(cpus.front(), &elsewhere);
+  REQUIRE(sched_setaffinity(worker.startup().tid, sizeof(elsewhere), &elsewhere) == 0);
+  REQUIRE(wait_for([&] { return worker.cpu_losses() == 1 && !worker.off_cpu(); }));
+  cpu_set_t now_allowed;
+  REQUIRE(sched_getaffinity(worker.startup().tid, sizeof(now_allowed), &now_allowed) == 0);
+  CHECK(CPU_COUNT(&now_allowed) == 1);
+  CHECK(CPU_ISSET(cpu, &now_allowed));
+  // It samples again, and a task it runs for a probe runs on its CPU.
+  const std::uint64_t samples = worker.shared()->samples.load();
+  CHECK(wait_for([&] { return worker.shared()->samples.load() > samples; }));
+  int ran_on = -1;
+  worker.run_paused([&] { ran_on = sched_getcpu(); }).get();
+  CHECK(ran_on == cpu);
+  CHECK(worker.alive(read_ticks(default_tick_method())));
+  worker.stop();
+}
