@@ -278,6 +278,15 @@ std::vector<std::pair<std::string, std::string>> fingerprint_fields(const Finger
           {"cpu_model", fp.cpu_model}};
 }
 
+Fingerprint keep_unread_fields(const Fingerprint& known, Fingerprint now) {
+  for (std::string Fingerprint::*field :
+       {&Fingerprint::kernel, &Fingerprint::cmdline, &Fingerprint::microcode, &Fingerprint::bios_vendor,
+        &Fingerprint::bios_version, &Fingerprint::bios_date, &Fingerprint::cpu_model}) {
+    if ((now.*field).empty()) now.*field = known.*field;
+  }
+  return now;
+}
+
 std::vector<std::string> fingerprint_changes(const Fingerprint& before, const Fingerprint& after) {
   const auto old_fields = fingerprint_fields(before);
   const auto new_fields = fingerprint_fields(after);

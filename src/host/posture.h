@@ -103,4 +103,8 @@ std::vector<std::pair<std::string, std::string>> fingerprint_fields(const Finger
 // `kernel: "6.1.0-9-amd64" -> "6.1.0-10-amd64"`.
 std::vector<std::string> fingerprint_changes(const Fingerprint& before, const Fingerprint& after);
 
+// `now` with each field it could not read (empty: its file missing or unparsable this time) taken
+// from `known`: a file that vanishes is a problem to report, not a change of the machine.
+Fingerprint keep_unread_fields(const Fingerprint& known, Fingerprint now);
+
 }  // namespace jitterd

@@ -1,6 +1,7 @@
 #include "probes/posture_probe.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
@@ -207,8 +208,20 @@ std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vect
   return out;
 }
 
+namespace {
+// The lines of `now` not in `before`; both sorted.
+std::string lines_not_in(const std::vector<std::string>& now, const std::vector<std::string>& before) {
+  std::vector<std::string> added;
+  std::set_difference(now.begin(), now.end(), before.begin(), before.end(), std::back_inserter(added));
+  std::string text;
+  for (const std::string& line : added) text += (text.empty() ? "" : "; ") + line;
+  return text;
+}
+}  // namespace
+
 ProbeResult PostureProbe::run(ProbeContext& context) {
-  const Posture posture = read_posture(context.host);
+  Posture posture = read_posture(context.host);
+  if (fingerprint_) posture.fingerprint = keep_unread_fields(*fingerprint_, std::move(posture.fingerprint));
   std::vector<int> sampled = context.sampled;
   std::sort(sampled.begin(), sampled.end());
   // Busy shares since the previous run (none on the first): the smt check judges siblings by them.
@@ -256,6 +269,14 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
   }
   result.tables.push_back(std::move(table));
   result.notes = posture.problems;
+  // Files that vanish or come back mid-run are logged when it happens, not at every run.
+  std::vector<std::string> problems = posture.problems;
+  std::sort(problems.begin(), problems.end());
+  if (const std::string lost = lines_not_in(problems, problems_); !lost.empty())
+    result.warnings.push_back("posture files unreadable: " + lost);
+  if (const std::string back = lines_not_in(problems_, problems); !back.empty())
+    result.warnings.push_back("posture files readable again (were: " + back + ")");
+  problems_ = std::move(problems);
   return result;
 }
 

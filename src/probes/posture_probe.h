@@ -44,6 +44,7 @@ class PostureProbe : public Probe {
   std::optional<Fingerprint> fingerprint_;  // as last seen
   double fingerprint_since_ = 0;            // unix time it was first seen
   std::uint64_t fingerprint_changes_ = 0;
+  std::vector<std::string> problems_;  // unreadable files at the previous run, as logged
   std::map<int, CpuTimes> cpu_times_;  // /proc/stat at the previous run, for busy shares
 };
 

@@ -141,6 +141,24 @@ TEST_CASE("fingerprint fields keep their order and changes name the field", "[po
         Strings{"kernel", "cmdline", "microcode", "bios_vendor", "bios_version", "bios_date", "cpu_model"});
 }
 
+TEST_CASE("a fingerprint field whose file vanished keeps its known value and is no change", "[posture]") {
+  const Fingerprint known{"6.1.0-9-amd64",
+                          "quiet isolcpus=2-7",
+                          "0x2007006",
+                          "Dell Inc.",
+                          "2.17.1",
+                          "11/03/2022",
+                          "Intel(R) Xeon(R) Gold 5122 CPU @ 3.60GHz"};
+  Fingerprint now = known;
+  now.cmdline.clear();  // /proc/cmdline unreadable this time
+  now.bios_date.clear();
+  now.kernel = "6.1.0-10-amd64";  // a real change read at the same time
+  const Fingerprint seen = jitterd::keep_unread_fields(known, now);
+  CHECK(seen.cmdline == known.cmdline);
+  CHECK(seen.bios_date == known.bios_date);
+  CHECK(jitterd::fingerprint_changes(known, seen) == Strings{"kernel: \"6.1.0-9-amd64\" -> \"6.1.0-10-amd64\""});
+}
+
 TEST_CASE("a tuned two-socket server: isolation asked for and done", "[posture]") {
   const Posture posture = read_posture(fixture_reader("tuned_server"));
   CHECK(posture.problems == Strings{});
