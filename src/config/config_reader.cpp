@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include "host/text.h"
 
@@ -130,12 +133,53 @@ std::string beyond_limits(const YAML::Node& node, int depth, std::size_t& values
   return "";
 }
 
+// Where each document starts, and nothing else: the parse that counts documents.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// The starts of the first two documents of `text` at most. yaml-cpp 0.7 (Debian 12's) cannot get
+// past a document that starts with a token it has no rule for (a ',' before a mapping, found by
+// fuzzing): HandleNextDocument reports the same empty document at the same place again and
+// again, so YAML::LoadAll loops, allocating until the OOM killer comes (jbeder/yaml-cpp#1040,
+// fixed upstream by #1319), and YAML::Load takes the file for an empty one. Two calls at most
+// keep this bounded; a second document starting where the first did means the parser is stuck.
+std::vector<YAML::Mark> first_document_starts(const std::string& text) {
+  std::istringstream input(text);
+  YAML::Parser parser(input);
+  DocumentStarts handler;
+  for (int i = 0; i < 2 && parser.HandleNextDocument(handler); ++i) {
+  }
+  return handler.starts;
+}
+
 }  // namespace
 
 std::optional<YAML::Node> ConfigReader::load(const std::string& text) {
   std::vector<YAML::Node> documents;
   try {
-    documents = YAML::LoadAll(text);
+    const std::vector<YAML::Mark> starts = first_document_starts(text);
+    if (starts.size() == 2 && starts[1].pos <= starts[0].pos) {
+      fail("", to_source_mark(starts[0]), "YAML syntax error: the parser cannot read past what starts here");
+      return std::nullopt;
+    }
+    if (starts.size() == 2) {
+      fail("", to_source_mark(starts[1]), "the file must hold one YAML document, got more than one");
+      return std::nullopt;
+    }
+    if (!starts.empty()) documents.push_back(YAML::Load(text));
   } catch (const YAML::DeepRecursion& error) {
     fail("", to_source_mark(error.mark),
          "nested more than " + std::to_string(kMaxConfigDepth) + " levels deep (YAML parser gave up at " +
@@ -145,9 +189,6 @@ std::optional<YAML::Node> ConfigReader::load(const std::string& text) {
     fail("", to_source_mark(error.mark), "YAML syntax error: " + printable(error.msg));
     return std::nullopt;
   }
-  if (documents.size() > 1)
-    fail("", to_source_mark(documents[1].Mark()),
-         "the file must hold one YAML document, got " + std::to_string(documents.size()));
   if (documents.empty()) return YAML::Node();
   std::size_t values = 0;
   SourceMark where;

@@ -140,6 +140,9 @@ std::map<int, double> busy_shares(const std::map<int, CpuTimes>& before, const s
   for (const auto& [cpu, now] : after) {
     const auto then = before.find(cpu);
     if (then == before.end() || now.total <= then->second.total || now.busy < then->second.busy) continue;
+    // Idle time that went backwards (iowait may, proc(5) says; fuzzing found the case) makes
+    // the busy delta exceed the total one: no share for this interval rather than one above 1.
+    if (now.total - now.busy < then->second.total - then->second.busy) continue;
     out[cpu] =
         static_cast<double>(now.busy - then->second.busy) / static_cast<double>(now.total - then->second.total);
   }

@@ -421,4 +421,7 @@ TEST_CASE("parse_proc_stat: per-cpu busy and total ticks; busy_shares between tw
   REQUIRE(shares.size() == 2);
   CHECK(shares.at(0) == Approx(0.0));
   CHECK(shares.at(1) == Approx(0.70));
+  // iowait (the fifth field) went backwards by more than busy grew: no share, not one above 1.
+  const auto backwards = jitterd::parse_proc_stat("cpu0 180 0 50 800 0 0 0 0 0 0\n");
+  CHECK(jitterd::busy_shares(before, backwards).empty());
 }
