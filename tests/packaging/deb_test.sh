@@ -87,7 +87,8 @@ build_and_check() {
     # Depends comes from the shared libraries: for each library the binary links directly
     # (NEEDED), the package its shlibs entry names (or, without one, the package that ships it)
     # must be in Depends.
-    local depends lib path pkg name soversion
+    local depends lib path pkg name soversion candidate shlibs multiarch
+    multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
     depends=$(dpkg-deb -f "$deb" Depends)
     echo "Depends: $depends"
     local -a names
@@ -101,7 +102,17 @@ build_and_check() {
         [[ -n $path ]] || { fail "ldd does not resolve $lib"; continue; }
         name=${lib%%.so*}
         soversion=${lib#*.so.}
-        pkg=$(awk -v n="$name" -v v="$soversion" '$1 == n && $2 == v && $3 !~ /:/ && !p {p = $3} END {print p}' /var/lib/dpkg/info/*.shlibs)
+        # The shlibs entry of the package that ships this library for the native architecture:
+        # with multilib installed, lib32stdc++6 declares libstdc++ 6 too. An entry may name a
+        # virtual package (libspdlog1.10-fmt9), so the owner is the package the file belongs to.
+        pkg=
+        while read -r candidate shlibs; do
+            if grep -qs "/$multiarch/$lib\$" "${shlibs%.shlibs}.list"; then
+                pkg=$candidate
+                break
+            fi
+        done < <(awk -v n="$name" -v v="$soversion" '$1 == n && $2 == v && $3 !~ /:/ {print $3, FILENAME}' \
+            /var/lib/dpkg/info/*.shlibs)
         [[ -n $pkg ]] || pkg=$(dpkg -S "$(realpath -- "$path")" 2>/dev/null | head -1 | cut -d: -f1) || true
         [[ -n $pkg ]] || { fail "$lib ($path): no package owns it"; continue; }
         [[ " ${names[*]} " == *" $pkg "* ]] || fail "Depends lacks $pkg, which provides $lib"
