@@ -12,6 +12,9 @@
 #   bash packaging/dev.sh deps-package    install the packaging tools (debhelper, lintian, rpm, debootstrap)
 #   bash packaging/dev.sh deb [OUTDIR]    build the Debian package into OUTDIR (build/packages)
 #   bash packaging/dev.sh rpm [OUTDIR]    build the RPM into OUTDIR (build/packages)
+#   bash packaging/dev.sh fuzz [SECONDS] [TARGET...]
+#                                         libFuzzer targets (clang-14, ASan+UBSan) in build-fuzz,
+#                                         each run SECONDS (10) over its corpus; all without TARGET
 #   bash packaging/dev.sh format          rewrite src/ and tests/ C++ files with clang-format-14
 #   bash packaging/dev.sh format-check    list the files that format would change; fail if any
 #
@@ -41,6 +44,10 @@ readonly cross_packages=(g++-aarch64-linux-gnu qemu-user)
 # Building and checking the packages (dev.sh deb, dev.sh rpm, the package tests): git lists the
 # files a package is built from, python3-venv holds kubernetes-validate for the Helm chart test.
 readonly package_packages=(debhelper dpkg-dev lintian rpm debootstrap git python3-venv)
+# libFuzzer: clang and its runtime libraries; the targets of tests/fuzz/CMakeLists.txt.
+readonly fuzz_packages=(clang-14 libclang-rt-14-dev)
+readonly fuzz_targets=(config duration cpu_list proc_interrupts proc_stat cpuinfo kernel_cmdline trace_format
+    web_config)
 # The style is .clang-format at the top; one clang-format version, so all agree on the output.
 readonly clang_format=clang-format-14
 jobs=$(nproc)
@@ -224,7 +231,8 @@ cmd_sanitize() {
     cmd_build build-asan -DCMAKE_BUILD_TYPE=Debug -DJITTERD_SANITIZE=address,undefined
     run_ctest build-asan
 
-    cmd_build build-tsan -DJITTERD_SANITIZE=thread
+    # The TSan pass runs the unit tests tagged [concurrency]: only their binary is built.
+    JITTERD_BUILD_TARGETS=jitterd_unit_tests cmd_build build-tsan -DJITTERD_SANITIZE=thread
     # GCC 12's TSan cannot map its shadow memory with more than 28 bits of mmap
     # randomisation (newer kernels); run without address randomisation there.
     local -a no_aslr=()
@@ -235,6 +243,40 @@ cmd_sanitize() {
     say "test build-tsan: ctest -L concurrency"
     "${no_aslr[@]}" ctest --test-dir build-tsan --output-on-failure --no-tests=error \
         --parallel "$jobs" -L concurrency
+}
+
+# Each target over the committed seeds (tests/fuzz/corpus/NAME) plus what earlier runs found
+# (build-fuzz/corpus/NAME). A crash, a sanitizer report, a 10 s input or 2 GiB of memory fails
+# the run; the input is kept in build-fuzz/artifacts/ (reproduce: build-fuzz/tests/fuzz/fuzz_NAME FILE).
+cmd_fuzz() {
+    cmd_deps
+    apt_install "${fuzz_packages[@]}"
+    local seconds=${1:-10}
+    (($# > 0)) && shift
+    [[ $seconds =~ ^[0-9]+$ ]] || die "fuzz: SECONDS must be a whole number, got '$seconds'"
+    local -a targets=("$@")
+    ((${#targets[@]} > 0)) || targets=("${fuzz_targets[@]}")
+    CC=clang-14 CXX=clang++-14 JITTERD_BUILD_TARGETS=fuzz_all cmd_build build-fuzz \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITTERD_FUZZ=ON -DJITTERD_SANITIZE=address,undefined
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+    mkdir -p build-fuzz/artifacts
+    local target failed=()
+    for target in "${targets[@]}"; do
+        local binary=build-fuzz/tests/fuzz/fuzz_$target log=build-fuzz/fuzz_$target.log
+        [[ -x $binary ]] || die "fuzz: no target '$target' (known: ${fuzz_targets[*]})"
+        mkdir -p "build-fuzz/corpus/$target"
+        if "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+            -artifact_prefix="build-fuzz/artifacts/$target-" "build-fuzz/corpus/$target" \
+            "tests/fuzz/corpus/$target" >"$log" 2>&1; then
+            say "fuzz $target: $(awk '/stat::number_of_executed_units/ {runs = $2} /stat::peak_rss_mb/ {rss = $2}
+                END {printf "%d runs in '"$seconds"' s, peak RSS %d MB, ", runs, rss}' "$log")$(grep -o 'cov: [0-9]*' "$log" | tail -1), no failure"
+        else
+            failed+=("$target")
+            tail -n 40 "$log"
+        fi
+    done
+    ((${#failed[@]} == 0)) || die "fuzz: ${failed[*]} failed; the inputs are in build-fuzz/artifacts/"
 }
 
 cmd_cross() {
@@ -305,6 +347,7 @@ main() {
         deps-package) cmd_deps_package "$@" ;;
         deb) cmd_deb "$@" ;;
         rpm) cmd_rpm "$@" ;;
+        fuzz) cmd_fuzz "$@" ;;
         format) cmd_format "$@" ;;
         format-check) cmd_format_check "$@" ;;
         -h | --help | help) usage ;;

@@ -45,7 +45,7 @@ struct CpuidRegisters {
 };
 
 std::optional<CpuidRegisters> cpuid(unsigned leaf) {
-  if (__get_cpuid_max(0, nullptr) < leaf) return std::nullopt;
+  if (static_cast<unsigned>(__get_cpuid_max(0, nullptr)) < leaf) return std::nullopt;
   CpuidRegisters r;
   if (!__get_cpuid_count(leaf, 0, &r.eax, &r.ebx, &r.ecx, &r.edx)) return std::nullopt;
   return r;

@@ -1,0 +1,16 @@
+// /proc/stat and a thread's /proc/<pid>/task/<tid>/status: any text parses to what it holds;
+// busy shares between two readings stay within [0, 1].
+#include "fuzz_input.h"
+#include "host/posture_parse.h"
+#include "host/thread_stats.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace jitterd;
+  const std::string_view text = fuzz::as_text(data, size);
+  // The first half as the earlier reading, the whole as the later one.
+  const auto before = parse_proc_stat(text.substr(0, text.size() / 2));
+  const auto after = parse_proc_stat(text);
+  for (const auto& [cpu, share] : busy_shares(before, after)) fuzz::require(share >= 0.0 && share <= 1.0);
+  static_cast<void>(parse_context_switches(text));
+  return 0;
+}
