@@ -229,8 +229,15 @@ expect:
   smt_siblings_idle: true
 )");
   CHECK(config.probes.posture.expect ==
-        PostureExpectations{std::vector<int>{2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15}, std::vector<int>{},
-                            "performance", "tsc", true, 10us, true});
+        PostureExpectations{std::vector<int>{2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15},
+                            std::vector<int>{},
+                            "performance",
+                            "tsc",
+                            true,
+                            10us,
+                            true,
+                            false,
+                            {}});
   CHECK(parse("expect: {isolated: \"\"}").probes.posture.expect.isolated == std::vector<int>{});
   CHECK(parse("expect: {nohz_full: [3, 1]}").probes.posture.expect.nohz_full == std::vector<int>{1, 3});
   CHECK(PostureExpectations{} == parse("expect: {}").probes.posture.expect);
@@ -394,7 +401,7 @@ TEST_CASE("error text omits what is unknown", "[config]") {
 
 TEST_CASE("a message stays on one line whatever the file holds", "[config]") {
   CHECK(first_error("? |\n  two\n  lines\n: 1\n") ==
-        "test.yaml:1:3: two\\nlines\\n: unknown key (allowed: cpus, sampler, web, log, "
+        "test.yaml:1:3: two\\nlines\\n: unknown key (allowed: cpus, cpus_per_core, sampler, web, log, "
         "probes, expect)");
   CHECK(first_error("log: {level: \"in\\tfo\"}") ==
         "test.yaml:1:14: log.level: must be one of trace, debug, info, warn, error, critical, off, "

@@ -34,7 +34,7 @@ Posture quiet_machine() {
   p.sysctls.nmi_watchdog = "0";
   p.sysctls.stat_interval = "10";
   p.workqueue_cpus = std::vector<int>{0, 1};
-  p.irqs = {{24, "eth0-rx-0", {0}, true}, {25, "eth0-rx-1", {1}, true}, {30, "", {2}, true}};
+  p.irqs = {{24, "eth0-rx-0", {0}, true, {}}, {25, "eth0-rx-1", {1}, true, {}}, {30, "", {2}, true, {}}};
   return p;
 }
 
@@ -62,7 +62,7 @@ TEST_CASE("posture checks: a machine tuned by the book passes every line", "[pos
 TEST_CASE("posture checks: each rule of thumb WARNs per sampled cpu with its reason", "[posture_checks]") {
   Posture p = quiet_machine();
   p.isolated = {2};
-  p.irqs.push_back({45, "mlx5_comp3", {3}, true});
+  p.irqs.push_back({45, "mlx5_comp3", {3}, true, {}});
   p.cpufreq[3].governor = "powersave";
   p.cpuidle[3].states[2].enabled = true;
   p.smt.thread_siblings[3] = {1, 3};
