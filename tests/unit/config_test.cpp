@@ -251,6 +251,34 @@ expect:
         "test.yaml:1:28: expect.max_exit_latency: must be 0s..10ms, got 1s");
 }
 
+TEST_CASE("expect: no_device_irqs true, false or fired, and irq_exempt patterns", "[config]") {
+  const PostureExpectations fired =
+      parse("expect: {no_device_irqs: fired, irq_exempt: [\"nvme*\", ahci]}").probes.posture.expect;
+  CHECK(fired.no_device_irqs);
+  CHECK(fired.device_irqs_fired_only);
+  CHECK(fired.irq_exempt == std::vector<std::string>{"nvme*", "ahci"});
+  const PostureExpectations affinity = parse("expect: {no_device_irqs: true}").probes.posture.expect;
+  CHECK((affinity.no_device_irqs && !affinity.device_irqs_fired_only));
+  CHECK_FALSE(parse("expect: {no_device_irqs: false}").probes.posture.expect.no_device_irqs);
+  CHECK(first_error("expect: {no_device_irqs: sometimes}") ==
+        "test.yaml:1:26: expect.no_device_irqs: must be true, false or fired, got sometimes");
+  CHECK(first_error("expect: {no_device_irqs: \"fired\"}") ==
+        "test.yaml:1:26: expect.no_device_irqs: must be true, false or fired, got \"fired\"");
+  CHECK(first_error("expect: {irq_exempt: nvme*}") ==
+        "test.yaml:1:22: expect.irq_exempt: must be a sequence of 1..64 IRQ name patterns (fnmatch, e.g. "
+        "\"nvme*\"), got nvme*");
+  CHECK(first_error("expect: {irq_exempt: [\"\"]}") ==
+        "test.yaml:1:23: expect.irq_exempt[0]: must be an IRQ name pattern of 1..128 printable characters, got "
+        "\"\"");
+}
+
+TEST_CASE("cpus_per_core: one (the default) or all", "[config]") {
+  CHECK_FALSE(parse("").cpus.all_threads_per_core);
+  CHECK(parse("cpus_per_core: all").cpus.all_threads_per_core);
+  CHECK_FALSE(parse("cpus_per_core: one").cpus.all_threads_per_core);
+  CHECK(first_error("cpus_per_core: 2") == "test.yaml:1:16: cpus_per_core: must be one of one, all, got 2");
+}
+
 TEST_CASE("posture and attribution probes: interval, enabled, tracepoints", "[config]") {
   const Config config =
       parse("probes: {posture: {interval: 30s}, attribution: {enabled: false, tracepoints: false}}");

@@ -259,3 +259,168 @@ TEST_CASE("smt and rcu_nocbs: one line per sampled cpu on wide cores, and 'canno
   REQUIRE(rcu.size() == 1);
   CHECK(rcu[0].reason == "cannot check: rcu_nocbs=all is not a plain cpu list");
 }
+
+namespace {
+
+// The tuned NVMe server as `report posture` sees it: sampled 2-7 (one thread per core), its
+// runbook's expectations, and the device IRQs that fired over one second: the fixture's
+// /proc/interrupts against itself with `bump` added (irq -> cpu -> count).
+struct TunedNvme {
+  Posture posture = read_posture(jitterd::testing::fixture_reader("tuned_nvme"));
+  std::vector<int> sampled{2, 3, 4, 5, 6, 7};
+  PostureExpectations expect;
+  TunedNvme() {
+    expect.no_device_irqs = true;
+    expect.smt_siblings_idle = true;
+  }
+  IrqFiring fired(const std::map<int, std::map<int, std::uint64_t>>& bump) const {
+    const std::string text = jitterd::testing::fixture_reader("tuned_nvme").read_proc("interrupts").value_or("");
+    const InterruptTable before = parse_proc_interrupts(text);
+    InterruptTable after = before;
+    for (InterruptRow& row : after.rows) {
+      for (const auto& [irq, by_cpu] : bump) {
+        if (row.source != std::to_string(irq)) continue;
+        for (const auto& [cpu, count] : by_cpu)
+          row.counts[static_cast<std::size_t>(*cpu_column(after, cpu))] += count;
+      }
+    }
+    return IrqFiring{numbered_irq_deltas(before, after), 1.0};
+  }
+  std::vector<PostureCheck> irq_lines(const std::optional<IrqFiring>& firing) const {
+    return lines_of(check_posture(posture, sampled, expect, {}, firing), "device_irqs");
+  }
+};
+
+std::size_t fails(const std::vector<PostureCheck>& checks) {
+  return static_cast<std::size_t>(std::count_if(
+      checks.begin(), checks.end(), [](const PostureCheck& c) { return c.status == CheckStatus::fail; }));
+}
+
+}  // namespace
+
+TEST_CASE("device_irqs: quiet managed NVMe queues on sampled cpus pass, named as managed", "[posture_checks]") {
+  const TunedNvme machine;
+  const auto checks = check_posture(machine.posture, machine.sampled, machine.expect, {}, machine.fired({}));
+  CHECK(overall_status(checks) == CheckStatus::pass);
+  const auto irqs = lines_of(checks, "device_irqs");
+  REQUIRE(irqs.size() == 1);
+  CHECK(
+      irqs[0].reason ==
+      "no unmanaged device IRQ may fire on a sampled cpu; managed by the kernel, quiet over the last 1.0 s "
+      "(nvme queue-name heuristic: debugfs irq/irqs unreadable): irq 52 nvme0q2 (cpu 2), irq 53 nvme0q3 (cpu 3), "
+      "irq 54 nvme0q4 (cpu 4), irq 55 nvme0q5 (cpu 5), irq 56 nvme0q6 (cpu 6), irq 57 nvme0q7 (cpu 7)");
+}
+
+TEST_CASE("device_irqs: a NIC queue that fires on a sampled cpu is one FAIL with its fix", "[posture_checks]") {
+  TunedNvme machine;
+  // mlx5_comp3 (irq 45) was moved onto cpu 4 and took 1200 interrupts there.
+  for (IrqAffinity& irq : machine.posture.irqs)
+    if (irq.irq == 45) irq.cpus = {4};
+  const auto checks =
+      check_posture(machine.posture, machine.sampled, machine.expect, {}, machine.fired({{45, {{4, 1200}}}}));
+  CHECK(fails(checks) == 1);
+  const auto irqs = lines_of(checks, "device_irqs");
+  REQUIRE(irqs.size() == 2);  // the FAIL, and the managed queues' PASS line
+  CHECK(irqs[0].cpu == 4);
+  CHECK(irqs[0].status == CheckStatus::fail);
+  CHECK(irqs[0].reason ==
+        "1 device IRQ(s) fired on cpu 4 over the last 1.0 s: irq 45 mlx5_comp3@pci:0000:3b:00.0 (1200 times)");
+  CHECK(irqs[0].fix.at(0) == "echo 0-1,8-9 > /proc/irq/45/smp_affinity_list");
+  CHECK(irqs[1].status == CheckStatus::pass);
+  // Without the expectation it is a WARN; exempt by name, it is not judged.
+  machine.expect.no_device_irqs = false;
+  CHECK(machine.irq_lines(machine.fired({{45, {{4, 1200}}}}))[0].status == CheckStatus::warn);
+  machine.expect.no_device_irqs = true;
+  machine.expect.irq_exempt = {"mlx5_*"};
+  const auto exempt = machine.irq_lines(machine.fired({{45, {{4, 1200}}}}));
+  REQUIRE(exempt.size() == 1);
+  CHECK(exempt[0].status == CheckStatus::pass);
+  CHECK_THAT(exempt[0].reason,
+             Catch::EndsWith("; exempt by expect.irq_exempt: irq 45 mlx5_comp3@pci:0000:3b:00.0 (cpu 4)"));
+}
+
+TEST_CASE("device_irqs: a managed queue that fired FAILs too; its fix cannot be an echo", "[posture_checks]") {
+  const TunedNvme machine;
+  const auto irqs = machine.irq_lines(machine.fired({{53, {{3, 40}}}}));
+  REQUIRE(irqs.size() == 2);
+  CHECK(irqs[0].cpu == 3);
+  CHECK(irqs[0].status == CheckStatus::fail);
+  CHECK(irqs[0].reason ==
+        "1 device IRQ(s) fired on cpu 3 over the last 1.0 s: irq 53 nvme0q3 (40 times, managed)");
+  REQUIRE(irqs[0].fix.size() == 1);
+  CHECK_THAT(irqs[0].fix[0], Catch::StartsWith("# irq 53 nvme0q3 is kernel-managed"));
+}
+
+TEST_CASE("device_irqs: fired judges firing only; may-fire alone passes, unmeasured says so", "[posture_checks]") {
+  TunedNvme machine;
+  for (IrqAffinity& irq : machine.posture.irqs)
+    if (irq.irq == 45) irq.cpus = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};  // may fire on 2-7, quiet
+  CHECK(fails(machine.irq_lines(machine.fired({}))) == 6);         // true: affinity is judged
+  machine.expect.device_irqs_fired_only = true;
+  const auto quiet = machine.irq_lines(machine.fired({}));
+  REQUIRE(quiet.size() == 1);
+  CHECK(quiet[0].status == CheckStatus::pass);
+  CHECK_THAT(quiet[0].reason, Catch::StartsWith("no device IRQ fired on a sampled cpu over the last 1.0 s"));
+  CHECK(fails(machine.irq_lines(machine.fired({{45, {{6, 3}}}}))) == 1);
+  const auto unmeasured = machine.irq_lines(std::nullopt);
+  REQUIRE(unmeasured.size() == 2);
+  CHECK(unmeasured[0].status == CheckStatus::warn);
+  CHECK_THAT(unmeasured[0].reason, Catch::StartsWith("cannot check yet"));
+}
+
+TEST_CASE("irq_name_matches: fnmatch patterns against the name and each action of a shared IRQ",
+          "[posture_checks]") {
+  CHECK(irq_name_matches("nvme0q3", {"nvme*"}));
+  CHECK_FALSE(irq_name_matches("nvme0q3", {"mlx5*"}));
+  CHECK_FALSE(irq_name_matches("nvme0q3", {}));
+  CHECK(irq_name_matches("idma64.0, i801_smbus", {"i801_*"}));
+  CHECK(irq_name_matches("idma64.0, i801_smbus", {"idma64.?"}));
+  CHECK(irq_name_matches("eth0-rx-[1]", {"eth0-rx-\\[1\\]"}));
+}
+
+TEST_CASE("smt: a sampled sibling is a plan note, not a WARN", "[posture_checks]") {
+  Posture p = quiet_machine();
+  p.smt.thread_siblings[2] = {2, 3};
+  p.smt.thread_siblings[3] = {2, 3};
+  const auto smt = lines_of(check_posture(p, {2, 3}, {}, {{2, 1.0}, {3, 1.0}}), "smt");
+  REQUIRE(smt.size() == 1);
+  CHECK(smt[0].status == CheckStatus::pass);
+  CHECK(
+      smt_plan_notes(p, {2, 3}) ==
+      std::vector<std::string>{"cpus 2-3 share one core and are all sampled: their spinning samplers compete for "
+                               "its pipeline, so each one's numbers include the others (cpus_per_core: one with "
+                               "cpus: auto, or a cpus list with one thread per core, leaves the siblings idle)"});
+  CHECK(smt_plan_notes(p, {2}).empty());
+}
+
+TEST_CASE("every WARN and FAIL carries a fix; PASS lines none", "[posture_checks]") {
+  Posture p = quiet_machine();
+  p.isolated = {2};
+  p.irqs.push_back({45, "mlx5_comp3", {3}, true, {}});
+  p.cpufreq[3].governor = "powersave";
+  p.cpuidle[3].states[2].enabled = true;
+  p.thp.enabled = "always";
+  p.sysctls.nmi_watchdog = "1";
+  p.sysctls.stat_interval = "1";
+  p.workqueue_cpus = std::vector<int>{0, 1, 2, 3, 40};
+  p.clocksource->current = "hpet";
+  for (const PostureCheck& c : check_posture(p, {2, 3}, {})) {
+    INFO(c.check << ": " << c.reason);
+    CHECK(c.fix.empty() == (c.status == CheckStatus::pass));
+  }
+  const auto checks = check_posture(p, {2, 3}, {});
+  const auto fix_of = [&](const std::string& check) { return lines_of(checks, check).at(0).fix; };
+  CHECK(
+      fix_of("isolated").at(0) ==
+      "# kernel command line: set isolcpus=managed_irq,domain,2-3 (GRUB_CMDLINE_LINUX in /etc/default/grub, then "
+      "update-grub and reboot)");
+  CHECK(fix_of("device_irqs").at(0) == "echo 0-1 > /proc/irq/45/smp_affinity_list");
+  CHECK(fix_of("governor").at(0) == "cpupower -c 3 frequency-set -g performance");
+  CHECK(fix_of("cstates").at(0) == "cpupower -c 3 idle-set -D 10");
+  CHECK(fix_of("workqueue").at(0) == "echo 100,00000003 > /sys/devices/virtual/workqueue/cpumask");
+  CHECK(fix_of("clocksource").at(0) ==
+        "echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource");
+  CHECK(fix_of("thp").at(0) == "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled");
+  CHECK(fix_of("nmi_watchdog").at(0) == "sysctl -w kernel.nmi_watchdog=0");
+  CHECK(fix_of("stat_interval").at(0) == "sysctl -w vm.stat_interval=10");
+}
