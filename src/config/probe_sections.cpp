@@ -283,9 +283,12 @@ void read_no_device_irqs(ConfigReader& r, const Entry& entry, PostureExpectation
   r.expect(entry, "true, false or fired");
 }
 
-// fnmatch(3) patterns of IRQ names: 1..64 non-empty strings of at most 128 printable characters.
-void read_irq_exempt(ConfigReader& r, const Entry& entry, PostureExpectations& expect) {
-  const std::string allowed = "a sequence of 1..64 IRQ name patterns (fnmatch, e.g. \"nvme*\")";
+// fnmatch(3) patterns of IRQ or task names: 1..64 non-empty strings of at most 128 printable
+// characters.
+void read_name_patterns(ConfigReader& r, const Entry& entry, const std::string& what,
+                        std::vector<std::string>& target) {
+  const std::string allowed = "a sequence of 1..64 " + what + " patterns (fnmatch, e.g. \"" +
+                              (what == "IRQ name" ? "nvme*" : "trader*") + "\")";
   if (!entry.value.IsSequence() || entry.value.size() == 0 || entry.value.size() > 64) {
     r.expect(entry, allowed);
     return;
@@ -294,7 +297,8 @@ void read_irq_exempt(ConfigReader& r, const Entry& entry, PostureExpectations& e
   bool valid = true;
   for (const YAML::Node& node : entry.value) {
     const Entry item{entry.key + "[" + std::to_string(patterns.size()) + "]", node, mark_of(node, entry.mark)};
-    const std::string pattern_rule = "an IRQ name pattern of 1..128 printable characters";
+    const std::string pattern_rule =
+        std::string(what == "IRQ name" ? "an " : "a ") + what + " pattern of 1..128 printable characters";
     std::optional<std::string> text = r.scalar(item, pattern_rule);
     const bool printable = text && !text->empty() && text->size() <= 128 &&
                            std::all_of(text->begin(), text->end(), [](char c) { return c >= 0x20 && c < 0x7f; });
@@ -302,7 +306,7 @@ void read_irq_exempt(ConfigReader& r, const Entry& entry, PostureExpectations& e
     valid = valid && printable;
     patterns.push_back(text.value_or(""));
   }
-  if (valid) expect.irq_exempt = std::move(patterns);
+  if (valid) target = std::move(patterns);
 }
 
 }  // namespace
@@ -326,7 +330,10 @@ void read_expect_section(ConfigReader& r, const Entry& section, PostureExpectati
        {"governor", [&](const Entry& e) { assign(expect.governor, name_word(r, e, "a cpufreq governor name")); }},
        {"clocksource", [&](const Entry& e) { assign(expect.clocksource, name_word(r, e, "a clocksource name")); }},
        {"no_device_irqs", [&](const Entry& e) { read_no_device_irqs(r, e, expect); }},
-       {"irq_exempt", [&](const Entry& e) { read_irq_exempt(r, e, expect); }},
+       {"irq_exempt", [&](const Entry& e) { read_name_patterns(r, e, "IRQ name", expect.irq_exempt); }},
+       {"no_stray_tasks", [&](const Entry& e) { assign(expect.no_stray_tasks, r.boolean(e)); }},
+       {"application_tasks",
+        [&](const Entry& e) { read_name_patterns(r, e, "task name", expect.application_tasks); }},
        {"max_exit_latency", [&](const Entry& e) { assign(expect.max_exit_latency, r.duration(e, 0ns, 10ms)); }},
        {"smt_siblings_idle", [&](const Entry& e) { assign(expect.smt_siblings_idle, r.boolean(e)); }}});
 }

@@ -1,6 +1,8 @@
 // Reading the posture through a HostReader (the parsers are in posture_parse.cpp).
 #include "host/posture.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "host/cpu_list.h"
@@ -265,6 +267,8 @@ Posture read_posture(const HostReader& host) {
   posture.sysctls = read_sysctls(r);
   posture.workqueue_cpus = read_workqueue_cpus(r);
   posture.irqs = read_irqs(r);
+  posture.tasks = read_tasks(host);
+  posture.reader_pid = static_cast<int>(::getpid());
   return posture;
 }
 

@@ -21,6 +21,7 @@
 #include "host/clock_info.h"
 #include "host/host_reader.h"
 #include "host/posture_parse.h"
+#include "host/tasks.h"
 
 namespace jitterd {
 
@@ -100,6 +101,8 @@ struct Posture {
   std::optional<std::vector<int>> workqueue_cpus;  // devices/virtual/workqueue/cpumask
   std::vector<IrqAffinity> irqs;                   // every numeric /proc/irq directory, by irq
   Fingerprint fingerprint;
+  std::vector<TaskSeen> tasks;        // every thread /proc shows (none under a fixture without them)
+  int reader_pid = 0;                 // the process that read this posture (getpid()): jitterd's own tasks
   std::vector<std::string> problems;  // one line per missing or unparsable file, naming its path
 };
 

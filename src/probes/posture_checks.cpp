@@ -7,6 +7,7 @@
 #include <map>
 
 #include "host/cpu_list.h"
+#include "probes/task_classes.h"
 
 namespace jitterd {
 namespace {
@@ -381,6 +382,76 @@ void check_smt(Checklist& list, const Posture& p, bool expected, const std::map<
   }
 }
 
+std::string task_list(const std::vector<const TaskSeen*>& tasks) {
+  std::string out;
+  const std::size_t shown = std::min<std::size_t>(tasks.size(), 3);
+  for (std::size_t i = 0; i < shown; ++i)
+    out += (i ? ", " : "") + tasks[i]->comm + " (" + std::to_string(tasks[i]->tid) + ")";
+  if (tasks.size() > shown) out += " and " + std::to_string(tasks.size() - shown) + " more";
+  return out;
+}
+
+std::vector<std::string> stray_fix(const Posture& p, const std::vector<int>& sampled,
+                                   const std::vector<const TaskSeen*>& strays) {
+  const std::string target = format_cpu_list(housekeeping_cpus(p, sampled));
+  std::vector<std::string> fix;
+  std::vector<int> pids;
+  bool kernel = false;
+  for (const TaskSeen* task : strays) {
+    kernel = kernel || task->kernel_thread;
+    if (!task->kernel_thread && std::find(pids.begin(), pids.end(), task->pid) == pids.end())
+      pids.push_back(task->pid);
+  }
+  for (int pid : pids) fix.push_back("taskset -a -p -c " + target + " " + std::to_string(pid));
+  if (!pids.empty())
+    fix.push_back("# for every service at boot: CPUAffinity=" + target + " in /etc/systemd/system.conf");
+  if (kernel)
+    fix.push_back("# unbound kernel threads follow isolcpus=domain and the workqueue cpumask: " +
+                  kernel_param_fix("isolcpus", isolcpus_value(p, unite(p.isolated, sampled))).substr(2));
+  return fix;
+}
+
+// Tasks seen running on (stat field 39), or allowed on (Cpus_allowed_list), each sampled CPU.
+void check_stray_tasks(Checklist& list, const Posture& p, const PostureExpectations& expect) {
+  const bool expected = expect.no_stray_tasks;
+  const CheckStatus bad = expected ? CheckStatus::fail : CheckStatus::warn;
+  const bool others_visible =
+      std::any_of(p.tasks.begin(), p.tasks.end(), [&](const TaskSeen& t) { return t.pid != p.reader_pid; });
+  if (!others_visible) {
+    list.add("stray_tasks", std::nullopt, bad,
+             "cannot check: no task but jitterd's own is visible under /proc (ProtectProc=invisible or hidepid=)",
+             expected,
+             {"# let jitterd see other processes: ProtectProc=default in its unit (the shipped one does)"});
+    return;
+  }
+  bool any = false;
+  std::size_t kernel = 0, application = 0;
+  for (int cpu : list.sampled()) {
+    const CpuTasks tasks = tasks_on_cpu(p.tasks, cpu, p.reader_pid, expect.application_tasks);
+    kernel += tasks.running[static_cast<std::size_t>(TaskClass::kernel_percpu)].size();
+    application += tasks.running[static_cast<std::size_t>(TaskClass::application)].size();
+    const auto& running = tasks.running[static_cast<std::size_t>(TaskClass::stray)];
+    if (running.empty() && tasks.stray_allowed.empty()) continue;
+    any = true;
+    std::string reason;
+    if (!running.empty())
+      reason = std::to_string(running.size()) + " stray task(s) last ran on cpu " + std::to_string(cpu) + ": " +
+               task_list(running);
+    if (!tasks.stray_allowed.empty())
+      reason += (reason.empty() ? "" : "; ") + std::to_string(tasks.stray_allowed.size()) +
+                " more may run there: " + task_list(tasks.stray_allowed);
+    std::vector<const TaskSeen*> strays = running;
+    strays.insert(strays.end(), tasks.stray_allowed.begin(), tasks.stray_allowed.end());
+    list.add("stray_tasks", cpu, bad, reason, expected, stray_fix(p, list.sampled(), strays));
+  }
+  if (!any) {
+    list.add("stray_tasks", std::nullopt, CheckStatus::pass,
+             "no stray task ran on or may run on a sampled cpu (there: " + std::to_string(kernel) +
+                 " per-cpu kernel threads, " + std::to_string(application) + " application tasks)",
+             expected);
+  }
+}
+
 void check_governor(Checklist& list, const Posture& p, const std::optional<std::string>& expected) {
   std::map<int, const CpuFreq*> by_cpu;
   for (const CpuFreq& f : p.cpufreq) by_cpu[f.cpu] = &f;
@@ -585,6 +656,7 @@ std::vector<PostureCheck> check_posture(const Posture& posture, const std::vecto
   check_rcu_nocbs(list, posture);
   check_device_irqs(list, posture, expect, fired);
   check_smt(list, posture, expect.smt_siblings_idle, busy);
+  check_stray_tasks(list, posture, expect);
   check_governor(list, posture, expect.governor);
   check_cstates(list, posture, expect.max_exit_latency);
   check_workqueue(list, posture);

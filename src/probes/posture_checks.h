@@ -36,6 +36,11 @@ struct PostureExpectations {
   bool device_irqs_fired_only = false;
   // IRQs whose name matches one of these fnmatch(3) patterns ("nvme*") are not judged at all.
   std::vector<std::string> irq_exempt;
+  // No stray task (not jitterd's, not a per-CPU kernel thread of that CPU, not the
+  // application's) ran on or may run on a sampled CPU.
+  bool no_stray_tasks = false;
+  // fnmatch(3) patterns of the application's task names ("trader*"): not strays.
+  std::vector<std::string> application_tasks;
   bool operator==(const PostureExpectations&) const = default;
 };
 

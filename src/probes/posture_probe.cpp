@@ -7,6 +7,7 @@
 
 #include "host/cpu_list.h"
 #include "measure/clock_ns.h"
+#include "probes/task_classes.h"
 
 namespace jitterd {
 namespace {
@@ -160,6 +161,25 @@ void add_irq_counts(const Posture& p, const std::vector<int>& interest, const st
   }
 }
 
+// Tasks last seen on each CPU of interest, by class (four series per CPU however many tasks).
+void add_task_counts(const Posture& p, const std::vector<int>& interest,
+                     const std::vector<std::string>& application, std::vector<ProbeMetric>& out) {
+  if (p.tasks.empty()) return;
+  for (int cpu : interest) {
+    const CpuTasks tasks = tasks_on_cpu(p.tasks, cpu, p.reader_pid, application);
+    for (TaskClass task_class : kTaskClasses) {
+      out.push_back(gauge("jitterd_posture_cpu_tasks",
+                          "Tasks (threads) that last ran on the CPU, by class: jitterd, kernel_percpu, "
+                          "application, stray.",
+                          {{"cpu", std::to_string(cpu)}, {"class", std::string(to_string(task_class))}},
+                          static_cast<double>(tasks.running[static_cast<std::size_t>(task_class)].size())));
+    }
+    out.push_back(gauge("jitterd_posture_cpu_stray_tasks_allowed",
+                        "Stray tasks allowed on the CPU (Cpus_allowed_list) that last ran elsewhere.",
+                        {{"cpu", std::to_string(cpu)}}, static_cast<double>(tasks.stray_allowed.size())));
+  }
+}
+
 // Which device IRQs may fire on the CPUs of interest: the per-CPU count is always there
 // (jitterd_posture_cpu_device_irqs); names cost a series each, so only at most `limit` per CPU.
 void add_irq_detail(const Posture& p, const std::vector<int>& interest, std::size_t limit,
@@ -219,13 +239,15 @@ void add_checks(const std::vector<PostureCheck>& checks, const std::vector<int>&
 
 std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vector<int>& sampled,
                                          const std::vector<PostureCheck>& checks, std::size_t irq_detail,
-                                         const std::optional<IrqFiring>& fired) {
+                                         const std::optional<IrqFiring>& fired,
+                                         const std::vector<std::string>& application_tasks) {
   std::vector<ProbeMetric> out;
   const std::vector<int> interest = either(sampled, posture.isolated);
   add_cpu_flags(posture, out);
   add_cpu_power(posture, interest, out);
   add_machine(posture, out);
   add_irq_counts(posture, interest, fired, out);
+  add_task_counts(posture, interest, application_tasks, out);
   add_irq_detail(posture, interest, irq_detail, out);
   add_checks(checks, sampled, out);
   return out;
@@ -253,7 +275,8 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
   interrupts_read_at_ = read_at;
   const std::vector<PostureCheck> checks = check_posture(posture, sampled, settings_.expect, busy, fired);
   ProbeResult result;
-  result.metrics = posture_metrics(posture, sampled, checks, settings_.irq_detail, fired);
+  result.metrics =
+      posture_metrics(posture, sampled, checks, settings_.irq_detail, fired, settings_.expect.application_tasks);
 
   const double now = unix_seconds();
   if (!fingerprint_) {

@@ -237,6 +237,8 @@ expect:
                             10us,
                             true,
                             false,
+                            {},
+                            false,
                             {}});
   CHECK(parse("expect: {isolated: \"\"}").probes.posture.expect.isolated == std::vector<int>{});
   CHECK(parse("expect: {nohz_full: [3, 1]}").probes.posture.expect.nohz_full == std::vector<int>{1, 3});
@@ -257,6 +259,13 @@ TEST_CASE("expect: no_device_irqs true, false or fired, and irq_exempt patterns"
   CHECK(fired.no_device_irqs);
   CHECK(fired.device_irqs_fired_only);
   CHECK(fired.irq_exempt == std::vector<std::string>{"nvme*", "ahci"});
+  const PostureExpectations tasks =
+      parse("expect: {no_stray_tasks: true, application_tasks: [\"trader*\"]}").probes.posture.expect;
+  CHECK(tasks.no_stray_tasks);
+  CHECK(tasks.application_tasks == std::vector<std::string>{"trader*"});
+  CHECK(first_error("expect: {application_tasks: []}") ==
+        "test.yaml:1:29: expect.application_tasks: must be a sequence of 1..64 task name patterns (fnmatch, e.g. "
+        "\"trader*\"), got an empty sequence");
   const PostureExpectations affinity = parse("expect: {no_device_irqs: true}").probes.posture.expect;
   CHECK((affinity.no_device_irqs && !affinity.device_irqs_fired_only));
   CHECK_FALSE(parse("expect: {no_device_irqs: false}").probes.posture.expect.no_device_irqs);

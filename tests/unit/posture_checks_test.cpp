@@ -10,6 +10,7 @@
 #include "fixture_tree.h"
 #include "probe_result_lookup.h"
 #include "probes/posture_probe.h"
+#include "probes/task_classes.h"
 
 using namespace jitterd;
 using namespace std::chrono_literals;
@@ -35,6 +36,10 @@ Posture quiet_machine() {
   p.sysctls.stat_interval = "10";
   p.workqueue_cpus = std::vector<int>{0, 1};
   p.irqs = {{24, "eth0-rx-0", {0}, true, {}}, {25, "eth0-rx-1", {1}, true, {}}, {30, "", {2}, true, {}}};
+  p.reader_pid = 900;
+  p.tasks = {{1, 1, "init", 0, {0, 1}, false},
+             {12, 12, "ksoftirqd/2", 2, {2}, true},
+             {900, 901, "sampler", 3, {3}, false}};
   return p;
 }
 
@@ -54,7 +59,7 @@ TEST_CASE("posture checks: a machine tuned by the book passes every line", "[pos
     CHECK(c.status == CheckStatus::pass);
     CHECK_FALSE(c.cpu.has_value());
   }
-  CHECK(checks.size() == 12);
+  CHECK(checks.size() == 13);
   CHECK(overall_status(checks) == CheckStatus::pass);
   CHECK(overall_status({}) == CheckStatus::pass);
 }
@@ -272,6 +277,7 @@ struct TunedNvme {
   TunedNvme() {
     expect.no_device_irqs = true;
     expect.smt_siblings_idle = true;
+    expect.application_tasks = {"trader*"};
   }
   IrqFiring fired(const std::map<int, std::map<int, std::uint64_t>>& bump) const {
     const std::string text = jitterd::testing::fixture_reader("tuned_nvme").read_proc("interrupts").value_or("");
@@ -423,4 +429,51 @@ TEST_CASE("every WARN and FAIL carries a fix; PASS lines none", "[posture_checks
   CHECK(fix_of("thp").at(0) == "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled");
   CHECK(fix_of("nmi_watchdog").at(0) == "sysctl -w kernel.nmi_watchdog=0");
   CHECK(fix_of("stat_interval").at(0) == "sysctl -w vm.stat_interval=10");
+}
+
+TEST_CASE("stray tasks: per-cpu kernel threads and the application belong; a stray is one line per cpu",
+          "[posture_checks]") {
+  TunedNvme machine;
+  machine.expect.no_stray_tasks = true;
+  machine.expect.application_tasks = {"trader*"};
+  const auto lines = [&] {
+    return lines_of(check_posture(machine.posture, machine.sampled, machine.expect), "stray_tasks");
+  };
+  const auto quiet = lines();
+  REQUIRE(quiet.size() == 1);
+  CHECK(quiet[0].status == CheckStatus::pass);
+  CHECK(
+      quiet[0].reason ==
+      "no stray task ran on or may run on a sampled cpu (there: 24 per-cpu kernel threads, 2 application tasks)");
+  // Without the application's pattern its pinned threads are strays.
+  machine.expect.application_tasks.clear();
+  CHECK(fails(lines()) == 2);
+  machine.expect.application_tasks = {"trader*"};
+  // sshd is allowed on cpu 6 and last ran there; a kworker of cpu 2 on cpu 6 is out of place too.
+  for (TaskSeen& task : machine.posture.tasks) {
+    if (task.comm == "sshd") task = {812, 812, "sshd", 6, {0, 1, 6, 8, 9}, false};
+    if (task.comm == "kworker/2:1H") task.processor = 6;
+  }
+  const auto stray = lines();
+  REQUIRE(stray.size() == 1);
+  CHECK(stray[0].cpu == 6);
+  CHECK(stray[0].status == CheckStatus::fail);
+  CHECK(stray[0].reason == "2 stray task(s) last ran on cpu 6: kworker/2:1H (31), sshd (812)");
+  CHECK(stray[0].fix.at(0) == "taskset -a -p -c 0-1,8-9 812");
+  // Only jitterd's own tasks visible: cannot check.
+  machine.posture.reader_pid = 7;
+  machine.posture.tasks = {{7, 7, "jitterd", 0, {0}, false}};
+  CHECK_THAT(lines().at(0).reason, Catch::StartsWith("cannot check: no task but jitterd's own is visible"));
+}
+
+TEST_CASE("task classes: the kernel threads bound to a cpu belong only on it", "[posture_checks]") {
+  const TaskSeen ksoftirqd{10, 10, "ksoftirqd/3", 3, {3}, true};
+  CHECK(classify_task(ksoftirqd, 3, 1, {}) == TaskClass::kernel_percpu);
+  CHECK(classify_task(ksoftirqd, 4, 1, {}) == TaskClass::stray);
+  CHECK(classify_task({11, 11, "kworker/3:0-events", 3, {3}, true}, 3, 1, {}) == TaskClass::kernel_percpu);
+  CHECK(classify_task({11, 11, "kworker/u32:0", 3, {0, 1, 2, 3}, true}, 3, 1, {}) == TaskClass::stray);
+  CHECK(classify_task({12, 12, "ksoftirqd/3", 3, {3}, false}, 3, 1, {}) == TaskClass::stray);  // not a kthread
+  CHECK(classify_task({1, 5, "sampler", 3, {3}, false}, 3, 1, {}) == TaskClass::jitterd);
+  CHECK(classify_task({40, 40, "trader-md", 3, {3}, false}, 3, 1, {"trader*"}) == TaskClass::application);
+  CHECK(to_string(TaskClass::kernel_percpu) == "kernel_percpu");
 }

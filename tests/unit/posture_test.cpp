@@ -449,3 +449,34 @@ TEST_CASE("numbered_irq_deltas: device IRQs that fired, by irq and cpu", "[postu
   CHECK(fired == std::map<int, std::map<int, std::uint64_t>>{{24, {{1, 12}}}});
   CHECK(jitterd::numbered_irq_deltas(table(7), table(7)).empty());
 }
+
+TEST_CASE("task stat and status: comm with blanks and parentheses, processor, kernel-thread flag", "[posture]") {
+  const std::string tail =
+      " S 1 2 3 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 12 0 0 18446744073709551615 0 0 0 0 0 0 "
+      "0 2147483647 0 0 0 0 17 6 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+  const auto stat = jitterd::parse_task_stat("812 (my (odd) name)" + tail);
+  REQUIRE(stat);
+  CHECK(stat->comm == "my (odd) name");
+  CHECK(stat->processor == 6);
+  CHECK((stat->flags & 0x00200000) != 0);  // 2129984 = 0x208040: PF_KTHREAD
+  CHECK_FALSE(jitterd::parse_task_stat("812 (short) S 1 2 3\n"));
+  CHECK_FALSE(jitterd::parse_task_stat("no parentheses"));
+  CHECK(jitterd::parse_cpus_allowed_list("Name:\tx\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\n") == Cpus{0, 1});
+  CHECK_FALSE(jitterd::parse_cpus_allowed_list("Name:\tx\n"));
+}
+
+TEST_CASE("the tuned NVMe server's tasks: per-cpu kernel threads, the trader's pinned threads, sshd",
+          "[posture]") {
+  const Posture posture = read_posture(fixture_reader("tuned_nvme"));
+  REQUIRE(posture.tasks.size() == 71);
+  const auto md = std::find_if(posture.tasks.begin(), posture.tasks.end(),
+                               [](const jitterd::TaskSeen& t) { return t.tid == 5001; });
+  REQUIRE(md != posture.tasks.end());
+  CHECK(md->pid == 5000);
+  CHECK(md->comm == "trader-md");
+  CHECK(md->processor == 3);
+  CHECK(md->allowed == Cpus{3});
+  CHECK_FALSE(md->kernel_thread);
+  CHECK(posture.tasks.front().comm == "systemd");
+  CHECK(read_posture(fixture_reader("tuned_server")).tasks.empty());
+}
