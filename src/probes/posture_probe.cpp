@@ -164,7 +164,10 @@ void add_irq_counts(const Posture& p, const std::vector<int>& interest, const st
 // Tasks last seen on each CPU of interest, by class (four series per CPU however many tasks).
 void add_task_counts(const Posture& p, const std::vector<int>& interest,
                      const std::vector<std::string>& application, std::vector<ProbeMetric>& out) {
-  if (p.tasks.empty()) return;
+  // Only jitterd's own tasks visible (ProtectProc=invisible, hidepid=): a count of 0 strays would
+  // read as a quiet CPU, so there are no counts at all (the stray_tasks check says why).
+  if (std::none_of(p.tasks.begin(), p.tasks.end(), [&](const TaskSeen& t) { return t.pid != p.reader_pid; }))
+    return;
   for (int cpu : interest) {
     const CpuTasks tasks = tasks_on_cpu(p.tasks, cpu, p.reader_pid, application);
     for (TaskClass task_class : kTaskClasses) {

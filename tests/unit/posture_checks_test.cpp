@@ -460,10 +460,19 @@ TEST_CASE("stray tasks: per-cpu kernel threads and the application belong; a str
   CHECK(stray[0].status == CheckStatus::fail);
   CHECK(stray[0].reason == "2 stray task(s) last ran on cpu 6: kworker/2:1H (31), sshd (812)");
   CHECK(stray[0].fix.at(0) == "taskset -a -p -c 0-1,8-9 812");
-  // Only jitterd's own tasks visible: cannot check.
+  const auto task_series = [&] {
+    std::size_t n = 0;
+    for (const ProbeMetric& m :
+         posture_metrics(machine.posture, machine.sampled, {}, 0, std::nullopt, {"trader*"}))
+      n += m.name == "jitterd_posture_cpu_tasks";
+    return n;
+  };
+  CHECK(task_series() == 4 * 12);  // sampled 2-7 and isolated 10-15, four classes each
+  // Only jitterd's own tasks visible: cannot check, and no counts that would read as quiet.
   machine.posture.reader_pid = 7;
   machine.posture.tasks = {{7, 7, "jitterd", 0, {0}, false}};
   CHECK_THAT(lines().at(0).reason, Catch::StartsWith("cannot check: no task but jitterd's own is visible"));
+  CHECK(task_series() == 0);
 }
 
 TEST_CASE("task classes: the kernel threads bound to a cpu belong only on it", "[posture_checks]") {
