@@ -89,7 +89,7 @@ void add_report_flags(CLI::App& report, CommandLine& cl, ReportFlags& flags) {
       ->type_name("")
       ->capture_default_str();
   report.add_option("--format", flags.format, "how to print the report")
-      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->check(CLI::IsMember({"table", "json", "csv", "script"}))
       ->capture_default_str();
   report.add_option("--duration", flags.duration, "gaps only: how long to sample, 100ms..24h")
       ->type_name("DURATION")
@@ -142,9 +142,13 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
   if (std::find(topics.begin(), topics.end(), cl.report_topic) == topics.end()) {
     throw UsageError("report: unknown topic \"" + cl.report_topic + "\" (allowed: " + joined(topics) + ")", hint);
   }
-  cl.report_format = flags.format == "json"  ? ReportFormat::json
-                     : flags.format == "csv" ? ReportFormat::csv
-                                             : ReportFormat::table;
+  cl.report_format = flags.format == "json"     ? ReportFormat::json
+                     : flags.format == "csv"    ? ReportFormat::csv
+                     : flags.format == "script" ? ReportFormat::script
+                                                : ReportFormat::table;
+  if (cl.report_format == ReportFormat::script && cl.report_topic != "posture") {
+    throw UsageError("--format script: only for report posture (the changes that fix its findings)", hint);
+  }
   const bool gaps = cl.report_topic == "gaps";
   if (report.count("--duration") > 0) {
     if (!gaps) throw UsageError("--duration: only for report gaps (a probe runs as configured)", hint);

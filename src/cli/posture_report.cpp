@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -9,6 +10,7 @@
 #include "config/config_source.h"
 #include "daemon/logging.h"
 #include "host/cpu_list.h"
+#include "host/interrupt_counts.h"
 #include "host/topology.h"
 #include "sampling/sampling_plan.h"
 
@@ -47,7 +49,10 @@ std::string format_posture_table(const PostureReport& report) {
     out << to_string(c.status) << "  " << c.check << std::string(check_width - c.check.size(), ' ') << "  " << cpu
         << std::string(cpu.size() < 7 ? 7 - cpu.size() : 0, ' ') << "  " << c.reason
         << (c.expectation ? " [expect]" : "") << "\n";
+    for (const std::string& line : c.fix) out << "      fix: " << line << "\n";
   }
+  if (!report.plan_notes.empty()) out << "\nsampling plan:\n";
+  for (const std::string& note : report.plan_notes) out << "  " << note << "\n";
   out << "\nfingerprint:\n";
   for (const auto& [field, value] : fingerprint_fields(report.fingerprint)) {
     out << "  " << field << std::string(13 - std::min<std::size_t>(field.size(), 12), ' ')
@@ -59,10 +64,12 @@ std::string format_posture_table(const PostureReport& report) {
 }
 
 ProbeTable posture_checks_table(const PostureReport& report) {
-  ProbeTable table{"isolation checklist", {"status", "check", "cpu", "reason", "expectation"}, {}};
+  ProbeTable table{"isolation checklist", {"status", "check", "cpu", "reason", "expectation", "fix"}, {}};
   for (const PostureCheck& c : report.checks) {
+    std::string fix;
+    for (const std::string& line : c.fix) fix += (fix.empty() ? "" : "\n") + line;
     table.rows.push_back(
-        {to_string(c.status), c.check, c.cpu ? Cell(*c.cpu) : Cell(), c.reason, Cell(c.expectation)});
+        {to_string(c.status), c.check, c.cpu ? Cell(*c.cpu) : Cell(), c.reason, Cell(c.expectation), fix});
   }
   return table;
 }
@@ -78,9 +85,40 @@ std::string format_posture_json(const PostureReport& report) {
                       {"result", to_string(overall_status(report.checks))},
                       {"counts", {{"fail", c.fail}, {"warn", c.warn}, {"pass", c.pass}}},
                       {"checks", table_records(posture_checks_table(report))},
+                      {"plan_notes", report.plan_notes},
                       {"fingerprint", std::move(fingerprint)},
                       {"unreadable", report.problems}};
   return json_text(document);
+}
+
+std::string format_posture_script(const PostureReport& report) {
+  std::ostringstream out;
+  out << "#!/bin/sh\n"
+      << "# The changes that would fix the WARN and FAIL lines of `jitterd report posture` for sampled cpus "
+      << (report.sampled.empty() ? "none" : format_cpu_list(report.sampled)) << ".\n"
+      << "# jitterd never runs this. Read each step, adapt it to how this machine is managed (tuned, "
+      << "configuration\n# management, the boot loader), and run what you choose as root. Lines starting "
+      << "with # are\n# changes to make by hand, mostly on the kernel command line (they take effect at "
+      << "the next boot).\n"
+      << "# result: " << summary(report) << "\n";
+  std::size_t steps = 0;
+  std::set<std::string> written;  // a change shared by several lines (one per cpu) is written once
+  for (const PostureCheck& c : report.checks) {
+    if (c.status == CheckStatus::pass || c.fix.empty()) continue;
+    ++steps;
+    out << "\n# " << to_string(c.status) << " " << c.check << (c.cpu ? " cpu " + std::to_string(*c.cpu) : "")
+        << ": " << c.reason << "\n";
+    std::size_t repeated = 0;
+    for (const std::string& line : c.fix) {
+      if (written.insert(line).second)
+        out << line << "\n";
+      else
+        ++repeated;
+    }
+    if (repeated == c.fix.size()) out << "# (the change above fixes this too)\n";
+  }
+  if (steps == 0) out << "\n# nothing to change: every line passed\n";
+  return out.str();
 }
 
 int posture_exit_code(const PostureReport& report) {
@@ -120,15 +158,25 @@ int report_posture(const CommandLine& cl) {
   set_log_level(plan.config.log.level);
   // A second of /proc/stat says whether the sampled CPUs' SMT siblings are idle: at USER_HZ 100,
   // 100 ticks, so one busy tick (1%) still counts as idle and two do not.
+  // The same second says which device IRQs fired on them (did fire, beside may fire).
   const std::map<int, CpuTimes> before = parse_proc_stat(host.read_proc("stat").value_or(""));
-  if (!before.empty()) std::this_thread::sleep_for(std::chrono::seconds(1));
+  const InterruptTable interrupts_before = parse_proc_interrupts(host.read_proc("interrupts").value_or(""));
+  if (!before.empty() || !interrupts_before.cpus.empty()) std::this_thread::sleep_for(std::chrono::seconds(1));
   const std::map<int, double> busy = busy_shares(before, parse_proc_stat(host.read_proc("stat").value_or("")));
+  const InterruptTable interrupts_after = parse_proc_interrupts(host.read_proc("interrupts").value_or(""));
+  std::optional<IrqFiring> fired;
+  if (!interrupts_before.cpus.empty() && !interrupts_after.cpus.empty()) {
+    // The nominal second: a report's text must not depend on how late the reader woke.
+    fired = IrqFiring{numbered_irq_deltas(interrupts_before, interrupts_after), 1.0};
+  }
   const Posture posture = read_posture(host);
   PostureReport report;
   report.sampled = plan.selection.sampled;
   std::sort(report.sampled.begin(), report.sampled.end());
   report.cpus_setting = plan.config.cpus.text;
-  report.checks = check_posture(posture, report.sampled, plan.config.probes.posture.expect, busy);
+  report.checks = check_posture(posture, report.sampled, plan.config.probes.posture.expect, busy, fired);
+  report.plan_notes = plan.selection.notes;
+  for (std::string& note : smt_plan_notes(posture, report.sampled)) report.plan_notes.push_back(std::move(note));
   report.fingerprint = posture.fingerprint;
   report.problems = posture.problems;
   switch (cl.report_format) {
@@ -140,6 +188,9 @@ int report_posture(const CommandLine& cl) {
       break;
     case ReportFormat::json:
       std::cout << format_posture_json(report);
+      break;
+    case ReportFormat::script:
+      std::cout << format_posture_script(report);
       break;
   }
   return posture_exit_code(report);

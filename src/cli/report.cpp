@@ -179,6 +179,7 @@ int run_probe_report(const CommandLine& cl) {
       std::cout << format_probe_table(probe_name, status.result);
       break;
     case ReportFormat::csv:
+    case ReportFormat::script:  // refused for this topic by the command line
       std::cout << format_probe_csv(status.result);
       break;
     case ReportFormat::json:
@@ -213,6 +214,7 @@ int run_report(const CommandLine& cl) {
       std::cout << format_report_table(report);
       break;
     case ReportFormat::csv:
+    case ReportFormat::script:  // refused for this topic by the command line
       std::cout << format_report_csv(report);
       break;
     case ReportFormat::json:

@@ -25,6 +25,11 @@ Config ConfigReader::read(const YAML::Node& root) {
   Config config;
   read_mapping(Entry{"", root, to_source_mark(root.Mark())},
                {{"cpus", [&](const Entry& e) { read_cpus(e, config.cpus); }},
+                {"cpus_per_core",
+                 [&](const Entry& e) {
+                   if (const auto mode = choice(e, {"one", "all"}))
+                     config.cpus.all_threads_per_core = *mode == "all";
+                 }},
                 {"sampler", [&](const Entry& e) { read_sampler(e, config.sampler); }},
                 {"web", [&](const Entry& e) { read_web(e, config.web); }},
                 {"log", [&](const Entry& e) { read_log(e, config.log); }},

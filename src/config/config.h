@@ -33,6 +33,9 @@ struct CpuSetting {
   bool automatic = true;
   std::vector<int> list;
   std::string text = "auto";
+  // `cpus_per_core:` "one" (false, the default) or "all": with auto, sample every thread of a
+  // core instead of one thread per core with its SMT siblings left idle.
+  bool all_threads_per_core = false;
   bool operator==(const CpuSetting&) const = default;
 };
 

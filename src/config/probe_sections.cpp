@@ -266,6 +266,49 @@ std::optional<std::string> name_word(ConfigReader& r, const Entry& entry, std::s
   return text;
 }
 
+// `no_device_irqs`: true (none may fire: affinity and firing), false, or fired (judge only the
+// IRQs seen firing over the posture interval).
+void read_no_device_irqs(ConfigReader& r, const Entry& entry, PostureExpectations& expect) {
+  if (is_plain(entry.value) && entry.value.IsScalar() && entry.value.Scalar() == "fired") {
+    expect.no_device_irqs = true;
+    expect.device_irqs_fired_only = true;
+    return;
+  }
+  if (entry.value.IsScalar() && is_plain(entry.value) &&
+      (entry.value.Scalar() == "true" || entry.value.Scalar() == "false")) {
+    assign(expect.no_device_irqs, r.boolean(entry));
+    expect.device_irqs_fired_only = false;
+    return;
+  }
+  r.expect(entry, "true, false or fired");
+}
+
+// fnmatch(3) patterns of IRQ or task names: 1..64 non-empty strings of at most 128 printable
+// characters.
+void read_name_patterns(ConfigReader& r, const Entry& entry, const std::string& what,
+                        std::vector<std::string>& target) {
+  const std::string allowed = "a sequence of 1..64 " + what + " patterns (fnmatch, e.g. \"" +
+                              (what == "IRQ name" ? "nvme*" : "trader*") + "\")";
+  if (!entry.value.IsSequence() || entry.value.size() == 0 || entry.value.size() > 64) {
+    r.expect(entry, allowed);
+    return;
+  }
+  std::vector<std::string> patterns;
+  bool valid = true;
+  for (const YAML::Node& node : entry.value) {
+    const Entry item{entry.key + "[" + std::to_string(patterns.size()) + "]", node, mark_of(node, entry.mark)};
+    const std::string pattern_rule =
+        std::string(what == "IRQ name" ? "an " : "a ") + what + " pattern of 1..128 printable characters";
+    std::optional<std::string> text = r.scalar(item, pattern_rule);
+    const bool printable = text && !text->empty() && text->size() <= 128 &&
+                           std::all_of(text->begin(), text->end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+    if (text && !printable) r.expect(item, pattern_rule);
+    valid = valid && printable;
+    patterns.push_back(text.value_or(""));
+  }
+  if (valid) target = std::move(patterns);
+}
+
 }  // namespace
 
 void read_probes_section(ConfigReader& r, const Entry& section, ProbesSettings& probes) {
@@ -286,7 +329,11 @@ void read_expect_section(ConfigReader& r, const Entry& section, PostureExpectati
        {"nohz_full", [&](const Entry& e) { assign(expect.nohz_full, expected_cpu_set(r, e)); }},
        {"governor", [&](const Entry& e) { assign(expect.governor, name_word(r, e, "a cpufreq governor name")); }},
        {"clocksource", [&](const Entry& e) { assign(expect.clocksource, name_word(r, e, "a clocksource name")); }},
-       {"no_device_irqs", [&](const Entry& e) { assign(expect.no_device_irqs, r.boolean(e)); }},
+       {"no_device_irqs", [&](const Entry& e) { read_no_device_irqs(r, e, expect); }},
+       {"irq_exempt", [&](const Entry& e) { read_name_patterns(r, e, "IRQ name", expect.irq_exempt); }},
+       {"no_stray_tasks", [&](const Entry& e) { assign(expect.no_stray_tasks, r.boolean(e)); }},
+       {"application_tasks",
+        [&](const Entry& e) { read_name_patterns(r, e, "task name", expect.application_tasks); }},
        {"max_exit_latency", [&](const Entry& e) { assign(expect.max_exit_latency, r.duration(e, 0ns, 10ms)); }},
        {"smt_siblings_idle", [&](const Entry& e) { assign(expect.smt_siblings_idle, r.boolean(e)); }}});
 }

@@ -85,7 +85,36 @@ CpuSelectionResult succeed(Cpus sampled, Cpus housekeeping, std::vector<std::str
   return CpuSelectionResult{CpuSelection{std::move(sampled), std::move(housekeeping), std::move(notes)}, {}};
 }
 
-CpuSelectionResult auto_isolated(const Topology& topo, const Machine& m) {
+// One thread per core: a spinning sampler's sibling thread shares its core's pipeline and caches,
+// so isolation guides leave it idle. Keeps the lowest candidate of each core; the others are the
+// idle siblings, which housekeeping must not use either.
+struct CoreChoice {
+  Cpus sampled, idle_siblings;
+};
+
+CoreChoice one_thread_per_core(const Cpus& candidates, const Topology& topo) {
+  CoreChoice choice;
+  for (int cpu : candidates) {
+    const Cpus siblings = intersect(sorted_unique(topo.siblings_of(cpu)), candidates);
+    const bool lowest_of_its_core = siblings.empty() || siblings.front() == cpu;
+    (lowest_of_its_core ? choice.sampled : choice.idle_siblings).push_back(cpu);
+  }
+  return choice;
+}
+
+// Applies cpus_per_core to an automatic choice; notes the idle siblings.
+void keep_one_thread_per_core(bool all_threads, const Topology& topo, Cpus& sampled, Cpus& housekeeping,
+                              std::vector<std::string>& notes) {
+  if (all_threads) return;
+  const CoreChoice choice = one_thread_per_core(sampled, topo);
+  if (choice.idle_siblings.empty()) return;
+  sampled = choice.sampled;
+  housekeeping = minus(housekeeping, choice.idle_siblings);
+  notes.push_back("cpus: auto: one thread per core; SMT siblings left idle, neither sampled nor housekeeping: " +
+                  list(choice.idle_siblings) + " (cpus_per_core: all samples them too)");
+}
+
+CpuSelectionResult auto_isolated(const Topology& topo, const Machine& m, bool all_threads) {
   std::vector<std::string> notes;
   const Cpus offline_isolated = minus(sorted_unique(topo.isolated), m.online);
   if (!offline_isolated.empty()) {
@@ -101,12 +130,15 @@ CpuSelectionResult auto_isolated(const Topology& topo, const Machine& m) {
                     list(housekeeping) + " for housekeeping");
   }
   if (housekeeping.empty()) return no_housekeeping(sampled, m);
+  std::vector<std::string> thread_notes;
+  keep_one_thread_per_core(all_threads, topo, sampled, housekeeping, thread_notes);
   notes.push_back("cpus: auto: sampling the isolated CPUs " + list(sampled) + ", housekeeping on " +
                   list(housekeeping));
+  notes.insert(notes.end(), thread_notes.begin(), thread_notes.end());
   return succeed(std::move(sampled), std::move(housekeeping), std::move(notes), topo, m);
 }
 
-CpuSelectionResult auto_without_isolated(const Topology& topo, const Machine& m) {
+CpuSelectionResult auto_without_isolated(const Topology& topo, const Machine& m, bool all_threads) {
   std::vector<std::string> notes;
   const int first = m.allowed.front();
   // The daemon's own threads keep the whole core, so no sampler shares it with them.
@@ -121,7 +153,10 @@ CpuSelectionResult auto_without_isolated(const Topology& topo, const Machine& m)
   } else if (housekeeping.size() > 1) {
     where += " (cpu " + std::to_string(first) + " and its SMT siblings)";
   }
+  std::vector<std::string> thread_notes;
+  keep_one_thread_per_core(all_threads, topo, sampled, housekeeping, thread_notes);
   notes.push_back("cpus: auto: no isolated CPUs; sampling " + list(sampled) + ", housekeeping on " + where);
+  notes.insert(notes.end(), thread_notes.begin(), thread_notes.end());
   const Cpus not_allowed = minus(m.online, m.allowed);
   if (!not_allowed.empty()) {
     notes.push_back("cpus: auto: online CPUs outside this process's allowed CPUs (" + list(m.affinity) +
@@ -130,14 +165,14 @@ CpuSelectionResult auto_without_isolated(const Topology& topo, const Machine& m)
   return succeed(std::move(sampled), std::move(housekeeping), std::move(notes), topo, m);
 }
 
-CpuSelectionResult select_auto(const Topology& topo, const Machine& m) {
+CpuSelectionResult select_auto(const Topology& topo, const Machine& m, bool all_threads) {
   if (unite(m.allowed, m.isolated).size() < 2) {
     return fail(
         "at least two usable CPUs are needed: one to sample and one for "
         "housekeeping; online: " +
         list(m.online) + ", allowed: " + list(m.affinity));
   }
-  return m.isolated.empty() ? auto_without_isolated(topo, m) : auto_isolated(topo, m);
+  return m.isolated.empty() ? auto_without_isolated(topo, m, all_threads) : auto_isolated(topo, m, all_threads);
 }
 
 // Why `cpu` cannot be sampled, or "" if it can.
@@ -175,7 +210,7 @@ CpuSelectionResult select_listed(const Cpus& listed, const Topology& topo, const
 CpuSelectionResult select_cpus(const CpuRequest& request, const Topology& topology,
                                const std::vector<int>& allowed_affinity) {
   const Machine machine = describe_machine(topology, allowed_affinity);
-  if (request.automatic) return select_auto(topology, machine);
+  if (request.automatic) return select_auto(topology, machine, request.all_threads_per_core);
   return select_listed(sorted_unique(request.list), topology, machine);
 }
 

@@ -18,6 +18,9 @@ namespace jitterd {
 struct CpuRequest {
   bool automatic = true;
   std::vector<int> list;
+  // auto only: sample every thread of a core (true) or, as isolation guides recommend, one thread
+  // per core with its SMT siblings left idle (false: neither sampled nor used for housekeeping).
+  bool all_threads_per_core = false;
 };
 
 struct CpuSelection {
@@ -33,10 +36,11 @@ struct CpuSelectionResult {
 };
 
 // auto: the online isolated CPUs if any, else every allowed online CPU except the lowest one and
-// its SMT siblings (just the lowest one if that would leave nothing). Explicit: every listed CPU
+// its SMT siblings (just the lowest one if that would leave nothing); then, unless
+// all_threads_per_core, only the lowest of those CPUs on each core, its siblings left idle. Explicit: every listed CPU
 // must exist, be online, and be allowed or isolated. Isolated CPUs count as usable though
 // isolcpus= keeps them out of the default affinity, since pinning to them is still permitted.
-// Housekeeping is always (allowed ∩ online) minus sampled.
+// Housekeeping is always (allowed ∩ online) minus sampled, minus the siblings left idle.
 CpuSelectionResult select_cpus(const CpuRequest& request, const Topology& topology,
                                const std::vector<int>& allowed_affinity);
 

@@ -161,4 +161,18 @@ std::vector<SourceDelta> per_cpu_deltas(const InterruptSnapshot& before, const I
   return out;
 }
 
+std::map<int, std::map<int, std::uint64_t>> numbered_irq_deltas(const InterruptTable& before,
+                                                                const InterruptTable& after) {
+  std::map<int, std::map<int, std::uint64_t>> fired;
+  for (int cpu : after.cpus) {
+    std::vector<SourceDelta> deltas;
+    append_deltas(before, after, cpu, "irq", deltas);
+    for (const SourceDelta& d : deltas) {
+      // IRQ numbers are below 2^31; nine digits always fit in an int.
+      if (all_digits(d.source) && d.source.size() < 10) fired[std::stoi(d.source)][cpu] = d.delta;
+    }
+  }
+  return fired;
+}
+
 }  // namespace jitterd

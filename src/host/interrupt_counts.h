@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,5 +76,10 @@ struct SourceDelta {
 // skipped. A table in which `cpu` has no column in either snapshot gives nothing: without a
 // baseline (CPU offline or file unreadable at `before`) its counts since boot are not a delta.
 std::vector<SourceDelta> per_cpu_deltas(const InterruptSnapshot& before, const InterruptSnapshot& after, int cpu);
+
+// The numbered IRQs (devices, not LOC, RES or other named rows) that fired between two readings
+// of /proc/interrupts, by IRQ and then CPU: count > 0 only. Same matching rules as per_cpu_deltas.
+std::map<int, std::map<int, std::uint64_t>> numbered_irq_deltas(const InterruptTable& before,
+                                                                const InterruptTable& after);
 
 }  // namespace jitterd

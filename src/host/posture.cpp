@@ -1,6 +1,8 @@
 // Reading the posture through a HostReader (the parsers are in posture_parse.cpp).
 #include "host/posture.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "host/cpu_list.h"
@@ -197,6 +199,9 @@ std::vector<IrqAffinity> read_irqs(const Reading& r) {
       continue;
     }
     entry.cpus = *cpus;
+    // debugfs is root-only and often unmounted: its absence selects the heuristic, no problem line.
+    entry.management =
+        irq_management(r.host.read_sys("kernel/debug/irq/irqs/" + std::to_string(irq)), entry.name, entry.cpus);
     irqs.push_back(std::move(entry));
   }
   if (!fell_back.empty()) {
@@ -262,7 +267,26 @@ Posture read_posture(const HostReader& host) {
   posture.sysctls = read_sysctls(r);
   posture.workqueue_cpus = read_workqueue_cpus(r);
   posture.irqs = read_irqs(r);
+  posture.tasks = read_tasks(host);
+  posture.reader_pid = static_cast<int>(::getpid());
   return posture;
+}
+
+IrqManagement irq_management(const std::optional<std::string>& debugfs_text, const std::string& name,
+                             const std::vector<int>& cpus) {
+  if (debugfs_text) {
+    return debugfs_text->find("MANAGED") != std::string::npos ? IrqManagement::managed : IrqManagement::unmanaged;
+  }
+  // "nvme<controller>q<queue>", queue > 0.
+  const std::string_view text = name;
+  if (cpus.size() != 1 || text.substr(0, 4) != "nvme") return IrqManagement::unmanaged;
+  const std::size_t q = text.find('q', 4);
+  if (q == std::string_view::npos || q == 4) return IrqManagement::unmanaged;
+  const std::string_view controller = text.substr(4, q - 4);
+  const std::string_view queue = text.substr(q + 1);
+  const bool io_queue = all_digits(controller) && all_digits(queue) && !queue.empty() &&
+                        queue.find_first_not_of('0') != std::string_view::npos;
+  return io_queue ? IrqManagement::managed_by_name : IrqManagement::unmanaged;
 }
 
 std::vector<IrqAffinity> irqs_on_cpu(const Posture& posture, int cpu) {

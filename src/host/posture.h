@@ -21,6 +21,7 @@
 #include "host/clock_info.h"
 #include "host/host_reader.h"
 #include "host/posture_parse.h"
+#include "host/tasks.h"
 
 namespace jitterd {
 
@@ -58,12 +59,29 @@ struct Sysctls {  // /proc/sys values, trimmed
   std::optional<std::string> nmi_watchdog, timer_migration, stat_interval, sched_rt_runtime_us, watchdog_cpumask;
 };
 
+// Whether the kernel manages an IRQ's affinity (IRQD_AFFINITY_MANAGED: multi-queue devices spread
+// one queue per CPU; user space cannot move it, and the kernel shuts it down with its CPU), and
+// how that was learned.
+enum class IrqManagement {
+  unmanaged,        // debugfs says so, or the heuristic below does not match
+  managed,          // debugfs irq/irqs/N lists a MANAGED flag
+  managed_by_name,  // debugfs unreadable; an NVMe I/O queue (nvmeXqY, Y > 0) bound to one CPU
+};
+
 struct IrqAffinity {
   int irq = 0;
   std::string name;        // from /proc/interrupts; "" if not listed there
   std::vector<int> cpus;   // sorted
   bool effective = false;  // true: effective_affinity_list; false: smp_affinity_list (requested)
+  IrqManagement management = IrqManagement::unmanaged;
 };
+
+// Managed per the debugfs text of irq/irqs/N when given (a line containing "MANAGED", e.g.
+// IRQD_AFFINITY_MANAGED), else per the documented heuristic: an NVMe I/O queue ("nvme0q3", not
+// the admin queue q0) whose affinity is a single CPU, which is how the nvme driver's managed
+// queues look.
+IrqManagement irq_management(const std::optional<std::string>& debugfs_text, const std::string& name,
+                             const std::vector<int>& cpus);
 
 struct Fingerprint {  // each "" when unknown
   std::string kernel, cmdline, microcode, bios_vendor, bios_version, bios_date, cpu_model;
@@ -83,6 +101,8 @@ struct Posture {
   std::optional<std::vector<int>> workqueue_cpus;  // devices/virtual/workqueue/cpumask
   std::vector<IrqAffinity> irqs;                   // every numeric /proc/irq directory, by irq
   Fingerprint fingerprint;
+  std::vector<TaskSeen> tasks;        // every thread /proc shows (none under a fixture without them)
+  int reader_pid = 0;                 // the process that read this posture (getpid()): jitterd's own tasks
   std::vector<std::string> problems;  // one line per missing or unparsable file, naming its path
 };
 

@@ -1,9 +1,13 @@
 #include "probes/posture_checks.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "host/cpu_list.h"
+#include "probes/task_classes.h"
 
 namespace jitterd {
 namespace {
@@ -21,36 +25,117 @@ std::string format_share(double share) {
   return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "%";
 }
 
+std::vector<int> unite(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", seconds);
+  return text;
+}
+
+// ---- fixes: what to change, in the words of the tool that changes it ----
+
+const std::string kBootHow = " (GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub and reboot)";
+
+std::string kernel_param_fix(const std::string& param, const std::string& value) {
+  return "# kernel command line: set " + param + "=" + value + kBootHow;
+}
+
+// isolcpus= with the flags already in use, or those tuned's cpu-partitioning profile sets.
+std::string isolcpus_value(const Posture& p, const std::vector<int>& cpus) {
+  std::string flags;
+  for (const std::string& flag : p.isolation.isolcpus_flags) flags += flag + ",";
+  return (flags.empty() ? std::string("managed_irq,domain,") : flags) + format_cpu_list(cpus);
+}
+
+// Where work moved off sampled CPUs should go: online CPUs neither isolated nor sampled (or, if
+// that leaves none, just not sampled).
+std::vector<int> housekeeping_cpus(const Posture& p, const std::vector<int>& sampled) {
+  std::vector<int> out = minus(minus(p.online, p.isolated), sampled);
+  return out.empty() ? minus(p.online, sampled) : out;
+}
+
+// Where IRQs should go: irqaffinity= when it names CPUs, else the housekeeping CPUs.
+std::vector<int> irq_target_cpus(const Posture& p, const std::vector<int>& sampled) {
+  const std::optional<std::vector<int>> listed = param_cpus(p.isolation.irqaffinity);
+  return listed && !listed->empty() ? *listed : housekeeping_cpus(p, sampled);
+}
+
+// The kernel's hex cpumask format ("303", "1,00000003"): 32-bit groups, most significant first.
+std::string cpu_mask_hex(const std::vector<int>& cpus) {
+  if (cpus.empty()) return "0";
+  std::vector<unsigned> groups(static_cast<std::size_t>(cpus.back() / 32 + 1), 0);
+  for (int cpu : cpus) groups[static_cast<std::size_t>(cpu / 32)] |= 1u << (cpu % 32);
+  std::string out;
+  for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
+    char text[16];
+    std::snprintf(text, sizeof text, out.empty() ? "%x" : ",%08x", *it);
+    out += text;
+  }
+  return out;
+}
+
+std::string persist_sysctl(const std::string& key, const std::string& value) {
+  return "# persist: \"" + key + " = " + value + "\" in /etc/sysctl.d/90-isolation.conf";
+}
+
 class Checklist {
  public:
-  explicit Checklist(const std::vector<int>& sampled) : sampled_(sampled) {}
-  void add(std::string check, std::optional<int> cpu, CheckStatus status, std::string reason, bool expectation) {
-    checks_.push_back({std::move(check), cpu, status, std::move(reason), expectation});
+  Checklist(const Posture& posture, const std::vector<int>& sampled) : posture_(posture), sampled_(sampled) {}
+  void add(std::string check, std::optional<int> cpu, CheckStatus status, std::string reason, bool expectation,
+           std::vector<std::string> fix = {}) {
+    if (status == CheckStatus::pass) fix.clear();
+    checks_.push_back({std::move(check), cpu, status, std::move(reason), expectation, std::move(fix)});
   }
+  const Posture& posture() const { return posture_; }
   const std::vector<int>& sampled() const { return sampled_; }
   std::vector<PostureCheck> take() { return std::move(checks_); }
 
  private:
+  const Posture& posture_;
   const std::vector<int>& sampled_;
   std::vector<PostureCheck> checks_;
 };
+
+// The boot-time change that makes the kernel's `check` set (isolated or nohz_full) `target`.
+std::vector<std::string> cpu_set_fix(const Checklist& list, const std::string& check,
+                                     const std::vector<int>& target) {
+  const Posture& p = list.posture();
+  if (check != "isolated") {
+    if (target.empty()) return {"# kernel command line: remove nohz_full=" + kBootHow};
+    return {kernel_param_fix("nohz_full", format_cpu_list(target))};
+  }
+  if (target.empty()) return {"# kernel command line: remove isolcpus=" + kBootHow};
+  const std::vector<int> others = minus(p.online, target);
+  std::vector<std::string> fix{kernel_param_fix("isolcpus", isolcpus_value(p, target))};
+  if (!others.empty()) {
+    fix.push_back("# and keep services off them: CPUAffinity=" + format_cpu_list(others) +
+                  " in /etc/systemd/system.conf (takes effect at the next boot)");
+  }
+  return fix;
+}
 
 // isolated and nohz_full: the kernel's effective set against the expected one, or else every
 // sampled CPU in it. `what` says what membership buys, for the WARN lines.
 void check_cpu_set(Checklist& list, const std::string& check, const std::vector<int>& actual,
                    const std::optional<std::vector<int>>& expected, const std::string& what) {
   if (expected) {
+    const std::vector<std::string> fix = cpu_set_fix(list, check, *expected);
     for (int cpu : minus(*expected, actual)) {
       list.add(check, cpu, CheckStatus::fail,
                "cpu " + std::to_string(cpu) + " is not in the kernel's " + check + " set " +
                    describe_cpu_list(actual) + " (expected " + describe_cpu_list(*expected) + ")",
-               true);
+               true, fix);
     }
     for (int cpu : minus(actual, *expected)) {
       list.add(check, cpu, CheckStatus::fail,
                "cpu " + std::to_string(cpu) + " is in the kernel's " + check + " set " +
                    describe_cpu_list(actual) + " but not expected (" + describe_cpu_list(*expected) + ")",
-               true);
+               true, fix);
     }
     if (actual == *expected)
       list.add(check, std::nullopt, CheckStatus::pass,
@@ -58,8 +143,10 @@ void check_cpu_set(Checklist& list, const std::string& check, const std::vector<
     return;
   }
   const std::vector<int> outside = minus(list.sampled(), actual);
+  const std::vector<std::string> fix = cpu_set_fix(list, check, unite(actual, outside));
   for (int cpu : outside) {
-    list.add(check, cpu, CheckStatus::warn, "cpu " + std::to_string(cpu) + " is sampled but not " + what, false);
+    list.add(check, cpu, CheckStatus::warn, "cpu " + std::to_string(cpu) + " is sampled but not " + what, false,
+             fix);
   }
   if (outside.empty()) {
     list.add(check, std::nullopt, CheckStatus::pass,
@@ -75,16 +162,20 @@ void check_rcu_nocbs(Checklist& list, const Posture& p) {
   if (p.isolation.rcu_nocbs && !listed) {
     // Kernel forms this reader does not expand ("all", "N", strides): say so, guess nothing.
     list.add("rcu_nocbs", std::nullopt, CheckStatus::warn,
-             "cannot check: rcu_nocbs=" + *p.isolation.rcu_nocbs + " is not a plain cpu list", false);
+             "cannot check: rcu_nocbs=" + *p.isolation.rcu_nocbs + " is not a plain cpu list", false,
+             {kernel_param_fix("rcu_nocbs", format_cpu_list(unite(p.nohz_full, list.sampled()))) +
+              ", a list this check can read"});
     return;
   }
   std::vector<int> offloaded = listed.value_or(std::vector<int>{});
   offloaded.insert(offloaded.end(), p.nohz_full.begin(), p.nohz_full.end());
   offloaded = sorted_cpus(std::move(offloaded));
   const std::vector<int> outside = minus(list.sampled(), offloaded);
+  const std::vector<std::string> fix{
+      kernel_param_fix("rcu_nocbs", format_cpu_list(unite(listed.value_or(std::vector<int>{}), outside)))};
   for (int cpu : outside) {
     list.add("rcu_nocbs", cpu, CheckStatus::warn,
-             "RCU callbacks run on cpu " + std::to_string(cpu) + " (not in rcu_nocbs= or nohz_full=)", false);
+             "RCU callbacks run on cpu " + std::to_string(cpu) + " (not in rcu_nocbs= or nohz_full=)", false, fix);
   }
   if (outside.empty()) {
     list.add("rcu_nocbs", std::nullopt, CheckStatus::pass, "RCU callbacks are offloaded from every sampled cpu",
@@ -92,39 +183,151 @@ void check_rcu_nocbs(Checklist& list, const Posture& p) {
   }
 }
 
-std::string irq_list(const std::vector<IrqAffinity>& irqs) {
+std::string irq_label(const IrqAffinity& irq) { return "irq " + std::to_string(irq.irq) + " " + irq.name; }
+
+// "irq 45 a, irq 46 b, irq 47 c and 2 more"; `suffix` follows each shown IRQ.
+template <typename Suffix>
+std::string irq_list(const std::vector<const IrqAffinity*>& irqs, Suffix suffix) {
   std::string out;
   const std::size_t shown = std::min<std::size_t>(irqs.size(), 3);
-  for (std::size_t i = 0; i < shown; ++i) {
-    out += (i ? ", " : "") + std::string("irq ") + std::to_string(irqs[i].irq) + " " + irqs[i].name;
-  }
+  for (std::size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + irq_label(*irqs[i]) + suffix(*irqs[i]);
   if (irqs.size() > shown) out += " and " + std::to_string(irqs.size() - shown) + " more";
   return out;
 }
 
-void check_device_irqs(Checklist& list, const Posture& p, bool expected) {
+// The device IRQs of one sampled CPU, sorted by what they did and what they may do.
+struct CpuIrqs {
+  std::vector<const IrqAffinity*> fired;     // not exempt, fired on the CPU over the interval
+  std::vector<const IrqAffinity*> may_fire;  // not exempt, not managed, allowed there, quiet or unmeasured
+  std::vector<const IrqAffinity*> managed;   // not exempt, managed, allowed there, quiet or unmeasured
+  std::vector<const IrqAffinity*> exempt;    // matched expect.irq_exempt
+};
+
+std::uint64_t fired_count(const std::optional<IrqFiring>& fired, int irq, int cpu) {
+  if (!fired) return 0;
+  const auto by_irq = fired->counts.find(irq);
+  if (by_irq == fired->counts.end()) return 0;
+  const auto count = by_irq->second.find(cpu);
+  return count == by_irq->second.end() ? 0 : count->second;
+}
+
+CpuIrqs classify_irqs(const Posture& p, int cpu, const PostureExpectations& expect,
+                      const std::optional<IrqFiring>& fired) {
+  CpuIrqs out;
+  for (const IrqAffinity& irq : p.irqs) {
+    if (irq.name.empty()) continue;  // no action: nothing to run
+    const bool allowed = has_cpu(irq.cpus, cpu);
+    const bool did_fire = fired_count(fired, irq.irq, cpu) > 0;
+    if (!allowed && !did_fire) continue;
+    if (irq_name_matches(irq.name, expect.irq_exempt))
+      out.exempt.push_back(&irq);
+    else if (did_fire)
+      out.fired.push_back(&irq);
+    else if (irq.management != IrqManagement::unmanaged)
+      out.managed.push_back(&irq);
+    else
+      out.may_fire.push_back(&irq);
+  }
+  return out;
+}
+
+std::vector<std::string> irq_fix(const Posture& p, const std::vector<int>& sampled, int cpu, const CpuIrqs& irqs,
+                                 bool judge_affinity) {
+  std::vector<std::string> fix;
+  const std::string target = format_cpu_list(irq_target_cpus(p, sampled));
+  std::vector<const IrqAffinity*> movable, managed;
+  for (const IrqAffinity* irq : irqs.fired)
+    (irq->management == IrqManagement::unmanaged ? movable : managed).push_back(irq);
+  if (judge_affinity) movable.insert(movable.end(), irqs.may_fire.begin(), irqs.may_fire.end());
+  for (const IrqAffinity* irq : movable)
+    fix.push_back("echo " + target + " > /proc/irq/" + std::to_string(irq->irq) + "/smp_affinity_list");
+  if (!movable.empty()) {
+    fix.push_back(
+        "# keep irqbalance from moving them back: IRQBALANCE_BANNED_CPULIST=" + format_cpu_list(sampled) +
+        " in /etc/default/irqbalance; new IRQs at boot: irqaffinity=" + target + kBootHow);
+  }
+  for (const IrqAffinity* irq : managed) {
+    fix.push_back("# " + irq_label(*irq) + " is kernel-managed: its affinity cannot be changed from user space; " +
+                  "isolcpus=" + isolcpus_value(p, unite(p.isolated, {cpu})) +
+                  " (with managed_irq) keeps managed IRQs off isolated cpus where the device allows, or give the "
+                  "device fewer queues");
+  }
+  return fix;
+}
+
+// May fire (affinity) and did fire (counts over the interval). Managed IRQs quiet over the interval
+// pass and are named as such; exempt ones are named and not judged.
+void check_device_irqs(Checklist& list, const Posture& p, const PostureExpectations& expect,
+                       const std::optional<IrqFiring>& fired) {
+  const bool expected = expect.no_device_irqs;
+  const bool judge_affinity = !expect.device_irqs_fired_only;
+  const CheckStatus bad = expected ? CheckStatus::fail : CheckStatus::warn;
   if (p.irqs.empty()) {
-    list.add("device_irqs", std::nullopt, expected ? CheckStatus::fail : CheckStatus::warn,
-             "cannot check: no IRQ affinities could be read", expected);
+    list.add("device_irqs", std::nullopt, bad, "cannot check: no IRQ affinities could be read", expected,
+             {"# mount procfs with /proc/irq readable (jitterd's --path.procfs), then run the check again"});
     return;
   }
+  const std::string interval = fired ? " over the last " + seconds_text(fired->seconds) : "";
+  if (!judge_affinity && !fired) {
+    list.add("device_irqs", std::nullopt, CheckStatus::warn,
+             "cannot check yet: with no_device_irqs: fired, firing is judged between two readings of "
+             "/proc/interrupts (the next run)",
+             false, {"# nothing to change: the next reading measures it"});
+  }
   bool any = false;
+  std::vector<std::string> managed_notes, exempt_notes;
   for (int cpu : list.sampled()) {
-    std::vector<IrqAffinity> irqs;
-    for (IrqAffinity& irq : irqs_on_cpu(p, cpu)) {
-      if (!irq.name.empty()) irqs.push_back(std::move(irq));  // no action: nothing to run
+    const CpuIrqs irqs = classify_irqs(p, cpu, expect, fired);
+    const std::string on = " (cpu " + std::to_string(cpu) + ")";
+    if (!irqs.managed.empty())
+      managed_notes.push_back(irq_list(irqs.managed, [&](const IrqAffinity&) { return on; }));
+    if (!irqs.exempt.empty())
+      exempt_notes.push_back(irq_list(irqs.exempt, [&](const IrqAffinity&) { return on; }));
+    std::string reason;
+    if (!irqs.fired.empty()) {
+      reason = std::to_string(irqs.fired.size()) + " device IRQ(s) fired on cpu " + std::to_string(cpu) +
+               interval + ": " + irq_list(irqs.fired, [&](const IrqAffinity& irq) {
+                 return " (" + std::to_string(fired_count(fired, irq.irq, cpu)) + " times" +
+                        (irq.management != IrqManagement::unmanaged ? ", managed" : "") + ")";
+               });
     }
-    if (irqs.empty()) continue;
+    if (judge_affinity && !irqs.may_fire.empty()) {
+      const bool effective = std::all_of(irqs.may_fire.begin(), irqs.may_fire.end(),
+                                         [](const IrqAffinity* i) { return i->effective; });
+      reason += (reason.empty() ? "" : "; ") + std::to_string(irqs.may_fire.size()) +
+                " device IRQ(s) may fire on cpu " + std::to_string(cpu) + ": " +
+                irq_list(irqs.may_fire, [](const IrqAffinity&) { return ""; }) +
+                (effective ? " (effective affinity)" : " (requested affinity; the effective one is unknown)");
+    }
+    if (reason.empty()) continue;
     any = true;
-    const bool effective = std::all_of(irqs.begin(), irqs.end(), [](const IrqAffinity& i) { return i.effective; });
-    list.add("device_irqs", cpu, expected ? CheckStatus::fail : CheckStatus::warn,
-             std::to_string(irqs.size()) + " device IRQ(s) may fire on cpu " + std::to_string(cpu) + ": " +
-                 irq_list(irqs) +
-                 (effective ? " (effective affinity)" : " (requested affinity; the effective one is unknown)"),
+    list.add("device_irqs", cpu, bad, reason, expected, irq_fix(p, list.sampled(), cpu, irqs, judge_affinity));
+  }
+  std::string detail;
+  if (!managed_notes.empty()) {
+    const bool by_name = std::any_of(p.irqs.begin(), p.irqs.end(), [](const IrqAffinity& i) {
+      return i.management == IrqManagement::managed_by_name;
+    });
+    std::string joined;
+    for (const std::string& note : managed_notes) joined += (joined.empty() ? "" : ", ") + note;
+    detail += "; managed by the kernel" + (fired ? ", quiet" + interval : std::string(", firing not measured")) +
+              " (" + (by_name ? "nvme queue-name heuristic: debugfs irq/irqs unreadable" : "debugfs flags") +
+              "): " + joined;
+  }
+  if (!exempt_notes.empty()) {
+    std::string joined;
+    for (const std::string& note : exempt_notes) joined += (joined.empty() ? "" : ", ") + note;
+    detail += "; exempt by expect.irq_exempt: " + joined;
+  }
+  if (!any) {
+    const std::string kind = managed_notes.empty() ? "device IRQ" : "unmanaged device IRQ";
+    const std::string what = judge_affinity ? "no " + kind + " may fire on a sampled cpu"
+                                            : "no device IRQ fired on a sampled cpu" + interval;
+    list.add("device_irqs", std::nullopt, CheckStatus::pass, what + detail, expected);
+  } else if (!detail.empty()) {
+    list.add("device_irqs", std::nullopt, CheckStatus::pass, "other device IRQs of sampled cpus" + detail,
              expected);
   }
-  if (!any)
-    list.add("device_irqs", std::nullopt, CheckStatus::pass, "no device IRQ may fire on a sampled cpu", expected);
 }
 
 void check_smt(Checklist& list, const Posture& p, bool expected, const std::map<int, double>& busy) {
@@ -135,17 +338,21 @@ void check_smt(Checklist& list, const Posture& p, bool expected, const std::map<
     if (it == p.smt.thread_siblings.end()) {
       all_good = false;
       list.add("smt", cpu, bad, "cannot check cpu " + std::to_string(cpu) + ": its core's siblings are unknown",
-               expected);
+               expected,
+               {"# the kernel lists no topology/thread_siblings_list for cpu " + std::to_string(cpu) +
+                "; with SMT off (nosmt" + kBootHow + ") there are none to check"});
       continue;
     }
     // One line per sampled CPU, naming every sibling that shares its core with something.
     std::string reasons;
+    std::vector<int> busy_siblings;
     for (int sibling : it->second) {
       if (sibling == cpu) continue;
       std::string why;
-      if (has_cpu(list.sampled(), sibling)) {
-        why = "is sampled too: two spinning samplers share one core's pipeline";
-      } else if (const auto share = busy.find(sibling); share != busy.end()) {
+      // A sampled sibling is busy with jitterd's own sampler: a fact about the sampling plan
+      // (smt_plan_notes), not about the machine.
+      if (has_cpu(list.sampled(), sibling)) continue;
+      if (const auto share = busy.find(sibling); share != busy.end()) {
         // Measured: what ran there is what shares the core, isolated or not.
         if (share->second <= kIdleSiblingShare) continue;
         why = "was busy " + format_share(share->second) + " of the time measured";
@@ -155,16 +362,93 @@ void check_smt(Checklist& list, const Posture& p, bool expected, const std::map<
         continue;
       }
       reasons += (reasons.empty() ? "" : "; ") + std::string("cpu ") + std::to_string(sibling) + ", which " + why;
+      busy_siblings.push_back(sibling);
     }
     if (reasons.empty()) continue;
     all_good = false;
-    list.add("smt", cpu, bad, "cpu " + std::to_string(cpu) + " shares a core with " + reasons, expected);
+    list.add("smt", cpu, bad, "cpu " + std::to_string(cpu) + " shares a core with " + reasons, expected,
+             {"# keep other work off its sibling(s) " + format_cpu_list(busy_siblings) + ": " +
+                  kernel_param_fix("isolcpus",
+                                   isolcpus_value(p, unite(unite(p.isolated, list.sampled()), busy_siblings)))
+                      .substr(2),
+              "# or turn SMT off for the whole machine (nosmt on the kernel command line to keep it off):",
+              "echo off > /sys/devices/system/cpu/smt/control"});
   }
   if (all_good) {
     list.add(
         "smt", std::nullopt, CheckStatus::pass,
         "no sampled cpu shares its core with a busy cpu (smt " + p.smt.control.value_or("state unknown") + ")",
         expected);
+  }
+}
+
+std::string task_list(const std::vector<const TaskSeen*>& tasks) {
+  std::string out;
+  const std::size_t shown = std::min<std::size_t>(tasks.size(), 3);
+  for (std::size_t i = 0; i < shown; ++i)
+    out += (i ? ", " : "") + tasks[i]->comm + " (" + std::to_string(tasks[i]->tid) + ")";
+  if (tasks.size() > shown) out += " and " + std::to_string(tasks.size() - shown) + " more";
+  return out;
+}
+
+std::vector<std::string> stray_fix(const Posture& p, const std::vector<int>& sampled,
+                                   const std::vector<const TaskSeen*>& strays) {
+  const std::string target = format_cpu_list(housekeeping_cpus(p, sampled));
+  std::vector<std::string> fix;
+  std::vector<int> pids;
+  bool kernel = false;
+  for (const TaskSeen* task : strays) {
+    kernel = kernel || task->kernel_thread;
+    if (!task->kernel_thread && std::find(pids.begin(), pids.end(), task->pid) == pids.end())
+      pids.push_back(task->pid);
+  }
+  for (int pid : pids) fix.push_back("taskset -a -p -c " + target + " " + std::to_string(pid));
+  if (!pids.empty())
+    fix.push_back("# for every service at boot: CPUAffinity=" + target + " in /etc/systemd/system.conf");
+  if (kernel)
+    fix.push_back("# unbound kernel threads follow isolcpus=domain and the workqueue cpumask: " +
+                  kernel_param_fix("isolcpus", isolcpus_value(p, unite(p.isolated, sampled))).substr(2));
+  return fix;
+}
+
+// Tasks seen running on (stat field 39), or allowed on (Cpus_allowed_list), each sampled CPU.
+void check_stray_tasks(Checklist& list, const Posture& p, const PostureExpectations& expect) {
+  const bool expected = expect.no_stray_tasks;
+  const CheckStatus bad = expected ? CheckStatus::fail : CheckStatus::warn;
+  const bool others_visible =
+      std::any_of(p.tasks.begin(), p.tasks.end(), [&](const TaskSeen& t) { return t.pid != p.reader_pid; });
+  if (!others_visible) {
+    list.add("stray_tasks", std::nullopt, bad,
+             "cannot check: no task but jitterd's own is visible under /proc (ProtectProc=invisible or hidepid=)",
+             expected,
+             {"# let jitterd see other processes: ProtectProc=default in its unit (the shipped one does)"});
+    return;
+  }
+  bool any = false;
+  std::size_t kernel = 0, application = 0;
+  for (int cpu : list.sampled()) {
+    const CpuTasks tasks = tasks_on_cpu(p.tasks, cpu, p.reader_pid, expect.application_tasks);
+    kernel += tasks.running[static_cast<std::size_t>(TaskClass::kernel_percpu)].size();
+    application += tasks.running[static_cast<std::size_t>(TaskClass::application)].size();
+    const auto& running = tasks.running[static_cast<std::size_t>(TaskClass::stray)];
+    if (running.empty() && tasks.stray_allowed.empty()) continue;
+    any = true;
+    std::string reason;
+    if (!running.empty())
+      reason = std::to_string(running.size()) + " stray task(s) last ran on cpu " + std::to_string(cpu) + ": " +
+               task_list(running);
+    if (!tasks.stray_allowed.empty())
+      reason += (reason.empty() ? "" : "; ") + std::to_string(tasks.stray_allowed.size()) +
+                " more may run there: " + task_list(tasks.stray_allowed);
+    std::vector<const TaskSeen*> strays = running;
+    strays.insert(strays.end(), tasks.stray_allowed.begin(), tasks.stray_allowed.end());
+    list.add("stray_tasks", cpu, bad, reason, expected, stray_fix(p, list.sampled(), strays));
+  }
+  if (!any) {
+    list.add("stray_tasks", std::nullopt, CheckStatus::pass,
+             "no stray task ran on or may run on a sampled cpu (there: " + std::to_string(kernel) +
+                 " per-cpu kernel threads, " + std::to_string(application) + " application tasks)",
+             expected);
   }
 }
 
@@ -178,11 +462,18 @@ void check_governor(Checklist& list, const Posture& p, const std::optional<std::
     const std::optional<std::string> governor = it == by_cpu.end() ? std::nullopt : it->second->governor;
     if (governor == wanted) continue;
     all_good = false;
+    const std::vector<std::string> fix =
+        governor ? std::vector<std::string>{"cpupower -c " + std::to_string(cpu) + " frequency-set -g " + wanted,
+                                            "# persist: tuned's cpu-partitioning profile sets it at boot, or a "
+                                            "systemd unit running the line above"}
+                 : std::vector<std::string>{
+                       "# no cpufreq driver: set the performance or maximum-frequency policy "
+                       "in the BIOS, or on the hypervisor for a VM"};
     list.add("governor", cpu, expected ? CheckStatus::fail : CheckStatus::warn,
              governor ? "cpu " + std::to_string(cpu) + " runs the " + *governor + " governor, not " + wanted
                       : "cannot check cpu " + std::to_string(cpu) +
                             ": no cpufreq governor (frequency set by firmware or hypervisor)",
-             expected.has_value());
+             expected.has_value(), fix);
   }
   if (all_good)
     list.add("governor", std::nullopt, CheckStatus::pass, "every sampled cpu runs the " + wanted + " governor",
@@ -202,7 +493,8 @@ void check_cstates(Checklist& list, const Posture& p, const std::optional<std::c
     if (it == by_cpu.end()) {
       all_good = false;
       list.add("cstates", cpu, bad, "cannot check cpu " + std::to_string(cpu) + ": no cpuidle states listed",
-               expected.has_value());
+               expected.has_value(),
+               {"# no cpuidle driver: limit C-states in the BIOS, or on the hypervisor for a VM"});
       continue;
     }
     const IdleState* deepest = nullptr;
@@ -217,7 +509,8 @@ void check_cstates(Checklist& list, const Posture& p, const std::optional<std::c
       list.add("cstates", cpu, bad,
                "cannot check cpu " + std::to_string(cpu) + ": enabled state " + unreadable->name +
                    " has no readable exit latency",
-               expected.has_value());
+               expected.has_value(),
+               {"cpupower -c " + std::to_string(cpu) + " idle-set -d " + std::to_string(unreadable->index)});
       continue;
     }
     if (!deepest) continue;  // no enabled state at all: the CPU cannot idle deeper than polling
@@ -227,7 +520,10 @@ void check_cstates(Checklist& list, const Posture& p, const std::optional<std::c
     list.add("cstates", cpu, bad,
              "cpu " + std::to_string(cpu) + " may enter " + deepest->name + " (exit latency " +
                  us_text(*deepest->exit_latency_us) + ", limit " + us_text(limit_us) + ")",
-             expected.has_value());
+             expected.has_value(),
+             {"cpupower -c " + std::to_string(cpu) + " idle-set -D " + std::to_string(limit_us),
+              "# at boot (x86): intel_idle.max_cstate=1 processor.max_cstate=1 on the kernel command line, or "
+              "tuned's force_latency"});
   }
   if (all_good) {
     list.add("cstates", std::nullopt, CheckStatus::pass,
@@ -239,17 +535,23 @@ void check_cstates(Checklist& list, const Posture& p, const std::optional<std::c
 
 void check_workqueue(Checklist& list, const Posture& p) {
   if (!p.workqueue_cpus) {
-    list.add("workqueue", std::nullopt, CheckStatus::warn, "cannot check: no workqueue cpumask", false);
+    list.add("workqueue", std::nullopt, CheckStatus::warn, "cannot check: no workqueue cpumask", false,
+             {"# the kernel offers no /sys/devices/virtual/workqueue/cpumask (older than 4.2?): "
+              "workqueue.unbound_cpus= or isolcpus=domain keeps unbound work off isolated cpus"});
     return;
   }
   bool any = false;
+  std::vector<int> target = minus(*p.workqueue_cpus, list.sampled());
+  if (target.empty()) target = housekeeping_cpus(p, list.sampled());
   for (int cpu : list.sampled()) {
     if (!has_cpu(*p.workqueue_cpus, cpu)) continue;
     any = true;
     list.add("workqueue", cpu, CheckStatus::warn,
              "unbound workqueues may run on cpu " + std::to_string(cpu) + " (workqueue cpumask " +
                  describe_cpu_list(*p.workqueue_cpus) + ")",
-             false);
+             false,
+             {"echo " + cpu_mask_hex(target) + " > /sys/devices/virtual/workqueue/cpumask",
+              "# that is cpus " + format_cpu_list(target) + "; tuned's cpu-partitioning writes the same at boot"});
   }
   if (!any)
     list.add("workqueue", std::nullopt, CheckStatus::pass,
@@ -259,13 +561,27 @@ void check_workqueue(Checklist& list, const Posture& p) {
 void check_clocksource(Checklist& list, const Posture& p, const std::optional<std::string>& expected) {
   if (!p.clocksource) {
     list.add("clocksource", std::nullopt, expected ? CheckStatus::fail : CheckStatus::warn,
-             "cannot check: no current clocksource", expected.has_value());
+             "cannot check: no current clocksource", expected.has_value(),
+             {"# the kernel offers no /sys/devices/system/clocksource/clocksource0/current_clocksource"});
     return;
   }
   const std::string& current = p.clocksource->current;
   const bool good = expected ? current == *expected : current == "tsc" || current == "arch_sys_counter";
   std::string available;
   for (const std::string& c : p.clocksource->available) available += (available.empty() ? "" : " ") + c;
+  const auto& offered = p.clocksource->available;
+  std::string wanted = expected.value_or("tsc");
+  if (!expected && std::find(offered.begin(), offered.end(), "arch_sys_counter") != offered.end())
+    wanted = "arch_sys_counter";
+  std::vector<std::string> fix;
+  if (std::find(offered.begin(), offered.end(), wanted) != offered.end()) {
+    fix = {"echo " + wanted + " > /sys/devices/system/clocksource/clocksource0/current_clocksource",
+           kernel_param_fix("clocksource", wanted) +
+               (wanted == "tsc" ? "; tsc=reliable stops the watchdog from demoting it" : "")};
+  } else {
+    fix = {"# " + wanted + " is not offered (available: " + (available.empty() ? "unknown" : available) +
+           "): the kernel judged it unstable; check the BIOS (TSC sync across sockets) or the hypervisor"};
+  }
   list.add("clocksource", std::nullopt,
            good       ? CheckStatus::pass
            : expected ? CheckStatus::fail
@@ -275,7 +591,7 @@ void check_clocksource(Checklist& list, const Posture& p, const std::optional<st
                 : good   ? ""
                          : ": slower to read than the CPU counter") +
                " (available: " + (available.empty() ? "unknown" : available) + ")",
-           expected.has_value());
+           expected.has_value(), fix);
 }
 
 void check_machine_wide(Checklist& list, const Posture& p) {
@@ -287,22 +603,32 @@ void check_machine_wide(Checklist& list, const Posture& p) {
            !thp ? "cannot check: transparent hugepages state unknown"
                 : "transparent hugepages " + *thp +
                       (*thp == "always" ? ": khugepaged may compact and collapse pages under any task" : ""),
-           false);
+           false,
+           !thp ? std::vector<std::string>{"# the kernel offers no /sys/kernel/mm/transparent_hugepage/enabled"}
+                : std::vector<std::string>{"echo madvise > /sys/kernel/mm/transparent_hugepage/enabled",
+                                           kernel_param_fix("transparent_hugepage", "madvise") + " (or never)"});
   const auto& nmi = p.sysctls.nmi_watchdog;
   list.add("nmi_watchdog", std::nullopt, nmi && *nmi == "0" ? CheckStatus::pass : CheckStatus::warn,
            !nmi ? "cannot check: kernel.nmi_watchdog unknown"
            : *nmi == "0"
                ? "kernel.nmi_watchdog 0"
                : "kernel.nmi_watchdog " + *nmi + ": the hard-lockup detector sends every cpu a periodic NMI",
-           false);
+           false,
+           !nmi ? std::vector<std::string>{"# the kernel offers no /proc/sys/kernel/nmi_watchdog "
+                                           "(built without the lockup detector: nothing to change)"}
+                : std::vector<std::string>{
+                      "sysctl -w kernel.nmi_watchdog=0",
+                      persist_sysctl("kernel.nmi_watchdog", "0") + ", or nowatchdog on the kernel command line"});
   const auto stat = p.sysctls.stat_interval ? parse_integer(*p.sysctls.stat_interval) : std::nullopt;
-  list.add("stat_interval", std::nullopt, stat && *stat > 1 ? CheckStatus::pass : CheckStatus::warn,
-           !stat ? "cannot check: vm.stat_interval unknown"
-           : *stat > 1
-               ? "vm.stat_interval " + std::to_string(*stat)
-               : "vm.stat_interval " + std::to_string(*stat) +
-                     ": vmstat refreshes every second on every busy cpu; isolation guides raise it (e.g. 10)",
-           false);
+  list.add(
+      "stat_interval", std::nullopt, stat && *stat > 1 ? CheckStatus::pass : CheckStatus::warn,
+      !stat       ? "cannot check: vm.stat_interval unknown"
+      : *stat > 1 ? "vm.stat_interval " + std::to_string(*stat)
+                  : "vm.stat_interval " + std::to_string(*stat) +
+                        ": vmstat refreshes every second on every busy cpu; isolation guides raise it (e.g. 10)",
+      false,
+      !stat ? std::vector<std::string>{"# the kernel offers no /proc/sys/vm/stat_interval"}
+            : std::vector<std::string>{"sysctl -w vm.stat_interval=10", persist_sysctl("vm.stat_interval", "10")});
 }
 
 }  // namespace
@@ -320,21 +646,55 @@ std::string_view to_string(CheckStatus status) {
 }
 
 std::vector<PostureCheck> check_posture(const Posture& posture, const std::vector<int>& sampled,
-                                        const PostureExpectations& expect, const std::map<int, double>& busy) {
-  Checklist list(sampled);
+                                        const PostureExpectations& expect, const std::map<int, double>& busy,
+                                        const std::optional<IrqFiring>& fired) {
+  Checklist list(posture, sampled);
   check_cpu_set(list, "isolated", posture.isolated, expect.isolated,
                 "isolated: the scheduler may place tasks on it");
   check_cpu_set(list, "nohz_full", posture.nohz_full, expect.nohz_full,
                 "nohz_full: the scheduler tick interrupts it");
   check_rcu_nocbs(list, posture);
-  check_device_irqs(list, posture, expect.no_device_irqs);
+  check_device_irqs(list, posture, expect, fired);
   check_smt(list, posture, expect.smt_siblings_idle, busy);
+  check_stray_tasks(list, posture, expect);
   check_governor(list, posture, expect.governor);
   check_cstates(list, posture, expect.max_exit_latency);
   check_workqueue(list, posture);
   check_clocksource(list, posture, expect.clocksource);
   check_machine_wide(list, posture);
   return list.take();
+}
+
+std::vector<std::string> smt_plan_notes(const Posture& posture, const std::vector<int>& sampled) {
+  std::vector<std::string> notes;
+  for (int cpu : sampled) {
+    const auto it = posture.smt.thread_siblings.find(cpu);
+    if (it == posture.smt.thread_siblings.end()) continue;
+    std::vector<int> sampled_core;
+    for (int sibling : it->second)
+      if (has_cpu(sampled, sibling)) sampled_core.push_back(sibling);
+    // One note per core, from its lowest sampled CPU.
+    if (sampled_core.size() < 2 || sampled_core.front() != cpu) continue;
+    notes.push_back("cpus " + format_cpu_list(sampled_core) +
+                    " share one core and are all sampled: their spinning samplers compete for its pipeline, "
+                    "so each one's numbers include the others (cpus_per_core: one with cpus: auto, or a cpus "
+                    "list with one thread per core, leaves the siblings idle)");
+  }
+  return notes;
+}
+
+bool irq_name_matches(const std::string& name, const std::vector<std::string>& patterns) {
+  // The whole name, then each action of a shared IRQ ("ehci_hcd:usb1, uhci_hcd:usb2").
+  std::vector<std::string> names{name};
+  for (std::size_t start = 0; name.find(", ") != std::string::npos && start <= name.size();) {
+    const std::size_t comma = std::min(name.find(", ", start), name.size());
+    names.push_back(name.substr(start, comma - start));
+    start = comma + 2;
+  }
+  for (const std::string& pattern : patterns)
+    for (const std::string& action : names)
+      if (fnmatch(pattern.c_str(), action.c_str(), 0) == 0) return true;
+  return false;
 }
 
 CheckStatus overall_status(const std::vector<PostureCheck>& checks) {

@@ -8,6 +8,7 @@
 
 #include "host/cpu_list.h"
 #include "measure/clock_ns.h"
+#include "probes/task_classes.h"
 
 namespace jitterd {
 namespace {
@@ -139,6 +140,50 @@ void add_machine(const Posture& p, std::vector<ProbeMetric>& out) {
                       static_cast<double>(p.problems.size())));
 }
 
+// Managed IRQs allowed on, and device IRQs seen firing on, the CPUs of interest (counts, so the
+// series stay one per CPU however many IRQs the machine has).
+void add_irq_counts(const Posture& p, const std::vector<int>& interest, const std::optional<IrqFiring>& fired,
+                    std::vector<ProbeMetric>& out) {
+  for (int cpu : interest) {
+    const ProbeLabels labels{{"cpu", std::to_string(cpu)}};
+    double managed = 0;
+    for (const IrqAffinity& irq : irqs_on_cpu(p, cpu))
+      managed += !irq.name.empty() && irq.management != IrqManagement::unmanaged;
+    out.push_back(
+        gauge("jitterd_posture_cpu_managed_irqs",
+              "Kernel-managed device IRQs whose affinity includes the CPU (debugfs, else nvme queue names).",
+              labels, managed));
+    if (!fired) continue;
+    double count = 0;
+    for (const auto& [irq, by_cpu] : fired->counts) count += by_cpu.count(cpu);
+    out.push_back(gauge("jitterd_posture_cpu_device_irqs_fired",
+                        "Device IRQs that fired on the CPU between the last two posture readings.", labels,
+                        count));
+  }
+}
+
+// Tasks last seen on each CPU of interest, by class (four series per CPU however many tasks).
+void add_task_counts(const Posture& p, const std::vector<int>& interest,
+                     const std::vector<std::string>& application, std::vector<ProbeMetric>& out) {
+  // Only jitterd's own tasks visible (ProtectProc=invisible, hidepid=): a count of 0 strays would
+  // read as a quiet CPU, so there are no counts at all (the stray_tasks check says why).
+  if (std::none_of(p.tasks.begin(), p.tasks.end(), [&](const TaskSeen& t) { return t.pid != p.reader_pid; }))
+    return;
+  for (int cpu : interest) {
+    const CpuTasks tasks = tasks_on_cpu(p.tasks, cpu, p.reader_pid, application);
+    for (TaskClass task_class : kTaskClasses) {
+      out.push_back(gauge("jitterd_posture_cpu_tasks",
+                          "Tasks (threads) that last ran on the CPU, by class: jitterd, kernel_percpu, "
+                          "application, stray.",
+                          {{"cpu", std::to_string(cpu)}, {"class", std::string(to_string(task_class))}},
+                          static_cast<double>(tasks.running[static_cast<std::size_t>(task_class)].size())));
+    }
+    out.push_back(gauge("jitterd_posture_cpu_stray_tasks_allowed",
+                        "Stray tasks allowed on the CPU (Cpus_allowed_list) that last ran elsewhere.",
+                        {{"cpu", std::to_string(cpu)}}, static_cast<double>(tasks.stray_allowed.size())));
+  }
+}
+
 // Which device IRQs may fire on the CPUs of interest: the per-CPU count is always there
 // (jitterd_posture_cpu_device_irqs); names cost a series each, so only at most `limit` per CPU.
 void add_irq_detail(const Posture& p, const std::vector<int>& interest, std::size_t limit,
@@ -197,12 +242,16 @@ void add_checks(const std::vector<PostureCheck>& checks, const std::vector<int>&
 }  // namespace
 
 std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vector<int>& sampled,
-                                         const std::vector<PostureCheck>& checks, std::size_t irq_detail) {
+                                         const std::vector<PostureCheck>& checks, std::size_t irq_detail,
+                                         const std::optional<IrqFiring>& fired,
+                                         const std::vector<std::string>& application_tasks) {
   std::vector<ProbeMetric> out;
   const std::vector<int> interest = either(sampled, posture.isolated);
   add_cpu_flags(posture, out);
   add_cpu_power(posture, interest, out);
   add_machine(posture, out);
+  add_irq_counts(posture, interest, fired, out);
+  add_task_counts(posture, interest, application_tasks, out);
   add_irq_detail(posture, interest, irq_detail, out);
   add_checks(checks, sampled, out);
   return out;
@@ -228,9 +277,22 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
   std::map<int, CpuTimes> times = parse_proc_stat(context.host.read_proc("stat").value_or(""));
   const std::map<int, double> busy = busy_shares(cpu_times_, times);
   cpu_times_ = std::move(times);
-  const std::vector<PostureCheck> checks = check_posture(posture, sampled, settings_.expect, busy);
+  // Device IRQs that fired since the previous run (none measured on the first).
+  const auto read_at = std::chrono::steady_clock::now();
+  const std::optional<std::string> interrupts_text = context.host.read_proc("interrupts");
+  std::optional<InterruptTable> interrupts;
+  if (interrupts_text) interrupts = parse_proc_interrupts(*interrupts_text);
+  std::optional<IrqFiring> fired;
+  if (interrupts_ && interrupts && !interrupts->cpus.empty()) {
+    fired = IrqFiring{numbered_irq_deltas(*interrupts_, *interrupts),
+                      std::chrono::duration<double>(read_at - interrupts_read_at_).count()};
+  }
+  interrupts_ = std::move(interrupts);
+  interrupts_read_at_ = read_at;
+  const std::vector<PostureCheck> checks = check_posture(posture, sampled, settings_.expect, busy, fired);
   ProbeResult result;
-  result.metrics = posture_metrics(posture, sampled, checks, settings_.irq_detail);
+  result.metrics =
+      posture_metrics(posture, sampled, checks, settings_.irq_detail, fired, settings_.expect.application_tasks);
 
   const double now = unix_seconds();
   if (!fingerprint_) {

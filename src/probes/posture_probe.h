@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "host/interrupt_counts.h"
 #include "host/posture.h"
 #include "probes/posture_checks.h"
 #include "probes/probe.h"
@@ -29,8 +30,13 @@ struct PostureSettings {
 // The metrics for one reading (fingerprint change tracking aside): the per-CPU series cover every
 // online CPU for cheap yes/no facts and the count of device IRQs that may fire there, and the
 // sampled and isolated CPUs for frequency, C-states, siblings and (with irq_detail) which IRQs.
+// With `fired` (the device IRQs that fired since the previous reading), the sampled and isolated
+// CPUs also get how many device IRQs fired there; where tasks are visible, how many last ran there
+// by class (task_classes.h, `application_tasks` naming the application's).
 std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vector<int>& sampled,
-                                         const std::vector<PostureCheck>& checks, std::size_t irq_detail = 0);
+                                         const std::vector<PostureCheck>& checks, std::size_t irq_detail = 0,
+                                         const std::optional<IrqFiring>& fired = std::nullopt,
+                                         const std::vector<std::string>& application_tasks = {});
 
 class PostureProbe : public Probe {
  public:
@@ -46,6 +52,9 @@ class PostureProbe : public Probe {
   std::uint64_t fingerprint_changes_ = 0;
   std::vector<std::string> problems_;  // unreadable files at the previous run, as logged
   std::map<int, CpuTimes> cpu_times_;  // /proc/stat at the previous run, for busy shares
+  // /proc/interrupts at the previous run and when it was read (steady clock), for IRQ firing.
+  std::optional<InterruptTable> interrupts_;
+  std::chrono::steady_clock::time_point interrupts_read_at_;
 };
 
 }  // namespace jitterd

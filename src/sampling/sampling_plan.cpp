@@ -95,7 +95,7 @@ SamplingPlan make_sampling_plan(Config config, const HostReader& host, const std
   plan.method = choose_method(plan.config);
   const Topology topology = read_topology(host);
   plan.machine_problems = topology.problems;
-  CpuRequest request{plan.config.cpus.automatic, plan.config.cpus.list};
+  CpuRequest request{plan.config.cpus.automatic, plan.config.cpus.list, plan.config.cpus.all_threads_per_core};
   CpuSelectionResult result = select_cpus(request, topology, allowed);
   if (!result.selection) {
     std::vector<ConfigError> errors;

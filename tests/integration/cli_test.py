@@ -289,7 +289,9 @@ class CliTest(harness.DaemonTestCase):
     def test_report_posture_matches_the_golden_checklists(self):
         # Three machines, each with its runbook's expectations (or none) and its golden output.
         fixtures = os.path.join(harness.SOURCE_DIR, "tests", "fixtures")
-        for machine, code in (("tuned_server", 2), ("untuned_laptop", 1), ("vm_missing", 2)):
+        # tuned_nvme is the tuned server after its runbook: SMT, one thread per core sampled, NVMe
+        # managed queues on isolated cpus, matching expectations: exit 0.
+        for machine, code in (("tuned_nvme", 0), ("tuned_server", 2), ("untuned_laptop", 1), ("vm_missing", 2)):
             for fmt, suffix in (("table", "txt"), ("json", "json")):
                 with self.subTest(machine=machine, format=fmt):
                     root = os.path.join(fixtures, machine)
@@ -314,6 +316,19 @@ class CliTest(harness.DaemonTestCase):
             golden = json.load(f)["checks"]
         self.assertEqual([(c["status"], c["check"], c["reason"]) for c in checks],
                          [(c["status"], c["check"], c["reason"]) for c in golden])
+        # The fixes as a script: commented, never run by jitterd, the exit code as for the checklist.
+        script = harness.run(["report", "posture", "--format", "script",
+                              "--config", os.path.join(fixtures, "posture", "tuned_server.yaml"),
+                              "--path.sysfs", os.path.join(root, "sys"),
+                              "--path.procfs", os.path.join(root, "proc")], timeout=30)
+        self.assertExit(script, 2)
+        self.assertTrue(script.stdout.startswith("#!/bin/sh\n"))
+        self.assertIn("jitterd never runs this", script.stdout)
+        self.assertIn("\n# FAIL device_irqs cpu 3: 1 device IRQ(s) may fire on cpu 3: irq 45 mlx5_comp3", script.stdout)
+        commands = [line for line in script.stdout.splitlines() if line and not line.startswith("#")]
+        self.assertEqual(commands, ["echo 0-1,8-9 > /proc/irq/45/smp_affinity_list"])
+        misuse = harness.run(["report", "clock", "--format", "script"], timeout=10)
+        self.assertExit(misuse, EXIT_USAGE)
         # A root with no sysfs at all is a wrong --path.sysfs, not a checklist (nor "no CPU").
         empty = self.config("", name="empty.yaml")
         nothing = harness.run(["report", "posture", "--config", empty, "--path.sysfs", self.workdir,

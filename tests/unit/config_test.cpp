@@ -229,8 +229,17 @@ expect:
   smt_siblings_idle: true
 )");
   CHECK(config.probes.posture.expect ==
-        PostureExpectations{std::vector<int>{2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15}, std::vector<int>{},
-                            "performance", "tsc", true, 10us, true});
+        PostureExpectations{std::vector<int>{2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15},
+                            std::vector<int>{},
+                            "performance",
+                            "tsc",
+                            true,
+                            10us,
+                            true,
+                            false,
+                            {},
+                            false,
+                            {}});
   CHECK(parse("expect: {isolated: \"\"}").probes.posture.expect.isolated == std::vector<int>{});
   CHECK(parse("expect: {nohz_full: [3, 1]}").probes.posture.expect.nohz_full == std::vector<int>{1, 3});
   CHECK(PostureExpectations{} == parse("expect: {}").probes.posture.expect);
@@ -242,6 +251,41 @@ expect:
         "ormance\"");
   CHECK(first_error("expect: {max_exit_latency: 1s}") ==
         "test.yaml:1:28: expect.max_exit_latency: must be 0s..10ms, got 1s");
+}
+
+TEST_CASE("expect: no_device_irqs true, false or fired, and irq_exempt patterns", "[config]") {
+  const PostureExpectations fired =
+      parse("expect: {no_device_irqs: fired, irq_exempt: [\"nvme*\", ahci]}").probes.posture.expect;
+  CHECK(fired.no_device_irqs);
+  CHECK(fired.device_irqs_fired_only);
+  CHECK(fired.irq_exempt == std::vector<std::string>{"nvme*", "ahci"});
+  const PostureExpectations tasks =
+      parse("expect: {no_stray_tasks: true, application_tasks: [\"trader*\"]}").probes.posture.expect;
+  CHECK(tasks.no_stray_tasks);
+  CHECK(tasks.application_tasks == std::vector<std::string>{"trader*"});
+  CHECK(first_error("expect: {application_tasks: []}") ==
+        "test.yaml:1:29: expect.application_tasks: must be a sequence of 1..64 task name patterns (fnmatch, e.g. "
+        "\"trader*\"), got an empty sequence");
+  const PostureExpectations affinity = parse("expect: {no_device_irqs: true}").probes.posture.expect;
+  CHECK((affinity.no_device_irqs && !affinity.device_irqs_fired_only));
+  CHECK_FALSE(parse("expect: {no_device_irqs: false}").probes.posture.expect.no_device_irqs);
+  CHECK(first_error("expect: {no_device_irqs: sometimes}") ==
+        "test.yaml:1:26: expect.no_device_irqs: must be true, false or fired, got sometimes");
+  CHECK(first_error("expect: {no_device_irqs: \"fired\"}") ==
+        "test.yaml:1:26: expect.no_device_irqs: must be true, false or fired, got \"fired\"");
+  CHECK(first_error("expect: {irq_exempt: nvme*}") ==
+        "test.yaml:1:22: expect.irq_exempt: must be a sequence of 1..64 IRQ name patterns (fnmatch, e.g. "
+        "\"nvme*\"), got nvme*");
+  CHECK(first_error("expect: {irq_exempt: [\"\"]}") ==
+        "test.yaml:1:23: expect.irq_exempt[0]: must be an IRQ name pattern of 1..128 printable characters, got "
+        "\"\"");
+}
+
+TEST_CASE("cpus_per_core: one (the default) or all", "[config]") {
+  CHECK_FALSE(parse("").cpus.all_threads_per_core);
+  CHECK(parse("cpus_per_core: all").cpus.all_threads_per_core);
+  CHECK_FALSE(parse("cpus_per_core: one").cpus.all_threads_per_core);
+  CHECK(first_error("cpus_per_core: 2") == "test.yaml:1:16: cpus_per_core: must be one of one, all, got 2");
 }
 
 TEST_CASE("posture and attribution probes: interval, enabled, tracepoints", "[config]") {
@@ -394,7 +438,7 @@ TEST_CASE("error text omits what is unknown", "[config]") {
 
 TEST_CASE("a message stays on one line whatever the file holds", "[config]") {
   CHECK(first_error("? |\n  two\n  lines\n: 1\n") ==
-        "test.yaml:1:3: two\\nlines\\n: unknown key (allowed: cpus, sampler, web, log, "
+        "test.yaml:1:3: two\\nlines\\n: unknown key (allowed: cpus, cpus_per_core, sampler, web, log, "
         "probes, expect)");
   CHECK(first_error("log: {level: \"in\\tfo\"}") ==
         "test.yaml:1:14: log.level: must be one of trace, debug, info, warn, error, critical, off, "

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #ifndef JITTERD_FIXTURES_DIR
 #error "JITTERD_FIXTURES_DIR must name the tests/fixtures directory"
 #endif
@@ -37,6 +39,7 @@ Topology flat_topology(int n, Cpus isolated = {}) {
 }
 
 const CpuRequest automatic{};
+const CpuRequest all_threads{true, {}, true};
 
 CpuRequest listed(Cpus cpus) { return CpuRequest{false, std::move(cpus)}; }
 
@@ -51,7 +54,7 @@ const CpuSelection& selected(const CpuSelectionResult& result) {
 
 TEST_CASE("auto samples the isolated CPUs and keeps the rest for housekeeping", "[cpu_selection]") {
   // isolcpus= has taken 2-3,6-7 out of the default affinity.
-  const auto result = select_cpus(automatic, fixture_topology("smt8_isolated"), {0, 1, 4, 5});
+  const auto result = select_cpus(all_threads, fixture_topology("smt8_isolated"), {0, 1, 4, 5});
   const CpuSelection& s = selected(result);
   CHECK(s.sampled == Cpus{2, 3, 6, 7});
   CHECK(s.housekeeping == Cpus{0, 1, 4, 5});
@@ -62,11 +65,41 @@ TEST_CASE("auto samples the isolated CPUs and keeps the rest for housekeeping", 
 }
 
 TEST_CASE("auto with isolated CPUs inside the affinity needs no isolcpus note", "[cpu_selection]") {
-  const auto result = select_cpus(automatic, fixture_topology("smt8_isolated"), {0, 1, 2, 3, 4, 5, 6, 7});
+  const auto result = select_cpus(all_threads, fixture_topology("smt8_isolated"), {0, 1, 2, 3, 4, 5, 6, 7});
   const CpuSelection& s = selected(result);
   CHECK(s.sampled == Cpus{2, 3, 6, 7});
   CHECK(s.housekeeping == Cpus{0, 1, 4, 5});
   CHECK(s.notes == Lines{"cpus: auto: sampling the isolated CPUs 2-3,6-7, housekeeping on 0-1,4-5"});
+}
+
+TEST_CASE("auto samples one thread per core by default, its isolated sibling left idle", "[cpu_selection]") {
+  // smt8_isolated: cores {0,4} {1,5} {2,6} {3,7}; 2-3,6-7 isolated.
+  const auto result = select_cpus(automatic, fixture_topology("smt8_isolated"), {0, 1, 2, 3, 4, 5, 6, 7});
+  const CpuSelection& s = selected(result);
+  CHECK(s.sampled == Cpus{2, 3});
+  CHECK(s.housekeeping == Cpus{0, 1, 4, 5});  // 6 and 7 stay idle, even though allowed
+  CHECK(s.notes == Lines{"cpus: auto: sampling the isolated CPUs 2-3, housekeeping on 0-1,4-5",
+                         "cpus: auto: one thread per core; SMT siblings left idle, neither sampled nor "
+                         "housekeeping: 6-7 (cpus_per_core: all samples them too)"});
+}
+
+TEST_CASE("auto on a tuned two-socket SMT server samples one thread of each isolated core", "[cpu_selection]") {
+  // tuned_server: 2 sockets x 4 cores x 2 threads; cores {n, n+8}; 2-7,10-15 isolated.
+  const Topology topo = fixture_topology("tuned_server");
+  const auto result = select_cpus(automatic, topo, {0, 1, 8, 9});
+  const CpuSelection& s = selected(result);
+  CHECK(s.sampled == Cpus{2, 3, 4, 5, 6, 7});
+  CHECK(s.housekeeping == Cpus{0, 1, 8, 9});
+  for (int cpu : s.sampled) {
+    INFO("cpu " << cpu);
+    CHECK(topo.siblings_of(cpu) == Cpus{cpu, cpu + 8});
+  }
+  const std::set<int> packages = {topo.find(2)->package_id, topo.find(7)->package_id};
+  CHECK(packages.size() == 2);  // both sockets sampled
+  CHECK(select_cpus(all_threads, topo, {0, 1, 8, 9}).selection->sampled ==
+        Cpus{2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15});
+  // An explicit list is sampled as written, siblings and all.
+  CHECK(select_cpus(CpuRequest{false, {2, 10}, false}, topo, {0, 1, 8, 9}).selection->sampled == Cpus{2, 10});
 }
 
 TEST_CASE("auto skips isolated CPUs that are offline", "[cpu_selection]") {
@@ -89,12 +122,19 @@ TEST_CASE("auto keeps one CPU for housekeeping when every allowed CPU is isolate
 TEST_CASE("auto without isolated CPUs keeps the first core for housekeeping", "[cpu_selection]") {
   Topology topo = fixture_topology("smt8_isolated");
   topo.isolated.clear();
-  const auto result = select_cpus(automatic, topo, {0, 1, 2, 3, 4, 5, 6, 7});
+  const auto result = select_cpus(all_threads, topo, {0, 1, 2, 3, 4, 5, 6, 7});
   const CpuSelection& s = selected(result);
   CHECK(s.sampled == Cpus{1, 2, 3, 5, 6, 7});
   CHECK(s.housekeeping == Cpus{0, 4});
   CHECK(s.notes == Lines{"cpus: auto: no isolated CPUs; sampling 1-3,5-7, housekeeping on "
                          "0,4 (cpu 0 and its SMT siblings)"});
+  const auto one_result = select_cpus(automatic, topo, {0, 1, 2, 3, 4, 5, 6, 7});
+  const CpuSelection& one = selected(one_result);
+  CHECK(one.sampled == Cpus{1, 2, 3});
+  CHECK(one.housekeeping == Cpus{0, 4});  // 5-7 idle
+  CHECK(one.notes.back() ==
+        "cpus: auto: one thread per core; SMT siblings left idle, neither sampled nor housekeeping: 5-7 "
+        "(cpus_per_core: all samples them too)");
 }
 
 TEST_CASE("auto without isolated CPUs on the offline_cpu machine", "[cpu_selection]") {

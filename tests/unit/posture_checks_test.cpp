@@ -10,6 +10,7 @@
 #include "fixture_tree.h"
 #include "probe_result_lookup.h"
 #include "probes/posture_probe.h"
+#include "probes/task_classes.h"
 
 using namespace jitterd;
 using namespace std::chrono_literals;
@@ -34,7 +35,11 @@ Posture quiet_machine() {
   p.sysctls.nmi_watchdog = "0";
   p.sysctls.stat_interval = "10";
   p.workqueue_cpus = std::vector<int>{0, 1};
-  p.irqs = {{24, "eth0-rx-0", {0}, true}, {25, "eth0-rx-1", {1}, true}, {30, "", {2}, true}};
+  p.irqs = {{24, "eth0-rx-0", {0}, true, {}}, {25, "eth0-rx-1", {1}, true, {}}, {30, "", {2}, true, {}}};
+  p.reader_pid = 900;
+  p.tasks = {{1, 1, "init", 0, {0, 1}, false},
+             {12, 12, "ksoftirqd/2", 2, {2}, true},
+             {900, 901, "sampler", 3, {3}, false}};
   return p;
 }
 
@@ -54,7 +59,7 @@ TEST_CASE("posture checks: a machine tuned by the book passes every line", "[pos
     CHECK(c.status == CheckStatus::pass);
     CHECK_FALSE(c.cpu.has_value());
   }
-  CHECK(checks.size() == 12);
+  CHECK(checks.size() == 13);
   CHECK(overall_status(checks) == CheckStatus::pass);
   CHECK(overall_status({}) == CheckStatus::pass);
 }
@@ -62,7 +67,7 @@ TEST_CASE("posture checks: a machine tuned by the book passes every line", "[pos
 TEST_CASE("posture checks: each rule of thumb WARNs per sampled cpu with its reason", "[posture_checks]") {
   Posture p = quiet_machine();
   p.isolated = {2};
-  p.irqs.push_back({45, "mlx5_comp3", {3}, true});
+  p.irqs.push_back({45, "mlx5_comp3", {3}, true, {}});
   p.cpufreq[3].governor = "powersave";
   p.cpuidle[3].states[2].enabled = true;
   p.smt.thread_siblings[3] = {1, 3};
@@ -260,4 +265,226 @@ TEST_CASE("smt and rcu_nocbs: one line per sampled cpu on wide cores, and 'canno
   const auto rcu = lines_of(check_posture(p, {2, 3}, {}), "rcu_nocbs");
   REQUIRE(rcu.size() == 1);
   CHECK(rcu[0].reason == "cannot check: rcu_nocbs=all is not a plain cpu list");
+}
+
+namespace {
+
+// The tuned NVMe server as `report posture` sees it: sampled 2-7 (one thread per core), its
+// runbook's expectations, and the device IRQs that fired over one second: the fixture's
+// /proc/interrupts against itself with `bump` added (irq -> cpu -> count).
+struct TunedNvme {
+  Posture posture = read_posture(jitterd::testing::fixture_reader("tuned_nvme"));
+  std::vector<int> sampled{2, 3, 4, 5, 6, 7};
+  PostureExpectations expect;
+  TunedNvme() {
+    expect.no_device_irqs = true;
+    expect.smt_siblings_idle = true;
+    expect.application_tasks = {"trader*"};
+  }
+  IrqFiring fired(const std::map<int, std::map<int, std::uint64_t>>& bump) const {
+    const std::string text = jitterd::testing::fixture_reader("tuned_nvme").read_proc("interrupts").value_or("");
+    const InterruptTable before = parse_proc_interrupts(text);
+    InterruptTable after = before;
+    for (InterruptRow& row : after.rows) {
+      for (const auto& [irq, by_cpu] : bump) {
+        if (row.source != std::to_string(irq)) continue;
+        for (const auto& [cpu, count] : by_cpu)
+          row.counts[static_cast<std::size_t>(*cpu_column(after, cpu))] += count;
+      }
+    }
+    return IrqFiring{numbered_irq_deltas(before, after), 1.0};
+  }
+  std::vector<PostureCheck> irq_lines(const std::optional<IrqFiring>& firing) const {
+    return lines_of(check_posture(posture, sampled, expect, {}, firing), "device_irqs");
+  }
+};
+
+std::size_t fails(const std::vector<PostureCheck>& checks) {
+  return static_cast<std::size_t>(std::count_if(
+      checks.begin(), checks.end(), [](const PostureCheck& c) { return c.status == CheckStatus::fail; }));
+}
+
+}  // namespace
+
+TEST_CASE("device_irqs: quiet managed NVMe queues on sampled cpus pass, named as managed", "[posture_checks]") {
+  const TunedNvme machine;
+  const auto checks = check_posture(machine.posture, machine.sampled, machine.expect, {}, machine.fired({}));
+  CHECK(overall_status(checks) == CheckStatus::pass);
+  const auto irqs = lines_of(checks, "device_irqs");
+  REQUIRE(irqs.size() == 1);
+  CHECK(
+      irqs[0].reason ==
+      "no unmanaged device IRQ may fire on a sampled cpu; managed by the kernel, quiet over the last 1.0 s "
+      "(nvme queue-name heuristic: debugfs irq/irqs unreadable): irq 52 nvme0q2 (cpu 2), irq 53 nvme0q3 (cpu 3), "
+      "irq 54 nvme0q4 (cpu 4), irq 55 nvme0q5 (cpu 5), irq 56 nvme0q6 (cpu 6), irq 57 nvme0q7 (cpu 7)");
+}
+
+TEST_CASE("device_irqs: a NIC queue that fires on a sampled cpu is one FAIL with its fix", "[posture_checks]") {
+  TunedNvme machine;
+  // mlx5_comp3 (irq 45) was moved onto cpu 4 and took 1200 interrupts there.
+  for (IrqAffinity& irq : machine.posture.irqs)
+    if (irq.irq == 45) irq.cpus = {4};
+  const auto checks =
+      check_posture(machine.posture, machine.sampled, machine.expect, {}, machine.fired({{45, {{4, 1200}}}}));
+  CHECK(fails(checks) == 1);
+  const auto irqs = lines_of(checks, "device_irqs");
+  REQUIRE(irqs.size() == 2);  // the FAIL, and the managed queues' PASS line
+  CHECK(irqs[0].cpu == 4);
+  CHECK(irqs[0].status == CheckStatus::fail);
+  CHECK(irqs[0].reason ==
+        "1 device IRQ(s) fired on cpu 4 over the last 1.0 s: irq 45 mlx5_comp3@pci:0000:3b:00.0 (1200 times)");
+  CHECK(irqs[0].fix.at(0) == "echo 0-1,8-9 > /proc/irq/45/smp_affinity_list");
+  CHECK(irqs[1].status == CheckStatus::pass);
+  // Without the expectation it is a WARN; exempt by name, it is not judged.
+  machine.expect.no_device_irqs = false;
+  CHECK(machine.irq_lines(machine.fired({{45, {{4, 1200}}}}))[0].status == CheckStatus::warn);
+  machine.expect.no_device_irqs = true;
+  machine.expect.irq_exempt = {"mlx5_*"};
+  const auto exempt = machine.irq_lines(machine.fired({{45, {{4, 1200}}}}));
+  REQUIRE(exempt.size() == 1);
+  CHECK(exempt[0].status == CheckStatus::pass);
+  CHECK_THAT(exempt[0].reason,
+             Catch::EndsWith("; exempt by expect.irq_exempt: irq 45 mlx5_comp3@pci:0000:3b:00.0 (cpu 4)"));
+}
+
+TEST_CASE("device_irqs: a managed queue that fired FAILs too; its fix cannot be an echo", "[posture_checks]") {
+  const TunedNvme machine;
+  const auto irqs = machine.irq_lines(machine.fired({{53, {{3, 40}}}}));
+  REQUIRE(irqs.size() == 2);
+  CHECK(irqs[0].cpu == 3);
+  CHECK(irqs[0].status == CheckStatus::fail);
+  CHECK(irqs[0].reason ==
+        "1 device IRQ(s) fired on cpu 3 over the last 1.0 s: irq 53 nvme0q3 (40 times, managed)");
+  REQUIRE(irqs[0].fix.size() == 1);
+  CHECK_THAT(irqs[0].fix[0], Catch::StartsWith("# irq 53 nvme0q3 is kernel-managed"));
+}
+
+TEST_CASE("device_irqs: fired judges firing only; may-fire alone passes, unmeasured says so", "[posture_checks]") {
+  TunedNvme machine;
+  for (IrqAffinity& irq : machine.posture.irqs)
+    if (irq.irq == 45) irq.cpus = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};  // may fire on 2-7, quiet
+  CHECK(fails(machine.irq_lines(machine.fired({}))) == 6);         // true: affinity is judged
+  machine.expect.device_irqs_fired_only = true;
+  const auto quiet = machine.irq_lines(machine.fired({}));
+  REQUIRE(quiet.size() == 1);
+  CHECK(quiet[0].status == CheckStatus::pass);
+  CHECK_THAT(quiet[0].reason, Catch::StartsWith("no device IRQ fired on a sampled cpu over the last 1.0 s"));
+  CHECK(fails(machine.irq_lines(machine.fired({{45, {{6, 3}}}}))) == 1);
+  const auto unmeasured = machine.irq_lines(std::nullopt);
+  REQUIRE(unmeasured.size() == 2);
+  CHECK(unmeasured[0].status == CheckStatus::warn);
+  CHECK_THAT(unmeasured[0].reason, Catch::StartsWith("cannot check yet"));
+}
+
+TEST_CASE("irq_name_matches: fnmatch patterns against the name and each action of a shared IRQ",
+          "[posture_checks]") {
+  CHECK(irq_name_matches("nvme0q3", {"nvme*"}));
+  CHECK_FALSE(irq_name_matches("nvme0q3", {"mlx5*"}));
+  CHECK_FALSE(irq_name_matches("nvme0q3", {}));
+  CHECK(irq_name_matches("idma64.0, i801_smbus", {"i801_*"}));
+  CHECK(irq_name_matches("idma64.0, i801_smbus", {"idma64.?"}));
+  CHECK(irq_name_matches("eth0-rx-[1]", {"eth0-rx-\\[1\\]"}));
+}
+
+TEST_CASE("smt: a sampled sibling is a plan note, not a WARN", "[posture_checks]") {
+  Posture p = quiet_machine();
+  p.smt.thread_siblings[2] = {2, 3};
+  p.smt.thread_siblings[3] = {2, 3};
+  const auto smt = lines_of(check_posture(p, {2, 3}, {}, {{2, 1.0}, {3, 1.0}}), "smt");
+  REQUIRE(smt.size() == 1);
+  CHECK(smt[0].status == CheckStatus::pass);
+  CHECK(
+      smt_plan_notes(p, {2, 3}) ==
+      std::vector<std::string>{"cpus 2-3 share one core and are all sampled: their spinning samplers compete for "
+                               "its pipeline, so each one's numbers include the others (cpus_per_core: one with "
+                               "cpus: auto, or a cpus list with one thread per core, leaves the siblings idle)"});
+  CHECK(smt_plan_notes(p, {2}).empty());
+}
+
+TEST_CASE("every WARN and FAIL carries a fix; PASS lines none", "[posture_checks]") {
+  Posture p = quiet_machine();
+  p.isolated = {2};
+  p.irqs.push_back({45, "mlx5_comp3", {3}, true, {}});
+  p.cpufreq[3].governor = "powersave";
+  p.cpuidle[3].states[2].enabled = true;
+  p.thp.enabled = "always";
+  p.sysctls.nmi_watchdog = "1";
+  p.sysctls.stat_interval = "1";
+  p.workqueue_cpus = std::vector<int>{0, 1, 2, 3, 40};
+  p.clocksource->current = "hpet";
+  for (const PostureCheck& c : check_posture(p, {2, 3}, {})) {
+    INFO(c.check << ": " << c.reason);
+    CHECK(c.fix.empty() == (c.status == CheckStatus::pass));
+  }
+  const auto checks = check_posture(p, {2, 3}, {});
+  const auto fix_of = [&](const std::string& check) { return lines_of(checks, check).at(0).fix; };
+  CHECK(
+      fix_of("isolated").at(0) ==
+      "# kernel command line: set isolcpus=managed_irq,domain,2-3 (GRUB_CMDLINE_LINUX in /etc/default/grub, then "
+      "update-grub and reboot)");
+  CHECK(fix_of("device_irqs").at(0) == "echo 0-1 > /proc/irq/45/smp_affinity_list");
+  CHECK(fix_of("governor").at(0) == "cpupower -c 3 frequency-set -g performance");
+  CHECK(fix_of("cstates").at(0) == "cpupower -c 3 idle-set -D 10");
+  CHECK(fix_of("workqueue").at(0) == "echo 100,00000003 > /sys/devices/virtual/workqueue/cpumask");
+  CHECK(fix_of("clocksource").at(0) ==
+        "echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource");
+  CHECK(fix_of("thp").at(0) == "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled");
+  CHECK(fix_of("nmi_watchdog").at(0) == "sysctl -w kernel.nmi_watchdog=0");
+  CHECK(fix_of("stat_interval").at(0) == "sysctl -w vm.stat_interval=10");
+}
+
+TEST_CASE("stray tasks: per-cpu kernel threads and the application belong; a stray is one line per cpu",
+          "[posture_checks]") {
+  TunedNvme machine;
+  machine.expect.no_stray_tasks = true;
+  machine.expect.application_tasks = {"trader*"};
+  const auto lines = [&] {
+    return lines_of(check_posture(machine.posture, machine.sampled, machine.expect), "stray_tasks");
+  };
+  const auto quiet = lines();
+  REQUIRE(quiet.size() == 1);
+  CHECK(quiet[0].status == CheckStatus::pass);
+  CHECK(
+      quiet[0].reason ==
+      "no stray task ran on or may run on a sampled cpu (there: 24 per-cpu kernel threads, 2 application tasks)");
+  // Without the application's pattern its pinned threads are strays.
+  machine.expect.application_tasks.clear();
+  CHECK(fails(lines()) == 2);
+  machine.expect.application_tasks = {"trader*"};
+  // sshd is allowed on cpu 6 and last ran there; a kworker of cpu 2 on cpu 6 is out of place too.
+  for (TaskSeen& task : machine.posture.tasks) {
+    if (task.comm == "sshd") task = {812, 812, "sshd", 6, {0, 1, 6, 8, 9}, false};
+    if (task.comm == "kworker/2:1H") task.processor = 6;
+  }
+  const auto stray = lines();
+  REQUIRE(stray.size() == 1);
+  CHECK(stray[0].cpu == 6);
+  CHECK(stray[0].status == CheckStatus::fail);
+  CHECK(stray[0].reason == "2 stray task(s) last ran on cpu 6: kworker/2:1H (31), sshd (812)");
+  CHECK(stray[0].fix.at(0) == "taskset -a -p -c 0-1,8-9 812");
+  const auto task_series = [&] {
+    std::size_t n = 0;
+    for (const ProbeMetric& m :
+         posture_metrics(machine.posture, machine.sampled, {}, 0, std::nullopt, {"trader*"}))
+      n += m.name == "jitterd_posture_cpu_tasks";
+    return n;
+  };
+  CHECK(task_series() == 4 * 12);  // sampled 2-7 and isolated 10-15, four classes each
+  // Only jitterd's own tasks visible: cannot check, and no counts that would read as quiet.
+  machine.posture.reader_pid = 7;
+  machine.posture.tasks = {{7, 7, "jitterd", 0, {0}, false}};
+  CHECK_THAT(lines().at(0).reason, Catch::StartsWith("cannot check: no task but jitterd's own is visible"));
+  CHECK(task_series() == 0);
+}
+
+TEST_CASE("task classes: the kernel threads bound to a cpu belong only on it", "[posture_checks]") {
+  const TaskSeen ksoftirqd{10, 10, "ksoftirqd/3", 3, {3}, true};
+  CHECK(classify_task(ksoftirqd, 3, 1, {}) == TaskClass::kernel_percpu);
+  CHECK(classify_task(ksoftirqd, 4, 1, {}) == TaskClass::stray);
+  CHECK(classify_task({11, 11, "kworker/3:0-events", 3, {3}, true}, 3, 1, {}) == TaskClass::kernel_percpu);
+  CHECK(classify_task({11, 11, "kworker/u32:0", 3, {0, 1, 2, 3}, true}, 3, 1, {}) == TaskClass::stray);
+  CHECK(classify_task({12, 12, "ksoftirqd/3", 3, {3}, false}, 3, 1, {}) == TaskClass::stray);  // not a kthread
+  CHECK(classify_task({1, 5, "sampler", 3, {3}, false}, 3, 1, {}) == TaskClass::jitterd);
+  CHECK(classify_task({40, 40, "trader-md", 3, {3}, false}, 3, 1, {"trader*"}) == TaskClass::application);
+  CHECK(to_string(TaskClass::kernel_percpu) == "kernel_percpu");
 }

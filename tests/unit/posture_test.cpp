@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "fixture_tree.h"
+#include "host/interrupt_counts.h"
 
 using jitterd::CmdlineParam;
 using jitterd::Fingerprint;
@@ -424,4 +425,79 @@ TEST_CASE("parse_proc_stat: per-cpu busy and total ticks; busy_shares between tw
   // iowait (the fifth field) went backwards by more than busy grew: no share, not one above 1.
   const auto backwards = jitterd::parse_proc_stat("cpu0 180 0 50 800 0 0 0 0 0 0\n");
   CHECK(jitterd::busy_shares(before, backwards).empty());
+}
+
+TEST_CASE("managed IRQs: debugfs flags where readable, else nvme I/O queues bound to one cpu", "[posture]") {
+  using jitterd::irq_management;
+  using jitterd::IrqManagement;
+  const std::string managed =
+      "handler:  handle_edge_irq\ndstate:   0x01600200\n            IRQD_ACTIVATED\n"
+      "            IRQD_AFFINITY_MANAGED\nnode:     0\n";
+  const std::string plain = "handler:  handle_edge_irq\ndstate:   0x00400000\n            IRQD_ACTIVATED\n";
+  CHECK(irq_management(managed, "mlx5_comp3", {3, 4}) == IrqManagement::managed);
+  // debugfs is the kernel's word: it overrides the name heuristic both ways.
+  CHECK(irq_management(plain, "nvme0q3", {3}) == IrqManagement::unmanaged);
+  CHECK(irq_management(std::nullopt, "nvme0q3", {3}) == IrqManagement::managed_by_name);
+  CHECK(irq_management(std::nullopt, "nvme12q100", {7}) == IrqManagement::managed_by_name);
+  CHECK(irq_management(std::nullopt, "nvme0q0", {0}) == IrqManagement::unmanaged);  // the admin queue
+  CHECK(irq_management(std::nullopt, "nvme0q3", {2, 3}) == IrqManagement::unmanaged);
+  CHECK(irq_management(std::nullopt, "nvmeq3", {3}) == IrqManagement::unmanaged);
+  CHECK(irq_management(std::nullopt, "mlx5_comp3", {3}) == IrqManagement::unmanaged);
+}
+
+TEST_CASE("the tuned NVMe server: managed queues on isolated cpus, the NIC queue on housekeeping", "[posture]") {
+  const Posture posture = read_posture(fixture_reader("tuned_nvme"));
+  const jitterd::IrqAffinity* queue = find_irq(posture, 54);
+  REQUIRE(queue != nullptr);
+  CHECK(queue->name == "nvme0q4");
+  CHECK(queue->cpus == Cpus{4});
+  CHECK(queue->management == jitterd::IrqManagement::managed_by_name);
+  CHECK(find_irq(posture, 50)->management == jitterd::IrqManagement::unmanaged);  // nvme0q0, admin
+  CHECK(find_irq(posture, 45)->cpus == Cpus{9});
+}
+
+TEST_CASE("numbered_irq_deltas: device IRQs that fired, by irq and cpu", "[posture]") {
+  const auto table = [](std::uint64_t nic_on_cpu1) {
+    return jitterd::parse_proc_interrupts(
+        "           CPU0       CPU1\n"
+        " 24:         10        " +
+        std::to_string(nic_on_cpu1) +
+        "   PCI-MSI eth0-rx-0\n"
+        " 25:          5          0   PCI-MSI nvme0q1\n"
+        "LOC:        100        200   Local timer interrupts\n");
+  };
+  const auto fired = jitterd::numbered_irq_deltas(table(7), table(19));
+  CHECK(fired == std::map<int, std::map<int, std::uint64_t>>{{24, {{1, 12}}}});
+  CHECK(jitterd::numbered_irq_deltas(table(7), table(7)).empty());
+}
+
+TEST_CASE("task stat and status: comm with blanks and parentheses, processor, kernel-thread flag", "[posture]") {
+  const std::string tail =
+      " S 1 2 3 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 12 0 0 18446744073709551615 0 0 0 0 0 0 "
+      "0 2147483647 0 0 0 0 17 6 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+  const auto stat = jitterd::parse_task_stat("812 (my (odd) name)" + tail);
+  REQUIRE(stat);
+  CHECK(stat->comm == "my (odd) name");
+  CHECK(stat->processor == 6);
+  CHECK((stat->flags & 0x00200000) != 0);  // 2129984 = 0x208040: PF_KTHREAD
+  CHECK_FALSE(jitterd::parse_task_stat("812 (short) S 1 2 3\n"));
+  CHECK_FALSE(jitterd::parse_task_stat("no parentheses"));
+  CHECK(jitterd::parse_cpus_allowed_list("Name:\tx\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\n") == Cpus{0, 1});
+  CHECK_FALSE(jitterd::parse_cpus_allowed_list("Name:\tx\n"));
+}
+
+TEST_CASE("the tuned NVMe server's tasks: per-cpu kernel threads, the trader's pinned threads, sshd",
+          "[posture]") {
+  const Posture posture = read_posture(fixture_reader("tuned_nvme"));
+  REQUIRE(posture.tasks.size() == 71);
+  const auto md = std::find_if(posture.tasks.begin(), posture.tasks.end(),
+                               [](const jitterd::TaskSeen& t) { return t.tid == 5001; });
+  REQUIRE(md != posture.tasks.end());
+  CHECK(md->pid == 5000);
+  CHECK(md->comm == "trader-md");
+  CHECK(md->processor == 3);
+  CHECK(md->allowed == Cpus{3});
+  CHECK_FALSE(md->kernel_thread);
+  CHECK(posture.tasks.front().comm == "systemd");
+  CHECK(read_posture(fixture_reader("tuned_server")).tasks.empty());
 }

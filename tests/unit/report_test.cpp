@@ -180,8 +180,13 @@ TEST_CASE("posture json and csv come from the same checks table", "[report]") {
   PostureReport report;
   report.sampled = {2, 3};
   report.cpus_setting = "auto";
-  report.checks.push_back({"device_irqs", 3, CheckStatus::fail, "irq 45, \"mlx5\" may fire", true});
-  report.checks.push_back({"smt", std::nullopt, CheckStatus::pass, "no sibling sampled", false});
+  report.checks.push_back({"device_irqs",
+                           3,
+                           CheckStatus::fail,
+                           "irq 45, \"mlx5\" may fire",
+                           true,
+                           {"echo 0-1 > /proc/irq/45/smp_affinity_list"}});
+  report.checks.push_back({"smt", std::nullopt, CheckStatus::pass, "no sibling sampled", false, {}});
   const Json json = Json::parse(format_posture_json(report));
   CHECK(json["sampled"] == Json::parse("[2,3]"));
   CHECK(json["result"] == "FAIL");
@@ -189,11 +194,33 @@ TEST_CASE("posture json and csv come from the same checks table", "[report]") {
   CHECK(
       json["checks"][0] ==
       Json::parse(
-          R"({"status":"FAIL","check":"device_irqs","cpu":3,"reason":"irq 45, \"mlx5\" may fire","expectation":true})"));
+          R"({"status":"FAIL","check":"device_irqs","cpu":3,"reason":"irq 45, \"mlx5\" may fire","expectation":true,"fix":"echo 0-1 > /proc/irq/45/smp_affinity_list"})"));
   CHECK(json["checks"][1]["cpu"].is_null());
   const auto csv = read_csv(format_posture_csv(report));
   REQUIRE(csv.size() == 3);
-  CHECK(csv[0] == std::vector<std::string>{"status", "check", "cpu", "reason", "expectation"});
-  CHECK(csv[1] == std::vector<std::string>{"FAIL", "device_irqs", "3", "irq 45, \"mlx5\" may fire", "true"});
+  CHECK(csv[0] == std::vector<std::string>{"status", "check", "cpu", "reason", "expectation", "fix"});
+  CHECK(csv[1] == std::vector<std::string>{"FAIL", "device_irqs", "3", "irq 45, \"mlx5\" may fire", "true",
+                                           "echo 0-1 > /proc/irq/45/smp_affinity_list"});
   CHECK(csv[2][2] == "");
+  CHECK(csv[2][5] == "");
+}
+
+TEST_CASE("posture script: the fixes of WARN and FAIL lines under comments, nothing for PASS", "[report]") {
+  PostureReport report;
+  report.sampled = {2, 3};
+  report.checks.push_back({"device_irqs",
+                           3,
+                           CheckStatus::fail,
+                           "irq 45 may fire",
+                           true,
+                           {"echo 0-1 > /proc/irq/45/smp_affinity_list", "# keep irqbalance away"}});
+  report.checks.push_back({"thp", std::nullopt, CheckStatus::pass, "never", false, {"echo never"}});
+  const std::string script = format_posture_script(report);
+  CHECK_THAT(script, Catch::StartsWith("#!/bin/sh\n"));
+  CHECK_THAT(script, Catch::Contains("jitterd never runs this"));
+  CHECK_THAT(script, Catch::EndsWith("\n# FAIL device_irqs cpu 3: irq 45 may fire\n"
+                                     "echo 0-1 > /proc/irq/45/smp_affinity_list\n# keep irqbalance away\n"));
+  CHECK(script.find("echo never") == std::string::npos);
+  report.checks.erase(report.checks.begin());
+  CHECK_THAT(format_posture_script(report), Catch::EndsWith("# nothing to change: every line passed\n"));
 }

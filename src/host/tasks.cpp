@@ -1,0 +1,81 @@
+#include "host/tasks.h"
+
+#include <algorithm>
+
+#include "host/cpu_list.h"
+#include "host/posture_parse.h"
+#include "host/text.h"
+
+namespace jitterd {
+namespace {
+
+constexpr unsigned long kPfKthread = 0x00200000;  // include/linux/sched.h
+
+std::vector<int> numeric_entries(const std::vector<std::string>& names) {
+  std::vector<int> out;
+  for (const std::string& name : names)
+    if (all_digits(name) && name.size() < 10) out.push_back(std::stoi(name));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::optional<TaskStat> parse_task_stat(std::string_view text) {
+  // The name may itself hold ") ", so it ends at the last ')'.
+  const std::size_t open = text.find('(');
+  const std::size_t close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
+  TaskStat stat;
+  stat.comm = std::string(text.substr(open + 1, close - open - 1));
+  // Fields from 3 (state) on, blank-separated: field N is fields[N - 3].
+  std::vector<std::string_view> fields;
+  std::string_view rest = text.substr(close + 1);
+  while (!rest.empty()) {
+    const std::size_t start = rest.find_first_not_of(" \n");
+    if (start == std::string_view::npos) break;
+    rest = rest.substr(start);
+    const std::size_t end = std::min(rest.find_first_of(" \n"), rest.size());
+    fields.push_back(rest.substr(0, end));
+    rest = rest.substr(end);
+  }
+  if (fields.size() < 39 - 2) return std::nullopt;
+  const std::optional<long long> flags = parse_integer(fields[9 - 3]);
+  const std::optional<long long> processor = parse_integer(fields[39 - 3]);
+  if (!flags || !processor || *processor < 0 || *processor > max_cpu_number) return std::nullopt;
+  stat.flags = static_cast<unsigned long>(*flags);
+  stat.processor = static_cast<int>(*processor);
+  return stat;
+}
+
+std::optional<std::vector<int>> parse_cpus_allowed_list(std::string_view status_text) {
+  constexpr std::string_view key = "Cpus_allowed_list:";
+  std::size_t at = 0;
+  while (at < status_text.size()) {
+    const std::size_t end = std::min(status_text.find('\n', at), status_text.size());
+    const std::string_view line = status_text.substr(at, end - at);
+    if (line.substr(0, key.size()) == key) return parse_cpu_list(trim(line.substr(key.size())), nullptr);
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::vector<TaskSeen> read_tasks(const HostReader& host) {
+  std::vector<TaskSeen> tasks;
+  for (int pid : numeric_entries(host.list_proc(""))) {
+    const std::string process = std::to_string(pid);
+    for (int tid : numeric_entries(host.list_proc(process + "/task"))) {
+      const std::string dir = process + "/task/" + std::to_string(tid) + "/";
+      const std::optional<std::string> stat_text = host.read_proc(dir + "stat");
+      const std::optional<TaskStat> stat = stat_text ? parse_task_stat(*stat_text) : std::nullopt;
+      if (!stat) continue;  // exited meanwhile
+      TaskSeen task{pid, tid, stat->comm, stat->processor, {}, (stat->flags & kPfKthread) != 0};
+      if (const std::optional<std::string> status = host.read_proc(dir + "status"))
+        task.allowed = parse_cpus_allowed_list(*status).value_or(std::vector<int>{});
+      tasks.push_back(std::move(task));
+    }
+  }
+  return tasks;
+}
+
+}  // namespace jitterd

@@ -1,0 +1,42 @@
+// The tasks (threads) of the machine as procfs shows them, for the posture's stray-task check:
+// each thread's name, the CPU it last ran on (field 39 of /proc/PID/task/TID/stat), the CPUs it
+// may run on (Cpus_allowed_list in .../status) and whether it is a kernel thread (PF_KTHREAD).
+// Pure parsers on literal text, and one read through a HostReader, so tests use fixture trees.
+// Reading walks every thread: call it from a housekeeping thread. Tasks that exit while being
+// read are skipped silently (that is not a problem of the machine).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/host_reader.h"
+
+namespace jitterd {
+
+struct TaskStat {
+  std::string comm;         // field 2, without its parentheses; may hold blanks and ')'
+  int processor = 0;        // field 39: the CPU it last ran on
+  unsigned long flags = 0;  // field 9: PF_* flags
+};
+
+// std::nullopt for text that is not a stat line with at least 39 fields.
+std::optional<TaskStat> parse_task_stat(std::string_view text);
+
+// The Cpus_allowed_list of /proc/PID/status text, or std::nullopt.
+std::optional<std::vector<int>> parse_cpus_allowed_list(std::string_view status_text);
+
+struct TaskSeen {
+  int pid = 0;  // the thread group (process)
+  int tid = 0;
+  std::string comm;
+  int processor = 0;
+  std::vector<int> allowed;  // empty when status was unreadable
+  bool kernel_thread = false;
+};
+
+// Every thread under <procfs>/[0-9]*/task/[0-9]*, by pid then tid.
+std::vector<TaskSeen> read_tasks(const HostReader& host);
+
+}  // namespace jitterd

@@ -1,0 +1,63 @@
+#include "probes/task_classes.h"
+
+#include <fnmatch.h>
+
+#include "host/cpu_list.h"
+
+namespace jitterd {
+namespace {
+
+// Kernel threads bound to one CPU that it cannot do without; N is the CPU.
+bool belongs_on(const std::string& comm, int cpu) {
+  const std::string n = std::to_string(cpu);
+  for (const char* prefix :
+       {"ksoftirqd/", "cpuhp/", "migration/", "rcuc/", "idle_inject/", "watchdog/", "irq_work/", "ktimers/"}) {
+    if (comm == prefix + n) return true;
+  }
+  // kworker/N:M and kworker/N:MH (high priority), with a "-workqueue" suffix on newer kernels.
+  return fnmatch(("kworker/" + n + ":*").c_str(), comm.c_str(), 0) == 0;
+}
+
+bool matches(const std::string& comm, const std::vector<std::string>& patterns) {
+  for (const std::string& pattern : patterns)
+    if (fnmatch(pattern.c_str(), comm.c_str(), 0) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string_view to_string(TaskClass task_class) {
+  switch (task_class) {
+    case TaskClass::jitterd:
+      return "jitterd";
+    case TaskClass::kernel_percpu:
+      return "kernel_percpu";
+    case TaskClass::application:
+      return "application";
+    case TaskClass::stray:
+      return "stray";
+  }
+  return "stray";
+}
+
+TaskClass classify_task(const TaskSeen& task, int cpu, int own_pid, const std::vector<std::string>& application) {
+  if (task.pid == own_pid) return TaskClass::jitterd;
+  if (task.kernel_thread && belongs_on(task.comm, cpu)) return TaskClass::kernel_percpu;
+  if (matches(task.comm, application)) return TaskClass::application;
+  return TaskClass::stray;
+}
+
+CpuTasks tasks_on_cpu(const std::vector<TaskSeen>& tasks, int cpu, int own_pid,
+                      const std::vector<std::string>& application) {
+  CpuTasks out;
+  for (const TaskSeen& task : tasks) {
+    const TaskClass task_class = classify_task(task, cpu, own_pid, application);
+    if (task.processor == cpu)
+      out.running[static_cast<std::size_t>(task_class)].push_back(&task);
+    else if (task_class == TaskClass::stray && has_cpu(task.allowed, cpu))
+      out.stray_allowed.push_back(&task);
+  }
+  return out;
+}
+
+}  // namespace jitterd
