@@ -28,7 +28,7 @@ inline constexpr int kBaselineFormatMinor = 0;
 inline constexpr const char* kBaselineFormatName = "jitterd-baseline";
 
 // Gaps at or above these are counted per sub-window: compare judges the tail by these rates.
-inline const std::vector<double> kTailThresholdsNs{10'000, 100'000, 1'000'000};
+inline const std::vector<double> kTailThresholdsNs{10'000, 20'000, 50'000, 100'000, 1'000'000};
 
 struct SubWindow {
   double seconds = 0;  // sampled time in the sub-window
