@@ -1,12 +1,14 @@
 // jitterd's entry point: picks the verb and maps failures to exit codes (64 usage, 78 config,
-// a bad flag value included, 1 anything else). Nothing else lives here.
+// a bad flag value included, 65/66/73 a baseline file, 1 anything else). Nothing else lives here.
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
+#include "cli/baseline.h"
 #include "cli/command_line.h"
+#include "cli/compare.h"
 #include "cli/report.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
@@ -56,6 +58,10 @@ int main(int argc, char** argv) {
         return check_config(cl);
       case jitterd::Verb::report:
         return jitterd::run_report(cl);
+      case jitterd::Verb::baseline:
+        return jitterd::run_baseline(cl);
+      case jitterd::Verb::compare:
+        return jitterd::run_compare(cl);
       default:
         return jitterd::run_daemon(jitterd::config_source(cl), jitterd::host_reader(cl));
     }
@@ -64,6 +70,9 @@ int main(int argc, char** argv) {
     std::cerr << "jitterd: " << e.errors().size() << " configuration error(s); exiting with " << kExitConfig
               << "\n";
     return kExitConfig;
+  } catch (const jitterd::BaselineError& e) {
+    std::cerr << "jitterd: " << e.what() << "\n";
+    return e.exit_code();
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 1;

@@ -21,10 +21,15 @@ Synopsis:
   jitterd report PROBE [FLAGS]    run one probe once, as configured, and print its tables
   jitterd report c2c --cpus LIST  every pair among LIST: the core-to-core latency matrix
   jitterd report posture [FLAGS]  the isolation checklist
+  jitterd baseline -o FILE [--duration 60s] [--probes LIST]
+                                  sample and run probes once, save everything to FILE
+  jitterd compare BEFORE AFTER    what changed between two baselines, and what it did
   jitterd VERB --help             the flags VERB takes
 
 Exit codes: 0 success, 64 bad command line, 78 bad configuration (a bad value of --web.* or
---log.level included), 1 anything else; report posture: 0 PASS, 1 WARN, 2 FAIL, 3 cannot check.)";
+--log.level included), 65 a baseline file that is not one or cannot be compared, 66 a baseline
+file that cannot be read, 73 a baseline that cannot be written, 1 anything else; report posture:
+0 PASS, 1 WARN, 2 FAIL, 3 cannot check.)";
 
 template <typename Words>
 std::string joined(const Words& words) {
@@ -82,15 +87,37 @@ struct ReportFlags {
   std::string format = "table";
   std::string duration = "10s";
   std::string cpus;
+  std::string probes = "clock,kernel_cost,pacing,c2c";
 };
+
+// --format: table, json or csv, and for report also script (report posture's fixes).
+void add_format_flag(CLI::App& verb, ReportFlags& flags, const std::string& what, bool with_script = false) {
+  std::vector<std::string> formats{"table", "json", "csv"};
+  if (with_script) formats.push_back("script");
+  verb.add_option("--format", flags.format, what)->check(CLI::IsMember(formats))->capture_default_str();
+}
+
+ReportFormat format_of(const ReportFlags& flags) {
+  return flags.format == "json"     ? ReportFormat::json
+         : flags.format == "csv"    ? ReportFormat::csv
+         : flags.format == "script" ? ReportFormat::script
+                                    : ReportFormat::table;
+}
+
+// --duration's value, or the usage error naming it.
+Duration checked_duration(const std::string& text, const std::string& hint) {
+  const std::optional<Duration> duration = parse_duration(text);
+  if (!duration || *duration < 100ms || *duration > 24h) {
+    throw UsageError("--duration: must be 100ms..24h, got \"" + text + "\"", hint);
+  }
+  return *duration;
+}
 
 void add_report_flags(CLI::App& report, CommandLine& cl, ReportFlags& flags) {
   report.add_option("TOPIC", cl.report_topic, "gaps, or a probe to run once: " + joined(probe_names()))
       ->type_name("")
       ->capture_default_str();
-  report.add_option("--format", flags.format, "how to print the report")
-      ->check(CLI::IsMember({"table", "json", "csv", "script"}))
-      ->capture_default_str();
+  add_format_flag(report, flags, "how to print the report", true);
   report.add_option("--duration", flags.duration, "gaps only: how long to sample, 100ms..24h")
       ->type_name("DURATION")
       ->capture_default_str();
@@ -100,6 +127,47 @@ void add_report_flags(CLI::App& report, CommandLine& cl, ReportFlags& flags) {
       .add_option("--cpus", flags.cpus,
                   "c2c only: the CPUs to pair, e.g. 0-7,16 (default: every CPU jitterd may use)")
       ->type_name("LIST");
+  report.add_option("--save", cl.save_path, "also save the complete result as a baseline file (see compare)")
+      ->type_name("FILE");
+}
+
+void add_baseline_flags(CLI::App& baseline, CommandLine& cl, ReportFlags& flags) {
+  baseline
+      .add_option("-o,--output", cl.output_path, "the baseline file to write (replaced whole, never half-written)")
+      ->type_name("FILE")
+      ->required();
+  baseline.add_option("--duration", flags.duration, "how long to sample, 100ms..24h")
+      ->type_name("DURATION")
+      ->capture_default_str();
+  baseline
+      .add_option("--probes", flags.probes,
+                  "the probes to run once after sampling, comma-separated, or none: " + joined(probe_names()))
+      ->type_name("LIST")
+      ->capture_default_str();
+}
+
+void add_compare_flags(CLI::App& compare, CommandLine& cl, ReportFlags& flags) {
+  compare.add_option("BEFORE", cl.compare_before, "the baseline taken first")->type_name("")->required();
+  compare.add_option("AFTER", cl.compare_after, "the baseline taken after the change")->type_name("")->required();
+  add_format_flag(compare, flags, "how to print the comparison");
+}
+
+// The probes a baseline runs: names of probes that measure once (not posture or attribution).
+std::vector<std::string> checked_probes(const std::string& list, const std::string& hint) {
+  std::vector<std::string> names;
+  if (list == "none" || list.empty()) return names;
+  const std::vector<std::string> allowed{"clock", "kernel_cost", "pacing", "c2c", "pinning"};
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string name = list.substr(start, comma - start);
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+      throw UsageError("--probes: unknown probe \"" + name + "\" (allowed: " + joined(allowed) + ", or none)",
+                       hint);
+    names.push_back(name);
+    start = comma + 1;
+  }
+  return names;
 }
 
 // The verb's name, or the usage error for a first word that is no verb. No verb (only flags, or
@@ -142,21 +210,17 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
   if (std::find(topics.begin(), topics.end(), cl.report_topic) == topics.end()) {
     throw UsageError("report: unknown topic \"" + cl.report_topic + "\" (allowed: " + joined(topics) + ")", hint);
   }
-  cl.report_format = flags.format == "json"     ? ReportFormat::json
-                     : flags.format == "csv"    ? ReportFormat::csv
-                     : flags.format == "script" ? ReportFormat::script
-                                                : ReportFormat::table;
+  cl.report_format = format_of(flags);
   if (cl.report_format == ReportFormat::script && cl.report_topic != "posture") {
     throw UsageError("--format script: only for report posture (the changes that fix its findings)", hint);
   }
   const bool gaps = cl.report_topic == "gaps";
   if (report.count("--duration") > 0) {
     if (!gaps) throw UsageError("--duration: only for report gaps (a probe runs as configured)", hint);
-    const std::optional<Duration> duration = parse_duration(flags.duration);
-    if (!duration || *duration < 100ms || *duration > 24h) {
-      throw UsageError("--duration: must be 100ms..24h, got \"" + flags.duration + "\"", hint);
-    }
-    cl.report_duration = *duration;
+    cl.report_duration = checked_duration(flags.duration, hint);
+  }
+  if (!cl.save_path.empty() && cl.report_topic == "posture") {
+    throw UsageError("--save: not for report posture (a baseline holds gaps and probe results)", hint);
   }
   if (cl.report_interruptions && !(gaps && cl.report_format == ReportFormat::json)) {
     throw UsageError("--interruptions: only for report gaps --format json", hint);
@@ -200,7 +264,14 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   CLI::App* report = app.add_subcommand("report", "measure once and print a report as a table, JSON or CSV");
   add_common_flags(*report, cl);
   add_report_flags(*report, cl, report_flags);
-  for (CLI::App* verb : {run, check, report}) verb->allow_extras();
+  CLI::App* baseline = app.add_subcommand(
+      "baseline", "sample the configured CPUs, run probes once, and save everything to a file for compare");
+  add_common_flags(*baseline, cl);
+  add_baseline_flags(*baseline, cl, report_flags);
+  CLI::App* compare = app.add_subcommand(
+      "compare", "compare two baselines: what changed, and what it did, with a verdict per figure");
+  add_compare_flags(*compare, cl, report_flags);
+  for (CLI::App* verb : {run, check, report, baseline, compare}) verb->allow_extras();
   app.footer(kSynopsis);  // after the verbs, which would inherit it
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
@@ -226,6 +297,15 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   } else if (check->parsed()) {
     reject_extras(app, *check);
     cl.verb = Verb::check_config;
+  } else if (baseline->parsed()) {
+    reject_extras(app, *baseline);
+    cl.verb = Verb::baseline;
+    cl.report_duration = checked_duration(report_flags.duration, "see jitterd baseline --help");
+    cl.baseline_probes = checked_probes(report_flags.probes, "see jitterd baseline --help");
+  } else if (compare->parsed()) {
+    reject_extras(app, *compare);
+    cl.verb = Verb::compare;
+    cl.report_format = format_of(report_flags);
   } else {
     reject_extras(app, *report);
     cl.verb = Verb::report;
@@ -235,8 +315,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
 }
 
 ConfigSource config_source(const CommandLine& cl) {
-  // report works without a file; run and check-config need the one they were given or the default.
-  return {cl.config_path, cl.verb == Verb::report && !cl.config_path_given, cl.overrides};
+  // report and baseline work without a file; run and check-config need the one they were given or the default.
+  const bool one_shot = cl.verb == Verb::report || cl.verb == Verb::baseline;
+  return {cl.config_path, one_shot && !cl.config_path_given, cl.overrides};
 }
 
 HostReader host_reader(const CommandLine& cl) {

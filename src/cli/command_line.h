@@ -1,4 +1,4 @@
-// The command line: a verb (run, the default; check-config; report [TOPIC]) and the
+// The command line: a verb (run, the default; check-config; report [TOPIC]; baseline; compare) and the
 // node_exporter-style flags that verb takes, parsed by CLI11 into a plain CommandLine the rest of
 // the program reads. A flag the verb does not take is a usage error naming it. Values that are
 // configuration settings (--web.*, --log.level) are only carried here: config/config_source.h
@@ -19,7 +19,7 @@ namespace jitterd {
 inline constexpr const char* kDefaultConfigPath =
     JITTERD_DEFAULT_CONFIG_PATH;  // CMake: <sysconfdir>/jitterd/jitterd.yaml
 
-enum class Verb { run, report, check_config, help, version };
+enum class Verb { run, report, baseline, compare, check_config, help, version };
 enum class ReportFormat { table, json, csv, script };  // script: report posture only
 
 struct CommandLine {
@@ -34,6 +34,10 @@ struct CommandLine {
   Duration report_duration = std::chrono::seconds(10);
   ReportFormat report_format = ReportFormat::table;
   bool report_interruptions = false;
+  std::string save_path;                     // report --save FILE: also write the result as a baseline
+  std::string output_path;                   // baseline -o FILE
+  std::vector<std::string> baseline_probes;  // baseline --probes: run after the samplers
+  std::string compare_before, compare_after;
   std::string help;  // Verb::help: the text asked for, jitterd's or one verb's
 };
 

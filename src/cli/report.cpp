@@ -6,6 +6,7 @@
 #include <iostream>
 #include <thread>
 
+#include "cli/baseline.h"
 #include "cli/posture_report.h"
 #include "cli/render.h"
 #include "config/config_source.h"
@@ -167,9 +168,14 @@ int run_probe_report(const CommandLine& cl) {
     probe = make_probe(probe_name, plan.config.probes);
   }
   restrict_current_thread(plan.selection.housekeeping);
-  ProbeContext context =
-      make_probe_context(plan, host, counter_frequency(plan.method, std::chrono::milliseconds(250)));
+  const CounterFrequency context_frequency = counter_frequency(plan.method, std::chrono::milliseconds(250));
+  ProbeContext context = make_probe_context(plan, host, context_frequency);
   const ProbeStatus status = run_probe(*probe, context);
+  if (!cl.save_path.empty()) {
+    Baseline baseline = baseline_header(plan, host, context_frequency, 0);
+    baseline.probes.push_back(baseline_probe(status));
+    write_baseline(baseline, cl.save_path);
+  }
   if (!status.success) {
     std::cerr << "jitterd: probe " << probe_name << " failed: " << status.error << "\n";
     return 1;
@@ -206,9 +212,14 @@ int run_report(const CommandLine& cl) {
   report.duration_seconds = std::chrono::duration<double>(cl.report_duration).count();
   SamplerSet samplers(sampler_settings(plan, TickScale(report.frequency.hertz)));
   samplers.start();
-  std::this_thread::sleep_for(cl.report_duration);
-  samplers.stop();
+  // Recorded in sub-windows whether or not it is saved: one way of running the samplers.
+  std::vector<BaselineCpu> recorded = record_sub_windows(samplers, cl.report_duration, report.frequency.hertz);
   for (std::size_t i = 0; i < samplers.size(); ++i) report.cpus.push_back(report_cpu(samplers.worker(i)));
+  if (!cl.save_path.empty()) {
+    Baseline baseline = baseline_header(plan, host, report.frequency, report.duration_seconds);
+    baseline.cpus = std::move(recorded);
+    write_baseline(baseline, cl.save_path);
+  }
   switch (cl.report_format) {
     case ReportFormat::table:
       std::cout << format_report_table(report);

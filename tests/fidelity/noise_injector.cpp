@@ -11,6 +11,7 @@
 // deadline: the timer interrupt, wake-up and context switch that precede every spin and that a
 // preempted sampler sees as part of the same gap.
 //
+// "noise_injector: running" goes to stderr once pinned and SCHED_FIFO, before the first injection.
 // Exit: 0 done, 64 usage error, 77 SCHED_FIFO or pinning refused (the caller skips), 1 other.
 #include <pthread.h>
 #include <sched.h>
@@ -154,6 +155,9 @@ int become_realtime_on(const Options& options) {
 int main(int argc, char** argv) {
   const Options options = parse_options(argc, argv);
   if (int status = become_realtime_on(options); status != 0) return status;
+  // The one line before the injections, so a caller can wait for the noise to be on.
+  std::fprintf(stderr, "noise_injector: running\n");
+  std::fflush(stderr);
 
   struct Injection {
     std::uint64_t start_tick;

@@ -1,0 +1,41 @@
+// Taking a baseline: `jitterd baseline` (samplers for a duration, then the chosen probes, saved to
+// a file) and the recording half of `jitterd report --save`. The samplers' histograms are read
+// once per sub-window by the calling (housekeeping) thread, never by the sampler loop; each
+// sub-window's figures come from the difference of two snapshots. Called once from main() or
+// run_report().
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/baseline_file.h"
+#include "cli/command_line.h"
+#include "config/duration.h"
+#include "host/host_reader.h"
+#include "sampling/sampler_set.h"
+#include "sampling/sampling_plan.h"
+
+namespace jitterd {
+
+inline constexpr double kSubWindowSeconds = 0.5;
+
+// Figures of one sub-window from the difference of two cumulative snapshots.
+SubWindow sub_window_of(const HistogramSnapshot& delta, double ns_per_tick, double seconds,
+                        std::uint64_t interruptions, double stolen_seconds,
+                        const std::vector<double>& thresholds_ns);
+
+// Lets the started samplers run for `duration`, snapshotting every kSubWindowSeconds, then stops
+// them; one record per worker, in the set's order.
+std::vector<BaselineCpu> record_sub_windows(SamplerSet& samplers, Duration duration, double counter_hertz);
+
+// The machine and the measurement settings as a baseline records them (fingerprint, governor,
+// clocksource; tick method, frequency, duty cycle, thresholds, CPUs, duration).
+Baseline baseline_header(const SamplingPlan& plan, const HostReader& host, const CounterFrequency& frequency,
+                         double duration_seconds);
+
+BaselineProbe baseline_probe(const ProbeStatus& status);
+
+// `jitterd baseline`: exit 0, or a BaselineError/ConfigErrors thrown.
+int run_baseline(const CommandLine& command_line);
+
+}  // namespace jitterd

@@ -1,0 +1,325 @@
+#include "cli/baseline_file.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace jitterd {
+namespace {
+
+Json string_pairs_json(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  Json object = Json::object();
+  for (const auto& [key, value] : pairs) object[key] = value;
+  return object;
+}
+
+Json histogram_json(const HistogramSnapshot& histogram) {
+  Json buckets = Json::array();  // sparse: [bucket index, count] for every non-empty bucket
+  for (std::size_t i = 0; i < kHistogramBuckets; ++i)
+    if (histogram.counts[i] != 0) buckets.push_back({i, histogram.counts[i]});
+  return buckets;
+}
+
+Json sub_window_json(const SubWindow& w) {
+  return {{"seconds", w.seconds},
+          {"samples", w.samples},
+          {"p50_ns", w.p50_ns},
+          {"p99_ns", w.p99_ns},
+          {"p99_9_ns", w.p999_ns},
+          {"p99_99_ns", w.p9999_ns},
+          {"interruptions", w.interruptions},
+          {"stolen_seconds", w.stolen_seconds},
+          {"over_threshold", w.over_threshold}};
+}
+
+Json cpu_json(const BaselineCpu& c) {
+  Json windows = Json::array();
+  for (const SubWindow& w : c.sub_windows) windows.push_back(sub_window_json(w));
+  return {{"cpu", c.cpu},
+          {"error", c.error},
+          {"samples", c.samples},
+          {"sampled_seconds", c.sampled_seconds},
+          {"stolen_seconds", c.stolen_seconds},
+          {"interruptions", c.interruptions},
+          {"floor_ns", c.floor_ns},
+          {"threshold_ns", c.threshold_ns},
+          {"max_ns", c.max_ns},
+          {"histogram_ticks", histogram_json(c.histogram)},
+          {"sub_windows", std::move(windows)}};
+}
+
+Json probe_json(const BaselineProbe& p) {
+  Json tables = Json::array();
+  for (const ProbeTable& t : p.tables) tables.push_back(table_json(t));
+  return {{"name", p.name},
+          {"success", p.success},
+          {"error", p.error},
+          {"tables", std::move(tables)},
+          {"notes", p.notes}};
+}
+
+// Reading: every access names the file and the JSON path of what is missing or wrong.
+class Reader {
+ public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+    throw BaselineError(kExitBadBaseline, fmt::format("{}: {}: {}", source_, where, what));
+  }
+
+  const Json& field(const Json& object, const std::string& where, const char* key) const {
+    if (!object.is_object()) fail(where, "must be an object");
+    const auto it = object.find(key);
+    if (it == object.end()) fail(where, fmt::format("missing field \"{}\"", key));
+    return *it;
+  }
+  double number(const Json& object, const std::string& where, const char* key) const {
+    const Json& v = field(object, where, key);
+    if (!v.is_number()) fail(where + "." + key, "must be a number");
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d < 0) fail(where + "." + key, "must be a finite number >= 0");
+    return d;
+  }
+  std::uint64_t count(const Json& object, const std::string& where, const char* key) const {
+    return unsigned_value(field(object, where, key), where + "." + key);
+  }
+  std::uint64_t unsigned_value(const Json& v, const std::string& where) const {
+    if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0))
+      fail(where, "must be a whole number >= 0");
+    return v.get<std::uint64_t>();
+  }
+  std::string text(const Json& object, const std::string& where, const char* key) const {
+    const Json& v = field(object, where, key);
+    if (!v.is_string()) fail(where + "." + key, "must be a string");
+    return v.get<std::string>();
+  }
+  const Json& array(const Json& object, const std::string& where, const char* key) const {
+    const Json& v = field(object, where, key);
+    if (!v.is_array()) fail(where + "." + key, "must be an array");
+    return v;
+  }
+  std::vector<std::pair<std::string, std::string>> string_pairs(const Json& object, const std::string& where,
+                                                                const char* key) const {
+    const Json& v = field(object, where, key);
+    if (!v.is_object()) fail(where + "." + key, "must be an object of strings");
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (const auto& [name, value] : v.items()) {
+      if (!value.is_string()) fail(where + "." + key + "." + name, "must be a string");
+      pairs.emplace_back(name, value.get<std::string>());
+    }
+    return pairs;
+  }
+
+ private:
+  std::string source_;
+};
+
+// "1.0" -> (1, 0); anything else is refused.
+std::pair<int, int> parse_version(const Reader& r, const std::string& version) {
+  int major = -1, minor = -1;
+  char dot = 0;
+  std::istringstream in(version);
+  if (!(in >> major >> dot >> minor) || dot != '.' || major < 0 || minor < 0 || !in.eof())
+    r.fail("format_version", fmt::format("must be MAJOR.MINOR, got \"{}\"", version));
+  return {major, minor};
+}
+
+HistogramSnapshot histogram_from(const Reader& r, const Json& buckets, const std::string& where) {
+  HistogramSnapshot histogram;
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    const std::string at = fmt::format("{}[{}]", where, i);
+    if (!buckets[i].is_array() || buckets[i].size() != 2) r.fail(at, "must be [bucket index, count]");
+    const std::uint64_t index = r.unsigned_value(buckets[i][0], at + "[0]");
+    if (index >= kHistogramBuckets) r.fail(at, fmt::format("bucket index must be below {}", kHistogramBuckets));
+    histogram.counts[index] = r.unsigned_value(buckets[i][1], at + "[1]");
+  }
+  return histogram;
+}
+
+SubWindow sub_window_from(const Reader& r, const Json& j, const std::string& where, std::size_t thresholds) {
+  SubWindow w;
+  w.seconds = r.number(j, where, "seconds");
+  w.samples = r.count(j, where, "samples");
+  w.p50_ns = r.number(j, where, "p50_ns");
+  w.p99_ns = r.number(j, where, "p99_ns");
+  w.p999_ns = r.number(j, where, "p99_9_ns");
+  w.p9999_ns = r.number(j, where, "p99_99_ns");
+  w.interruptions = r.count(j, where, "interruptions");
+  w.stolen_seconds = r.number(j, where, "stolen_seconds");
+  const Json& over = r.array(j, where, "over_threshold");
+  if (over.size() != thresholds)
+    r.fail(where + ".over_threshold", fmt::format("must have one count per tail threshold ({})", thresholds));
+  for (std::size_t i = 0; i < over.size(); ++i)
+    w.over_threshold.push_back(r.unsigned_value(over[i], fmt::format("{}.over_threshold[{}]", where, i)));
+  return w;
+}
+
+BaselineCpu cpu_from(const Reader& r, const Json& j, const std::string& where, std::size_t thresholds) {
+  BaselineCpu c;
+  const std::uint64_t cpu = r.count(j, where, "cpu");
+  if (cpu > 1u << 20) r.fail(where + ".cpu", "must be a CPU number");
+  c.cpu = static_cast<int>(cpu);
+  c.error = r.text(j, where, "error");
+  c.samples = r.count(j, where, "samples");
+  c.sampled_seconds = r.number(j, where, "sampled_seconds");
+  c.stolen_seconds = r.number(j, where, "stolen_seconds");
+  c.interruptions = r.count(j, where, "interruptions");
+  c.floor_ns = r.number(j, where, "floor_ns");
+  c.threshold_ns = r.number(j, where, "threshold_ns");
+  c.max_ns = r.number(j, where, "max_ns");
+  c.histogram = histogram_from(r, r.array(j, where, "histogram_ticks"), where + ".histogram_ticks");
+  if (c.histogram.total() != c.samples)
+    r.fail(where, fmt::format("the histogram holds {} gaps but samples is {}", c.histogram.total(), c.samples));
+  const Json& windows = r.array(j, where, "sub_windows");
+  for (std::size_t i = 0; i < windows.size(); ++i)
+    c.sub_windows.push_back(
+        sub_window_from(r, windows[i], fmt::format("{}.sub_windows[{}]", where, i), thresholds));
+  return c;
+}
+
+Cell cell_from(const Json& j) {
+  if (j.is_string()) return Cell(j.get<std::string>());
+  if (j.is_boolean()) return Cell(j.get<bool>());
+  if (j.is_number_integer()) return Cell(j.get<std::int64_t>());
+  if (j.is_number()) return Cell(j.get<double>(), 3);
+  return Cell();
+}
+
+BaselineProbe probe_from(const Reader& r, const Json& j, const std::string& where) {
+  BaselineProbe p;
+  p.name = r.text(j, where, "name");
+  const Json& success = r.field(j, where, "success");
+  if (!success.is_boolean()) r.fail(where + ".success", "must be true or false");
+  p.success = success.get<bool>();
+  p.error = r.text(j, where, "error");
+  const Json& tables = r.array(j, where, "tables");
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    const std::string at = fmt::format("{}.tables[{}]", where, t);
+    ProbeTable table;
+    table.title = r.text(tables[t], at, "title");
+    for (const Json& column : r.array(tables[t], at, "columns")) {
+      if (!column.is_string()) r.fail(at + ".columns", "must be strings");
+      table.columns.push_back(column.get<std::string>());
+    }
+    for (const Json& row : r.array(tables[t], at, "rows")) {
+      if (!row.is_array() || row.size() != table.columns.size())
+        r.fail(at + ".rows", "each row must be an array with one cell per column");
+      std::vector<Cell> cells;
+      for (const Json& cell : row) cells.push_back(cell_from(cell));
+      table.rows.push_back(std::move(cells));
+    }
+    p.tables.push_back(std::move(table));
+  }
+  for (const Json& note : r.array(j, where, "notes"))
+    if (note.is_string()) p.notes.push_back(note.get<std::string>());
+  return p;
+}
+
+}  // namespace
+
+Json baseline_json(const Baseline& b) {
+  Json cpus = Json::array();
+  for (const BaselineCpu& c : b.cpus) cpus.push_back(cpu_json(c));
+  Json probes = Json::array();
+  for (const BaselineProbe& p : b.probes) probes.push_back(probe_json(p));
+  return {{"format", kBaselineFormatName},
+          {"format_version", fmt::format("{}.{}", kBaselineFormatMajor, kBaselineFormatMinor)},
+          {"created", b.created},
+          {"jitterd_version", b.jitterd_version},
+          {"fingerprint", string_pairs_json(b.fingerprint)},
+          {"configuration", string_pairs_json(b.configuration)},
+          {"tick_method", b.tick_method},
+          {"counter_hertz", b.counter_hertz},
+          {"duration_seconds", b.duration_seconds},
+          {"sub_window_seconds", b.sub_window_seconds},
+          {"tail_thresholds_ns", b.tail_thresholds_ns},
+          {"cpus", std::move(cpus)},
+          {"probes", std::move(probes)}};
+}
+
+Baseline baseline_from_json(const Json& j, const std::string& source) {
+  const Reader r(source);
+  if (!j.is_object() || !j.contains("format") || j["format"] != kBaselineFormatName)
+    r.fail("format", fmt::format("not a jitterd baseline (no \"format\": \"{}\")", kBaselineFormatName));
+  Baseline b;
+  b.format_version = r.text(j, "", "format_version");
+  const auto [major, minor] = parse_version(r, b.format_version);
+  if (major > kBaselineFormatMajor)
+    r.fail("format_version",
+           fmt::format("version {} is newer than this jitterd reads ({}.x); compare it with a newer jitterd",
+                       b.format_version, kBaselineFormatMajor));
+  (void)minor;  // a newer minor only adds fields, which are ignored
+  b.created = r.text(j, "", "created");
+  b.jitterd_version = r.text(j, "", "jitterd_version");
+  b.fingerprint = r.string_pairs(j, "", "fingerprint");
+  b.configuration = r.string_pairs(j, "", "configuration");
+  b.tick_method = r.text(j, "", "tick_method");
+  b.counter_hertz = r.number(j, "", "counter_hertz");
+  if (b.counter_hertz <= 0) r.fail("counter_hertz", "must be above 0");
+  b.duration_seconds = r.number(j, "", "duration_seconds");
+  b.sub_window_seconds = r.number(j, "", "sub_window_seconds");
+  b.tail_thresholds_ns.clear();
+  const Json& thresholds = r.array(j, "", "tail_thresholds_ns");
+  for (const Json& t : thresholds) {
+    if (!t.is_number() || t.get<double>() <= 0) r.fail("tail_thresholds_ns", "must be numbers above 0");
+    b.tail_thresholds_ns.push_back(t.get<double>());
+  }
+  const Json& cpus = r.array(j, "", "cpus");
+  for (std::size_t i = 0; i < cpus.size(); ++i)
+    b.cpus.push_back(cpu_from(r, cpus[i], fmt::format("cpus[{}]", i), b.tail_thresholds_ns.size()));
+  const Json& probes = r.array(j, "", "probes");
+  for (std::size_t i = 0; i < probes.size(); ++i)
+    b.probes.push_back(probe_from(r, probes[i], fmt::format("probes[{}]", i)));
+  return b;
+}
+
+Baseline read_baseline(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw BaselineError(kExitUnreadableBaseline, fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw BaselineError(kExitUnreadableBaseline, fmt::format("{}: cannot read", path));
+  Json document;
+  try {
+    document = Json::parse(text.str());
+  } catch (const Json::parse_error& e) {
+    throw BaselineError(kExitBadBaseline,
+                        fmt::format("{}: not valid JSON (truncated or edited?) at byte {}", path, e.byte));
+  }
+  return baseline_from_json(document, path);
+}
+
+void write_baseline(const Baseline& baseline, const std::string& path) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << baseline_json(baseline).dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
+    out.flush();
+    if (!out) {
+      std::remove(temporary.c_str());
+      throw BaselineError(kExitCannotWrite, fmt::format("{}: cannot write {}", path, temporary));
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    std::remove(temporary.c_str());
+    throw BaselineError(kExitCannotWrite,
+                        fmt::format("{}: cannot rename {} to it: {}", path, temporary, std::strerror(error)));
+  }
+}
+
+double baseline_quantile_ns(const Baseline& baseline, const BaselineCpu& cpu, double q) {
+  const double ns_per_tick = 1e9 / baseline.counter_hertz;
+  const double edge = static_cast<double>(cpu.histogram.quantile(q)) * ns_per_tick;
+  return std::min(edge, cpu.max_ns);
+}
+
+}  // namespace jitterd

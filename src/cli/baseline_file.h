@@ -1,0 +1,104 @@
+// A baseline: one complete measurement saved to a file so that a later run can be compared with
+// it (`jitterd baseline`, `jitterd report --save`, `jitterd compare`). It holds what the machine
+// was (fingerprint), how jitterd measured (configuration), each sampled CPU's full-resolution gap
+// histogram and per-sub-window figures (what compare's tests need), and the probes' tables.
+//
+// The file is versioned JSON (README "Before and after"): format "jitterd-baseline",
+// format_version "MAJOR.MINOR". A reader accepts its own major version and older ones and
+// refuses a newer major; minor versions only add fields. Writing goes to a temporary file in the
+// same directory, renamed over the target, so no reader ever sees half a file. Pure functions
+// plus the two file operations; safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/render.h"
+#include "measure/histogram.h"
+#include "probes/probe.h"
+
+namespace jitterd {
+
+inline constexpr int kBaselineFormatMajor = 1;
+inline constexpr int kBaselineFormatMinor = 0;
+inline constexpr const char* kBaselineFormatName = "jitterd-baseline";
+
+// Gaps at or above these are counted per sub-window: compare judges the tail by these rates.
+inline const std::vector<double> kTailThresholdsNs{10'000, 20'000, 50'000, 100'000, 1'000'000};
+
+struct SubWindow {
+  double seconds = 0;  // sampled time in the sub-window
+  std::uint64_t samples = 0;
+  double p50_ns = 0, p99_ns = 0, p999_ns = 0, p9999_ns = 0;  // bucket upper edges
+  std::uint64_t interruptions = 0;
+  double stolen_seconds = 0;
+  std::vector<std::uint64_t> over_threshold;  // per kTailThresholdsNs
+};
+
+struct BaselineCpu {
+  int cpu = 0;
+  std::string error;  // non-empty: not sampled
+  std::uint64_t samples = 0;
+  double sampled_seconds = 0, stolen_seconds = 0;
+  std::uint64_t interruptions = 0;
+  double floor_ns = 0, threshold_ns = 0, max_ns = 0;
+  HistogramSnapshot histogram;  // ticks
+  std::vector<SubWindow> sub_windows;
+};
+
+struct BaselineProbe {
+  std::string name;
+  bool success = false;
+  std::string error;
+  std::vector<ProbeTable> tables;
+  std::vector<std::string> notes;
+};
+
+struct Baseline {
+  std::string format_version;  // as read; written as the current one
+  std::string created;         // UTC, ISO 8601
+  std::string jitterd_version;
+  // kernel, cmdline, microcode, bios_*, cpu_model, governor, clocksource: what the machine was.
+  std::vector<std::pair<std::string, std::string>> fingerprint;
+  // What jitterd did: tick method, counter frequency, duty cycle, thresholds, durations.
+  std::vector<std::pair<std::string, std::string>> configuration;
+  std::string tick_method;
+  double counter_hertz = 0;
+  double duration_seconds = 0;
+  double sub_window_seconds = 0;
+  std::vector<double> tail_thresholds_ns = kTailThresholdsNs;
+  std::vector<BaselineCpu> cpus;
+  std::vector<BaselineProbe> probes;
+};
+
+// A file that cannot be used as a baseline. exit_code: 66 cannot be read (EX_NOINPUT), 65 not a
+// baseline or not one this jitterd can read (EX_DATAERR); 73 cannot be written (EX_CANTCREAT).
+class BaselineError : public std::runtime_error {
+ public:
+  BaselineError(int exit_code, const std::string& message) : std::runtime_error(message), exit_code_(exit_code) {}
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int exit_code_;
+};
+
+inline constexpr int kExitBadBaseline = 65;
+inline constexpr int kExitUnreadableBaseline = 66;
+inline constexpr int kExitCannotWrite = 73;
+
+Json baseline_json(const Baseline& baseline);
+// `source` names the file in messages. Throws BaselineError (65).
+Baseline baseline_from_json(const Json& document, const std::string& source);
+// Throws BaselineError: 66 unreadable, 65 not valid JSON or not a baseline.
+Baseline read_baseline(const std::string& path);
+// Temporary file beside `path`, then rename. Throws BaselineError (73).
+void write_baseline(const Baseline& baseline, const std::string& path);
+
+// Quantile q of a CPU's histogram in ns (upper bucket edge, capped by the exact max).
+double baseline_quantile_ns(const Baseline& baseline, const BaselineCpu& cpu, double q);
+
+}  // namespace jitterd

@@ -1,0 +1,282 @@
+#include "cli/compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include "cli/render.h"
+
+namespace jitterd {
+namespace {
+
+std::string value_of(const std::vector<std::pair<std::string, std::string>>& pairs, const std::string& key) {
+  for (const auto& [k, v] : pairs)
+    if (k == key) return v;
+  return "";
+}
+
+[[noreturn]] void refuse(const std::string& before_path, const std::string& after_path, const std::string& why) {
+  throw BaselineError(kExitBadBaseline,
+                      fmt::format("{} and {}: cannot be compared: {}", before_path, after_path, why));
+}
+
+// Another machine, another counter or other sub-windows make every figure incomparable.
+void check_comparable(const Baseline& before, const std::string& bp, const Baseline& after,
+                      const std::string& ap) {
+  for (const char* key : {"hostname", "cpu_model"}) {
+    const std::string b = value_of(before.fingerprint, key), a = value_of(after.fingerprint, key);
+    if (b != a) refuse(bp, ap, fmt::format("different machines ({} \"{}\" vs \"{}\")", key, b, a));
+  }
+  if (before.tick_method != after.tick_method)
+    refuse(bp, ap, fmt::format("different tick sources ({} vs {})", before.tick_method, after.tick_method));
+  if (std::fabs(before.counter_hertz / after.counter_hertz - 1) > 0.01)
+    refuse(bp, ap,
+           fmt::format("counter frequencies differ by more than 1% ({:.0f} Hz vs {:.0f} Hz): another tick source",
+                       before.counter_hertz, after.counter_hertz));
+  if (before.sub_window_seconds != after.sub_window_seconds)
+    refuse(
+        bp, ap,
+        fmt::format("different sub-windows ({} s vs {} s)", before.sub_window_seconds, after.sub_window_seconds));
+  if (before.tail_thresholds_ns != after.tail_thresholds_ns) refuse(bp, ap, "different tail thresholds");
+  const double ratio = std::max(before.duration_seconds, after.duration_seconds) /
+                       std::max(1e-9, std::min(before.duration_seconds, after.duration_seconds));
+  if (ratio > 2)
+    refuse(bp, ap,
+           fmt::format("durations more than 2x apart ({} s vs {} s): take both for the same duration",
+                       before.duration_seconds, after.duration_seconds));
+}
+
+void add_changes(Comparison& out, const std::string& group,
+                 const std::vector<std::pair<std::string, std::string>>& before,
+                 const std::vector<std::pair<std::string, std::string>>& after) {
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : before) keys.push_back(k);
+  for (const auto& [k, v] : after)
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  for (const std::string& key : keys) {
+    const std::string b = value_of(before, key), a = value_of(after, key);
+    if (b != a) out.changed.push_back({group + "." + key, b, a});
+  }
+}
+
+std::vector<double> per_window(const BaselineCpu& cpu, const std::function<double(const SubWindow&)>& figure) {
+  std::vector<double> values;
+  for (const SubWindow& w : cpu.sub_windows)
+    if (w.seconds > 0) values.push_back(figure(w));
+  return values;
+}
+
+std::string rank_test_name(std::size_t before, std::size_t after) {
+  return fmt::format("mann-whitney ({} vs {} sub-windows)", before, after);
+}
+
+FigureComparison judged(std::string scope, std::string figure, double before, double after, std::string test,
+                        double p, const ChangeCriteria& criteria) {
+  return {std::move(scope),
+          std::move(figure),
+          before,
+          after,
+          relative_change(before, after),
+          std::move(test),
+          p,
+          std::string(to_string(judge(before, after, p, criteria)))};
+}
+
+// The percentiles, interruptions and stolen share: the whole run's figure is shown, the sub-windows
+// are tested. Tail rates above fixed thresholds by the rate test; the max by the highest of them.
+void compare_cpu(Comparison& out, const Baseline& before_run, const BaselineCpu& before, const Baseline& after_run,
+                 const BaselineCpu& after, const ChangeCriteria& criteria) {
+  const std::string scope = fmt::format("cpu {}", before.cpu);
+  struct Quantile {
+    const char* name;
+    double q;
+    double SubWindow::*field;
+  };
+  for (const Quantile& quantile :
+       {Quantile{"p50_ns", 0.5, &SubWindow::p50_ns}, Quantile{"p99_ns", 0.99, &SubWindow::p99_ns},
+        Quantile{"p99_9_ns", 0.999, &SubWindow::p999_ns}, Quantile{"p99_99_ns", 0.9999, &SubWindow::p9999_ns}}) {
+    const auto field = [&](const SubWindow& w) { return w.*quantile.field; };
+    const std::vector<double> b = per_window(before, field), a = per_window(after, field);
+    out.figures.push_back(judged(scope, quantile.name, baseline_quantile_ns(before_run, before, quantile.q),
+                                 baseline_quantile_ns(after_run, after, quantile.q),
+                                 rank_test_name(b.size(), a.size()), mann_whitney_p(b, a), criteria));
+  }
+  const auto per_second = [](double value, double seconds) { return seconds > 0 ? value / seconds : 0.0; };
+  {
+    const auto rate = [&](const SubWindow& w) {
+      return per_second(static_cast<double>(w.interruptions), w.seconds);
+    };
+    const std::vector<double> b = per_window(before, rate), a = per_window(after, rate);
+    out.figures.push_back(judged(scope, "interruptions_per_s",
+                                 per_second(static_cast<double>(before.interruptions), before.sampled_seconds),
+                                 per_second(static_cast<double>(after.interruptions), after.sampled_seconds),
+                                 rank_test_name(b.size(), a.size()), mann_whitney_p(b, a), criteria));
+  }
+  {
+    const auto share = [&](const SubWindow& w) { return per_second(w.stolen_seconds, w.seconds); };
+    const std::vector<double> b = per_window(before, share), a = per_window(after, share);
+    out.figures.push_back(judged(scope, "stolen_share", per_second(before.stolen_seconds, before.sampled_seconds),
+                                 per_second(after.stolen_seconds, after.sampled_seconds),
+                                 rank_test_name(b.size(), a.size()), mann_whitney_p(b, a), criteria));
+  }
+  std::string max_verdict = std::string(to_string(Verdict::no_change));
+  std::string max_test = "rate of gaps above the highest threshold reached";
+  double max_p = 1;
+  for (std::size_t t = 0; t < before_run.tail_thresholds_ns.size(); ++t) {
+    const auto count = [&](const SubWindow& w) { return static_cast<double>(w.over_threshold[t]); };
+    const std::vector<double> b = per_window(before, count), a = per_window(after, count);
+    double b_total = 0, a_total = 0, b_seconds = 0, a_seconds = 0;
+    for (const SubWindow& w : before.sub_windows) b_total += count(w), b_seconds += w.seconds;
+    for (const SubWindow& w : after.sub_windows) a_total += count(w), a_seconds += w.seconds;
+    const double dispersion = count_dispersion(b, a);
+    const double p = rate_ratio_p(static_cast<std::uint64_t>(b_total), b_seconds,
+                                  static_cast<std::uint64_t>(a_total), a_seconds, dispersion);
+    const double threshold_us = before_run.tail_thresholds_ns[t] / 1000;
+    FigureComparison row =
+        judged(scope, fmt::format("gaps_over_{}us_per_s", threshold_us), per_second(b_total, b_seconds),
+               per_second(a_total, a_seconds), fmt::format("rate (dispersion {:.2f})", dispersion), p, criteria);
+    if (std::max(before.max_ns, after.max_ns) >= before_run.tail_thresholds_ns[t]) {
+      max_verdict = row.verdict;
+      max_test = fmt::format("as gaps_over_{}us_per_s", threshold_us);
+      max_p = p;
+    }
+    out.figures.push_back(std::move(row));
+  }
+  out.figures.push_back({scope, "max_ns", before.max_ns, after.max_ns,
+                         relative_change(before.max_ns, after.max_ns), max_test, max_p, max_verdict});
+}
+
+// Probe tables hold one value per run (a median, a ratio): shown side by side, not tested.
+void compare_probe(Comparison& out, const BaselineProbe& before, const BaselineProbe& after) {
+  const std::string scope = "probe " + before.name;
+  for (const ProbeTable& b_table : before.tables) {
+    const auto a_table = std::find_if(after.tables.begin(), after.tables.end(),
+                                      [&](const ProbeTable& t) { return t.title == b_table.title; });
+    if (a_table == after.tables.end() || a_table->columns != b_table.columns) continue;
+    // A row's key: the cells that name what was measured (the op, the pair, the method and rate).
+    const auto is_key = [&](std::size_t column) {
+      static const std::vector<std::string> kKeyColumns{
+          "op", "cpu", "cpu_a", "cpu_b", "relation", "method", "target_per_s", "requested_us", "current"};
+      return column == 0 ||
+             std::find(kKeyColumns.begin(), kKeyColumns.end(), b_table.columns[column]) != kKeyColumns.end();
+    };
+    const auto key_of = [&](const std::vector<Cell>& row) {
+      std::string key;
+      for (std::size_t c = 0; c < row.size(); ++c)
+        if (is_key(c)) key += (key.empty() ? "" : " ") + b_table.columns[c] + "=" + cell_text(row[c]);
+      return key;
+    };
+    std::map<std::string, const std::vector<Cell>*> after_rows;
+    for (const auto& row : a_table->rows) after_rows[key_of(row)] = &row;
+    for (const auto& row : b_table.rows) {
+      const auto match = after_rows.find(key_of(row));
+      if (match == after_rows.end()) continue;
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        if (is_key(c) || row[c].kind != Cell::Kind::number || (*match->second)[c].kind != Cell::Kind::number)
+          continue;
+        const double b = row[c].number, a = (*match->second)[c].number;
+        out.figures.push_back({scope,
+                               fmt::format("{}: {} {}", b_table.title.substr(0, b_table.title.find(' ')),
+                                           key_of(row), b_table.columns[c]),
+                               b, a, relative_change(b, a), "none (one value per run)", 1, "not tested"});
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Comparison compare_baselines(const Baseline& before, const std::string& bp, const Baseline& after,
+                             const std::string& ap, const ChangeCriteria& criteria) {
+  check_comparable(before, bp, after, ap);
+  Comparison out{bp, ap, {}, {}, {}};
+  add_changes(out, "fingerprint", before.fingerprint, after.fingerprint);
+  add_changes(out, "configuration", before.configuration, after.configuration);
+  bool any_cpu = before.cpus.empty() && after.cpus.empty();
+  for (const BaselineCpu& b : before.cpus) {
+    const auto a =
+        std::find_if(after.cpus.begin(), after.cpus.end(), [&](const BaselineCpu& c) { return c.cpu == b.cpu; });
+    if (a == after.cpus.end()) {
+      out.notes.push_back(fmt::format("cpu {}: left out, sampled only in {}", b.cpu, bp));
+    } else if (!b.error.empty() || !a->error.empty() || b.samples == 0 || a->samples == 0) {
+      out.notes.push_back(fmt::format("cpu {}: left out, not sampled in one of them", b.cpu));
+    } else {
+      compare_cpu(out, before, b, after, *a, criteria);
+      any_cpu = true;
+    }
+  }
+  for (const BaselineCpu& a : after.cpus)
+    if (std::none_of(before.cpus.begin(), before.cpus.end(), [&](const BaselineCpu& c) { return c.cpu == a.cpu; }))
+      out.notes.push_back(fmt::format("cpu {}: left out, sampled only in {}", a.cpu, ap));
+  if (!any_cpu) refuse(bp, ap, "no sampled CPU in common");
+  for (const BaselineProbe& b : before.probes) {
+    const auto a = std::find_if(after.probes.begin(), after.probes.end(),
+                                [&](const BaselineProbe& p) { return p.name == b.name; });
+    if (a == after.probes.end() || !a->success || !b.success)
+      out.notes.push_back(fmt::format("probe {}: left out, not run or failed in one of them", b.name));
+    else
+      compare_probe(out, b, *a);
+  }
+  return out;
+}
+
+ProbeTable changed_table(const Comparison& comparison) {
+  ProbeTable table{"what changed", {"field", "before", "after"}, {}};
+  for (const auto& row : comparison.changed) table.rows.push_back({row[0], row[1], row[2]});
+  return table;
+}
+
+ProbeTable figures_table(const Comparison& comparison) {
+  ProbeTable table{
+      "what it did", {"scope", "figure", "before", "after", "change", "p_value", "test", "verdict"}, {}};
+  for (const FigureComparison& f : comparison.figures) {
+    const Cell change = std::isfinite(f.change) ? Cell(f.change, 3) : Cell();
+    table.rows.push_back(
+        {f.scope, f.figure, Cell(f.before, 3), Cell(f.after, 3), change, Cell(f.p_value, 4), f.test, f.verdict});
+  }
+  return table;
+}
+
+std::string format_comparison_table(const Comparison& c) {
+  std::string out = fmt::format("before: {}\nafter:  {}\n\nwhat changed\n", c.before_path, c.after_path);
+  out += c.changed.empty() ? "nothing in the fingerprint or the configuration\n" : table_text(changed_table(c));
+  out += "\nwhat it did (change = (after - before) / before)\n" + table_text(figures_table(c));
+  for (const std::string& note : c.notes) out += "note: " + note + "\n";
+  return out;
+}
+
+std::string format_comparison_csv(const Comparison& c) {
+  return table_csv(changed_table(c)) + "\n" + table_csv(figures_table(c));
+}
+
+std::string format_comparison_json(const Comparison& c) {
+  return json_text(Json{{"before", c.before_path},
+                        {"after", c.after_path},
+                        {"changed", table_records(changed_table(c))},
+                        {"figures", table_records(figures_table(c))},
+                        {"notes", c.notes}});
+}
+
+int run_compare(const CommandLine& cl) {
+  const Baseline before = read_baseline(cl.compare_before);
+  const Baseline after = read_baseline(cl.compare_after);
+  const Comparison comparison = compare_baselines(before, cl.compare_before, after, cl.compare_after);
+  switch (cl.report_format) {
+    case ReportFormat::table:
+      std::cout << format_comparison_table(comparison);
+      break;
+    case ReportFormat::csv:
+      std::cout << format_comparison_csv(comparison);
+      break;
+    case ReportFormat::json:
+      std::cout << format_comparison_json(comparison);
+      break;
+  }
+  return 0;
+}
+
+}  // namespace jitterd

@@ -1,0 +1,49 @@
+// `jitterd compare BEFORE AFTER`: first what changed between two baselines (fingerprint and
+// configuration), then what it did, per CPU and figure, each with a verdict from
+// measure/change_tests.h. Baselines that cannot be compared (another machine, another tick source
+// or frequency, other sub-windows, durations more than 2x apart, no CPU in common) are refused
+// with a BaselineError (65) naming both files; CPUs sampled in only one of them are left out and
+// listed. Pure functions apart from run_compare, called once from main().
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/baseline_file.h"
+#include "cli/command_line.h"
+#include "measure/change_tests.h"
+
+namespace jitterd {
+
+struct FigureComparison {
+  std::string scope;   // "cpu 1", "probe kernel_cost"
+  std::string figure;  // "p99_ns", "gaps >= 10us per s", ...
+  double before = 0, after = 0;
+  double change = 0;  // relative: (after - before) / before
+  std::string test;   // "mann-whitney (16 vs 16 sub-windows)", "rate (dispersion 1.8)", "none (one value per run)"
+  double p_value = 1;
+  std::string verdict;
+};
+
+struct Comparison {
+  std::string before_path, after_path;
+  std::vector<std::vector<std::string>> changed;  // what changed: field, before, after
+  std::vector<std::string> notes;                 // CPUs left out, probes only on one side
+  std::vector<FigureComparison> figures;
+};
+
+// Throws BaselineError (65) when the two cannot be compared.
+Comparison compare_baselines(const Baseline& before, const std::string& before_path, const Baseline& after,
+                             const std::string& after_path, const ChangeCriteria& criteria = {});
+
+ProbeTable changed_table(const Comparison& comparison);
+ProbeTable figures_table(const Comparison& comparison);
+
+std::string format_comparison_table(const Comparison& comparison);
+std::string format_comparison_csv(const Comparison& comparison);
+std::string format_comparison_json(const Comparison& comparison);
+
+// Exit 0 when compared (whatever the verdicts); BaselineError otherwise.
+int run_compare(const CommandLine& command_line);
+
+}  // namespace jitterd

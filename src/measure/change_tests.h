@@ -1,0 +1,57 @@
+// The statistics behind `jitterd compare`: is the "after" run different from the "before" run by
+// more than run-to-run noise, and by enough to matter? Two tests, both two-sided:
+//  - Mann-Whitney U on per-sub-window values (a quantile, an interruption rate, a stolen share):
+//    each run is a sample of sub-windows, so the test sees how much a figure varies within a run
+//    and makes no assumption about its distribution. Normal approximation with tie and continuity
+//    corrections (quantiles are bucket edges, so ties are common).
+//  - A rate test for counts of gaps above a fixed threshold (the tail, where a single max is one
+//    draw of an extreme and cannot be compared): the log rate ratio against its standard error,
+//    inflated by the overdispersion seen between sub-windows (quasi-Poisson), because interruptions
+//    come in bursts and a plain Poisson test would call ordinary burstiness a change.
+// Neither test sees run-to-run variation (a machine's noise drifts between runs taken minutes
+// apart), so a verdict also needs the change to stand out from an assumed run-to-run spread: the
+// log ratio of the two runs' figures against N(0, 2 cv^2), cv being the relative standard
+// deviation of a figure between runs of an unchanged machine.
+// A verdict needs all three: a small p-value, one beyond run-to-run noise, and a practical effect (a relative change of at least
+// min_effect), so a tiny but "significant" difference is no change. Pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace jitterd {
+
+// Two-sided p-value that `before` and `after` come from the same distribution. 1 when either
+// sample has fewer than 2 values or every value is the same.
+double mann_whitney_p(const std::vector<double>& before, const std::vector<double>& after);
+
+// Variance over mean of per-sub-window counts, pooled over both runs; at least 1.
+double count_dispersion(const std::vector<double>& before_counts, const std::vector<double>& after_counts);
+
+// Two-sided p-value that two event counts over their exposures (seconds) come from one rate,
+// with the variance multiplied by `dispersion` (>= 1). 1 when both counts are 0.
+double rate_ratio_p(std::uint64_t before_count, double before_seconds, std::uint64_t after_count,
+                    double after_seconds, double dispersion);
+
+enum class Verdict { better, worse, no_change };
+std::string_view to_string(Verdict verdict);
+
+struct ChangeCriteria {
+  double alpha = 0.001;         // per comparison; ~10 comparisons per CPU keep a CPU's false alarms under 1%
+  double min_effect = 0.10;     // relative change below which nothing is called better or worse
+  double run_to_run_cv = 0.20;  // relative spread of a figure between runs of an unchanged machine
+};
+
+// Two-sided p-value of the log ratio after/before under run-to-run noise alone (N(0, 2 cv^2)).
+// 1 when both are 0; 0 when only one is.
+double run_to_run_p(double before, double after, double cv);
+
+// (after - before) / before; +inf when before is 0 and after is not, 0 when both are 0.
+double relative_change(double before, double after);
+
+// Larger is worse for every figure compare judges (gaps, rates, shares, costs). `p_value` is the
+// within-run test's; the run-to-run test is applied here.
+Verdict judge(double before, double after, double p_value, const ChangeCriteria& criteria);
+
+}  // namespace jitterd

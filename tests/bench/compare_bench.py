@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Figures for README "Before and after" (not a ctest test: it takes minutes).
+
+false-alarms: N pairs of back-to-back baselines of the configured CPUs on this machine, each pair
+              compared; counts pairs with any CPU figure judged "worse" or "better".
+compare-time: two synthetic baselines of C CPUs and S seconds (0.5 s sub-windows, gap histograms
+              of ~150 buckets with a heavy tail), then times `jitterd compare` on them.
+
+Usage: compare_bench.py --jitterd BINARY false-alarms [--pairs 10] [--seconds 10]
+       compare_bench.py --jitterd BINARY compare-time [--cpus 64] [--seconds 60]
+"""
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+CONFIG = """\
+cpus: auto
+sampler:
+  duty_cycle: continuous
+  warmup: 200ms
+  interruption_threshold: 10us
+"""
+
+
+def false_alarms(jitterd, pairs, seconds):
+    workdir = tempfile.mkdtemp(prefix="jitterd_compare_bench_")
+    config = os.path.join(workdir, "jitterd.yaml")
+    with open(config, "w") as f:
+        f.write(CONFIG)
+    alarms = 0
+    for pair in range(pairs):
+        paths = []
+        for side in ("before", "after"):
+            path = os.path.join(workdir, f"{pair}_{side}.json")
+            subprocess.run([jitterd, "baseline", "--config", config, "--duration", f"{seconds}s", "--probes", "none",
+                            "-o", path], check=True, capture_output=True)
+            paths.append(path)
+        result = subprocess.run([jitterd, "compare", *paths, "--format", "json"], check=True, capture_output=True,
+                                text=True)
+        figures = [f for f in json.loads(result.stdout)["figures"] if f["scope"].startswith("cpu ")]
+        flagged = [f"{f['scope']} {f['figure']} {f['verdict']} ({f['before']:.4g} -> {f['after']:.4g})"
+                   for f in figures if f["verdict"] in ("worse", "better")]
+        alarms += bool(flagged)
+        print(f"pair {pair + 1}: {len(figures)} figures, " + ("; ".join(flagged) if flagged else "no change"),
+              flush=True)
+    print(f"{alarms} of {pairs} pairs of {seconds} s baselines had a verdict other than no significant change")
+
+
+def synthetic_baseline(rng, cpus, seconds, hertz=2.0e9):
+    windows = int(seconds / 0.5)
+    thresholds = [10_000, 20_000, 50_000, 100_000, 1_000_000]
+    cpu_records = []
+    for cpu in range(cpus):
+        buckets = {}
+        sub_windows = []
+        for _ in range(windows):
+            over = [rng.randrange(0, 400 // (i + 1)) for i in range(len(thresholds))]
+            sub_windows.append({"seconds": 0.5, "samples": 1_000_000, "p50_ns": 30 + rng.random(),
+                                "p99_ns": 60 + rng.random() * 5, "p99_9_ns": 400 + rng.random() * 50,
+                                "p99_99_ns": 9000 + rng.random() * 2000, "interruptions": over[0],
+                                "stolen_seconds": rng.random() * 0.01, "over_threshold": over})
+        for index in range(60, 210):  # ~150 non-empty buckets, counts falling off into the tail
+            buckets[index] = max(1, int(windows * 1_000_000 / 2 ** ((index - 60) / 8)) // 4)
+        samples = sum(buckets.values())
+        cpu_records.append({"cpu": cpu, "error": "", "samples": samples, "sampled_seconds": seconds,
+                            "stolen_seconds": 0.3, "interruptions": 1000, "floor_ns": 10, "threshold_ns": 10000,
+                            "max_ns": 5e6, "histogram_ticks": [[i, c] for i, c in sorted(buckets.items())],
+                            "sub_windows": sub_windows})
+    return {"format": "jitterd-baseline", "format_version": "1.0", "created": "2026-11-23T00:00:00Z",
+            "jitterd_version": "synthetic", "fingerprint": {"hostname": "synthetic", "cpu_model": "synthetic"},
+            "configuration": {"cpus": f"0-{cpus - 1}"}, "tick_method": "lfence_rdtsc", "counter_hertz": hertz,
+            "duration_seconds": seconds, "sub_window_seconds": 0.5, "tail_thresholds_ns": thresholds,
+            "cpus": cpu_records, "probes": []}
+
+
+def compare_time(jitterd, cpus, seconds):
+    workdir = tempfile.mkdtemp(prefix="jitterd_compare_bench_")
+    rng = random.Random(13)
+    paths = []
+    for side in ("before", "after"):
+        path = os.path.join(workdir, f"{side}.json")
+        with open(path, "w") as f:
+            json.dump(synthetic_baseline(rng, cpus, seconds), f)
+        paths.append(path)
+    times = []
+    for _ in range(5):
+        start = time.monotonic()
+        subprocess.run([jitterd, "compare", *paths, "--format", "json"], check=True, capture_output=True)
+        times.append(time.monotonic() - start)
+    size = os.path.getsize(paths[0]) / 1e6
+    print(f"compare of two {cpus}-CPU {seconds} s baselines ({size:.1f} MB each): "
+          f"min {min(times):.3f} s, median {sorted(times)[2]:.3f} s, max {max(times):.3f} s over 5 runs")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jitterd", required=True)
+    sub = parser.add_subparsers(dest="what", required=True)
+    fa = sub.add_parser("false-alarms")
+    fa.add_argument("--pairs", type=int, default=10)
+    fa.add_argument("--seconds", type=int, default=10)
+    ct = sub.add_parser("compare-time")
+    ct.add_argument("--cpus", type=int, default=64)
+    ct.add_argument("--seconds", type=int, default=60)
+    args = parser.parse_args()
+    jitterd = os.path.realpath(args.jitterd)
+    if args.what == "false-alarms":
+        false_alarms(jitterd, args.pairs, args.seconds)
+    else:
+        compare_time(jitterd, args.cpus, args.seconds)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,270 @@
+// Baselines and compare: the file format round-trips and refuses what it cannot read (with the
+// file and the reason), compare refuses baselines that cannot be compared, and on synthetic runs
+// the verdicts are right: one distribution twice is "no significant change" (false alarms counted
+// over many seeded repetitions), a heavier tail is "worse", a lighter one "better".
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "cli/baseline.h"
+#include "cli/baseline_file.h"
+#include "cli/compare.h"
+
+using namespace jitterd;
+
+namespace {
+
+constexpr double kHertz = 2'000'000'000.0;  // 0.5 ns per tick
+
+// A run's noise: how many interruptions per second and how long they last. Each run draws its own
+// rate around `rate_per_s` (run-to-run variation) and each sub-window its count around that.
+struct Noise {
+  double rate_per_s = 200;
+  double duration_scale = 1;  // multiplies every interruption's duration
+};
+
+Baseline synthetic_run(std::mt19937_64& random, const Noise& noise, int cpu = 1, int windows = 16) {
+  Baseline b;
+  b.fingerprint = {{"kernel", "6.1.0"}, {"hostname", "box"}, {"cpu_model", "Example CPU"}};
+  b.configuration = {{"cpus", std::to_string(cpu)}};
+  b.tick_method = "lfence_rdtsc";
+  b.counter_hertz = kHertz;
+  b.duration_seconds = windows * kSubWindowSeconds;
+  b.sub_window_seconds = kSubWindowSeconds;
+  BaselineCpu c;
+  c.cpu = cpu;
+  // Runs of an unchanged machine differ: 15% relative spread in the rate, inside the 20% compare
+  // assumes.
+  std::gamma_distribution<double> run_rate(45, noise.rate_per_s / 45);
+  const double rate = run_rate(random);
+  std::uniform_int_distribution<std::uint64_t> base_gap(60, 70);
+  std::lognormal_distribution<double> interruption_ns(std::log(20'000.0), 1.0);
+  for (int w = 0; w < windows; ++w) {
+    HistogramSnapshot window;
+    std::uint64_t ticks = 0, stolen = 0, interruptions = 0;
+    for (int i = 0; i < 20'000; ++i) {
+      const std::uint64_t gap = base_gap(random);
+      window.counts[histogram_bucket_index(gap)] += 1;
+      ticks += gap;
+    }
+    std::poisson_distribution<int> count(rate * kSubWindowSeconds);
+    for (int i = count(random); i > 0; --i) {
+      const auto gap = static_cast<std::uint64_t>(interruption_ns(random) * noise.duration_scale * kHertz / 1e9);
+      window.counts[histogram_bucket_index(gap)] += 1;
+      ticks += gap, stolen += gap, ++interruptions;
+      c.max_ns = std::max(c.max_ns, static_cast<double>(gap) * 1e9 / kHertz);
+    }
+    c.sub_windows.push_back(sub_window_of(window, 1e9 / kHertz, kSubWindowSeconds, interruptions,
+                                          static_cast<double>(stolen) / kHertz, kTailThresholdsNs));
+    c.histogram.add(window);
+    c.interruptions += interruptions;
+    c.sampled_seconds += kSubWindowSeconds;
+    c.stolen_seconds += static_cast<double>(stolen) / kHertz;
+  }
+  c.samples = c.histogram.total();
+  b.cpus.push_back(c);
+  return b;
+}
+
+int verdicts(const Comparison& comparison, std::string_view verdict) {
+  return static_cast<int>(std::count_if(comparison.figures.begin(), comparison.figures.end(),
+                                        [&](const FigureComparison& f) { return f.verdict == verdict; }));
+}
+
+const FigureComparison& figure(const Comparison& comparison, std::string_view name) {
+  for (const FigureComparison& f : comparison.figures)
+    if (f.figure == name) return f;
+  FAIL("no figure " << name);
+  throw;
+}
+
+std::string temporary_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("jitterd_compare_test_" + name)).string();
+}
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+int exit_code_of(const std::function<void()>& action, std::string* message) {
+  try {
+    action();
+  } catch (const BaselineError& e) {
+    *message = e.what();
+    return e.exit_code();
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("baseline file: written whole and read back the same") {
+  std::mt19937_64 random(1);
+  Baseline b = synthetic_run(random, {});
+  b.probes.push_back(
+      {"kernel_cost", true, "", {{"costs", {"op", "median_ns"}, {{"syscall", Cell(150.5, 1)}}}}, {}});
+  const std::string path = temporary_path("round_trip.json");
+  write_baseline(b, path);
+  CHECK_FALSE(std::filesystem::exists(path + ".tmp." + std::to_string(::getpid())));
+  const Baseline read = read_baseline(path);
+  CHECK(read.format_version == "1.0");
+  CHECK(read.fingerprint == b.fingerprint);
+  REQUIRE(read.cpus.size() == 1);
+  CHECK(read.cpus[0].histogram.counts == b.cpus[0].histogram.counts);
+  CHECK(read.cpus[0].sub_windows.size() == b.cpus[0].sub_windows.size());
+  CHECK(read.cpus[0].sub_windows[3].over_threshold == b.cpus[0].sub_windows[3].over_threshold);
+  CHECK(read.cpus[0].sub_windows[3].p9999_ns == b.cpus[0].sub_windows[3].p9999_ns);
+  REQUIRE(read.probes.size() == 1);
+  CHECK(read.probes[0].tables[0].rows[0][1].number == 150.5);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("baseline file: refuses what it cannot read, naming the file and the reason") {
+  std::mt19937_64 random(2);
+  const Json good = baseline_json(synthetic_run(random, {}));
+  const std::string path = temporary_path("bad.json");
+  std::string message;
+  const auto read_text = [&](const std::string& text) {
+    write_text(path, text);
+    return exit_code_of([&] { read_baseline(path); }, &message);
+  };
+
+  SECTION("missing file: 66") {
+    CHECK(exit_code_of([&] { read_baseline(path + ".absent"); }, &message) == kExitUnreadableBaseline);
+    CHECK_THAT(message, Catch::Contains(path + ".absent") && Catch::Contains("cannot read"));
+  }
+  SECTION("truncated: 65") {
+    const std::string text = good.dump();
+    CHECK(read_text(text.substr(0, text.size() / 2)) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains(path) && Catch::Contains("not valid JSON"));
+  }
+  SECTION("foreign JSON: 65") {
+    CHECK(read_text(R"({"status": "success", "data": []})") == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("not a jitterd baseline"));
+  }
+  SECTION("newer major version: 65, saying so") {
+    Json newer = good;
+    newer["format_version"] = "2.0";
+    CHECK(read_text(newer.dump()) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("2.0 is newer") && Catch::Contains("1.x"));
+  }
+  SECTION("older or newer minor version: read") {
+    Json minor = good;
+    minor["format_version"] = "1.7";
+    minor["a_field_from_1_7"] = 1;
+    CHECK(read_text(minor.dump()) == 0);
+    minor["format_version"] = "0.9";
+    CHECK(read_text(minor.dump()) == 0);
+  }
+  SECTION("hand-edited: a histogram that does not add up, a count that is negative") {
+    Json edited = good;
+    edited["cpus"][0]["samples"] = 12;
+    CHECK(read_text(edited.dump()) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("cpus[0]") && Catch::Contains("samples is 12"));
+    edited = good;
+    edited["cpus"][0]["sub_windows"][2]["interruptions"] = -3;
+    CHECK(read_text(edited.dump()) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("cpus[0].sub_windows[2].interruptions"));
+    edited = good;
+    edited["cpus"][0].erase("histogram_ticks");
+    CHECK(read_text(edited.dump()) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("missing field \"histogram_ticks\""));
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("compare: refuses baselines that cannot be compared") {
+  std::mt19937_64 random(3);
+  const Baseline before = synthetic_run(random, {});
+  Baseline after = synthetic_run(random, {});
+  std::string message;
+  const auto refused = [&](const Baseline& other) {
+    return exit_code_of([&] { compare_baselines(before, "a.json", other, "b.json"); }, &message);
+  };
+  SECTION("another machine") {
+    after.fingerprint[1].second = "other-box";
+    CHECK(refused(after) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("a.json and b.json") && Catch::Contains("different machines"));
+  }
+  SECTION("another tick source") {
+    after.tick_method = "rdtscp";
+    CHECK(refused(after) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("different tick sources"));
+    after.tick_method = before.tick_method;
+    after.counter_hertz *= 1.5;
+    CHECK(refused(after) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("counter frequencies differ"));
+  }
+  SECTION("durations more than 2x apart") {
+    after.duration_seconds = before.duration_seconds * 3;
+    CHECK(refused(after) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("durations more than 2x apart"));
+  }
+  SECTION("no CPU in common") {
+    after = synthetic_run(random, {}, 2);
+    CHECK(refused(after) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("no sampled CPU in common"));
+  }
+}
+
+TEST_CASE("compare: different CPU sets compare the intersection and name the CPUs left out") {
+  std::mt19937_64 random(4);
+  Baseline before = synthetic_run(random, {});
+  Baseline after = synthetic_run(random, {});
+  before.cpus.push_back(synthetic_run(random, {}, 2).cpus[0]);
+  after.cpus.push_back(synthetic_run(random, {}, 3).cpus[0]);
+  const Comparison c = compare_baselines(before, "a.json", after, "b.json");
+  CHECK(std::all_of(c.figures.begin(), c.figures.end(),
+                    [](const FigureComparison& f) { return f.scope == "cpu 1"; }));
+  CHECK(c.notes == std::vector<std::string>{"cpu 2: left out, sampled only in a.json",
+                                            "cpu 3: left out, sampled only in b.json"});
+}
+
+TEST_CASE("compare: what changed lists fingerprint and configuration differences") {
+  std::mt19937_64 random(5);
+  const Baseline before = synthetic_run(random, {});
+  Baseline after = synthetic_run(random, {});
+  after.fingerprint[0].second = "6.1.0-10";
+  const Comparison c = compare_baselines(before, "a.json", after, "b.json");
+  REQUIRE(c.changed.size() == 1);
+  CHECK(c.changed[0] == std::vector<std::string>{"fingerprint.kernel", "6.1.0", "6.1.0-10"});
+  CHECK_THAT(format_comparison_table(c), Catch::Contains("fingerprint.kernel"));
+  CHECK_THAT(format_comparison_json(c), Catch::Contains("\"verdict\":\"no significant change\""));
+}
+
+TEST_CASE("compare: one distribution twice is no significant change in at least 99% of pairs") {
+  std::mt19937_64 random(6);
+  constexpr int kPairs = 300;
+  int false_alarms = 0;
+  for (int r = 0; r < kPairs; ++r) {
+    const Comparison c = compare_baselines(synthetic_run(random, {}), "a", synthetic_run(random, {}), "b");
+    if (verdicts(c, "worse") + verdicts(c, "better") > 0) {
+      ++false_alarms;
+      for (const FigureComparison& f : c.figures)
+        if (f.verdict != "no significant change")
+          UNSCOPED_INFO(f.figure << " " << f.before << " " << f.after << " p=" << f.p_value);
+    }
+  }
+  INFO(false_alarms << " of " << kPairs << " pairs had a verdict other than no significant change");
+  CHECK(false_alarms < kPairs / 100);
+}
+
+TEST_CASE("compare: a heavier tail is worse, a lighter one better") {
+  std::mt19937_64 random(7);
+  constexpr int kPairs = 50;
+  int heavier_found = 0, lighter_found = 0;
+  const Noise quiet{200, 1}, noisy{800, 2};
+  for (int r = 0; r < kPairs; ++r) {
+    const Comparison heavier =
+        compare_baselines(synthetic_run(random, quiet), "a", synthetic_run(random, noisy), "b");
+    if (figure(heavier, "gaps_over_10us_per_s").verdict == "worse" &&
+        figure(heavier, "stolen_share").verdict == "worse" && verdicts(heavier, "better") == 0)
+      ++heavier_found;
+    const Comparison lighter =
+        compare_baselines(synthetic_run(random, noisy), "a", synthetic_run(random, quiet), "b");
+    if (figure(lighter, "gaps_over_10us_per_s").verdict == "better" && verdicts(lighter, "worse") == 0)
+      ++lighter_found;
+  }
+  CHECK(heavier_found >= kPairs * 95 / 100);
+  CHECK(lighter_found >= kPairs * 95 / 100);
+}
