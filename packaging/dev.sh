@@ -245,6 +245,8 @@ cmd_sanitize() {
         --parallel "$jobs" -L concurrency
 }
 
+# Debug (-O0) by default: the CI run is a smoke test, where build time counts more than executions
+# per second; for a long run set JITTERD_FUZZ_BUILD_TYPE=RelWithDebInfo (more executions per second).
 # Each target over the committed seeds (tests/fuzz/corpus/NAME) plus what earlier runs found
 # (build-fuzz/corpus/NAME). A crash, a sanitizer report, a 10 s input or 2 GiB of memory fails
 # the run; the input is kept in build-fuzz/artifacts/ (reproduce: build-fuzz/tests/fuzz/fuzz_NAME FILE).
@@ -257,7 +259,7 @@ cmd_fuzz() {
     local -a targets=("$@")
     ((${#targets[@]} > 0)) || targets=("${fuzz_targets[@]}")
     CC=clang-14 CXX=clang++-14 JITTERD_BUILD_TARGETS=fuzz_all cmd_build build-fuzz \
-        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITTERD_FUZZ=ON -DJITTERD_SANITIZE=address,undefined
+        -DCMAKE_BUILD_TYPE="${JITTERD_FUZZ_BUILD_TYPE:-Debug}" -DJITTERD_FUZZ=ON -DJITTERD_SANITIZE=address,undefined
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
     mkdir -p build-fuzz/artifacts
