@@ -267,6 +267,7 @@ int run_compare(const CommandLine& cl) {
   const Comparison comparison = compare_baselines(before, cl.compare_before, after, cl.compare_after);
   switch (cl.report_format) {
     case ReportFormat::table:
+    case ReportFormat::script:  // not offered by compare's --format
       std::cout << format_comparison_table(comparison);
       break;
     case ReportFormat::csv:
