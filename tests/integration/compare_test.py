@@ -13,6 +13,7 @@ Usage: compare_test.py --jitterd BINARY --case same|noise [--injector NOISE_INJE
 
 import argparse
 import json
+import re
 import os
 import subprocess
 import sys
@@ -116,8 +117,15 @@ class InjectedNoise(unittest.TestCase):
         comparison = compare(before, after)
         worse = cpu_verdicts(comparison, "worse")
         print("\n".join(["worse:"] + worse), file=sys.stderr)
-        self.assertTrue(worse, json.dumps(comparison["figures"][:12], indent=1))
-        self.assertEqual(cpu_verdicts(comparison, "better"), [])
+        # The injected 20 us gaps must be seen as more gaps over 10 or 20 us...
+        self.assertTrue([w for w in worse if re.search(r" gaps_over_(10|20)us_per_s:", w)],
+                        json.dumps(comparison["figures"][:12], indent=1))
+        # ...and nothing they feed may look better. Figures below them (p99.99 is one gap in
+        # 10^4, the injections about one in 10^5) may truly differ between two runs of this
+        # guest, in either direction: they are not asserted on.
+        fed = [b for b in cpu_verdicts(comparison, "better")
+               if re.search(r" (gaps_over_\w+|interruptions_per_s|stolen_share|max_ns):", b)]
+        self.assertEqual(fed, [])
 
 
 def noise_prerequisites():
