@@ -120,11 +120,12 @@ class InjectedNoise(unittest.TestCase):
         # The injected 20 us gaps must be seen as more gaps over 10 or 20 us...
         self.assertTrue([w for w in worse if re.search(r" gaps_over_(10|20)us_per_s:", w)],
                         json.dumps(comparison["figures"][:12], indent=1))
-        # ...and nothing they feed may look better. Figures below them (p99.99 is one gap in
-        # 10^4, the injections about one in 10^5) may truly differ between two runs of this
-        # guest, in either direction: they are not asserted on.
+        # ...and nothing they feed may look better: the rates over 10 and 20 us and the stolen
+        # share. Other figures (p99.99 is one gap in 10^4, the injections about one in 10^5;
+        # the rates over 50 us and more, which the injected gaps do not reach) may truly differ
+        # between two runs of this guest in either direction: they are not asserted on.
         fed = [b for b in cpu_verdicts(comparison, "better")
-               if re.search(r" (gaps_over_\w+|interruptions_per_s|stolen_share|max_ns):", b)]
+               if re.search(r" (gaps_over_(10|20)us_per_s|stolen_share):", b)]
         self.assertEqual(fed, [])
 
 
