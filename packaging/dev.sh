@@ -231,8 +231,9 @@ cmd_sanitize() {
     cmd_build build-asan -DCMAKE_BUILD_TYPE=Debug -DJITTERD_SANITIZE=address,undefined
     run_ctest build-asan
 
-    # The TSan pass runs the unit tests tagged [concurrency]: only their binary is built.
-    JITTERD_BUILD_TARGETS=jitterd_unit_tests cmd_build build-tsan -DJITTERD_SANITIZE=thread
+    # The TSan pass runs the test cases tagged [concurrency]: only the two binaries that hold
+    # them are built (a binary left out would drop its cases silently: ctest -N -L concurrency).
+    JITTERD_BUILD_TARGETS="jitterd_measure_tests jitterd_unit_tests" cmd_build build-tsan -DJITTERD_SANITIZE=thread
     # GCC 12's TSan cannot map its shadow memory with more than 28 bits of mmap
     # randomisation (newer kernels); run without address randomisation there.
     local -a no_aslr=()
