@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "cli/baseline_file.h"
 #include "cli/command_line.h"
 #include "config/duration.h"
 #include "host/host_reader.h"
+#include "report/baseline_file.h"
 #include "sampling/sampler_set.h"
 #include "sampling/sampling_plan.h"
 

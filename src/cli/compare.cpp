@@ -8,7 +8,7 @@
 #include <iostream>
 #include <map>
 
-#include "cli/render.h"
+#include "report/render.h"
 
 namespace jitterd {
 namespace {

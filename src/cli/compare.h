@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/baseline_file.h"
 #include "cli/command_line.h"
 #include "measure/change_tests.h"
+#include "report/baseline_file.h"
 
 namespace jitterd {
 

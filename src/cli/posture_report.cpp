@@ -6,12 +6,12 @@
 #include <sstream>
 #include <thread>
 
-#include "cli/render.h"
 #include "config/config_source.h"
 #include "daemon/logging.h"
 #include "host/cpu_list.h"
 #include "host/interrupt_counts.h"
 #include "host/topology.h"
+#include "report/render.h"
 #include "sampling/sampling_plan.h"
 
 namespace jitterd {

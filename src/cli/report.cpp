@@ -8,11 +8,11 @@
 
 #include "cli/baseline.h"
 #include "cli/posture_report.h"
-#include "cli/render.h"
 #include "config/config_source.h"
 #include "daemon/logging.h"
 #include "host/cpu_list.h"
 #include "probes/probe_registry.h"
+#include "report/render.h"
 #include "sampling/probe_context.h"
 #include "sampling/sampler_set.h"
 #include "sampling/sampling_plan.h"

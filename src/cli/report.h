@@ -1,7 +1,7 @@
 // The `report` verb: sample the configured CPUs once, continuously, for a given duration and print
 // per CPU the gap statistics that tick-counter jitter tools print (samples, mean and standard
 // deviation in ticks and ns), with percentiles, max, interruptions and stolen share added; and
-// `jitterd report PROBE`, one run of one probe. Both render through cli/render.h. Formatting
+// `jitterd report PROBE`, one run of one probe. Both render through report/render.h. Formatting
 // functions are pure; run_report is called once from main().
 #pragma once
 

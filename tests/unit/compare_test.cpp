@@ -9,8 +9,8 @@
 #include <random>
 
 #include "cli/baseline.h"
-#include "cli/baseline_file.h"
 #include "cli/compare.h"
+#include "report/baseline_file.h"
 
 using namespace jitterd;
 

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "cli/posture_report.h"
-#include "cli/render.h"
 #include "cli/report.h"
+#include "report/render.h"
 
 using namespace jitterd;
 

@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "cli/render.h"
 #include "measure/histogram.h"
 #include "probes/probe.h"
+#include "report/render.h"
 
 namespace jitterd {
 

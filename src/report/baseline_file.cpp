@@ -1,4 +1,4 @@
-#include "cli/baseline_file.h"
+#include "report/baseline_file.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "cli/render.h"
+#include "report/render.h"
 
 #include <fmt/format.h>
 
