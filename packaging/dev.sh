@@ -227,13 +227,22 @@ cmd_sanitize() {
     export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
     # Debug: with UBSan, GCC 12 needs about 230 s at -O2 but 38 s at -O0 for the
-    # Catch2 main file alone (measured), which decides the CI time on 2 CPUs.
-    cmd_build build-asan -DCMAKE_BUILD_TYPE=Debug -DJITTERD_SANITIZE=address,undefined
-    run_ctest build-asan
+    # Catch2 main file alone (measured), which decides the CI time on 2 CPUs. Unity builds (CMake
+    # compiles the sources of a target in batches of 8, each batch one file) take 43% less CPU for
+    # this build: 208 s against 363 s (measured). Names at namespace scope must then be unique
+    # within a target, anonymous namespaces included: a clash is a compile error here only, and the
+    # fix is a shared definition (tests/unit/fixture_tree.h, tick_helpers.h), not a rename.
+    cmd_build build-asan -DCMAKE_BUILD_TYPE=Debug -DJITTERD_SANITIZE=address,undefined -DCMAKE_UNITY_BUILD=ON
+    # The packaging tests build and install packages from the tree (the test pass runs them); they
+    # exercise no code of ours that the other tests do not.
+    run_ctest build-asan -LE packaging
 
     # The TSan pass runs the test cases tagged [concurrency]: only the two binaries that hold
     # them are built (a binary left out would drop its cases silently: ctest -N -L concurrency).
-    JITTERD_BUILD_TARGETS="jitterd_measure_tests jitterd_unit_tests" cmd_build build-tsan -DJITTERD_SANITIZE=thread
+    # Debug and unity for the build time, as above (TSan at -O2 takes 2.6 times as long for the
+    # Catch2 main file: 21.7 s against 8.3 s); the cases run for well under a minute either way.
+    JITTERD_BUILD_TARGETS="jitterd_measure_tests jitterd_unit_tests" cmd_build build-tsan \
+        -DCMAKE_BUILD_TYPE=Debug -DJITTERD_SANITIZE=thread -DCMAKE_UNITY_BUILD=ON
     # GCC 12's TSan cannot map its shadow memory with more than 28 bits of mmap
     # randomisation (newer kernels); run without address randomisation there.
     local -a no_aslr=()
@@ -260,7 +269,8 @@ cmd_fuzz() {
     local -a targets=("$@")
     ((${#targets[@]} > 0)) || targets=("${fuzz_targets[@]}")
     CC=clang-14 CXX=clang++-14 JITTERD_BUILD_TARGETS=fuzz_all cmd_build build-fuzz \
-        -DCMAKE_BUILD_TYPE="${JITTERD_FUZZ_BUILD_TYPE:-Debug}" -DJITTERD_FUZZ=ON -DJITTERD_SANITIZE=address,undefined
+        -DCMAKE_BUILD_TYPE="${JITTERD_FUZZ_BUILD_TYPE:-Debug}" -DJITTERD_FUZZ=ON -DJITTERD_SANITIZE=address,undefined \
+        -DCMAKE_UNITY_BUILD=ON
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
     mkdir -p build-fuzz/artifacts

@@ -10,7 +10,6 @@
 namespace jitterd {
 namespace {
 
-constexpr std::string_view cpu_root = "devices/system/cpu";
 constexpr std::string_view node_root = "devices/system/node";
 
 // The number after `prefix` in a directory name such as "index3" or "node1", or std::nullopt
@@ -104,7 +103,7 @@ std::optional<CacheLevel> read_cache(const HostReader& host, const std::string& 
 }
 
 std::vector<CacheLevel> read_caches(const HostReader& host, int cpu, std::vector<std::string>& problems) {
-  const std::string dir = std::string(cpu_root) + "/cpu" + std::to_string(cpu) + "/cache";
+  const std::string dir = std::string(kSysCpuDir) + "/cpu" + std::to_string(cpu) + "/cache";
   std::vector<CacheLevel> caches;
   if (!host.sys_exists(dir)) {
     problems.push_back(host.sys_path(dir).string() + ": missing; assuming cpu " + std::to_string(cpu) +
@@ -122,7 +121,7 @@ std::vector<CacheLevel> read_caches(const HostReader& host, int cpu, std::vector
 // cluster_cpus_list appeared in Linux 5.16; its absence is normal and not a problem.
 std::vector<int> read_cluster(const HostReader& host, int cpu, std::vector<std::string>& problems) {
   const std::string relative =
-      std::string(cpu_root) + "/cpu" + std::to_string(cpu) + "/topology/cluster_cpus_list";
+      std::string(kSysCpuDir) + "/cpu" + std::to_string(cpu) + "/topology/cluster_cpus_list";
   if (!host.sys_exists(relative)) return {};
   return read_list(host, relative, "ignoring the cluster", problems).value_or(std::vector<int>{});
 }

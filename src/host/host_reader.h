@@ -14,6 +14,9 @@
 
 namespace jitterd {
 
+// The CPU directory under the sysfs root: cpuN/, online, isolated, smt/, ...
+inline constexpr std::string_view kSysCpuDir = "devices/system/cpu";
+
 // The whole file at `path` (the one file reader of jitterd: HostReader and the configuration use
 // it), or std::nullopt with the reason, as strerror words it, in *error when given.
 std::optional<std::string> read_whole_file(const std::filesystem::path& path, std::string* error = nullptr);

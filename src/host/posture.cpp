@@ -13,8 +13,6 @@
 namespace jitterd {
 namespace {
 
-constexpr std::string_view cpu_root = "devices/system/cpu";
-
 // Reads files and records one problem line per missing or unparsable one, naming its path.
 class Reading {
  public:
@@ -55,7 +53,7 @@ class Reading {
   std::vector<std::string>* problems_;
 };
 
-std::string cpu_dir(int cpu) { return std::string(cpu_root) + "/cpu" + std::to_string(cpu); }
+std::string cpu_dir(int cpu) { return std::string(kSysCpuDir) + "/cpu" + std::to_string(cpu); }
 
 // The numbers of the entries named <prefix><number>, in numeric order ("state10" after "state9").
 std::vector<int> numbered_entries(const std::vector<std::string>& names, std::string_view prefix) {
@@ -113,7 +111,7 @@ void read_cpus(const HostReader& host, Posture& posture) {
 }
 
 void read_smt(const Reading& r, SmtState& smt) {
-  const std::string dir = std::string(cpu_root) + "/smt";
+  const std::string dir = std::string(kSysCpuDir) + "/smt";
   if (!r.host.sys_exists(dir)) {
     r.problem(r.sys_path(dir) + ": missing (no CONFIG_HOTPLUG_SMT, or not x86); SMT control unknown");
     return;

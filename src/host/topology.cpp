@@ -10,9 +10,7 @@
 namespace jitterd {
 namespace {
 
-constexpr std::string_view cpu_root = "devices/system/cpu";
-
-std::string cpu_file(std::string_view name) { return std::string(cpu_root) + "/" + std::string(name); }
+std::string cpu_file(std::string_view name) { return std::string(kSysCpuDir) + "/" + std::string(name); }
 
 std::string topology_dir(int cpu) { return cpu_file("cpu" + std::to_string(cpu) + "/topology"); }
 
@@ -41,7 +39,7 @@ std::optional<std::vector<int>> read_list(const HostReader& host, const std::str
 // The cpuN directories, for when the kernel's own lists are missing.
 std::vector<int> cpu_directories(const HostReader& host) {
   std::vector<int> cpus;
-  for (const std::string& name : host.list_sys(cpu_root)) {
+  for (const std::string& name : host.list_sys(kSysCpuDir)) {
     if (name.size() < 4 || name.compare(0, 3, "cpu") != 0) continue;  // also skips cpufreq
     if (const auto cpu = parse_number<int>(std::string_view(name).substr(3))) cpus.push_back(*cpu);
   }

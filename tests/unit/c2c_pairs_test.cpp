@@ -6,9 +6,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#ifndef JITTERD_FIXTURES_DIR
-#error "JITTERD_FIXTURES_DIR must name the tests/fixtures directory"
-#endif
+#include "fixture_tree.h"
 
 using jitterd::CpuPair;
 using jitterd::CpuPlacement;
@@ -22,7 +20,7 @@ using jitterd::plan_pairs;
 
 namespace {
 
-const std::filesystem::path fixtures = JITTERD_FIXTURES_DIR;
+using jitterd::testing::fixtures;
 
 std::vector<CpuPlacement> placements_of(const std::string& machine) {
   const jitterd::HostReader host(fixtures / machine / "sys", fixtures / machine / "proc");

@@ -19,7 +19,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-const fs::path fixtures = fs::path(JITTERD_FIXTURES_DIR) / "config";
+const fs::path config_fixtures = fs::path(JITTERD_FIXTURES_DIR) / "config";
 
 std::string read_text(const fs::path& path) {
   std::ifstream file(path);
@@ -46,7 +46,7 @@ std::string errors_of(const fs::path& file) {
 
 std::vector<fs::path> error_fixtures() {
   std::vector<fs::path> files;
-  for (const fs::directory_entry& entry : fs::directory_iterator(fixtures))
+  for (const fs::directory_entry& entry : fs::directory_iterator(config_fixtures))
     if (entry.path().extension() == ".yaml") files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   return files;
@@ -94,7 +94,7 @@ TEST_CASE("every error fixture gives its expected messages", "[config]") {
   const std::vector<fs::path> files = error_fixtures();
   REQUIRE(files.size() >= 20);
   for (const fs::path& file : files) {
-    const fs::path golden = fixtures / "expected" / file.filename().replace_extension(".txt");
+    const fs::path golden = config_fixtures / "expected" / file.filename().replace_extension(".txt");
     INFO(file.filename().string());
     REQUIRE(fs::exists(golden));
     std::string expected = read_text(golden);
@@ -104,15 +104,15 @@ TEST_CASE("every error fixture gives its expected messages", "[config]") {
 }
 
 TEST_CASE("every expected text has its fixture", "[config]") {
-  for (const fs::directory_entry& entry : fs::directory_iterator(fixtures / "expected")) {
+  for (const fs::directory_entry& entry : fs::directory_iterator(config_fixtures / "expected")) {
     INFO(entry.path().filename().string());
-    CHECK(fs::exists(fixtures / entry.path().filename().replace_extension(".yaml")));
+    CHECK(fs::exists(config_fixtures / entry.path().filename().replace_extension(".yaml")));
   }
 }
 
 TEST_CASE("the multi-error fixture lists one error per mistake", "[config]") {
   try {
-    load_config_file((fixtures / "multiple_errors.yaml").string());
+    load_config_file((config_fixtures / "multiple_errors.yaml").string());
     FAIL("multiple_errors.yaml loaded");
   } catch (const ConfigErrors& errors) {
     CHECK(errors.errors().size() == 13);
@@ -121,7 +121,7 @@ TEST_CASE("the multi-error fixture lists one error per mistake", "[config]") {
 }
 
 TEST_CASE("a missing file is one error naming the path and the reason", "[config]") {
-  const std::string path = (fixtures / "no_such_file.yaml").string();
+  const std::string path = (config_fixtures / "no_such_file.yaml").string();
   try {
     load_config_file(path);
     FAIL("a missing file loaded");

@@ -1,13 +1,10 @@
 // select_cpus: the `cpus:` rules on the fixture machines and on hand-built topologies.
 #include "host/cpu_selection.h"
+#include "fixture_tree.h"
 
 #include <catch2/catch.hpp>
 
 #include <set>
-
-#ifndef JITTERD_FIXTURES_DIR
-#error "JITTERD_FIXTURES_DIR must name the tests/fixtures directory"
-#endif
 
 using jitterd::CpuRequest;
 using jitterd::CpuSelection;
@@ -19,7 +16,7 @@ using Lines = std::vector<std::string>;
 
 namespace {
 
-const std::filesystem::path fixtures = JITTERD_FIXTURES_DIR;
+using jitterd::testing::fixtures;
 
 Topology fixture_topology(const std::string& machine) {
   return jitterd::read_topology(jitterd::HostReader(fixtures / machine / "sys", fixtures / machine / "proc"));

@@ -10,10 +10,13 @@
 #include "measure/counter_calibration.h"
 #include "measure/migration_loop.h"
 #include "measure/tick_scale.h"
+#include "tick_helpers.h"
 
 using namespace jitterd;
 
 namespace {
+
+using jitterd::testing::ticks_for;
 
 // Restores the thread's original affinity when the test ends, pass or fail.
 struct AffinityGuard {
@@ -21,10 +24,6 @@ struct AffinityGuard {
   AffinityGuard() { REQUIRE(sched_getaffinity(0, sizeof(original), &original) == 0); }
   ~AffinityGuard() { sched_setaffinity(0, sizeof(original), &original); }
 };
-
-std::uint64_t ticks_for(TickMethod method, std::uint64_t ns) {
-  return TickScale(counter_frequency(method, std::chrono::milliseconds(10)).hertz).from_ns(ns);
-}
 
 }  // namespace
 

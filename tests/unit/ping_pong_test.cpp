@@ -12,10 +12,13 @@
 #include "measure/counter_calibration.h"
 #include "measure/ping_pong.h"
 #include "measure/tick_scale.h"
+#include "tick_helpers.h"
 
 using namespace jitterd;
 
 namespace {
+
+using jitterd::testing::ticks_for;
 
 std::vector<int> allowed_cpus() {
   std::vector<int> cpus;
@@ -33,10 +36,6 @@ bool pin_this_thread(int cpu) {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
-}
-
-std::uint64_t ticks_for(TickMethod method, std::uint64_t ns) {
-  return TickScale(counter_frequency(method, std::chrono::milliseconds(10)).hertz).from_ns(ns);
 }
 
 std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point since) {

@@ -1,12 +1,9 @@
 // Context-switch counters from /proc/PID/task/TID/status: the parser on literal text, the reader
 // on the smt8_isolated fixture's procfs.
 #include "host/thread_stats.h"
+#include "fixture_tree.h"
 
 #include <catch2/catch.hpp>
-
-#ifndef JITTERD_FIXTURES_DIR
-#error "JITTERD_FIXTURES_DIR must name the tests/fixtures directory"
-#endif
 
 using jitterd::HostReader;
 using jitterd::parse_context_switches;
@@ -14,7 +11,7 @@ using jitterd::read_thread_context_switches;
 
 namespace {
 
-const std::filesystem::path fixtures = JITTERD_FIXTURES_DIR;
+using jitterd::testing::fixtures;
 
 }  // namespace
 
