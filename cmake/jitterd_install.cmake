@@ -6,6 +6,8 @@
 #   /etc/jitterd/jitterd.yaml             /usr/local/etc/jitterd/jitterd.yaml
 #   /usr/lib/systemd/system/jitterd.service  /usr/local/lib/systemd/system/jitterd.service
 #   /usr/share/man/man8/jitterd.8.gz, man5/jitterd.yaml.5.gz (and under /usr/local/share/man)
+#   /usr/share/jitterd/systemd/jitterd-tracepoints.conf (and under /usr/local/share): the opt-in
+#     drop-in for attribution by tracepoints, off by default (README, Operations)
 #
 # The unit goes to PREFIX/lib/systemd/system: /usr/lib/systemd/system is where Debian's packages
 # put units (systemd reads it, and /lib is /usr/lib on a merged-/usr system), and
@@ -38,9 +40,13 @@ if(JITTERD_SYSTEMD_UNIT_PATH)
   endif()
 endif()
 
-# The unit for this configuration, as tests/systemd/unit_test.sh checks it.
+# The unit for this configuration, and the tracepoints drop-in, as tests/systemd/unit_test.sh
+# checks them.
 set(JITTERD_GENERATED_UNIT ${CMAKE_BINARY_DIR}/systemd/jitterd.service)
 configure_file(systemd/jitterd.service.in ${JITTERD_GENERATED_UNIT} @ONLY)
+set(JITTERD_TRACEPOINTS_DROPIN_FULL ${CMAKE_INSTALL_FULL_DATADIR}/jitterd/systemd/jitterd-tracepoints.conf)
+set(JITTERD_GENERATED_DROPIN ${CMAKE_BINARY_DIR}/systemd/jitterd-tracepoints.conf)
+configure_file(systemd/jitterd-tracepoints.conf ${JITTERD_GENERATED_DROPIN} @ONLY)
 
 install(TARGETS jitterd RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(CODE "
@@ -48,6 +54,7 @@ install(CODE "
   set(JITTERD_BINARY_DIR \"${CMAKE_BINARY_DIR}\")
   set(JITTERD_BINDIR \"${CMAKE_INSTALL_BINDIR}\")
   set(JITTERD_SYSCONFDIR \"${CMAKE_INSTALL_SYSCONFDIR}\")
+  set(JITTERD_DATADIR \"${CMAKE_INSTALL_DATADIR}\")
   set(JITTERD_UNIT_DIR \"${jitterd_unit_dir}\")
   set(JITTERD_CONFIGURED_PREFIX \"${CMAKE_INSTALL_PREFIX}\")
   set(JITTERD_DEFAULT_CONFIG_PATH \"${JITTERD_DEFAULT_CONFIG_PATH}\")

@@ -2,8 +2,8 @@
 # the prefix of this install, which `cmake --install --prefix` may have changed since configuring.
 # Installs the configuration and the systemd unit generated for that prefix, so that the unit
 # names the binary and the configuration where this install puts them.
-# Set by the caller: JITTERD_SOURCE_DIR, JITTERD_BINARY_DIR, JITTERD_BINDIR and JITTERD_SYSCONFDIR
-# (GNUInstallDirs' values as configured), JITTERD_UNIT_DIR (absolute, or relative to the prefix),
+# Set by the caller: JITTERD_SOURCE_DIR, JITTERD_BINARY_DIR, JITTERD_BINDIR, JITTERD_SYSCONFDIR and
+# JITTERD_DATADIR (GNUInstallDirs' values as configured), JITTERD_UNIT_DIR (absolute, or relative to the prefix),
 # JITTERD_CONFIGURED_PREFIX and JITTERD_DEFAULT_CONFIG_PATH (the binary's built-in --config).
 
 function(jitterd_install_files)
@@ -11,6 +11,7 @@ function(jitterd_install_files)
   # /etc/opt/x, any other prefix in PREFIX/etc.
   set(CMAKE_INSTALL_BINDIR "${JITTERD_BINDIR}")
   set(CMAKE_INSTALL_SYSCONFDIR "${JITTERD_SYSCONFDIR}")
+  set(CMAKE_INSTALL_DATADIR "${JITTERD_DATADIR}")
   set(CMAKE_INSTALL_LIBDIR lib)  # unused here; set so that GNUInstallDirs needs no compiler
   include(GNUInstallDirs)
   set(JITTERD_SYSTEMD_UNIT_DIR_FULL "${JITTERD_UNIT_DIR}")
@@ -23,6 +24,12 @@ function(jitterd_install_files)
   file(INSTALL DESTINATION "${CMAKE_INSTALL_FULL_SYSCONFDIR}/jitterd" TYPE FILE
        FILES "${JITTERD_SOURCE_DIR}/config/jitterd.yaml")
   file(INSTALL DESTINATION "${JITTERD_SYSTEMD_UNIT_DIR_FULL}" TYPE FILE FILES "${unit}")
+  # Not in jitterd.service.d/: tracepoints are off by default, and the drop-in names the steps that
+  # turn them on (it names this very path and the configuration's).
+  set(JITTERD_TRACEPOINTS_DROPIN_FULL "${CMAKE_INSTALL_FULL_DATADIR}/jitterd/systemd/jitterd-tracepoints.conf")
+  set(dropin "${JITTERD_BINARY_DIR}/systemd/install/jitterd-tracepoints.conf")
+  configure_file("${JITTERD_SOURCE_DIR}/systemd/jitterd-tracepoints.conf" "${dropin}" @ONLY)
+  file(INSTALL DESTINATION "${CMAKE_INSTALL_FULL_DATADIR}/jitterd/systemd" TYPE FILE FILES "${dropin}")
 
   set(config "${CMAKE_INSTALL_FULL_SYSCONFDIR}/jitterd/jitterd.yaml")
   if(NOT config STREQUAL JITTERD_DEFAULT_CONFIG_PATH)

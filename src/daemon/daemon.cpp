@@ -79,6 +79,8 @@ struct Runtime {
   HostReader host;
   std::shared_ptr<Collector> collector;
   CounterFrequency frequency;
+  // What the probes logged about themselves, so a reload logs only what changed.
+  std::shared_ptr<ProbeStateLog> probe_states = std::make_shared<ProbeStateLog>();
 };
 
 // Everything one configuration runs: samplers, the probes that borrow them, and the web server.
@@ -167,7 +169,8 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
   if (change.probes) {
     service.probes = std::make_shared<ProbeScheduler>(
         make_enabled_probes(plan.config.probes),
-        make_probe_context(plan, runtime.host, runtime.frequency, service.samplers));
+        make_probe_context(plan, runtime.host, runtime.frequency, service.samplers), std::chrono::seconds(2),
+        runtime.probe_states);
     service.probes->start();
     runtime.collector->set_probes([probes = service.probes] { return probes->statuses(); });
   }
@@ -241,7 +244,7 @@ int run_daemon(const ConfigSource& source, const HostReader& host) {
   const sigset_t signals = handled_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  Runtime runtime{host, nullptr, {}};
+  Runtime runtime{host, nullptr, {}, std::make_shared<ProbeStateLog>()};
   const std::vector<int> allowed = current_affinity();
   SamplingPlan plan = make_sampling_plan(load_config(source), runtime.host, allowed);
   set_log_level(plan.config.log.level);

@@ -6,9 +6,24 @@
 
 namespace jitterd {
 
+bool ProbeStateLog::log_if_changed(const std::string& probe, const std::string& subject, const ProbeState& state) {
+  std::lock_guard lock(mutex_);
+  const auto [it, inserted] = last_.try_emplace({probe, subject}, state);
+  if (!inserted) {
+    if (it->second == state) return false;
+    it->second = state;
+  }
+  spdlog::log(state.warning ? spdlog::level::warn : spdlog::level::info, "probe {}: {}: {}", probe, subject,
+              state.line);
+  return true;
+}
+
 ProbeScheduler::ProbeScheduler(std::vector<std::unique_ptr<Probe>> probes, ProbeContext context,
-                               std::chrono::nanoseconds first_delay)
-    : probes_(std::move(probes)), context_(std::move(context)), first_delay_(first_delay) {
+                               std::chrono::nanoseconds first_delay, std::shared_ptr<ProbeStateLog> states)
+    : probes_(std::move(probes)),
+      context_(std::move(context)),
+      first_delay_(first_delay),
+      states_(states ? std::move(states) : std::make_shared<ProbeStateLog>()) {
   context_.cancel = cancel_;
   for (const auto& p : probes_) statuses_.push_back(ProbeStatus{std::string(p->name())});
 }
@@ -66,6 +81,8 @@ void ProbeScheduler::loop() {
     if (status.success) {
       if (kept.ran && !kept.success) spdlog::info("probe {}: succeeds again", status.name);
       for (const std::string& warning : status.result.warnings) spdlog::warn("probe {}: {}", status.name, warning);
+      for (const auto& [subject, state] : status.result.states)
+        states_->log_if_changed(status.name, subject, state);
       kept = std::move(status);
     } else {
       // Log once per failing streak; keep the last good result's metrics out of the export.

@@ -2,26 +2,46 @@
 // housekeeping CPUs, runs one probe at a time (probes never overlap), each at its own interval.
 // The first round starts shortly after start-up so every probe's metrics appear early. A probe
 // that throws is recorded as a failure (success 0, logged when its state changes), never fatal.
+// A probe's states (what it does and why) are logged when they first appear and when they change.
 // Thread-safety: start/stop from the main thread; statuses() from any thread.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "probes/probe.h"
 
 namespace jitterd {
 
+// The probe states (ProbeResult::states) last logged, by probe and subject. The daemon keeps one
+// for its whole life and hands it to every scheduler, so a reload that restarts the probes does
+// not log an unchanged state again. Thread-safe.
+class ProbeStateLog {
+ public:
+  // Logs "probe NAME: SUBJECT: LINE" (warn or info) when it differs from what was last logged for
+  // NAME and SUBJECT, and returns whether it did.
+  bool log_if_changed(const std::string& probe, const std::string& subject, const ProbeState& state);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::pair<std::string, std::string>, ProbeState> last_;
+};
+
 class ProbeScheduler {
  public:
+  // `states` may be shared with the schedulers before and after this one (reloads); null: a
+  // scheduler of its own.
   ProbeScheduler(std::vector<std::unique_ptr<Probe>> probes, ProbeContext context,
-                 std::chrono::nanoseconds first_delay = std::chrono::seconds(2));
+                 std::chrono::nanoseconds first_delay = std::chrono::seconds(2),
+                 std::shared_ptr<ProbeStateLog> states = nullptr);
   ~ProbeScheduler();
   ProbeScheduler(const ProbeScheduler&) = delete;
   ProbeScheduler& operator=(const ProbeScheduler&) = delete;
@@ -46,6 +66,7 @@ class ProbeScheduler {
   bool loop_ended_ = false;
   std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
   std::vector<ProbeStatus> statuses_;
+  std::shared_ptr<ProbeStateLog> states_;
 };
 
 }  // namespace jitterd

@@ -41,8 +41,8 @@ TraceAvailability TraceEventReader::probe(const HostReader& host) {
     std::error_code error;
     const auto status = std::filesystem::status(host.sys_path(candidate), error);
     if (error == std::errc::permission_denied) {
-      result.reason =
-          host.sys_path(candidate).string() + ": " + error.message() + " (tracefs is readable by root only)";
+      result.reason = host.sys_path(candidate).string() + ": " + error.message() +
+                      " (tracefs is root's, mode 0700: root or CAP_DAC_READ_SEARCH)";
       return result;
     }
     if (!error && std::filesystem::is_directory(status)) {
@@ -92,8 +92,9 @@ namespace {
 std::string open_error_hint(int error, const HostReader& host) {
   if (error != EACCES && error != EPERM) return "";
   constexpr std::string_view paranoid = "sys/kernel/perf_event_paranoid";
-  return " (CPU-wide tracepoint events with raw data need CAP_PERFMON or CAP_SYS_ADMIN, or "
-         "kernel.perf_event_paranoid at -1; " +
+  // Debian's and Ubuntu's kernels add level 3 (their default), which only CAP_SYS_ADMIN passes.
+  return " (CPU-wide tracepoint events with raw data need CAP_PERFMON with kernel.perf_event_paranoid at "
+         "most 2, CAP_SYS_ADMIN at any level, or the level at -1; " +
          host.proc_path(paranoid).string() + " is " + host.read_proc(paranoid).value_or("unreadable") + ")";
 }
 

@@ -77,16 +77,17 @@ std::string_view cause_of_overlap(const std::vector<TraceEvent>& events, EventRa
   return best ? cause_of_event(*best) : unexplained;
 }
 
-void AttributionProbe::open_tracepoints(ProbeContext& context, ProbeResult& result) {
+void AttributionProbe::open_tracepoints(const ProbeContext& context) {
   tried_tracepoints_ = true;
   if (!settings_.tracepoints) {
     method_reason_ = "tracepoints: false in the configuration";
     return;
   }
+  // Asked for and not given: the method line (ProbeResult::states) is then a warning.
+  fell_back_ = true;
   const TraceAvailability availability = TraceEventReader::probe(context.host);
   if (!availability.available) {
-    method_reason_ = availability.reason;
-    result.warnings.push_back("attribution falls back to window deltas: " + method_reason_);
+    method_reason_ = "tracepoints unavailable: " + availability.reason;
     return;
   }
   try {
@@ -94,9 +95,9 @@ void AttributionProbe::open_tracepoints(ProbeContext& context, ProbeResult& resu
     reader_ = std::make_unique<TraceEventReader>(context.host, context.sampled, 256);
     method_ = reader_->method();
     method_reason_ = "tracepoints open on the sampled cpus";
+    fell_back_ = false;
   } catch (const std::exception& e) {
     method_reason_ = e.what();
-    result.warnings.push_back("attribution falls back to window deltas: " + method_reason_);
   }
 }
 
@@ -128,7 +129,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
   const double hertz = context.frequency.hertz;
   if (!(hertz > 0)) throw std::runtime_error("no counter frequency to convert interruptions with");
   ProbeResult result;
-  if (!tried_tracepoints_) open_tracepoints(context, result);
+  if (!tried_tracepoints_) open_tracepoints(context);
   std::vector<std::string> problems;
   const InterruptSnapshot snapshot = read_interrupt_counts(context.host, &problems);
   std::vector<int> sampled = context.sampled;
@@ -269,6 +270,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
   result.tables.push_back(std::move(window_table));
   result.tables.push_back(std::move(sources_table));
   result.notes.push_back("method: " + method_ + " (" + method_reason_ + ")");
+  result.states["method"] = {method_ + " (" + method_reason_ + ")", fell_back_};
   result.notes.insert(result.notes.end(), problems.begin(), problems.end());
   return result;
 }

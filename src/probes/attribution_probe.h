@@ -28,7 +28,8 @@ namespace jitterd {
 struct AttributionSettings {
   bool enabled = true;
   std::chrono::nanoseconds interval{std::chrono::seconds(10)};
-  bool tracepoints = true;
+  // Off by default: the shipped systemd unit does not permit tracing (systemd/jitterd-tracepoints.conf).
+  bool tracepoints = false;
   // 0: what fired on a sampled CPU is counted by cause category only. N: also by source
   // (jitterd_attribution_source_events_total) for the N sources of each CPU with the most events
   // since start. The configuration allows 0..64.
@@ -64,7 +65,7 @@ class AttributionProbe : public Probe {
     std::map<std::pair<std::string, std::string>, std::uint64_t> events_by_cause;  // (kind, cause) -> count
     std::uint64_t coincident = 0;
   };
-  void open_tracepoints(ProbeContext& context, ProbeResult& result);
+  void open_tracepoints(const ProbeContext& context);
   std::map<std::string, std::uint64_t> match_cpu(int cpu, const std::vector<Interruption>& fresh,
                                                  const std::vector<TraceEvent>& events, const ClockTickPair& now,
                                                  double hertz);
@@ -78,6 +79,7 @@ class AttributionProbe : public Probe {
   std::string method_ = "window_deltas";
   std::string method_reason_;
   bool tried_tracepoints_ = false;
+  bool fell_back_ = false;  // tracepoints asked for, window deltas in use
 };
 
 }  // namespace jitterd

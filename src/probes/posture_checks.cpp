@@ -7,6 +7,7 @@
 #include <map>
 
 #include "host/cpu_list.h"
+#include "probes/posture_fixes.h"
 #include "probes/task_classes.h"
 
 namespace jitterd {
@@ -37,52 +38,6 @@ std::string seconds_text(double seconds) {
   return text;
 }
 
-// ---- fixes: what to change, in the words of the tool that changes it ----
-
-const std::string kBootHow = " (GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub and reboot)";
-
-std::string kernel_param_fix(const std::string& param, const std::string& value) {
-  return "# kernel command line: set " + param + "=" + value + kBootHow;
-}
-
-// isolcpus= with the flags already in use, or those tuned's cpu-partitioning profile sets.
-std::string isolcpus_value(const Posture& p, const std::vector<int>& cpus) {
-  std::string flags;
-  for (const std::string& flag : p.isolation.isolcpus_flags) flags += flag + ",";
-  return (flags.empty() ? std::string("managed_irq,domain,") : flags) + format_cpu_list(cpus);
-}
-
-// Where work moved off sampled CPUs should go: online CPUs neither isolated nor sampled (or, if
-// that leaves none, just not sampled).
-std::vector<int> housekeeping_cpus(const Posture& p, const std::vector<int>& sampled) {
-  std::vector<int> out = minus(minus(p.online, p.isolated), sampled);
-  return out.empty() ? minus(p.online, sampled) : out;
-}
-
-// Where IRQs should go: irqaffinity= when it names CPUs, else the housekeeping CPUs.
-std::vector<int> irq_target_cpus(const Posture& p, const std::vector<int>& sampled) {
-  const std::optional<std::vector<int>> listed = param_cpus(p.isolation.irqaffinity);
-  return listed && !listed->empty() ? *listed : housekeeping_cpus(p, sampled);
-}
-
-// The kernel's hex cpumask format ("303", "1,00000003"): 32-bit groups, most significant first.
-std::string cpu_mask_hex(const std::vector<int>& cpus) {
-  if (cpus.empty()) return "0";
-  std::vector<unsigned> groups(static_cast<std::size_t>(cpus.back() / 32 + 1), 0);
-  for (int cpu : cpus) groups[static_cast<std::size_t>(cpu / 32)] |= 1u << (cpu % 32);
-  std::string out;
-  for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
-    char text[16];
-    std::snprintf(text, sizeof text, out.empty() ? "%x" : ",%08x", *it);
-    out += text;
-  }
-  return out;
-}
-
-std::string persist_sysctl(const std::string& key, const std::string& value) {
-  return "# persist: \"" + key + " = " + value + "\" in /etc/sysctl.d/90-isolation.conf";
-}
-
 class Checklist {
  public:
   Checklist(const Posture& posture, const std::vector<int>& sampled) : posture_(posture), sampled_(sampled) {}
@@ -101,30 +56,12 @@ class Checklist {
   std::vector<PostureCheck> checks_;
 };
 
-// The boot-time change that makes the kernel's `check` set (isolated or nohz_full) `target`.
-std::vector<std::string> cpu_set_fix(const Checklist& list, const std::string& check,
-                                     const std::vector<int>& target) {
-  const Posture& p = list.posture();
-  if (check != "isolated") {
-    if (target.empty()) return {"# kernel command line: remove nohz_full=" + kBootHow};
-    return {kernel_param_fix("nohz_full", format_cpu_list(target))};
-  }
-  if (target.empty()) return {"# kernel command line: remove isolcpus=" + kBootHow};
-  const std::vector<int> others = minus(p.online, target);
-  std::vector<std::string> fix{kernel_param_fix("isolcpus", isolcpus_value(p, target))};
-  if (!others.empty()) {
-    fix.push_back("# and keep services off them: CPUAffinity=" + format_cpu_list(others) +
-                  " in /etc/systemd/system.conf (takes effect at the next boot)");
-  }
-  return fix;
-}
-
 // isolated and nohz_full: the kernel's effective set against the expected one, or else every
 // sampled CPU in it. `what` says what membership buys, for the WARN lines.
 void check_cpu_set(Checklist& list, const std::string& check, const std::vector<int>& actual,
                    const std::optional<std::vector<int>>& expected, const std::string& what) {
   if (expected) {
-    const std::vector<std::string> fix = cpu_set_fix(list, check, *expected);
+    const std::vector<std::string> fix = cpu_set_fix(list.posture(), check, *expected);
     for (int cpu : minus(*expected, actual)) {
       list.add(check, cpu, CheckStatus::fail,
                "cpu " + std::to_string(cpu) + " is not in the kernel's " + check + " set " +
@@ -143,7 +80,7 @@ void check_cpu_set(Checklist& list, const std::string& check, const std::vector<
     return;
   }
   const std::vector<int> outside = minus(list.sampled(), actual);
-  const std::vector<std::string> fix = cpu_set_fix(list, check, unite(actual, outside));
+  const std::vector<std::string> fix = cpu_set_fix(list.posture(), check, unite(actual, outside));
   for (int cpu : outside) {
     list.add(check, cpu, CheckStatus::warn, "cpu " + std::to_string(cpu) + " is sampled but not " + what, false,
              fix);
@@ -163,16 +100,14 @@ void check_rcu_nocbs(Checklist& list, const Posture& p) {
     // Kernel forms this reader does not expand ("all", "N", strides): say so, guess nothing.
     list.add("rcu_nocbs", std::nullopt, CheckStatus::warn,
              "cannot check: rcu_nocbs=" + *p.isolation.rcu_nocbs + " is not a plain cpu list", false,
-             {kernel_param_fix("rcu_nocbs", format_cpu_list(unite(p.nohz_full, list.sampled()))) +
-              ", a list this check can read"});
+             rcu_nocbs_fix(unite(p.nohz_full, list.sampled()), true));
     return;
   }
   std::vector<int> offloaded = listed.value_or(std::vector<int>{});
   offloaded.insert(offloaded.end(), p.nohz_full.begin(), p.nohz_full.end());
   offloaded = sorted_cpus(std::move(offloaded));
   const std::vector<int> outside = minus(list.sampled(), offloaded);
-  const std::vector<std::string> fix{
-      kernel_param_fix("rcu_nocbs", format_cpu_list(unite(listed.value_or(std::vector<int>{}), outside)))};
+  const std::vector<std::string> fix = rcu_nocbs_fix(unite(listed.value_or(std::vector<int>{}), outside), false);
   for (int cpu : outside) {
     list.add("rcu_nocbs", cpu, CheckStatus::warn,
              "RCU callbacks run on cpu " + std::to_string(cpu) + " (not in rcu_nocbs= or nohz_full=)", false, fix);
@@ -182,8 +117,6 @@ void check_rcu_nocbs(Checklist& list, const Posture& p) {
              false);
   }
 }
-
-std::string irq_label(const IrqAffinity& irq) { return "irq " + std::to_string(irq.irq) + " " + irq.name; }
 
 // "irq 45 a, irq 46 b, irq 47 c and 2 more"; `suffix` follows each shown IRQ.
 template <typename Suffix>
@@ -231,30 +164,6 @@ CpuIrqs classify_irqs(const Posture& p, int cpu, const PostureExpectations& expe
   return out;
 }
 
-std::vector<std::string> irq_fix(const Posture& p, const std::vector<int>& sampled, int cpu, const CpuIrqs& irqs,
-                                 bool judge_affinity) {
-  std::vector<std::string> fix;
-  const std::string target = format_cpu_list(irq_target_cpus(p, sampled));
-  std::vector<const IrqAffinity*> movable, managed;
-  for (const IrqAffinity* irq : irqs.fired)
-    (irq->management == IrqManagement::unmanaged ? movable : managed).push_back(irq);
-  if (judge_affinity) movable.insert(movable.end(), irqs.may_fire.begin(), irqs.may_fire.end());
-  for (const IrqAffinity* irq : movable)
-    fix.push_back("echo " + target + " > /proc/irq/" + std::to_string(irq->irq) + "/smp_affinity_list");
-  if (!movable.empty()) {
-    fix.push_back(
-        "# keep irqbalance from moving them back: IRQBALANCE_BANNED_CPULIST=" + format_cpu_list(sampled) +
-        " in /etc/default/irqbalance; new IRQs at boot: irqaffinity=" + target + kBootHow);
-  }
-  for (const IrqAffinity* irq : managed) {
-    fix.push_back("# " + irq_label(*irq) + " is kernel-managed: its affinity cannot be changed from user space; " +
-                  "isolcpus=" + isolcpus_value(p, unite(p.isolated, {cpu})) +
-                  " (with managed_irq) keeps managed IRQs off isolated cpus where the device allows, or give the "
-                  "device fewer queues");
-  }
-  return fix;
-}
-
 // May fire (affinity) and did fire (counts over the interval). Managed IRQs quiet over the interval
 // pass and are named as such; exempt ones are named and not judged.
 void check_device_irqs(Checklist& list, const Posture& p, const PostureExpectations& expect,
@@ -264,7 +173,7 @@ void check_device_irqs(Checklist& list, const Posture& p, const PostureExpectati
   const CheckStatus bad = expected ? CheckStatus::fail : CheckStatus::warn;
   if (p.irqs.empty()) {
     list.add("device_irqs", std::nullopt, bad, "cannot check: no IRQ affinities could be read", expected,
-             {"# mount procfs with /proc/irq readable (jitterd's --path.procfs), then run the check again"});
+             irq_affinities_unreadable_fix());
     return;
   }
   const std::string interval = fired ? " over the last " + seconds_text(fired->seconds) : "";
@@ -272,7 +181,7 @@ void check_device_irqs(Checklist& list, const Posture& p, const PostureExpectati
     list.add("device_irqs", std::nullopt, CheckStatus::warn,
              "cannot check yet: with no_device_irqs: fired, firing is judged between two readings of "
              "/proc/interrupts (the next run)",
-             false, {"# nothing to change: the next reading measures it"});
+             false, irqs_not_yet_measured_fix());
   }
   bool any = false;
   std::vector<std::string> managed_notes, exempt_notes;
@@ -301,7 +210,8 @@ void check_device_irqs(Checklist& list, const Posture& p, const PostureExpectati
     }
     if (reason.empty()) continue;
     any = true;
-    list.add("device_irqs", cpu, bad, reason, expected, irq_fix(p, list.sampled(), cpu, irqs, judge_affinity));
+    list.add("device_irqs", cpu, bad, reason, expected,
+             irq_fix(p, list.sampled(), cpu, irqs.fired, irqs.may_fire, judge_affinity));
   }
   std::string detail;
   if (!managed_notes.empty()) {
@@ -338,9 +248,7 @@ void check_smt(Checklist& list, const Posture& p, bool expected, const std::map<
     if (it == p.smt.thread_siblings.end()) {
       all_good = false;
       list.add("smt", cpu, bad, "cannot check cpu " + std::to_string(cpu) + ": its core's siblings are unknown",
-               expected,
-               {"# the kernel lists no topology/thread_siblings_list for cpu " + std::to_string(cpu) +
-                "; with SMT off (nosmt" + kBootHow + ") there are none to check"});
+               expected, smt_siblings_unknown_fix(cpu));
       continue;
     }
     // One line per sampled CPU, naming every sibling that shares its core with something.
@@ -367,12 +275,7 @@ void check_smt(Checklist& list, const Posture& p, bool expected, const std::map<
     if (reasons.empty()) continue;
     all_good = false;
     list.add("smt", cpu, bad, "cpu " + std::to_string(cpu) + " shares a core with " + reasons, expected,
-             {"# keep other work off its sibling(s) " + format_cpu_list(busy_siblings) + ": " +
-                  kernel_param_fix("isolcpus",
-                                   isolcpus_value(p, unite(unite(p.isolated, list.sampled()), busy_siblings)))
-                      .substr(2),
-              "# or turn SMT off for the whole machine (nosmt on the kernel command line to keep it off):",
-              "echo off > /sys/devices/system/cpu/smt/control"});
+             smt_busy_siblings_fix(p, list.sampled(), busy_siblings));
   }
   if (all_good) {
     list.add(
@@ -391,26 +294,6 @@ std::string task_list(const std::vector<const TaskSeen*>& tasks) {
   return out;
 }
 
-std::vector<std::string> stray_fix(const Posture& p, const std::vector<int>& sampled,
-                                   const std::vector<const TaskSeen*>& strays) {
-  const std::string target = format_cpu_list(housekeeping_cpus(p, sampled));
-  std::vector<std::string> fix;
-  std::vector<int> pids;
-  bool kernel = false;
-  for (const TaskSeen* task : strays) {
-    kernel = kernel || task->kernel_thread;
-    if (!task->kernel_thread && std::find(pids.begin(), pids.end(), task->pid) == pids.end())
-      pids.push_back(task->pid);
-  }
-  for (int pid : pids) fix.push_back("taskset -a -p -c " + target + " " + std::to_string(pid));
-  if (!pids.empty())
-    fix.push_back("# for every service at boot: CPUAffinity=" + target + " in /etc/systemd/system.conf");
-  if (kernel)
-    fix.push_back("# unbound kernel threads follow isolcpus=domain and the workqueue cpumask: " +
-                  kernel_param_fix("isolcpus", isolcpus_value(p, unite(p.isolated, sampled))).substr(2));
-  return fix;
-}
-
 // Tasks seen running on (stat field 39), or allowed on (Cpus_allowed_list), each sampled CPU.
 void check_stray_tasks(Checklist& list, const Posture& p, const PostureExpectations& expect) {
   const bool expected = expect.no_stray_tasks;
@@ -420,8 +303,7 @@ void check_stray_tasks(Checklist& list, const Posture& p, const PostureExpectati
   if (!others_visible) {
     list.add("stray_tasks", std::nullopt, bad,
              "cannot check: no task but jitterd's own is visible under /proc (ProtectProc=invisible or hidepid=)",
-             expected,
-             {"# let jitterd see other processes: ProtectProc=default in its unit (the shipped one does)"});
+             expected, tasks_invisible_fix());
     return;
   }
   bool any = false;
@@ -462,13 +344,7 @@ void check_governor(Checklist& list, const Posture& p, const std::optional<std::
     const std::optional<std::string> governor = it == by_cpu.end() ? std::nullopt : it->second->governor;
     if (governor == wanted) continue;
     all_good = false;
-    const std::vector<std::string> fix =
-        governor ? std::vector<std::string>{"cpupower -c " + std::to_string(cpu) + " frequency-set -g " + wanted,
-                                            "# persist: tuned's cpu-partitioning profile sets it at boot, or a "
-                                            "systemd unit running the line above"}
-                 : std::vector<std::string>{
-                       "# no cpufreq driver: set the performance or maximum-frequency policy "
-                       "in the BIOS, or on the hypervisor for a VM"};
+    const std::vector<std::string> fix = governor_fix(cpu, wanted, governor.has_value());
     list.add("governor", cpu, expected ? CheckStatus::fail : CheckStatus::warn,
              governor ? "cpu " + std::to_string(cpu) + " runs the " + *governor + " governor, not " + wanted
                       : "cannot check cpu " + std::to_string(cpu) +
@@ -493,8 +369,7 @@ void check_cstates(Checklist& list, const Posture& p, const std::optional<std::c
     if (it == by_cpu.end()) {
       all_good = false;
       list.add("cstates", cpu, bad, "cannot check cpu " + std::to_string(cpu) + ": no cpuidle states listed",
-               expected.has_value(),
-               {"# no cpuidle driver: limit C-states in the BIOS, or on the hypervisor for a VM"});
+               expected.has_value(), no_cpuidle_fix());
       continue;
     }
     const IdleState* deepest = nullptr;
@@ -509,8 +384,7 @@ void check_cstates(Checklist& list, const Posture& p, const std::optional<std::c
       list.add("cstates", cpu, bad,
                "cannot check cpu " + std::to_string(cpu) + ": enabled state " + unreadable->name +
                    " has no readable exit latency",
-               expected.has_value(),
-               {"cpupower -c " + std::to_string(cpu) + " idle-set -d " + std::to_string(unreadable->index)});
+               expected.has_value(), cstate_unreadable_fix(cpu, unreadable->index));
       continue;
     }
     if (!deepest) continue;  // no enabled state at all: the CPU cannot idle deeper than polling
@@ -520,10 +394,7 @@ void check_cstates(Checklist& list, const Posture& p, const std::optional<std::c
     list.add("cstates", cpu, bad,
              "cpu " + std::to_string(cpu) + " may enter " + deepest->name + " (exit latency " +
                  us_text(*deepest->exit_latency_us) + ", limit " + us_text(limit_us) + ")",
-             expected.has_value(),
-             {"cpupower -c " + std::to_string(cpu) + " idle-set -D " + std::to_string(limit_us),
-              "# at boot (x86): intel_idle.max_cstate=1 processor.max_cstate=1 on the kernel command line, or "
-              "tuned's force_latency"});
+             expected.has_value(), cstate_limit_fix(cpu, limit_us));
   }
   if (all_good) {
     list.add("cstates", std::nullopt, CheckStatus::pass,
@@ -536,8 +407,7 @@ void check_cstates(Checklist& list, const Posture& p, const std::optional<std::c
 void check_workqueue(Checklist& list, const Posture& p) {
   if (!p.workqueue_cpus) {
     list.add("workqueue", std::nullopt, CheckStatus::warn, "cannot check: no workqueue cpumask", false,
-             {"# the kernel offers no /sys/devices/virtual/workqueue/cpumask (older than 4.2?): "
-              "workqueue.unbound_cpus= or isolcpus=domain keeps unbound work off isolated cpus"});
+             no_workqueue_mask_fix());
     return;
   }
   bool any = false;
@@ -549,9 +419,7 @@ void check_workqueue(Checklist& list, const Posture& p) {
     list.add("workqueue", cpu, CheckStatus::warn,
              "unbound workqueues may run on cpu " + std::to_string(cpu) + " (workqueue cpumask " +
                  describe_cpu_list(*p.workqueue_cpus) + ")",
-             false,
-             {"echo " + cpu_mask_hex(target) + " > /sys/devices/virtual/workqueue/cpumask",
-              "# that is cpus " + format_cpu_list(target) + "; tuned's cpu-partitioning writes the same at boot"});
+             false, workqueue_fix(target));
   }
   if (!any)
     list.add("workqueue", std::nullopt, CheckStatus::pass,
@@ -561,8 +429,7 @@ void check_workqueue(Checklist& list, const Posture& p) {
 void check_clocksource(Checklist& list, const Posture& p, const std::optional<std::string>& expected) {
   if (!p.clocksource) {
     list.add("clocksource", std::nullopt, expected ? CheckStatus::fail : CheckStatus::warn,
-             "cannot check: no current clocksource", expected.has_value(),
-             {"# the kernel offers no /sys/devices/system/clocksource/clocksource0/current_clocksource"});
+             "cannot check: no current clocksource", expected.has_value(), no_clocksource_fix());
     return;
   }
   const std::string& current = p.clocksource->current;
@@ -573,15 +440,7 @@ void check_clocksource(Checklist& list, const Posture& p, const std::optional<st
   std::string wanted = expected.value_or("tsc");
   if (!expected && std::find(offered.begin(), offered.end(), "arch_sys_counter") != offered.end())
     wanted = "arch_sys_counter";
-  std::vector<std::string> fix;
-  if (std::find(offered.begin(), offered.end(), wanted) != offered.end()) {
-    fix = {"echo " + wanted + " > /sys/devices/system/clocksource/clocksource0/current_clocksource",
-           kernel_param_fix("clocksource", wanted) +
-               (wanted == "tsc" ? "; tsc=reliable stops the watchdog from demoting it" : "")};
-  } else {
-    fix = {"# " + wanted + " is not offered (available: " + (available.empty() ? "unknown" : available) +
-           "): the kernel judged it unstable; check the BIOS (TSC sync across sockets) or the hypervisor"};
-  }
+  const std::vector<std::string> fix = clocksource_fix(wanted, offered, available);
   list.add("clocksource", std::nullopt,
            good       ? CheckStatus::pass
            : expected ? CheckStatus::fail
@@ -603,32 +462,22 @@ void check_machine_wide(Checklist& list, const Posture& p) {
            !thp ? "cannot check: transparent hugepages state unknown"
                 : "transparent hugepages " + *thp +
                       (*thp == "always" ? ": khugepaged may compact and collapse pages under any task" : ""),
-           false,
-           !thp ? std::vector<std::string>{"# the kernel offers no /sys/kernel/mm/transparent_hugepage/enabled"}
-                : std::vector<std::string>{"echo madvise > /sys/kernel/mm/transparent_hugepage/enabled",
-                                           kernel_param_fix("transparent_hugepage", "madvise") + " (or never)"});
+           false, thp_fix(thp.has_value()));
   const auto& nmi = p.sysctls.nmi_watchdog;
   list.add("nmi_watchdog", std::nullopt, nmi && *nmi == "0" ? CheckStatus::pass : CheckStatus::warn,
            !nmi ? "cannot check: kernel.nmi_watchdog unknown"
            : *nmi == "0"
                ? "kernel.nmi_watchdog 0"
                : "kernel.nmi_watchdog " + *nmi + ": the hard-lockup detector sends every cpu a periodic NMI",
-           false,
-           !nmi ? std::vector<std::string>{"# the kernel offers no /proc/sys/kernel/nmi_watchdog "
-                                           "(built without the lockup detector: nothing to change)"}
-                : std::vector<std::string>{
-                      "sysctl -w kernel.nmi_watchdog=0",
-                      persist_sysctl("kernel.nmi_watchdog", "0") + ", or nowatchdog on the kernel command line"});
+           false, nmi_watchdog_fix(nmi.has_value()));
   const auto stat = p.sysctls.stat_interval ? parse_integer(*p.sysctls.stat_interval) : std::nullopt;
-  list.add(
-      "stat_interval", std::nullopt, stat && *stat > 1 ? CheckStatus::pass : CheckStatus::warn,
-      !stat       ? "cannot check: vm.stat_interval unknown"
-      : *stat > 1 ? "vm.stat_interval " + std::to_string(*stat)
-                  : "vm.stat_interval " + std::to_string(*stat) +
-                        ": vmstat refreshes every second on every busy cpu; isolation guides raise it (e.g. 10)",
-      false,
-      !stat ? std::vector<std::string>{"# the kernel offers no /proc/sys/vm/stat_interval"}
-            : std::vector<std::string>{"sysctl -w vm.stat_interval=10", persist_sysctl("vm.stat_interval", "10")});
+  list.add("stat_interval", std::nullopt, stat && *stat > 1 ? CheckStatus::pass : CheckStatus::warn,
+           !stat ? "cannot check: vm.stat_interval unknown"
+           : *stat > 1
+               ? "vm.stat_interval " + std::to_string(*stat)
+               : "vm.stat_interval " + std::to_string(*stat) +
+                     ": vmstat refreshes every second on every busy cpu; isolation guides raise it (e.g. 10)",
+           false, stat_interval_fix(stat.has_value()));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <concepts>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -77,11 +78,21 @@ struct ProbeTable {
   std::vector<std::vector<Cell>> rows;
 };
 
+// What a probe is doing and why, which the operator should see once: the daemon logs it when it
+// first appears and again only when it changes, across reloads too (a warning when the probe does
+// less than the configuration asked for).
+struct ProbeState {
+  std::string line;  // "window_deltas (tracepoints: false in the configuration)"
+  bool warning = false;
+  bool operator==(const ProbeState&) const = default;
+};
+
 struct ProbeResult {
   std::vector<ProbeMetric> metrics;
   std::vector<ProbeTable> tables;
-  std::vector<std::string> notes;     // one line each: what the numbers mean, what was missing
-  std::vector<std::string> warnings;  // one line each for the daemon's log: something changed
+  std::vector<std::string> notes;            // one line each: what the numbers mean, what was missing
+  std::vector<std::string> warnings;         // one line each for the daemon's log: something changed
+  std::map<std::string, ProbeState> states;  // by subject ("method"), each run
 };
 
 // Thrown by ProbeContext::check_cancelled when the daemon is stopping.

@@ -41,7 +41,7 @@ fi
 DESTDIR=$tmp/stage cmake --install "$build" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "cmake --install failed"; }
 grep -q 'CMake Warning' "$tmp/install.log" && fail "cmake --install warns: $(cat "$tmp/install.log")"
 expected=(/usr/bin/jitterd /etc/jitterd/jitterd.yaml /usr/lib/systemd/system/jitterd.service
-    /usr/share/man/man8/jitterd.8 /usr/share/man/man5/jitterd.yaml.5)
+    /usr/share/man/man8/jitterd.8 /usr/share/man/man5/jitterd.yaml.5 /usr/share/jitterd/systemd/jitterd-tracepoints.conf)
 for f in "$src"/grafana/dashboards/*.json; do [[ -f $f ]] && expected+=("/usr/share/jitterd/grafana/dashboards/$(basename "$f")"); done
 for f in "$src"/grafana/prometheus/*.yml "$src"/grafana/prometheus/*.yaml; do [[ -f $f ]] && expected+=("/usr/share/jitterd/prometheus/$(basename "$f")"); done
 if [[ -d $src/grafana/provisioning ]]; then

@@ -59,7 +59,8 @@ build_and_check() {
     listing=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|')
     for path in /usr/bin/jitterd /usr/lib/systemd/system/jitterd.service /etc/jitterd/jitterd.yaml \
         /usr/share/man/man8/jitterd.8.gz /usr/share/man/man5/jitterd.yaml.5.gz \
-        /usr/share/doc/jitterd/copyright /usr/share/doc/jitterd/changelog.gz; do
+        /usr/share/doc/jitterd/copyright /usr/share/doc/jitterd/changelog.gz \
+        /usr/share/jitterd/systemd/jitterd-tracepoints.conf; do
         grep -qxF "$path" <<<"$listing" || fail "$(basename "$deb") lacks $path"
     done
     grep -q '^/lib/' <<<"$listing" && fail "$(basename "$deb") installs under /lib: $(grep '^/lib/' <<<"$listing" | head -3)"
@@ -246,7 +247,8 @@ install_and_check() {
         cat "$out/check-config.log" >&2
         fail "jitterd check-config on the installed configuration"
     fi
-    if bash "$src/tests/systemd/unit_test.sh" "$root/usr/bin/jitterd" "$root/usr/lib/systemd/system/jitterd.service"; then
+    if bash "$src/tests/systemd/unit_test.sh" "$root/usr/bin/jitterd" "$root/usr/lib/systemd/system/jitterd.service" \
+        "$root/usr/share/jitterd/systemd/jitterd-tracepoints.conf" "$root/etc/jitterd/jitterd.yaml"; then
         ok "installed unit: systemd-analyze security and verify (tests/systemd/unit_test.sh)"
     else
         fail "the installed unit fails tests/systemd/unit_test.sh"

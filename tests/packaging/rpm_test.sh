@@ -29,7 +29,7 @@ ok "built $(basename "$rpm")"
 files=$(rpm -qlp "$rpm" 2>/dev/null)
 echo "$files"
 expected=(/usr/bin/jitterd /usr/lib/systemd/system/jitterd.service /etc/jitterd /etc/jitterd/jitterd.yaml
-    /usr/share/man/man8/jitterd.8 /usr/share/man/man5/jitterd.yaml.5)
+    /usr/share/man/man8/jitterd.8 /usr/share/man/man5/jitterd.yaml.5 /usr/share/jitterd/systemd/jitterd-tracepoints.conf)
 for f in "${expected[@]}"; do
     grep -qE "^$f(\.gz)?$" <<<"$files" || fail "rpm -qlp lacks $f"
 done

@@ -49,8 +49,12 @@ TEST_CASE("attribution by window deltas: interruptions shared among the window's
 
   const ProbeResult baseline = probe.run(context);
   CHECK(value(baseline, "jitterd_attribution_method_info", {{"method", "window_deltas"}}) == 1);
-  REQUIRE(baseline.warnings.size() == 1);
-  CHECK(baseline.warnings[0].rfind("attribution falls back to window deltas: ", 0) == 0);
+  // Asked for and unavailable: the method line says so, as a warning, on every run (the daemon
+  // logs it when it changes).
+  CHECK(baseline.warnings.empty());
+  REQUIRE(baseline.states.count("method") == 1);
+  CHECK(baseline.states.at("method").warning);
+  CHECK(baseline.states.at("method").line.rfind("window_deltas (tracepoints unavailable: ", 0) == 0);
 
   // One window: 10 timer ticks and 2 NIC interrupts on cpu 1, and 15 interruptions of 1 us each.
   proc.write("interrupts", interrupts(510, 9));
@@ -95,4 +99,25 @@ TEST_CASE("cause of an overlap: a hard IRQ before a softirq before a task switch
   CHECK(cause_of_overlap(events, {0, 2}) == "softirq_net");
   CHECK(cause_of_overlap(events, {0, 1}) == "preempted");
   CHECK(cause_of_overlap(events, {1, 1}) == "unexplained");
+}
+
+TEST_CASE("attribution with tracepoints off: the method line says so, not as a warning", "[attribution_probe]") {
+  jitterd::testing::ScratchTree sys, proc;
+  proc.write("interrupts", interrupts(500, 7));
+  proc.write("softirqs", softirqs);
+  SamplerShared shared(16, 1'000'000, 16);
+  ProbeContext context;
+  context.host = HostReader(sys.root(), proc.root());
+  context.frequency.hertz = 1e9;
+  context.sampled = {1};
+  context.sampler_of = [&](int cpu) { return cpu == 1 ? &shared : nullptr; };
+  AttributionProbe probe(AttributionSettings{});  // the default: tracepoints off
+  for (int run = 0; run < 2; ++run) {
+    const ProbeResult result = probe.run(context);
+    CHECK(value(result, "jitterd_attribution_method_info", {{"method", "window_deltas"}}) == 1);
+    CHECK(result.warnings.empty());
+    REQUIRE(result.states.count("method") == 1);
+    CHECK(result.states.at("method") ==
+          ProbeState{"window_deltas (tracepoints: false in the configuration)", false});
+  }
 }

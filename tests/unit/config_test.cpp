@@ -294,7 +294,7 @@ TEST_CASE("posture and attribution probes: interval, enabled, tracepoints", "[co
   CHECK(config.probes.posture == PostureSettings{true, 30s, {}});
   CHECK(config.probes.attribution == AttributionSettings{false, 10s, false});
   CHECK(ProbesSettings{}.posture == PostureSettings{true, 1min, {}});
-  CHECK(ProbesSettings{}.attribution == AttributionSettings{true, 10s, true});
+  CHECK(ProbesSettings{}.attribution == AttributionSettings{true, 10s, false});
 }
 
 TEST_CASE("c2c pairs: representative, all or a list of [cpu, cpu]", "[config]") {

@@ -171,3 +171,19 @@ TEST_CASE("stop with a grace period reports a probe stuck in one long unit", "[p
   CHECK_FALSE(scheduler->stop(std::chrono::milliseconds(50)));
   CHECK(scheduler->stop());  // the unit ends, the thread follows
 }
+
+TEST_CASE("a probe state is logged when it first appears and again only when it changes", "[probe_scheduler]") {
+  ProbeStateLog log;
+  const ProbeState deltas{"window_deltas (tracepoints: false in the configuration)", false};
+  CHECK(log.log_if_changed("attribution", "method", deltas));
+  CHECK_FALSE(log.log_if_changed("attribution", "method", deltas));
+  // Another subject or another probe is another state.
+  CHECK(log.log_if_changed("attribution", "other", deltas));
+  CHECK(log.log_if_changed("posture", "method", deltas));
+  // The same method with another reason, or the same line at another level, is a change.
+  const ProbeState refused{"window_deltas (tracepoints unavailable: no tracefs)", true};
+  CHECK(log.log_if_changed("attribution", "method", refused));
+  CHECK_FALSE(log.log_if_changed("attribution", "method", refused));
+  CHECK(log.log_if_changed("attribution", "method", ProbeState{refused.line, false}));
+  CHECK(log.log_if_changed("attribution", "method", deltas));
+}
