@@ -309,9 +309,9 @@ Comparison compare_history(const CommandLine& cl) {
   Comparison comparison =
       compare_baselines(before.baseline, before_samples.source, after.baseline, after_samples.source);
   std::vector<std::string> notes{fmt::format(
-      "read from Prometheus at the resolution of the exported buckets: quantiles and max are the upper "
-      "bounds (le) of {} holding them, not jitterd's fine histogram; gaps over the last bound read as it "
-      "(the max as the largest window max scraped); tails are counted above {}; {} s sub-windows",
+      "read from Prometheus at the resolution of the exported buckets, not jitterd's fine histogram: a "
+      "quantile or max is the upper bound (le) of the bucket holding it, of {} (beyond the last: that bound, "
+      "and the max the largest window max scraped); tails are counted above {}; {} s sub-windows",
       bounds_text(before.baseline.histogram_bounds_ns), bounds_text(before.baseline.tail_thresholds_ns),
       sub_window)};
   const std::size_t fewest =
