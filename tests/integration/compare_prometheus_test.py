@@ -8,10 +8,10 @@ at SCHED_FIFO 10, as in compare_test.py). Each range ends once Prometheus has in
 at or after its end (the API is polled; nothing waits blindly).
   - the report's figures agree with what direct PromQL queries over the same ranges give
     (sample counts, interruptions/s, tail rates, p50 at the exported bounds);
-  - with noise, gaps_over_10us_per_s or gaps_over_25us_per_s is `worse`, and nothing the
-    injected gaps feed is `better`;
-  - bad input: a port nothing listens on (69), a plain HTTP server answering HTML (65) or 404
-    (69), Prometheus's own error answer (65), an instance without series (65), an empty range
+  - with noise, gaps_over_10us_per_s or gaps_over_25us_per_s is `worse`, and the rate over
+    25 us, which the injected gaps dominate, is not `better`;
+  - bad input: a port nothing listens on (69), a plain HTTP server answering HTML (65), 404 or
+    401 (69), Prometheus's own error answer (65), the bearer token sent from its file, an instance without series (65), an empty range
     (65), a range the wrong way round (64); each message names the URL.
 
 Usage: compare_prometheus_test.py --jitterd BINARY [--injector NOISE_INJECTOR]; exit 77 (skip)
@@ -72,10 +72,16 @@ def injector_missing():
 
 
 class FakeServer(http.server.BaseHTTPRequestHandler):
-    """/html/...: 200 with an HTML page; /missing/...: 404 HTML; /error/...: Prometheus's error."""
+    """/html/...: 200 with an HTML page; /missing/...: 404 HTML; /error/...: Prometheus's error;
+    /auth/...: 401 unless the bearer token is s3cret, then an error answer saying it was seen."""
 
     def do_GET(self):
-        if self.path.startswith("/error/"):
+        if self.path.startswith("/auth/") and self.headers.get("Authorization") != "Bearer s3cret":
+            status, kind, body = 401, "text/plain", "Unauthorized"
+        elif self.path.startswith("/auth/"):
+            status, kind = 422, "application/json"
+            body = json.dumps({"status": "error", "errorType": "execution", "error": "token accepted"})
+        elif self.path.startswith("/error/"):
             status, kind = 400, "application/json"
             body = json.dumps({"status": "error", "errorType": "bad_data", "error": "invalid parameter 'query'"})
         else:
@@ -221,10 +227,12 @@ class ComparePrometheus(unittest.TestCase):
         # 10 or 25 us, the exported bounds around them...
         self.assertIn("worse", (verdicts["gaps_over_10us_per_s"], verdicts["gaps_over_25us_per_s"]),
                       comparison["figures"])
-        # ...and nothing they feed may look better (other figures may truly differ either way
-        # between two ranges of this guest, as in compare_test.py).
-        for fed in ("gaps_over_10us_per_s", "gaps_over_25us_per_s", "stolen_share"):
-            self.assertNotEqual(verdicts[fed], "better", fed)
+        # ...and the rate they dominate (about 200/s against this guest's 20-40/s above 25 us) may
+        # not look better. The others may truly differ either way between two ranges here: the
+        # injected 0.5% of stolen time is small beside the 5% the kernel's RT throttling takes
+        # from the SCHED_FIFO sampler, and the rate over 10 us moves with the machine's own
+        # interrupts (a concurrent package build made the quiet range the noisier one there).
+        self.assertNotEqual(verdicts["gaps_over_25us_per_s"], "better")
 
     def assert_refused(self, result, code, *needles):
         self.assertEqual(result.returncode, code, result.stderr)
@@ -246,6 +254,12 @@ class ComparePrometheus(unittest.TestCase):
             self.assert_refused(self.compare(url=base + "/missing"), EXIT_UNAVAILABLE, "HTTP status 404")
             self.assert_refused(self.compare(url=base + "/error"), EXIT_DATA, "Prometheus answered HTTP 400",
                                 "bad_data: invalid parameter")
+            self.assert_refused(self.compare(url=base + "/auth"), EXIT_UNAVAILABLE, "HTTP status 401")
+            token = os.path.join(self._tmp.name, "token")
+            with open(token, "w") as f:
+                f.write("s3cret\n")
+            self.assert_refused(self.compare("--prometheus-bearer-token-file", token, url=base + "/auth"),
+                                EXIT_DATA, "execution: token accepted")
         finally:
             server.shutdown()
             server.server_close()

@@ -199,3 +199,17 @@ TEST_CASE("a Prometheus baseline is not written as a file", "[prometheus_history
   b.histogram_bounds_ns = {10, 100};
   CHECK_THROWS_AS(write_baseline(b, "/tmp/jitterd_never_written.json"), BaselineError);
 }
+
+TEST_CASE("a bearer token file that cannot be read or is empty is refused, naming it", "[prometheus_history]") {
+  const auto code_of = [](const std::string& file) {
+    try {
+      PrometheusClient client({"http://127.0.0.1:9", file});
+    } catch (const BaselineError& e) {
+      CHECK_THAT(e.what(), Catch::Contains(file));
+      return e.exit_code();
+    }
+    return 0;
+  };
+  CHECK(code_of("/nonexistent/jitterd-token") == kExitUnreadableBaseline);
+  CHECK(code_of("/dev/null") == kExitBadBaseline);
+}
