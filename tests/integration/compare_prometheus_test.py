@@ -8,6 +8,8 @@ at SCHED_FIFO 10, as in compare_test.py). Each range ends once Prometheus has in
 at or after its end (the API is polled; nothing waits blindly).
   - the report's figures agree with what direct PromQL queries over the same ranges give
     (sample counts, interruptions/s, tail rates, p50 at the exported bounds);
+  - a third range with jitterd restarted inside it is compared, its counts taken across the
+    reset as increase() takes them, and the comparison notes the reset;
   - with noise, gaps_over_10us_per_s or gaps_over_25us_per_s is `worse`, and the rate over
     25 us, which the injected gaps dominate, is not `better`;
   - bad input: a port nothing listens on (69), a plain HTTP server answering HTML (65), 404 or
@@ -102,8 +104,8 @@ class ComparePrometheus(unittest.TestCase):
         cls._tmp = tempfile.TemporaryDirectory(prefix="jitterd-compare-prom-")
         workdir = cls._tmp.name
         cls.noise_skip = injector_missing()
-        realtime = "" if cls.noise_skip else "  realtime_priority: 10\n"
-        cls.daemon = harness.Daemon(workdir, CONFIG.format(realtime=realtime))
+        cls.realtime = "" if cls.noise_skip else "  realtime_priority: 10\n"
+        cls.daemon = harness.Daemon(workdir, CONFIG.format(realtime=cls.realtime))
         cls.daemon.start(timeout=20)
         rules = os.path.join(workdir, "rules.yml")
         with open(rules, "w") as f:
@@ -164,6 +166,26 @@ class ComparePrometheus(unittest.TestCase):
             cls.injector.kill()
             cls.injector.wait()
             cls.injector.stderr.close()
+        cls.restart = cls.record_restart()
+
+    @classmethod
+    def record_restart(cls):
+        """A third range with jitterd restarted (on the same address) inside it: from the newest
+        scrape until Prometheus has seen the counters reset and a few scrapes after it."""
+        start = cls.last_scrape()
+        address = cls.daemon.address
+        cls.daemon.stop()
+        config = CONFIG.format(realtime=cls.realtime).replace('"127.0.0.1:0"', f'"{address}"')
+        cls.daemon = harness.Daemon(cls._tmp.name, config)
+        cls.daemon.start(timeout=20)
+        restarted = time.time()
+
+        def reset_ingested():
+            resets = cls.prometheus.values(f"resets(jitterd_sampler_sampled_seconds_total{{{cls.selector()}}}[5m])")
+            return (resets and float(resets[0]["value"][1]) >= 1
+                    and cls.last_scrape() >= max(start + RANGE * 0.6, restarted + 3))
+        harness.wait_until(reset_ingested, RANGE + 30, interval=0.2, what="the counter reset and later scrapes ingested")
+        return start, cls.last_scrape()
 
     def compare(self, *args, url=None, before=None, after=None, instance=None, fmt="json"):
         before = before or "{:.3f}/{:.3f}".format(*self.before)
@@ -216,6 +238,24 @@ class ComparePrometheus(unittest.TestCase):
         csv = self.compare(fmt="csv")
         self.assertEqual(csv.returncode, 0, csv.stderr)
         self.assertIn("scope,figure,before,after", csv.stdout)
+
+    def test_counter_reset_is_counted_and_noted(self):
+        start, end = self.restart
+        result = self.compare(after=f"{start:.3f}/{end:.3f}")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        comparison = json.loads(result.stdout)
+        self.assertTrue([n for n in comparison["notes"] if "counters reset at" in n and "increase()" in n],
+                        comparison["notes"])
+        # The same counts from the raw samples with increase()'s rule, computed here.
+        window = f"[{int(math.ceil((end - start) * 1000))}ms]"
+        totals = {}
+        for name in ("interruptions_total", "sampled_seconds_total"):
+            answer = self.prometheus.query(f"jitterd_sampler_{name}{{{self.selector()}}}{window}", time=f"{end:.3f}")
+            values = [float(v) for _, v in answer["data"]["result"][0]["values"]]
+            totals[name] = sum(b - a if b >= a else b for a, b in zip(values, values[1:]))
+        figure = next(f for f in comparison["figures"] if f["scope"] == "cpu 1" and f["figure"] == "interruptions_per_s")
+        expected = totals["interruptions_total"] / totals["sampled_seconds_total"]
+        self.assertAlmostEqual(figure["after"], expected, delta=1e-9 * max(1, expected))
 
     def test_injected_noise_is_worse(self):
         if self.noise_skip:
