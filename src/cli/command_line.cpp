@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "cli/prometheus_history.h"
+#include "cli/time_range.h"
 #include "config/value_checks.h"
 #include "host/cpu_list.h"
 #include "probes/probe_registry.h"
