@@ -29,6 +29,8 @@ readonly deps_packages=(
     # the web server: libmicrohttpd with GnuTLS, zlib (gzip), libxcrypt (bcrypt)
     libmicrohttpd-dev libgnutls28-dev zlib1g-dev libcrypt-dev
     libcli11-dev nlohmann-json3-dev libfmt-dev
+    # compare --prometheus: the HTTP client
+    libcurl4-openssl-dev
     catch2
     # promtool, for the /metrics format test and the rules; the prometheus server, for the
     # end-to-end tests of grafana/ (dashboards and rules on a real Prometheus)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "cli/time_range.h"
 #include "config/value_checks.h"
 #include "host/cpu_list.h"
 #include "probes/probe_registry.h"
@@ -24,6 +25,8 @@ Synopsis:
   jitterd baseline -o FILE [--duration 60s] [--probes LIST]
                                   sample and run probes once, save everything to FILE
   jitterd compare BEFORE AFTER    what changed between two baselines, and what it did
+  jitterd compare --prometheus URL --instance HOST:PORT --before START/END --after START/END
+                                  the same from what Prometheus scraped, at the exported buckets
   jitterd VERB --help             the flags VERB takes
 
 Exit codes: 0 success, 64 bad command line, 78 bad configuration (a bad value of --web.* or
@@ -88,6 +91,7 @@ struct ReportFlags {
   std::string duration = "10s";
   std::string cpus;
   std::string probes = "clock,kernel_cost,pacing,c2c";
+  std::string sub_window;
 };
 
 // --format: table, json or csv, and for report also script (report posture's fixes).
@@ -147,9 +151,70 @@ void add_baseline_flags(CLI::App& baseline, CommandLine& cl, ReportFlags& flags)
 }
 
 void add_compare_flags(CLI::App& compare, CommandLine& cl, ReportFlags& flags) {
-  compare.add_option("BEFORE", cl.compare_before, "the baseline taken first")->type_name("")->required();
-  compare.add_option("AFTER", cl.compare_after, "the baseline taken after the change")->type_name("")->required();
+  compare.add_option("BEFORE", cl.compare_before, "the baseline taken first")->type_name("");
+  compare.add_option("AFTER", cl.compare_after, "the baseline taken after the change")->type_name("");
   add_format_flag(compare, flags, "how to print the comparison");
+  compare
+      .add_option("--prometheus", cl.prometheus_url,
+                  "instead of two files: the Prometheus that scraped jitterd, e.g. http://127.0.0.1:9090")
+      ->type_name("URL");
+  compare.add_option("--instance", cl.prometheus_instance, "with --prometheus: the jitterd's instance label")
+      ->type_name("HOST:PORT");
+  compare
+      .add_option("--before", cl.prometheus_before,
+                  "with --prometheus: START/END, each RFC 3339 (2026-11-25T10:00:00Z) or unix seconds")
+      ->type_name("RANGE");
+  compare.add_option("--after", cl.prometheus_after, "with --prometheus: START/END after the change")
+      ->type_name("RANGE");
+  compare
+      .add_option("--sub-window", flags.sub_window,
+                  "with --prometheus: the sub-window of the rank tests (default: 2 scrape intervals, at least "
+                  "1/120 of the shorter range)")
+      ->type_name("DURATION");
+  compare
+      .add_option("--prometheus-bearer-token-file", cl.prometheus_bearer_token_file,
+                  "with --prometheus: send Authorization: Bearer with the token in FILE")
+      ->type_name("FILE");
+}
+
+// Two files, or --prometheus with its instance and two ranges; never a mix.
+void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& flags) {
+  const std::string hint = "see jitterd compare --help";
+  if (cl.prometheus_url.empty()) {
+    for (const char* flag :
+         {"--instance", "--before", "--after", "--sub-window", "--prometheus-bearer-token-file"})
+      if (compare.count(flag) > 0) throw UsageError(std::string(flag) + ": only with --prometheus URL", hint);
+    if (cl.compare_after.empty())
+      throw UsageError(
+          "compare: needs BEFORE and AFTER baseline files, or --prometheus URL with --instance, "
+          "--before and --after",
+          hint);
+    return;
+  }
+  if (!cl.compare_before.empty())
+    throw UsageError(
+        "compare: --prometheus compares two time ranges; give them with --before and --after, not the "
+        "files \"" +
+            cl.compare_before + "\"",
+        hint);
+  if (cl.prometheus_url.rfind("http://", 0) != 0 && cl.prometheus_url.rfind("https://", 0) != 0)
+    throw UsageError("--prometheus: must be an http:// or https:// URL, got \"" + cl.prometheus_url + "\"", hint);
+  for (const auto& [flag, value] :
+       {std::pair<const char*, const std::string*>{"--instance", &cl.prometheus_instance},
+        {"--before", &cl.prometheus_before},
+        {"--after", &cl.prometheus_after}})
+    if (value->empty()) throw UsageError(std::string(flag) + ": needed with --prometheus", hint);
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"--before", &cl.prometheus_before},
+                                    {"--after", &cl.prometheus_after}}) {
+    std::string error;
+    if (!parse_time_range(*value, &error)) throw UsageError(std::string(flag) + ": " + error, hint);
+  }
+  if (compare.count("--sub-window") > 0) {
+    const std::optional<Duration> sub_window = parse_duration(flags.sub_window);
+    if (!sub_window || *sub_window < 100ms || *sub_window > 24h)
+      throw UsageError("--sub-window: must be 100ms..24h, got \"" + flags.sub_window + "\"", hint);
+    cl.prometheus_sub_window = *sub_window;
+  }
 }
 
 // The probes a baseline runs: names of probes that measure once (not posture or attribution).
@@ -269,7 +334,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   add_common_flags(*baseline, cl);
   add_baseline_flags(*baseline, cl, report_flags);
   CLI::App* compare = app.add_subcommand(
-      "compare", "compare two baselines: what changed, and what it did, with a verdict per figure");
+      "compare",
+      "compare two baselines, or two ranges of Prometheus history: what changed, and what it did, with a "
+      "verdict per figure");
   add_compare_flags(*compare, cl, report_flags);
   for (CLI::App* verb : {run, check, report, baseline, compare}) verb->allow_extras();
   app.footer(kSynopsis);  // after the verbs, which would inherit it
@@ -306,6 +373,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     reject_extras(app, *compare);
     cl.verb = Verb::compare;
     cl.report_format = format_of(report_flags);
+    check_compare(cl, *compare, report_flags);
   } else {
     reject_extras(app, *report);
     cl.verb = Verb::report;

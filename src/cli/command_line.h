@@ -38,7 +38,12 @@ struct CommandLine {
   std::string output_path;                   // baseline -o FILE
   std::vector<std::string> baseline_probes;  // baseline --probes: run after the samplers
   std::string compare_before, compare_after;
-  std::string help;  // Verb::help: the text asked for, jitterd's or one verb's
+  // compare --prometheus URL --instance I --before RANGE --after RANGE: the ranges are checked
+  // here (cli/prometheus_history.h parse_time_range) and kept as given.
+  std::string prometheus_url, prometheus_instance, prometheus_bearer_token_file;
+  std::string prometheus_before, prometheus_after;
+  std::optional<Duration> prometheus_sub_window;  // default: chosen from the scrape interval
+  std::string help;                               // Verb::help: the text asked for, jitterd's or one verb's
 };
 
 // A command line that cannot be read: the message names the argument; hint says where the help is.

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 
+#include "cli/prometheus_history.h"
 #include "report/render.h"
 
 namespace jitterd {
@@ -261,10 +262,75 @@ std::string format_comparison_json(const Comparison& c) {
                         {"notes", c.notes}});
 }
 
-int run_compare(const CommandLine& cl) {
+namespace {
+
+Comparison compare_files(const CommandLine& cl) {
   const Baseline before = read_baseline(cl.compare_before);
   const Baseline after = read_baseline(cl.compare_after);
-  const Comparison comparison = compare_baselines(before, cl.compare_before, after, cl.compare_after);
+  return compare_baselines(before, cl.compare_before, after, cl.compare_after);
+}
+
+// The sub-window: as given, else two scrape intervals (each sub-window holds whole scrapes), at
+// least 1/120 of the shorter range (as many as a 60 s baseline file has), in whole milliseconds.
+double history_sub_window(const CommandLine& cl, const RangeSamples& before, const RangeSamples& after) {
+  const double scrape = std::max(scrape_interval_seconds(before), scrape_interval_seconds(after));
+  if (cl.prometheus_sub_window) {
+    const double given = std::chrono::duration<double>(*cl.prometheus_sub_window).count();
+    if (given < scrape * 0.99)
+      throw BaselineError(kExitBadBaseline,
+                          fmt::format("{}: --sub-window {} s is shorter than the scrape interval ({} s): a "
+                                      "sub-window must hold at least one scrape",
+                                      cl.prometheus_url, given, scrape));
+    return given;
+  }
+  const double shorter = std::min(before.range.end - before.range.start, after.range.end - after.range.start);
+  return std::ceil(std::max(2 * scrape, shorter / 120) * 1000) / 1000;
+}
+
+std::string bounds_text(const std::vector<double>& bounds_ns) {
+  std::string text;
+  for (double ns : bounds_ns)
+    text += (text.empty() ? "" : " ") + (ns >= 1e6   ? fmt::format("{}ms", ns / 1e6)
+                                         : ns >= 1e3 ? fmt::format("{}us", ns / 1e3)
+                                                     : fmt::format("{}ns", ns));
+  return text;
+}
+
+Comparison compare_history(const CommandLine& cl) {
+  std::string error;
+  const TimeRange before_range = *parse_time_range(cl.prometheus_before, &error);
+  const TimeRange after_range = *parse_time_range(cl.prometheus_after, &error);
+  const PrometheusClient client({cl.prometheus_url, cl.prometheus_bearer_token_file});
+  const RangeSamples before_samples = read_range(client, cl.prometheus_instance, before_range);
+  const RangeSamples after_samples = read_range(client, cl.prometheus_instance, after_range);
+  const double sub_window = history_sub_window(cl, before_samples, after_samples);
+  const HistoryBaseline before = baseline_from_samples(before_samples, sub_window);
+  const HistoryBaseline after = baseline_from_samples(after_samples, sub_window);
+  Comparison comparison =
+      compare_baselines(before.baseline, before_samples.source, after.baseline, after_samples.source);
+  std::vector<std::string> notes{fmt::format(
+      "read from Prometheus at the resolution of the exported buckets, not jitterd's fine histogram: a "
+      "quantile or max is the upper bound (le) of the bucket holding it, of {} (beyond the last: that bound, "
+      "and the max the largest window max scraped); tails are counted above {}; {} s sub-windows",
+      bounds_text(before.baseline.histogram_bounds_ns), bounds_text(before.baseline.tail_thresholds_ns),
+      sub_window)};
+  const std::size_t fewest =
+      std::min(before.baseline.duration_seconds, after.baseline.duration_seconds) / sub_window;
+  if (fewest < 8)
+    notes.push_back(
+        fmt::format("about {} sub-windows per range: the rank tests cannot reach p < 0.001 with fewer "
+                    "than 8 a side; take longer ranges or a shorter --sub-window",
+                    fewest));
+  notes.insert(notes.end(), before.notes.begin(), before.notes.end());
+  notes.insert(notes.end(), after.notes.begin(), after.notes.end());
+  comparison.notes.insert(comparison.notes.begin(), notes.begin(), notes.end());
+  return comparison;
+}
+
+}  // namespace
+
+int run_compare(const CommandLine& cl) {
+  const Comparison comparison = cl.prometheus_url.empty() ? compare_files(cl) : compare_history(cl);
   switch (cl.report_format) {
     case ReportFormat::table:
     case ReportFormat::script:  // not offered by compare's --format

@@ -298,6 +298,11 @@ Baseline read_baseline(const std::string& path) {
 }
 
 void write_baseline(const Baseline& baseline, const std::string& path) {
+  if (!baseline.histogram_bounds_ns.empty())
+    throw BaselineError(kExitBadBaseline,
+                        fmt::format("{}: a baseline read from Prometheus (exported-bucket resolution) is not "
+                                    "written to a file; take one with jitterd baseline",
+                                    path));
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
@@ -319,6 +324,10 @@ void write_baseline(const Baseline& baseline, const std::string& path) {
 double baseline_quantile_ns(const Baseline& baseline, const BaselineCpu& cpu, double q) {
   const double ns_per_tick = 1e9 / baseline.counter_hertz;
   const double edge = static_cast<double>(cpu.histogram.quantile(q)) * ns_per_tick;
+  // A fine bucket is at most 1/16 wide and exported bounds are 2x or more apart, so the bound
+  // whose fine bucket holds the quantile is the first one within 1/8 below the fine edge.
+  for (double bound : baseline.histogram_bounds_ns)
+    if (bound * (1 + 1.0 / 8) >= edge) return std::min(bound, cpu.max_ns);
   return std::min(edge, cpu.max_ns);
 }
 

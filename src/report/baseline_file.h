@@ -71,6 +71,11 @@ struct Baseline {
   double duration_seconds = 0;
   double sub_window_seconds = 0;
   std::vector<double> tail_thresholds_ns = kTailThresholdsNs;
+  // Empty: each CPU's histogram is jitterd's fine one. Otherwise the `le` bounds (ns) of the
+  // exported Prometheus histogram it was rebuilt from (cli/prometheus_history.h): each bucket's
+  // count sits in the fine bucket holding its bound, and quantiles are these bounds. Such a
+  // baseline lives for one compare; it is not a file format (write_baseline refuses it).
+  std::vector<double> histogram_bounds_ns;
   std::vector<BaselineCpu> cpus;
   std::vector<BaselineProbe> probes;
 };
@@ -95,10 +100,12 @@ Json baseline_json(const Baseline& baseline);
 Baseline baseline_from_json(const Json& document, const std::string& source);
 // Throws BaselineError: 66 unreadable, 65 not valid JSON or not a baseline.
 Baseline read_baseline(const std::string& path);
-// Temporary file beside `path`, then rename. Throws BaselineError (73).
+// Temporary file beside `path`, then rename. Throws BaselineError (73), or (65) for a baseline at
+// exported-bucket resolution, which the file format does not hold.
 void write_baseline(const Baseline& baseline, const std::string& path);
 
-// Quantile q of a CPU's histogram in ns (upper bucket edge, capped by the exact max).
+// Quantile q of a CPU's histogram in ns (upper bucket edge, capped by the max); at exported-bucket
+// resolution the `le` bound of the exported bucket holding it.
 double baseline_quantile_ns(const Baseline& baseline, const BaselineCpu& cpu, double q);
 
 }  // namespace jitterd

@@ -137,3 +137,42 @@ TEST_CASE("bad arguments name themselves", "[command_line]") {
     CHECK(e.hint() == "see jitterd report --help");
   }
 }
+
+TEST_CASE("compare takes two files, or --prometheus with an instance and two ranges", "[command_line]") {
+  const CommandLine files = parse_command_line({"compare", "a.json", "b.json", "--format", "csv"});
+  CHECK(files.verb == Verb::compare);
+  CHECK(files.compare_before == "a.json");
+  CHECK(files.compare_after == "b.json");
+  CHECK(files.prometheus_url.empty());
+  const CommandLine history = parse_command_line(
+      {"compare", "--prometheus", "http://127.0.0.1:9090", "--instance", "box:9978", "--before",
+       "2026-11-25T10:00:00Z/2026-11-25T10:10:00Z", "--after", "1795608000/1795608600", "--sub-window", "30s"});
+  CHECK(history.prometheus_url == "http://127.0.0.1:9090");
+  CHECK(history.prometheus_instance == "box:9978");
+  CHECK(history.prometheus_after == "1795608000/1795608600");
+  CHECK(history.prometheus_sub_window == std::chrono::seconds(30));
+  CHECK(history.compare_before.empty());
+
+  const std::vector<std::string> prometheus{"compare", "--prometheus", "http://p:9090", "--instance", "i:1"};
+  const auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = prometheus;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  CHECK_THROWS_WITH(parse_command_line({"compare", "a.json"}), Catch::Contains("needs BEFORE and AFTER"));
+  CHECK_THROWS_WITH(parse_command_line({"compare", "a.json", "b.json", "--instance", "i:1"}),
+                    Catch::Contains("--instance: only with --prometheus"));
+  CHECK_THROWS_WITH(parse_command_line(with({"--before", "1/2"})),
+                    Catch::Contains("--after: needed with --prometheus"));
+  CHECK_THROWS_WITH(parse_command_line(with({"--before", "2/1", "--after", "3/4"})),
+                    Catch::Contains("--before: the range is the wrong way round"));
+  CHECK_THROWS_WITH(parse_command_line(with({"--before", "1/2", "--after", "yesterday/today"})),
+                    Catch::Contains("--after: START \"yesterday\""));
+  CHECK_THROWS_WITH(parse_command_line(with({"--before", "1/2", "--after", "3/4", "a.json", "b.json"})),
+                    Catch::Contains("not the files \"a.json\""));
+  CHECK_THROWS_WITH(parse_command_line(with({"--before", "1/2", "--after", "3/4", "--sub-window", "1ms"})),
+                    Catch::Contains("--sub-window: must be 100ms..24h"));
+  CHECK_THROWS_WITH(parse_command_line({"compare", "--prometheus", "127.0.0.1:9090", "--instance", "i", "--before",
+                                        "1/2", "--after", "3/4"}),
+                    Catch::Contains("--prometheus: must be an http:// or https:// URL"));
+}

@@ -1,0 +1,156 @@
+#include "cli/prometheus_client.h"
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "report/baseline_file.h"
+
+namespace jitterd {
+namespace {
+
+// curl_global_init is not thread-safe: done once, before the first handle.
+void curl_once() {
+  static const CURLcode code = curl_global_init(CURL_GLOBAL_DEFAULT);
+  if (code != CURLE_OK)
+    throw BaselineError(kExitPrometheusUnavailable,
+                        fmt::format("cannot start libcurl: {}", curl_easy_strerror(code)));
+}
+
+std::size_t append_body(char* data, std::size_t size, std::size_t count, void* body) {
+  static_cast<std::string*>(body)->append(data, size * count);
+  return size * count;
+}
+
+// The start of a body, printable and short, for a message about an answer that is not Prometheus's.
+std::string excerpt(const std::string& body) {
+  std::string out;
+  for (char c : body.substr(0, 80)) out += (c >= 0x20 && c < 0x7f) ? c : ' ';
+  return body.size() > 80 ? out + "..." : out;
+}
+
+std::string read_token(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw BaselineError(kExitUnreadableBaseline,
+                        fmt::format("{}: cannot read the bearer token: {}", path, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string token = text.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  if (token.empty())
+    throw BaselineError(kExitBadBaseline, fmt::format("{}: the bearer token file is empty", path));
+  return token;
+}
+
+}  // namespace
+
+struct PrometheusClient::Curl {
+  CURL* handle = nullptr;
+  ~Curl() {
+    if (handle != nullptr) curl_easy_cleanup(handle);
+  }
+};
+
+PrometheusClient::PrometheusClient(PrometheusOptions options)
+    : options_(std::move(options)), curl_(std::make_unique<Curl>()) {
+  while (!options_.url.empty() && options_.url.back() == '/') options_.url.pop_back();
+  if (!options_.bearer_token_file.empty()) token_ = read_token(options_.bearer_token_file);
+  curl_once();
+  curl_->handle = curl_easy_init();
+  if (curl_->handle == nullptr)
+    throw BaselineError(kExitPrometheusUnavailable,
+                        fmt::format("{}: cannot start a libcurl handle", options_.url));
+}
+
+PrometheusClient::~PrometheusClient() = default;
+
+Json PrometheusClient::get(const std::string& path,
+                           const std::vector<std::pair<std::string, std::string>>& parameters,
+                           const std::string& what) const {
+  CURL* curl = curl_->handle;
+  std::string url = options_.url + path;
+  char separator = '?';
+  for (const auto& [name, value] : parameters) {
+    char* escaped = curl_easy_escape(curl, value.data(), static_cast<int>(value.size()));
+    url += fmt::format("{}{}={}", separator, name, escaped != nullptr ? escaped : "");
+    curl_free(escaped);
+    separator = '&';
+  }
+  const std::string where = fmt::format("{} ({})", options_.url, what);
+  std::string body;
+  char error[CURL_ERROR_SIZE] = "";
+  curl_easy_reset(curl);
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout_seconds * 1000));
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // whatever libcurl decodes: gzip
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_slist* headers = curl_slist_append(nullptr, "Accept: application/json");
+  if (!token_.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + token_).c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  const CURLcode code = curl_easy_perform(curl);
+  curl_slist_free_all(headers);
+  if (code != CURLE_OK)
+    throw BaselineError(kExitPrometheusUnavailable,
+                        fmt::format("{}: no answer: {}", where, error[0] != 0 ? error : curl_easy_strerror(code)));
+  long status = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  return prometheus_data(status, body, where);
+}
+
+Json prometheus_data(long status, const std::string& body, const std::string& where) {
+  Json answer;
+  try {
+    answer = Json::parse(body);
+  } catch (const Json::parse_error&) {
+    if (status >= 400)
+      throw BaselineError(kExitPrometheusUnavailable,
+                          fmt::format("{}: HTTP status {}: {}", where, status, excerpt(body)));
+    throw BaselineError(kExitBadBaseline,
+                        fmt::format("{}: not a Prometheus answer (not JSON): \"{}\"", where, excerpt(body)));
+  }
+  if (!answer.is_object() || !answer.contains("status") || !answer["status"].is_string()) {
+    if (status >= 400)
+      throw BaselineError(kExitPrometheusUnavailable,
+                          fmt::format("{}: HTTP status {}: {}", where, status, excerpt(body)));
+    throw BaselineError(kExitBadBaseline, fmt::format("{}: not a Prometheus answer (no \"status\" field): \"{}\"",
+                                                      where, excerpt(body)));
+  }
+  if (answer["status"] == "error") {
+    const auto text = [&](const char* key) {
+      return answer.contains(key) && answer[key].is_string() ? answer[key].get<std::string>() : std::string("?");
+    };
+    throw BaselineError(kExitBadBaseline, fmt::format("{}: Prometheus answered HTTP {} with error {}: {}", where,
+                                                      status, text("errorType"), text("error")));
+  }
+  if (answer["status"] != "success" || !answer.contains("data"))
+    throw BaselineError(kExitBadBaseline, fmt::format("{}: not a Prometheus answer (status \"{}\", no data)",
+                                                      where, answer["status"].get<std::string>()));
+  return answer["data"];
+}
+
+Json PrometheusClient::query(const std::string& query, double time) const {
+  return get("/api/v1/query", {{"query", query}, {"time", fmt::format("{:.3f}", time)}}, "query " + query);
+}
+
+std::vector<std::string> PrometheusClient::label_values(const std::string& label, const std::string& match) const {
+  const std::string what = fmt::format("label {} values of {}", label, match);
+  const Json data = get("/api/v1/label/" + label + "/values", {{"match[]", match}}, what);
+  if (!data.is_array())
+    throw BaselineError(kExitBadBaseline,
+                        fmt::format("{} ({}): not a Prometheus answer (data is not a list)", url(), what));
+  std::vector<std::string> values;
+  for (const Json& v : data)
+    if (v.is_string()) values.push_back(v.get<std::string>());
+  return values;
+}
+
+}  // namespace jitterd

@@ -1,0 +1,58 @@
+// A small client of Prometheus's HTTP API (/api/v1/query and /api/v1/label/.../values) over
+// libcurl, for `jitterd compare --prometheus`. Each call is one blocking GET; the answer's
+// envelope ({"status": "success", "data": ...}) is checked here, so callers see only `data`.
+// Every failure is a BaselineError whose message names the URL and the query:
+//   69 (EX_UNAVAILABLE) no answer: cannot resolve or connect, timed out, or an HTTP error status
+//      without a Prometheus error body (a 404 of another server, a 401 of a proxy);
+//   65 (EX_DATAERR) an answer that is not Prometheus's (not JSON, or not its envelope), or
+//      Prometheus's own error ("status": "error", with errorType and error);
+//   66 (EX_NOINPUT) the bearer token file cannot be read.
+// One client per thread (a curl easy handle is not shared).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "report/render.h"
+
+namespace jitterd {
+
+inline constexpr int kExitPrometheusUnavailable = 69;
+
+struct PrometheusOptions {
+  std::string url;                // http(s)://host:port[/prefix], no trailing query
+  std::string bearer_token_file;  // empty: no Authorization header
+  double timeout_seconds = 30;    // each request, connection included
+};
+
+class PrometheusClient {
+ public:
+  explicit PrometheusClient(PrometheusOptions options);
+  ~PrometheusClient();
+  PrometheusClient(const PrometheusClient&) = delete;
+  PrometheusClient& operator=(const PrometheusClient&) = delete;
+
+  const std::string& url() const { return options_.url; }
+
+  // GET /api/v1/query?query=QUERY&time=TIME (unix seconds): the answer's "data".
+  Json query(const std::string& query, double time) const;
+  // GET /api/v1/label/LABEL/values?match[]=MATCH: the values.
+  std::vector<std::string> label_values(const std::string& label, const std::string& match) const;
+
+ private:
+  Json get(const std::string& path, const std::vector<std::pair<std::string, std::string>>& parameters,
+           const std::string& what) const;
+
+  PrometheusOptions options_;
+  std::string token_;
+  struct Curl;
+  std::unique_ptr<Curl> curl_;
+};
+
+// The "data" of a Prometheus API answer `body` (HTTP status `status`), or the BaselineError
+// above; `where` names the URL and the query. Pure: tested without a server.
+Json prometheus_data(long status, const std::string& body, const std::string& where);
+
+}  // namespace jitterd

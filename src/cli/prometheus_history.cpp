@@ -1,0 +1,447 @@
+#include "cli/prometheus_history.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <map>
+#include <set>
+
+namespace jitterd {
+namespace {
+
+constexpr const char* kGapBuckets = "jitterd_sampler_gap_seconds_bucket";
+constexpr const char* kSampled = "jitterd_sampler_sampled_seconds_total";
+constexpr const char* kInterruptions = "jitterd_sampler_interruptions_total";
+constexpr const char* kStolen = "jitterd_sampler_stolen_seconds_total";
+constexpr const char* kFloor = "jitterd_sampler_loop_floor_seconds";
+constexpr const char* kThreshold = "jitterd_sampler_interruption_threshold_seconds";
+constexpr const char* kWindowMax = "jitterd_sampler_window_max_gap_seconds";
+constexpr const char* kDuty = "jitterd_sampler_duty_cycle_ratio";
+constexpr const char* kRealtime = "jitterd_sampler_realtime_priority";
+constexpr const char* kTickInfo = "jitterd_tick_info";
+constexpr const char* kTickHertz = "jitterd_tick_frequency_hertz";
+constexpr const char* kFingerprint = "jitterd_fingerprint_info";
+constexpr const char* kGovernor = "jitterd_posture_cpufreq_governor_info";
+constexpr const char* kClocksource = "jitterd_clocksource_current_info";
+constexpr const char* kBuild = "jitterd_build_info";
+
+struct Point {
+  double t = 0, v = 0;
+};
+
+struct Series {
+  std::map<std::string, std::string> labels;
+  std::vector<Point> points;  // by time
+
+  std::string label(const std::string& name) const {
+    const auto it = labels.find(name);
+    return it == labels.end() ? "" : it->second;
+  }
+  double last() const { return points.empty() ? 0 : points.back().v; }
+};
+
+[[noreturn]] void wrong_shape(const std::string& source, const std::string& what) {
+  throw BaselineError(kExitBadBaseline, fmt::format("{}: not a Prometheus range answer: {}", source, what));
+}
+
+std::vector<Series> series_of(const RangeSamples& samples) {
+  const std::string& source = samples.source;
+  if (!samples.matrix.is_array()) wrong_shape(source, "the result is not a list");
+  std::vector<Series> out;
+  for (const Json& item : samples.matrix) {
+    if (!item.is_object() || !item.contains("metric") || !item["metric"].is_object() || !item.contains("values") ||
+        !item["values"].is_array())
+      wrong_shape(source, "a result without \"metric\" and \"values\"");
+    Series s;
+    for (const auto& [name, value] : item["metric"].items())
+      if (value.is_string()) s.labels[name] = value.get<std::string>();
+    for (const Json& point : item["values"]) {
+      if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_string())
+        wrong_shape(source, "a sample that is not [time, \"value\"]");
+      const std::string text = point[1].get<std::string>();
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || *end != '\0') wrong_shape(source, fmt::format("a sample value \"{}\"", text));
+      if (!std::isnan(v)) s.points.push_back({point[0].get<double>(), v});
+    }
+    std::sort(s.points.begin(), s.points.end(), [](const Point& a, const Point& b) { return a.t < b.t; });
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// Increments between consecutive scrapes; a drop is a counter restarted from 0 (increase()'s rule).
+struct Increment {
+  double t = 0, amount = 0;
+};
+std::vector<Increment> increments(const Series& s, std::vector<double>* resets) {
+  std::vector<Increment> out;
+  for (std::size_t i = 1; i < s.points.size(); ++i) {
+    const double d = s.points[i].v - s.points[i - 1].v;
+    if (d < 0 && resets != nullptr) resets->push_back(s.points[i].t);
+    out.push_back({s.points[i].t, d >= 0 ? d : s.points[i].v});
+  }
+  return out;
+}
+
+// Exported bounds in ns, rounded to 1/1000 ns so that 1e-5 s is 10000 ns exactly.
+double bound_ns(double seconds) { return std::round(seconds * 1e12) / 1e3; }
+
+struct CpuWindows {
+  std::vector<double> sampled, interruptions, stolen;
+  std::map<double, std::vector<double>> cumulative;  // le (ns; +inf) -> per sub-window increments
+  std::vector<double> resets;
+};
+
+std::string utc_text(double unix_seconds) {
+  const auto t = static_cast<std::time_t>(std::floor(unix_seconds));
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+// One value when all agree, else "cpu:value" pairs.
+std::string per_cpu_text(const std::map<int, std::string>& values) {
+  std::set<std::string> distinct;
+  std::string listed;
+  for (const auto& [cpu, value] : values) {
+    distinct.insert(value);
+    listed += fmt::format("{}{}:{}", listed.empty() ? "" : " ", cpu, value);
+  }
+  return distinct.size() == 1 ? *distinct.begin() : listed;
+}
+
+// The upper bound (ns) of the exported bucket holding rank ceil(q * total); the largest finite
+// bound for the +Inf bucket (a lower bound of such gaps).
+double exported_quantile_ns(const std::map<double, double>& cumulative, double q) {
+  const double total = cumulative.rbegin()->second;
+  if (total <= 0) return 0;
+  const double rank = std::max(1.0, std::ceil(q * total - 1e-9));
+  double finite = 0;
+  for (const auto& [le, count] : cumulative) {
+    if (std::isinf(le)) break;
+    finite = le;
+    if (count >= rank) return le;
+  }
+  return finite;
+}
+
+}  // namespace
+
+std::string history_selector(const std::string& instance, double seconds) {
+  std::string escaped;
+  for (char c : instance) {
+    if (c == '\\' || c == '"') escaped += '\\';
+    escaped += c;
+  }
+  std::string names;
+  for (const char* name : {kGapBuckets, kSampled, kInterruptions, kStolen, kFloor, kThreshold, kWindowMax, kDuty,
+                           kRealtime, kTickInfo, kTickHertz, kFingerprint, kGovernor, kClocksource, kBuild})
+    names += (names.empty() ? "" : "|") + std::string(name);
+  return fmt::format("{{__name__=~\"{}\",instance=\"{}\"}}[{}ms]", names, escaped,
+                     static_cast<long long>(std::ceil(seconds * 1000)));
+}
+
+double scrape_interval_seconds(const RangeSamples& samples) {
+  std::vector<double> spacing;
+  for (const Series& s : series_of(samples))
+    if (s.label("__name__") == kSampled)
+      for (std::size_t i = 1; i < s.points.size(); ++i) spacing.push_back(s.points[i].t - s.points[i - 1].t);
+  if (spacing.empty()) return 0;
+  std::nth_element(spacing.begin(), spacing.begin() + static_cast<std::ptrdiff_t>(spacing.size() / 2),
+                   spacing.end());
+  return spacing[spacing.size() / 2];
+}
+
+namespace {
+
+// What one range's series say, gathered by kind.
+struct Gathered {
+  std::map<int, CpuWindows> cpus;
+  std::map<int, Series> floor, threshold, duty, realtime, governor;  // latest per CPU
+  std::map<int, double> window_max;                                  // largest in the range
+  std::map<std::string, Series> info;                                // latest per metric name
+  std::vector<const Series*> fingerprints;                           // every label set seen
+};
+
+bool later(const Series& a, const Series& b) { return a.points.back().t > b.points.back().t; }
+
+Gathered gather(const std::vector<Series>& all, const RangeSamples& samples, double sub_window_seconds,
+                std::size_t windows) {
+  const TimeRange& range = samples.range;
+  const auto window_of = [&](double t) {
+    const double k = std::floor((t - range.start) / sub_window_seconds);
+    return static_cast<std::size_t>(std::clamp(k, 0.0, static_cast<double>(windows - 1)));
+  };
+  Gathered g;
+  for (const Series& s : all) {
+    if (s.points.empty()) continue;
+    const std::string name = s.label("__name__");
+    const bool per_cpu = name.rfind("jitterd_sampler_", 0) == 0 || name == kGovernor;
+    if (!per_cpu) {
+      const auto known = g.info.find(name);
+      if (known == g.info.end() || later(s, known->second)) g.info[name] = s;
+      if (name == kFingerprint) g.fingerprints.push_back(&s);
+      continue;
+    }
+    const std::string cpu_text = s.label("cpu");
+    if (cpu_text.empty() || cpu_text.find_first_not_of("0123456789") != std::string::npos || cpu_text.size() > 7)
+      wrong_shape(samples.source, fmt::format("a {} series without a cpu label", name));
+    const int cpu = std::stoi(cpu_text);
+    std::vector<double>* target = nullptr;
+    CpuWindows* c = nullptr;
+    if (name == kGapBuckets || name == kSampled || name == kInterruptions || name == kStolen) {
+      c = &g.cpus[cpu];
+      for (auto* v : {&c->sampled, &c->interruptions, &c->stolen}) v->resize(windows);
+    }
+    if (name == kGapBuckets) {
+      const std::string le = s.label("le");
+      char* end = nullptr;
+      const double bound = std::strtod(le.c_str(), &end);
+      if (le.empty() || *end != '\0' || !(bound > 0))
+        wrong_shape(samples.source, fmt::format("a {} series with le=\"{}\"", name, le));
+      auto& counts = c->cumulative[std::isinf(bound) ? bound : bound_ns(bound)];
+      counts.resize(windows);
+      target = &counts;
+    } else if (name == kSampled) {
+      target = &c->sampled;
+    } else if (name == kInterruptions) {
+      target = &c->interruptions;
+    } else if (name == kStolen) {
+      target = &c->stolen;
+    } else if (name == kWindowMax) {
+      for (const Point& p : s.points) g.window_max[cpu] = std::max(g.window_max[cpu], p.v);
+    } else {
+      std::map<int, Series>& latest = name == kFloor       ? g.floor
+                                      : name == kThreshold ? g.threshold
+                                      : name == kDuty      ? g.duty
+                                      : name == kRealtime  ? g.realtime
+                                                           : g.governor;
+      const auto known = latest.find(cpu);
+      if (known == latest.end() || later(s, known->second)) latest[cpu] = s;
+    }
+    if (target != nullptr)
+      for (const Increment& inc : increments(s, name == kSampled ? &c->resets : nullptr))
+        (*target)[window_of(inc.t)] += inc.amount;
+  }
+  return g;
+}
+
+std::uint64_t whole(double count) { return static_cast<std::uint64_t>(std::llround(std::max(0.0, count))); }
+
+// The thresholds the tail is counted above: for each of the file's, the first exported bound at
+// or above it.
+std::vector<double> exported_thresholds(const std::vector<double>& bounds_ns) {
+  std::vector<double> out;
+  for (double threshold : kTailThresholdsNs) {
+    const auto bound = std::find_if(bounds_ns.begin(), bounds_ns.end(), [&](double b) { return b >= threshold; });
+    if (bound != bounds_ns.end() && std::find(out.begin(), out.end(), *bound) == out.end()) out.push_back(*bound);
+  }
+  return out;
+}
+
+BaselineCpu cpu_baseline(int cpu, const CpuWindows& c, const Gathered& g, const Baseline& b, std::size_t windows) {
+  BaselineCpu out;
+  out.cpu = cpu;
+  std::map<double, double> total;  // cumulative over the range, per le
+  for (std::size_t w = 0; w < windows; ++w) {
+    std::map<double, double> cumulative;
+    double running = 0;
+    for (const auto& [le, counts] : c.cumulative) cumulative[le] = running = std::max(running, counts[w]);
+    for (const auto& [le, count] : cumulative) total[le] += count;
+    out.sampled_seconds += c.sampled[w];
+    out.stolen_seconds += c.stolen[w];
+    out.interruptions += whole(c.interruptions[w]);
+    if (c.sampled[w] <= 0) continue;
+    SubWindow sub;
+    sub.seconds = c.sampled[w];
+    sub.samples = whole(cumulative.rbegin()->second);
+    sub.p50_ns = exported_quantile_ns(cumulative, 0.5);
+    sub.p99_ns = exported_quantile_ns(cumulative, 0.99);
+    sub.p999_ns = exported_quantile_ns(cumulative, 0.999);
+    sub.p9999_ns = exported_quantile_ns(cumulative, 0.9999);
+    sub.interruptions = whole(c.interruptions[w]);
+    sub.stolen_seconds = c.stolen[w];
+    for (double threshold : b.tail_thresholds_ns) {
+      const auto at = cumulative.find(threshold);
+      sub.over_threshold.push_back(at == cumulative.end() ? 0 : whole(cumulative.rbegin()->second - at->second));
+    }
+    out.sub_windows.push_back(std::move(sub));
+  }
+  const double ns_per_tick = 1e9 / b.counter_hertz;
+  double previous = 0, highest_finite = 0, highest_nonempty = 0;
+  for (const auto& [le, count] : total) {
+    if (!std::isinf(le)) highest_finite = le;
+    if (count > previous) highest_nonempty = le;
+    previous = std::max(previous, count);
+  }
+  out.samples = whole(previous);
+  const auto max_seen = g.window_max.find(cpu);
+  // The +Inf bucket: the largest rolling-window max scraped in the range (that window may reach
+  // back before the range's start), at least the largest finite bound.
+  out.max_ns = !std::isinf(highest_nonempty)
+                   ? highest_nonempty
+                   : std::max(highest_finite, max_seen == g.window_max.end() ? 0 : max_seen->second * 1e9);
+  previous = 0;
+  for (const auto& [le, count] : total) {
+    const double in_bucket = count - previous;
+    previous = std::max(previous, count);
+    if (in_bucket <= 0) continue;
+    const double at_ns = std::isinf(le) ? out.max_ns : le;
+    out.histogram.counts[histogram_bucket_index(whole(at_ns / ns_per_tick))] += whole(in_bucket);
+  }
+  const auto last_of = [&](const std::map<int, Series>& latest) {
+    const auto it = latest.find(cpu);
+    return it == latest.end() ? 0.0 : it->second.last();
+  };
+  out.floor_ns = last_of(g.floor) * 1e9;
+  out.threshold_ns = last_of(g.threshold) * 1e9;
+  return out;
+}
+
+void add_fingerprint(HistoryBaseline& out, const Gathered& g, const RangeSamples& samples) {
+  Baseline& b = out.baseline;
+  const auto info = g.info.find(kFingerprint);
+  if (info == g.info.end()) {
+    out.notes.push_back(
+        fmt::format("{}: no {} in the range (posture probe off or not yet run): the machine's "
+                    "fingerprint is not compared",
+                    samples.source, kFingerprint));
+  } else {
+    for (const char* field :
+         {"kernel", "cmdline", "microcode", "bios_vendor", "bios_version", "bios_date", "cpu_model"})
+      b.fingerprint.emplace_back(field, info->second.label(field));
+    for (const Series* other : g.fingerprints)
+      if (other->labels != info->second.labels) {
+        std::string changed;
+        for (const auto& [field, value] : b.fingerprint)
+          if (other->label(field) != value)
+            changed += fmt::format("{}{} \"{}\" -> \"{}\"", changed.empty() ? "" : "; ", field,
+                                   other->label(field), value);
+        out.notes.push_back(
+            fmt::format("{}: the fingerprint changed inside the range ({}); the last one is compared",
+                        samples.source, changed));
+        break;
+      }
+  }
+  std::map<int, std::string> governors;
+  for (const auto& [cpu, s] : g.governor)
+    if (b.cpus.end() !=
+        std::find_if(b.cpus.begin(), b.cpus.end(), [&](const BaselineCpu& c) { return c.cpu == cpu; }))
+      governors[cpu] = s.label("governor");
+  if (!governors.empty()) b.fingerprint.emplace_back("governor", per_cpu_text(governors));
+  if (const auto clock = g.info.find(kClocksource); clock != g.info.end())
+    b.fingerprint.emplace_back("clocksource", clock->second.label("clocksource"));
+}
+
+void add_configuration(Baseline& b, const Gathered& g) {
+  std::map<int, std::string> thresholds, duty, realtime;
+  std::string cpus;
+  for (const BaselineCpu& c : b.cpus) {
+    cpus += (cpus.empty() ? "" : ",") + std::to_string(c.cpu);
+    thresholds[c.cpu] = fmt::format("{:.0f}ns", c.threshold_ns);
+    if (const auto d = g.duty.find(c.cpu); d != g.duty.end())
+      duty[c.cpu] = d->second.last() >= 1 ? "continuous" : fmt::format("{:.3g}", d->second.last());
+    if (const auto r = g.realtime.find(c.cpu); r != g.realtime.end())
+      realtime[c.cpu] = fmt::format("{:.0f}", r->second.last());
+  }
+  const auto info_label = [&](const char* name, const char* label) {
+    const auto it = g.info.find(name);
+    return it == g.info.end() ? std::string() : it->second.label(label);
+  };
+  b.configuration = {{"cpus", cpus},
+                     {"tick_method", b.tick_method},
+                     {"counter_source", info_label(kTickInfo, "frequency_source")},
+                     {"interruption_threshold", per_cpu_text(thresholds)},
+                     {"duty_cycle", per_cpu_text(duty)},
+                     {"realtime_priority", per_cpu_text(realtime)},
+                     {"sub_window", fmt::format("{}s", b.sub_window_seconds)},
+                     {"histogram", "exported le bounds"}};
+}
+
+}  // namespace
+
+HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_window_seconds) {
+  const TimeRange& range = samples.range;
+  const std::size_t windows = std::max<std::size_t>(
+      1, static_cast<std::size_t>(std::ceil((range.end - range.start) / sub_window_seconds - 1e-9)));
+  const std::vector<Series> all = series_of(samples);
+  const Gathered g = gather(all, samples, sub_window_seconds, windows);
+  HistoryBaseline out;
+  Baseline& b = out.baseline;
+  const auto hertz = g.info.find(kTickHertz);
+  if (hertz == g.info.end() || !(hertz->second.last() > 0))
+    throw BaselineError(
+        kExitBadBaseline,
+        fmt::format("{}: no {} in the range: no sampler of this jitterd was running", samples.source, kTickHertz));
+  b.counter_hertz = hertz->second.last();
+  if (const auto tick = g.info.find(kTickInfo); tick != g.info.end()) b.tick_method = tick->second.label("method");
+  if (const auto build = g.info.find(kBuild); build != g.info.end())
+    b.jitterd_version = build->second.label("version");
+  b.created = utc_text(range.end);
+  b.duration_seconds = range.end - range.start;
+  b.sub_window_seconds = sub_window_seconds;
+  std::set<double> bounds;
+  for (const auto& [cpu, c] : g.cpus)
+    for (const auto& [le, counts] : c.cumulative)
+      if (!std::isinf(le)) bounds.insert(le);
+  b.histogram_bounds_ns.assign(bounds.begin(), bounds.end());
+  b.tail_thresholds_ns = exported_thresholds(b.histogram_bounds_ns);
+  std::set<double> resets;
+  for (const auto& [cpu, c] : g.cpus) {
+    if (c.cumulative.empty() || !std::isinf(c.cumulative.rbegin()->first)) {
+      out.notes.push_back(fmt::format("{}: cpu {}: left out, no {}{{le=\"+Inf\"}} in the range", samples.source,
+                                      cpu, kGapBuckets));
+      continue;
+    }
+    b.cpus.push_back(cpu_baseline(cpu, c, g, b, windows));
+    resets.insert(c.resets.begin(), c.resets.end());
+  }
+  if (std::none_of(b.cpus.begin(), b.cpus.end(), [](const BaselineCpu& c) { return c.samples > 0; }))
+    throw BaselineError(kExitBadBaseline,
+                        fmt::format("{}: empty range: no sampled CPU has two scrapes between {} and {}",
+                                    samples.source, utc_text(range.start), utc_text(range.end)));
+  for (double t : resets)
+    out.notes.push_back(
+        fmt::format("{}: counters reset at {} (jitterd restarted): counted from 0 after it, as "
+                    "PromQL's increase() counts a reset",
+                    samples.source, utc_text(t)));
+  add_fingerprint(out, g, samples);
+  add_configuration(b, g);
+  return out;
+}
+
+RangeSamples read_range(const PrometheusClient& client, const std::string& instance, const TimeRange& range) {
+  RangeSamples s{range, instance, fmt::format("{} instance {} range {}", client.url(), instance, range.text), {}};
+  const std::string query = history_selector(instance, range.end - range.start);
+  const Json data = client.query(query, range.end);
+  if (!data.is_object() || !data.contains("resultType") || data["resultType"] != "matrix" ||
+      !data.contains("result") || !data["result"].is_array())
+    throw BaselineError(kExitBadBaseline, fmt::format("{} (query {}): not a Prometheus answer (no matrix result)",
+                                                      client.url(), query));
+  s.matrix = data["result"];
+  const bool any = std::any_of(s.matrix.begin(), s.matrix.end(), [](const Json& item) {
+    return item.is_object() && item.contains("metric") && item["metric"].is_object() &&
+           item["metric"].value("__name__", "") == kSampled;
+  });
+  if (!any) {
+    const std::vector<std::string> instances = client.label_values("instance", kSampled);
+    if (std::find(instances.begin(), instances.end(), instance) == instances.end())
+      throw BaselineError(kExitBadBaseline,
+                          fmt::format("{}: no jitterd sampler series ({}) for instance \"{}\" at all; instances "
+                                      "with them: {}",
+                                      client.url(), kSampled, instance,
+                                      instances.empty() ? "none" : fmt::format("{}", fmt::join(instances, ", "))));
+    throw BaselineError(kExitBadBaseline,
+                        fmt::format("{}: empty range: no sample of {} between {} and {}", s.source, kSampled,
+                                    utc_text(range.start), utc_text(range.end)));
+  }
+  return s;
+}
+
+}  // namespace jitterd

@@ -1,0 +1,215 @@
+// compare --prometheus without a server: time ranges, the API envelope, and a baseline rebuilt
+// from a range's raw samples (increments between scrapes, a reset, sub-windows, quantiles at the
+// exported bounds, the fingerprint from the _info series), compared by the one compare.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "cli/compare.h"
+#include "cli/prometheus_history.h"
+
+using namespace jitterd;
+
+namespace {
+
+constexpr double kStart = 1'800'000'000;
+
+// A matrix item: `values` at kStart + 1, + 2, ... (one scrape a second).
+Json series(const std::string& name, Json labels, const std::vector<double>& values) {
+  labels["__name__"] = name;
+  labels["instance"] = "box:9978";
+  Json points = Json::array();
+  for (std::size_t i = 0; i < values.size(); ++i)
+    points.push_back(Json::array({kStart + 1 + static_cast<double>(i), fmt::format("{}", values[i])}));
+  return {{"metric", labels}, {"values", points}};
+}
+
+// CPU `cpu` over 10 scrapes: 1000 gaps a second, `slow` of them per second at or under 50 us
+// (above 25 us), the rest at or under 100 ns.
+Json range_matrix(int cpu, double slow_per_s, const std::string& kernel, bool reset_at_5 = false) {
+  Json matrix = Json::array();
+  const std::string c = std::to_string(cpu);
+  std::vector<double> fast, all, sampled, interruptions, stolen, slow;
+  for (int i = 0; i < 10; ++i) {
+    const int n = reset_at_5 && i >= 5 ? i - 5 : i + 10;  // a restart: counters from 0 again
+    fast.push_back(n * (1000 - slow_per_s));
+    slow.push_back(n * slow_per_s);
+    all.push_back(n * 1000.0);
+    sampled.push_back(n * 1.0);
+    interruptions.push_back(n * slow_per_s);
+    stolen.push_back(n * slow_per_s * 40e-6);
+  }
+  for (const char* le : {"1e-08", "1e-07", "1e-05", "2.5e-05", "5e-05", "0.0001", "0.001", "0.1"}) {
+    const double bound = std::stod(le);
+    std::vector<double> cumulative;
+    for (std::size_t i = 0; i < fast.size(); ++i)
+      cumulative.push_back(bound < 1e-7 ? 0 : bound < 5e-5 ? fast[i] : all[i]);
+    matrix.push_back(series("jitterd_sampler_gap_seconds_bucket", {{"cpu", c}, {"le", le}}, cumulative));
+  }
+  matrix.push_back(series("jitterd_sampler_gap_seconds_bucket", {{"cpu", c}, {"le", "+Inf"}}, all));
+  matrix.push_back(series("jitterd_sampler_sampled_seconds_total", {{"cpu", c}}, sampled));
+  matrix.push_back(series("jitterd_sampler_interruptions_total", {{"cpu", c}}, interruptions));
+  matrix.push_back(series("jitterd_sampler_stolen_seconds_total", {{"cpu", c}}, stolen));
+  matrix.push_back(series("jitterd_sampler_interruption_threshold_seconds", {{"cpu", c}}, {1e-5, 1e-5}));
+  matrix.push_back(series("jitterd_sampler_loop_floor_seconds", {{"cpu", c}}, {2e-8}));
+  matrix.push_back(series("jitterd_tick_frequency_hertz", Json::object(), {2e9}));
+  matrix.push_back(series("jitterd_tick_info", {{"method", "lfence_rdtsc"}, {"frequency_source", "cpuid"}}, {1}));
+  matrix.push_back(series("jitterd_fingerprint_info", {{"kernel", kernel}, {"cpu_model", "Example CPU"}}, {1, 1}));
+  matrix.push_back(
+      series("jitterd_posture_cpufreq_governor_info", {{"cpu", c}, {"governor", "performance"}}, {1}));
+  return matrix;
+}
+
+RangeSamples samples_of(Json matrix, const std::string& name) {
+  RangeSamples s;
+  s.range = {kStart, kStart + 10, name};
+  s.instance = "box:9978";
+  s.source = "http://prom instance box:9978 range " + name;
+  s.matrix = std::move(matrix);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("time ranges are RFC 3339 or unix seconds, START before END", "[prometheus_history]") {
+  std::string error;
+  const auto range = parse_time_range("2026-11-25T10:00:00Z/2026-11-25T10:10:00.5Z", &error);
+  REQUIRE(range);
+  CHECK(range->start == 1795600800);
+  CHECK(range->end == 1795600800 + 600.5);
+  const auto offset = parse_time_range("2026-11-25T11:00:00+01:00/1795600860", &error);
+  REQUIRE(offset);
+  CHECK(offset->start == 1795600800);
+  CHECK(offset->end == 1795600860);
+  CHECK_FALSE(parse_time_range("1795600860/1795600800", &error));
+  CHECK_THAT(error, Catch::Contains("wrong way round"));
+  CHECK_FALSE(parse_time_range("2026-11-25 10:00/2026-11-25T10:10:00Z", &error));
+  CHECK_THAT(error, Catch::Contains("START \"2026-11-25 10:00\""));
+  CHECK_FALSE(parse_time_range("2026-11-25T10:00:00Z", &error));
+  CHECK_THAT(error, Catch::Contains("START/END"));
+  CHECK_FALSE(parse_instant("2026-13-25T10:00:00Z"));
+  CHECK_FALSE(parse_instant("2026-11-25T10:00:00"));  // no zone: ambiguous
+}
+
+TEST_CASE("the API envelope: data, Prometheus's error, or not Prometheus at all", "[prometheus_history]") {
+  CHECK(prometheus_data(200, R"({"status":"success","data":[1]})", "u") == Json::array({1}));
+  const auto code_and_message = [](long status, const std::string& body) {
+    try {
+      prometheus_data(status, body, "http://x (query q)");
+    } catch (const BaselineError& e) {
+      return std::pair<int, std::string>(e.exit_code(), e.what());
+    }
+    return std::pair<int, std::string>(0, "");
+  };
+  auto [code, message] =
+      code_and_message(400, R"({"status":"error","errorType":"bad_data","error":"parse error"})");
+  CHECK(code == kExitBadBaseline);
+  CHECK_THAT(message, Catch::Contains("http://x (query q)") && Catch::Contains("bad_data: parse error"));
+  std::tie(code, message) = code_and_message(200, "<html><body>hello</body></html>");
+  CHECK(code == kExitBadBaseline);
+  CHECK_THAT(message, Catch::Contains("not a Prometheus answer (not JSON)") && Catch::Contains("<html>"));
+  std::tie(code, message) = code_and_message(200, R"({"hello":1})");
+  CHECK(code == kExitBadBaseline);
+  CHECK_THAT(message, Catch::Contains("no \"status\""));
+  std::tie(code, message) = code_and_message(404, "404 page not found");
+  CHECK(code == kExitPrometheusUnavailable);
+  CHECK_THAT(message, Catch::Contains("HTTP status 404"));
+}
+
+TEST_CASE("a range's samples become a baseline at the exported buckets", "[prometheus_history]") {
+  const HistoryBaseline h = baseline_from_samples(samples_of(range_matrix(1, 10, "6.1.0-9"), "before"), 2);
+  const Baseline& b = h.baseline;
+  REQUIRE(b.cpus.size() == 1);
+  const BaselineCpu& c = b.cpus[0];
+  CHECK(c.cpu == 1);
+  CHECK(c.samples == 9000);  // 9 increments of 1000, the first scrape being the start
+  CHECK(c.sampled_seconds == Approx(9));
+  CHECK(c.interruptions == 90);
+  CHECK(c.stolen_seconds == Approx(90 * 40e-6));
+  CHECK(c.histogram.total() == c.samples);
+  CHECK(c.max_ns == 50'000);
+  CHECK(c.threshold_ns == Approx(10'000));
+  CHECK(b.histogram_bounds_ns.front() == 10);
+  CHECK(b.tail_thresholds_ns == std::vector<double>{10'000, 25'000, 50'000, 100'000, 1'000'000});
+  CHECK(baseline_quantile_ns(b, c, 0.5) == 100);
+  CHECK(baseline_quantile_ns(b, c, 0.999) == 50'000);
+  // Scrapes at +1..+10 s, 2 s sub-windows: the increments end at +2..+10, in windows 1..4 (+10 in 4).
+  REQUIRE(c.sub_windows.size() == 4);
+  CHECK(c.sub_windows[0].samples == 2000);
+  CHECK(c.sub_windows[0].p50_ns == 100);
+  CHECK(c.sub_windows[0].p999_ns == 50'000);
+  CHECK(c.sub_windows[0].over_threshold == std::vector<std::uint64_t>{20, 20, 0, 0, 0});
+  CHECK(b.counter_hertz == 2e9);
+  CHECK(b.tick_method == "lfence_rdtsc");
+  CHECK(std::find(b.fingerprint.begin(), b.fingerprint.end(),
+                  std::pair<std::string, std::string>("kernel", "6.1.0-9")) != b.fingerprint.end());
+  CHECK(std::find(b.fingerprint.begin(), b.fingerprint.end(),
+                  std::pair<std::string, std::string>("governor", "performance")) != b.fingerprint.end());
+  CHECK(h.notes.empty());
+}
+
+TEST_CASE("a reset inside a range counts from 0, as increase() does, and says so", "[prometheus_history]") {
+  const HistoryBaseline h = baseline_from_samples(samples_of(range_matrix(1, 10, "k", true), "before"), 2);
+  // 4 increments of 1000 before the restart, the restart's own value 0, then 4 more.
+  CHECK(h.baseline.cpus[0].samples == 8000);
+  REQUIRE(h.notes.size() == 1);
+  CHECK_THAT(h.notes[0], Catch::Contains("counters reset at") && Catch::Contains("increase()"));
+}
+
+TEST_CASE("two ranges compare as two files: the fingerprint diff, CPU sets, verdicts", "[prometheus_history]") {
+  Json before_matrix = range_matrix(1, 10, "6.1.0-9");
+  for (const Json& item : range_matrix(2, 10, "6.1.0-9"))
+    if (item["metric"].contains("cpu")) before_matrix.push_back(item);
+  const HistoryBaseline before = baseline_from_samples(samples_of(before_matrix, "before"), 1);
+  const HistoryBaseline after = baseline_from_samples(samples_of(range_matrix(1, 300, "6.1.0-10"), "after"), 1);
+  const Comparison c = compare_baselines(before.baseline, "before", after.baseline, "after");
+  REQUIRE_FALSE(c.changed.empty());
+  CHECK(c.changed[0] == std::vector<std::string>{"fingerprint.kernel", "6.1.0-9", "6.1.0-10"});
+  CHECK(std::find(c.notes.begin(), c.notes.end(), "cpu 2: left out, sampled only in before") != c.notes.end());
+  const auto figure = [&](const std::string& name) {
+    return *std::find_if(c.figures.begin(), c.figures.end(),
+                         [&](const FigureComparison& f) { return f.figure == name; });
+  };
+  CHECK(figure("gaps_over_25us_per_s").before == Approx(10));
+  CHECK(figure("gaps_over_25us_per_s").after == Approx(300));
+  CHECK(figure("gaps_over_25us_per_s").verdict == "worse");
+  CHECK(figure("p99_9_ns").after == 50'000);
+}
+
+TEST_CASE("ranges without a sampled CPU, or not a matrix, are refused naming the source", "[prometheus_history]") {
+  Json matrix = Json::array({series("jitterd_tick_frequency_hertz", Json::object(), {2e9})});
+  CHECK_THROWS_WITH(baseline_from_samples(samples_of(matrix, "R"), 1),
+                    Catch::Contains("range R: empty range") && Catch::Contains("two scrapes"));
+  CHECK_THROWS_WITH(baseline_from_samples(samples_of(Json::object(), "R"), 1),
+                    Catch::Contains("not a Prometheus range answer"));
+  CHECK_THROWS_WITH(baseline_from_samples(samples_of(Json::array(), "R"), 1),
+                    Catch::Contains("jitterd_tick_frequency_hertz"));
+}
+
+TEST_CASE("the selector names the instance, escaped, and the range in milliseconds", "[prometheus_history]") {
+  const std::string s = history_selector("a\"b:1", 20.5);
+  CHECK_THAT(s, Catch::Contains("instance=\"a\\\"b:1\"}[20500ms]"));
+  CHECK_THAT(s, Catch::Contains("jitterd_sampler_gap_seconds_bucket|"));
+}
+
+TEST_CASE("a Prometheus baseline is not written as a file", "[prometheus_history]") {
+  Baseline b;
+  b.histogram_bounds_ns = {10, 100};
+  CHECK_THROWS_AS(write_baseline(b, "/tmp/jitterd_never_written.json"), BaselineError);
+}
+
+TEST_CASE("a bearer token file that cannot be read or is empty is refused, naming it", "[prometheus_history]") {
+  const auto code_of = [](const std::string& file) {
+    try {
+      PrometheusClient client({"http://127.0.0.1:9", file});
+    } catch (const BaselineError& e) {
+      CHECK_THAT(e.what(), Catch::Contains(file));
+      return e.exit_code();
+    }
+    return 0;
+  };
+  CHECK(code_of("/nonexistent/jitterd-token") == kExitUnreadableBaseline);
+  CHECK(code_of("/dev/null") == kExitBadBaseline);
+}
