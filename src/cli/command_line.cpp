@@ -90,9 +90,10 @@ struct ReportFlags {
   std::string probes = "clock,kernel_cost,pacing,c2c";
 };
 
-// --format: table, json or csv, and for report also script (report posture's fixes).
+// --format: table, json, csv or html (one self-contained page), and for report also script
+// (report posture's fixes).
 void add_format_flag(CLI::App& verb, ReportFlags& flags, const std::string& what, bool with_script = false) {
-  std::vector<std::string> formats{"table", "json", "csv"};
+  std::vector<std::string> formats{"table", "json", "csv", "html"};
   if (with_script) formats.push_back("script");
   verb.add_option("--format", flags.format, what)->check(CLI::IsMember(formats))->capture_default_str();
 }
@@ -101,6 +102,7 @@ ReportFormat format_of(const ReportFlags& flags) {
   return flags.format == "json"     ? ReportFormat::json
          : flags.format == "csv"    ? ReportFormat::csv
          : flags.format == "script" ? ReportFormat::script
+         : flags.format == "html"   ? ReportFormat::html
                                     : ReportFormat::table;
 }
 
@@ -213,6 +215,9 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
   cl.report_format = format_of(flags);
   if (cl.report_format == ReportFormat::script && cl.report_topic != "posture") {
     throw UsageError("--format script: only for report posture (the changes that fix its findings)", hint);
+  }
+  if (cl.report_format == ReportFormat::html && cl.report_topic == "posture") {
+    throw UsageError("--format html: not for report posture (table, json, csv or script)", hint);
   }
   const bool gaps = cl.report_topic == "gaps";
   if (report.count("--duration") > 0) {

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 
+#include "cli/html_report.h"
 #include "report/render.h"
 
 namespace jitterd {
@@ -275,6 +276,9 @@ int run_compare(const CommandLine& cl) {
       break;
     case ReportFormat::json:
       std::cout << format_comparison_json(comparison);
+      break;
+    case ReportFormat::html:
+      std::cout << comparison_html(comparison, before, after);
       break;
   }
   return 0;

@@ -286,7 +286,7 @@ std::string exceedance_plot_svg(const std::vector<ExceedanceSeries>& series, dou
   const int x_lo = static_cast<int>(std::floor(std::log10(x_min)));
   const int x_hi = std::max(x_lo + 1, static_cast<int>(std::ceil(std::log10(x_max))));
   const int y_lo = std::min(-1, static_cast<int>(std::floor(std::log10(y_min))));
-  constexpr double kWidth = 640, kHeight = 380, kLeft = 62, kRight = 14, kTop = 34, kBottom = 46;
+  constexpr double kWidth = 640, kHeight = 380, kLeft = 62, kRight = 26, kTop = 34, kBottom = 46;
   const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
   const auto px = [&](double x) { return kLeft + (std::log10(x) - x_lo) / (x_hi - x_lo) * plot_w; };
   const auto py = [&](double y) { return kTop + (0 - std::log10(y)) / (0 - y_lo) * plot_h; };
