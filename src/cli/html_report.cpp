@@ -130,14 +130,19 @@ std::vector<const FigureComparison*> figures_of(const Comparison& c, const std::
   return out;
 }
 
+// The figures side by side, less a prefix every name shares ("kernel: ", the table they come from).
 ProbeTable verdict_table(const std::vector<const FigureComparison*>& figures, bool tested) {
   ProbeTable t{"", {"figure", "before", "after", "change_%"}, {}};
-  if (tested) t.columns.insert(t.columns.end(), {"p_value", "verdict", "test"});
+  if (tested) t.columns.insert(t.columns.end(), {"verdict", "p_value", "test"});
+  const std::string first = figures.empty() ? std::string() : figures.front()->figure;
+  std::string prefix = first.find(": ") == std::string::npos ? "" : first.substr(0, first.find(": ") + 2);
+  for (const FigureComparison* f : figures)
+    if (f->figure.rfind(prefix, 0) != 0) prefix.clear();
   for (const FigureComparison* f : figures) {
     const int digits = std::fabs(f->before) >= 100 || std::fabs(f->after) >= 100 ? 1 : 3;
-    std::vector<Cell> row{f->figure, Cell(f->before, digits), Cell(f->after, digits),
+    std::vector<Cell> row{f->figure.substr(prefix.size()), Cell(f->before, digits), Cell(f->after, digits),
                           std::isfinite(f->change) ? Cell(f->change * 100, 1) : Cell()};
-    if (tested) row.insert(row.end(), {Cell(f->p_value, 4), f->verdict, f->test});
+    if (tested) row.insert(row.end(), {f->verdict, Cell(f->p_value, 4), f->test});
     t.rows.push_back(std::move(row));
   }
   return t;

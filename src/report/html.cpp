@@ -194,11 +194,11 @@ background:var(--same)}
 .table-wrap{overflow-x:auto;-webkit-overflow-scrolling:touch;margin:.4rem 0 1rem;max-width:100%}
 table{border-collapse:collapse;font-size:.88rem;font-variant-numeric:tabular-nums}
 caption{text-align:left;color:var(--muted);font-size:.85rem;padding:.2rem 0 .35rem;caption-side:top}
-th,td{padding:.28rem .6rem;border-bottom:1px solid var(--line);text-align:left;white-space:nowrap;
+th,td{padding:.28rem .5rem;border-bottom:1px solid var(--line);text-align:left;white-space:nowrap;
 vertical-align:top}
 th{background:var(--soft);font-weight:600;border-bottom:2px solid var(--line)}
 td.num,th.num{text-align:right}
-td.wrap{white-space:normal;word-break:break-word;min-width:12rem;max-width:40rem}
+td.wrap{white-space:normal;overflow-wrap:break-word;max-width:40rem}
 tbody tr:hover{background:#fafbfc}
 td.better{background:var(--better);color:var(--better-ink);font-weight:600}
 td.worse{background:var(--worse);color:var(--worse-ink);font-weight:600}
@@ -250,7 +250,8 @@ std::string table_html(const ProbeTable& table) {
     out += "<tr>";
     for (std::size_t c = 0; c < row.size(); ++c) {
       const std::string text = cell_text(row[c]);
-      std::string_view css = is_number(row[c]) ? "num" : "";
+      // Long text (a test's name, a path) wraps rather than widening the table.
+      std::string_view css = is_number(row[c]) ? "num" : text.size() > 20 ? "wrap" : "";
       if (c < columns && table.columns[c] == "verdict") css = html_verdict_class(text);
       out += css.empty() ? "<td>" : fmt::format("<td class=\"{}\">", css);
       out += html_escape(text) + "</td>";
@@ -397,10 +398,10 @@ std::string heatmap_svg(const std::vector<HeatmapCell>& cells, std::string_view 
   // Rows are every CPU but the lowest, columns every CPU but the highest: the lower triangle.
   const std::size_t n = cpus.size() < 2 ? 0 : cpus.size() - 1;
   const bool labelled = n <= 16;  // values written in the cells; beyond that the tooltips hold them
-  const double cell = labelled ? 46 : std::max(8.0, 736.0 / static_cast<double>(std::max<std::size_t>(n, 1)));
+  const double cell = n <= 3 ? 72 : labelled ? 46 : std::max(8.0, 736.0 / static_cast<double>(n));
   constexpr double kLeft = 40, kTop = 44;
   const double grid = cell * static_cast<double>(n);
-  const double width = std::max(300.0, kLeft + grid + 12);
+  const double width = std::max(280.0, kLeft + grid + 12);
   const double legend_top = kTop + grid + 30;
   const double height = legend_top + 40;
   std::string out = fmt::format(
@@ -465,12 +466,14 @@ std::string heatmap_svg(const std::vector<HeatmapCell>& cells, std::string_view 
   const Rgb low = options.diverging ? kBlue : colour(lo), high = options.diverging ? kRed : colour(hi);
   const std::string low_text = options.diverging ? value_text(-extent) : value_text(lo);
   const std::string high_text = options.diverging ? value_text(extent) : value_text(hi);
-  out += fmt::format(
-      "<rect x=\"{0}\" y=\"{1}\" width=\"12\" height=\"12\" fill=\"{2}\"/><text x=\"{3}\" y=\"{4}\">{5} {6}</text>"
-      "<rect x=\"{7}\" y=\"{1}\" width=\"12\" height=\"12\" fill=\"{8}\"/><text x=\"{9}\" y=\"{4}\">{10} "
-      "{6}</text>\n",
-      kLeft, coordinate(legend_top - 10), hex(low), kLeft + 16, coordinate(legend_top), low_text,
-      html_escape(options.unit), kLeft + 110, hex(high), kLeft + 126, high_text);
+  const auto swatch = [&](double x, Rgb fill, const std::string& text) {
+    return fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{} {}</text>", x,
+        coordinate(legend_top - 10), hex(fill), x + 16, coordinate(legend_top), text, html_escape(options.unit));
+  };
+  out += swatch(kLeft, low, low_text);
+  if (high_text != low_text) out += swatch(kLeft + 110, high, high_text);
+  out += "\n";
   std::string letters;
   for (const RelationMark& mark : kRelationMarks)
     if (relations.count(std::string(mark.relation)))
