@@ -63,7 +63,7 @@ TEST_CASE("report: topics, formats and their topic-scoped flags", "[command_line
   CHECK(parse_command_line({"report", "posture", "--format", "csv"}).report_format == ReportFormat::csv);
 }
 
-TEST_CASE("--format html: report gaps and probes, compare; not report posture", "[command_line]") {
+TEST_CASE("html format: report gaps and probes, compare; not report posture", "[command_line]") {
   CHECK(parse_command_line({"report", "--format", "html"}).report_format == ReportFormat::html);
   CHECK(parse_command_line({"report", "c2c", "--format=html"}).report_format == ReportFormat::html);
   const auto compare = parse_command_line({"compare", "b.json", "a.json", "--format", "html"});
