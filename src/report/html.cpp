@@ -458,6 +458,11 @@ std::string heatmap_svg(const std::vector<HeatmapCell>& cells, std::string_view 
             "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\">{}</text>",
             coordinate(x + 3), coordinate(y + 11), ink, html_escape(relation_letter(p.relation)),
             coordinate(x + cell / 2), coordinate(y + cell / 2 + 8), ink, value_text(p.value));
+      } else {
+        // Too many cells for their values (the tooltip holds them): the relation's letter alone.
+        out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"{}\" text-anchor=\"middle\" fill=\"{}\">{}</text>",
+                           coordinate(x + cell / 2), coordinate(y + cell * 0.72), coordinate(cell * 0.6), ink,
+                           html_escape(relation_letter(p.relation)));
       }
       out += "</g>\n";
     }
@@ -478,9 +483,9 @@ std::string heatmap_svg(const std::vector<HeatmapCell>& cells, std::string_view 
   for (const RelationMark& mark : kRelationMarks)
     if (relations.count(std::string(mark.relation)))
       letters += fmt::format("{}{} {}", letters.empty() ? "" : ", ", mark.letter, mark.relation);
-  if (labelled && !letters.empty())
-    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#5b6470\">corner letter: {}</text>\n", kLeft,
-                       coordinate(legend_top + 20), html_escape(letters));
+  if (!letters.empty())
+    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#5b6470\">{}: {}</text>\n", kLeft,
+                       coordinate(legend_top + 20), labelled ? "corner letter" : "letter", html_escape(letters));
   return out + "</svg>\n";
 }
 

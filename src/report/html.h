@@ -72,7 +72,8 @@ struct HeatmapOptions {
 
 // The lower-triangle matrix of the pairs (row cpu_b, column cpu_a, as the text report), each cell
 // coloured by value, labelled with it, and marked by its relation class (a letter in the corner,
-// explained in a legend); pairs not given are left empty. Scales to its container.
+// explained in a legend); pairs not given are left empty. Beyond 16 CPUs a cell shows only its
+// letter and its tooltip the value. Scales to its container.
 std::string heatmap_svg(const std::vector<HeatmapCell>& cells, std::string_view title,
                         const HeatmapOptions& options = {});
 

@@ -146,6 +146,16 @@ TEST_CASE("heatmap_svg: lower triangle of the pairs, relation classes marked, di
   CHECK(diff.find(">+6.0<") != std::string::npos);
   CHECK(diff.find("fill=\"#b2182b\"") != std::string::npos);  // the largest rise, full red
   CHECK(heatmap_svg({}, "none").find("no pair measured") != std::string::npos);
+  // 20 CPUs: too many for values in the cells; the letters stay, the values go to the tooltips.
+  std::vector<HeatmapCell> many;
+  for (int a = 0; a < 20; ++a)
+    for (int b = a + 1; b < 20; ++b)
+      many.push_back({a, b, 20.0 + a + b, b - a == 10 ? "smt_sibling" : "shared_l3"});
+  const std::string big = heatmap_svg(many, "many");
+  CHECK(big.find(">20.1<") == std::string::npos);
+  CHECK(big.find("cpu 0 - cpu 10: 30.0 ns (smt_sibling)") != std::string::npos);
+  CHECK(big.find(">T</text>") != std::string::npos);
+  CHECK(big.find("letter: T smt_sibling, 3 shared_l3") != std::string::npos);
 }
 
 TEST_CASE("c2c_heatmap_cells: the pairs table's medians, failed pairs left out") {
