@@ -266,7 +266,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       app.add_subcommand("check-config", "check the configuration and the flags as run would, then exit");
   add_common_flags(*check, cl);
   add_web_flags(*check, cl);
-  CLI::App* report = app.add_subcommand("report", "measure once and print a report as a table, JSON or CSV");
+  CLI::App* report = app.add_subcommand("report", "measure once and print a report as a table, JSON, CSV or HTML");
   add_common_flags(*report, cl);
   add_report_flags(*report, cl, report_flags);
   CLI::App* baseline = app.add_subcommand(
