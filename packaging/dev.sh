@@ -41,6 +41,9 @@ readonly deps_packages=(
     # systemd-analyze, for the unit test; procps ships /bin/kill, which the
     # unit's ExecReload= names and systemd-analyze verify checks.
     systemd procps
+    # the browser test of the HTML reports (tests/browser): headless chromium driven over the
+    # DevTools protocol from /usr/bin/python3
+    chromium python3-websocket
 )
 readonly cross_packages=(g++-aarch64-linux-gnu qemu-user)
 # Building and checking the packages (dev.sh deb, dev.sh rpm, the package tests): git lists the

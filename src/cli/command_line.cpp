@@ -94,9 +94,10 @@ struct ReportFlags {
   std::string sub_window;
 };
 
-// --format: table, json or csv, and for report also script (report posture's fixes).
+// --format: table, json, csv or html (one self-contained page), and for report also script
+// (report posture's fixes).
 void add_format_flag(CLI::App& verb, ReportFlags& flags, const std::string& what, bool with_script = false) {
-  std::vector<std::string> formats{"table", "json", "csv"};
+  std::vector<std::string> formats{"table", "json", "csv", "html"};
   if (with_script) formats.push_back("script");
   verb.add_option("--format", flags.format, what)->check(CLI::IsMember(formats))->capture_default_str();
 }
@@ -105,6 +106,7 @@ ReportFormat format_of(const ReportFlags& flags) {
   return flags.format == "json"     ? ReportFormat::json
          : flags.format == "csv"    ? ReportFormat::csv
          : flags.format == "script" ? ReportFormat::script
+         : flags.format == "html"   ? ReportFormat::html
                                     : ReportFormat::table;
 }
 
@@ -279,6 +281,9 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
   if (cl.report_format == ReportFormat::script && cl.report_topic != "posture") {
     throw UsageError("--format script: only for report posture (the changes that fix its findings)", hint);
   }
+  if (cl.report_format == ReportFormat::html && cl.report_topic == "posture") {
+    throw UsageError("--format html: not for report posture (table, json, csv or script)", hint);
+  }
   const bool gaps = cl.report_topic == "gaps";
   if (report.count("--duration") > 0) {
     if (!gaps) throw UsageError("--duration: only for report gaps (a probe runs as configured)", hint);
@@ -326,7 +331,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       app.add_subcommand("check-config", "check the configuration and the flags as run would, then exit");
   add_common_flags(*check, cl);
   add_web_flags(*check, cl);
-  CLI::App* report = app.add_subcommand("report", "measure once and print a report as a table, JSON or CSV");
+  CLI::App* report = app.add_subcommand("report", "measure once and print a report as a table, JSON, CSV or HTML");
   add_common_flags(*report, cl);
   add_report_flags(*report, cl, report_flags);
   CLI::App* baseline = app.add_subcommand(

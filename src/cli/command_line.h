@@ -20,7 +20,7 @@ inline constexpr const char* kDefaultConfigPath =
     JITTERD_DEFAULT_CONFIG_PATH;  // CMake: <sysconfdir>/jitterd/jitterd.yaml
 
 enum class Verb { run, report, baseline, compare, check_config, help, version };
-enum class ReportFormat { table, json, csv, script };  // script: report posture only
+enum class ReportFormat { table, json, csv, script, html };  // script: report posture only; html: not posture
 
 struct CommandLine {
   Verb verb = Verb::run;

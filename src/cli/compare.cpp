@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 
+#include "cli/html_report.h"
 #include "cli/prometheus_history.h"
 #include "report/render.h"
 
@@ -264,10 +265,16 @@ std::string format_comparison_json(const Comparison& c) {
 
 namespace {
 
-Comparison compare_files(const CommandLine& cl) {
-  const Baseline before = read_baseline(cl.compare_before);
-  const Baseline after = read_baseline(cl.compare_after);
-  return compare_baselines(before, cl.compare_before, after, cl.compare_after);
+// The two runs and their comparison: the HTML report plots the runs' histograms.
+struct ComparedRuns {
+  Baseline before, after;
+  Comparison comparison;
+};
+
+ComparedRuns compare_files(const CommandLine& cl) {
+  ComparedRuns runs{read_baseline(cl.compare_before), read_baseline(cl.compare_after), {}};
+  runs.comparison = compare_baselines(runs.before, cl.compare_before, runs.after, cl.compare_after);
+  return runs;
 }
 
 // The sub-window: as given, else two scrape intervals (each sub-window holds whole scrapes), at
@@ -296,7 +303,7 @@ std::string bounds_text(const std::vector<double>& bounds_ns) {
   return text;
 }
 
-Comparison compare_history(const CommandLine& cl) {
+ComparedRuns compare_history(const CommandLine& cl) {
   std::string error;
   const TimeRange before_range = *parse_time_range(cl.prometheus_before, &error);
   const TimeRange after_range = *parse_time_range(cl.prometheus_after, &error);
@@ -324,13 +331,14 @@ Comparison compare_history(const CommandLine& cl) {
   notes.insert(notes.end(), before.notes.begin(), before.notes.end());
   notes.insert(notes.end(), after.notes.begin(), after.notes.end());
   comparison.notes.insert(comparison.notes.begin(), notes.begin(), notes.end());
-  return comparison;
+  return {before.baseline, after.baseline, std::move(comparison)};
 }
 
 }  // namespace
 
 int run_compare(const CommandLine& cl) {
-  const Comparison comparison = cl.prometheus_url.empty() ? compare_files(cl) : compare_history(cl);
+  const ComparedRuns runs = cl.prometheus_url.empty() ? compare_files(cl) : compare_history(cl);
+  const Comparison& comparison = runs.comparison;
   switch (cl.report_format) {
     case ReportFormat::table:
     case ReportFormat::script:  // not offered by compare's --format
@@ -341,6 +349,9 @@ int run_compare(const CommandLine& cl) {
       break;
     case ReportFormat::json:
       std::cout << format_comparison_json(comparison);
+      break;
+    case ReportFormat::html:
+      std::cout << comparison_html(comparison, runs.before, runs.after);
       break;
   }
   return 0;

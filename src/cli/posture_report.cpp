@@ -181,6 +181,7 @@ int report_posture(const CommandLine& cl) {
   report.problems = posture.problems;
   switch (cl.report_format) {
     case ReportFormat::table:
+    case ReportFormat::html:  // refused for this topic by the command line
       std::cout << format_posture_table(report);
       break;
     case ReportFormat::csv:

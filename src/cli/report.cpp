@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cli/baseline.h"
+#include "cli/html_report.h"
 #include "cli/posture_report.h"
 #include "config/config_source.h"
 #include "daemon/logging.h"
@@ -171,10 +172,14 @@ int run_probe_report(const CommandLine& cl) {
   const CounterFrequency context_frequency = counter_frequency(plan.method, std::chrono::milliseconds(250));
   ProbeContext context = make_probe_context(plan, host, context_frequency);
   const ProbeStatus status = run_probe(*probe, context);
-  if (!cl.save_path.empty()) {
+  if (!cl.save_path.empty() || cl.report_format == ReportFormat::html) {
     Baseline baseline = baseline_header(plan, host, context_frequency, 0);
     baseline.probes.push_back(baseline_probe(status));
-    write_baseline(baseline, cl.save_path);
+    if (!cl.save_path.empty()) write_baseline(baseline, cl.save_path);
+    if (cl.report_format == ReportFormat::html && status.success) {
+      std::cout << baseline_html(baseline, "report " + probe_name);
+      return 0;
+    }
   }
   if (!status.success) {
     std::cerr << "jitterd: probe " << probe_name << " failed: " << status.error << "\n";
@@ -186,6 +191,7 @@ int run_probe_report(const CommandLine& cl) {
       break;
     case ReportFormat::csv:
     case ReportFormat::script:  // refused for this topic by the command line
+    case ReportFormat::html:    // written above
       std::cout << format_probe_csv(status.result);
       break;
     case ReportFormat::json:
@@ -215,10 +221,14 @@ int run_report(const CommandLine& cl) {
   // Recorded in sub-windows whether or not it is saved: one way of running the samplers.
   std::vector<BaselineCpu> recorded = record_sub_windows(samplers, cl.report_duration, report.frequency.hertz);
   for (std::size_t i = 0; i < samplers.size(); ++i) report.cpus.push_back(report_cpu(samplers.worker(i)));
-  if (!cl.save_path.empty()) {
+  if (!cl.save_path.empty() || cl.report_format == ReportFormat::html) {
     Baseline baseline = baseline_header(plan, host, report.frequency, report.duration_seconds);
     baseline.cpus = std::move(recorded);
-    write_baseline(baseline, cl.save_path);
+    if (!cl.save_path.empty()) write_baseline(baseline, cl.save_path);
+    if (cl.report_format == ReportFormat::html) {
+      std::cout << baseline_html(baseline, "report gaps");
+      return 0;
+    }
   }
   switch (cl.report_format) {
     case ReportFormat::table:
@@ -226,6 +236,7 @@ int run_report(const CommandLine& cl) {
       break;
     case ReportFormat::csv:
     case ReportFormat::script:  // refused for this topic by the command line
+    case ReportFormat::html:    // written above
       std::cout << format_report_csv(report);
       break;
     case ReportFormat::json:

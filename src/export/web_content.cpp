@@ -24,33 +24,6 @@ Route route(std::string_view method, std::string_view path, std::string_view tel
   return metrics ? Route::metrics : Route::landing_page;
 }
 
-std::string html_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string landing_page(const BuildInfo& build, std::string_view telemetry_path) {
   const std::string path = html_escape(telemetry_path);
   return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>jitterd</title></head>\n<body>\n"

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "export/build_info.h"
+#include "report/html.h"  // html_escape
 
 namespace jitterd {
 
@@ -19,9 +20,6 @@ enum class Route { landing_page, metrics, method_not_allowed, not_found };
 // `path` is the request path without its query. Unknown paths are 404 whatever the method;
 // the known ones take GET and HEAD, anything else is 405.
 Route route(std::string_view method, std::string_view path, std::string_view telemetry_path);
-
-// &, <, >, " and ' as character references.
-std::string html_escape(std::string_view text);
 
 std::string landing_page(const BuildInfo& build, std::string_view telemetry_path);
 

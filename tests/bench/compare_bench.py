@@ -4,7 +4,8 @@
 false-alarms: N pairs of back-to-back baselines of the configured CPUs on this machine, each pair
               compared; counts pairs with any CPU figure judged "worse" or "better".
 compare-time: two synthetic baselines of C CPUs and S seconds (0.5 s sub-windows, gap histograms
-              of ~150 buckets with a heavy tail), then times `jitterd compare` on them.
+              of ~150 buckets with a heavy tail), then times `jitterd compare` on them, as JSON and
+              as HTML (and the size of each output).
 
 Usage: compare_bench.py --jitterd BINARY false-alarms [--pairs 10] [--seconds 10]
        compare_bench.py --jitterd BINARY compare-time [--cpus 64] [--seconds 60]
@@ -88,14 +89,16 @@ def compare_time(jitterd, cpus, seconds):
         with open(path, "w") as f:
             json.dump(synthetic_baseline(rng, cpus, seconds), f)
         paths.append(path)
-    times = []
-    for _ in range(5):
-        start = time.monotonic()
-        subprocess.run([jitterd, "compare", *paths, "--format", "json"], check=True, capture_output=True)
-        times.append(time.monotonic() - start)
     size = os.path.getsize(paths[0]) / 1e6
-    print(f"compare of two {cpus}-CPU {seconds} s baselines ({size:.1f} MB each): "
-          f"min {min(times):.3f} s, median {sorted(times)[2]:.3f} s, max {max(times):.3f} s over 5 runs")
+    for form in ("json", "html"):
+        times = []
+        for _ in range(5):
+            start = time.monotonic()
+            result = subprocess.run([jitterd, "compare", *paths, "--format", form], check=True, capture_output=True)
+            times.append(time.monotonic() - start)
+        print(f"compare --format {form} of two {cpus}-CPU {seconds} s baselines ({size:.1f} MB each): "
+              f"min {min(times):.3f} s, median {sorted(times)[2]:.3f} s, max {max(times):.3f} s over 5 runs; "
+              f"output {len(result.stdout) / 1e6:.2f} MB")
 
 
 def main():

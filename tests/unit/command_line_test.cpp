@@ -63,6 +63,18 @@ TEST_CASE("report: topics, formats and their topic-scoped flags", "[command_line
   CHECK(parse_command_line({"report", "posture", "--format", "csv"}).report_format == ReportFormat::csv);
 }
 
+TEST_CASE("html format: report gaps and probes, compare; not report posture", "[command_line]") {
+  CHECK(parse_command_line({"report", "--format", "html"}).report_format == ReportFormat::html);
+  CHECK(parse_command_line({"report", "c2c", "--format=html"}).report_format == ReportFormat::html);
+  const auto compare = parse_command_line({"compare", "b.json", "a.json", "--format", "html"});
+  CHECK(compare.verb == Verb::compare);
+  CHECK(compare.report_format == ReportFormat::html);
+  CHECK_THROWS_WITH(parse_command_line({"report", "posture", "--format", "html"}),
+                    Catch::Contains("--format html: not for report posture"));
+  CHECK_THROWS_WITH(parse_command_line({"compare", "b.json", "a.json", "--format", "script"}),
+                    Catch::Contains("script"));
+}
+
 TEST_CASE("--help and --version, globally and per verb", "[command_line]") {
   const auto help = parse_command_line({"--help"});
   CHECK(help.verb == Verb::help);

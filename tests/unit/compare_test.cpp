@@ -10,6 +10,7 @@
 
 #include "cli/baseline.h"
 #include "cli/compare.h"
+#include "cli/html_report.h"
 #include "report/baseline_file.h"
 
 using namespace jitterd;
@@ -267,4 +268,40 @@ TEST_CASE("compare: a heavier tail is worse, a lighter one better") {
   }
   CHECK(heavier_found >= kPairs * 95 / 100);
   CHECK(lighter_found >= kPairs * 95 / 100);
+}
+
+TEST_CASE("compare --format html: what changed first, then per CPU the plot and the verdicts, c2c heatmaps") {
+  std::mt19937_64 random(8);
+  Baseline before = synthetic_run(random, {200, 1});
+  Baseline after = synthetic_run(random, {800, 2});
+  after.fingerprint[0].second = "6.1.0 </td><script>x</script>";
+  const auto c2c = [](double median) {
+    BaselineProbe p{"c2c", true, "", {}, {}};
+    p.tables.push_back({"pairs (line allocated and first touched by cpu_a, the initiator)",
+                        {"cpu_a", "cpu_b", "relation", "median_ns"},
+                        {{0, 1, "shared_l3", Cell(median, 1)}}});
+    return p;
+  };
+  before.probes.push_back(c2c(28.0));
+  after.probes.push_back(c2c(31.5));
+  const Comparison c = compare_baselines(before, "before <1>.json", after, "after.json");
+  const std::string page = comparison_html(c, before, after);
+  CHECK(page.find("<script") == std::string::npos);
+  CHECK(page.find("http://") == std::string::npos);
+  CHECK(page.find("https://") == std::string::npos);
+  CHECK_THAT(page, Catch::Contains("before &lt;1&gt;.json"));
+  CHECK_THAT(page, Catch::Contains("6.1.0 &lt;/td&gt;&lt;script&gt;x&lt;/script&gt;"));
+  const auto changed = page.find("<h2>What changed</h2>");
+  const auto per_cpu = page.find("<h2>What it did, per CPU</h2>");
+  const auto heatmaps = page.find("<h2>Core-to-core latency</h2>");
+  REQUIRE(changed != std::string::npos);
+  CHECK(changed < per_cpu);
+  CHECK(per_cpu < heatmaps);
+  CHECK(heatmaps != std::string::npos);
+  CHECK(page.find("<h3>cpu 1</h3>") != std::string::npos);
+  CHECK(page.find("<polyline", per_cpu) < heatmaps);              // the exceedance plot
+  CHECK_THAT(page, Catch::Contains("stroke-dasharray=\"7 4\""));  // after, dashed
+  CHECK_THAT(page, Catch::Contains("<td>gaps_over_10us_per_s</td>"));
+  CHECK_THAT(page, Catch::Contains("<td class=\"worse\">worse</td>"));
+  CHECK_THAT(page, Catch::Contains("cpu 0 - cpu 1: +3.5 ns (shared_l3)"));  // the difference heatmap
 }

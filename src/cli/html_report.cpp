@@ -1,0 +1,284 @@
+#include "cli/html_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "report/html.h"
+#include "report/render.h"
+
+namespace jitterd {
+namespace {
+
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+std::string escaped(const std::string& text) { return html_escape(text); }
+
+std::string header(const std::string& heading, const std::string& meta_html) {
+  return "<header class=\"page\"><h1>" + escaped(heading) + "</h1>" + meta_html + "</header>\n";
+}
+
+std::string value_of(const Fields& fields, const std::string& key) {
+  for (const auto& [k, v] : fields)
+    if (k == key) return v;
+  return "";
+}
+
+std::string machine_line(const Baseline& b) {
+  return fmt::format("{} · {} · kernel {} · {:.1f} s sampled · counter {} at {:.3f} MHz",
+                     value_of(b.fingerprint, "hostname"), value_of(b.fingerprint, "cpu_model"),
+                     value_of(b.fingerprint, "kernel"), b.duration_seconds, b.tick_method, b.counter_hertz / 1e6);
+}
+
+// Long values (the kernel command line) wrap instead of widening the table.
+std::string fields_html(const std::string& caption, const std::vector<std::string>& columns,
+                        const std::vector<std::vector<std::string>>& rows) {
+  std::string out = "<div class=\"table-wrap\"><table><caption>" + escaped(caption) + "</caption><thead><tr>";
+  for (const std::string& c : columns) out += "<th>" + escaped(c) + "</th>";
+  out += "</tr></thead><tbody>\n";
+  for (const auto& row : rows) {
+    out += "<tr>";
+    for (std::size_t c = 0; c < row.size(); ++c)
+      out +=
+          (c == 0 ? "<td>" : "<td class=\"wrap\"><code>") + escaped(row[c]) + (c == 0 ? "</td>" : "</code></td>");
+    out += "</tr>\n";
+  }
+  return out + "</tbody></table></div>\n";
+}
+
+std::string machine_tables(const Baseline& b) {
+  std::vector<std::vector<std::string>> fingerprint, configuration;
+  for (const auto& [k, v] : b.fingerprint) fingerprint.push_back({k, v});
+  for (const auto& [k, v] : b.configuration) configuration.push_back({k, v});
+  return fields_html("fingerprint: what the machine was", {"field", "value"}, fingerprint) +
+         fields_html("configuration: how jitterd measured", {"field", "value"}, configuration);
+}
+
+const BaselineCpu* find_cpu(const Baseline& b, int cpu) {
+  const auto it = std::find_if(b.cpus.begin(), b.cpus.end(), [&](const BaselineCpu& c) { return c.cpu == cpu; });
+  return it == b.cpus.end() ? nullptr : &*it;
+}
+
+const BaselineProbe* find_probe(const Baseline& b, const std::string& name) {
+  const auto it =
+      std::find_if(b.probes.begin(), b.probes.end(), [&](const BaselineProbe& p) { return p.name == name; });
+  return it == b.probes.end() || !it->success ? nullptr : &*it;
+}
+
+const ProbeTable* table_starting(const BaselineProbe& probe, std::string_view prefix) {
+  for (const ProbeTable& t : probe.tables)
+    if (t.title.rfind(prefix, 0) == 0) return &t;
+  return nullptr;
+}
+
+double ns_per_tick(const Baseline& b) { return b.counter_hertz > 0 ? 1e9 / b.counter_hertz : 1; }
+
+// One CPU of one baseline: the figures a report prints.
+ProbeTable cpu_table(const Baseline& b, const BaselineCpu& c) {
+  ProbeTable t{"",
+               {"samples", "p50_ns", "p99_ns", "p99_9_ns", "p99_99_ns", "max_ns", "interruptions_per_s",
+                "stolen_share", "floor_ns", "threshold_ns"},
+               {}};
+  const auto per_second = [&](double v) { return c.sampled_seconds > 0 ? v / c.sampled_seconds : 0.0; };
+  t.rows.push_back({c.samples, Cell(baseline_quantile_ns(b, c, 0.5), 1), Cell(baseline_quantile_ns(b, c, 0.99), 1),
+                    Cell(baseline_quantile_ns(b, c, 0.999), 1), Cell(baseline_quantile_ns(b, c, 0.9999), 1),
+                    Cell(c.max_ns, 0), Cell(per_second(static_cast<double>(c.interruptions)), 2),
+                    Cell(per_second(c.stolen_seconds), 6), Cell(c.floor_ns, 1), Cell(c.threshold_ns, 1)});
+  return t;
+}
+
+std::string cpu_title(int cpu) { return fmt::format("cpu {}", cpu); }
+
+// The probes' own tables; c2c's pairs also as a heatmap.
+std::string probe_sections(const Baseline& b) {
+  std::string out;
+  for (const BaselineProbe& p : b.probes) {
+    out += "<h2>probe " + escaped(p.name) + "</h2>\n";
+    if (!p.success) {
+      out += "<p>failed: " + escaped(p.error) + "</p>\n";
+      continue;
+    }
+    if (p.name == "c2c")
+      if (const ProbeTable* pairs = table_starting(p, "pairs"))
+        out += "<div class=\"heatmaps\"><figure>" +
+               heatmap_svg(c2c_heatmap_cells(*pairs), "median one-way latency") + "</figure></div>\n";
+    for (const ProbeTable& t : p.tables) out += table_html(t);
+    if (!p.notes.empty()) {
+      out += "<ul class=\"notes\">";
+      for (const std::string& n : p.notes) out += "<li>" + escaped(n) + "</li>";
+      out += "</ul>\n";
+    }
+  }
+  return out;
+}
+
+constexpr const char* kReadingNote =
+    "Percentiles are the upper edge of a histogram bucket (at most 6.25% above the true value, never "
+    "above the exact max). An exceedance plot shows, for each gap length x, the fraction of gaps longer than "
+    "x: one exact point per histogram bucket, the tail to the right.";
+
+std::string footer() { return std::string("<footer>") + kReadingNote + "</footer>\n"; }
+
+// --- compare ---
+
+std::vector<const FigureComparison*> figures_of(const Comparison& c, const std::string& scope) {
+  std::vector<const FigureComparison*> out;
+  for (const FigureComparison& f : c.figures)
+    if (f.scope == scope) out.push_back(&f);
+  return out;
+}
+
+// The figures side by side, less a prefix every name shares ("kernel: ", the table they come from).
+ProbeTable verdict_table(const std::vector<const FigureComparison*>& figures, bool tested) {
+  ProbeTable t{"", {"figure", "before", "after", "change_%"}, {}};
+  if (tested) t.columns.insert(t.columns.end(), {"verdict", "p_value", "test"});
+  const std::string first = figures.empty() ? std::string() : figures.front()->figure;
+  std::string prefix = first.find(": ") == std::string::npos ? "" : first.substr(0, first.find(": ") + 2);
+  for (const FigureComparison* f : figures)
+    if (f->figure.rfind(prefix, 0) != 0) prefix.clear();
+  for (const FigureComparison* f : figures) {
+    const int digits = std::fabs(f->before) >= 100 || std::fabs(f->after) >= 100 ? 1 : 3;
+    std::vector<Cell> row{f->figure.substr(prefix.size()), Cell(f->before, digits), Cell(f->after, digits),
+                          std::isfinite(f->change) ? Cell(f->change * 100, 1) : Cell()};
+    if (tested) row.insert(row.end(), {f->verdict, Cell(f->p_value, 4), f->test});
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+std::string verdict_badges(const std::vector<const FigureComparison*>& figures) {
+  std::map<std::string, int> counts;
+  for (const FigureComparison* f : figures) ++counts[f->verdict];
+  std::string out = "<div class=\"summary\">";
+  for (const char* verdict : {"worse", "better", "no significant change"})
+    if (counts[verdict] > 0)
+      out += fmt::format("<span class=\"badge {}\">{} {}</span>", html_verdict_class(verdict), counts[verdict],
+                         verdict);
+  return out + "</div>\n";
+}
+
+std::string changed_section(const Comparison& c, const Baseline& before, const Baseline& after) {
+  std::string out = "<h2>What changed</h2>\n";
+  if (c.changed.empty())
+    out += "<p>Nothing in the fingerprint or the configuration.</p>\n";
+  else
+    out +=
+        fields_html("fingerprint and configuration fields that differ", {"field", "before", "after"}, c.changed);
+  out += "<details><summary>all fields, before</summary>" + machine_tables(before) + "</details>\n";
+  out += "<details><summary>all fields, after</summary>" + machine_tables(after) + "</details>\n";
+  return out;
+}
+
+std::string cpu_sections(const Comparison& c, const Baseline& before, const Baseline& after) {
+  std::string out = "<h2>What it did, per CPU</h2>\n";
+  std::vector<int> cpus;
+  for (const FigureComparison& f : c.figures)
+    if (f.scope.rfind("cpu ", 0) == 0) {
+      const int cpu = std::stoi(f.scope.substr(4));
+      if (std::find(cpus.begin(), cpus.end(), cpu) == cpus.end()) cpus.push_back(cpu);
+    }
+  for (int cpu : cpus) {
+    const BaselineCpu* b = find_cpu(before, cpu);
+    const BaselineCpu* a = find_cpu(after, cpu);
+    if (!b || !a) continue;
+    const auto figures = figures_of(c, cpu_title(cpu));
+    out += "<section class=\"cpu\"><h3>" + cpu_title(cpu) + "</h3>\n" + verdict_badges(figures);
+    out += exceedance_plot_svg({{"before", exceedance_points(b->histogram, ns_per_tick(before))},
+                                {"after", exceedance_points(a->histogram, ns_per_tick(after))}},
+                               b->threshold_ns, cpu_title(cpu) + ": gaps longer than x");
+    if (std::fabs(a->threshold_ns - b->threshold_ns) > 0.5)
+      out += fmt::format("<p class=\"meta\">threshold marked: before's {:.1f} ns; after's is {:.1f} ns</p>\n",
+                         b->threshold_ns, a->threshold_ns);
+    out += table_html(verdict_table(figures, true)) + "</section>\n";
+  }
+  return out;
+}
+
+std::string c2c_section(const Comparison& c, const Baseline& before, const Baseline& after) {
+  const BaselineProbe* b = find_probe(before, "c2c");
+  const BaselineProbe* a = find_probe(after, "c2c");
+  if (!b && !a) return "";
+  std::string out = "<h2>Core-to-core latency</h2>\n<div class=\"heatmaps\">";
+  std::vector<HeatmapCell> b_cells, a_cells, difference;
+  if (b)
+    if (const ProbeTable* t = table_starting(*b, "pairs")) b_cells = c2c_heatmap_cells(*t);
+  if (a)
+    if (const ProbeTable* t = table_starting(*a, "pairs")) a_cells = c2c_heatmap_cells(*t);
+  for (const HeatmapCell& x : b_cells)
+    for (const HeatmapCell& y : a_cells)
+      if (x.cpu_a == y.cpu_a && x.cpu_b == y.cpu_b)
+        difference.push_back({x.cpu_a, x.cpu_b, y.value - x.value, x.relation});
+  out += "<figure>" + heatmap_svg(b_cells, "before: median one-way latency") + "</figure>";
+  out += "<figure>" + heatmap_svg(a_cells, "after: median one-way latency") + "</figure>";
+  out += "<figure>" + heatmap_svg(difference, "difference: after - before", {"ns", true}) +
+         "<figcaption>red: slower after, blue: faster</figcaption></figure></div>\n";
+  const auto figures = figures_of(c, "probe c2c");
+  if (!figures.empty()) out += table_html(verdict_table(figures, false));
+  return out;
+}
+
+std::string probe_section(const Comparison& c, const std::string& probe, const std::string& heading) {
+  const auto figures = figures_of(c, "probe " + probe);
+  if (figures.empty()) return "";
+  return "<h2>" + escaped(heading) +
+         "</h2>\n<p class=\"meta\">One value per run: shown side by side, not "
+         "tested.</p>\n" +
+         table_html(verdict_table(figures, false));
+}
+
+}  // namespace
+
+std::string baseline_html(const Baseline& b, const std::string& what) {
+  std::string body =
+      header("jitterd " + what, "<p class=\"meta\">" + escaped(machine_line(b)) + "</p><p class=\"meta\">" +
+                                    escaped(b.created) + " · jitterd " + escaped(b.jitterd_version) + "</p>");
+  body += "<h2>The machine</h2>\n" + machine_tables(b);
+  if (!b.cpus.empty()) body += "<h2>Gaps per CPU</h2>\n";
+  for (const BaselineCpu& c : b.cpus) {
+    body += "<section class=\"cpu\"><h3>" + cpu_title(c.cpu) + "</h3>\n";
+    if (!c.error.empty() || c.samples == 0) {
+      body += "<p>not sampled: " + escaped(c.error) + "</p></section>\n";
+      continue;
+    }
+    body += exceedance_plot_svg({{"gaps", exceedance_points(c.histogram, ns_per_tick(b))}}, c.threshold_ns,
+                                cpu_title(c.cpu) + ": gaps longer than x");
+    body += table_html(cpu_table(b, c)) + "</section>\n";
+  }
+  body += probe_sections(b) + footer();
+  return html_page("jitterd " + what + ": " + value_of(b.fingerprint, "hostname"), body);
+}
+
+std::string comparison_html(const Comparison& c, const Baseline& before, const Baseline& after) {
+  std::vector<const FigureComparison*> cpu_figures;
+  for (const FigureComparison& f : c.figures)
+    if (f.scope.rfind("cpu ", 0) == 0) cpu_figures.push_back(&f);
+  std::string meta = "<p class=\"meta\">before: <code>" + escaped(c.before_path) + "</code> (" +
+                     escaped(before.created) + ")<br>after: <code>" + escaped(c.after_path) + "</code> (" +
+                     escaped(after.created) + ")</p><p class=\"meta\">" + escaped(machine_line(after)) + "</p>" +
+                     verdict_badges(cpu_figures);
+  std::string body = header("jitterd compare", meta);
+  body += changed_section(c, before, after);
+  body += cpu_sections(c, before, after);
+  body += c2c_section(c, before, after);
+  body += probe_section(c, "kernel_cost", "Kernel costs");
+  body += probe_section(c, "pacing", "Pacing");
+  body += probe_section(c, "clock", "Clock");
+  body += probe_section(c, "pinning", "Pinning");
+  if (!c.notes.empty()) {
+    body += "<h2>Notes</h2><ul class=\"notes\">";
+    for (const std::string& n : c.notes) body += "<li>" + escaped(n) + "</li>";
+    body += "</ul>\n";
+  }
+  body +=
+      "<footer>Verdicts: the per-sub-window percentiles, interruption rates and stolen shares by a Mann-Whitney "
+      "rank "
+      "test, the tail rates by a rate-ratio test allowing for over-dispersion, the max by the highest tail rate "
+      "it "
+      "reaches (README \"Before and after\"). change_% = (after - before) / before. " +
+      std::string(kReadingNote) + "</footer>\n";
+  return html_page("jitterd compare: " + value_of(after.fingerprint, "hostname"), body);
+}
+
+}  // namespace jitterd

@@ -1,0 +1,492 @@
+#include "report/html.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "measure/change_tests.h"
+#include "report/render.h"
+
+namespace jitterd {
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+// Length of the valid UTF-8 sequence at the start of `text` and its code point, or 0 when the
+// bytes there are not one (overlong forms, surrogates and values above U+10FFFF included).
+std::size_t utf8_sequence(std::string_view text, char32_t& code_point) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  std::size_t length = 0;
+  char32_t value = 0;
+  if (lead < 0x80) {
+    code_point = lead;
+    return 1;
+  } else if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2, value = lead & 0x1F;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3, value = lead & 0x0F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4, value = lead & 0x07;
+  } else {
+    return 0;
+  }
+  if (text.size() < length) return 0;
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+    value = (value << 6) | (byte(i) & 0x3F);
+  }
+  const bool overlong = (length == 3 && value < 0x800) || (length == 4 && value < 0x10000);
+  if (overlong || (value >= 0xD800 && value <= 0xDFFF) || value > 0x10FFFF) return 0;
+  code_point = value;
+  return length;
+}
+
+bool is_control(char32_t c) { return (c < 0x20 && c != '\t' && c != '\n') || (c >= 0x7F && c <= 0x9F); }
+
+bool is_number(const Cell& cell) { return cell.kind == Cell::Kind::integer || cell.kind == Cell::Kind::number; }
+
+// Shortest decimal for SVG coordinates: one digit after the point is finer than a pixel.
+std::string coordinate(double value) { return fmt::format("{:.1f}", value); }
+
+// A decade as a label: 10 ns .. 100 ms, 1 s .. for gap lengths.
+std::string duration_label(int decade) {
+  static constexpr std::array<const char*, 4> kUnits{"ns", "µs", "ms", "s"};
+  if (decade < 0) return fmt::format("1e{} ns", decade);
+  const int unit = std::min(decade / 3, 3);
+  const double value = std::pow(10.0, decade - 3 * unit);
+  return fmt::format("{:g} {}", value, kUnits[static_cast<std::size_t>(unit)]);
+}
+
+// A duration in ns, as the legend and the threshold label show it: 12.5 µs.
+std::string duration_text(double ns) {
+  if (ns >= 1e9) return fmt::format("{:.3g} s", ns / 1e9);
+  if (ns >= 1e6) return fmt::format("{:.3g} ms", ns / 1e6);
+  if (ns >= 1e3) return fmt::format("{:.3g} µs", ns / 1e3);
+  return fmt::format("{:.3g} ns", ns);
+}
+
+// 10 to a negative power, in superscript digits: 10⁻³.
+std::string fraction_label(int decade) {
+  if (decade == 0) return "1";
+  static constexpr std::array<const char*, 10> kSuperscript{"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
+  std::string digits;
+  for (const char c : std::to_string(std::abs(decade))) digits += kSuperscript[static_cast<std::size_t>(c - '0')];
+  return std::string("10") + (decade < 0 ? "⁻" : "") + digits;
+}
+
+struct LineStyle {
+  const char* colour;
+  const char* dash;  // stroke-dasharray, "" for solid
+};
+constexpr std::array<LineStyle, 4> kLineStyles{
+    {{"#1d4e89", ""}, {"#c0392b", "7 4"}, {"#2e7d32", "2 3"}, {"#6a1b9a", "10 3 2 3"}}};
+
+std::string dash_attribute(const LineStyle& style) {
+  return *style.dash ? fmt::format(" stroke-dasharray=\"{}\"", style.dash) : "";
+}
+
+// Colours of a heatmap: white to dark blue for values, blue - white - red for differences.
+struct Rgb {
+  double r, g, b;
+};
+Rgb mix(Rgb from, Rgb to, double t) {
+  t = std::clamp(t, 0.0, 1.0);
+  return {from.r + (to.r - from.r) * t, from.g + (to.g - from.g) * t, from.b + (to.b - from.b) * t};
+}
+std::string hex(Rgb c) {
+  return fmt::format("#{:02x}{:02x}{:02x}", static_cast<int>(std::lround(c.r)), static_cast<int>(std::lround(c.g)),
+                     static_cast<int>(std::lround(c.b)));
+}
+bool dark(Rgb c) { return 0.299 * c.r + 0.587 * c.g + 0.114 * c.b < 140; }
+
+constexpr Rgb kLight{239, 245, 251}, kDarkBlue{8, 48, 107}, kWhite{255, 255, 255}, kBlue{33, 102, 172},
+    kRed{178, 24, 43};
+
+struct RelationMark {
+  std::string_view relation;
+  std::string_view letter;
+};
+constexpr std::array<RelationMark, 5> kRelationMarks{
+    {{"smt_sibling", "T"}, {"shared_l2", "2"}, {"shared_l3", "3"}, {"same_package", "P"}, {"cross_package", "X"}}};
+
+std::string_view relation_letter(std::string_view relation) {
+  for (const RelationMark& mark : kRelationMarks)
+    if (mark.relation == relation) return mark.letter;
+  return "?";
+}
+
+}  // namespace
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  while (!text.empty()) {
+    char32_t c = 0;
+    const std::size_t length = utf8_sequence(text, c);
+    if (length == 0) {
+      out += kReplacement;  // one per invalid byte, as browsers decode
+      text.remove_prefix(1);
+      continue;
+    }
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        if (is_control(c))
+          out += kReplacement;
+        else
+          out.append(text.substr(0, length));
+    }
+    text.remove_prefix(length);
+  }
+  return out;
+}
+
+std::string html_page(std::string_view title, std::string_view body_html, const HtmlPageOptions& options) {
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+      "img-src data:\">\n";
+  if (options.refresh_seconds > 0)
+    out += fmt::format("<meta http-equiv=\"refresh\" content=\"{}\">\n", options.refresh_seconds);
+  out += "<title>" + html_escape(title) + "</title>\n<style>\n";
+  // One stylesheet for every page: system fonts (nothing fetched), tables that scroll sideways on
+  // a narrow screen, plots at the container's width, and print without backgrounds lost.
+  out += R"css(:root{--ink:#1b1f24;--muted:#5b6470;--line:#d5dae1;--soft:#f3f5f8;--accent:#1d4e89;
+--better:#d8f0dc;--better-ink:#14532d;--worse:#fadad7;--worse-ink:#8a1c12;--same:#eceff3}
+*{box-sizing:border-box}
+html{-webkit-text-size-adjust:100%;text-size-adjust:100%}
+body{margin:0 auto;max-width:76rem;padding:1rem 1.25rem 3rem;color:var(--ink);background:#fff;
+font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+header.page{border-bottom:3px solid var(--accent);margin-bottom:1.25rem;padding-bottom:.6rem}
+h1{font-size:1.55rem;margin:.2rem 0 .3rem;line-height:1.2}
+h2{font-size:1.2rem;margin:2rem 0 .6rem;padding-bottom:.25rem;border-bottom:1px solid var(--line)}
+h3{font-size:1.02rem;margin:1.3rem 0 .5rem}
+p{margin:.4rem 0}
+.meta{color:var(--muted);font-size:.9rem;margin:0}
+.meta code,code{font:.86em/1.3 ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;word-break:break-all}
+.summary{display:flex;flex-wrap:wrap;gap:.5rem;margin:.8rem 0}
+.badge{display:inline-block;border-radius:.3rem;padding:.15rem .55rem;font-weight:600;font-size:.9rem;
+background:var(--same)}
+.badge.worse{background:var(--worse);color:var(--worse-ink)}
+.badge.better{background:var(--better);color:var(--better-ink)}
+.table-wrap{overflow-x:auto;-webkit-overflow-scrolling:touch;margin:.4rem 0 1rem;max-width:100%}
+table{border-collapse:collapse;font-size:.88rem;font-variant-numeric:tabular-nums}
+caption{text-align:left;color:var(--muted);font-size:.85rem;padding:.2rem 0 .35rem;caption-side:top}
+th,td{padding:.28rem .5rem;border-bottom:1px solid var(--line);text-align:left;white-space:nowrap;
+vertical-align:top}
+th{background:var(--soft);font-weight:600;border-bottom:2px solid var(--line)}
+td.num,th.num{text-align:right}
+td.wrap{white-space:normal;overflow-wrap:break-word;max-width:40rem}
+tbody tr:hover{background:#fafbfc}
+td.better{background:var(--better);color:var(--better-ink);font-weight:600}
+td.worse{background:var(--worse);color:var(--worse-ink);font-weight:600}
+td.same{color:var(--muted)}
+.cpu{border:1px solid var(--line);border-radius:.45rem;padding:.2rem 1rem .6rem;margin:1rem 0;
+break-inside:avoid;page-break-inside:avoid}
+.plot{display:block;width:100%;max-width:44rem;height:auto;margin:.3rem 0}
+.heatmaps{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start}
+.heatmaps figure{margin:0;flex:1 1 18rem;max-width:30rem}
+.heatmaps svg{display:block;width:100%;height:auto}
+figcaption{font-size:.85rem;color:var(--muted)}
+ul.notes{color:var(--muted);font-size:.88rem;padding-left:1.2rem}
+footer{margin-top:2.5rem;color:var(--muted);font-size:.8rem;border-top:1px solid var(--line);padding-top:.5rem}
+@media (max-width:40rem){body{padding:.6rem .6rem 2rem;font-size:14px}h1{font-size:1.3rem}
+.cpu{padding:.1rem .5rem .4rem}th,td{padding:.22rem .4rem}}
+@media print{body{max-width:none;padding:0;font-size:10pt}
+*{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+.table-wrap{overflow:visible}th,td{white-space:normal}tbody tr:hover{background:none}
+h2{break-after:avoid;page-break-after:avoid}.plot{max-width:34rem}}
+)css";
+  out += "</style>\n</head>\n<body>\n";
+  out.append(body_html);
+  out += "\n</body>\n</html>\n";
+  return out;
+}
+
+std::string_view html_verdict_class(std::string_view verdict) {
+  if (verdict == "better") return "better";
+  if (verdict == "worse") return "worse";
+  if (verdict == to_string(Verdict::no_change)) return "same";
+  return "";
+}
+
+std::string table_html(const ProbeTable& table) {
+  const std::size_t columns = table.columns.size();
+  std::vector<bool> numeric(columns, false), has_text(columns, false);
+  for (const auto& row : table.rows)
+    for (std::size_t c = 0; c < row.size() && c < columns; ++c) {
+      numeric[c] = numeric[c] || is_number(row[c]);
+      has_text[c] = has_text[c] || row[c].kind == Cell::Kind::text;
+    }
+  std::string out = "<div class=\"table-wrap\"><table>";
+  if (!table.title.empty()) out += "<caption>" + html_escape(table.title) + "</caption>";
+  out += "<thead><tr>";
+  for (std::size_t c = 0; c < columns; ++c)
+    out += (numeric[c] && !has_text[c] ? "<th class=\"num\">" : "<th>") + html_escape(table.columns[c]) + "</th>";
+  out += "</tr></thead><tbody>\n";
+  for (const auto& row : table.rows) {
+    out += "<tr>";
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      const std::string text = cell_text(row[c]);
+      // Long text (a test's name, a path) wraps rather than widening the table.
+      std::string_view css = is_number(row[c]) ? "num" : text.size() > 20 ? "wrap" : "";
+      if (c < columns && table.columns[c] == "verdict") css = html_verdict_class(text);
+      out += css.empty() ? "<td>" : fmt::format("<td class=\"{}\">", css);
+      out += html_escape(text) + "</td>";
+    }
+    out += "</tr>\n";
+  }
+  return out + "</tbody></table></div>\n";
+}
+
+std::vector<std::pair<double, double>> exceedance_points(const HistogramSnapshot& histogram, double ns_per_tick) {
+  std::vector<std::pair<double, double>> points;
+  const std::uint64_t total = histogram.total();
+  if (total == 0) return points;
+  std::uint64_t above = total;
+  for (std::size_t i = 0; i < kHistogramBuckets; ++i) {
+    if (histogram.counts[i] == 0) continue;
+    above -= histogram.counts[i];
+    points.emplace_back(static_cast<double>(histogram_bucket_highest(i)) * ns_per_tick,
+                        static_cast<double>(above) / static_cast<double>(total));
+  }
+  return points;
+}
+
+std::string exceedance_plot_svg(const std::vector<ExceedanceSeries>& series, double threshold_ns,
+                                std::string_view title) {
+  // The decades the data spans, at least one each way; the threshold is always in view.
+  double x_min = std::numeric_limits<double>::infinity(), x_max = 0, y_min = 1;
+  for (const ExceedanceSeries& s : series)
+    for (const auto& [x, y] : s.points)
+      if (x > 0 && y > 0) x_min = std::min(x_min, x), x_max = std::max(x_max, x), y_min = std::min(y_min, y);
+  if (threshold_ns > 0) x_min = std::min(x_min, threshold_ns), x_max = std::max(x_max, threshold_ns);
+  if (!std::isfinite(x_min)) x_min = 10, x_max = 1e6;
+  const int x_lo = static_cast<int>(std::floor(std::log10(x_min)));
+  const int x_hi = std::max(x_lo + 1, static_cast<int>(std::ceil(std::log10(x_max))));
+  const int y_lo = std::min(-1, static_cast<int>(std::floor(std::log10(y_min))));
+  constexpr double kWidth = 640, kHeight = 380, kLeft = 62, kRight = 26, kTop = 34, kBottom = 46;
+  const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
+  const auto px = [&](double x) { return kLeft + (std::log10(x) - x_lo) / (x_hi - x_lo) * plot_w; };
+  const auto py = [&](double y) { return kTop + (0 - std::log10(y)) / (0 - y_lo) * plot_h; };
+
+  std::string out = fmt::format(
+      "<svg class=\"plot\" viewBox=\"0 0 {} {}\" role=\"img\" "
+      "font-family=\"system-ui,sans-serif\" font-size=\"12\">\n<title>{}</title>\n",
+      kWidth, kHeight, html_escape(title));
+  out += fmt::format("<text x=\"{}\" y=\"18\" font-size=\"14\" font-weight=\"600\" fill=\"#1b1f24\">{}</text>\n",
+                     kLeft, html_escape(title));
+  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbfcfd\" stroke=\"#9aa3ad\"/>\n",
+                     kLeft, kTop, plot_w, plot_h);
+  // Grid and labels: every decade, with the 2 and 5 of each x decade as faint lines.
+  for (int d = x_lo; d <= x_hi; ++d) {
+    const double x = px(std::pow(10.0, d));
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#d5dae1\"/>", coordinate(x),
+                       kTop, kTop + plot_h);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", coordinate(x),
+                       kTop + plot_h + 16, duration_label(d));
+    for (const double m : {2.0, 5.0})
+      if (d < x_hi) {
+        const double xm = px(m * std::pow(10.0, d));
+        out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#eceff3\"/>",
+                           coordinate(xm), kTop, kTop + plot_h);
+      }
+  }
+  for (int d = y_lo; d <= 0; ++d) {
+    const double y = py(std::pow(10.0, d));
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#d5dae1\"/>", kLeft,
+                       coordinate(y), kLeft + plot_w);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", kLeft - 6,
+                       coordinate(y + 4), fraction_label(d));
+  }
+  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#1b1f24\">gap length</text>\n",
+                     kLeft + plot_w / 2, kHeight - 8);
+  out += fmt::format(
+      "<text transform=\"translate(14 {}) rotate(-90)\" text-anchor=\"middle\" fill=\"#1b1f24\">fraction of gaps "
+      "longer</text>\n",
+      kTop + plot_h / 2);
+  if (threshold_ns > 0) {
+    const double x = px(threshold_ns);
+    out += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#e08e0b\" stroke-width=\"2\" "
+        "stroke-dasharray=\"4 3\"/>\n",
+        coordinate(x), kTop, kTop + plot_h);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#9a5d00\" font-size=\"11\">threshold {}</text>\n",
+                       coordinate(x + 4), kTop + plot_h - 6, duration_text(threshold_ns));
+  }
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const LineStyle& style = kLineStyles[i % kLineStyles.size()];
+    std::string points;
+    for (const auto& [x, y] : series[i].points)
+      if (x > 0 && y > 0) points += (points.empty() ? "" : " ") + coordinate(px(x)) + "," + coordinate(py(y));
+    if (points.empty()) continue;
+    out += fmt::format(
+        "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-linejoin=\"round\"{} points=\"{}\"/>\n",
+        style.colour, dash_attribute(style), points);
+  }
+  // The legend, top right inside the plot: a sample of each line and its label.
+  const double legend_x = kLeft + plot_w - 190;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const LineStyle& style = kLineStyles[i % kLineStyles.size()];
+    const double y = kTop + 16 + 18 * static_cast<double>(i);
+    out += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"184\" height=\"18\" fill=\"#fff\" fill-opacity=\"0.85\"/>"
+        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{}/>"
+        "<text x=\"{}\" y=\"{}\" fill=\"#1b1f24\">{}</text>\n",
+        coordinate(legend_x - 4), coordinate(y - 12), coordinate(legend_x), coordinate(y - 4),
+        coordinate(legend_x + 30), coordinate(y - 4), style.colour, dash_attribute(style),
+        coordinate(legend_x + 36), coordinate(y), html_escape(series[i].label));
+  }
+  return out + "</svg>\n";
+}
+
+std::vector<HeatmapCell> c2c_heatmap_cells(const ProbeTable& pairs_table) {
+  std::vector<HeatmapCell> cells;
+  const auto column = [&](std::string_view name) {
+    const auto it = std::find(pairs_table.columns.begin(), pairs_table.columns.end(), name);
+    return static_cast<std::size_t>(it - pairs_table.columns.begin());
+  };
+  const std::size_t a = column("cpu_a"), b = column("cpu_b"), relation = column("relation"),
+                    median = column("median_ns");
+  const std::size_t columns = pairs_table.columns.size();
+  if (a == columns || b == columns || relation == columns || median == columns) return cells;
+  for (const auto& row : pairs_table.rows) {
+    if (row.size() < columns || !is_number(row[a]) || !is_number(row[b]) || !is_number(row[median])) continue;
+    const auto value = [](const Cell& cell) {
+      return cell.kind == Cell::Kind::integer ? static_cast<double>(cell.integer) : cell.number;
+    };
+    cells.push_back({static_cast<int>(value(row[a])), static_cast<int>(value(row[b])), value(row[median]),
+                     row[relation].kind == Cell::Kind::text ? row[relation].text : ""});
+  }
+  return cells;
+}
+
+std::string heatmap_svg(const std::vector<HeatmapCell>& cells, std::string_view title,
+                        const HeatmapOptions& options) {
+  std::set<int> cpu_set;
+  std::map<std::pair<int, int>, const HeatmapCell*> by_pair;  // (lower cpu, higher cpu)
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const HeatmapCell& c : cells) {
+    if (c.cpu_a == c.cpu_b || !std::isfinite(c.value)) continue;
+    cpu_set.insert({c.cpu_a, c.cpu_b});
+    by_pair[{std::min(c.cpu_a, c.cpu_b), std::max(c.cpu_a, c.cpu_b)}] = &c;
+    lo = std::min(lo, c.value), hi = std::max(hi, c.value);
+  }
+  const std::vector<int> cpus(cpu_set.begin(), cpu_set.end());
+  // Rows are every CPU but the lowest, columns every CPU but the highest: the lower triangle.
+  const std::size_t n = cpus.size() < 2 ? 0 : cpus.size() - 1;
+  const bool labelled = n <= 16;  // values written in the cells; beyond that the tooltips hold them
+  const double cell = n <= 3 ? 72 : labelled ? 46 : std::max(8.0, 736.0 / static_cast<double>(n));
+  constexpr double kLeft = 40, kTop = 44;
+  const double grid = cell * static_cast<double>(n);
+  const double width = std::max(280.0, kLeft + grid + 12);
+  const double legend_top = kTop + grid + 30;
+  const double height = legend_top + 40;
+  std::string out = fmt::format(
+      "<svg viewBox=\"0 0 {} {}\" role=\"img\" "
+      "font-family=\"system-ui,sans-serif\" font-size=\"11\">\n<title>{}</title>\n",
+      coordinate(width), coordinate(height), html_escape(title));
+  out += fmt::format("<text x=\"4\" y=\"16\" font-size=\"13\" font-weight=\"600\" fill=\"#1b1f24\">{}</text>\n",
+                     html_escape(title));
+  if (n == 0) {
+    out += fmt::format("<text x=\"4\" y=\"{}\" fill=\"#5b6470\">no pair measured</text>\n", kTop);
+    return out + "</svg>\n";
+  }
+  const double extent = std::max(std::fabs(lo), std::fabs(hi));
+  const auto colour = [&](double v) {
+    if (options.diverging)
+      return extent > 0 ? (v < 0 ? mix(kWhite, kBlue, -v / extent) : mix(kWhite, kRed, v / extent)) : kWhite;
+    return hi > lo ? mix(kLight, kDarkBlue, 0.15 + 0.85 * (v - lo) / (hi - lo)) : mix(kLight, kDarkBlue, 0.5);
+  };
+  const auto value_text = [&](double v) {
+    return options.diverging ? fmt::format("{:+.1f}", v) : fmt::format("{:.1f}", v);
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const double x = kLeft + cell * static_cast<double>(i) + cell / 2;
+    const double y = kTop + cell * static_cast<double>(i) + cell / 2 + 4;
+    if (labelled || i % std::max<std::size_t>(1, n / 16) == 0) {
+      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#5b6470\">{}</text>",
+                         coordinate(x), kTop - 6, cpus[i]);
+      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#5b6470\">{}</text>\n", kLeft - 6,
+                         coordinate(y), cpus[i + 1]);
+    }
+  }
+  std::set<std::string> relations;
+  for (std::size_t r = 0; r < n; ++r) {
+    for (std::size_t c = 0; c <= r; ++c) {
+      const auto it = by_pair.find({cpus[c], cpus[r + 1]});
+      const double x = kLeft + cell * static_cast<double>(c), y = kTop + cell * static_cast<double>(r);
+      if (it == by_pair.end()) {
+        out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f3f5f8\"/>\n",
+                           coordinate(x), coordinate(y), coordinate(cell), coordinate(cell));
+        continue;
+      }
+      const HeatmapCell& p = *it->second;
+      relations.insert(p.relation);
+      const Rgb fill = colour(p.value);
+      out += fmt::format(
+          "<g><title>cpu {} - cpu {}: {} {} ({})</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
+          "fill=\"{}\" stroke=\"#fff\"/>",
+          p.cpu_a, p.cpu_b, value_text(p.value), html_escape(options.unit), html_escape(p.relation), coordinate(x),
+          coordinate(y), coordinate(cell), coordinate(cell), hex(fill));
+      const char* ink = dark(fill) ? "#fff" : "#1b1f24";
+      if (labelled) {
+        out += fmt::format(
+            "<text x=\"{}\" y=\"{}\" font-size=\"9\" fill=\"{}\">{}</text>"
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\">{}</text>",
+            coordinate(x + 3), coordinate(y + 11), ink, html_escape(relation_letter(p.relation)),
+            coordinate(x + cell / 2), coordinate(y + cell / 2 + 8), ink, value_text(p.value));
+      } else {
+        // Too many cells for their values (the tooltip holds them): the relation's letter alone.
+        out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"{}\" text-anchor=\"middle\" fill=\"{}\">{}</text>",
+                           coordinate(x + cell / 2), coordinate(y + cell * 0.72), coordinate(cell * 0.6), ink,
+                           html_escape(relation_letter(p.relation)));
+      }
+      out += "</g>\n";
+    }
+  }
+  // Legend: the scale's ends, then the letters of the relation classes present.
+  const Rgb low = options.diverging ? kBlue : colour(lo), high = options.diverging ? kRed : colour(hi);
+  const std::string low_text = options.diverging ? value_text(-extent) : value_text(lo);
+  const std::string high_text = options.diverging ? value_text(extent) : value_text(hi);
+  const auto swatch = [&](double x, Rgb fill, const std::string& text) {
+    return fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{} {}</text>", x,
+        coordinate(legend_top - 10), hex(fill), x + 16, coordinate(legend_top), text, html_escape(options.unit));
+  };
+  out += swatch(kLeft, low, low_text);
+  if (high_text != low_text) out += swatch(kLeft + 110, high, high_text);
+  out += "\n";
+  std::string letters;
+  for (const RelationMark& mark : kRelationMarks)
+    if (relations.count(std::string(mark.relation)))
+      letters += fmt::format("{}{} {}", letters.empty() ? "" : ", ", mark.letter, mark.relation);
+  if (!letters.empty())
+    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#5b6470\">{}: {}</text>\n", kLeft,
+                       coordinate(legend_top + 20), labelled ? "corner letter" : "letter", html_escape(letters));
+  return out + "</svg>\n";
+}
+
+}  // namespace jitterd

@@ -1,0 +1,84 @@
+// HTML for every page jitterd writes: the `report` and `compare` files and the daemon's own live
+// pages. One self-contained document per page: inline CSS shared by all of them, inline SVG for
+// plots, no script, no font and nothing fetched (a Content-Security-Policy meta forbids it), so a
+// file opens the same offline, on a phone and on paper. Every text from the machine (IRQ names,
+// the kernel command line, BIOS strings) goes through html_escape. Pure functions, safe from any
+// thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "measure/histogram.h"
+#include "probes/probe.h"
+
+namespace jitterd {
+
+// Text as HTML content or a quoted attribute value: & < > " ' become entities; bytes that are not
+// valid UTF-8 become U+FFFD; control characters other than tab and newline become U+FFFD too.
+std::string html_escape(std::string_view text);
+
+struct HtmlPageOptions {
+  int refresh_seconds = 0;  // > 0: <meta http-equiv="refresh"> every that many seconds
+};
+
+// A complete document around `body_html` (trusted markup, built from escaped parts): doctype,
+// charset, viewport, the CSP meta (default-src 'none'; style-src 'unsafe-inline'; img-src data:),
+// the shared stylesheet (narrow screens: tables scroll sideways, plots scale; print styles).
+// `title` is escaped.
+std::string html_page(std::string_view title, std::string_view body_html, const HtmlPageOptions& options = {});
+
+// A typed table as <table> in a horizontally scrolling wrapper: numbers right-aligned (class
+// "num"), cells as cell_text shows them, escaped. A column named "verdict" gets its cells classed
+// by html_verdict_class, so better, worse and no change stand out. The title becomes a caption
+// when not empty.
+std::string table_html(const ProbeTable& table);
+// "better", "worse", "same" (no significant change) or "" (not tested, anything else).
+std::string_view html_verdict_class(std::string_view verdict);
+
+// One line of an exceedance plot: x = gap length in ns, y = fraction of gaps longer than x.
+struct ExceedanceSeries {
+  std::string label;
+  std::vector<std::pair<double, double>> points;
+};
+
+// One point per non-empty bucket: x its highest value in ns, y the fraction of gaps above it,
+// exact (every gap in the bucket is at most x, every gap in a higher bucket above it). Points with
+// y = 0 (the last bucket) are kept; the plot leaves them out. Empty for an empty histogram.
+std::vector<std::pair<double, double>> exceedance_points(const HistogramSnapshot& histogram, double ns_per_tick);
+
+// A log-log plot of the series, overlaid (the first solid, the second dashed, the third dotted:
+// told apart without colour), decades labelled on both axes, `threshold_ns` marked by a vertical
+// line (none when <= 0), a legend. The SVG has a viewBox and no fixed width, so it scales to its
+// container.
+std::string exceedance_plot_svg(const std::vector<ExceedanceSeries>& series, double threshold_ns,
+                                std::string_view title);
+
+// One c2c pair for a heatmap: the value (ns, or a difference in ns) and its relation class.
+struct HeatmapCell {
+  int cpu_a = 0, cpu_b = 0;
+  double value = 0;
+  std::string relation;  // "smt_sibling", "shared_l2", "shared_l3", "same_package", "cross_package"
+};
+
+struct HeatmapOptions {
+  std::string unit = "ns";
+  // false: one scale from the smallest value (light) to the largest (dark); true: a difference,
+  // diverging around 0 (blue lower, red higher, white no change), symmetric in the larger |value|.
+  bool diverging = false;
+};
+
+// The lower-triangle matrix of the pairs (row cpu_b, column cpu_a, as the text report), each cell
+// coloured by value, labelled with it, and marked by its relation class (a letter in the corner,
+// explained in a legend); pairs not given are left empty. Beyond 16 CPUs a cell shows only its
+// letter and its tooltip the value. Scales to its container.
+std::string heatmap_svg(const std::vector<HeatmapCell>& cells, std::string_view title,
+                        const HeatmapOptions& options = {});
+
+// The heatmap cells of a c2c "pairs" table (columns cpu_a, cpu_b, relation, median_ns); rows
+// without a median (failed pairs) are left out. Empty when the table lacks those columns.
+std::vector<HeatmapCell> c2c_heatmap_cells(const ProbeTable& pairs_table);
+
+}  // namespace jitterd
