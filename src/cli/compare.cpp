@@ -15,12 +15,6 @@
 namespace jitterd {
 namespace {
 
-std::string value_of(const std::vector<std::pair<std::string, std::string>>& pairs, const std::string& key) {
-  for (const auto& [k, v] : pairs)
-    if (k == key) return v;
-  return "";
-}
-
 [[noreturn]] void refuse(const std::string& before_path, const std::string& after_path, const std::string& why) {
   throw BaselineError(kExitBadBaseline,
                       fmt::format("{} and {}: cannot be compared: {}", before_path, after_path, why));
@@ -30,7 +24,7 @@ std::string value_of(const std::vector<std::pair<std::string, std::string>>& pai
 void check_comparable(const Baseline& before, const std::string& bp, const Baseline& after,
                       const std::string& ap) {
   for (const char* key : {"hostname", "cpu_model"}) {
-    const std::string b = value_of(before.fingerprint, key), a = value_of(after.fingerprint, key);
+    const std::string b = field_value(before.fingerprint, key), a = field_value(after.fingerprint, key);
     if (b != a) refuse(bp, ap, fmt::format("different machines ({} \"{}\" vs \"{}\")", key, b, a));
   }
   if (before.tick_method != after.tick_method)
@@ -60,7 +54,7 @@ void add_changes(Comparison& out, const std::string& group,
   for (const auto& [k, v] : after)
     if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
   for (const std::string& key : keys) {
-    const std::string b = value_of(before, key), a = value_of(after, key);
+    const std::string b = field_value(before, key), a = field_value(after, key);
     if (b != a) out.changed.push_back({group + "." + key, b, a});
   }
 }

@@ -20,16 +20,11 @@ std::string header(const std::string& heading, const std::string& meta_html) {
   return "<header class=\"page\"><h1>" + escaped(heading) + "</h1>" + meta_html + "</header>\n";
 }
 
-std::string value_of(const Fields& fields, const std::string& key) {
-  for (const auto& [k, v] : fields)
-    if (k == key) return v;
-  return "";
-}
-
 std::string machine_line(const Baseline& b) {
   return fmt::format("{} · {} · kernel {} · {:.1f} s sampled · counter {} at {:.3f} MHz",
-                     value_of(b.fingerprint, "hostname"), value_of(b.fingerprint, "cpu_model"),
-                     value_of(b.fingerprint, "kernel"), b.duration_seconds, b.tick_method, b.counter_hertz / 1e6);
+                     field_value(b.fingerprint, "hostname"), field_value(b.fingerprint, "cpu_model"),
+                     field_value(b.fingerprint, "kernel"), b.duration_seconds, b.tick_method,
+                     b.counter_hertz / 1e6);
 }
 
 // Long values (the kernel command line) wrap instead of widening the table.
@@ -247,7 +242,7 @@ std::string baseline_html(const Baseline& b, const std::string& what) {
     body += table_html(cpu_table(b, c)) + "</section>\n";
   }
   body += probe_sections(b) + footer();
-  return html_page("jitterd " + what + ": " + value_of(b.fingerprint, "hostname"), body);
+  return html_page("jitterd " + what + ": " + field_value(b.fingerprint, "hostname"), body);
 }
 
 std::string comparison_html(const Comparison& c, const Baseline& before, const Baseline& after) {
@@ -278,7 +273,7 @@ std::string comparison_html(const Comparison& c, const Baseline& before, const B
       "it "
       "reaches (README \"Before and after\"). change_% = (after - before) / before. " +
       std::string(kReadingNote) + "</footer>\n";
-  return html_page("jitterd compare: " + value_of(after.fingerprint, "hostname"), body);
+  return html_page("jitterd compare: " + field_value(after.fingerprint, "hostname"), body);
 }
 
 }  // namespace jitterd

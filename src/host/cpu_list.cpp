@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 
 namespace jitterd {
 namespace {
@@ -154,6 +155,24 @@ std::vector<int> sorted_cpus(std::vector<int> cpus) {
 
 bool has_cpu(const std::vector<int>& sorted, int cpu) {
   return std::binary_search(sorted.begin(), sorted.end(), cpu);
+}
+
+std::vector<int> cpus_minus(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+std::vector<int> cpus_union(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+std::vector<int> cpus_intersection(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
 }
 
 }  // namespace jitterd

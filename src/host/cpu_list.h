@@ -36,6 +36,11 @@ std::vector<int> sorted_cpus(std::vector<int> cpus);
 // Whether the sorted list `sorted` holds `cpu`.
 bool has_cpu(const std::vector<int>& sorted, int cpu);
 
+// Set operations on sorted lists; the result is sorted.
+std::vector<int> cpus_minus(const std::vector<int>& a, const std::vector<int>& b);
+std::vector<int> cpus_union(const std::vector<int>& a, const std::vector<int>& b);
+std::vector<int> cpus_intersection(const std::vector<int>& a, const std::vector<int>& b);
+
 // Parses a hex mask written as comma-separated groups of 32 bits, most significant group first
 // ("00000000,0000000f" gives {0,1,2,3}; a short first group such as "3" is fine). Malformed text
 // gives an empty list and, if error is given, a message naming the bad group and the text.

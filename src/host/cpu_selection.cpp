@@ -16,24 +16,6 @@ Cpus sorted_unique(Cpus cpus) {
   return cpus;
 }
 
-Cpus intersect(const Cpus& a, const Cpus& b) {
-  Cpus out;
-  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  return out;
-}
-
-Cpus minus(const Cpus& a, const Cpus& b) {
-  Cpus out;
-  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  return out;
-}
-
-Cpus unite(const Cpus& a, const Cpus& b) {
-  Cpus out;
-  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  return out;
-}
-
 bool contains(const Cpus& cpus, int cpu) { return std::binary_search(cpus.begin(), cpus.end(), cpu); }
 
 std::string list(const Cpus& cpus) { return describe_cpu_list(cpus); }
@@ -50,8 +32,8 @@ Machine describe_machine(const Topology& topo, const Cpus& allowed_affinity) {
   Machine m;
   m.online = sorted_unique(topo.online);
   m.affinity = sorted_unique(allowed_affinity);
-  m.allowed = intersect(m.affinity, m.online);
-  m.isolated = intersect(sorted_unique(topo.isolated), m.online);
+  m.allowed = cpus_intersection(m.affinity, m.online);
+  m.isolated = cpus_intersection(sorted_unique(topo.isolated), m.online);
   return m;
 }
 
@@ -65,7 +47,7 @@ CpuSelectionResult no_housekeeping(const Cpus& sampled, const Machine& m) {
 // Notes that hold whichever mode chose `sampled`, then the result.
 CpuSelectionResult succeed(Cpus sampled, Cpus housekeeping, std::vector<std::string> notes, const Topology& topo,
                            const Machine& m) {
-  const Cpus outside = minus(intersect(sampled, m.isolated), m.affinity);
+  const Cpus outside = cpus_minus(cpus_intersection(sampled, m.isolated), m.affinity);
   if (!outside.empty()) {
     notes.push_back("cpus: isolated CPUs outside this process's allowed CPUs (" + list(m.affinity) +
                     "): " + list(outside) +
@@ -74,7 +56,7 @@ CpuSelectionResult succeed(Cpus sampled, Cpus housekeeping, std::vector<std::str
   }
   Cpus shared;
   for (int cpu : sampled) {
-    if (!intersect(sorted_unique(topo.siblings_of(cpu)), housekeeping).empty()) {
+    if (!cpus_intersection(sorted_unique(topo.siblings_of(cpu)), housekeeping).empty()) {
       shared.push_back(cpu);
     }
   }
@@ -95,7 +77,7 @@ struct CoreChoice {
 CoreChoice one_thread_per_core(const Cpus& candidates, const Topology& topo) {
   CoreChoice choice;
   for (int cpu : candidates) {
-    const Cpus siblings = intersect(sorted_unique(topo.siblings_of(cpu)), candidates);
+    const Cpus siblings = cpus_intersection(sorted_unique(topo.siblings_of(cpu)), candidates);
     const bool lowest_of_its_core = siblings.empty() || siblings.front() == cpu;
     (lowest_of_its_core ? choice.sampled : choice.idle_siblings).push_back(cpu);
   }
@@ -109,23 +91,23 @@ void keep_one_thread_per_core(bool all_threads, const Topology& topo, Cpus& samp
   const CoreChoice choice = one_thread_per_core(sampled, topo);
   if (choice.idle_siblings.empty()) return;
   sampled = choice.sampled;
-  housekeeping = minus(housekeeping, choice.idle_siblings);
+  housekeeping = cpus_minus(housekeeping, choice.idle_siblings);
   notes.push_back("cpus: auto: one thread per core; SMT siblings left idle, neither sampled nor housekeeping: " +
                   list(choice.idle_siblings) + " (cpus_per_core: all samples them too)");
 }
 
 CpuSelectionResult auto_isolated(const Topology& topo, const Machine& m, bool all_threads) {
   std::vector<std::string> notes;
-  const Cpus offline_isolated = minus(sorted_unique(topo.isolated), m.online);
+  const Cpus offline_isolated = cpus_minus(sorted_unique(topo.isolated), m.online);
   if (!offline_isolated.empty()) {
     notes.push_back("cpus: auto: isolated but offline, not sampled: " + list(offline_isolated));
   }
   Cpus sampled = m.isolated;
-  Cpus housekeeping = minus(m.allowed, sampled);
+  Cpus housekeeping = cpus_minus(m.allowed, sampled);
   if (housekeeping.empty() && !m.allowed.empty()) {
     // isolcpus= covers everything this process may run on; one CPU must still host the daemon.
     housekeeping = {m.allowed.front()};
-    sampled = minus(sampled, housekeeping);
+    sampled = cpus_minus(sampled, housekeeping);
     notes.push_back("cpus: auto: the isolated CPUs (" + list(m.isolated) + ") cover every allowed CPU; keeping " +
                     list(housekeeping) + " for housekeeping");
   }
@@ -142,13 +124,13 @@ CpuSelectionResult auto_without_isolated(const Topology& topo, const Machine& m,
   std::vector<std::string> notes;
   const int first = m.allowed.front();
   // The daemon's own threads keep the whole core, so no sampler shares it with them.
-  const Cpus siblings = intersect(sorted_unique(topo.siblings_of(first)), m.allowed);
-  Cpus housekeeping = unite({first}, siblings);
-  Cpus sampled = minus(m.allowed, housekeeping);
+  const Cpus siblings = cpus_intersection(sorted_unique(topo.siblings_of(first)), m.allowed);
+  Cpus housekeeping = cpus_union({first}, siblings);
+  Cpus sampled = cpus_minus(m.allowed, housekeeping);
   std::string where = list(housekeeping);
   if (sampled.empty()) {
     housekeeping = {first};
-    sampled = minus(m.allowed, housekeeping);
+    sampled = cpus_minus(m.allowed, housekeeping);
     where = list(housekeeping) + " (one core only: no sibling-free CPU to sample)";
   } else if (housekeeping.size() > 1) {
     where += " (cpu " + std::to_string(first) + " and its SMT siblings)";
@@ -157,7 +139,7 @@ CpuSelectionResult auto_without_isolated(const Topology& topo, const Machine& m,
   keep_one_thread_per_core(all_threads, topo, sampled, housekeeping, thread_notes);
   notes.push_back("cpus: auto: no isolated CPUs; sampling " + list(sampled) + ", housekeeping on " + where);
   notes.insert(notes.end(), thread_notes.begin(), thread_notes.end());
-  const Cpus not_allowed = minus(m.online, m.allowed);
+  const Cpus not_allowed = cpus_minus(m.online, m.allowed);
   if (!not_allowed.empty()) {
     notes.push_back("cpus: auto: online CPUs outside this process's allowed CPUs (" + list(m.affinity) +
                     "), not sampled: " + list(not_allowed));
@@ -166,7 +148,7 @@ CpuSelectionResult auto_without_isolated(const Topology& topo, const Machine& m,
 }
 
 CpuSelectionResult select_auto(const Topology& topo, const Machine& m, bool all_threads) {
-  if (unite(m.allowed, m.isolated).size() < 2) {
+  if (cpus_union(m.allowed, m.isolated).size() < 2) {
     return fail(
         "at least two usable CPUs are needed: one to sample and one for "
         "housekeeping; online: " +
@@ -198,7 +180,7 @@ CpuSelectionResult select_listed(const Cpus& listed, const Topology& topo, const
     }
   }
   if (!result.errors.empty()) return result;
-  Cpus housekeeping = minus(m.allowed, listed);
+  Cpus housekeeping = cpus_minus(m.allowed, listed);
   if (housekeeping.empty()) return no_housekeeping(listed, m);
   std::vector<std::string> notes{"cpus: sampling " + list(listed) + " as listed, housekeeping on " +
                                  list(housekeeping)};

@@ -14,12 +14,6 @@ std::string cpu_file(std::string_view name) { return std::string(kSysCpuDir) + "
 
 std::string topology_dir(int cpu) { return cpu_file("cpu" + std::to_string(cpu) + "/topology"); }
 
-std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<int> out;
-  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  return out;
-}
-
 // Reads a cpu-list file; if it is missing or unparsable, records why and what is assumed instead
 // (`fallback`, e.g. "treating the isolated set as empty") and returns std::nullopt.
 std::optional<std::vector<int>> read_list(const HostReader& host, const std::string& relative,
@@ -54,10 +48,10 @@ std::vector<int> read_possible(const HostReader& host, std::vector<std::string>&
 }
 
 std::vector<int> read_online(const HostReader& host, const Topology& topo, std::vector<std::string>& problems) {
-  std::vector<int> fallback = minus(topo.possible, topo.offline);
+  std::vector<int> fallback = cpus_minus(topo.possible, topo.offline);
   std::string how = "using possible minus offline: ";
   if (fallback.empty()) {
-    fallback = minus(cpu_directories(host), topo.offline);
+    fallback = cpus_minus(cpu_directories(host), topo.offline);
     how = "using the cpuN directories minus offline: ";
   }
   return read_list(host, cpu_file("online"), how + describe_cpu_list(fallback), problems).value_or(fallback);

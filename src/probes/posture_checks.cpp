@@ -13,23 +13,11 @@
 namespace jitterd {
 namespace {
 
-std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<int> out;
-  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  return out;
-}
-
 std::string us_text(long long us) { return std::to_string(us) + " us"; }
 
 std::string format_share(double share) {
   const int tenths = static_cast<int>(share * 1000 + 0.5);
   return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "%";
-}
-
-std::vector<int> unite(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<int> out;
-  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  return out;
 }
 
 std::string seconds_text(double seconds) {
@@ -62,13 +50,13 @@ void check_cpu_set(Checklist& list, const std::string& check, const std::vector<
                    const std::optional<std::vector<int>>& expected, const std::string& what) {
   if (expected) {
     const std::vector<std::string> fix = cpu_set_fix(list.posture(), check, *expected);
-    for (int cpu : minus(*expected, actual)) {
+    for (int cpu : cpus_minus(*expected, actual)) {
       list.add(check, cpu, CheckStatus::fail,
                "cpu " + std::to_string(cpu) + " is not in the kernel's " + check + " set " +
                    describe_cpu_list(actual) + " (expected " + describe_cpu_list(*expected) + ")",
                true, fix);
     }
-    for (int cpu : minus(actual, *expected)) {
+    for (int cpu : cpus_minus(actual, *expected)) {
       list.add(check, cpu, CheckStatus::fail,
                "cpu " + std::to_string(cpu) + " is in the kernel's " + check + " set " +
                    describe_cpu_list(actual) + " but not expected (" + describe_cpu_list(*expected) + ")",
@@ -79,8 +67,8 @@ void check_cpu_set(Checklist& list, const std::string& check, const std::vector<
                check + " cpus " + describe_cpu_list(actual) + ", as expected", true);
     return;
   }
-  const std::vector<int> outside = minus(list.sampled(), actual);
-  const std::vector<std::string> fix = cpu_set_fix(list.posture(), check, unite(actual, outside));
+  const std::vector<int> outside = cpus_minus(list.sampled(), actual);
+  const std::vector<std::string> fix = cpu_set_fix(list.posture(), check, cpus_union(actual, outside));
   for (int cpu : outside) {
     list.add(check, cpu, CheckStatus::warn, "cpu " + std::to_string(cpu) + " is sampled but not " + what, false,
              fix);
@@ -100,14 +88,15 @@ void check_rcu_nocbs(Checklist& list, const Posture& p) {
     // Kernel forms this reader does not expand ("all", "N", strides): say so, guess nothing.
     list.add("rcu_nocbs", std::nullopt, CheckStatus::warn,
              "cannot check: rcu_nocbs=" + *p.isolation.rcu_nocbs + " is not a plain cpu list", false,
-             rcu_nocbs_fix(unite(p.nohz_full, list.sampled()), true));
+             rcu_nocbs_fix(cpus_union(p.nohz_full, list.sampled()), true));
     return;
   }
   std::vector<int> offloaded = listed.value_or(std::vector<int>{});
   offloaded.insert(offloaded.end(), p.nohz_full.begin(), p.nohz_full.end());
   offloaded = sorted_cpus(std::move(offloaded));
-  const std::vector<int> outside = minus(list.sampled(), offloaded);
-  const std::vector<std::string> fix = rcu_nocbs_fix(unite(listed.value_or(std::vector<int>{}), outside), false);
+  const std::vector<int> outside = cpus_minus(list.sampled(), offloaded);
+  const std::vector<std::string> fix =
+      rcu_nocbs_fix(cpus_union(listed.value_or(std::vector<int>{}), outside), false);
   for (int cpu : outside) {
     list.add("rcu_nocbs", cpu, CheckStatus::warn,
              "RCU callbacks run on cpu " + std::to_string(cpu) + " (not in rcu_nocbs= or nohz_full=)", false, fix);
@@ -411,7 +400,7 @@ void check_workqueue(Checklist& list, const Posture& p) {
     return;
   }
   bool any = false;
-  std::vector<int> target = minus(*p.workqueue_cpus, list.sampled());
+  std::vector<int> target = cpus_minus(*p.workqueue_cpus, list.sampled());
   if (target.empty()) target = housekeeping_cpus(p, list.sampled());
   for (int cpu : list.sampled()) {
     if (!has_cpu(*p.workqueue_cpus, cpu)) continue;

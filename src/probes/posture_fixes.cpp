@@ -9,18 +9,6 @@
 namespace jitterd {
 namespace {
 
-std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<int> out;
-  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  return out;
-}
-
-std::vector<int> unite(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<int> out;
-  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  return out;
-}
-
 // Where IRQs should go: irqaffinity= when it names CPUs, else the housekeeping CPUs.
 std::vector<int> irq_target_cpus(const Posture& p, const std::vector<int>& sampled) {
   const std::optional<std::vector<int>> listed = param_cpus(p.isolation.irqaffinity);
@@ -44,8 +32,8 @@ std::string isolcpus_value(const Posture& p, const std::vector<int>& cpus) {
 }
 
 std::vector<int> housekeeping_cpus(const Posture& p, const std::vector<int>& sampled) {
-  std::vector<int> out = minus(minus(p.online, p.isolated), sampled);
-  return out.empty() ? minus(p.online, sampled) : out;
+  std::vector<int> out = cpus_minus(cpus_minus(p.online, p.isolated), sampled);
+  return out.empty() ? cpus_minus(p.online, sampled) : out;
 }
 
 std::string cpu_mask_hex(const std::vector<int>& cpus) {
@@ -70,7 +58,7 @@ std::vector<std::string> cpu_set_fix(const Posture& p, const std::string& check,
     return {kernel_param_fix("nohz_full", format_cpu_list(target))};
   }
   if (target.empty()) return {"# kernel command line: remove isolcpus=" + boot_how};
-  const std::vector<int> others = minus(p.online, target);
+  const std::vector<int> others = cpus_minus(p.online, target);
   std::vector<std::string> fix{kernel_param_fix("isolcpus", isolcpus_value(p, target))};
   if (!others.empty()) {
     fix.push_back("# and keep services off them: CPUAffinity=" + format_cpu_list(others) +
@@ -110,7 +98,7 @@ std::vector<std::string> irq_fix(const Posture& p, const std::vector<int>& sampl
   }
   for (const IrqAffinity* irq : managed) {
     fix.push_back("# " + irq_label(*irq) + " is kernel-managed: its affinity cannot be changed from user space; " +
-                  "isolcpus=" + isolcpus_value(p, unite(p.isolated, {cpu})) +
+                  "isolcpus=" + isolcpus_value(p, cpus_union(p.isolated, {cpu})) +
                   " (with managed_irq) keeps managed IRQs off isolated cpus where the device allows, or give the "
                   "device fewer queues");
   }
@@ -125,7 +113,8 @@ std::vector<std::string> smt_siblings_unknown_fix(int cpu) {
 std::vector<std::string> smt_busy_siblings_fix(const Posture& p, const std::vector<int>& sampled,
                                                const std::vector<int>& busy_siblings) {
   return {"# keep other work off its sibling(s) " + format_cpu_list(busy_siblings) + ": " +
-              kernel_param_fix("isolcpus", isolcpus_value(p, unite(unite(p.isolated, sampled), busy_siblings)))
+              kernel_param_fix("isolcpus",
+                               isolcpus_value(p, cpus_union(cpus_union(p.isolated, sampled), busy_siblings)))
                   .substr(2),
           "# or turn SMT off for the whole machine (nosmt on the kernel command line to keep it off):",
           "echo off > /sys/devices/system/cpu/smt/control"};
@@ -151,7 +140,7 @@ std::vector<std::string> stray_fix(const Posture& p, const std::vector<int>& sam
     fix.push_back("# for every service at boot: CPUAffinity=" + target + " in /etc/systemd/system.conf");
   if (kernel)
     fix.push_back("# unbound kernel threads follow isolcpus=domain and the workqueue cpumask: " +
-                  kernel_param_fix("isolcpus", isolcpus_value(p, unite(p.isolated, sampled))).substr(2));
+                  kernel_param_fix("isolcpus", isolcpus_value(p, cpus_union(p.isolated, sampled))).substr(2));
   return fix;
 }
 

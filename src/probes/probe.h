@@ -59,6 +59,8 @@ struct Cell {
   double number = 0;
   int decimals = 0;  // of a number, in a text table
 
+  bool is_number() const { return kind == Kind::integer || kind == Kind::number; }
+
   Cell() = default;
   Cell(std::string value) : kind(Kind::text), text(std::move(value)) {}
   Cell(const char* value) : kind(Kind::text), text(value) {}

@@ -321,6 +321,12 @@ void write_baseline(const Baseline& baseline, const std::string& path) {
   }
 }
 
+std::string field_value(const std::vector<std::pair<std::string, std::string>>& fields, const std::string& key) {
+  for (const auto& [k, v] : fields)
+    if (k == key) return v;
+  return "";
+}
+
 double baseline_quantile_ns(const Baseline& baseline, const BaselineCpu& cpu, double q) {
   const double ns_per_tick = 1e9 / baseline.counter_hertz;
   const double edge = static_cast<double>(cpu.histogram.quantile(q)) * ns_per_tick;

@@ -104,6 +104,9 @@ Baseline read_baseline(const std::string& path);
 // exported-bucket resolution, which the file format does not hold.
 void write_baseline(const Baseline& baseline, const std::string& path);
 
+// The value of `key` among a baseline's fingerprint or configuration fields; "" when absent.
+std::string field_value(const std::vector<std::pair<std::string, std::string>>& fields, const std::string& key);
+
 // Quantile q of a CPU's histogram in ns (upper bucket edge, capped by the max); at exported-bucket
 // resolution the `le` bound of the exported bucket holding it.
 double baseline_quantile_ns(const Baseline& baseline, const BaselineCpu& cpu, double q);

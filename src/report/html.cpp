@@ -50,8 +50,6 @@ std::size_t utf8_sequence(std::string_view text, char32_t& code_point) {
 
 bool is_control(char32_t c) { return (c < 0x20 && c != '\t' && c != '\n') || (c >= 0x7F && c <= 0x9F); }
 
-bool is_number(const Cell& cell) { return cell.kind == Cell::Kind::integer || cell.kind == Cell::Kind::number; }
-
 // Shortest decimal for SVG coordinates: one digit after the point is finer than a pixel.
 std::string coordinate(double value) { return fmt::format("{:.1f}", value); }
 
@@ -237,7 +235,7 @@ std::string table_html(const ProbeTable& table) {
   std::vector<bool> numeric(columns, false), has_text(columns, false);
   for (const auto& row : table.rows)
     for (std::size_t c = 0; c < row.size() && c < columns; ++c) {
-      numeric[c] = numeric[c] || is_number(row[c]);
+      numeric[c] = numeric[c] || row[c].is_number();
       has_text[c] = has_text[c] || row[c].kind == Cell::Kind::text;
     }
   std::string out = "<div class=\"table-wrap\"><table>";
@@ -251,7 +249,7 @@ std::string table_html(const ProbeTable& table) {
     for (std::size_t c = 0; c < row.size(); ++c) {
       const std::string text = cell_text(row[c]);
       // Long text (a test's name, a path) wraps rather than widening the table.
-      std::string_view css = is_number(row[c]) ? "num" : text.size() > 20 ? "wrap" : "";
+      std::string_view css = row[c].is_number() ? "num" : text.size() > 20 ? "wrap" : "";
       if (c < columns && table.columns[c] == "verdict") css = html_verdict_class(text);
       out += css.empty() ? "<td>" : fmt::format("<td class=\"{}\">", css);
       out += html_escape(text) + "</td>";
@@ -373,7 +371,7 @@ std::vector<HeatmapCell> c2c_heatmap_cells(const ProbeTable& pairs_table) {
   const std::size_t columns = pairs_table.columns.size();
   if (a == columns || b == columns || relation == columns || median == columns) return cells;
   for (const auto& row : pairs_table.rows) {
-    if (row.size() < columns || !is_number(row[a]) || !is_number(row[b]) || !is_number(row[median])) continue;
+    if (row.size() < columns || !row[a].is_number() || !row[b].is_number() || !row[median].is_number()) continue;
     const auto value = [](const Cell& cell) {
       return cell.kind == Cell::Kind::integer ? static_cast<double>(cell.integer) : cell.number;
     };

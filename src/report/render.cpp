@@ -8,8 +8,6 @@
 namespace jitterd {
 namespace {
 
-bool is_number(const Cell& cell) { return cell.kind == Cell::Kind::integer || cell.kind == Cell::Kind::number; }
-
 // Characters as a terminal shows them: UTF-8 continuation bytes (the second byte of "±") take no
 // column of their own.
 std::size_t display_width(std::string_view text) {
@@ -107,7 +105,7 @@ std::string table_text(const ProbeTable& table) {
   for (const auto& row : table.rows) {
     for (std::size_t c = 0; c < row.size() && c < columns; ++c) {
       width[c] = std::max(width[c], display_width(cell_text(row[c])));
-      numeric[c] = numeric[c] || is_number(row[c]);
+      numeric[c] = numeric[c] || row[c].is_number();
       has_text[c] = has_text[c] || row[c].kind == Cell::Kind::text;
     }
   }
