@@ -6,6 +6,8 @@
 #include <chrono>
 #include <limits>
 
+#include "host/text.h"
+
 namespace jitterd {
 
 namespace {
@@ -144,6 +146,7 @@ StatusSnapshot Collector::status() const {
   s.last_reload_success = last_reload_success_;
   if (sampler_readings_) s.samplers = sampler_readings_();
   if (probe_statuses_) s.probes = probe_statuses_();
+  s.hostname = std::string(trim(host_.read_proc("sys/kernel/hostname").value_or("")));
   return s;
 }
 

@@ -47,6 +47,7 @@ struct SamplerReading {
 // scrape takes it: the sampler readings, the probes' last runs, the tick and the last reload.
 struct StatusSnapshot {
   BuildInfo build;
+  std::string hostname;     // /proc/sys/kernel/hostname, read when it was taken
   double unix_seconds = 0;  // when it was taken
   CounterFrequency frequency;
   TickMethod method = TickMethod::steady_clock;

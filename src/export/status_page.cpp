@@ -266,6 +266,7 @@ Json status_json(const StatusSnapshot& s, std::string_view telemetry_path) {
   j["format_version"] = "1.0";
   j["jitterd_version"] = s.build.version;
   j["revision"] = s.build.revision;
+  j["hostname"] = s.hostname;
   j["generated_unix_seconds"] = s.unix_seconds;
   j["generated"] = utc_text(s.unix_seconds);
   j["telemetry_path"] = telemetry_path;
@@ -341,7 +342,8 @@ Json status_json(const StatusSnapshot& s, std::string_view telemetry_path) {
 
 std::string status_html(const StatusSnapshot& s, std::string_view telemetry_path, int refresh_seconds) {
   std::string body = kStatusCss;
-  body += "<header class=\"page\"><h1>jitterd " + esc(s.build.version) + "</h1>";
+  body += "<header class=\"page\"><h1>" + (s.hostname.empty() ? std::string() : esc(s.hostname) + " · ") +
+          "jitterd " + esc(s.build.version) + "</h1>";
   const std::uint64_t sequence = window_sequence(s);
   body += fmt::format(
       "<p class=\"meta\" id=\"window\" data-sequence=\"{}\">{} · window update {} at {} · counter {} at {:.3f} "
@@ -366,7 +368,7 @@ std::string status_html(const StatusSnapshot& s, std::string_view telemetry_path
       s.last_reload_ok ? "loaded" : "last rejected at a reload; the previous one is in use");
   HtmlPageOptions options;
   options.refresh_seconds = refresh_seconds;
-  return html_page("jitterd status", body, options);
+  return html_page(s.hostname.empty() ? "jitterd status" : s.hostname + ": jitterd status", body, options);
 }
 
 Baseline live_baseline(const StatusSnapshot& s, const std::vector<WindowParts>& windows) {
@@ -375,6 +377,8 @@ Baseline live_baseline(const StatusSnapshot& s, const std::vector<WindowParts>& 
   b.jitterd_version = s.build.version;
   const FingerprintView f = fingerprint_of(s);
   b.fingerprint = f.fields;
+  // As `jitterd baseline` records it: compare refuses two machines by hostname and CPU model.
+  b.fingerprint.emplace_back("hostname", s.hostname);
   b.tick_method = std::string(to_string(s.method));
   b.counter_hertz = s.frequency.hertz;
   b.sub_window_seconds = kWindowUpdateSeconds;

@@ -170,6 +170,16 @@ class StatusPageTest(harness.DaemonTestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("cpu 1", result.stdout)
         self.stop_ok(daemon)
+        # A `jitterd baseline` file has 0.5 s sub-windows: compare refuses the pair and says why.
+        config = os.path.join(self.workdir, "baseline.yaml")
+        harness.write_file(config, CONFIG)
+        recorded = os.path.join(self.workdir, "recorded.json")
+        result = harness.run(["baseline", "--config", config, "--duration", "1s", "-o", recorded], timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        result = harness.run(["compare", recorded, paths[0]], timeout=60)
+        self.assertEqual(result.returncode, 65, result.stderr)
+        self.assertIn("different sub-windows (0.5 s vs 1 s)", result.stderr)
+        self.assertIn("/baseline.json", result.stderr)
 
     def test_text_from_the_machine_is_escaped(self):
         fixture = os.path.join(harness.SOURCE_DIR, "tests", "fixtures", "tuned_server")

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 namespace jitterd {
@@ -29,6 +31,7 @@ std::vector<WindowPart> parts() {
 StatusSnapshot snapshot() {
   StatusSnapshot s;
   s.build = {"1.0" + hostile, "rev", "x86_64", "gcc"};
+  s.hostname = "lab<1>";
   s.unix_seconds = 1.7e9 + 10;
   s.frequency = {2e9, "test" + hostile, 0};
   SamplerReading r;
@@ -75,6 +78,7 @@ TEST_CASE("the status page escapes everything from the machine and links its pat
   CHECK(page.find("<script") == std::string::npos);
   CHECK(page.find("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;") != std::string::npos);
   CHECK(page.find("href=\"/m\"") != std::string::npos);
+  CHECK(page.find("<title>lab&lt;1&gt;: jitterd status</title>") != std::string::npos);
   CHECK(page.find("href=\"/status.json\"") != std::string::npos);
   CHECK(page.find("href=\"/baseline.json\"") != std::string::npos);
   CHECK(page.find("Content-Security-Policy") != std::string::npos);
@@ -133,6 +137,8 @@ TEST_CASE("a live baseline holds the window's gaps and steps and reads back", "[
   CHECK(back.cpus[0].sub_windows.size() == 2);
   CHECK(back.cpus[0].histogram.counts == c.histogram.counts);
   CHECK(back.fingerprint == b.fingerprint);
+  CHECK(std::find(b.fingerprint.begin(), b.fingerprint.end(),
+                  std::pair<std::string, std::string>{"hostname", "lab<1>"}) != b.fingerprint.end());
 }
 
 TEST_CASE("refresh is a whole number of seconds, bounded; 0 is off", "[status_page]") {
