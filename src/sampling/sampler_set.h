@@ -2,7 +2,8 @@
 // housekeeping view of them: rolling-window summaries refreshed by update_windows() (called
 // once a second by the daemon's main loop) and read by the collector at scrape time.
 // Thread-safety: start/stop/update_windows from one housekeeping thread; everything const from
-// any thread.
+// any thread (the windows and their summaries behind one mutex, which update_windows holds for
+// its once-a-second push and window_parts for its copy; no sampler thread ever takes it).
 #pragma once
 
 #include <deque>
