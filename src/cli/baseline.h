@@ -19,11 +19,6 @@ namespace jitterd {
 
 inline constexpr double kSubWindowSeconds = 0.5;
 
-// Figures of one sub-window from the difference of two cumulative snapshots.
-SubWindow sub_window_of(const HistogramSnapshot& delta, double ns_per_tick, double seconds,
-                        std::uint64_t interruptions, double stolen_seconds,
-                        const std::vector<double>& thresholds_ns);
-
 // Lets the started samplers run for `duration`, snapshotting every kSubWindowSeconds, then stops
 // them; one record per worker, in the set's order.
 std::vector<BaselineCpu> record_sub_windows(SamplerSet& samplers, Duration duration, double counter_hertz);

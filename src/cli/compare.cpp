@@ -33,10 +33,18 @@ void check_comparable(const Baseline& before, const std::string& bp, const Basel
     refuse(bp, ap,
            fmt::format("counter frequencies differ by more than 1% ({:.0f} Hz vs {:.0f} Hz): another tick source",
                        before.counter_hertz, after.counter_hertz));
-  if (before.sub_window_seconds != after.sub_window_seconds)
+  if (before.sub_window_seconds != after.sub_window_seconds) {
+    const auto from_daemon = [](const Baseline& b) {
+      return value_of(b.configuration, "source").rfind("jitterd daemon", 0) == 0;
+    };
     refuse(
         bp, ap,
-        fmt::format("different sub-windows ({} s vs {} s)", before.sub_window_seconds, after.sub_window_seconds));
+        fmt::format("different sub-windows ({} s vs {} s){}", before.sub_window_seconds, after.sub_window_seconds,
+                    from_daemon(before) != from_daemon(after)
+                        ? ": a baseline downloaded from the daemon's /baseline.json has the 1 s steps of its "
+                          "rolling window; compare it with another download"
+                        : ""));
+  }
   if (before.tail_thresholds_ns != after.tail_thresholds_ns) refuse(bp, ap, "different tail thresholds");
   const double ratio = std::max(before.duration_seconds, after.duration_seconds) /
                        std::max(1e-9, std::min(before.duration_seconds, after.duration_seconds));

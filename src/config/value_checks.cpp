@@ -23,7 +23,7 @@ CheckedValue check_listen_address(const std::string& text, std::string_view seen
   return {text, ""};
 }
 
-// "/" is the landing page, so the metrics need a path of their own; a clean path needs no escaping
+// "/" is the status page, so the metrics need a path of their own; a clean path needs no escaping
 // anywhere it is written (web_config.h says which paths are clean).
 CheckedValue check_telemetry_path(const std::string& text, std::string_view seen) {
   if (const std::string problem = telemetry_path_problem(text); !problem.empty())

@@ -365,7 +365,9 @@ std::optional<ListenAddress> parse_listen_address(std::string_view text, std::st
 
 std::string telemetry_path_problem(std::string_view path) {
   if (path.empty() || path.front() != '/') return "must start with \"/\"";
-  if (path == "/") return "must not be \"/\", which is the landing page";
+  if (path == "/") return "must not be \"/\", which is the status page";
+  if (path == "/status.json" || path == "/baseline.json")
+    return "must not be \"" + std::string(path) + "\", which the status page serves";
   if (path.size() > 256) return "must be at most 256 characters";
   for (std::size_t start = 1; start <= path.size();) {
     const std::size_t slash = std::min(path.find('/', start), path.size());

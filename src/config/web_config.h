@@ -34,7 +34,7 @@ struct ListenAddress {
 std::optional<ListenAddress> parse_listen_address(std::string_view text, std::string* reason = nullptr);
 
 // Empty when `path` is a clean absolute path: "/" then segments of A-Z a-z 0-9 . _ ~ - separated by
-// single slashes, none of them "." or "..", no trailing slash, not "/" itself (the landing page),
+// single slashes, none of them "." or "..", no trailing slash, not "/" itself (the status page) nor "/status.json" or "/baseline.json" (its JSON and download),
 // at most 256 characters. Otherwise what is wrong with it. Such a path needs no escaping in a URL
 // or in HTML and means the same to every client and proxy.
 std::string telemetry_path_problem(std::string_view path);

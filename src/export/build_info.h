@@ -1,5 +1,5 @@
 // What build of jitterd is running: version, source revision, compiler and architecture, for
-// `jitterd --version`, the landing page and jitterd_build_info. Constant; safe from any thread.
+// `jitterd --version`, the status page and jitterd_build_info. Constant; safe from any thread.
 #pragma once
 
 #include <string>

@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
+
+#include "host/text.h"
 
 namespace jitterd {
 
@@ -62,7 +65,8 @@ std::vector<SamplerReading> read_samplers(const SamplerSet& set, const HostReade
       r.interruptions = shared->interruption_count.load(std::memory_order_relaxed);
       r.interrupted_ticks = shared->interrupted_ticks.load(std::memory_order_relaxed);
       r.sampled_ticks = shared->sampled_ticks.load(std::memory_order_relaxed);
-      r.window = set.window(i);
+      r.window_detail = set.window_detail(i);
+      r.window = r.window_detail.summary;
       r.context_switches = read_thread_context_switches(host, getpid(), r.startup.tid);
     }
     out.push_back(std::move(r));
@@ -74,13 +78,21 @@ Collector::Collector(HostReader host, BuildInfo build) : host_(std::move(host)),
 
 void Collector::set_samplers(std::shared_ptr<const SamplerSet> samplers, CounterFrequency frequency,
                              TickMethod method) {
+  std::function<std::vector<WindowParts>()> parts = [samplers] {
+    std::vector<WindowParts> out;
+    for (std::size_t i = 0; i < samplers->size(); ++i) out.push_back(samplers->window_parts(i));
+    return out;
+  };
   set_samplers([samplers = std::move(samplers), host = host_] { return read_samplers(*samplers, host); },
                std::move(frequency), method);
+  std::lock_guard lock(mutex_);
+  window_parts_ = std::move(parts);
 }
 
 void Collector::set_samplers(std::function<std::vector<SamplerReading>()> readings, CounterFrequency frequency,
                              TickMethod method) {
   std::lock_guard lock(mutex_);
+  window_parts_ = nullptr;
   sampler_readings_ = std::move(readings);
   frequency_ = std::move(frequency);
   method_ = method;
@@ -121,6 +133,26 @@ std::vector<MetricFamily> Collector::Collect() const {
   // A family with no sample (say, no sampler started yet) is left out rather than sent empty.
   std::erase_if(out, [](const MetricFamily& f) { return f.metric.empty(); });
   return out;
+}
+
+StatusSnapshot Collector::status() const {
+  StatusSnapshot s;
+  std::lock_guard lock(mutex_);
+  s.build = build_;
+  s.unix_seconds = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  s.frequency = frequency_;
+  s.method = method_;
+  s.last_reload_ok = last_reload_ok_;
+  s.last_reload_success = last_reload_success_;
+  if (sampler_readings_) s.samplers = sampler_readings_();
+  if (probe_statuses_) s.probes = probe_statuses_();
+  s.hostname = std::string(trim(host_.read_proc("sys/kernel/hostname").value_or("")));
+  return s;
+}
+
+std::vector<WindowParts> Collector::window_parts() const {
+  std::lock_guard lock(mutex_);
+  return window_parts_ ? window_parts_() : std::vector<WindowParts>{};
 }
 
 void Collector::collect_samplers(std::vector<MetricFamily>& out) const {

@@ -39,7 +39,22 @@ struct SamplerReading {
   std::uint64_t interrupted_ticks = 0;
   std::uint64_t sampled_ticks = 0;
   WindowSummary window;
+  WindowDetail window_detail;  // window's summary again, with its gaps, counters and sequence
   std::optional<ContextSwitches> context_switches;
+};
+
+// Everything the status page shows (export/status_page.h), taken at request time the way a
+// scrape takes it: the sampler readings, the probes' last runs, the tick and the last reload.
+struct StatusSnapshot {
+  BuildInfo build;
+  std::string hostname;     // /proc/sys/kernel/hostname, read when it was taken
+  double unix_seconds = 0;  // when it was taken
+  CounterFrequency frequency;
+  TickMethod method = TickMethod::steady_clock;
+  bool last_reload_ok = true;
+  double last_reload_success = 0;
+  std::vector<SamplerReading> samplers;
+  std::vector<ProbeStatus> probes;
 };
 
 // Reads every sampler of `set` (relaxed loads of its single-writer counters) and its thread's
@@ -59,6 +74,11 @@ class Collector : public prometheus::Collectable {
   void record_reload(bool success, double unix_seconds);
 
   std::vector<prometheus::MetricFamily> Collect() const override;
+  // The same state as Collect() reads, as plain values.
+  StatusSnapshot status() const;
+  // Per sampler, the steps of its rolling window (SamplerSet::window_parts); empty without a
+  // sampler set (fixed readings).
+  std::vector<WindowParts> window_parts() const;
 
  private:
   void collect_samplers(std::vector<prometheus::MetricFamily>& out) const;
@@ -69,6 +89,7 @@ class Collector : public prometheus::Collectable {
   mutable std::mutex mutex_;
   std::function<std::vector<SamplerReading>()> sampler_readings_;
   std::function<std::vector<ProbeStatus>()> probe_statuses_;
+  std::function<std::vector<WindowParts>()> window_parts_;
   CounterFrequency frequency_;
   TickMethod method_ = TickMethod::steady_clock;
   bool last_reload_ok_ = true;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "export/status_page.h"
 #include "host/text.h"
 
 namespace jitterd {
@@ -18,26 +19,18 @@ bool equals_ignoring_case(std::string_view a, std::string_view b) {
 }  // namespace
 
 Route route(std::string_view method, std::string_view path, std::string_view telemetry_path) {
-  const bool metrics = path == telemetry_path;
-  if (!metrics && path != "/") return Route::not_found;
+  Route known = Route::not_found;
+  if (path == telemetry_path)
+    known = Route::metrics;
+  else if (path == "/")
+    known = Route::status_page;
+  else if (path == kStatusJsonPath)
+    known = Route::status_json;
+  else if (path == kBaselineDownloadPath)
+    known = Route::baseline;
+  if (known == Route::not_found) return known;
   if (method != "GET" && method != "HEAD") return Route::method_not_allowed;
-  return metrics ? Route::metrics : Route::landing_page;
-}
-
-std::string landing_page(const BuildInfo& build, std::string_view telemetry_path) {
-  const std::string path = html_escape(telemetry_path);
-  return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>jitterd</title></head>\n<body>\n"
-         "<h1>jitterd " +
-         html_escape(build.version) +
-         "</h1>\n"
-         "<p>Measures how quiet this machine's CPUs are: pinned samplers record every gap between "
-         "tick-counter reads.</p>\n"
-         "<p><a href=\"" +
-         path + "\">Metrics</a> (" + path +
-         ")</p>\n"
-         "<p>Revision " +
-         html_escape(build.revision) + ", " + html_escape(build.arch) + ", " + html_escape(build.compiler) +
-         ".</p>\n</body></html>\n";
+  return known;
 }
 
 bool accepts_gzip(std::string_view accept_encoding) {

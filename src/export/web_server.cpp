@@ -16,6 +16,7 @@
 #include <prometheus/text_serializer.h>
 #include <spdlog/spdlog.h>
 
+#include "export/status_page.h"
 #include "export/web_content.h"
 
 namespace jitterd {
@@ -113,10 +114,7 @@ struct WebServerCallbacks {
 };
 
 WebServer::WebServer(const WebConfig& config, std::shared_ptr<Collector> collector, const WebServer* previous)
-    : config_(config),
-      collector_(std::move(collector)),
-      auth_(config.security.basic_auth_users),
-      landing_page_(landing_page(this_build(), config.telemetry_path)) {
+    : config_(config), collector_(std::move(collector)), auth_(config.security.basic_auth_users) {
   std::string reason;
   const std::optional<ListenAddress> address = parse_listen_address(config.listen_address, &reason);
   if (!address) throw std::runtime_error("cannot listen on " + config.listen_address + ": " + reason);
@@ -231,6 +229,7 @@ bool WebServer::respond(MHD_Connection* connection, const char* url, const char*
     const char* type = "text/plain; charset=utf-8";
     bool gzipped = false;
   } reply;
+  std::string disposition;  // of a download
   const bool allowed = authorized(connection);
   const Route where = route(method, url, config_.telemetry_path);
   if (!allowed) {
@@ -240,8 +239,23 @@ bool WebServer::respond(MHD_Connection* connection, const char* url, const char*
   } else if (where == Route::method_not_allowed) {
     reply = {MHD_HTTP_METHOD_NOT_ALLOWED,
              "405 method not allowed; allowed: " + std::string(kAllowedMethods) + "\n"};
-  } else if (where == Route::landing_page) {
-    reply = {MHD_HTTP_OK, landing_page_, "text/html; charset=utf-8"};
+  } else if (where == Route::status_page) {
+    const char* refresh = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "refresh");
+    const std::optional<int> seconds = refresh == nullptr ? std::optional<int>(0) : parse_refresh(refresh);
+    if (!seconds)
+      reply = {MHD_HTTP_BAD_REQUEST, "400 bad request: refresh must be a whole number of seconds (0 is off)\n"};
+    else
+      reply = {MHD_HTTP_OK, status_html(collector_->status(), config_.telemetry_path, *seconds),
+               "text/html; charset=utf-8"};
+  } else if (where == Route::status_json) {
+    reply = {MHD_HTTP_OK, status_json(collector_->status(), config_.telemetry_path).dump(2) + "\n",
+             "application/json"};
+  } else if (where == Route::baseline) {
+    // The window steps first: the status taken after them has every sampler they name.
+    const std::vector<WindowParts> windows = collector_->window_parts();
+    const Baseline baseline = live_baseline(collector_->status(), windows);
+    reply = {MHD_HTTP_OK, baseline_json(baseline).dump(2) + "\n", "application/json"};
+    disposition = "attachment; filename=\"jitterd-baseline.json\"";
   } else {
     reply = {MHD_HTTP_OK, prometheus::TextSerializer().Serialize(collector_->Collect()), kMetricsType};
     if (accepts_gzip(header_value(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING))) {
@@ -256,6 +270,11 @@ bool WebServer::respond(MHD_Connection* connection, const char* url, const char*
   if (response == nullptr) return false;
   MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, reply.type);
   if (where == Route::metrics) MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+  if (!disposition.empty())
+    MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disposition.c_str());
+  // Live pages: never served from a cache.
+  if (allowed && where != Route::metrics)
+    MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
   if (reply.gzipped) MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
   if (allowed && where == Route::method_not_allowed)
     MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, kAllowedMethods);

@@ -1,12 +1,13 @@
 // The HTTP(S) side: libmicrohttpd (with GnuTLS) serving the collector's families in the
-// Prometheus text format on the telemetry path, and a landing page on "/", with the TLS and basic
-// auth of the web configuration file.
+// Prometheus text format on the telemetry path, and the status page on "/" with its JSON form and
+// baseline download (export/status_page.h), all behind the TLS and basic auth of the web
+// configuration file. Every page is rendered on the worker thread that answers it.
 //
 // Threads: kWorkerThreads libmicrohttpd workers, each polling the shared listening socket and its
 // own connections with poll(), so a connection that is idle or slow costs a slot, never a thread;
 // and the connection tracker's reaper. All are created by the constructor, so they run on the CPUs
 // of the constructing thread: construct from the daemon's main thread, which is restricted to the
-// housekeeping CPUs first.
+// housekeeping CPUs first (so rendering a page never runs on a sampled CPU).
 //
 // Limits (the README's Operations section documents them): at most kConnectionLimit connections,
 // kPerAddressLimit from one client address (more are accepted and closed at once); beyond the
@@ -77,7 +78,6 @@ class WebServer {
   std::shared_ptr<Collector> collector_;
   std::shared_ptr<ListenSocket> socket_;
   BasicAuth auth_;
-  std::string landing_page_;
   std::string priorities_;
   std::unique_ptr<ConnectionTracker> tracker_;
   int daemon_fd_ = -1;  // this server's duplicate of the listening socket

@@ -27,6 +27,16 @@ HistogramSnapshot RollingWindow::window() const {
   return sum;
 }
 
+std::vector<RollingWindow::Part> RollingWindow::parts() const {
+  std::vector<Part> out(deltas_.size());
+  for (std::size_t i = 0; i < deltas_.size(); ++i) {
+    out[i].from_tick = deltas_[i].from_tick;
+    out[i].to_tick = deltas_[i].to_tick;
+    for (const auto& [index, count] : deltas_[i].buckets) out[i].added.counts[index] = count;
+  }
+  return out;
+}
+
 std::uint64_t RollingWindow::start_tick() const {
   return deltas_.empty() ? last_tick_ : deltas_.front().from_tick;
 }

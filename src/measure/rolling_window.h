@@ -26,6 +26,14 @@ class RollingWindow {
   std::uint64_t start_tick() const;
   std::uint64_t end_tick() const { return last_tick_; }
 
+  // The window's pushes one by one, oldest first: what each added between two pushes.
+  struct Part {
+    std::uint64_t from_tick = 0;
+    std::uint64_t to_tick = 0;
+    HistogramSnapshot added;
+  };
+  std::vector<Part> parts() const;
+
  private:
   struct Delta {
     std::uint64_t from_tick;

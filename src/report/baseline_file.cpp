@@ -224,6 +224,31 @@ BaselineProbe probe_from(const Reader& r, const Json& j, const std::string& wher
 
 }  // namespace
 
+SubWindow sub_window_of(const HistogramSnapshot& delta, double ns_per_tick, double seconds,
+                        std::uint64_t interruptions, double stolen_seconds,
+                        const std::vector<double>& thresholds_ns) {
+  SubWindow w;
+  w.seconds = seconds;
+  w.samples = delta.total();
+  const auto quantile_ns = [&](double q) { return static_cast<double>(delta.quantile(q)) * ns_per_tick; };
+  w.p50_ns = quantile_ns(0.5);
+  w.p99_ns = quantile_ns(0.99);
+  w.p999_ns = quantile_ns(0.999);
+  w.p9999_ns = quantile_ns(0.9999);
+  w.interruptions = interruptions;
+  w.stolen_seconds = stolen_seconds;
+  // A bucket counts when its lowest value is at or above the threshold: the same rule in every
+  // baseline of the same counter frequency, so the counts compare exactly.
+  for (double threshold_ns : thresholds_ns) {
+    std::uint64_t over = 0;
+    for (std::size_t i = 0; i < kHistogramBuckets; ++i)
+      if (delta.counts[i] != 0 && static_cast<double>(histogram_bucket_lowest(i)) * ns_per_tick >= threshold_ns)
+        over += delta.counts[i];
+    w.over_threshold.push_back(over);
+  }
+  return w;
+}
+
 Json baseline_json(const Baseline& b) {
   Json cpus = Json::array();
   for (const BaselineCpu& c : b.cpus) cpus.push_back(cpu_json(c));

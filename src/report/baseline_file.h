@@ -95,6 +95,11 @@ inline constexpr int kExitBadBaseline = 65;
 inline constexpr int kExitUnreadableBaseline = 66;
 inline constexpr int kExitCannotWrite = 73;
 
+// Figures of one sub-window from the difference of two cumulative snapshots.
+SubWindow sub_window_of(const HistogramSnapshot& delta, double ns_per_tick, double seconds,
+                        std::uint64_t interruptions, double stolen_seconds,
+                        const std::vector<double>& thresholds_ns);
+
 Json baseline_json(const Baseline& baseline);
 // `source` names the file in messages. Throws BaselineError (65).
 Baseline baseline_from_json(const Json& document, const std::string& source);

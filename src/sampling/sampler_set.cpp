@@ -1,6 +1,7 @@
 #include "sampling/sampler_set.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "config/config.h"
 #include "host/cpu_list.h"
@@ -13,6 +14,7 @@ SamplerSet::SamplerSet(const std::vector<SamplerSettings>& settings) {
     windows_.emplace_back(s.scale.from_ns(static_cast<std::uint64_t>(s.window.count())));
   }
   summaries_.resize(workers_.size());
+  counters_.resize(workers_.size());
 }
 
 SamplerSet::~SamplerSet() { stop(); }
@@ -28,26 +30,69 @@ void SamplerSet::stop() {
 }
 
 void SamplerSet::update_windows() {
-  std::vector<WindowSummary> fresh(workers_.size());
+  std::vector<WindowDetail> fresh(workers_.size());
   HistogramSnapshot snapshot;
+  const double unix_now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::lock_guard lock(summaries_mutex_);
+  ++sequence_;
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     const SamplerWorker& w = *workers_[i];
-    if (!w.shared()) continue;
+    fresh[i].sequence = sequence_;
+    fresh[i].end_unix_seconds = unix_now;
+    const SamplerShared* shared = w.shared();
+    if (!shared) continue;
     const std::uint64_t now = read_ticks(w.settings().method);
-    w.shared()->histogram.snapshot(snapshot);
+    shared->histogram.snapshot(snapshot);
+    counters_[i].push_back({now, shared->sampled_ticks.load(std::memory_order_relaxed),
+                            shared->interruption_count.load(std::memory_order_relaxed),
+                            shared->interrupted_ticks.load(std::memory_order_relaxed)});
     windows_[i].push(snapshot, now);
     const std::uint64_t from = windows_[i].start_tick();
-    fresh[i] = summarize(windows_[i].window(), w.shared()->window_max.max_between(from, now), w.settings().scale);
-    fresh[i].valid = fresh[i].valid && from != now;
-    fresh[i].seconds = w.settings().scale.to_seconds(now - from);
+    std::deque<WindowCounters>& points = counters_[i];
+    while (points.size() > 1 && points.front().tick < from) points.pop_front();
+    WindowDetail& d = fresh[i];
+    d.gaps = windows_[i].window();
+    d.summary = summarize(d.gaps, shared->window_max.max_between(from, now), w.settings().scale);
+    d.summary.valid = d.summary.valid && from != now;
+    d.summary.seconds = w.settings().scale.to_seconds(now - from);
+    d.sampled_ticks = points.back().sampled_ticks - points.front().sampled_ticks;
+    d.interruptions = points.back().interruptions - points.front().interruptions;
+    d.interrupted_ticks = points.back().interrupted_ticks - points.front().interrupted_ticks;
   }
-  std::lock_guard lock(summaries_mutex_);
   summaries_ = std::move(fresh);
 }
 
 WindowSummary SamplerSet::window(std::size_t index) const {
   std::lock_guard lock(summaries_mutex_);
+  return summaries_[index].summary;
+}
+
+WindowDetail SamplerSet::window_detail(std::size_t index) const {
+  std::lock_guard lock(summaries_mutex_);
   return summaries_[index];
+}
+
+WindowParts SamplerSet::window_parts(std::size_t index) const {
+  std::lock_guard lock(summaries_mutex_);
+  WindowParts result{summaries_[index], {}};
+  std::vector<WindowPart>& out = result.parts;
+  const std::deque<WindowCounters>& points = counters_[index];
+  const auto at = [&](std::uint64_t tick) {
+    return std::find_if(points.begin(), points.end(), [&](const WindowCounters& c) { return c.tick == tick; });
+  };
+  for (RollingWindow::Part& part : windows_[index].parts()) {
+    const auto from = at(part.from_tick), to = at(part.to_tick);
+    if (from == points.end() || to == points.end()) continue;  // not kept: the window moved past it
+    WindowPart w;
+    w.gaps = part.added;
+    w.span_ticks = part.to_tick - part.from_tick;
+    w.sampled_ticks = to->sampled_ticks - from->sampled_ticks;
+    w.interruptions = to->interruptions - from->interruptions;
+    w.interrupted_ticks = to->interrupted_ticks - from->interrupted_ticks;
+    out.push_back(std::move(w));
+  }
+  return result;
 }
 
 bool SamplerSet::all_alive() const {

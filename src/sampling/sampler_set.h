@@ -2,9 +2,11 @@
 // housekeeping view of them: rolling-window summaries refreshed by update_windows() (called
 // once a second by the daemon's main loop) and read by the collector at scrape time.
 // Thread-safety: start/stop/update_windows from one housekeeping thread; everything const from
-// any thread.
+// any thread (the windows and their summaries behind one mutex, which update_windows holds for
+// its once-a-second push and window_parts for its copy; no sampler thread ever takes it).
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,6 +17,34 @@
 #include "sampling/sampler_worker.h"
 
 namespace jitterd {
+
+// The sampler's own counters (cumulative) at one window update.
+struct WindowCounters {
+  std::uint64_t tick = 0;
+  std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;
+};
+
+// One sampler's rolling window as the last update_windows() left it: the summary /metrics
+// exports, the gaps behind it and the sampler's counters over the same span.
+struct WindowDetail {
+  WindowSummary summary;
+  std::uint64_t sequence = 0;   // update_windows() calls so far; equal sequence, same window
+  double end_unix_seconds = 0;  // wall time of that update
+  HistogramSnapshot gaps;       // ticks, within the window
+  std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;  // within the window
+};
+
+// One update-to-update step of a window, for sub-window figures.
+struct WindowPart {
+  HistogramSnapshot gaps;  // ticks
+  std::uint64_t span_ticks = 0;
+  std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;
+};
+
+struct WindowParts {
+  WindowDetail detail;
+  std::vector<WindowPart> parts;
+};
 
 class SamplerSet {
  public:
@@ -32,6 +62,10 @@ class SamplerSet {
   const SamplerWorker& worker(std::size_t index) const { return *workers_[index]; }
   SamplerWorker& worker(std::size_t index) { return *workers_[index]; }
   WindowSummary window(std::size_t index) const;
+  WindowDetail window_detail(std::size_t index) const;
+  // The current window with its steps, oldest first (none before two updates), taken together
+  // under the lock update_windows() takes: for a download, not for every scrape.
+  WindowParts window_parts(std::size_t index) const;
   // Every worker that started sampling is still making progress, or waits for its CPU to come
   // back (SamplerWorker::responsive): what the watchdog asks.
   bool all_alive() const;
@@ -41,9 +75,12 @@ class SamplerSet {
 
  private:
   std::vector<std::unique_ptr<SamplerWorker>> workers_;
+  // Guarded by summaries_mutex_ (pushed by update_windows, read by window_parts).
   std::vector<RollingWindow> windows_;
+  std::vector<std::deque<WindowCounters>> counters_;
   mutable std::mutex summaries_mutex_;
-  std::vector<WindowSummary> summaries_;
+  std::vector<WindowDetail> summaries_;
+  std::uint64_t sequence_ = 0;
 };
 
 }  // namespace jitterd

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The real daemon's /metrics: valid for promtool, every documented series present for the first
-sampled CPU, histograms and summaries consistent, counters moving, the landing page, a custom
+sampled CPU, histograms and summaries consistent, counters moving, the status page, a custom
 telemetry path, and a clear failure when the port is taken.
 
 Usage: metrics_test.py --jitterd BINARY [unittest args]; exit 77 (skip) without promtool or

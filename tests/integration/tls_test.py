@@ -188,12 +188,26 @@ class TlsAndAuthTest(TlsDaemonCase):
                                     ("wrong password", "Basic " + base64.b64encode(b"alice:Secret").decode()),
                                     ("unknown user", "Basic " + base64.b64encode(b"mallory:secret").decode()),
                                     ("not basic", "Bearer secret")):
-            for path in ("/metrics", "/", "/nope"):
+            for path in ("/metrics", "/", "/?refresh=5", "/status.json", "/baseline.json", "/nope"):
                 with self.subTest(name=name, path=path):
                     status, headers, body = https_get(self.daemon.address, path, authorization=authorization)
                     self.assertEqual(status, 401)
                     self.assertEqual(headers.get("WWW-Authenticate"), 'Basic realm="jitterd"')
                     self.assertNotIn(b"jitterd_build_info", body)
+                    self.assertNotIn(b"jitterd-status", body)
+                    self.assertNotIn(b"jitterd-baseline", body)
+                    self.assertNotIn("Content-Disposition", headers)
+
+    def test_status_paths_are_served_over_tls_with_the_password(self):
+        authorization = "Basic " + base64.b64encode(b"alice:secret").decode()
+        for path, kind, marker in (("/", "text/html", b"<h2>Samplers</h2>"),
+                                   ("/status.json", "application/json", b'"jitterd-status"'),
+                                   ("/baseline.json", "application/json", b'"jitterd-baseline"')):
+            with self.subTest(path=path):
+                status, headers, body = https_get(self.daemon.address, path, authorization=authorization)
+                self.assertEqual(status, 200)
+                self.assertTrue(headers["Content-Type"].startswith(kind))
+                self.assertIn(marker, body)
 
     def test_untrusted_server_certificate_is_refused_by_the_client(self):
         error = refusal(self.daemon.address, context=client_context(ca="client_ca.crt"))

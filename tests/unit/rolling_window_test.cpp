@@ -41,3 +41,29 @@ TEST_CASE("deltas store only the buckets that changed", "[rolling_window]") {
   }
   CHECK(w.window().total() == 99);  // the first push is the baseline
 }
+
+TEST_CASE("the window's parts are its pushes one by one and sum to the window", "[rolling_window]") {
+  RollingWindow w(10);
+  CHECK(w.parts().empty());
+  HistogramSnapshot cumulative;
+  w.push(cumulative, 0);
+  CHECK(w.parts().empty());  // one push: no step yet
+  cumulative = with(3, 5, cumulative);
+  w.push(cumulative, 4);
+  cumulative = with(7, 2, cumulative);
+  w.push(cumulative, 8);
+  cumulative = with(3, 1, cumulative);
+  w.push(cumulative, 12);  // the 0..4 step leaves the window
+  const auto parts = w.parts();
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[0].from_tick == 4);
+  CHECK(parts[0].to_tick == 8);
+  CHECK(parts[0].added.counts[7] == 2);
+  CHECK(parts[0].added.total() == 2);
+  CHECK(parts[1].from_tick == 8);
+  CHECK(parts[1].to_tick == 12);
+  CHECK(parts[1].added.counts[3] == 1);
+  HistogramSnapshot sum;
+  for (const auto& p : parts) sum.add(p.added);
+  CHECK(sum.counts == w.window().counts);
+}

@@ -99,7 +99,9 @@ TEST_CASE("telemetry paths are clean absolute paths", "[web_config]") {
   const std::vector<std::pair<std::string, std::string>> bad{
       {"", "must start with \"/\""},
       {"metrics", "must start with \"/\""},
-      {"/", "must not be \"/\", which is the landing page"},
+      {"/", "must not be \"/\", which is the status page"},
+      {"/status.json", "must not be \"/status.json\", which the status page serves"},
+      {"/baseline.json", "must not be \"/baseline.json\", which the status page serves"},
       {"//metrics", "must not hold an empty segment (\"//\" or a trailing \"/\")"},
       {"/metrics/", "must not hold an empty segment (\"//\" or a trailing \"/\")"},
       {"/a//b", "must not hold an empty segment (\"//\" or a trailing \"/\")"},

@@ -1,5 +1,4 @@
-// What the web server answers, on literal strings: routes and methods, the landing page's
-// escaping, Accept-Encoding, gzip, and basic auth against bcrypt hashes.
+// What the web server answers, on literal strings: routes and methods, Accept-Encoding, gzip, and basic auth against bcrypt hashes.
 #include "export/web_content.h"
 
 #include <zlib.h>
@@ -26,10 +25,17 @@ std::string gunzip(const std::string& packed) {
 
 }  // namespace
 
-TEST_CASE("routes: GET and HEAD on / and the telemetry path, 405 for other methods, 404 elsewhere",
-          "[web_content]") {
-  CHECK(route("GET", "/", "/metrics") == Route::landing_page);
-  CHECK(route("HEAD", "/", "/metrics") == Route::landing_page);
+TEST_CASE(
+    "routes: GET and HEAD on /, the status JSON, the baseline and the telemetry path, 405 for other "
+    "methods, 404 elsewhere",
+    "[web_content]") {
+  CHECK(route("GET", "/", "/metrics") == Route::status_page);
+  CHECK(route("HEAD", "/", "/metrics") == Route::status_page);
+  CHECK(route("GET", "/status.json", "/metrics") == Route::status_json);
+  CHECK(route("HEAD", "/baseline.json", "/metrics") == Route::baseline);
+  CHECK(route("POST", "/status.json", "/metrics") == Route::method_not_allowed);
+  CHECK(route("DELETE", "/baseline.json", "/metrics") == Route::method_not_allowed);
+  CHECK(route("GET", "/status.json/", "/metrics") == Route::not_found);
   CHECK(route("GET", "/metrics", "/metrics") == Route::metrics);
   CHECK(route("HEAD", "/metrics", "/metrics") == Route::metrics);
   CHECK(route("POST", "/metrics", "/metrics") == Route::method_not_allowed);
@@ -41,17 +47,6 @@ TEST_CASE("routes: GET and HEAD on / and the telemetry path, 405 for other metho
   CHECK(route("POST", "/nope", "/metrics") == Route::not_found);
   CHECK(route("GET", "/metrics", "/custom") == Route::not_found);
   CHECK(route("GET", "/custom", "/custom") == Route::metrics);
-}
-
-TEST_CASE("the landing page escapes everything it prints", "[web_content]") {
-  CHECK(html_escape("<a href=\"x\">&'</a>") == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;");
-  const std::string page = landing_page({"1.0<script>", "r\"ev", "x&y", "gcc'"}, "/m<\"'>");
-  CHECK(page.find("<script>") == std::string::npos);
-  CHECK(page.find("1.0&lt;script&gt;") != std::string::npos);
-  CHECK(page.find("href=\"/m&lt;&quot;&#39;&gt;\"") != std::string::npos);
-  CHECK(page.find("r&quot;ev") != std::string::npos);
-  CHECK(page.find("x&amp;y") != std::string::npos);
-  CHECK(page.find("gcc&#39;") != std::string::npos);
 }
 
 TEST_CASE("Accept-Encoding: gzip unless its q is 0", "[web_content]") {

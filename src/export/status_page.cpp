@@ -1,0 +1,438 @@
+#include "export/status_page.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <ctime>
+
+#include "report/html.h"
+
+namespace jitterd {
+namespace {
+
+std::string utc_text(double unix_seconds) {
+  if (unix_seconds <= 0) return "";
+  const std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+// The figures of one sampler's current window, as both forms print them.
+struct CpuFigures {
+  bool valid = false;
+  double seconds = 0;
+  double p50 = 0, p99 = 0, p999 = 0, p9999 = 0, max = 0;  // seconds
+  double interruptions_per_second = 0;
+  double stolen_ratio = 0;
+  double floor = 0, threshold = 0;  // seconds
+};
+
+CpuFigures figures_of(const SamplerReading& r) {
+  CpuFigures f;
+  const WindowSummary& w = r.window;  // what /metrics exports
+  const TickScale& scale = r.settings.scale;
+  f.floor = scale.to_seconds(r.startup.floor_ticks);
+  f.threshold = scale.to_seconds(r.startup.threshold_ticks);
+  if (!r.sampling || !w.valid || w.seconds <= 0) return f;
+  f.valid = true;
+  f.seconds = w.seconds;
+  f.p50 = w.p50;
+  f.p99 = w.p99;
+  f.p999 = w.p999;
+  f.p9999 = w.p9999;
+  f.max = w.max;
+  f.interruptions_per_second = static_cast<double>(r.window_detail.interruptions) / w.seconds;
+  f.stolen_ratio = scale.to_seconds(r.window_detail.interrupted_ticks) / w.seconds;
+  return f;
+}
+
+const ProbeStatus* find_probe(const StatusSnapshot& s, std::string_view name) {
+  for (const ProbeStatus& p : s.probes)
+    if (p.name == name && p.ran) return &p;
+  return nullptr;
+}
+
+const ProbeMetric* find_metric(const ProbeStatus& p, std::string_view name) {
+  for (const ProbeMetric& m : p.result.metrics)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+// What the posture probe last read of the machine, and since when (0: not known).
+struct FingerprintView {
+  std::vector<std::pair<std::string, std::string>> fields;
+  double since_unix_seconds = 0;
+  double changes = 0;
+  bool known = false;
+};
+
+FingerprintView fingerprint_of(const StatusSnapshot& s) {
+  FingerprintView f;
+  const ProbeStatus* posture = find_probe(s, "posture");
+  if (posture == nullptr || !posture->success) return f;
+  if (const ProbeMetric* info = find_metric(*posture, "jitterd_fingerprint_info")) {
+    f.fields = info->labels;
+    f.known = true;
+  }
+  if (const ProbeMetric* since = find_metric(*posture, "jitterd_fingerprint_since_timestamp_seconds"))
+    f.since_unix_seconds = since->value;
+  if (const ProbeMetric* changes = find_metric(*posture, "jitterd_fingerprint_changes_total"))
+    f.changes = changes->value;
+  return f;
+}
+
+std::uint64_t window_sequence(const StatusSnapshot& s) {
+  std::uint64_t sequence = 0;
+  for (const SamplerReading& r : s.samplers) sequence = std::max(sequence, r.window_detail.sequence);
+  return sequence;
+}
+
+double window_end(const StatusSnapshot& s) {
+  double end = 0;
+  for (const SamplerReading& r : s.samplers) end = std::max(end, r.window_detail.end_unix_seconds);
+  return end;
+}
+
+// --- HTML ---
+
+std::string esc(std::string_view text) { return html_escape(text); }
+
+// Seconds as microseconds with three decimals (nanosecond digits): what the browser test reads.
+std::string micros(double seconds) { return fmt::format("{:.3f}", seconds * 1e6); }
+
+std::string yes_no(bool value, bool good_when = true) {
+  return fmt::format("<td class=\"{}\">{}</td>", value == good_when ? "ok" : "bad", value ? "yes" : "no");
+}
+
+constexpr const char* kStatusCss = R"css(<style>
+td.ok,td.pass{background:var(--better);color:var(--better-ink);font-weight:600}
+td.bad,td.fail{background:var(--worse);color:var(--worse-ink);font-weight:600}
+td.warn{background:#fdf0c8;color:#6b4500;font-weight:600}
+nav.links{display:flex;flex-wrap:wrap;gap:.4rem 1rem;margin:.5rem 0 0}
+nav.links a{color:var(--accent);font-weight:600}
+.cpus{display:flex;flex-wrap:wrap;gap:0 1rem}.cpus .cpu{flex:1 1 22rem;max-width:38rem}
+.cpu .plot{max-width:36rem}
+</style>
+)css";
+
+std::string links_html(std::string_view telemetry_path, int refresh_seconds) {
+  std::string out = "<nav class=\"links\">";
+  out += "<a href=\"" + esc(telemetry_path) + "\">metrics (" + esc(telemetry_path) + ")</a>";
+  out += fmt::format("<a href=\"{}\">JSON ({})</a>", kStatusJsonPath, kStatusJsonPath);
+  out += fmt::format("<a href=\"{}\" download>baseline of this window ({})</a>", kBaselineDownloadPath,
+                     kBaselineDownloadPath);
+  out += refresh_seconds > 0 ? std::string("<a href=\"/\">stop refreshing</a>")
+                             : std::string("<a href=\"/?refresh=10\">refresh every 10 s</a>");
+  return out + "</nav>\n";
+}
+
+std::string sampler_table(const StatusSnapshot& s) {
+  std::string out =
+      "<div class=\"table-wrap\"><table id=\"samplers\"><caption>per sampled CPU, over the rolling window "
+      "(gaps in &micro;s; mlock: memory locked; prio: SCHED_FIFO priority, 0 normal)</caption><thead><tr>"
+      "<th>cpu</th><th>up</th><th>pinned</th><th>mlock</th><th class=\"num\">prio</th>"
+      "<th class=\"num\">window&nbsp;s</th><th class=\"num\">p50</th><th class=\"num\">p99</th>"
+      "<th class=\"num\">p99.9</th><th class=\"num\">p99.99</th><th class=\"num\">max</th>"
+      "<th class=\"num\">interr./s</th><th class=\"num\">stolen&nbsp;%</th><th class=\"num\">floor</th>"
+      "<th class=\"num\">threshold</th><th>note</th></tr></thead><tbody>\n";
+  for (const SamplerReading& r : s.samplers) {
+    const int cpu = r.settings.cpu;
+    const CpuFigures f = figures_of(r);
+    out += fmt::format("<tr id=\"cpu{}\"><td>{}</td>", cpu, cpu);
+    out += yes_no(r.up) + yes_no(r.startup.pinned && !r.off_cpu) + yes_no(r.startup.memory_locked);
+    out += fmt::format("<td class=\"num\">{}</td>", r.startup.realtime_priority);
+    const auto num = [&](const char* name, const std::string& text) {
+      return fmt::format("<td class=\"num\" id=\"cpu{}-{}\">{}</td>", cpu, name, text);
+    };
+    if (f.valid) {
+      out += num("window", fmt::format("{:.1f}", f.seconds)) + num("p50", micros(f.p50)) +
+             num("p99", micros(f.p99)) + num("p999", micros(f.p999)) + num("p9999", micros(f.p9999)) +
+             num("max", micros(f.max)) + num("interruptions", fmt::format("{:.2f}", f.interruptions_per_second)) +
+             num("stolen", fmt::format("{:.4f}", f.stolen_ratio * 100));
+    } else {
+      out += "<td colspan=\"8\" class=\"meta\">no window yet</td>";
+    }
+    out +=
+        num("floor", r.sampling ? micros(f.floor) : "") + num("threshold", r.sampling ? micros(f.threshold) : "");
+    std::string note = r.startup.error;
+    if (r.off_cpu) note += (note.empty() ? "" : "; ") + std::string("off its CPU, waiting to pin back");
+    out += "<td class=\"wrap\">" + esc(note) + "</td></tr>\n";
+  }
+  return out + "</tbody></table></div>\n";
+}
+
+std::string cpu_plots(const StatusSnapshot& s) {
+  std::string out = "<div class=\"cpus\">";
+  for (const SamplerReading& r : s.samplers) {
+    if (!r.sampling || r.window_detail.gaps.empty()) continue;
+    const double ns_per_tick = r.settings.scale.to_seconds(1'000'000) * 1e3;
+    const std::string title = fmt::format("cpu {}: gaps longer than x, this window", r.settings.cpu);
+    out += fmt::format("<section class=\"cpu\"><h3>cpu {}</h3>", r.settings.cpu) +
+           exceedance_plot_svg({{"window", exceedance_points(r.window_detail.gaps, ns_per_tick)}},
+                               r.settings.scale.to_seconds(r.startup.threshold_ticks) * 1e9, title) +
+           "</section>";
+  }
+  return out + "</div>\n";
+}
+
+// A table whose "status" column says PASS, WARN or FAIL gets those cells coloured.
+std::string checklist_html(const ProbeTable& table) {
+  std::string html = table_html(table);
+  for (const char* status : {"PASS", "WARN", "FAIL"}) {
+    const std::string plain = std::string("<td>") + status + "</td>";
+    std::string css = status;
+    std::transform(css.begin(), css.end(), css.begin(), [](unsigned char c) { return std::tolower(c); });
+    const std::string classed = "<td class=\"" + css + "\">" + status + "</td>";
+    for (std::size_t at = html.find(plain); at != std::string::npos; at = html.find(plain, at + classed.size()))
+      html.replace(at, plain.size(), classed);
+  }
+  return html;
+}
+
+std::string probe_sections(const StatusSnapshot& s) {
+  std::string out;
+  for (const ProbeStatus& p : s.probes) {
+    out += "<section class=\"probe\" id=\"probe-" + esc(p.name) + "\"><h3>" + esc(p.name) + "</h3>\n";
+    if (!p.ran) {
+      out += "<p class=\"meta\">not run yet</p></section>\n";
+      continue;
+    }
+    out += fmt::format("<p class=\"meta\">last run {} ({:.0f} s ago), took {:.3f} s, {}</p>\n",
+                       utc_text(p.last_run_unix_seconds), std::max(0.0, s.unix_seconds - p.last_run_unix_seconds),
+                       p.duration_seconds, p.success ? "succeeded" : "failed");
+    if (!p.success) out += "<p>failed: " + esc(p.error) + "</p>\n";
+    if (!p.success && p.result.tables.empty()) {
+      out += "</section>\n";
+      continue;
+    }
+    if (!p.success) out += "<p class=\"meta\">the last successful run:</p>\n";
+    if (p.name == "c2c")
+      for (const ProbeTable& t : p.result.tables) {
+        const std::vector<HeatmapCell> cells = c2c_heatmap_cells(t);
+        if (!cells.empty())
+          out += "<div class=\"heatmaps\"><figure>" + heatmap_svg(cells, "median one-way latency") +
+                 "</figure></div>\n";
+      }
+    for (const ProbeTable& t : p.result.tables)
+      out += !t.columns.empty() && t.columns.front() == "status" ? checklist_html(t) : table_html(t);
+    if (!p.result.notes.empty()) {
+      out += "<ul class=\"notes\">";
+      for (const std::string& n : p.result.notes) out += "<li>" + esc(n) + "</li>";
+      out += "</ul>\n";
+    }
+    out += "</section>\n";
+  }
+  if (out.empty()) out = "<p class=\"meta\">no probe configured</p>\n";
+  return out;
+}
+
+std::string fingerprint_html(const StatusSnapshot& s) {
+  const FingerprintView f = fingerprint_of(s);
+  if (!f.known)
+    return "<p class=\"meta\">not read yet (the posture probe has not run, or is not configured)</p>\n";
+  std::string out = fmt::format(
+      "<p class=\"meta\" id=\"fingerprint-since\">unchanged since {} ({} change{} "
+      "seen since jitterd started)</p>\n",
+      esc(utc_text(f.since_unix_seconds)), f.changes, f.changes == 1 ? "" : "s");
+  out += "<div class=\"table-wrap\"><table><thead><tr><th>field</th><th>value</th></tr></thead><tbody>\n";
+  for (const auto& [k, v] : f.fields)
+    out += "<tr><td>" + esc(k) + "</td><td class=\"wrap\"><code>" + esc(v) + "</code></td></tr>\n";
+  return out + "</tbody></table></div>\n";
+}
+
+}  // namespace
+
+std::optional<int> parse_refresh(std::string_view value) {
+  int seconds = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (value.empty() || error != std::errc() || end != value.data() + value.size() || seconds < 0) {
+    // A number too large for an int is still a number: the longest refresh.
+    if (error == std::errc::result_out_of_range && end == value.data() + value.size() && value.front() != '-')
+      return kMaxRefreshSeconds;
+    return std::nullopt;
+  }
+  if (seconds == 0) return 0;
+  return std::clamp(seconds, kMinRefreshSeconds, kMaxRefreshSeconds);
+}
+
+Json status_json(const StatusSnapshot& s, std::string_view telemetry_path) {
+  Json j;
+  j["format"] = "jitterd-status";
+  j["format_version"] = "1.0";
+  j["jitterd_version"] = s.build.version;
+  j["revision"] = s.build.revision;
+  j["hostname"] = s.hostname;
+  j["generated_unix_seconds"] = s.unix_seconds;
+  j["generated"] = utc_text(s.unix_seconds);
+  j["telemetry_path"] = telemetry_path;
+  j["tick"] = {{"method", std::string(to_string(s.method))},
+               {"frequency_hertz", s.frequency.hertz},
+               {"frequency_source", s.frequency.source}};
+  j["config"] = {{"last_reload_successful", s.last_reload_ok},
+                 {"last_reload_success_unix_seconds", s.last_reload_success}};
+  j["window"] = {
+      {"sequence", window_sequence(s)},
+      {"updated_unix_seconds", window_end(s)},
+      {"configured_seconds",
+       s.samplers.empty() ? 0.0 : std::chrono::duration<double>(s.samplers.front().settings.window).count()}};
+  Json cpus = Json::array();
+  for (const SamplerReading& r : s.samplers) {
+    const CpuFigures f = figures_of(r);
+    Json c{{"cpu", r.settings.cpu},
+           {"up", r.up},
+           {"pinned", r.startup.pinned && !r.off_cpu},
+           {"memory_locked", r.startup.memory_locked},
+           {"realtime_priority", r.startup.realtime_priority},
+           {"sampling", r.sampling},
+           {"error", r.startup.error},
+           {"cpu_losses", r.cpu_losses},
+           {"loop_floor_seconds", r.sampling ? Json(f.floor) : Json()},
+           {"interruption_threshold_seconds", r.sampling ? Json(f.threshold) : Json()}};
+    if (f.valid)
+      c["window"] = {{"seconds", f.seconds},
+                     {"samples", r.window.samples},
+                     {"p50_seconds", f.p50},
+                     {"p99_seconds", f.p99},
+                     {"p99_9_seconds", f.p999},
+                     {"p99_99_seconds", f.p9999},
+                     {"max_seconds", f.max},
+                     {"interruptions", r.window_detail.interruptions},
+                     {"interruptions_per_second", f.interruptions_per_second},
+                     {"stolen_ratio", f.stolen_ratio}};
+    else
+      c["window"] = nullptr;
+    cpus.push_back(std::move(c));
+  }
+  j["cpus"] = std::move(cpus);
+  Json probes = Json::array();
+  for (const ProbeStatus& p : s.probes) {
+    Json o{{"name", p.name}, {"ran", p.ran}};
+    if (p.ran) {
+      o["success"] = p.success;
+      o["last_run_unix_seconds"] = p.last_run_unix_seconds;
+      o["age_seconds"] = std::max(0.0, s.unix_seconds - p.last_run_unix_seconds);
+      o["duration_seconds"] = p.duration_seconds;
+      o["error"] = p.error;
+      Json tables = Json::array();
+      for (const ProbeTable& t : p.result.tables) tables.push_back(table_json(t));
+      o["tables"] = std::move(tables);
+      o["notes"] = p.result.notes;
+    }
+    probes.push_back(std::move(o));
+  }
+  j["probes"] = std::move(probes);
+  const FingerprintView f = fingerprint_of(s);
+  if (f.known) {
+    Json fields = Json::object();
+    for (const auto& [k, v] : f.fields) fields[k] = v;
+    j["fingerprint"] = {{"fields", std::move(fields)},
+                        {"since_unix_seconds", f.since_unix_seconds},
+                        {"since", utc_text(f.since_unix_seconds)},
+                        {"changes", f.changes}};
+  } else {
+    j["fingerprint"] = nullptr;
+  }
+  return j;
+}
+
+std::string status_html(const StatusSnapshot& s, std::string_view telemetry_path, int refresh_seconds) {
+  std::string body = kStatusCss;
+  body += "<header class=\"page\"><h1>" + (s.hostname.empty() ? std::string() : esc(s.hostname) + " · ") +
+          "jitterd " + esc(s.build.version) + "</h1>";
+  const std::uint64_t sequence = window_sequence(s);
+  body += fmt::format(
+      "<p class=\"meta\" id=\"window\" data-sequence=\"{}\">{} · window update {} at {} · counter {} at {:.3f} "
+      "MHz "
+      "({}){}</p>",
+      sequence, esc(utc_text(s.unix_seconds)), sequence, esc(utc_text(window_end(s))), esc(to_string(s.method)),
+      s.frequency.hertz / 1e6, esc(s.frequency.source),
+      refresh_seconds > 0 ? fmt::format(" · refreshing every {} s", refresh_seconds) : "");
+  body += links_html(telemetry_path, refresh_seconds) + "</header>\n";
+  body += "<h2>Samplers</h2>\n";
+  if (s.samplers.empty())
+    body += "<p class=\"meta\">no sampler running</p>\n";
+  else
+    body += sampler_table(s) + cpu_plots(s);
+  body += "<h2>Probes</h2>\n" + probe_sections(s);
+  body += "<h2>Fingerprint</h2>\n" + fingerprint_html(s);
+  body += fmt::format(
+      "<footer>Revision {}, {}, {}. Percentiles are the upper edge of a histogram bucket (at most 6.25% above "
+      "the true value, never above the exact max); an exceedance plot shows, for each gap length x, the "
+      "fraction of the window's gaps longer than x. The configuration was {}.</footer>\n",
+      esc(s.build.revision), esc(s.build.arch), esc(s.build.compiler),
+      s.last_reload_ok ? "loaded" : "last rejected at a reload; the previous one is in use");
+  HtmlPageOptions options;
+  options.refresh_seconds = refresh_seconds;
+  return html_page(s.hostname.empty() ? "jitterd status" : s.hostname + ": jitterd status", body, options);
+}
+
+Baseline live_baseline(const StatusSnapshot& s, const std::vector<WindowParts>& windows) {
+  Baseline b;
+  b.created = utc_text(s.unix_seconds);
+  b.jitterd_version = s.build.version;
+  const FingerprintView f = fingerprint_of(s);
+  b.fingerprint = f.fields;
+  // As `jitterd baseline` records it: compare refuses two machines by hostname and CPU model.
+  b.fingerprint.emplace_back("hostname", s.hostname);
+  b.tick_method = std::string(to_string(s.method));
+  b.counter_hertz = s.frequency.hertz;
+  b.sub_window_seconds = kWindowUpdateSeconds;
+  const double ns_per_tick = s.frequency.hertz > 0 ? 1e9 / s.frequency.hertz : 1;
+  const auto seconds_of = [&](std::uint64_t ticks) { return static_cast<double>(ticks) * ns_per_tick * 1e-9; };
+  std::vector<int> cpus;
+  for (std::size_t i = 0; i < s.samplers.size(); ++i) {
+    const SamplerReading& r = s.samplers[i];
+    BaselineCpu c;
+    c.cpu = r.settings.cpu;
+    cpus.push_back(c.cpu);
+    c.error = r.startup.error;
+    if (i < windows.size() && r.sampling) {
+      const WindowParts& w = windows[i];
+      for (const WindowPart& part : w.parts) {
+        const double seconds = seconds_of(part.sampled_ticks);
+        if (seconds <= 0) continue;
+        c.sub_windows.push_back(sub_window_of(part.gaps, ns_per_tick, seconds, part.interruptions,
+                                              seconds_of(part.interrupted_ticks), kTailThresholdsNs));
+        c.histogram.add(part.gaps);
+        c.sampled_seconds += seconds;
+        c.interruptions += part.interruptions;
+        c.stolen_seconds += seconds_of(part.interrupted_ticks);
+      }
+      c.samples = c.histogram.total();
+      c.floor_ns = static_cast<double>(r.startup.floor_ticks) * ns_per_tick;
+      c.threshold_ns = static_cast<double>(r.startup.threshold_ticks) * ns_per_tick;
+      if (w.detail.summary.valid) c.max_ns = w.detail.summary.max * 1e9;
+      b.duration_seconds = std::max(b.duration_seconds, w.detail.summary.seconds);
+    } else if (c.error.empty()) {
+      c.error = "not sampling when the baseline was taken";
+    }
+    if (c.error.empty() && c.samples == 0) c.error = "no gaps in the rolling window yet";
+    b.cpus.push_back(std::move(c));
+  }
+  std::string cpu_text;
+  for (int cpu : cpus) cpu_text += (cpu_text.empty() ? "" : ",") + std::to_string(cpu);
+  b.configuration = {
+      {"source", "jitterd daemon: its rolling window at download"},
+      {"cpus", cpu_text},
+      {"tick_method", b.tick_method},
+      {"counter_source", s.frequency.source},
+      {"window",
+       s.samplers.empty()
+           ? std::string()
+           : fmt::format("{}s", std::chrono::duration<double>(s.samplers.front().settings.window).count())},
+      {"duty_cycle",
+       s.samplers.empty() ? std::string() : fmt::format("{:.3f}", s.samplers.front().settings.duty_cycle())},
+      {"sub_window", fmt::format("{}s", kWindowUpdateSeconds)},
+  };
+  if (!f.known) b.configuration.emplace_back("fingerprint", "not known: the posture probe had not run");
+  for (const ProbeStatus& p : s.probes)
+    if (p.ran) b.probes.push_back({p.name, p.success, p.error, p.result.tables, p.result.notes});
+  return b;
+}
+
+}  // namespace jitterd

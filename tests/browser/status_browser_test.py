@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+"""The daemon's live status page in a real headless browser (Debian's chromium over the DevTools
+protocol, the helpers of browser_test.py).
+
+Starts the real daemon (one sampled CPU, posture, clock, kernel_cost and c2c pairing the sampled
+CPU with a housekeeping one), waits for a full window and every probe's first run, then loads
+http://ADDRESS/ and fails on any console error, uncaught exception, CSP violation or request for
+anything but the page itself. The page's visible p99 of the sampled CPU must match /status.json
+taken at the same window: the JSON is read before and after the load, and the three window
+sequences (JSON, page, JSON) must be equal, else it loads again. Also at a phone's width nothing
+but the tables scrolls sideways. Saves status.png (desktop, the top 1700 px) under --screenshots.
+Skips (77) without chromium or python3-websocket, or with fewer than two CPUs.
+
+Usage: /usr/bin/python3 status_browser_test.py --jitterd BINARY --screenshots DIR
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import browser_test
+from browser_test import Browser, evaluate, problems_of, screenshot, skip
+
+CONFIG = """\
+cpus: auto
+sampler:
+  duty_cycle: burst
+  burst_spin: 50ms
+  burst_period: 200ms
+  warmup: 200ms
+  interruption_threshold: 10us
+  window: 10s
+web:
+  listen_address: "127.0.0.1:0"
+probes:
+  clock: {calibration_window: 20ms, sleep_requests: [10us, 1ms], sleep_samples: 5}
+  kernel_cost: {samples: 200}
+  pacing: {rates: [1000, 10000], duration: 100ms}
+  pinning: {enabled: false}
+  c2c: {samples: 30, round_trips: 500, allow_unsampled: true}
+  posture: {interval: 10s}
+  attribution: {interval: 10s}
+"""
+
+LISTENING_RE = re.compile(r"listening on (127\.0\.0\.1:\d+)")
+
+
+def get_json(url):
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.load(response)
+
+
+def wait_until(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.2)
+
+
+def load_url(browser, url, width=1100, height=900, mobile=False):
+    browser.send("Emulation.setDeviceMetricsOverride", width=width, height=height,
+                 deviceScaleFactor=2 if mobile else 1, mobile=mobile)
+    browser.events.clear()
+    browser.send("Page.navigate", url=url)
+    browser.wait_event("Page.loadEventFired")
+    evaluate(browser, "1")  # a round trip, so the load's events have arrived
+    return problems_of(browser.events, url)
+
+
+def check_page(browser, base, failures):
+    status_url = base + "/status.json"
+    for attempt in range(20):
+        before = get_json(status_url)
+        problems = load_url(browser, base + "/")
+        after = get_json(status_url)
+        page_sequence = evaluate(browser, "document.getElementById('window').dataset.sequence")
+        if str(before["window"]["sequence"]) == page_sequence == str(after["window"]["sequence"]):
+            break
+    else:
+        failures.append("the window moved during each of 20 page loads")
+        return
+    failures += [f"status page: {p}" for p in problems]
+    for cpu in before["cpus"]:
+        if not cpu["window"]:
+            continue
+        shown = evaluate(browser, f"document.getElementById('cpu{cpu['cpu']}-p99').innerText")
+        expected = f"{cpu['window']['p99_seconds'] * 1e6:.3f}"
+        if shown != expected:
+            failures.append(f"cpu {cpu['cpu']}: the page shows p99 {shown} us, the JSON of the same window "
+                            f"{expected} us")
+        else:
+            print(f"cpu {cpu['cpu']}: p99 {shown} us on the page and in the JSON (window {page_sequence})")
+    text = evaluate(browser, "document.body.innerText")
+    for heading in ("Samplers", "Probes", "Fingerprint", "isolation checklist"):
+        if heading not in text:
+            failures.append(f"status page: no \"{heading}\"")
+    if evaluate(browser, "document.querySelectorAll('svg.plot polyline').length") < 1:
+        failures.append("status page: no exceedance plot")
+    if evaluate(browser, "document.querySelectorAll('.heatmaps svg').length") != 1:
+        failures.append("status page: no c2c heatmap")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jitterd", required=True)
+    parser.add_argument("--screenshots", required=True)
+    args = parser.parse_args()
+    if shutil.which("chromium") is None:
+        skip("chromium not found (Debian package chromium)")
+    if browser_test.websocket is None:
+        skip(f"{sys.executable} cannot import websocket (Debian package python3-websocket)")
+    if len(os.sched_getaffinity(0)) < 2:
+        skip("needs at least 2 online, allowed CPUs (one sampled, one for housekeeping)")
+    os.makedirs(args.screenshots, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="jitterd_status_browser_")
+    config = os.path.join(workdir, "jitterd.yaml")
+    with open(config, "w") as f:
+        f.write(CONFIG)
+    log_path = os.path.join(workdir, "jitterd.log")
+    failures = []
+    with open(log_path, "w") as log:
+        daemon = subprocess.Popen([os.path.realpath(args.jitterd), "run", "--config", config], stdout=log,
+                                  stderr=subprocess.STDOUT)
+    browser = None
+    try:
+        def listening():
+            if daemon.poll() is not None:
+                raise AssertionError(f"jitterd exited {daemon.returncode}: {open(log_path).read()[-2000:]}")
+            return (LISTENING_RE.findall(open(log_path).read()) or [None])[0]
+
+        address = wait_until(listening, 30, "the daemon to listen")
+        base = f"http://{address}"
+
+        def ready():
+            document = get_json(base + "/status.json")
+            full = [c for c in document["cpus"] if c["window"] and c["window"]["seconds"] >= 8.5]
+            return full and all(p["ran"] for p in document["probes"])
+
+        wait_until(ready, 60, "a full window and every probe's first run")
+        browser = Browser(workdir)
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            browser.send(f"{domain}.enable")
+        check_page(browser, base, failures)
+        screenshot(browser, os.path.join(args.screenshots, "status.png"), True, 1100, max_height=1700)
+
+        problems = load_url(browser, base + "/", width=390, height=844, mobile=True)
+        failures += [f"status page (phone): {p}" for p in problems]
+        overflow = evaluate(browser, "document.documentElement.scrollWidth - window.innerWidth")
+        if overflow > 0:
+            failures.append(f"status page (phone): the page is {overflow} px wider than the screen")
+    finally:
+        if browser is not None:
+            browser.close()
+        daemon.send_signal(signal.SIGTERM)
+        try:
+            daemon.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait()
+    for failure in failures:
+        print(f"FAIL: {failure}", file=sys.stderr)
+    print(f"screenshots in {args.screenshots}; daemon log in {log_path}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+// The status page, its JSON and the live baseline, on fixed readings: every text from the machine
+// escaped, the JSON's numbers the ones /metrics exports, a baseline that reads back, the refresh
+// parameter's bounds.
+#include "export/status_page.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include <catch2/catch.hpp>
+
+namespace jitterd {
+namespace {
+
+const TickScale scale(2e9);  // one tick is 0.5 ns
+const std::string hostile = "<script>alert(\"x\")</script>&'";
+
+HistogramSnapshot gaps(std::initializer_list<std::pair<std::uint64_t, std::uint64_t>> ticks_and_counts) {
+  HistogramSnapshot s;
+  for (const auto& [ticks, count] : ticks_and_counts) s.counts[histogram_bucket_index(ticks)] += count;
+  return s;
+}
+
+// Two window steps of one sampler on CPU 3: 20 ns gaps, and 1 us and 100 us interruptions.
+std::vector<WindowPart> parts() {
+  WindowPart a{gaps({{40, 1000}, {2000, 5}}), 2'000'000'000, 40'000 + 10'000, 5, 10'000};
+  WindowPart b{gaps({{40, 2000}, {200000, 1}}), 2'000'000'000, 80'000 + 200'000, 1, 200'000};
+  return {a, b};
+}
+
+StatusSnapshot snapshot() {
+  StatusSnapshot s;
+  s.build = {"1.0" + hostile, "rev", "x86_64", "gcc"};
+  s.hostname = "lab<1>";
+  s.unix_seconds = 1.7e9 + 10;
+  s.frequency = {2e9, "test" + hostile, 0};
+  SamplerReading r;
+  r.settings.cpu = 3;
+  r.settings.scale = scale;
+  r.startup = {0, true, true, 0, 40, 800, {}, ""};  // floor 20 ns, threshold 400 ns
+  r.up = true;
+  r.sampling = true;
+  for (const WindowPart& p : parts()) r.window_detail.gaps.add(p.gaps);
+  r.window_detail.sequence = 7;
+  r.window_detail.end_unix_seconds = 1.7e9 + 9;
+  r.window_detail.interruptions = 6;
+  r.window_detail.interrupted_ticks = 210'000;
+  r.window = summarize(r.window_detail.gaps, 200000, scale);
+  r.window.valid = true;
+  r.window.seconds = 2;
+  r.window_detail.summary = r.window;
+  s.samplers.push_back(r);
+  SamplerReading broken;
+  broken.settings.cpu = 5;
+  broken.startup.error = "cannot pin: " + hostile;
+  s.samplers.push_back(broken);
+
+  ProbeStatus posture("posture");
+  posture.ran = posture.success = true;
+  posture.last_run_unix_seconds = 1.7e9 + 4;
+  posture.result.metrics.push_back(gauge("jitterd_fingerprint_info", "", {{"bios_vendor", hostile}}, 1));
+  posture.result.metrics.push_back(gauge("jitterd_fingerprint_since_timestamp_seconds", "", {}, 1.7e9));
+  posture.result.tables.push_back(
+      {"isolation checklist", {"status", "check", "cpu", "reason"}, {{"FAIL", "irq " + hostile, 3, hostile}}});
+  posture.result.notes.push_back("note " + hostile);
+  s.probes.push_back(posture);
+  ProbeStatus failed("clock");
+  failed.ran = true;
+  failed.error = "failed: " + hostile;
+  s.probes.push_back(failed);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("the status page escapes everything from the machine and links its paths", "[status_page]") {
+  const std::string page = status_html(snapshot(), "/m", 0);
+  CHECK(page.find("<script") == std::string::npos);
+  CHECK(page.find("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;") != std::string::npos);
+  CHECK(page.find("href=\"/m\"") != std::string::npos);
+  CHECK(page.find("<title>lab&lt;1&gt;: jitterd status</title>") != std::string::npos);
+  CHECK(page.find("href=\"/status.json\"") != std::string::npos);
+  CHECK(page.find("href=\"/baseline.json\"") != std::string::npos);
+  CHECK(page.find("Content-Security-Policy") != std::string::npos);
+  CHECK(page.find("http-equiv=\"refresh\"") == std::string::npos);
+  CHECK(page.find("<td class=\"fail\">FAIL</td>") != std::string::npos);
+  CHECK(page.find("data-sequence=\"7\"") != std::string::npos);
+  CHECK(page.find("<svg") != std::string::npos);  // the exceedance plot of cpu 3
+  // p99 of cpu 3: 1000 + 5 + 2000 + 1 gaps, rank 2977 is a 20 ns gap (bucket edge 20.5 ns).
+  const double p99 = snapshot().samplers[0].window.p99;
+  CHECK(p99 == Approx(20.5e-9));
+  CHECK(page.find("id=\"cpu3-p99\">" + fmt::format("{:.3f}", p99 * 1e6) + "<") != std::string::npos);
+  CHECK(page.find("id=\"cpu3-max\">100.000<") != std::string::npos);
+  const std::string refreshing = status_html(snapshot(), "/m", 10);
+  CHECK(refreshing.find("http-equiv=\"refresh\" content=\"10\"") != std::string::npos);
+}
+
+TEST_CASE("the status JSON holds the window figures /metrics exports", "[status_page]") {
+  const StatusSnapshot s = snapshot();
+  const Json j = status_json(s, "/m");
+  CHECK(j["format"] == "jitterd-status");
+  CHECK(j["window"]["sequence"] == 7);
+  REQUIRE(j["cpus"].size() == 2);
+  const Json& cpu = j["cpus"][0];
+  CHECK(cpu["cpu"] == 3);
+  CHECK(cpu["window"]["p99_seconds"].get<double>() == s.samplers[0].window.p99);
+  CHECK(cpu["window"]["p99_99_seconds"].get<double>() == s.samplers[0].window.p9999);
+  CHECK(cpu["window"]["max_seconds"].get<double>() == Approx(100e-6));
+  CHECK(cpu["window"]["interruptions_per_second"].get<double>() == Approx(3));
+  CHECK(cpu["window"]["stolen_ratio"].get<double>() == Approx(105e-6 / 2));
+  CHECK(cpu["interruption_threshold_seconds"].get<double>() == Approx(400e-9));
+  CHECK(j["cpus"][1]["window"].is_null());
+  CHECK(j["cpus"][1]["error"] == "cannot pin: " + hostile);  // JSON keeps the text; it is not HTML
+  CHECK(j["probes"][0]["age_seconds"].get<double>() == Approx(6));
+  CHECK(j["probes"][1]["success"] == false);
+  CHECK(j["fingerprint"]["fields"]["bios_vendor"] == hostile);
+  CHECK(j["fingerprint"]["since_unix_seconds"].get<double>() == 1.7e9);
+}
+
+TEST_CASE("a live baseline holds the window's gaps and steps and reads back", "[status_page]") {
+  const StatusSnapshot s = snapshot();
+  WindowParts window{s.samplers[0].window_detail, parts()};
+  const Baseline b = live_baseline(s, {window, WindowParts{}});
+  REQUIRE(b.cpus.size() == 2);
+  const BaselineCpu& c = b.cpus[0];
+  CHECK(c.error.empty());
+  CHECK(c.samples == 3006);
+  CHECK(c.sub_windows.size() == 2);
+  CHECK(c.interruptions == 6);
+  CHECK(c.stolen_seconds == Approx(105e-6));
+  CHECK(c.max_ns == Approx(100'000));
+  CHECK(c.histogram.counts == s.samplers[0].window_detail.gaps.counts);
+  CHECK(b.cpus[1].error == "cannot pin: " + hostile);
+  CHECK(b.sub_window_seconds == kWindowUpdateSeconds);
+  CHECK(b.duration_seconds == 2);
+  const Baseline back = baseline_from_json(baseline_json(b), "test");
+  CHECK(back.cpus[0].sub_windows.size() == 2);
+  CHECK(back.cpus[0].histogram.counts == c.histogram.counts);
+  CHECK(back.fingerprint == b.fingerprint);
+  CHECK(std::find(b.fingerprint.begin(), b.fingerprint.end(),
+                  std::pair<std::string, std::string>{"hostname", "lab<1>"}) != b.fingerprint.end());
+}
+
+TEST_CASE("refresh is a whole number of seconds, bounded; 0 is off", "[status_page]") {
+  CHECK(parse_refresh("0") == 0);
+  CHECK(parse_refresh("10") == 10);
+  CHECK(parse_refresh("1") == kMinRefreshSeconds);
+  CHECK(parse_refresh("100000") == kMaxRefreshSeconds);
+  CHECK(parse_refresh("99999999999999999999") == kMaxRefreshSeconds);
+  CHECK_FALSE(parse_refresh(""));
+  CHECK_FALSE(parse_refresh("-5"));
+  CHECK_FALSE(parse_refresh("5s"));
+  CHECK_FALSE(parse_refresh("x"));
+}
+
+}  // namespace jitterd
