@@ -35,7 +35,7 @@ void check_comparable(const Baseline& before, const std::string& bp, const Basel
                        before.counter_hertz, after.counter_hertz));
   if (before.sub_window_seconds != after.sub_window_seconds) {
     const auto from_daemon = [](const Baseline& b) {
-      return value_of(b.configuration, "source").rfind("jitterd daemon", 0) == 0;
+      return field_value(b.configuration, "source").rfind("jitterd daemon", 0) == 0;
     };
     refuse(
         bp, ap,
