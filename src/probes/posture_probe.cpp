@@ -324,10 +324,12 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
             fingerprint_since_));
 
   ProbeTable table{"isolation checklist for sampled cpus " + format_cpu_list(sampled),
-                   {"status", "check", "cpu", "reason"},
+                   {"status", "check", "cpu", "reason", "fix"},
                    {}};
   for (const PostureCheck& c : checks) {
-    table.rows.push_back({to_string(c.status), c.check, c.cpu ? Cell(*c.cpu) : Cell(), c.reason});
+    std::string fix;
+    for (const std::string& line : c.fix) fix += (fix.empty() ? "" : "\n") + line;
+    table.rows.push_back({to_string(c.status), c.check, c.cpu ? Cell(*c.cpu) : Cell(), c.reason, fix});
   }
   result.tables.push_back(std::move(table));
   result.notes = posture.problems;

@@ -196,7 +196,7 @@ th,td{padding:.28rem .5rem;border-bottom:1px solid var(--line);text-align:left;w
 vertical-align:top}
 th{background:var(--soft);font-weight:600;border-bottom:2px solid var(--line)}
 td.num,th.num{text-align:right}
-td.wrap{white-space:normal;overflow-wrap:break-word;max-width:40rem}
+td.wrap{white-space:pre-line;overflow-wrap:break-word;max-width:40rem}
 tbody tr:hover{background:#fafbfc}
 td.better{background:var(--better);color:var(--better-ink);font-weight:600}
 td.worse{background:var(--worse);color:var(--worse-ink);font-weight:600}
