@@ -87,7 +87,8 @@ FigureComparison judged(std::string scope, std::string figure, double before, do
           relative_change(before, after),
           std::move(test),
           p,
-          std::string(to_string(judge(before, after, p, criteria)))};
+          std::string(to_string(judge(before, after, p, criteria))),
+          run_to_run_p(before, after, criteria.run_to_run_cv)};
 }
 
 // The percentiles, interruptions and stolen share: the whole run's figure is shown, the sub-windows
@@ -130,6 +131,7 @@ void compare_cpu(Comparison& out, const Baseline& before_run, const BaselineCpu&
   std::string max_verdict = std::string(to_string(Verdict::no_change));
   std::string max_test = "rate of gaps above the highest threshold reached";
   double max_p = 1;
+  std::optional<double> max_run_to_run_p;
   for (std::size_t t = 0; t < before_run.tail_thresholds_ns.size(); ++t) {
     const auto count = [&](const SubWindow& w) { return static_cast<double>(w.over_threshold[t]); };
     const std::vector<double> b = per_window(before, count), a = per_window(after, count);
@@ -147,11 +149,13 @@ void compare_cpu(Comparison& out, const Baseline& before_run, const BaselineCpu&
       max_verdict = row.verdict;
       max_test = fmt::format("as gaps_over_{}us_per_s", threshold_us);
       max_p = p;
+      max_run_to_run_p = row.run_to_run_p;
     }
     out.figures.push_back(std::move(row));
   }
   out.figures.push_back({scope, "max_ns", before.max_ns, after.max_ns,
-                         relative_change(before.max_ns, after.max_ns), max_test, max_p, max_verdict});
+                         relative_change(before.max_ns, after.max_ns), max_test, max_p, max_verdict,
+                         max_run_to_run_p});
 }
 
 // Probe tables hold one value per run (a median, a ratio): shown side by side, not tested.
@@ -186,7 +190,8 @@ void compare_probe(Comparison& out, const BaselineProbe& before, const BaselineP
         out.figures.push_back({scope,
                                fmt::format("{}: {} {}", b_table.title.substr(0, b_table.title.find(' ')),
                                            key_of(row), b_table.columns[c]),
-                               b, a, relative_change(b, a), "none (one value per run)", 1, "not tested"});
+                               b, a, relative_change(b, a), "none (one value per run)", 1, "not tested",
+                               std::nullopt});
       }
     }
   }
@@ -235,12 +240,13 @@ ProbeTable changed_table(const Comparison& comparison) {
 }
 
 ProbeTable figures_table(const Comparison& comparison) {
-  ProbeTable table{
-      "what it did", {"scope", "figure", "before", "after", "change", "p_value", "test", "verdict"}, {}};
+  ProbeTable table{"what it did",
+                   {"scope", "figure", "before", "after", "change", "p_value", "test", "p_run_to_run", "verdict"},
+                   {}};
   for (const FigureComparison& f : comparison.figures) {
     const Cell change = std::isfinite(f.change) ? Cell(f.change, 3) : Cell();
-    table.rows.push_back(
-        {f.scope, f.figure, Cell(f.before, 3), Cell(f.after, 3), change, Cell(f.p_value, 4), f.test, f.verdict});
+    table.rows.push_back({f.scope, f.figure, Cell(f.before, 3), Cell(f.after, 3), change, Cell(f.p_value, 4),
+                          f.test, f.run_to_run_p ? Cell(*f.run_to_run_p, 4) : Cell(), f.verdict});
   }
   return table;
 }

@@ -6,6 +6,7 @@
 // listed. Pure functions apart from run_compare, called once from main().
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,11 @@ struct FigureComparison {
   double before = 0, after = 0;
   double change = 0;  // relative: (after - before) / before
   std::string test;   // "mann-whitney (16 vs 16 sub-windows)", "rate (dispersion 1.8)", "none (one value per run)"
-  double p_value = 1;
+  double p_value = 1;  // the within-run test's (sub-windows or counts), as `test` names it
   std::string verdict;
+  // The run-to-run test's (measure/change_tests.h run_to_run_p): a verdict needs both below alpha.
+  // None for a figure not tested.
+  std::optional<double> run_to_run_p;
 };
 
 struct Comparison {

@@ -128,7 +128,7 @@ std::vector<const FigureComparison*> figures_of(const Comparison& c, const std::
 // The figures side by side, less a prefix every name shares ("kernel: ", the table they come from).
 ProbeTable verdict_table(const std::vector<const FigureComparison*>& figures, bool tested) {
   ProbeTable t{"", {"figure", "before", "after", "change_%"}, {}};
-  if (tested) t.columns.insert(t.columns.end(), {"verdict", "p_value", "test"});
+  if (tested) t.columns.insert(t.columns.end(), {"verdict", "p_value", "test", "p_run_to_run"});
   const std::string first = figures.empty() ? std::string() : figures.front()->figure;
   std::string prefix = first.find(": ") == std::string::npos ? "" : first.substr(0, first.find(": ") + 2);
   for (const FigureComparison* f : figures)
@@ -137,7 +137,9 @@ ProbeTable verdict_table(const std::vector<const FigureComparison*>& figures, bo
     const int digits = std::fabs(f->before) >= 100 || std::fabs(f->after) >= 100 ? 1 : 3;
     std::vector<Cell> row{f->figure.substr(prefix.size()), Cell(f->before, digits), Cell(f->after, digits),
                           std::isfinite(f->change) ? Cell(f->change * 100, 1) : Cell()};
-    if (tested) row.insert(row.end(), {f->verdict, Cell(f->p_value, 4), f->test});
+    if (tested)
+      row.insert(row.end(),
+                 {f->verdict, Cell(f->p_value, 4), f->test, f->run_to_run_p ? Cell(*f->run_to_run_p, 4) : Cell()});
     t.rows.push_back(std::move(row));
   }
   return t;

@@ -4,6 +4,9 @@
 // over many seeded repetitions), a heavier tail is "worse", a lighter one "better".
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -268,6 +271,33 @@ TEST_CASE("compare: a heavier tail is worse, a lighter one better") {
   }
   CHECK(heavier_found >= kPairs * 95 / 100);
   CHECK(lighter_found >= kPairs * 95 / 100);
+}
+
+TEST_CASE("compare: a verdict needs both the within-run and the run-to-run test, and both p-values are shown") {
+  std::mt19937_64 random(8);
+  const Noise quiet{200, 1}, noisy{800, 2};
+  const ChangeCriteria criteria;
+  const Comparison c =
+      compare_baselines(synthetic_run(random, quiet), "a", synthetic_run(random, noisy), "b", criteria);
+  int judged = 0;
+  for (const FigureComparison& f : c.figures) {
+    INFO(f.figure << " " << f.before << " -> " << f.after << " p=" << f.p_value << " verdict " << f.verdict);
+    REQUIRE(f.run_to_run_p.has_value());
+    if (f.test.rfind("as ", 0) != 0)  // the max takes both tests from the tail rate it names
+      CHECK(*f.run_to_run_p == Approx(run_to_run_p(f.before, f.after, criteria.run_to_run_cv)));
+    if (f.verdict != "no significant change") {
+      ++judged;
+      CHECK(f.p_value < criteria.alpha);
+      CHECK(*f.run_to_run_p < criteria.alpha);
+    } else if (f.p_value < criteria.alpha && std::fabs(f.change) >= criteria.min_effect) {
+      CHECK(*f.run_to_run_p >= criteria.alpha);
+    }
+  }
+  CHECK(judged > 0);
+  const ProbeTable table = figures_table(c);
+  const auto column = std::find(table.columns.begin(), table.columns.end(), "p_run_to_run");
+  REQUIRE(column != table.columns.end());
+  CHECK(std::find(table.columns.begin(), table.columns.end(), "p_value") != table.columns.end());
 }
 
 TEST_CASE("compare --format html: what changed first, then per CPU the plot and the verdicts, c2c heatmaps") {
