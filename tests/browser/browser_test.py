@@ -148,18 +148,24 @@ def problems_of(events, url):
     return found
 
 
-def load(browser, path, width=1100, height=900, mobile=False):
-    """Loads `path` at a viewport; returns (visible text, the problems seen)."""
-    url = "file://" + os.path.realpath(path)
+def load_url(browser, url, width=1100, height=900, mobile=False):
+    """Loads `url` at a viewport; returns the problems seen."""
     browser.send("Emulation.setDeviceMetricsOverride", width=width, height=height,
                  deviceScaleFactor=2 if mobile else 1, mobile=mobile)
     browser.events.clear()
     browser.send("Page.navigate", url=url)
     browser.wait_event("Page.loadEventFired")
     # A round trip after the load, so that events the page raised while loading have arrived.
+    browser.send("Runtime.evaluate", expression="1", returnByValue=True)
+    return problems_of(browser.events, url)
+
+
+def load(browser, path, width=1100, height=900, mobile=False):
+    """Loads the file `path` at a viewport; returns (visible text, the problems seen)."""
+    problems = load_url(browser, "file://" + os.path.realpath(path), width, height, mobile)
     text = browser.send("Runtime.evaluate", expression="document.body.innerText",
                         returnByValue=True)["result"]["value"]
-    return text, problems_of(browser.events, url)
+    return text, problems
 
 
 def evaluate(browser, expression):

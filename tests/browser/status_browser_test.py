@@ -27,7 +27,7 @@ import time
 import urllib.request
 
 import browser_test
-from browser_test import Browser, evaluate, problems_of, screenshot, skip
+from browser_test import Browser, evaluate, load_url, screenshot, skip
 
 CONFIG = """\
 cpus: auto
@@ -67,16 +67,6 @@ def wait_until(predicate, timeout, what):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(0.2)
-
-
-def load_url(browser, url, width=1100, height=900, mobile=False):
-    browser.send("Emulation.setDeviceMetricsOverride", width=width, height=height,
-                 deviceScaleFactor=2 if mobile else 1, mobile=mobile)
-    browser.events.clear()
-    browser.send("Page.navigate", url=url)
-    browser.wait_event("Page.loadEventFired")
-    evaluate(browser, "1")  # a round trip, so the load's events have arrived
-    return problems_of(browser.events, url)
 
 
 def check_page(browser, base, failures):
