@@ -143,9 +143,14 @@ TEST_CASE("pacing probe: both pacers at every rate, ratio at most 1, lateness hi
     const ProbeResult r = run_ok(probe, context);
     const auto ratios = named(r, "jitterd_pacing_achieved_ratio");
     REQUIRE(ratios.size() == 4);
+    // No send is early, but due(k) is rounded to the nearest unit, so the span from due(0) to the
+    // last send may be up to one unit shorter than the exact schedule: the ratio may exceed 1 by
+    // one unit in the shortest span, 49 slots at 1000/s on the slower of the two clocks.
+    const double slowest_units_per_second = std::min(1e9, context.frequency.hertz);
+    const double one_unit = 1.0 / (0.049 * slowest_units_per_second);
     for (const ProbeMetric* m : ratios) {
       CHECK(m->value > 0);
-      CHECK(m->value <= 1.0 + 1e-9);
+      CHECK(m->value <= 1.0 + one_unit);
     }
     for (const ProbeMetric* h : named(r, "jitterd_pacing_lateness_seconds")) {
       CHECK(h->type == ProbeMetricType::histogram);
