@@ -105,6 +105,7 @@ void read_cpus(const HostReader& host, Posture& posture) {
   posture.online = topology.online;
   posture.offline = topology.offline;
   posture.isolated = topology.isolated;
+  posture.isolated_known = topology.isolated_known;
   posture.nohz_full = topology.nohz_full;
   for (const CpuTopology& cpu : topology.cpus) posture.smt.thread_siblings[cpu.cpu] = cpu.thread_siblings;
   for (std::string& line : topology.problems) posture.problems.push_back(std::move(line));

@@ -92,6 +92,7 @@ struct Posture {
   std::string cmdline;  // raw /proc/cmdline
   IsolationParams isolation;
   std::vector<int> online, offline, isolated, nohz_full;  // what the kernel did; sorted
+  bool isolated_known = true;  // false when the isolated file was unreadable (isolated is then empty)
   SmtState smt;
   std::vector<CpuFreq> cpufreq;  // online CPUs that have a cpufreq directory, by cpu
   std::vector<CpuIdle> cpuidle;  // online CPUs that have a cpuidle directory, by cpu

@@ -129,8 +129,10 @@ Topology read_topology(const HostReader& host) {
   topo.offline = read_list(host, cpu_file("offline"), "treating the offline set as empty", problems)
                      .value_or(std::vector<int>{});
   topo.online = read_online(host, topo, problems);
-  topo.isolated = read_list(host, cpu_file("isolated"), "treating the isolated set as empty", problems)
-                      .value_or(std::vector<int>{});
+  const std::optional<std::vector<int>> isolated =
+      read_list(host, cpu_file("isolated"), "treating the isolated set as empty", problems);
+  topo.isolated = isolated.value_or(std::vector<int>{});
+  topo.isolated_known = isolated.has_value();
   topo.nohz_full = read_nohz_full(host, problems);
   for (int cpu : topo.online) topo.cpus.push_back(read_cpu(host, cpu, problems));
   return topo;

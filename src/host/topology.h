@@ -22,7 +22,8 @@ struct CpuTopology {
 
 struct Topology {
   std::vector<int> possible, present, online, offline, isolated, nohz_full;  // sorted, unique
-  std::vector<CpuTopology> cpus;                                             // online CPUs only, sorted by cpu
+  bool isolated_known = true;         // false when the isolated file was unreadable (isolated is then empty)
+  std::vector<CpuTopology> cpus;      // online CPUs only, sorted by cpu
   std::vector<std::string> problems;  // one human line per missing or unparsable file
 
   // The entry for an online CPU, or nullptr.

@@ -46,8 +46,16 @@ class Checklist {
 
 // isolated and nohz_full: the kernel's effective set against the expected one, or else every
 // sampled CPU in it. `what` says what membership buys, for the WARN lines.
-void check_cpu_set(Checklist& list, const std::string& check, const std::vector<int>& actual,
+// `known`: false when the kernel's set could not be read; then one line says so instead of
+// judging every CPU against an empty set.
+void check_cpu_set(Checklist& list, const std::string& check, const std::vector<int>& actual, bool known,
                    const std::optional<std::vector<int>>& expected, const std::string& what) {
+  if (!known) {
+    list.add(check, std::nullopt, expected ? CheckStatus::fail : CheckStatus::warn,
+             "cannot check: the kernel's " + check + " set could not be read", expected.has_value(),
+             isolated_set_unreadable_fix());
+    return;
+  }
   if (expected) {
     const std::vector<std::string> fix = cpu_set_fix(list.posture(), check, *expected);
     for (int cpu : cpus_minus(*expected, actual)) {
@@ -487,9 +495,10 @@ std::vector<PostureCheck> check_posture(const Posture& posture, const std::vecto
                                         const PostureExpectations& expect, const std::map<int, double>& busy,
                                         const std::optional<IrqFiring>& fired) {
   Checklist list(posture, sampled);
-  check_cpu_set(list, "isolated", posture.isolated, expect.isolated,
+  check_cpu_set(list, "isolated", posture.isolated, posture.isolated_known, expect.isolated,
                 "isolated: the scheduler may place tasks on it");
-  check_cpu_set(list, "nohz_full", posture.nohz_full, expect.nohz_full,
+  // A missing nohz_full file is a kernel without CONFIG_NO_HZ_FULL: the set is truly empty.
+  check_cpu_set(list, "nohz_full", posture.nohz_full, true, expect.nohz_full,
                 "nohz_full: the scheduler tick interrupts it");
   check_rcu_nocbs(list, posture);
   check_device_irqs(list, posture, expect, fired);

@@ -76,6 +76,12 @@ std::vector<std::string> irq_affinities_unreadable_fix() {
   return {"# mount procfs with /proc/irq readable (jitterd's --path.procfs), then run the check again"};
 }
 
+std::vector<std::string> isolated_set_unreadable_fix() {
+  return {
+      "# mount sysfs with devices/system/cpu/isolated readable (jitterd's --path.sysfs), then run the check "
+      "again"};
+}
+
 std::vector<std::string> irqs_not_yet_measured_fix() {
   return {"# nothing to change: the next reading measures it"};
 }

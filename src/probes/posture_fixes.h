@@ -42,6 +42,8 @@ std::vector<std::string> rcu_nocbs_fix(const std::vector<int>& cpus, bool unread
 
 // device_irqs. No IRQ affinity readable at all.
 std::vector<std::string> irq_affinities_unreadable_fix();
+// The kernel's isolated set (devices/system/cpu/isolated) could not be read.
+std::vector<std::string> isolated_set_unreadable_fix();
 // `no_device_irqs: fired` before a second reading of /proc/interrupts: nothing to change.
 std::vector<std::string> irqs_not_yet_measured_fix();
 // IRQs of `cpu` (sampled): those that fired there move to irqaffinity= or the housekeeping CPUs

@@ -24,10 +24,15 @@ void add_cpu_flags(const Posture& p, std::vector<ProbeMetric>& out) {
     out.push_back(gauge("jitterd_posture_cpu_online", "1 if the CPU is online, 0 if present but offline.",
                         {{"cpu", std::to_string(cpu)}}, has_cpu(p.online, cpu)));
   }
+  // A set that could not be read exports no series rather than a 0 that reads as "not isolated"
+  // (and no IRQs): jitterd_posture_unreadable_files says what is missing.
   for (int cpu : p.online) {
     const ProbeLabels labels{{"cpu", std::to_string(cpu)}};
-    out.push_back(gauge("jitterd_posture_cpu_isolated", "1 if the CPU is in the kernel's effective isolated set.",
-                        labels, has_cpu(p.isolated, cpu)));
+    if (p.isolated_known) {
+      out.push_back(gauge("jitterd_posture_cpu_isolated",
+                          "1 if the CPU is in the kernel's effective isolated set.", labels,
+                          has_cpu(p.isolated, cpu)));
+    }
     out.push_back(gauge("jitterd_posture_cpu_nohz_full",
                         "1 if the CPU is in the kernel's effective nohz_full set.", labels,
                         has_cpu(p.nohz_full, cpu)));
@@ -35,6 +40,7 @@ void add_cpu_flags(const Posture& p, std::vector<ProbeMetric>& out) {
       out.push_back(gauge("jitterd_posture_cpu_workqueue", "1 if unbound workqueues may run on the CPU.", labels,
                           has_cpu(*p.workqueue_cpus, cpu)));
     }
+    if (p.irqs.empty()) continue;  // /proc/irq unreadable: the check says "cannot check"
     double irqs = 0;
     for (const IrqAffinity& irq : irqs_on_cpu(p, cpu)) irqs += irq.name.empty() ? 0 : 1;
     out.push_back(gauge("jitterd_posture_cpu_device_irqs",

@@ -78,6 +78,11 @@ class HostFilesTest(harness.DaemonTestCase):
         for name in ("proc/cmdline", "sys/devices/system/cpu/isolated"):
             self.assertIn(os.path.join(root, name), log)
         self.assertEqual(log.count("posture files unreadable: "), 1)
+        # What could not be read exports no series, rather than 0s that read as "not isolated".
+        scrape = daemon.scrape()
+        for name in ("jitterd_posture_cpu_isolated", "jitterd_posture_cpu_device_irqs"):
+            self.assertEqual(harness.select(scrape, name), {}, name)
+        self.assertTrue(harness.select(scrape, "jitterd_posture_cpu_nohz_full"))
 
         second = last_run("posture")
         shutil.rmtree(root)
@@ -85,6 +90,8 @@ class HostFilesTest(harness.DaemonTestCase):
         after_next_runs(second)
         self.assertEqual(daemon.value("jitterd_posture_unreadable_files"), unreadable)
         self.assertIn("posture files readable again", daemon.log())
+        self.assertEqual(daemon.value("jitterd_posture_cpu_isolated", cpu="3"), 1)
+        self.assertTrue(harness.select(daemon.scrape(), "jitterd_posture_cpu_device_irqs"))
         self.assertEqual(fingerprint(), known)
         self.stop_ok(daemon)
 

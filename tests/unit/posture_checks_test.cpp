@@ -118,6 +118,37 @@ TEST_CASE("posture checks: unmet expectations FAIL per cpu and are marked as exp
   CHECK(lines_of(checks, "device_irqs")[0].status == CheckStatus::pass);  // irq 30 has no handler
 }
 
+TEST_CASE("an unreadable isolated set or /proc/irq: one 'cannot check' line and no per-cpu gauge",
+          "[posture_checks]") {
+  Posture p = quiet_machine();
+  p.isolated = {};
+  p.isolated_known = false;
+  p.irqs = {};
+  const std::vector<int> sampled = {2, 3};
+  for (const bool expected : {false, true}) {
+    PostureExpectations expect;
+    if (expected) expect.isolated = std::vector<int>{2, 3};
+    const auto isolated = lines_of(check_posture(p, sampled, expect), "isolated");
+    REQUIRE(isolated.size() == 1);
+    CHECK_FALSE(isolated[0].cpu.has_value());
+    CHECK(isolated[0].status == (expected ? CheckStatus::fail : CheckStatus::warn));
+    CHECK(isolated[0].reason == "cannot check: the kernel's isolated set could not be read");
+    CHECK_FALSE(isolated[0].fix.empty());
+  }
+  const std::vector<ProbeMetric> metrics = posture_metrics(p, sampled, check_posture(p, sampled, {}));
+  const auto count = [&](const std::string& name) {
+    return std::count_if(metrics.begin(), metrics.end(), [&](const ProbeMetric& m) { return m.name == name; });
+  };
+  CHECK(count("jitterd_posture_cpu_isolated") == 0);
+  CHECK(count("jitterd_posture_cpu_device_irqs") == 0);
+  CHECK(count("jitterd_posture_cpu_nohz_full") == 4);  // read, so still one per online cpu
+  p.isolated_known = true;
+  p.irqs = quiet_machine().irqs;
+  const std::vector<ProbeMetric> known = posture_metrics(p, sampled, check_posture(p, sampled, {}));
+  CHECK(std::count_if(known.begin(), known.end(),
+                      [](const ProbeMetric& m) { return m.name == "jitterd_posture_cpu_isolated"; }) == 4);
+}
+
 TEST_CASE("posture probe: exports the checks and notices a changed fingerprint", "[posture_checks]") {
   jitterd::testing::ScratchTree sys, proc;
   sys.add_cpu(0);
