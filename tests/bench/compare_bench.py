@@ -2,17 +2,20 @@
 """Figures for README "Before and after" (not a ctest test: it takes minutes).
 
 false-alarms: N pairs of back-to-back baselines of the configured CPUs on this machine, each pair
-              compared; counts pairs with any CPU figure judged "worse" or "better".
+              compared; counts pairs with any CPU figure judged "worse" or "better", and estimates
+              each figure's run-to-run spread cv from the pairs' log ratios (E[log^2] = 2 cv^2 for
+              two independent runs), the figure `compare` assumes as 0.20.
 compare-time: two synthetic baselines of C CPUs and S seconds (0.5 s sub-windows, gap histograms
               of ~150 buckets with a heavy tail), then times `jitterd compare` on them, as JSON and
               as HTML (and the size of each output).
 
-Usage: compare_bench.py --jitterd BINARY false-alarms [--pairs 10] [--seconds 10]
+Usage: compare_bench.py --jitterd BINARY false-alarms [--pairs 10] [--seconds 10] [--realtime-priority 10]
        compare_bench.py --jitterd BINARY compare-time [--cpus 64] [--seconds 60]
 """
 
 import argparse
 import json
+import math
 import os
 import random
 import subprocess
@@ -29,12 +32,13 @@ sampler:
 """
 
 
-def false_alarms(jitterd, pairs, seconds):
+def false_alarms(jitterd, pairs, seconds, realtime_priority):
     workdir = tempfile.mkdtemp(prefix="jitterd_compare_bench_")
     config = os.path.join(workdir, "jitterd.yaml")
     with open(config, "w") as f:
-        f.write(CONFIG)
+        f.write(CONFIG + (f"  realtime_priority: {realtime_priority}\n" if realtime_priority else ""))
     alarms = 0
+    log_ratios = {}  # figure -> log(after / before) of each pair and CPU where both are above 0
     for pair in range(pairs):
         paths = []
         for side in ("before", "after"):
@@ -48,9 +52,27 @@ def false_alarms(jitterd, pairs, seconds):
         flagged = [f"{f['scope']} {f['figure']} {f['verdict']} ({f['before']:.4g} -> {f['after']:.4g})"
                    for f in figures if f["verdict"] in ("worse", "better")]
         alarms += bool(flagged)
+        for f in figures:
+            if f["before"] > 0 and f["after"] > 0:
+                log_ratios.setdefault(f["figure"], []).append(math.log(f["after"] / f["before"]))
         print(f"pair {pair + 1}: {len(figures)} figures, " + ("; ".join(flagged) if flagged else "no change"),
               flush=True)
     print(f"{alarms} of {pairs} pairs of {seconds} s baselines had a verdict other than no significant change")
+    print_run_to_run_spread(log_ratios)
+
+
+def print_run_to_run_spread(log_ratios):
+    """cv of each figure from the log ratios of pairs of runs: sqrt(mean(log^2) / 2), and the largest
+    |log ratio| seen; figures that were 0 in either run of a pair leave that pair out."""
+    print("run-to-run spread (cv = sqrt(mean(log(after/before)^2) / 2); compare assumes 0.20):")
+    spreads = []
+    for figure, values in sorted(log_ratios.items()):
+        cv = math.sqrt(sum(v * v for v in values) / len(values) / 2)
+        spreads.append(cv)
+        print(f"  {figure:28s} cv {cv:.3f} over {len(values)} pairs, largest ratio "
+              f"{math.exp(max(abs(v) for v in values)):.2f}x")
+    if spreads:
+        print(f"  largest cv {max(spreads):.3f}, median cv {sorted(spreads)[len(spreads) // 2]:.3f}")
 
 
 def synthetic_baseline(rng, cpus, seconds, hertz=2.0e9):
@@ -108,13 +130,15 @@ def main():
     fa = sub.add_parser("false-alarms")
     fa.add_argument("--pairs", type=int, default=10)
     fa.add_argument("--seconds", type=int, default=10)
+    fa.add_argument("--realtime-priority", type=int, default=0,
+                    help="sample at SCHED_FIFO with this priority (needs root); 0: SCHED_OTHER")
     ct = sub.add_parser("compare-time")
     ct.add_argument("--cpus", type=int, default=64)
     ct.add_argument("--seconds", type=int, default=60)
     args = parser.parse_args()
     jitterd = os.path.realpath(args.jitterd)
     if args.what == "false-alarms":
-        false_alarms(jitterd, args.pairs, args.seconds)
+        false_alarms(jitterd, args.pairs, args.seconds, args.realtime_priority)
     else:
         compare_time(jitterd, args.cpus, args.seconds)
 

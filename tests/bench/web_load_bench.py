@@ -79,6 +79,7 @@ class Scrapers:
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.latencies, self.errors = [], []
+        self.error_times = []  # time.monotonic() of each error, beside self.errors
         self.threads = [threading.Thread(target=self.loop, daemon=True) for _ in range(n)]
 
     def loop(self):
@@ -96,7 +97,8 @@ class Scrapers:
                 if ok:
                     self.latencies.append(elapsed)
                 else:
-                    self.errors.append(why)
+                    self.errors.append(f"{why} after {elapsed:.1f} s")
+                    self.error_times.append(time.monotonic())
 
     def __enter__(self):
         for t in self.threads:
@@ -212,6 +214,9 @@ def main():
                         time.sleep(5)
                 print(f"soak: {args.soak:.0f} s, {reloads} reloads: RSS {rss_kib(pid)} KiB, fds {fds(pid)}, "
                       f"{soak.summary()}")
+                started = end - args.soak
+                for when, why in list(zip(soak.error_times, soak.errors))[:10]:
+                    print(f"  error at t={when - started:.0f} s: {why}")
         finally:
             daemon.kill() if daemon.address is None else None
             code = daemon.stop()
