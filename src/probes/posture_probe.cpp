@@ -269,7 +269,12 @@ std::string lines_not_in(const std::vector<std::string>& now, const std::vector<
 }  // namespace
 
 ProbeResult PostureProbe::run(ProbeContext& context) {
-  Posture posture = read_posture(context.host);
+  // /proc/interrupts once, for both the IRQs' names and which of them fired since the last run.
+  const auto read_at = std::chrono::steady_clock::now();
+  const std::optional<std::string> interrupts_text = context.host.read_proc("interrupts");
+  std::optional<InterruptTable> interrupts;
+  if (interrupts_text) interrupts = parse_proc_interrupts(*interrupts_text);
+  Posture posture = read_posture(context.host, interrupts);
   if (fingerprint_) posture.fingerprint = keep_unread_fields(*fingerprint_, std::move(posture.fingerprint));
   std::vector<int> sampled = context.sampled;
   std::sort(sampled.begin(), sampled.end());
@@ -278,10 +283,6 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
   const std::map<int, double> busy = busy_shares(cpu_times_, times);
   cpu_times_ = std::move(times);
   // Device IRQs that fired since the previous run (none measured on the first).
-  const auto read_at = std::chrono::steady_clock::now();
-  const std::optional<std::string> interrupts_text = context.host.read_proc("interrupts");
-  std::optional<InterruptTable> interrupts;
-  if (interrupts_text) interrupts = parse_proc_interrupts(*interrupts_text);
   std::optional<IrqFiring> fired;
   if (interrupts_ && interrupts && !interrupts->cpus.empty()) {
     fired = IrqFiring{numbered_irq_deltas(*interrupts_, *interrupts),
