@@ -40,6 +40,7 @@
 #include "host/cache_topology.h"
 #include "host/cpu_list.h"
 #include "host/interrupt_counts.h"
+#include "host/posture.h"
 #include "host/text.h"
 #include "host/topology.h"
 #include "measure/counter_calibration.h"
@@ -363,6 +364,17 @@ SizeFigures run_size(const synthetic::HostShape& shape, const std::vector<ProbeS
     // The first run has no earlier reading to find the IRQs that fired: not counted.
     if (run > 0) running.stop(posture_wall, posture_cpu);
   }
+  // Its reading alone (files), to tell it from the checks and metrics.
+  std::vector<double> reading_wall, reading_cpu;
+  Posture read_back;
+  for (int run = 0; run < repeats; ++run) {
+    const Stopwatch reading;
+    read_back = read_posture(reader);
+    reading.stop(reading_wall, reading_cpu);
+  }
+  std::printf("of which read_posture (%zu CPUs' files, %zu IRQ directories, %zu tasks): %s\n",
+              read_back.online.size(), read_back.irqs.size(), read_back.tasks.size(),
+              figure(reading_cpu, reading_wall).c_str());
   const std::size_t checklist = posture_result.tables.empty() ? 0 : posture_result.tables.front().rows.size();
   std::printf("run (later runs, with the IRQs fired since the previous): %s [goal <= 200 ms: %s]\n",
               figure(posture_cpu, posture_wall).c_str(), verdict(cpu_median(posture_cpu), 200));
@@ -476,6 +488,25 @@ SizeFigures run_size(const synthetic::HostShape& shape, const std::vector<ProbeS
       },
       frequency, default_tick_method());
   collector.set_probes([&statuses] { return statuses; });
+  // The parts of a collect: the samplers' readings (a /proc status file per sampler thread for
+  // its context switches) and the copy of the probes' statuses the scheduler hands out.
+  std::vector<double> readings_wall, readings_cpu, statuses_wall, statuses_cpu;
+  for (int i = 0; i < (quick ? 3 : 10); ++i) {
+    const Stopwatch reading;
+    std::vector<SamplerReading> readings;
+    for (std::size_t k = 0; k < samplers.shared.size(); ++k) {
+      SamplerReading r;
+      r.startup.tid = tids[k];
+      read_sampler_state(*samplers.shared[k], samplers.details[k], reader, r);
+      readings.push_back(std::move(r));
+    }
+    reading.stop(readings_wall, readings_cpu);
+    const Stopwatch copying;
+    const std::vector<ProbeStatus> copy = statuses;
+    copying.stop(statuses_wall, statuses_cpu);
+  }
+  std::printf("samplers' readings: %s; copy of the probes' statuses: %s\n",
+              figure(readings_cpu, readings_wall).c_str(), figure(statuses_cpu, statuses_wall).c_str());
   std::vector<double> collect_wall, collect_cpu, serialize_wall, serialize_cpu, total_wall, total_cpu;
   std::string body;
   for (int i = 0; i < (quick ? 5 : 30); ++i) {
