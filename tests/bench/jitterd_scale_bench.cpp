@@ -451,6 +451,13 @@ SizeFigures run_size(const synthetic::HostShape& shape, const std::vector<ProbeS
       sizeof(SamplerShared), sizeof(GapHistogram), ring_bytes, max_bytes, sizeof(WindowDetail));
   const double per_cpu_kib =
       static_cast<double>((rss_allocated - rss_before) + (rss_windows - rss_before_windows)) / cpus;
+  const double allocated_kib = static_cast<double>(sizeof(SamplerShared) + ring_bytes + max_bytes) / 1024.0;
+  if (static_cast<double>(rss_allocated - rss_before) / cpus < allocated_kib / 2) {
+    std::printf(
+        "note: VmRSS grew less than the %.1f KiB per CPU allocated: the heap an earlier size freed was "
+        "reused; run this size alone (--cpus %d) for its memory\n",
+        allocated_kib, cpus);
+  }
   std::printf(
       "VmRSS: %ld KiB before, %ld KiB with %d samplers' state allocated (+%.1f KiB/CPU), %ld KiB after 75 s "
       "of windows (+%.1f KiB/CPU for the windows); total %.1f KiB per sampled CPU [goal <= 1024 KiB: %s]\n",
@@ -550,6 +557,8 @@ SizeFigures run_size(const synthetic::HostShape& shape, const std::vector<ProbeS
 
 void start_to_ready(const std::string& daemon, const std::string& config_path, int runs) {
   header("start to READY=1, the real daemon on this machine");
+  // The daemon inherits this process's affinity: it decides which CPUs `cpus: auto` samples.
+  std::printf("affinity inherited: cpus %s\n", format_cpu_list(current_affinity()).c_str());
   std::vector<double> ms;
   for (int run = 0; run < runs; ++run) {
     const std::string socket_path =
@@ -570,9 +579,9 @@ void start_to_ready(const std::string& daemon, const std::string& config_path, i
     const pid_t child = ::fork();
     if (child == 0) {
       ::setenv("NOTIFY_SOCKET", socket_path.c_str(), 1);
-      const int null = ::open("/dev/null", O_WRONLY);
-      ::dup2(null, 1);
-      ::dup2(null, 2);
+      const int log = ::open((socket_path + ".log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      ::dup2(log, 1);
+      ::dup2(log, 2);
       ::execl(daemon.c_str(), daemon.c_str(), "run", "--config", config_path.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
@@ -592,10 +601,14 @@ void start_to_ready(const std::string& daemon, const std::string& config_path, i
     ::close(fd);
     ::unlink(socket_path.c_str());
     if (!ready) {
-      std::printf("  run %d: no READY=1 within 10 s (exit status %d)\n", run, status);
+      std::printf("  run %d: no READY=1 within 10 s (exit status %d); the daemon's log:\n", run, status);
+      std::ifstream log(socket_path + ".log");
+      for (std::string line; std::getline(log, line);) std::printf("    %s\n", line.c_str());
+      ::unlink((socket_path + ".log").c_str());
       ++failures;
       return;
     }
+    ::unlink((socket_path + ".log").c_str());
     ms.push_back(elapsed);
   }
   const Timing t = timing_of(ms);
