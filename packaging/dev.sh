@@ -9,6 +9,8 @@
 #   bash packaging/dev.sh sanitize        ASan+UBSan suite in build-asan, TSan in build-tsan
 #   bash packaging/dev.sh cross           aarch64 build in build-aarch64, tests under qemu
 #   bash packaging/dev.sh bench           build, run jitterd_bench
+#   bash packaging/dev.sh bench-scale [ARGS...]  build, run jitterd_scale_bench (256 and 1,024
+#                                         synthetic CPUs, then start to READY=1 of build/jitterd)
 #   bash packaging/dev.sh deps-package    install the packaging tools (debhelper, lintian, rpm, debootstrap)
 #   bash packaging/dev.sh deb [OUTDIR]    build the Debian package into OUTDIR (build/packages)
 #   bash packaging/dev.sh rpm [OUTDIR]    build the RPM into OUTDIR (build/packages)
@@ -313,6 +315,12 @@ cmd_bench() {
     build/jitterd_bench "$@"
 }
 
+cmd_bench_scale() {
+    cmd_build build
+    say "bench-scale: build/jitterd_scale_bench --daemon build/jitterd $*"
+    build/jitterd_scale_bench --daemon build/jitterd --config config/jitterd.yaml "$@"
+}
+
 # Prints, NUL-separated, the C++ files that clang-format owns: sources and tests, not fixtures.
 format_files() {
     find src tests -path tests/fixtures -prune -o -type f \( -name '*.cpp' -o -name '*.h' \) -print0 \
@@ -346,7 +354,7 @@ cmd_format_check() {
 }
 
 usage() {
-    sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+    sed -n '2,21s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 }
 
 main() {
@@ -362,6 +370,7 @@ main() {
         sanitize) cmd_sanitize "$@" ;;
         cross) cmd_cross "$@" ;;
         bench) cmd_bench "$@" ;;
+        bench-scale) cmd_bench_scale "$@" ;;
         deps-package) cmd_deps_package "$@" ;;
         deb) cmd_deb "$@" ;;
         rpm) cmd_rpm "$@" ;;

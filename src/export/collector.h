@@ -57,6 +57,12 @@ struct StatusSnapshot {
   std::vector<ProbeStatus> probes;
 };
 
+// The part of a sampler's reading that comes from its running state: the histogram and counters
+// of `shared` (relaxed loads), its `window` and its thread's (r.startup.tid) context switches
+// through `host`. read_samplers' step per worker, exposed for the scale benchmark.
+void read_sampler_state(const SamplerShared& shared, WindowDetail window, const HostReader& host,
+                        SamplerReading& r);
+
 // Reads every sampler of `set` (relaxed loads of its single-writer counters) and its thread's
 // context switches through `host`.
 std::vector<SamplerReading> read_samplers(const SamplerSet& set, const HostReader& host);

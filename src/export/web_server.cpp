@@ -13,10 +13,10 @@
 #include <thread>
 #include <vector>
 
-#include <prometheus/text_serializer.h>
 #include <spdlog/spdlog.h>
 
 #include "export/status_page.h"
+#include "export/text_format.h"
 #include "export/web_content.h"
 
 namespace jitterd {
@@ -257,7 +257,7 @@ bool WebServer::respond(MHD_Connection* connection, const char* url, const char*
     reply = {MHD_HTTP_OK, baseline_json(baseline).dump(2) + "\n", "application/json"};
     disposition = "attachment; filename=\"jitterd-baseline.json\"";
   } else {
-    reply = {MHD_HTTP_OK, prometheus::TextSerializer().Serialize(collector_->Collect()), kMetricsType};
+    reply = {MHD_HTTP_OK, serialize_text(collector_->Collect()), kMetricsType};
     if (accepts_gzip(header_value(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING))) {
       if (std::optional<std::string> packed = gzip(reply.body)) {
         reply.body = std::move(*packed);

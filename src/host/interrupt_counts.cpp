@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <map>
+#include <unordered_map>
 
 namespace jitterd {
 namespace {
@@ -67,16 +69,22 @@ std::optional<InterruptRow> parse_row(std::string_view line, std::size_t cpu_cou
   InterruptRow row{std::string(source), {}, {}, {}};
   // Take at most one count per CPU, so a trailer such as arm64's "GICv3  27 Level" is never
   // read as counts.
-  std::size_t pos = colon + 1;
+  // A character loop rather than a substring per field: a 1,024-CPU machine's file has a million.
+  const char* const line_end = line.data() + line.size();
+  const char* at = line.data() + colon + 1;
+  row.counts.reserve(cpu_count);
   while (row.counts.size() < cpu_count) {
-    const std::size_t start = line.find_first_not_of(blanks, pos);
-    if (start == std::string_view::npos) break;
-    const std::size_t end = std::min(line.find_first_of(blanks, start), line.size());
-    const std::optional<std::uint64_t> count = parse_number<std::uint64_t>(line.substr(start, end - start));
-    if (!count) break;
-    row.counts.push_back(*count);
-    pos = end;
+    const char* start = at;
+    while (start != line_end && (*start == ' ' || *start == '\t')) ++start;
+    if (start == line_end) break;
+    std::uint64_t count = 0;
+    const auto [stop, error] = std::from_chars(start, line_end, count);
+    // The whole blank-delimited word must be the number (no "12abc", nothing out of range).
+    if (error != std::errc() || (stop != line_end && *stop != ' ' && *stop != '\t')) break;
+    row.counts.push_back(count);
+    at = stop;
   }
+  const std::size_t pos = static_cast<std::size_t>(at - line.data());
   row.description = trim(line.substr(std::min(pos, line.size())));
   if (all_digits(source))
     row.name = action_names(row.description);
@@ -117,21 +125,44 @@ InterruptTable read_table(const HostReader& host, std::string_view file, Interru
   return table;
 }
 
-void append_deltas(const InterruptTable& before, const InterruptTable& after, int cpu, std::string_view kind,
+// For each row of `after`, the row of `before` with the same source (the first one, should a
+// source repeat), or nullptr: matched once for all CPUs rather than once per CPU, since a large
+// machine has a thousand rows and a thousand CPUs. Rows almost always keep their order, so the
+// row at the same index is tried before the lookup.
+std::vector<const InterruptRow*> earlier_rows(const InterruptTable& before, const InterruptTable& after) {
+  std::unordered_map<std::string_view, const InterruptRow*> by_source;
+  by_source.reserve(before.rows.size());
+  for (const InterruptRow& row : before.rows) by_source.emplace(row.source, &row);
+  std::vector<const InterruptRow*> out;
+  out.reserve(after.rows.size());
+  for (std::size_t i = 0; i < after.rows.size(); ++i) {
+    const std::string& source = after.rows[i].source;
+    const auto found = by_source.find(source);
+    const InterruptRow* same_place = i < before.rows.size() ? &before.rows[i] : nullptr;
+    // The same index holds the first row of that source unless the source repeats earlier.
+    if (same_place && same_place->source == source && found->second == same_place) {
+      out.push_back(same_place);
+    } else {
+      out.push_back(found == by_source.end() ? nullptr : found->second);
+    }
+  }
+  return out;
+}
+
+void append_deltas(const InterruptTable& before, const InterruptTable& after,
+                   const std::vector<const InterruptRow*>& earlier, int cpu, std::string_view kind,
                    std::vector<SourceDelta>& out) {
   const std::optional<std::size_t> before_column = cpu_column(before, cpu);
   const std::optional<std::size_t> after_column = cpu_column(after, cpu);
   if (!before_column || !after_column) return;
-  std::map<std::string_view, const InterruptRow*> earlier;
-  for (const InterruptRow& row : before.rows) earlier.emplace(row.source, &row);
-  for (const InterruptRow& row : after.rows) {
+  for (std::size_t i = 0; i < after.rows.size(); ++i) {
+    const InterruptRow& row = after.rows[i];
     if (row.counts.size() < after.cpus.size()) continue;  // a global counter, not per CPU
     const std::uint64_t now = row.counts[*after_column];
     std::uint64_t then = 0;
-    if (const auto found = earlier.find(row.source); found != earlier.end()) {
-      const InterruptRow& old = *found->second;
-      if (old.counts.size() < before.cpus.size()) continue;
-      then = old.counts[*before_column];
+    if (const InterruptRow* old = earlier[i]) {
+      if (old->counts.size() < before.cpus.size()) continue;
+      then = old->counts[*before_column];
     }
     if (now > then) out.push_back({std::string(kind), row.source, row.name, now - then});
   }
@@ -155,18 +186,31 @@ InterruptSnapshot read_interrupt_counts(const HostReader& host, std::vector<std:
 }
 
 std::vector<SourceDelta> per_cpu_deltas(const InterruptSnapshot& before, const InterruptSnapshot& after, int cpu) {
-  std::vector<SourceDelta> out;
-  append_deltas(before.interrupts, after.interrupts, cpu, "irq", out);
-  append_deltas(before.softirqs, after.softirqs, cpu, "softirq", out);
+  return std::move(per_cpu_deltas(before, after, std::vector<int>{cpu})[cpu]);
+}
+
+std::map<int, std::vector<SourceDelta>> per_cpu_deltas(const InterruptSnapshot& before,
+                                                       const InterruptSnapshot& after,
+                                                       const std::vector<int>& cpus) {
+  const std::vector<const InterruptRow*> irq_rows = earlier_rows(before.interrupts, after.interrupts);
+  const std::vector<const InterruptRow*> softirq_rows = earlier_rows(before.softirqs, after.softirqs);
+  std::map<int, std::vector<SourceDelta>> out;
+  for (int cpu : cpus) {
+    std::vector<SourceDelta>& deltas = out[cpu];
+    append_deltas(before.interrupts, after.interrupts, irq_rows, cpu, "irq", deltas);
+    append_deltas(before.softirqs, after.softirqs, softirq_rows, cpu, "softirq", deltas);
+  }
   return out;
 }
 
 std::map<int, std::map<int, std::uint64_t>> numbered_irq_deltas(const InterruptTable& before,
                                                                 const InterruptTable& after) {
   std::map<int, std::map<int, std::uint64_t>> fired;
+  const std::vector<const InterruptRow*> rows = earlier_rows(before, after);
+  std::vector<SourceDelta> deltas;
   for (int cpu : after.cpus) {
-    std::vector<SourceDelta> deltas;
-    append_deltas(before, after, cpu, "irq", deltas);
+    deltas.clear();
+    append_deltas(before, after, rows, cpu, "irq", deltas);
     for (const SourceDelta& d : deltas) {
       // IRQ numbers are below 2^31; nine digits always fit in an int.
       if (all_digits(d.source) && d.source.size() < 10) fired[std::stoi(d.source)][cpu] = d.delta;

@@ -169,11 +169,11 @@ std::optional<std::vector<int>> read_workqueue_cpus(const Reading& r) {
 // effective_affinity_list is where the IRQ is delivered; kernels without
 // CONFIG_GENERIC_IRQ_EFFECTIVE_AFF_MASK only have smp_affinity_list, the requested set. Falling
 // back is one summary line, not one per IRQ.
-std::vector<IrqAffinity> read_irqs(const Reading& r) {
-  const std::optional<std::string> interrupts = r.proc("interrupts", "IRQ names unknown");
+std::vector<IrqAffinity> read_irqs(const Reading& r, const std::optional<InterruptTable>& interrupts) {
+  if (!interrupts) r.problem(r.proc_path("interrupts") + ": missing; IRQ names unknown");
   // The action names of the numbered rows; LOC, RES and the other named rows have no IRQ dir.
   std::map<int, std::string> names;
-  for (const InterruptRow& row : parse_proc_interrupts(interrupts.value_or("")).rows) {
+  for (const InterruptRow& row : interrupts ? interrupts->rows : std::vector<InterruptRow>{}) {
     if (all_digits(row.source)) names[static_cast<int>(parse_integer(row.source).value_or(-1))] = row.name;
   }
   std::vector<IrqAffinity> irqs;
@@ -250,6 +250,11 @@ Fingerprint read_fingerprint(const HostReader& host, std::vector<std::string>* p
 }
 
 Posture read_posture(const HostReader& host) {
+  const std::optional<std::string> text = host.read_proc("interrupts");
+  return read_posture(host, text ? std::optional<InterruptTable>(parse_proc_interrupts(*text)) : std::nullopt);
+}
+
+Posture read_posture(const HostReader& host, const std::optional<InterruptTable>& interrupts) {
   Posture posture;
   const Reading r(host, &posture.problems);
   posture.fingerprint = read_fingerprint(host, &posture.problems);
@@ -265,7 +270,7 @@ Posture read_posture(const HostReader& host) {
                  read_choice(r, "kernel/mm/transparent_hugepage/defrag")};
   posture.sysctls = read_sysctls(r);
   posture.workqueue_cpus = read_workqueue_cpus(r);
-  posture.irqs = read_irqs(r);
+  posture.irqs = read_irqs(r, interrupts);
   posture.tasks = read_tasks(host);
   posture.reader_pid = static_cast<int>(::getpid());
   return posture;

@@ -20,6 +20,7 @@
 
 #include "host/clock_info.h"
 #include "host/host_reader.h"
+#include "host/interrupt_counts.h"
 #include "host/posture_parse.h"
 #include "host/tasks.h"
 
@@ -109,6 +110,11 @@ struct Posture {
 
 // Reads everything above. Never throws.
 Posture read_posture(const HostReader& host);
+
+// The same with /proc/interrupts already read and parsed by the caller (std::nullopt: the file
+// could not be read), so a caller that needs its counts too reads the file, megabytes on a large
+// machine, once.
+Posture read_posture(const HostReader& host, const std::optional<InterruptTable>& interrupts);
 
 // Only the fingerprint, for a cheap periodic change check. `problems` may be null.
 Fingerprint read_fingerprint(const HostReader& host, std::vector<std::string>* problems);

@@ -10,21 +10,17 @@ void RollingWindow::push(const HistogramSnapshot& cumulative, std::uint64_t tick
         delta.buckets.emplace_back(static_cast<std::uint32_t>(i), cumulative.counts[i] - last_.counts[i]);
       }
     }
+    for (const auto& [index, count] : delta.buckets) sum_.counts[index] += count;
     deltas_.push_back(std::move(delta));
   }
   last_ = cumulative;
   last_tick_ = tick;
   have_last_ = true;
   // A delta belongs to the window while it started no earlier than window_ticks before now.
-  while (!deltas_.empty() && tick - deltas_.front().from_tick > window_ticks_) deltas_.pop_front();
-}
-
-HistogramSnapshot RollingWindow::window() const {
-  HistogramSnapshot sum;
-  for (const auto& delta : deltas_) {
-    for (const auto& [index, count] : delta.buckets) sum.counts[index] += count;
+  while (!deltas_.empty() && tick - deltas_.front().from_tick > window_ticks_) {
+    for (const auto& [index, count] : deltas_.front().buckets) sum_.counts[index] -= count;
+    deltas_.pop_front();
   }
-  return sum;
 }
 
 std::vector<RollingWindow::Part> RollingWindow::parts() const {

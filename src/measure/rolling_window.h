@@ -19,8 +19,11 @@ class RollingWindow {
   // `cumulative` is a snapshot of the histogram taken at counter time `tick`.
   void push(const HistogramSnapshot& cumulative, std::uint64_t tick);
 
-  // Sum of the changes pushed within the last window_ticks before the newest push.
-  HistogramSnapshot window() const;
+  // Sum of the changes pushed within the last window_ticks before the newest push. Kept as the
+  // deltas come and go (an add per changed bucket on push, a subtract on expiry), so reading it is
+  // a copy, not a sum over the window's deltas: the housekeeping thread does this once a second
+  // for every sampled CPU.
+  const HistogramSnapshot& window() const { return sum_; }
   // Tick of the oldest snapshot the window starts from (the previous push before the first kept
   // delta); equals the newest tick when fewer than two pushes were made.
   std::uint64_t start_tick() const;
@@ -43,6 +46,7 @@ class RollingWindow {
   std::uint64_t window_ticks_;
   std::deque<Delta> deltas_;
   HistogramSnapshot last_;
+  HistogramSnapshot sum_;  // of deltas_
   std::uint64_t last_tick_ = 0;
   bool have_last_ = false;
 };

@@ -168,13 +168,19 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
       "last window by cause (" + method_ + ")", {"cpu", "interruptions", "cause", "count"}, {}};
   ProbeTable sources_table{
       "last window: what fired on each sampled cpu, most first", {"cpu", "kind", "source", "name", "count"}, {}};
+  // Every CPU's deltas in one pass over the two readings' rows.
+  std::vector<int> windowed;
+  for (const Reading& r : readings)
+    if (previous_ && windows_.count(r.cpu) != 0) windowed.push_back(r.cpu);
+  std::map<int, std::vector<SourceDelta>> deltas_of =
+      previous_ ? per_cpu_deltas(*previous_, snapshot, windowed) : std::map<int, std::vector<SourceDelta>>{};
   for (Reading& r : readings) {
     const bool have_window = previous_ && windows_.count(r.cpu) != 0;
     CpuWindow& window = windows_[r.cpu];
     const CpuWindow before = window;
     window = {r.count, r.ticks, r.end_sequence};
     if (!have_window) continue;  // the baseline: from here on, interruptions belong to a window
-    const std::vector<SourceDelta> deltas = per_cpu_deltas(*previous_, snapshot, r.cpu);
+    const std::vector<SourceDelta> deltas = std::move(deltas_of[r.cpu]);
     CpuTotals& totals = totals_[r.cpu];
     for (const SourceDelta& d : deltas) {
       auto& [name, count] = totals.events[{d.kind, d.source}];

@@ -144,10 +144,23 @@ std::uint64_t fired_count(const std::optional<IrqFiring>& fired, int irq, int cp
 CpuIrqs classify_irqs(const Posture& p, int cpu, const PostureExpectations& expect,
                       const std::optional<IrqFiring>& fired) {
   CpuIrqs out;
+  // p.irqs and fired->counts are both by IRQ number: walked side by side, not looked up per IRQ
+  // (this runs for every sampled CPU, a thousand IRQs each on a large machine).
+  using FiredIt = std::map<int, std::map<int, std::uint64_t>>::const_iterator;
+  FiredIt next_fired = fired ? fired->counts.begin() : FiredIt{};
   for (const IrqAffinity& irq : p.irqs) {
     if (irq.name.empty()) continue;  // no action: nothing to run
     const bool allowed = has_cpu(irq.cpus, cpu);
-    const bool did_fire = fired_count(fired, irq.irq, cpu) > 0;
+    bool did_fire = false;
+    if (fired) {
+      while (next_fired != fired->counts.end() && next_fired->first < irq.irq) ++next_fired;
+      if (next_fired != fired->counts.end() && next_fired->first == irq.irq) {
+        const auto count = next_fired->second.find(cpu);
+        did_fire = count != next_fired->second.end() && count->second > 0;
+      } else {
+        did_fire = fired_count(fired, irq.irq, cpu) > 0;  // p.irqs out of order: look it up
+      }
+    }
     if (!allowed && !did_fire) continue;
     if (irq_name_matches(irq.name, expect.irq_exempt))
       out.exempt.push_back(&irq);

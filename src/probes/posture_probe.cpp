@@ -19,7 +19,24 @@ std::vector<int> either(std::vector<int> a, const std::vector<int>& b) {
   return sorted_cpus(std::move(a));
 }
 
-void add_cpu_flags(const Posture& p, std::vector<ProbeMetric>& out) {
+// The IRQs whose affinity includes each CPU, in IRQ order (as irqs_on_cpu gives them), built once:
+// the metrics ask per online CPU, and a 1,024-CPU machine has a thousand IRQs.
+using IrqsByCpu = std::map<int, std::vector<const IrqAffinity*>>;
+
+IrqsByCpu irqs_by_cpu(const Posture& p) {
+  IrqsByCpu out;
+  for (const IrqAffinity& irq : p.irqs)
+    for (int cpu : irq.cpus) out[cpu].push_back(&irq);
+  return out;
+}
+
+const std::vector<const IrqAffinity*>& irqs_of(const IrqsByCpu& index, int cpu) {
+  static const std::vector<const IrqAffinity*> none;
+  const auto found = index.find(cpu);
+  return found == index.end() ? none : found->second;
+}
+
+void add_cpu_flags(const Posture& p, const IrqsByCpu& irqs_on, std::vector<ProbeMetric>& out) {
   for (int cpu : either(p.online, p.offline)) {
     out.push_back(gauge("jitterd_posture_cpu_online", "1 if the CPU is online, 0 if present but offline.",
                         {{"cpu", std::to_string(cpu)}}, has_cpu(p.online, cpu)));
@@ -42,7 +59,7 @@ void add_cpu_flags(const Posture& p, std::vector<ProbeMetric>& out) {
     }
     if (p.irqs.empty()) continue;  // /proc/irq unreadable: the check says "cannot check"
     double irqs = 0;
-    for (const IrqAffinity& irq : irqs_on_cpu(p, cpu)) irqs += irq.name.empty() ? 0 : 1;
+    for (const IrqAffinity* irq : irqs_of(irqs_on, cpu)) irqs += irq->name.empty() ? 0 : 1;
     out.push_back(gauge("jitterd_posture_cpu_device_irqs",
                         "Device IRQs (with a handler) whose affinity includes the CPU.", labels, irqs));
   }
@@ -148,20 +165,26 @@ void add_machine(const Posture& p, std::vector<ProbeMetric>& out) {
 
 // Managed IRQs allowed on, and device IRQs seen firing on, the CPUs of interest (counts, so the
 // series stay one per CPU however many IRQs the machine has).
-void add_irq_counts(const Posture& p, const std::vector<int>& interest, const std::optional<IrqFiring>& fired,
-                    std::vector<ProbeMetric>& out) {
+void add_irq_counts(const IrqsByCpu& irqs_on, const std::vector<int>& interest,
+                    const std::optional<IrqFiring>& fired, std::vector<ProbeMetric>& out) {
+  // How many IRQs fired on each CPU, counted once rather than by a lookup per IRQ and CPU.
+  std::map<int, double> fired_on;
+  if (fired) {
+    for (const auto& [irq, by_cpu] : fired->counts)
+      for (const auto& [cpu, count] : by_cpu) fired_on[cpu] += 1;
+  }
   for (int cpu : interest) {
     const ProbeLabels labels{{"cpu", std::to_string(cpu)}};
     double managed = 0;
-    for (const IrqAffinity& irq : irqs_on_cpu(p, cpu))
-      managed += !irq.name.empty() && irq.management != IrqManagement::unmanaged;
+    for (const IrqAffinity* irq : irqs_of(irqs_on, cpu))
+      managed += !irq->name.empty() && irq->management != IrqManagement::unmanaged;
     out.push_back(
         gauge("jitterd_posture_cpu_managed_irqs",
               "Kernel-managed device IRQs whose affinity includes the CPU (debugfs, else nvme queue names).",
               labels, managed));
     if (!fired) continue;
-    double count = 0;
-    for (const auto& [irq, by_cpu] : fired->counts) count += by_cpu.count(cpu);
+    const auto found = fired_on.find(cpu);
+    const double count = found == fired_on.end() ? 0 : found->second;
     out.push_back(gauge("jitterd_posture_cpu_device_irqs_fired",
                         "Device IRQs that fired on the CPU between the last two posture readings.", labels,
                         count));
@@ -192,11 +215,12 @@ void add_task_counts(const Posture& p, const std::vector<int>& interest,
 
 // Which device IRQs may fire on the CPUs of interest: the per-CPU count is always there
 // (jitterd_posture_cpu_device_irqs); names cost a series each, so only at most `limit` per CPU.
-void add_irq_detail(const Posture& p, const std::vector<int>& interest, std::size_t limit,
+void add_irq_detail(const IrqsByCpu& irqs_on, const std::vector<int>& interest, std::size_t limit,
                     std::vector<ProbeMetric>& out) {
   for (int cpu : interest) {
     std::size_t shown = 0;
-    for (const IrqAffinity& irq : irqs_on_cpu(p, cpu)) {
+    for (const IrqAffinity* irq_pointer : irqs_of(irqs_on, cpu)) {
+      const IrqAffinity& irq = *irq_pointer;
       if (irq.name.empty()) continue;
       if (shown++ == limit) break;
       out.push_back(gauge("jitterd_posture_cpu_device_irq_info",
@@ -253,12 +277,13 @@ std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vect
                                          const std::vector<std::string>& application_tasks) {
   std::vector<ProbeMetric> out;
   const std::vector<int> interest = either(sampled, posture.isolated);
-  add_cpu_flags(posture, out);
+  const IrqsByCpu irqs_on = irqs_by_cpu(posture);
+  add_cpu_flags(posture, irqs_on, out);
   add_cpu_power(posture, interest, out);
   add_machine(posture, out);
-  add_irq_counts(posture, interest, fired, out);
+  add_irq_counts(irqs_on, interest, fired, out);
   add_task_counts(posture, interest, application_tasks, out);
-  add_irq_detail(posture, interest, irq_detail, out);
+  add_irq_detail(irqs_on, interest, irq_detail, out);
   add_checks(checks, sampled, out);
   return out;
 }
@@ -275,7 +300,12 @@ std::string lines_not_in(const std::vector<std::string>& now, const std::vector<
 }  // namespace
 
 ProbeResult PostureProbe::run(ProbeContext& context) {
-  Posture posture = read_posture(context.host);
+  // /proc/interrupts once, for both the IRQs' names and which of them fired since the last run.
+  const auto read_at = std::chrono::steady_clock::now();
+  const std::optional<std::string> interrupts_text = context.host.read_proc("interrupts");
+  std::optional<InterruptTable> interrupts;
+  if (interrupts_text) interrupts = parse_proc_interrupts(*interrupts_text);
+  Posture posture = read_posture(context.host, interrupts);
   if (fingerprint_) posture.fingerprint = keep_unread_fields(*fingerprint_, std::move(posture.fingerprint));
   std::vector<int> sampled = context.sampled;
   std::sort(sampled.begin(), sampled.end());
@@ -284,10 +314,6 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
   const std::map<int, double> busy = busy_shares(cpu_times_, times);
   cpu_times_ = std::move(times);
   // Device IRQs that fired since the previous run (none measured on the first).
-  const auto read_at = std::chrono::steady_clock::now();
-  const std::optional<std::string> interrupts_text = context.host.read_proc("interrupts");
-  std::optional<InterruptTable> interrupts;
-  if (interrupts_text) interrupts = parse_proc_interrupts(*interrupts_text);
   std::optional<IrqFiring> fired;
   if (interrupts_ && interrupts && !interrupts->cpus.empty()) {
     fired = IrqFiring{numbered_irq_deltas(*interrupts_, *interrupts),

@@ -51,6 +51,9 @@ CpuTasks tasks_on_cpu(const std::vector<TaskSeen>& tasks, int cpu, int own_pid,
                       const std::vector<std::string>& application) {
   CpuTasks out;
   for (const TaskSeen& task : tasks) {
+    // Only a task that ran on the CPU, or may run there, is classified: a 1,024-CPU machine has
+    // thousands of tasks, and this is asked for every CPU of interest.
+    if (task.processor != cpu && !has_cpu(task.allowed, cpu)) continue;
     const TaskClass task_class = classify_task(task, cpu, own_pid, application);
     if (task.processor == cpu)
       out.running[static_cast<std::size_t>(task_class)].push_back(&task);

@@ -14,7 +14,6 @@ SamplerSet::SamplerSet(const std::vector<SamplerSettings>& settings) {
     windows_.emplace_back(s.scale.from_ns(static_cast<std::uint64_t>(s.window.count())));
   }
   summaries_.resize(workers_.size());
-  counters_.resize(workers_.size());
 }
 
 SamplerSet::~SamplerSet() { stop(); }
@@ -29,38 +28,46 @@ void SamplerSet::stop() {
   for (auto& w : workers_) w->stop();
 }
 
+void advance_sampler_window(SamplerWindowState& state, const SamplerShared& shared,
+                            const SamplerSettings& settings, std::uint64_t now, HistogramSnapshot& scratch,
+                            WindowDetail& out) {
+  shared.histogram.snapshot(scratch);
+  state.counters.push_back({now, shared.sampled_ticks.load(std::memory_order_relaxed),
+                            shared.interruption_count.load(std::memory_order_relaxed),
+                            shared.interrupted_ticks.load(std::memory_order_relaxed)});
+  state.window.push(scratch, now);
+  const std::uint64_t from = state.window.start_tick();
+  std::deque<WindowCounters>& points = state.counters;
+  while (points.size() > 1 && points.front().tick < from) points.pop_front();
+  out.gaps = state.window.window();
+  out.summary = summarize(out.gaps, shared.window_max.max_between(from, now), settings.scale);
+  out.summary.valid = out.summary.valid && from != now;
+  out.summary.seconds = settings.scale.to_seconds(now - from);
+  out.sampled_ticks = points.back().sampled_ticks - points.front().sampled_ticks;
+  out.interruptions = points.back().interruptions - points.front().interruptions;
+  out.interrupted_ticks = points.back().interrupted_ticks - points.front().interrupted_ticks;
+}
+
+// The summaries are rewritten in place, under the lock readers take: no fresh 8 KB detail per
+// sampler each second (8 MB a second at 1,024 CPUs).
 void SamplerSet::update_windows() {
-  std::vector<WindowDetail> fresh(workers_.size());
-  HistogramSnapshot snapshot;
   const double unix_now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   std::lock_guard lock(summaries_mutex_);
   ++sequence_;
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     const SamplerWorker& w = *workers_[i];
-    fresh[i].sequence = sequence_;
-    fresh[i].end_unix_seconds = unix_now;
+    WindowDetail& detail = summaries_[i];
     const SamplerShared* shared = w.shared();
-    if (!shared) continue;
-    const std::uint64_t now = read_ticks(w.settings().method);
-    shared->histogram.snapshot(snapshot);
-    counters_[i].push_back({now, shared->sampled_ticks.load(std::memory_order_relaxed),
-                            shared->interruption_count.load(std::memory_order_relaxed),
-                            shared->interrupted_ticks.load(std::memory_order_relaxed)});
-    windows_[i].push(snapshot, now);
-    const std::uint64_t from = windows_[i].start_tick();
-    std::deque<WindowCounters>& points = counters_[i];
-    while (points.size() > 1 && points.front().tick < from) points.pop_front();
-    WindowDetail& d = fresh[i];
-    d.gaps = windows_[i].window();
-    d.summary = summarize(d.gaps, shared->window_max.max_between(from, now), w.settings().scale);
-    d.summary.valid = d.summary.valid && from != now;
-    d.summary.seconds = w.settings().scale.to_seconds(now - from);
-    d.sampled_ticks = points.back().sampled_ticks - points.front().sampled_ticks;
-    d.interruptions = points.back().interruptions - points.front().interruptions;
-    d.interrupted_ticks = points.back().interrupted_ticks - points.front().interrupted_ticks;
+    if (!shared) {
+      detail = WindowDetail{};
+    } else {
+      advance_sampler_window(windows_[i], *shared, w.settings(), read_ticks(w.settings().method), snapshot_,
+                             detail);
+    }
+    detail.sequence = sequence_;
+    detail.end_unix_seconds = unix_now;
   }
-  summaries_ = std::move(fresh);
 }
 
 WindowSummary SamplerSet::window(std::size_t index) const {
@@ -77,11 +84,11 @@ WindowParts SamplerSet::window_parts(std::size_t index) const {
   std::lock_guard lock(summaries_mutex_);
   WindowParts result{summaries_[index], {}};
   std::vector<WindowPart>& out = result.parts;
-  const std::deque<WindowCounters>& points = counters_[index];
+  const std::deque<WindowCounters>& points = windows_[index].counters;
   const auto at = [&](std::uint64_t tick) {
     return std::find_if(points.begin(), points.end(), [&](const WindowCounters& c) { return c.tick == tick; });
   };
-  for (RollingWindow::Part& part : windows_[index].parts()) {
+  for (RollingWindow::Part& part : windows_[index].window.parts()) {
     const auto from = at(part.from_tick), to = at(part.to_tick);
     if (from == points.end() || to == points.end()) continue;  // not kept: the window moved past it
     WindowPart w;

@@ -46,6 +46,22 @@ struct WindowParts {
   std::vector<WindowPart> parts;
 };
 
+// One sampler's rolling window as the housekeeping side keeps it: the histogram deltas and the
+// counters at each update. Owned by one housekeeping thread.
+struct SamplerWindowState {
+  explicit SamplerWindowState(std::uint64_t window_ticks) : window(window_ticks) {}
+  RollingWindow window;
+  std::deque<WindowCounters> counters;
+};
+
+// One sampler's once-a-second step (what update_windows() does per sampler, exposed so the scale
+// benchmark can run it over many samplers' states without threads): pushes the histogram of
+// `shared` (read into `scratch`) and its counters at tick `now`, drops what left the window and
+// fills `out`'s summary, gaps and window counters (not its sequence and wall time).
+void advance_sampler_window(SamplerWindowState& state, const SamplerShared& shared,
+                            const SamplerSettings& settings, std::uint64_t now, HistogramSnapshot& scratch,
+                            WindowDetail& out);
+
 class SamplerSet {
  public:
   explicit SamplerSet(const std::vector<SamplerSettings>& settings);
@@ -76,10 +92,10 @@ class SamplerSet {
  private:
   std::vector<std::unique_ptr<SamplerWorker>> workers_;
   // Guarded by summaries_mutex_ (pushed by update_windows, read by window_parts).
-  std::vector<RollingWindow> windows_;
-  std::vector<std::deque<WindowCounters>> counters_;
+  std::vector<SamplerWindowState> windows_;
   mutable std::mutex summaries_mutex_;
   std::vector<WindowDetail> summaries_;
+  HistogramSnapshot snapshot_;  // update_windows' scratch
   std::uint64_t sequence_ = 0;
 };
 

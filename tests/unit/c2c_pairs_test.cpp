@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "fixture_tree.h"
+#include "host/cpu_list.h"
 
 using jitterd::CpuPair;
 using jitterd::CpuPlacement;
@@ -197,4 +200,74 @@ TEST_CASE("next_pairs on no pairs gives nothing and rewinds", "[cpu_pairs]") {
   PairCursor cursor{5};
   CHECK(next_pairs({}, cursor, 4).empty());
   CHECK(cursor.next == 0);
+}
+
+namespace {
+
+// The representative pairs as the plan defines them, by brute force over every pair: per class
+// absent from the small-set pairs, the lowest (a, b) among the pairs with the fewest unsampled CPUs.
+std::vector<std::pair<int, int>> representatives_by_brute_force(const std::vector<CpuPlacement>& placements,
+                                                                const std::vector<int>& scope,
+                                                                const std::vector<int>& sampled) {
+  std::map<CpuRelation, std::tuple<int, int, int>> best;  // relation -> (unsampled, a, b)
+  for (std::size_t i = 0; i < scope.size(); ++i) {
+    for (std::size_t j = i + 1; j < scope.size(); ++j) {
+      const int a = scope[i], b = scope[j];
+      const CpuRelation relation =
+          jitterd::classify_pair(placements[static_cast<std::size_t>(a)], placements[static_cast<std::size_t>(b)]);
+      const int unsampled = !jitterd::has_cpu(sampled, a) + !jitterd::has_cpu(sampled, b);
+      const auto candidate = std::make_tuple(unsampled, a, b);
+      const auto found = best.find(relation);
+      if (found == best.end() || candidate < found->second) best[relation] = candidate;
+    }
+  }
+  std::vector<std::pair<int, int>> out;
+  for (const auto& [relation, pick] : best) out.emplace_back(std::get<1>(pick), std::get<2>(pick));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("representative: the pairs found without listing every pair are those brute force finds",
+          "[c2c_pairs]") {
+  // Random machines: packages, SMT siblings, clusters and caches listed on one side only at
+  // times (incomplete sysfs), scopes with unsampled CPUs, so every class and preference tier is met.
+  std::uint64_t state = 2026;
+  const auto next = [&](std::uint64_t bound) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % bound;
+  };
+  for (int machine = 0; machine < 300; ++machine) {
+    const int cpus = 2 + static_cast<int>(next(40));
+    const int packages = 1 + static_cast<int>(next(3));
+    std::vector<CpuPlacement> placements(static_cast<std::size_t>(cpus));
+    for (int cpu = 0; cpu < cpus; ++cpu) {
+      CpuPlacement& p = placements[static_cast<std::size_t>(cpu)];
+      p.cpu = cpu;
+      p.package_id = static_cast<int>(next(static_cast<std::uint64_t>(packages)));
+      p.smt_siblings = {cpu};
+      const auto some_cpus = [&](int count) {
+        std::vector<int> list{cpu};
+        for (int k = 0; k < count; ++k) list.push_back(static_cast<int>(next(static_cast<std::uint64_t>(cpus))));
+        return jitterd::sorted_cpus(std::move(list));
+      };
+      if (next(3) == 0) p.smt_siblings = some_cpus(1);
+      if (next(4) == 0) p.cluster_cpus = some_cpus(2);
+      if (next(2) == 0) p.caches.push_back({2, "Unified", some_cpus(static_cast<int>(next(2)))});
+      if (next(4) != 0) p.caches.push_back({3, "Unified", some_cpus(static_cast<int>(next(8)))});
+    }
+    std::vector<int> scope, sampled;
+    for (int cpu = 0; cpu < cpus; ++cpu) {
+      if (next(5) == 0) continue;
+      scope.push_back(cpu);
+      if (next(3) != 0) sampled.push_back(cpu);
+    }
+    PairRequest request;
+    request.small_set = 0;  // only the class representatives
+    const PairPlan plan = plan_pairs(request, scope, sampled, placements);
+    INFO("machine " << machine << ": " << cpus << " cpus, " << packages << " packages");
+    CHECK(cpus_of(plan.pairs) == representatives_by_brute_force(placements, scope, sampled));
+  }
 }

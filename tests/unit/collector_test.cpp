@@ -5,7 +5,11 @@
 #include <map>
 #include <thread>
 
+#include <cmath>
+#include <limits>
+
 #include "export/collector.h"
+#include "export/text_format.h"
 #include "sampling/sampling_plan.h"
 
 using namespace jitterd;
@@ -142,4 +146,50 @@ TEST_CASE("a probe's summary is exported with its quantiles, count and sum", "[c
   const std::string text = prometheus::TextSerializer().Serialize(families);
   CHECK(text.find("jitterd_test_seconds{op=\"x\",quantile=\"0.5\"} 2e-09") != std::string::npos);
   CHECK(text.find("jitterd_test_seconds_count{op=\"x\"} 3") != std::string::npos);
+}
+
+TEST_CASE("serialize_text writes exactly what prometheus-cpp's TextSerializer writes", "[collector]") {
+  using prometheus::ClientMetric;
+  using prometheus::MetricFamily;
+  using prometheus::MetricType;
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto metric = [](std::vector<ClientMetric::Label> labels, double value) {
+    ClientMetric m;
+    m.label = std::move(labels);
+    m.counter.value = m.gauge.value = m.untyped.value = value;
+    return m;
+  };
+  std::vector<MetricFamily> families;
+  families.push_back({"c_total",
+                      "A counter.",
+                      MetricType::Counter,
+                      {metric({}, 0), metric({{"cpu", "1"}}, 12345678901234567.0),
+                       metric({{"a", "quote\" back\\slash\nnewline"}, {"b", ""}}, 0.009987910000000001)}});
+  families.push_back({"g",
+                      "",
+                      MetricType::Gauge,
+                      {metric({}, std::nan("")), metric({{"x", "y"}}, inf), metric({}, -inf), metric({}, -0.0),
+                       metric({}, 1e-300), metric({}, 2.05e-08), metric({}, 1700000000), metric({}, 1.0 / 3)}});
+  families.back().metric[1].timestamp_ms = 1700000000123;
+  families.push_back({"u", "Untyped.", MetricType::Untyped, {metric({{"k", "v"}}, 42)}});
+  ClientMetric h;
+  h.label = {{"cpu", "3"}};
+  h.histogram.sample_count = 7;
+  h.histogram.sample_sum = 1.5e-6;
+  h.histogram.bucket = {{1, 1e-8}, {5, 2.5e-8}, {7, 0.1}};  // no +Inf bucket: the writer adds it
+  ClientMetric h_inf = h;
+  h_inf.label.clear();
+  h_inf.histogram.bucket.push_back({7, inf});
+  families.push_back({"h_seconds", "A histogram.", MetricType::Histogram, {h, h_inf}});
+  ClientMetric s;
+  s.summary.sample_count = 3;
+  s.summary.sample_sum = std::nan("");
+  s.summary.quantile = {{0.5, 2.05e-08}, {0.999, inf}, {0.9999, 0}};
+  ClientMetric s_labelled = s;
+  s_labelled.label = {{"cpu", "0"}};
+  s_labelled.timestamp_ms = -5;
+  families.push_back({"s_seconds", "A summary.", MetricType::Summary, {s, s_labelled}});
+  families.push_back({"empty", "No metrics.", MetricType::Gauge, {}});
+  CHECK(jitterd::serialize_text(families) == prometheus::TextSerializer().Serialize(families));
+  CHECK(jitterd::serialize_text({}).empty());
 }

@@ -27,6 +27,7 @@
 #include <sstream>
 
 #include "export/collector.h"
+#include "export/text_format.h"
 #include "fixture_tree.h"
 #include "probes/attribution_probe.h"
 #include "probes/c2c_probe.h"
@@ -266,7 +267,7 @@ ProbeResult c2c_pairs_result() {
   return c2c_result(records, C2cSettings{}, 3, 3);
 }
 
-std::string scrape() {
+std::vector<prometheus::MetricFamily> scrape_families() {
   Collector collector(jitterd::testing::fixture_reader("tuned_server"),
                       BuildInfo{"0.0.0-golden", "0000000", "g++ (golden)", "x86_64"});
   collector.record_reload(true, start_time);
@@ -281,8 +282,11 @@ std::string scrape() {
       succeeded("pinning", pinning_result(), 4), succeeded("pacing", pacing_result(), 5),
       succeeded("c2c", c2c_pairs_result(), 6)};
   collector.set_probes([statuses] { return statuses; });
-  return header + prometheus::TextSerializer().Serialize(collector.Collect());
+  return collector.Collect();
 }
+
+// The exposition as the web server writes it (serialize_text).
+std::string scrape() { return header + jitterd::serialize_text(scrape_families()); }
 
 }  // namespace
 
@@ -320,4 +324,10 @@ TEST_CASE("the golden /metrics: promtool accepts it and it matches tests/golden/
                                              "change is meant, regenerate with JITTERD_UPDATE_GOLDEN=1 "
                                              "build/tests/jitterd_golden_tests and review it");
   }
+}
+
+TEST_CASE("the golden /metrics: serialize_text writes what prometheus-cpp's TextSerializer writes",
+          "[golden_metrics]") {
+  const std::vector<prometheus::MetricFamily> families = scrape_families();
+  CHECK(jitterd::serialize_text(families) == prometheus::TextSerializer().Serialize(families));
 }

@@ -67,3 +67,22 @@ TEST_CASE("the window's parts are its pushes one by one and sum to the window", 
   for (const auto& p : parts) sum.add(p.added);
   CHECK(sum.counts == w.window().counts);
 }
+
+TEST_CASE("the window kept as deltas come and go equals the sum of the deltas it holds", "[rolling_window]") {
+  // Pushes at uneven steps over many buckets, so deltas leave one, two or none at a time; at every
+  // step the incrementally kept window must be exactly what summing the kept steps gives.
+  RollingWindow w(60);
+  HistogramSnapshot cumulative;
+  std::uint64_t tick = 0, state = 12345;
+  for (int step = 0; step < 400; ++step) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    for (int k = 0; k < 1 + static_cast<int>(state >> 60); ++k)
+      cumulative = with((state >> (k * 3)) % kHistogramBuckets, 1 + k, cumulative);
+    tick += 1 + (state >> 58) % 9;
+    w.push(cumulative, tick);
+    HistogramSnapshot sum;
+    for (const auto& part : w.parts()) sum.add(part.added);
+    REQUIRE(sum.counts == w.window().counts);
+  }
+  CHECK(w.window().total() > 0);
+}
