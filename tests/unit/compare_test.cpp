@@ -497,8 +497,8 @@ TEST_CASE("compare: probe samples scaled up are worse, scaled down better; relat
   const double factor = 1.2 * std::exp(3.2905 * std::sqrt(2.0) * cv);
   int worse_found = 0, better_found = 0;
   for (int r = 0; r < kPairs; ++r) {
-    const Comparison slower =
-        compare_baselines(run_with_probes(random, {}), "a", run_with_probes(random, {factor}), "b");
+    const Baseline base = run_with_probes(random, {}), scaled = run_with_probes(random, {factor});
+    const Comparison slower = compare_baselines(base, "a", scaled, "b");
     const Comparison faster =
         compare_baselines(run_with_probes(random, {factor}), "a", run_with_probes(random, {}), "b");
     const auto all = [](const Comparison& c, std::string_view verdict) {
@@ -519,6 +519,11 @@ TEST_CASE("compare: probe samples scaled up are worse, scaled down better; relat
       CHECK(figure(slower, "kernel: op=fork_wait median_ns").test == "quantile 0.5 (20 vs 20 samples)");
       CHECK_THAT(format_comparison_json(slower), Catch::Contains("\"verdict\":\"worse\""));
       CHECK_THAT(format_comparison_csv(slower), Catch::Contains("kernel: op=syscall_getppid median_ns"));
+      const std::string page = comparison_html(slower, base, scaled);
+      const auto kernel = page.find("<h2>Kernel costs</h2>");
+      REQUIRE(kernel != std::string::npos);
+      CHECK(page.find("<td class=\"worse\">worse</td>", kernel) != std::string::npos);
+      CHECK(page.find("quantile 0.5 (1000 vs 1000 samples)", kernel) != std::string::npos);
     }
   }
   CHECK(worse_found >= kPairs * 95 / 100);
