@@ -408,7 +408,9 @@ ComparedRuns compare_history(const CommandLine& cl) {
   std::string error;
   const TimeRange before_range = *parse_time_range(cl.prometheus_before, &error);
   const TimeRange after_range = *parse_time_range(cl.prometheus_after, &error);
-  const PrometheusClient client({cl.prometheus_url, cl.prometheus_bearer_token_file});
+  const PrometheusClient client({cl.prometheus_url, cl.prometheus_bearer_token_file, cl.prometheus_basic_auth_user,
+                                 cl.prometheus_basic_auth_password_file,
+                                 std::chrono::duration<double>(cl.prometheus_timeout).count()});
   const RangeSamples before_samples = read_range(client, cl.prometheus_instance, before_range);
   const RangeSamples after_samples = read_range(client, cl.prometheus_instance, after_range);
   const double sub_window = history_sub_window(cl, before_samples, after_samples);
