@@ -139,7 +139,8 @@ Baseline baseline_header(const SamplingPlan& plan, const HostReader& host, const
 }
 
 BaselineProbe baseline_probe(const ProbeStatus& status) {
-  return {status.name, status.success, status.error, status.result.tables, status.result.notes};
+  return {status.name,         status.success,        status.error, status.result.tables,
+          status.result.notes, status.result.samples, true};
 }
 
 int run_baseline(const CommandLine& cl) {

@@ -92,6 +92,7 @@ struct ReportFlags {
   std::string cpus;
   std::string probes = "clock,kernel_cost,pacing,c2c";
   std::string sub_window;
+  std::string prometheus_timeout = "30s";
 };
 
 // --format: table, json, csv or html (one self-contained page), and for report also script
@@ -177,6 +178,20 @@ void add_compare_flags(CLI::App& compare, CommandLine& cl, ReportFlags& flags) {
       .add_option("--prometheus-bearer-token-file", cl.prometheus_bearer_token_file,
                   "with --prometheus: send Authorization: Bearer with the token in FILE")
       ->type_name("FILE");
+  compare
+      .add_option("--prometheus-basic-auth-user", cl.prometheus_basic_auth_user,
+                  "with --prometheus: send HTTP basic auth as USER, the password read from "
+                  "--prometheus-basic-auth-password-file (never given on the command line)")
+      ->type_name("USER");
+  compare
+      .add_option("--prometheus-basic-auth-password-file", cl.prometheus_basic_auth_password_file,
+                  "with --prometheus-basic-auth-user: the file holding the password (its first line)")
+      ->type_name("FILE");
+  compare
+      .add_option("--prometheus-timeout", flags.prometheus_timeout,
+                  "with --prometheus: the limit of each request, connection included (100ms..1h)")
+      ->type_name("DURATION")
+      ->capture_default_str();
 }
 
 // Two files, or --prometheus with its instance and two ranges; never a mix.
@@ -184,7 +199,8 @@ void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& 
   const std::string hint = "see jitterd compare --help";
   if (cl.prometheus_url.empty()) {
     for (const char* flag :
-         {"--instance", "--before", "--after", "--sub-window", "--prometheus-bearer-token-file"})
+         {"--instance", "--before", "--after", "--sub-window", "--prometheus-bearer-token-file",
+          "--prometheus-basic-auth-user", "--prometheus-basic-auth-password-file", "--prometheus-timeout"})
       if (compare.count(flag) > 0) throw UsageError(std::string(flag) + ": only with --prometheus URL", hint);
     if (cl.compare_after.empty())
       throw UsageError(
@@ -210,6 +226,31 @@ void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& 
                                     {"--after", &cl.prometheus_after}}) {
     std::string error;
     if (!parse_time_range(*value, &error)) throw UsageError(std::string(flag) + ": " + error, hint);
+  }
+  std::string error;
+  const TimeRange before = *parse_time_range(cl.prometheus_before, &error);
+  const TimeRange after = *parse_time_range(cl.prometheus_after, &error);
+  // Ranges may touch (one ends where the other starts) but not overlap: a scrape in both would
+  // be counted twice and the two samples would not be independent.
+  if (before.start < after.end && after.start < before.end)
+    throw UsageError("--before " + cl.prometheus_before + " and --after " + cl.prometheus_after +
+                         ": the ranges overlap; compare two ranges that do not (they may touch)",
+                     hint);
+  if (cl.prometheus_basic_auth_user.empty() != cl.prometheus_basic_auth_password_file.empty())
+    throw UsageError(
+        "--prometheus-basic-auth-user and --prometheus-basic-auth-password-file: give both or neither", hint);
+  if (!cl.prometheus_basic_auth_user.empty() && !cl.prometheus_bearer_token_file.empty())
+    throw UsageError(
+        "--prometheus-basic-auth-user and --prometheus-bearer-token-file: one Authorization header, so one of "
+        "them",
+        hint);
+  if (cl.prometheus_basic_auth_user.find(':') != std::string::npos)
+    throw UsageError("--prometheus-basic-auth-user: a user name cannot hold ':' (basic auth splits there)", hint);
+  {
+    const std::optional<Duration> timeout = parse_duration(flags.prometheus_timeout);
+    if (!timeout || *timeout < 100ms || *timeout > 1h)
+      throw UsageError("--prometheus-timeout: must be 100ms..1h, got \"" + flags.prometheus_timeout + "\"", hint);
+    cl.prometheus_timeout = *timeout;
   }
   if (compare.count("--sub-window") > 0) {
     const std::optional<Duration> sub_window = parse_duration(flags.sub_window);

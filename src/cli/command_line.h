@@ -43,7 +43,10 @@ struct CommandLine {
   std::string prometheus_url, prometheus_instance, prometheus_bearer_token_file;
   std::string prometheus_before, prometheus_after;
   std::optional<Duration> prometheus_sub_window;  // default: chosen from the scrape interval
-  std::string help;                               // Verb::help: the text asked for, jitterd's or one verb's
+  // Basic auth: the user, and the file holding the password (never on the command line).
+  std::string prometheus_basic_auth_user, prometheus_basic_auth_password_file;
+  Duration prometheus_timeout = std::chrono::seconds(30);  // each request to Prometheus
+  std::string help;  // Verb::help: the text asked for, jitterd's or one verb's
 };
 
 // A command line that cannot be read: the message names the argument; hint says where the help is.

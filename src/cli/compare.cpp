@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -158,9 +159,68 @@ void compare_cpu(Comparison& out, const Baseline& before_run, const BaselineCpu&
                          max_run_to_run_p});
 }
 
-// Probe tables hold one value per run (a median, a ratio): shown side by side, not tested.
-void compare_probe(Comparison& out, const BaselineProbe& before, const BaselineProbe& after) {
+// The run-to-run spread (cv) a probe's tested figures are allowed: measured on this project's
+// 2-CPU KVM guest over back-to-back baselines (README "Before and after").
+double probe_run_to_run_cv(const std::string& probe) {
+  if (probe == "c2c") return kC2cRunToRunCv;
+  if (probe == "kernel_cost") return kKernelCostRunToRunCv;
+  if (probe == "pacing") return kPacingRunToRunCv;
+  return ChangeCriteria{}.run_to_run_cv;
+}
+
+// A row's key cell matches a samples label: numbers by value (a file keeps 1000 as 1000.0), text as is.
+bool label_matches(const std::string& label, const Cell& cell) {
+  if (!cell.is_number()) return cell_text(cell) == label;
+  char* end = nullptr;
+  const double value = std::strtod(label.c_str(), &end);
+  if (end == label.c_str() || *end != '\0') return false;
+  const double number = cell.kind == Cell::Kind::integer ? static_cast<double>(cell.integer) : cell.number;
+  return value == number;
+}
+
+// The samples of `probe` behind a row's `column`: every record whose labels hold all of the row's
+// key cells and which backs the column, pooled, in ns.
+struct Backing {
+  GroupedSample values;
+  double quantile = 0.5;
+  std::size_t records = 0;
+  std::uint64_t count = 0;
+};
+std::optional<Backing> backing_of(const BaselineProbe& probe, const std::vector<std::pair<std::string, Cell>>& key,
+                                  const std::string& column) {
+  Backing out;
+  for (const ProbeSamples& s : probe.samples) {
+    const auto q = std::find_if(s.quantiles.begin(), s.quantiles.end(),
+                                [&](const auto& entry) { return entry.first == column; });
+    if (q == s.quantiles.end()) continue;
+    const bool matches = std::all_of(key.begin(), key.end(), [&](const auto& cell) {
+      return std::any_of(s.labels.begin(), s.labels.end(), [&](const auto& label) {
+        return label.first == cell.first && label_matches(label.second, cell.second);
+      });
+    });
+    if (!matches) continue;
+    out.quantile = q->second;
+    ++out.records;
+    for (const auto& [value, count] : s.values) {
+      out.values.emplace_back(static_cast<double>(value) * s.unit_ns, count);
+      out.count += count;
+    }
+  }
+  if (out.records == 0) return std::nullopt;
+  return out;
+}
+
+// Probe tables hold one value per run (a median, a ratio): each numeric cell is shown before and
+// after. A quantile whose individual samples both runs kept (format 1.1: a c2c pair or relation
+// class, a kernel operation, a pacer's lateness) is tested like a gap figure: the quantile test on
+// the samples, then the probe's run-to-run allowance and the practical effect. Every other cell
+// is "not tested"; with a baseline older than samples, "not tested (baseline without samples)".
+void compare_probe(Comparison& out, const BaselineProbe& before, const BaselineProbe& after,
+                   const ChangeCriteria& gap_criteria) {
   const std::string scope = "probe " + before.name;
+  ChangeCriteria criteria = gap_criteria;
+  criteria.run_to_run_cv = probe_run_to_run_cv(before.name);
+  const bool without_samples = !before.has_samples || !after.has_samples;
   for (const ProbeTable& b_table : before.tables) {
     const auto a_table = std::find_if(after.tables.begin(), after.tables.end(),
                                       [&](const ProbeTable& t) { return t.title == b_table.title; });
@@ -178,6 +238,12 @@ void compare_probe(Comparison& out, const BaselineProbe& before, const BaselineP
         if (is_key(c)) key += (key.empty() ? "" : " ") + b_table.columns[c] + "=" + cell_text(row[c]);
       return key;
     };
+    const auto key_cells = [&](const std::vector<Cell>& row) {
+      std::vector<std::pair<std::string, Cell>> cells;
+      for (std::size_t c = 0; c < row.size(); ++c)
+        if (is_key(c)) cells.emplace_back(b_table.columns[c], row[c]);
+      return cells;
+    };
     std::map<std::string, const std::vector<Cell>*> after_rows;
     for (const auto& row : a_table->rows) after_rows[key_of(row)] = &row;
     for (const auto& row : b_table.rows) {
@@ -187,11 +253,38 @@ void compare_probe(Comparison& out, const BaselineProbe& before, const BaselineP
         if (is_key(c) || row[c].kind != Cell::Kind::number || (*match->second)[c].kind != Cell::Kind::number)
           continue;
         const double b = row[c].number, a = (*match->second)[c].number;
-        out.figures.push_back({scope,
-                               fmt::format("{}: {} {}", b_table.title.substr(0, b_table.title.find(' ')),
-                                           key_of(row), b_table.columns[c]),
-                               b, a, relative_change(b, a), "none (one value per run)", 1, "not tested",
-                               std::nullopt});
+        const std::string figure = fmt::format("{}: {} {}", b_table.title.substr(0, b_table.title.find(' ')),
+                                               key_of(row), b_table.columns[c]);
+        const std::optional<Backing> b_samples = backing_of(before, key_cells(row), b_table.columns[c]);
+        const std::optional<Backing> a_samples = backing_of(after, key_cells(*match->second), b_table.columns[c]);
+        const auto too_few = [](const Backing& side) {
+          // (less a rounding margin: 100 samples at q = 0.9 are 10 a side, not 9.999...)
+          return static_cast<double>(side.count) * std::min(side.quantile, 1 - side.quantile) <
+                 kProbeSamplesPerSide - 1e-6;
+        };
+        if (b_samples && a_samples && (too_few(*b_samples) || too_few(*a_samples))) {
+          out.figures.push_back({scope, figure, b, a, relative_change(b, a),
+                                 fmt::format("none ({} vs {} samples: too few for quantile {})", b_samples->count,
+                                             a_samples->count, b_samples->quantile),
+                                 1, "not tested", std::nullopt});
+        } else if (b_samples && a_samples) {
+          const std::string pooled =
+              b_samples->records > 1 || a_samples->records > 1
+                  ? fmt::format("; pooled {} vs {} records", b_samples->records, a_samples->records)
+                  : "";
+          out.figures.push_back(judged(scope, figure, b, a,
+                                       fmt::format("quantile {} ({} vs {} samples{})", b_samples->quantile,
+                                                   b_samples->count, a_samples->count, pooled),
+                                       quantile_test_p(b_samples->values, a_samples->values, b_samples->quantile),
+                                       criteria));
+        } else if (without_samples && (b_samples || a_samples || (!before.has_samples && !after.has_samples))) {
+          out.figures.push_back({scope, figure, b, a, relative_change(b, a),
+                                 "none (baseline without samples: format 1.0)", 1,
+                                 "not tested (baseline without samples)", std::nullopt});
+        } else {
+          out.figures.push_back({scope, figure, b, a, relative_change(b, a), "none (one value per run)", 1,
+                                 "not tested", std::nullopt});
+        }
       }
     }
   }
@@ -228,7 +321,7 @@ Comparison compare_baselines(const Baseline& before, const std::string& bp, cons
     if (a == after.probes.end() || !a->success || !b.success)
       out.notes.push_back(fmt::format("probe {}: left out, not run or failed in one of them", b.name));
     else
-      compare_probe(out, b, *a);
+      compare_probe(out, b, *a, criteria);
   }
   return out;
 }
@@ -315,7 +408,9 @@ ComparedRuns compare_history(const CommandLine& cl) {
   std::string error;
   const TimeRange before_range = *parse_time_range(cl.prometheus_before, &error);
   const TimeRange after_range = *parse_time_range(cl.prometheus_after, &error);
-  const PrometheusClient client({cl.prometheus_url, cl.prometheus_bearer_token_file});
+  const PrometheusClient client({cl.prometheus_url, cl.prometheus_bearer_token_file, cl.prometheus_basic_auth_user,
+                                 cl.prometheus_basic_auth_password_file,
+                                 std::chrono::duration<double>(cl.prometheus_timeout).count()});
   const RangeSamples before_samples = read_range(client, cl.prometheus_instance, before_range);
   const RangeSamples after_samples = read_range(client, cl.prometheus_instance, after_range);
   const double sub_window = history_sub_window(cl, before_samples, after_samples);

@@ -29,6 +29,19 @@ struct FigureComparison {
   std::optional<double> run_to_run_p;
 };
 
+// The run-to-run spread (relative standard deviation between runs of an unchanged machine)
+// allowed to the probes' tested quantiles, in place of ChangeCriteria::run_to_run_cv; the
+// smallest change called is exp(3.29 * sqrt(2) * cv) at alpha 0.001: 1.45x for c2c, 2.5x for
+// kernel costs, 10x for pacing. Chosen from back-to-back baselines on this project's loaded
+// 2-CPU KVM guest (README "Before and after": c2c medians 0.3%, kernel medians up to 19%,
+// pacing lateness orders of magnitude whenever the pacer is preempted).
+inline constexpr double kC2cRunToRunCv = 0.08;
+inline constexpr double kKernelCostRunToRunCv = 0.20;
+inline constexpr double kPacingRunToRunCv = 0.50;
+// A probe quantile q is tested only when each run has at least this many samples on each side of
+// it (n * min(q, 1 - q)): with fewer, even two runs with no value in common cannot reach p < 0.001.
+inline constexpr double kProbeSamplesPerSide = 10;
+
 struct Comparison {
   std::string before_path, after_path;
   std::vector<std::vector<std::string>> changed;  // what changed: field, before, after

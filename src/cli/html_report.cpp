@@ -212,17 +212,17 @@ std::string c2c_section(const Comparison& c, const Baseline& before, const Basel
   out += "<figure>" + heatmap_svg(difference, "difference: after - before", {"ns", true}) +
          "<figcaption>red: slower after, blue: faster</figcaption></figure></div>\n";
   const auto figures = figures_of(c, "probe c2c");
-  if (!figures.empty()) out += table_html(verdict_table(figures, false));
+  if (!figures.empty()) out += verdict_badges(figures) + table_html(verdict_table(figures, true));
   return out;
 }
 
+// A probe's figures with their verdicts: the quantiles its samples back are tested, the rest
+// (one value per run) say "not tested".
 std::string probe_section(const Comparison& c, const std::string& probe, const std::string& heading) {
   const auto figures = figures_of(c, "probe " + probe);
   if (figures.empty()) return "";
-  return "<h2>" + escaped(heading) +
-         "</h2>\n<p class=\"meta\">One value per run: shown side by side, not "
-         "tested.</p>\n" +
-         table_html(verdict_table(figures, false));
+  return "<h2>" + escaped(heading) + "</h2>\n" + verdict_badges(figures) +
+         table_html(verdict_table(figures, true));
 }
 
 }  // namespace
@@ -255,6 +255,10 @@ std::string comparison_html(const Comparison& c, const Baseline& before, const B
                      escaped(before.created) + ")<br>after: <code>" + escaped(c.after_path) + "</code> (" +
                      escaped(after.created) + ")</p><p class=\"meta\">" + escaped(machine_line(after)) + "</p>" +
                      verdict_badges(cpu_figures);
+  std::vector<const FigureComparison*> probe_figures;
+  for (const FigureComparison& f : c.figures)
+    if (f.scope.rfind("probe ", 0) == 0) probe_figures.push_back(&f);
+  if (!probe_figures.empty()) meta += "<p class=\"meta\">probes:</p>" + verdict_badges(probe_figures);
   std::string body = header("jitterd compare", meta);
   body += changed_section(c, before, after);
   body += cpu_sections(c, before, after);
@@ -273,7 +277,8 @@ std::string comparison_html(const Comparison& c, const Baseline& before, const B
       "rank "
       "test, the tail rates by a rate-ratio test allowing for over-dispersion, the max by the highest tail rate "
       "it "
-      "reaches (README \"Before and after\"). change_% = (after - before) / before. " +
+      "reaches; the probes' quantiles by a quantile test on their saved samples (README \"Before and after\"). "
+      "change_% = (after - before) / before. " +
       std::string(kReadingNote) + "</footer>\n";
   return html_page("jitterd compare: " + field_value(after.fingerprint, "hostname"), body);
 }

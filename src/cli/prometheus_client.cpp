@@ -33,18 +33,20 @@ std::string excerpt(const std::string& body) {
   return body.size() > 80 ? out + "..." : out;
 }
 
-std::string read_token(const std::string& path) {
+// A secret from its file, trailing newline and spaces dropped; `what` names it in messages, which
+// never hold the secret itself.
+std::string read_secret(const std::string& path, const char* what) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw BaselineError(kExitUnreadableBaseline,
-                        fmt::format("{}: cannot read the bearer token: {}", path, std::strerror(errno)));
+                        fmt::format("{}: cannot read the {}: {}", path, what, std::strerror(errno)));
   std::ostringstream text;
   text << in.rdbuf();
-  std::string token = text.str();
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
-  if (token.empty())
-    throw BaselineError(kExitBadBaseline, fmt::format("{}: the bearer token file is empty", path));
-  return token;
+  std::string secret = text.str();
+  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r' || secret.back() == ' '))
+    secret.pop_back();
+  if (secret.empty()) throw BaselineError(kExitBadBaseline, fmt::format("{}: the {} file is empty", path, what));
+  return secret;
 }
 
 }  // namespace
@@ -59,7 +61,9 @@ struct PrometheusClient::Curl {
 PrometheusClient::PrometheusClient(PrometheusOptions options)
     : options_(std::move(options)), curl_(std::make_unique<Curl>()) {
   while (!options_.url.empty() && options_.url.back() == '/') options_.url.pop_back();
-  if (!options_.bearer_token_file.empty()) token_ = read_token(options_.bearer_token_file);
+  if (!options_.bearer_token_file.empty()) token_ = read_secret(options_.bearer_token_file, "bearer token");
+  if (!options_.basic_auth_user.empty())
+    password_ = read_secret(options_.basic_auth_password_file, "basic-auth password");
   curl_once();
   curl_->handle = curl_easy_init();
   if (curl_->handle == nullptr)
@@ -93,6 +97,11 @@ Json PrometheusClient::get(const std::string& path,
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // whatever libcurl decodes: gzip
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  if (!options_.basic_auth_user.empty()) {
+    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+    curl_easy_setopt(curl, CURLOPT_USERNAME, options_.basic_auth_user.c_str());
+    curl_easy_setopt(curl, CURLOPT_PASSWORD, password_.c_str());
+  }
   curl_slist* headers = curl_slist_append(nullptr, "Accept: application/json");
   if (!token_.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + token_).c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);

@@ -6,7 +6,9 @@
 //      without a Prometheus error body (a 404 of another server, a 401 of a proxy);
 //   65 (EX_DATAERR) an answer that is not Prometheus's (not JSON, or not its envelope), or
 //      Prometheus's own error ("status": "error", with errorType and error);
-//   66 (EX_NOINPUT) the bearer token file cannot be read.
+//   66 (EX_NOINPUT) the bearer token or basic-auth password file cannot be read (65 when empty).
+// Secrets (the token, the password) are read from files, sent only in the Authorization header
+// and never put into a message or a log line.
 // One client per thread (a curl easy handle is not shared).
 #pragma once
 
@@ -23,8 +25,12 @@ inline constexpr int kExitPrometheusUnavailable = 69;
 
 struct PrometheusOptions {
   std::string url;                // http(s)://host:port[/prefix], no trailing query
-  std::string bearer_token_file;  // empty: no Authorization header
-  double timeout_seconds = 30;    // each request, connection included
+  std::string bearer_token_file;  // empty: no Authorization: Bearer header
+  // Non-empty user: Authorization: Basic with the password in the file (its first line). Not
+  // with a bearer token (the command line refuses both).
+  std::string basic_auth_user;
+  std::string basic_auth_password_file;
+  double timeout_seconds = 30;  // each request, connection included
 };
 
 class PrometheusClient {
@@ -47,6 +53,7 @@ class PrometheusClient {
 
   PrometheusOptions options_;
   std::string token_;
+  std::string password_;
   struct Curl;
   std::unique_ptr<Curl> curl_;
 };

@@ -431,7 +431,8 @@ Baseline live_baseline(const StatusSnapshot& s, const std::vector<WindowParts>& 
   };
   if (!f.known) b.configuration.emplace_back("fingerprint", "not known: the posture probe had not run");
   for (const ProbeStatus& p : s.probes)
-    if (p.ran) b.probes.push_back({p.name, p.success, p.error, p.result.tables, p.result.notes});
+    if (p.ran)
+      b.probes.push_back({p.name, p.success, p.error, p.result.tables, p.result.notes, p.result.samples, true});
   return b;
 }
 

@@ -81,6 +81,115 @@ double rate_ratio_p(std::uint64_t before_count, double before_seconds, std::uint
   return two_sided_normal_p(log_ratio / standard_error);
 }
 
+namespace {
+
+// One direction of quantile_test_p: v is `reference`'s q-quantile (nearest rank); the share of
+// `other` above v against the share of `reference` above it (by construction near 1 - q), with
+// the variance of both: other's binomial share, and v's own sampling error, which moves the
+// fraction of the distribution above v by q (1 - q) / n_reference.
+double quantile_exceedance_p(const GroupedSample& reference, const GroupedSample& other, double q) {
+  GroupedSample sorted = reference;
+  std::sort(sorted.begin(), sorted.end());
+  std::uint64_t n1 = 0, n2 = 0;
+  for (const auto& [value, count] : sorted) n1 += count;
+  for (const auto& [value, count] : other) n2 += count;
+  const auto rank = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(n1))));
+  double v = sorted.back().first;
+  std::uint64_t seen = 0;
+  for (const auto& [value, count] : sorted) {
+    seen += count;
+    if (seen >= rank) {
+      v = value;
+      break;
+    }
+  }
+  // Values tied with v count below it, unless counting them above brings the reference's share
+  // above nearer 1 - q (a bucket or a counter value shared by many samples).
+  const auto shares = [&](bool inclusive) {
+    std::uint64_t above1 = 0, above2 = 0;
+    for (const auto& [value, count] : sorted)
+      if (value > v || (inclusive && value == v)) above1 += count;
+    for (const auto& [value, count] : other)
+      if (value > v || (inclusive && value == v)) above2 += count;
+    return std::pair{static_cast<double>(above1) / static_cast<double>(n1),
+                     static_cast<double>(above2) / static_cast<double>(n2)};
+  };
+  auto [reference_share, other_share] = shares(false);
+  const auto [inclusive_reference, inclusive_other] = shares(true);
+  if (std::fabs(inclusive_reference - (1 - q)) < std::fabs(reference_share - (1 - q)))
+    reference_share = inclusive_reference, other_share = inclusive_other;
+  const double a = static_cast<double>(n1), b = static_cast<double>(n2);
+  const double difference = std::fabs(other_share - reference_share) - 0.5 * (1 / a + 1 / b);
+  if (difference <= 0) return 1;
+  return two_sided_normal_p(difference / std::sqrt(q * (1 - q) * (1 / a + 1 / b)));
+}
+
+// Mood's test generalised to q: the shares of both samples above the pooled sample's q-quantile.
+// Most powerful when the two differ by a little; it loses a large shift at an extreme q, where
+// the pooled quantile falls among one sample's outliers.
+double pooled_quantile_p(const GroupedSample& before, const GroupedSample& after, std::uint64_t n1,
+                         std::uint64_t n2, double q) {
+  struct Pooled {
+    double value;
+    std::uint64_t before, after;
+  };
+  std::vector<Pooled> pooled;
+  pooled.reserve(before.size() + after.size());
+  for (const auto& [value, count] : before) pooled.push_back({value, count, 0});
+  for (const auto& [value, count] : after) pooled.push_back({value, 0, count});
+  std::sort(pooled.begin(), pooled.end(), [](const Pooled& a, const Pooled& b) { return a.value < b.value; });
+  const std::uint64_t total = n1 + n2;
+  const auto rank =
+      std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(total))));
+  std::uint64_t seen = 0;
+  double v = pooled.back().value;
+  for (const Pooled& p : pooled) {
+    seen += p.before + p.after;
+    if (seen >= rank) {
+      v = p.value;
+      break;
+    }
+  }
+  // Values tied with v count below it, unless that leaves none above or counting them above
+  // brings the pooled share above nearer 1 - q; the choice sees the pooled values only.
+  const double a = static_cast<double>(n1), b = static_cast<double>(n2);
+  std::uint64_t strict1 = 0, strict2 = 0, inclusive1 = 0, inclusive2 = 0;
+  for (const Pooled& p : pooled) {
+    if (p.value > v) strict1 += p.before, strict2 += p.after;
+    if (p.value >= v) inclusive1 += p.before, inclusive2 += p.after;
+  }
+  const auto usable = [&](std::uint64_t above) { return above > 0 && static_cast<double>(above) < a + b; };
+  const auto distance = [&](std::uint64_t above) {
+    return std::fabs(static_cast<double>(above) / (a + b) - (1 - q));
+  };
+  std::uint64_t above1 = strict1, above2 = strict2;
+  if (usable(inclusive1 + inclusive2) &&
+      (!usable(strict1 + strict2) || distance(inclusive1 + inclusive2) < distance(strict1 + strict2)))
+    above1 = inclusive1, above2 = inclusive2;
+  if (!usable(above1 + above2)) return 1;
+  const double share = static_cast<double>(above1 + above2) / (a + b);
+  const double difference =
+      std::fabs(static_cast<double>(above2) / b - static_cast<double>(above1) / a) - 0.5 * (1 / a + 1 / b);
+  if (difference <= 0) return 1;
+  return two_sided_normal_p(difference / std::sqrt(share * (1 - share) * (1 / a + 1 / b)));
+}
+
+}  // namespace
+
+double quantile_test_p(const GroupedSample& before, const GroupedSample& after, double q) {
+  std::uint64_t n1 = 0, n2 = 0;
+  for (const auto& [value, count] : before) n1 += count;
+  for (const auto& [value, count] : after) n2 += count;
+  if (n1 == 0 || n2 == 0 || !(q > 0 && q < 1)) return 1;
+  // Three tests (the pooled split, and each run's quantile as the split), so three times the
+  // smallest p (Bonferroni): the pooled split finds small shifts, a run's own quantile large ones
+  // (where that run is the lower one, the other lies nearly all above its quantile).
+  const double smallest =
+      std::min({pooled_quantile_p(before, after, n1, n2, q), quantile_exceedance_p(before, after, q),
+                quantile_exceedance_p(after, before, q)});
+  return std::min(1.0, 3 * smallest);
+}
+
 std::string_view to_string(Verdict verdict) {
   switch (verdict) {
     case Verdict::better:

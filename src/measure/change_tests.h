@@ -8,6 +8,14 @@
 //    draw of an extreme and cannot be compared): the log rate ratio against its standard error,
 //    inflated by the overdispersion seen between sub-windows (quasi-Poisson), because interruptions
 //    come in bursts and a plain Poisson test would call ordinary burstiness a change.
+//  - A quantile test for the probes' figures (a c2c pair's median latency, an operation's median
+//    cost, a pacer's p99 lateness), which are quantiles of one run's individual samples. Three
+//    splits, each a z-test of the shares of both runs' samples above a value v: v the pooled
+//    q-quantile (Mood's median test generalised to q: finds small shifts), and v each run's own
+//    q-quantile, whose variance adds the quantile's sampling error, q (1 - q) (1/n1 + 1/n2)
+//    (finds large shifts, where the pooled quantile falls among one run's outliers); three times
+//    the smallest p (Bonferroni). It judges the quantile shown, works on grouped samples
+//    (histogram buckets, tied counter values) and assumes no distribution.
 // Neither test sees run-to-run variation (a machine's noise drifts between runs taken minutes
 // apart), so a verdict also needs the change to stand out from an assumed run-to-run spread: the
 // log ratio of the two runs' figures against N(0, 2 cv^2), cv being the relative standard
@@ -18,6 +26,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace jitterd {
@@ -33,6 +42,15 @@ double count_dispersion(const std::vector<double>& before_counts, const std::vec
 // with the variance multiplied by `dispersion` (>= 1). 1 when both counts are 0.
 double rate_ratio_p(std::uint64_t before_count, double before_seconds, std::uint64_t after_count,
                     double after_seconds, double dispersion);
+
+// A sample as its distinct values, each with how often it occurs (raw values with count 1, tied
+// counter readings, or a histogram's bucket edges); any order.
+using GroupedSample = std::vector<std::pair<double, std::uint64_t>>;
+
+// Two-sided p-value that the q-quantile (0 < q < 1) is the same in both samples: the smallest p
+// of the three splits above, times three. Values tied with a split value count below it, unless
+// counting them above brings the share above nearer 1 - q. 1 when either sample is empty.
+double quantile_test_p(const GroupedSample& before, const GroupedSample& after, double q);
 
 enum class Verdict { better, worse, no_change };
 std::string_view to_string(Verdict verdict);

@@ -29,7 +29,8 @@ struct OpCost {
   std::uint64_t median_ticks = 0;
   std::uint64_t p99_ticks = 0;
   std::uint64_t min_ticks = 0;
-  std::uint64_t sum_ticks = 0;  // of all samples, for a mean
+  std::uint64_t sum_ticks = 0;       // of all samples, for a mean
+  std::vector<std::uint64_t> ticks;  // every sample, ascending (compare tests the median with them)
 };
 
 // Exact nearest-rank q-quantile of ascending `sorted` values (rank ceil(q * n), at least 1);
@@ -64,6 +65,7 @@ OpCost time_op(std::string name, Op&& op, std::size_t samples) {
   cost.p99_ticks = nearest_rank(ticks, 0.99);
   cost.min_ticks = samples == 0 ? 0 : ticks.front();
   cost.sum_ticks = std::accumulate(ticks.begin(), ticks.end(), std::uint64_t{0});
+  cost.ticks = std::move(ticks);
   return cost;
 }
 

@@ -206,6 +206,9 @@ PairRecord measure_pair(ProbeContext& context, const CpuPair& pair, const PingPo
   record.unix_seconds = unix_seconds();
   record.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   record.measured = true;
+  record.sample_ticks.assign(ticks->begin() + (ticks->empty() ? 0 : 1), ticks->end());
+  record.round_trips = settings.round_trips;
+  record.counter_hertz = hz;
   return record;
 }
 
@@ -232,6 +235,13 @@ ProbeResult c2c_result(const std::vector<PairRecord>& records, const C2cSettings
   for (const PairRecord& r : records) {
     add_pair_metrics(r, result);
     if (r.measured) measured.push_back(r);
+    if (r.measured && !r.sample_ticks.empty() && r.round_trips > 0 && r.counter_hertz > 0)
+      result.samples.push_back({{{"cpu_a", std::to_string(r.pair.a)},
+                                 {"cpu_b", std::to_string(r.pair.b)},
+                                 {"relation", std::string(to_string(r.pair.relation))}},
+                                {{"p10_ns", 0.1}, {"median_ns", 0.5}, {"p90_ns", 0.9}},
+                                1e9 / r.counter_hertz / (2.0 * static_cast<double>(r.round_trips)),
+                                grouped_values(r.sample_ticks)});
   }
   ProbeTable classes{
       "relation classes (over the pairs' medians)", {"relation", "pairs", "min_ns", "median_ns", "max_ns"}, {}};

@@ -59,6 +59,11 @@ struct PairRecord {
   double duration_seconds = 0;                   // how long the pair took, line allocation included
   std::uint64_t failures = 0;                    // failed attempts since the probe started
   bool measured = false;                         // false while every attempt so far has failed
+  // Each timed sample's ticks for 2 * round_trips one-way handoffs, warm-up dropped: compare
+  // tests the pair's quantiles with them.
+  std::vector<std::uint64_t> sample_ticks;
+  std::size_t round_trips = 0;
+  double counter_hertz = 0;
 };
 
 // Measures one pair: a fresh line allocated and first-touched on CPU a (the initiator), then the

@@ -33,6 +33,10 @@ ProbeResult KernelCostProbe::run(ProbeContext& context) {
                    {}};
   result.metrics = kernel_cost_metrics(costs, scale);
   for (const OpCost& c : costs) {
+    result.samples.push_back({{{"op", c.op}},
+                              {{"median_ticks", 0.5}, {"p99_ticks", 0.99}, {"median_ns", 0.5}, {"p99_ns", 0.99}},
+                              1e9 / context.frequency.hertz,
+                              grouped_values(c.ticks)});
     table.rows.push_back({c.op, c.samples, c.min_ticks, c.median_ticks, c.p99_ticks,
                           Cell(scale.to_seconds(c.median_ticks) * 1e9, 1),
                           Cell(scale.to_seconds(c.p99_ticks) * 1e9, 1)});

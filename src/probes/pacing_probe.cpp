@@ -146,6 +146,10 @@ ProbeResult PacingProbe::run(ProbeContext& context) {
   result.metrics = pacing_metrics(runs, unthrottled_counter, unthrottled_clock);
   for (const PacingRun& r : runs) {
     const TickScale scale(r.units_per_second);
+    result.samples.push_back({{{"method", r.method}, {"target_per_s", rate_label(r.rate)}},
+                              {{"p50_late_ns", 0.5}, {"p99_late_ns", 0.99}},
+                              1e9 / r.units_per_second,
+                              grouped_values(r.result.lateness)});
     table.rows.push_back({r.method, Cell(r.rate, rate_decimals(r.rate)), Cell(r.result.achieved_per_second, 1),
                           Cell(r.result.ratio, 6),
                           Cell(scale.to_seconds(r.result.lateness.quantile(0.5)) * 1e9, 0),

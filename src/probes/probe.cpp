@@ -1,10 +1,30 @@
 #include "probes/probe.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "measure/clock_ns.h"
 
 namespace jitterd {
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> grouped_values(std::vector<std::uint64_t> values) {
+  std::sort(values.begin(), values.end());
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> grouped;
+  for (std::uint64_t v : values) {
+    if (grouped.empty() || grouped.back().first != v)
+      grouped.emplace_back(v, 1);
+    else
+      ++grouped.back().second;
+  }
+  return grouped;
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> grouped_values(const HistogramSnapshot& histogram) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> grouped;
+  for (std::size_t i = 0; i < kHistogramBuckets; ++i)
+    if (histogram.counts[i] != 0) grouped.emplace_back(histogram_bucket_highest(i), histogram.counts[i]);
+  return grouped;
+}
 
 ProbeMetric gauge(std::string name, std::string help, ProbeLabels labels, double value) {
   ProbeMetric m;

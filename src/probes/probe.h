@@ -80,6 +80,27 @@ struct ProbeTable {
   std::vector<std::vector<Cell>> rows;
 };
 
+// The individual values behind quantiles a probe's table shows (a c2c pair's one-way latencies,
+// an operation's costs, a pacer's lateness per send), kept so that `jitterd compare` can test one
+// run against another (report/baseline_file.h saves them). `labels` are the key cells of the
+// table row they belong to, by column ("op" = "fork_wait"; "cpu_a", "cpu_b", "relation"; "method",
+// "target_per_s"); a row whose key cells are a subset of them (a c2c relation class) pools every
+// matching record. `quantiles`: the columns these values back, each with the quantile it shows
+// ("median_ns" = 0.5). Values are whole multiples of `unit_ns` nanoseconds (counter ticks, ticks
+// per round trip, lateness bucket edges), each with how often it occurred, ascending.
+struct ProbeSamples {
+  ProbeLabels labels;
+  std::vector<std::pair<std::string, double>> quantiles;
+  double unit_ns = 1;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> values;
+  bool operator==(const ProbeSamples&) const = default;
+};
+
+// (value, count) of each distinct value of `values`, ascending.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> grouped_values(std::vector<std::uint64_t> values);
+// (highest value of the bucket, count) of each non-empty bucket: the edges quantile() returns.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> grouped_values(const HistogramSnapshot& histogram);
+
 // What a probe is doing and why, which the operator should see once: the daemon logs it when it
 // first appears and again only when it changes, across reloads too (a warning when the probe does
 // less than the configuration asked for).
@@ -95,6 +116,7 @@ struct ProbeResult {
   std::vector<std::string> notes;            // one line each: what the numbers mean, what was missing
   std::vector<std::string> warnings;         // one line each for the daemon's log: something changed
   std::map<std::string, ProbeState> states;  // by subject ("method"), each run
+  std::vector<ProbeSamples> samples;         // what compare tests the table's quantiles with
 };
 
 // Thrown by ProbeContext::check_cancelled when the daemon is stopping.

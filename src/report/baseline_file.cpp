@@ -55,14 +55,24 @@ Json cpu_json(const BaselineCpu& c) {
           {"sub_windows", std::move(windows)}};
 }
 
+Json samples_json(const ProbeSamples& s) {
+  Json values = Json::array();
+  for (const auto& [value, count] : s.values) values.push_back({value, count});
+  Json quantiles = Json::object();
+  for (const auto& [column, q] : s.quantiles) quantiles[column] = q;
+  return {{"labels", string_pairs_json(s.labels)},
+          {"quantiles", std::move(quantiles)},
+          {"unit_ns", s.unit_ns},
+          {"values", std::move(values)}};
+}
+
 Json probe_json(const BaselineProbe& p) {
   Json tables = Json::array();
   for (const ProbeTable& t : p.tables) tables.push_back(table_json(t));
-  return {{"name", p.name},
-          {"success", p.success},
-          {"error", p.error},
-          {"tables", std::move(tables)},
-          {"notes", p.notes}};
+  Json samples = Json::array();
+  for (const ProbeSamples& s : p.samples) samples.push_back(samples_json(s));
+  return {{"name", p.name},   {"success", p.success},         {"error", p.error}, {"tables", std::move(tables)},
+          {"notes", p.notes}, {"samples", std::move(samples)}};
 }
 
 // Reading: every access names the file and the JSON path of what is missing or wrong.
@@ -219,6 +229,31 @@ BaselineProbe probe_from(const Reader& r, const Json& j, const std::string& wher
   }
   for (const Json& note : r.array(j, where, "notes"))
     if (note.is_string()) p.notes.push_back(note.get<std::string>());
+  p.has_samples = j.contains("samples");
+  if (!p.has_samples) return p;  // format 1.0
+  const Json& samples = r.array(j, where, "samples");
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const std::string at = fmt::format("{}.samples[{}]", where, i);
+    ProbeSamples s;
+    s.labels = r.string_pairs(samples[i], at, "labels");
+    const Json& quantiles = r.field(samples[i], at, "quantiles");
+    if (!quantiles.is_object()) r.fail(at + ".quantiles", "must be an object of column: quantile");
+    for (const auto& [column, q] : quantiles.items()) {
+      if (!q.is_number() || !(q.get<double>() > 0 && q.get<double>() < 1))
+        r.fail(at + ".quantiles." + column, "must be a number between 0 and 1");
+      s.quantiles.emplace_back(column, q.get<double>());
+    }
+    s.unit_ns = r.number(samples[i], at, "unit_ns");
+    if (s.unit_ns <= 0) r.fail(at + ".unit_ns", "must be above 0");
+    const Json& values = r.array(samples[i], at, "values");
+    for (std::size_t v = 0; v < values.size(); ++v) {
+      const std::string value_at = fmt::format("{}.values[{}]", at, v);
+      if (!values[v].is_array() || values[v].size() != 2) r.fail(value_at, "must be [value, count]");
+      s.values.emplace_back(r.unsigned_value(values[v][0], value_at + "[0]"),
+                            r.unsigned_value(values[v][1], value_at + "[1]"));
+    }
+    p.samples.push_back(std::move(s));
+  }
   return p;
 }
 

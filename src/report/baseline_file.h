@@ -24,7 +24,8 @@
 namespace jitterd {
 
 inline constexpr int kBaselineFormatMajor = 1;
-inline constexpr int kBaselineFormatMinor = 0;
+// 1.1 added probes[].samples (the individual values behind the probes' quantiles).
+inline constexpr int kBaselineFormatMinor = 1;
 inline constexpr const char* kBaselineFormatName = "jitterd-baseline";
 
 // Gaps at or above these are counted per sub-window: compare judges the tail by these rates.
@@ -56,6 +57,10 @@ struct BaselineProbe {
   std::string error;
   std::vector<ProbeTable> tables;
   std::vector<std::string> notes;
+  // The values compare tests the tables' quantiles with (format 1.1). has_samples is false for a
+  // probe read from an older file, which has none: its figures cannot be tested.
+  std::vector<ProbeSamples> samples;
+  bool has_samples = true;
 };
 
 struct Baseline {

@@ -5,11 +5,17 @@ false-alarms: N pairs of back-to-back baselines of the configured CPUs on this m
               compared; counts pairs with any CPU figure judged "worse" or "better", and estimates
               each figure's run-to-run spread cv from the pairs' log ratios (E[log^2] = 2 cv^2 for
               two independent runs), the figure `compare` assumes as 0.20.
+probe-spread: R baselines of the probes (kernel_cost and pacing on CPU 0, c2c pairing CPUs 0 and
+              1) back to back, or the given files: per tested probe quantile, its run-to-run spread
+              (standard deviation of the log of its value over the runs, ~ the relative spread),
+              the largest per probe, and how many of the R-1 consecutive pairs had a probe figure
+              judged "worse" or "better".
 compare-time: two synthetic baselines of C CPUs and S seconds (0.5 s sub-windows, gap histograms
               of ~150 buckets with a heavy tail), then times `jitterd compare` on them, as JSON and
               as HTML (and the size of each output).
 
 Usage: compare_bench.py --jitterd BINARY false-alarms [--pairs 10] [--seconds 10] [--realtime-priority 10]
+       compare_bench.py --jitterd BINARY probe-spread [--runs 8] [FILE ...]
        compare_bench.py --jitterd BINARY compare-time [--cpus 64] [--seconds 60]
 """
 
@@ -75,6 +81,51 @@ def print_run_to_run_spread(log_ratios):
         print(f"  largest cv {max(spreads):.3f}, median cv {sorted(spreads)[len(spreads) // 2]:.3f}")
 
 
+PROBE_CONFIG = CONFIG + """probes:
+  c2c: {allow_unsampled: true}
+"""
+
+
+def probe_spread(jitterd, runs, files):
+    workdir = tempfile.mkdtemp(prefix="jitterd_probe_spread_")
+    config = os.path.join(workdir, "jitterd.yaml")
+    with open(config, "w") as f:
+        f.write(PROBE_CONFIG)
+    paths = list(files)
+    for run in range(len(paths), runs):
+        path = os.path.join(workdir, f"{run}.json")
+        subprocess.run([jitterd, "baseline", "--config", config, "--duration", "2s", "--probes",
+                        "kernel_cost,pacing,c2c", "-o", path], check=True, capture_output=True)
+        paths.append(path)
+    values, alarms = {}, 0
+    for i in range(1, len(paths)):
+        result = subprocess.run([jitterd, "compare", paths[0 if i == 1 else i - 1], paths[i], "--format", "json"],
+                                check=True, capture_output=True, text=True)
+        figures = [f for f in json.loads(result.stdout)["figures"] if f["test"].startswith("quantile")]
+        flagged = [f"{f['figure']} {f['verdict']} ({f['before']:.4g} -> {f['after']:.4g})"
+                   for f in figures if f["verdict"] in ("worse", "better")]
+        alarms += bool(flagged)
+        print(f"pair {i}: {len(figures)} tested, " + ("; ".join(flagged) if flagged else "no change"), flush=True)
+        for f in figures:
+            key = (f["scope"], f["figure"])
+            if i == 1:
+                values.setdefault(key, []).append(f["before"])
+            values.setdefault(key, []).append(f["after"])
+    largest = {}
+    for (scope, figure), series in sorted(values.items()):
+        logs = [math.log(v) for v in series if v > 0]
+        if len(logs) < 2:
+            continue
+        mean = sum(logs) / len(logs)
+        spread = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+        print(f"{scope} {figure}: spread {spread:.3f} over {len(logs)} runs "
+              f"({min(series):.4g} .. {max(series):.4g})")
+        largest[scope] = max(largest.get(scope, 0), spread)
+    for scope, spread in sorted(largest.items()):
+        print(f"{scope}: largest spread {spread:.3f}")
+    print(f"{alarms} of {len(paths) - 1} pairs had a probe figure judged worse or better")
+
+
 def synthetic_baseline(rng, cpus, seconds, hertz=2.0e9):
     windows = int(seconds / 0.5)
     thresholds = [10_000, 20_000, 50_000, 100_000, 1_000_000]
@@ -132,6 +183,9 @@ def main():
     fa.add_argument("--seconds", type=int, default=10)
     fa.add_argument("--realtime-priority", type=int, default=0,
                     help="sample at SCHED_FIFO with this priority (needs root); 0: SCHED_OTHER")
+    ps = sub.add_parser("probe-spread")
+    ps.add_argument("--runs", type=int, default=8)
+    ps.add_argument("files", nargs="*")
     ct = sub.add_parser("compare-time")
     ct.add_argument("--cpus", type=int, default=64)
     ct.add_argument("--seconds", type=int, default=60)
@@ -139,6 +193,8 @@ def main():
     jitterd = os.path.realpath(args.jitterd)
     if args.what == "false-alarms":
         false_alarms(jitterd, args.pairs, args.seconds, args.realtime_priority)
+    elif args.what == "probe-spread":
+        probe_spread(jitterd, args.runs, args.files)
     else:
         compare_time(jitterd, args.cpus, args.seconds)
 

@@ -13,14 +13,18 @@ at or after its end (the API is polled; nothing waits blindly).
   - with noise, gaps_over_10us_per_s or gaps_over_25us_per_s is `worse`, and the rate over
     25 us, which the injected gaps dominate, is not `better`;
   - bad input: a port nothing listens on (69), a plain HTTP server answering HTML (65), 404 or
-    401 (69), Prometheus's own error answer (65), the bearer token sent from its file, an instance without series (65), an empty range
-    (65), a range the wrong way round (64); each message names the URL.
+    401 (69), Prometheus's own error answer (65), the bearer token sent from its file, basic auth
+    with the password from its file (and the password never printed), an unreadable password file
+    (66), a server slower than --prometheus-timeout (69), an instance without series (65), an
+    empty range (65), a range the wrong way round or overlapping the other (64); each message
+    names the URL or the ranges.
 
 Usage: compare_prometheus_test.py --jitterd BINARY [--injector NOISE_INJECTOR]; exit 77 (skip)
 without the prometheus package or with fewer than 2 CPUs.
 """
 
 import argparse
+import base64
 import http.server
 import json
 import math
@@ -38,7 +42,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "grafana"))
 import harness  # noqa: E402
 import prometheus_harness  # noqa: E402
 
-EXIT_USAGE, EXIT_DATA, EXIT_UNAVAILABLE = 64, 65, 69
+EXIT_USAGE, EXIT_DATA, EXIT_UNREADABLE, EXIT_UNAVAILABLE = 64, 65, 66, 69
 RANGE = 20
 INJECTOR = None
 CONFIG = """\
@@ -75,10 +79,20 @@ def injector_missing():
 
 class FakeServer(http.server.BaseHTTPRequestHandler):
     """/html/...: 200 with an HTML page; /missing/...: 404 HTML; /error/...: Prometheus's error;
-    /auth/...: 401 unless the bearer token is s3cret, then an error answer saying it was seen."""
+    /auth/...: 401 unless the bearer token is s3cret, then an error answer saying it was seen;
+    /basic/...: the same for basic auth as grafana with the password "pa55 w0rd"; /slow/...: 3 s late."""
 
     def do_GET(self):
-        if self.path.startswith("/auth/") and self.headers.get("Authorization") != "Bearer s3cret":
+        basic = "Basic " + base64.b64encode(b"grafana:pa55 w0rd").decode()
+        if self.path.startswith("/slow/"):
+            time.sleep(3)
+            status, kind, body = 404, "text/plain", "too late"
+        elif self.path.startswith("/basic/") and self.headers.get("Authorization") != basic:
+            status, kind, body = 401, "text/plain", "Unauthorized"
+        elif self.path.startswith("/basic/"):
+            status, kind = 422, "application/json"
+            body = json.dumps({"status": "error", "errorType": "execution", "error": "basic auth accepted"})
+        elif self.path.startswith("/auth/") and self.headers.get("Authorization") != "Bearer s3cret":
             status, kind, body = 401, "text/plain", "Unauthorized"
         elif self.path.startswith("/auth/"):
             status, kind = 422, "application/json"
@@ -300,6 +314,29 @@ class ComparePrometheus(unittest.TestCase):
                 f.write("s3cret\n")
             self.assert_refused(self.compare("--prometheus-bearer-token-file", token, url=base + "/auth"),
                                 EXIT_DATA, "execution: token accepted")
+            password = os.path.join(self._tmp.name, "password")
+            with open(password, "w") as f:
+                f.write("pa55 w0rd\n")
+            self.assert_refused(self.compare("--prometheus-basic-auth-user", "grafana",
+                                             "--prometheus-basic-auth-password-file", password, url=base + "/basic"),
+                                EXIT_DATA, "execution: basic auth accepted")
+            wrong = os.path.join(self._tmp.name, "wrong")
+            with open(wrong, "w") as f:
+                f.write("n0t-the-0ne\n")
+            refused = self.compare("--prometheus-basic-auth-user", "grafana", "--prometheus-basic-auth-password-file",
+                                   wrong, url=base + "/basic")
+            self.assert_refused(refused, EXIT_UNAVAILABLE, base + "/basic", "HTTP status 401")
+            self.assertNotIn("n0t-the-0ne", refused.stderr)
+            self.assert_refused(self.compare("--prometheus-basic-auth-user", "grafana",
+                                             "--prometheus-basic-auth-password-file", wrong + ".absent",
+                                             url=base + "/basic"),
+                                EXIT_UNREADABLE, wrong + ".absent", "cannot read the basic-auth password")
+            started = time.monotonic()
+            self.assert_refused(self.compare("--prometheus-timeout", "1s", url=base + "/slow"), EXIT_UNAVAILABLE,
+                                base + "/slow", "no answer", "timed out")
+            self.assertLess(time.monotonic() - started, 30)
+            self.assert_refused(self.compare("--prometheus-timeout", "forever", url=base + "/slow"), EXIT_USAGE,
+                                "--prometheus-timeout")
         finally:
             server.shutdown()
             server.server_close()
@@ -311,6 +348,9 @@ class ComparePrometheus(unittest.TestCase):
                             "empty range")
         self.assert_refused(self.compare(before="2026-11-25T10:10:00Z/2026-11-25T10:00:00Z"), EXIT_USAGE,
                             "--before", "wrong way round")
+        overlapping = "{:.3f}/{:.3f}".format(self.after[0] - 5, self.after[1])
+        self.assert_refused(self.compare(after=overlapping), EXIT_USAGE, "overlap",
+                            "--before {:.3f}/{:.3f}".format(*self.before), "--after " + overlapping)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 // stay quiet on samples of one distribution, and the verdict needs a practical effect as well.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <random>
 
 #include "measure/change_tests.h"
@@ -60,4 +61,58 @@ TEST_CASE("judge: needs both significance and a practical effect; larger is wors
   CHECK(run_to_run_p(100, 120, 0.2) > 0.5);
   CHECK(run_to_run_p(100, 400, 0.2) < 1e-6);
   CHECK(to_string(Verdict::no_change) == "no significant change");
+}
+
+TEST_CASE("quantile_test_p: a shifted median or tail is found, one distribution is not") {
+  std::mt19937_64 random(11);
+  std::lognormal_distribution<double> cost(std::log(150.0), 0.1);
+  const auto sample = [&](double scale, int n) {
+    GroupedSample s;
+    for (int i = 0; i < n; ++i) s.push_back({std::round(cost(random) * scale), 1});
+    return s;
+  };
+  CHECK(quantile_test_p(sample(1, 100), sample(1.5, 100), 0.5) < 1e-9);
+  CHECK(quantile_test_p(sample(1.5, 100), sample(1, 100), 0.5) < 1e-9);
+  // At q = 0.99 only the top 1% of the pooled sample is counted: 20 of 2000 values, all from the
+  // slower side, which still puts p well below compare's alpha of 0.001.
+  CHECK(quantile_test_p(sample(1, 1000), sample(1.5, 1000), 0.99) < 1e-4);
+  // Twenty a side (fork_wait) still separates a clear shift.
+  CHECK(quantile_test_p(sample(1, 20), sample(2, 20), 0.5) < 1e-6);
+  // Grouped values: every value the same, or one side empty, is no evidence.
+  CHECK(quantile_test_p({{20, 1000}}, {{20, 1000}}, 0.5) == 1);
+  CHECK(quantile_test_p({}, {{20, 1000}}, 0.5) == 1);
+  // Tied counter readings moving by one tick are found.
+  CHECK(quantile_test_p({{20, 900}, {21, 100}}, {{21, 900}, {22, 100}}, 0.5) < 1e-9);
+  CHECK(quantile_test_p({{21, 900}, {22, 100}}, {{20, 900}, {21, 100}}, 0.5) < 1e-9);
+}
+
+TEST_CASE("quantile_test_p: false alarms on one distribution stay at or below the nominal level") {
+  std::mt19937_64 random(12);
+  std::lognormal_distribution<double> value(5, 0.5);
+  for (const double q : {0.5, 0.9, 0.99}) {
+    int below_1_percent = 0;
+    constexpr int kRepetitions = 1000;
+    for (int r = 0; r < kRepetitions; ++r) {
+      GroupedSample a, b;
+      // As compare tests them: at least 10 samples a side of the quantile.
+      const int n = q == 0.99 ? 1000 : 200;
+      for (int i = 0; i < n; ++i) a.push_back({std::round(value(random)), 1});
+      for (int i = 0; i < n; ++i) b.push_back({std::round(value(random)), 1});
+      if (quantile_test_p(a, b, q) < 0.01) ++below_1_percent;
+    }
+    INFO("q " << q << ": " << below_1_percent << " of " << kRepetitions << " below 0.01");
+    CHECK(below_1_percent < kRepetitions * 0.02);
+  }
+}
+
+TEST_CASE("quantile_test_p: a quantile inside a run of tied values still splits the samples") {
+  // Counter readings: the top 5.5% tied at one value; every value tripled in the other run. The
+  // pooled p99 lies inside the tied run, so only counting the ties as "above" splits the samples.
+  const GroupedSample before{{78, 945}, {104, 55}}, after{{234, 945}, {312, 55}};
+  CHECK(quantile_test_p(before, after, 0.99) < 1e-6);
+  CHECK(quantile_test_p(after, before, 0.99) < 1e-6);
+  CHECK(quantile_test_p(before, before, 0.99) == 1);
+  // A histogram: most sends in one huge bucket before, few after.
+  const GroupedSample late{{20, 100}, {11'811'160'063, 4900}}, prompt{{20, 4900}, {5'000'000, 100}};
+  CHECK(quantile_test_p(late, prompt, 0.99) < 1e-6);
 }

@@ -187,4 +187,64 @@ TEST_CASE("compare takes two files, or --prometheus with an instance and two ran
   CHECK_THROWS_WITH(parse_command_line({"compare", "--prometheus", "127.0.0.1:9090", "--instance", "i", "--before",
                                         "1/2", "--after", "3/4"}),
                     Catch::Contains("--prometheus: must be an http:// or https:// URL"));
+  CHECK(history.prometheus_timeout == std::chrono::seconds(30));
+  CHECK(history.prometheus_basic_auth_user.empty());
+}
+
+TEST_CASE("compare --prometheus: overlapping ranges, basic auth and the timeout", "[command_line]") {
+  const std::vector<std::string> prometheus{"compare", "--prometheus", "http://p:9090", "--instance", "i:1"};
+  const auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = prometheus;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  const auto usage_error = [](const std::vector<std::string>& args) {
+    try {
+      parse_command_line(args);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  // Touching ranges are fine; overlapping ones (either order, one inside the other) are refused, naming both.
+  CHECK_NOTHROW(parse_command_line(with({"--before", "100/200", "--after", "200/300"})));
+  CHECK_NOTHROW(parse_command_line(with({"--before", "200/300", "--after", "100/200"})));
+  for (const auto& [before, after] :
+       {std::pair{"100/250", "200/300"}, {"200/300", "100/250"}, {"100/400", "200/300"}}) {
+    INFO(before << " " << after);
+    CHECK_THAT(usage_error(with({"--before", before, "--after", after})),
+               Catch::Contains(std::string("--before ") + before) &&
+                   Catch::Contains(std::string("--after ") + after) && Catch::Contains("overlap"));
+  }
+  CHECK_THAT(usage_error(with({"--before", "2026-11-25T10:00:00Z/2026-11-25T10:10:00Z", "--after",
+                               "2026-11-25T10:05:00Z/2026-11-25T10:15:00Z"})),
+             Catch::Contains("overlap"));
+
+  const CommandLine auth = parse_command_line(
+      with({"--before", "1/2", "--after", "3/4", "--prometheus-basic-auth-user", "grafana",
+            "--prometheus-basic-auth-password-file", "/run/secrets/p", "--prometheus-timeout", "2s"}));
+  CHECK(auth.prometheus_basic_auth_user == "grafana");
+  CHECK(auth.prometheus_basic_auth_password_file == "/run/secrets/p");
+  CHECK(auth.prometheus_timeout == std::chrono::seconds(2));
+  CHECK_THAT(usage_error(with({"--before", "1/2", "--after", "3/4", "--prometheus-basic-auth-user", "grafana"})),
+             Catch::Contains("give both or neither"));
+  CHECK_THAT(
+      usage_error(with({"--before", "1/2", "--after", "3/4", "--prometheus-basic-auth-password-file", "p"})),
+      Catch::Contains("give both or neither"));
+  CHECK_THAT(
+      usage_error(with({"--before", "1/2", "--after", "3/4", "--prometheus-basic-auth-user", "u",
+                        "--prometheus-basic-auth-password-file", "p", "--prometheus-bearer-token-file", "t"})),
+      Catch::Contains("one of them"));
+  CHECK_THAT(usage_error(with({"--before", "1/2", "--after", "3/4", "--prometheus-basic-auth-user", "a:b",
+                               "--prometheus-basic-auth-password-file", "p"})),
+             Catch::Contains("cannot hold ':'"));
+  for (const char* bad : {"0s", "50ms", "2h", "soon"}) {
+    INFO(bad);
+    CHECK_THAT(usage_error(with({"--before", "1/2", "--after", "3/4", "--prometheus-timeout", bad})),
+               Catch::Contains("--prometheus-timeout: must be 100ms..1h"));
+  }
+  CHECK_THAT(usage_error({"compare", "a.json", "b.json", "--prometheus-timeout", "5s"}),
+             Catch::Contains("--prometheus-timeout: only with --prometheus"));
+  CHECK_THAT(usage_error({"compare", "a.json", "b.json", "--prometheus-basic-auth-user", "u"}),
+             Catch::Contains("--prometheus-basic-auth-user: only with --prometheus"));
 }

@@ -9,11 +9,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
+#include <tuple>
 
 #include "cli/baseline.h"
 #include "cli/compare.h"
 #include "cli/html_report.h"
+#include "measure/op_cost.h"
 #include "report/baseline_file.h"
 
 using namespace jitterd;
@@ -100,18 +103,109 @@ int exit_code_of(const std::function<void()>& action, std::string* message) {
   return 0;
 }
 
+// Probe runs with samples (format 1.1): kernel_cost with two operations, c2c with two pairs of one
+// relation class and one of another (and the class table), pacing at one rate. Each sample is
+// lognormal around its figure's median times `scale`, times a per-run factor (5% run-to-run
+// spread, inside what compare allows every probe); the tables' quantiles are the samples'.
+struct ProbeNoise {
+  double scale = 1;
+  double run_spread = 0.05;
+};
+
+std::pair<Cell, ProbeSamples> drawn(std::mt19937_64& random, double median_ns, double sigma, double unit_ns,
+                                    int samples, ProbeLabels labels,
+                                    std::vector<std::pair<std::string, double>> quantiles, double run_factor) {
+  std::lognormal_distribution<double> value(std::log(median_ns * run_factor), sigma);
+  std::vector<std::uint64_t> units;
+  for (int i = 0; i < samples; ++i)
+    units.push_back(static_cast<std::uint64_t>(std::llround(value(random) / unit_ns)));
+  std::sort(units.begin(), units.end());
+  ProbeSamples s{std::move(labels), std::move(quantiles), unit_ns, grouped_values(units)};
+  return {Cell(static_cast<double>(nearest_rank(units, 0.5)) * unit_ns, 1), std::move(s)};
+}
+
+std::vector<BaselineProbe> probe_runs(std::mt19937_64& random, const ProbeNoise& noise) {
+  std::lognormal_distribution<double> run(0, noise.run_spread);
+  std::vector<BaselineProbe> probes;
+  BaselineProbe kernel{
+      "kernel_cost", true, "", {{"kernel operation costs on cpu 0", {"op", "median_ns"}, {}}}, {}, {}, true};
+  for (const auto& [op, ns] : {std::pair{"syscall_getppid", 150.0}, {"fork_wait", 90'000.0}}) {
+    auto [cell, samples] = drawn(random, ns * noise.scale, 0.1, 0.5, op == std::string("fork_wait") ? 20 : 1000,
+                                 {{"op", op}}, {{"median_ns", 0.5}}, run(random));
+    kernel.tables[0].rows.push_back({op, cell});
+    kernel.samples.push_back(std::move(samples));
+  }
+  probes.push_back(std::move(kernel));
+  BaselineProbe c2c{"c2c",
+                    true,
+                    "",
+                    {{"pairs (line allocated and first touched by cpu_a, the initiator)",
+                      {"cpu_a", "cpu_b", "relation", "median_ns"},
+                      {}},
+                     {"relation classes (over the pairs' medians)", {"relation", "pairs", "median_ns"}, {}}},
+                    {},
+                    {},
+                    true};
+  std::map<std::string, std::vector<double>> class_medians;
+  for (const auto& [a, b, relation, ns] :
+       {std::tuple{0, 1, "shared_l3", 40.0}, {0, 2, "shared_l3", 42.0}, {0, 3, "cross_package", 120.0}}) {
+    auto [cell, samples] =
+        drawn(random, ns * noise.scale, 0.05, 0.25 / 1000, 100,
+              {{"cpu_a", std::to_string(a)}, {"cpu_b", std::to_string(b)}, {"relation", relation}},
+              {{"median_ns", 0.5}}, run(random));
+    c2c.tables[0].rows.push_back({a, b, relation, cell});
+    class_medians[relation].push_back(cell.number);
+    c2c.samples.push_back(std::move(samples));
+  }
+  for (auto& [relation, medians] : class_medians) {
+    std::sort(medians.begin(), medians.end());
+    c2c.tables[1].rows.push_back(
+        {relation, static_cast<int>(medians.size()), Cell(medians[(medians.size() - 1) / 2], 1)});
+  }
+  probes.push_back(std::move(c2c));
+  BaselineProbe pacing{"pacing",
+                       true,
+                       "",
+                       {{"pacing on cpu 0, no-op per send, 0.500 s per rate",
+                         {"method", "target_per_s", "p50_late_ns", "ratio"},
+                         {}}},
+                       {},
+                       {},
+                       true};
+  auto [late, samples] =
+      drawn(random, 60 * noise.scale, 0.3, 1, 5000, {{"method", "counter"}, {"target_per_s", "10000"}},
+            {{"p50_late_ns", 0.5}}, run(random));
+  pacing.tables[0].rows.push_back({"counter", Cell(10000.0, 0), late, Cell(0.999, 6)});
+  pacing.samples.push_back(std::move(samples));
+  probes.push_back(std::move(pacing));
+  return probes;
+}
+
+Baseline run_with_probes(std::mt19937_64& random, const ProbeNoise& noise) {
+  Baseline b = synthetic_run(random, {});
+  b.probes = probe_runs(random, noise);
+  return b;
+}
+
+std::vector<const FigureComparison*> probe_figures(const Comparison& c) {
+  std::vector<const FigureComparison*> out;
+  for (const FigureComparison& f : c.figures)
+    if (f.scope.rfind("probe ", 0) == 0) out.push_back(&f);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("baseline file: written whole and read back the same") {
   std::mt19937_64 random(1);
   Baseline b = synthetic_run(random, {});
   b.probes.push_back(
-      {"kernel_cost", true, "", {{"costs", {"op", "median_ns"}, {{"syscall", Cell(150.5, 1)}}}}, {}});
+      {"kernel_cost", true, "", {{"costs", {"op", "median_ns"}, {{"syscall", Cell(150.5, 1)}}}}, {}, {}, true});
   const std::string path = temporary_path("round_trip.json");
   write_baseline(b, path);
   CHECK_FALSE(std::filesystem::exists(path + ".tmp." + std::to_string(::getpid())));
   const Baseline read = read_baseline(path);
-  CHECK(read.format_version == "1.0");
+  CHECK(read.format_version == "1.1");
   CHECK(read.fingerprint == b.fingerprint);
   REQUIRE(read.cpus.size() == 1);
   CHECK(read.cpus[0].histogram.counts == b.cpus[0].histogram.counts);
@@ -306,7 +400,7 @@ TEST_CASE("compare --format html: what changed first, then per CPU the plot and 
   Baseline after = synthetic_run(random, {800, 2});
   after.fingerprint[0].second = "6.1.0 </td><script>x</script>";
   const auto c2c = [](double median) {
-    BaselineProbe p{"c2c", true, "", {}, {}};
+    BaselineProbe p{"c2c", true, "", {}, {}, {}, true};
     p.tables.push_back({"pairs (line allocated and first touched by cpu_a, the initiator)",
                         {"cpu_a", "cpu_b", "relation", "median_ns"},
                         {{0, 1, "shared_l3", Cell(median, 1)}}});
@@ -334,4 +428,121 @@ TEST_CASE("compare --format html: what changed first, then per CPU the plot and 
   CHECK_THAT(page, Catch::Contains("<td>gaps_over_10us_per_s</td>"));
   CHECK_THAT(page, Catch::Contains("<td class=\"worse\">worse</td>"));
   CHECK_THAT(page, Catch::Contains("cpu 0 - cpu 1: +3.5 ns (shared_l3)"));  // the difference heatmap
+}
+
+TEST_CASE("baseline file: the probes' samples round-trip; a 1.0 file without them still reads") {
+  std::mt19937_64 random(20);
+  const Baseline b = run_with_probes(random, {});
+  const std::string path = temporary_path("samples.json");
+  write_baseline(b, path);
+  const Baseline read = read_baseline(path);
+  REQUIRE(read.probes.size() == b.probes.size());
+  for (std::size_t i = 0; i < b.probes.size(); ++i) {
+    CHECK(read.probes[i].has_samples);
+    CHECK(read.probes[i].samples == b.probes[i].samples);
+  }
+  Json old = baseline_json(b);
+  old["format_version"] = "1.0";
+  for (Json& probe : old["probes"]) probe.erase("samples");
+  write_text(path, old.dump());
+  const Baseline older = read_baseline(path);
+  CHECK(older.format_version == "1.0");
+  for (const BaselineProbe& p : older.probes) {
+    CHECK_FALSE(p.has_samples);
+    CHECK(p.samples.empty());
+  }
+  Json bad = baseline_json(b);
+  bad["probes"][0]["samples"][1]["values"][0] = {-4, 1};
+  write_text(path, bad.dump());
+  std::string message;
+  CHECK(exit_code_of([&] { read_baseline(path); }, &message) == kExitBadBaseline);
+  CHECK_THAT(message, Catch::Contains("probes[0].samples[1].values[0][0]"));
+  bad = baseline_json(b);
+  bad["probes"][0]["samples"][0]["quantiles"]["median_ns"] = 1.5;
+  write_text(path, bad.dump());
+  CHECK(exit_code_of([&] { read_baseline(path); }, &message) == kExitBadBaseline);
+  CHECK_THAT(message, Catch::Contains("probes[0].samples[0].quantiles.median_ns"));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("compare: probe quantiles with samples are tested; one distribution twice has no verdict") {
+  std::mt19937_64 random(21);
+  constexpr int kPairs = 200;
+  int false_alarms = 0;
+  std::size_t tested = 0;
+  for (int r = 0; r < kPairs; ++r) {
+    const Comparison c = compare_baselines(run_with_probes(random, {}), "a", run_with_probes(random, {}), "b");
+    bool alarm = false;
+    for (const FigureComparison* f : probe_figures(c)) {
+      if (f->test.rfind("quantile", 0) == 0) ++tested;
+      if (f->verdict == "worse" || f->verdict == "better") {
+        alarm = true;
+        UNSCOPED_INFO(f->figure << " " << f->before << " -> " << f->after << " p=" << f->p_value);
+      }
+    }
+    false_alarms += alarm ? 1 : 0;
+  }
+  // Per run: two operations, three pairs, two classes, one pacing rate.
+  CHECK(tested == kPairs * 8u);
+  INFO(false_alarms << " of " << kPairs << " pairs had a probe verdict");
+  CHECK(false_alarms < kPairs / 100);
+}
+
+TEST_CASE("compare: probe samples scaled up are worse, scaled down better; relation classes pool their pairs") {
+  std::mt19937_64 random(22);
+  constexpr int kPairs = 30;
+  // 1.2x the smallest change the probes' run-to-run allowance lets through at alpha (z 3.29):
+  // the runs' own 5% spread must not pull it back under.
+  const double cv = std::max({kC2cRunToRunCv, kKernelCostRunToRunCv, kPacingRunToRunCv});
+  const double factor = 1.2 * std::exp(3.2905 * std::sqrt(2.0) * cv);
+  int worse_found = 0, better_found = 0;
+  for (int r = 0; r < kPairs; ++r) {
+    const Baseline base = run_with_probes(random, {}), scaled = run_with_probes(random, {factor});
+    const Comparison slower = compare_baselines(base, "a", scaled, "b");
+    const Comparison faster =
+        compare_baselines(run_with_probes(random, {factor}), "a", run_with_probes(random, {}), "b");
+    const auto all = [](const Comparison& c, std::string_view verdict) {
+      const auto figures = probe_figures(c);
+      return std::all_of(figures.begin(), figures.end(), [&](const FigureComparison* f) {
+        INFO(f->figure << " " << f->before << " -> " << f->after << " p=" << f->p_value << " "
+                       << f->run_to_run_p.value_or(-1) << " " << f->verdict);
+        return f->test.rfind("quantile", 0) != 0 || f->verdict == verdict;
+      });
+    };
+    worse_found += all(slower, "worse") ? 1 : 0;
+    better_found += all(faster, "better") ? 1 : 0;
+    if (r == 0) {
+      const FigureComparison& shared = figure(slower, "relation: relation=shared_l3 median_ns");
+      CHECK_THAT(shared.test, Catch::Contains("200 vs 200 samples") && Catch::Contains("pooled 2 vs 2 records"));
+      CHECK(shared.verdict == "worse");
+      CHECK(figure(slower, "pacing: method=counter target_per_s=10000 ratio").verdict == "not tested");
+      CHECK(figure(slower, "kernel: op=fork_wait median_ns").test == "quantile 0.5 (20 vs 20 samples)");
+      CHECK_THAT(format_comparison_json(slower), Catch::Contains("\"verdict\":\"worse\""));
+      CHECK_THAT(format_comparison_csv(slower), Catch::Contains("kernel: op=syscall_getppid median_ns"));
+      const std::string page = comparison_html(slower, base, scaled);
+      const auto kernel = page.find("<h2>Kernel costs</h2>");
+      REQUIRE(kernel != std::string::npos);
+      CHECK(page.find("<td class=\"worse\">worse</td>", kernel) != std::string::npos);
+      CHECK(page.find("quantile 0.5 (1000 vs 1000 samples)", kernel) != std::string::npos);
+    }
+  }
+  CHECK(worse_found >= kPairs * 95 / 100);
+  CHECK(better_found >= kPairs * 95 / 100);
+}
+
+TEST_CASE("compare: a baseline without samples (format 1.0) shows its probe quantiles as not tested") {
+  std::mt19937_64 random(23);
+  const Baseline before = run_with_probes(random, {});
+  Baseline after = run_with_probes(random, {3});
+  for (BaselineProbe& p : after.probes) {
+    p.samples.clear();
+    p.has_samples = false;
+  }
+  const Comparison c = compare_baselines(before, "a", after, "b");
+  const FigureComparison& op = figure(c, "kernel: op=syscall_getppid median_ns");
+  CHECK(op.verdict == "not tested (baseline without samples)");
+  CHECK_FALSE(op.run_to_run_p.has_value());
+  CHECK(op.change > 1);  // shown all the same
+  CHECK(figure(c, "pacing: method=counter target_per_s=10000 ratio").verdict == "not tested");
+  CHECK(verdicts(c, "worse") == 0);
 }

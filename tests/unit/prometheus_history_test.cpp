@@ -203,7 +203,10 @@ TEST_CASE("a Prometheus baseline is not written as a file", "[prometheus_history
 TEST_CASE("a bearer token file that cannot be read or is empty is refused, naming it", "[prometheus_history]") {
   const auto code_of = [](const std::string& file) {
     try {
-      PrometheusClient client({"http://127.0.0.1:9", file});
+      PrometheusOptions options;
+      options.url = "http://127.0.0.1:9";
+      options.bearer_token_file = file;
+      PrometheusClient client(options);
     } catch (const BaselineError& e) {
       CHECK_THAT(e.what(), Catch::Contains(file));
       return e.exit_code();
