@@ -101,15 +101,20 @@ void compare_cpu(Comparison& out, const Baseline& before_run, const BaselineCpu&
     const char* name;
     double q;
     double SubWindow::*field;
+    double run_to_run_cv;
   };
+  const double cv = criteria.run_to_run_cv;
   for (const Quantile& quantile :
-       {Quantile{"p50_ns", 0.5, &SubWindow::p50_ns}, Quantile{"p99_ns", 0.99, &SubWindow::p99_ns},
-        Quantile{"p99_9_ns", 0.999, &SubWindow::p999_ns}, Quantile{"p99_99_ns", 0.9999, &SubWindow::p9999_ns}}) {
+       {Quantile{"p50_ns", 0.5, &SubWindow::p50_ns, cv}, Quantile{"p99_ns", 0.99, &SubWindow::p99_ns, cv},
+        Quantile{"p99_9_ns", 0.999, &SubWindow::p999_ns, cv},
+        Quantile{"p99_99_ns", 0.9999, &SubWindow::p9999_ns, std::max(cv, kGapP9999RunToRunCv)}}) {
     const auto field = [&](const SubWindow& w) { return w.*quantile.field; };
     const std::vector<double> b = per_window(before, field), a = per_window(after, field);
+    ChangeCriteria quantile_criteria = criteria;
+    quantile_criteria.run_to_run_cv = quantile.run_to_run_cv;
     out.figures.push_back(judged(scope, quantile.name, baseline_quantile_ns(before_run, before, quantile.q),
                                  baseline_quantile_ns(after_run, after, quantile.q),
-                                 rank_test_name(b.size(), a.size()), mann_whitney_p(b, a), criteria));
+                                 rank_test_name(b.size(), a.size()), mann_whitney_p(b, a), quantile_criteria));
   }
   const auto per_second = [](double value, double seconds) { return seconds > 0 ? value / seconds : 0.0; };
   {
