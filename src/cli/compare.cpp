@@ -173,6 +173,26 @@ double probe_run_to_run_cv(const std::string& probe) {
   return ChangeCriteria{}.run_to_run_cv;
 }
 
+// A pacer whose p99 lateness exceeds one slot (1 / target rate) fell behind its absolute schedule:
+// its CPU was taken for longer than a slot, and every send after that was late until it caught
+// up, so the run measured that CPU's other load rather than the pacer. Two runs of an unchanged
+// but shared machine then differ by orders of magnitude (README "Before and after"), so such a
+// row is shown, not tested. Returns why, or "" when the row kept its schedule or cannot say.
+std::string fell_behind_schedule(const ProbeTable& table, const std::vector<Cell>& row) {
+  const auto value = [&](const char* name) -> std::optional<double> {
+    const auto column = std::find(table.columns.begin(), table.columns.end(), name);
+    if (column == table.columns.end()) return std::nullopt;
+    const Cell& cell = row[static_cast<std::size_t>(column - table.columns.begin())];
+    if (!cell.is_number()) return std::nullopt;
+    return cell.kind == Cell::Kind::integer ? static_cast<double>(cell.integer) : cell.number;
+  };
+  const std::optional<double> target = value("target_per_s"), p99 = value("p99_late_ns");
+  if (!target || !p99 || *target <= 0) return "";
+  const double slot_ns = 1e9 / *target;
+  if (*p99 <= slot_ns) return "";
+  return fmt::format("p99 lateness {:.0f} ns > one slot {:.0f} ns", *p99, slot_ns);
+}
+
 // A row's key cell matches a samples label: numbers by value (a file keeps 1000 as 1000.0), text as is.
 bool label_matches(const std::string& label, const Cell& cell) {
   if (!cell.is_number()) return cell_text(cell) == label;
@@ -254,6 +274,13 @@ void compare_probe(Comparison& out, const BaselineProbe& before, const BaselineP
     for (const auto& row : b_table.rows) {
       const auto match = after_rows.find(key_of(row));
       if (match == after_rows.end()) continue;
+      std::string behind;
+      if (before.name == "pacing") {
+        const std::string b_behind = fell_behind_schedule(b_table, row);
+        const std::string a_behind = fell_behind_schedule(*a_table, *match->second);
+        if (!b_behind.empty()) behind = "before: " + b_behind;
+        if (!a_behind.empty()) behind += (behind.empty() ? "after: " : "; after: ") + a_behind;
+      }
       for (std::size_t c = 0; c < row.size(); ++c) {
         if (is_key(c) || row[c].kind != Cell::Kind::number || (*match->second)[c].kind != Cell::Kind::number)
           continue;
@@ -262,6 +289,12 @@ void compare_probe(Comparison& out, const BaselineProbe& before, const BaselineP
                                                key_of(row), b_table.columns[c]);
         const std::optional<Backing> b_samples = backing_of(before, key_cells(row), b_table.columns[c]);
         const std::optional<Backing> a_samples = backing_of(after, key_cells(*match->second), b_table.columns[c]);
+        if (!behind.empty() && b_samples && a_samples) {
+          out.figures.push_back({scope, figure, b, a, relative_change(b, a),
+                                 fmt::format("none (the pacer fell behind its schedule; {})", behind), 1,
+                                 "not tested (pacer fell behind its schedule)", std::nullopt});
+          continue;
+        }
         const auto too_few = [](const Backing& side) {
           // (less a rounding margin: 100 samples at q = 0.9 are 10 a side, not 9.999...)
           return static_cast<double>(side.count) * std::min(side.quantile, 1 - side.quantile) <

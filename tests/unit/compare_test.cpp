@@ -534,6 +534,33 @@ TEST_CASE("compare: probe samples scaled up are worse, scaled down better; relat
   CHECK(better_found >= kPairs * 95 / 100);
 }
 
+TEST_CASE("compare: a pacer that fell behind its schedule in either run is shown, not tested") {
+  std::mt19937_64 random(31);
+  // p99 lateness against one slot of the 10000/s pacer (100 us): 2 us kept it, 0.5 s did not.
+  const auto with_p99 = [](Baseline run, double p99_ns) {
+    for (BaselineProbe& probe : run.probes) {
+      if (probe.name != "pacing") continue;
+      probe.tables[0].columns.push_back("p99_late_ns");
+      for (auto& row : probe.tables[0].rows) row.push_back(Cell(p99_ns, 0));
+    }
+    return run;
+  };
+  const FigureComparison kept = figure(compare_baselines(with_p99(run_with_probes(random, {}), 2000), "a",
+                                                         with_p99(run_with_probes(random, {}), 3000), "b"),
+                                       "pacing: method=counter target_per_s=10000 p50_late_ns");
+  CHECK(kept.test.rfind("quantile", 0) == 0);
+  const Comparison behind = compare_baselines(with_p99(run_with_probes(random, {}), 2000), "a",
+                                              with_p99(run_with_probes(random, {100}), 5e8), "b");
+  const FigureComparison& p50 = figure(behind, "pacing: method=counter target_per_s=10000 p50_late_ns");
+  CHECK(p50.verdict == "not tested (pacer fell behind its schedule)");
+  CHECK(p50.test ==
+        "none (the pacer fell behind its schedule; after: p99 lateness 500000000 ns > one slot 100000 ns)");
+  CHECK_FALSE(p50.run_to_run_p.has_value());
+  CHECK(p50.before < p50.after);  // still shown
+  // Other probes are judged as before.
+  CHECK(figure(behind, "kernel: op=fork_wait median_ns").test.rfind("quantile", 0) == 0);
+}
+
 TEST_CASE("compare: a baseline without samples (format 1.0) shows its probe quantiles as not tested") {
   std::mt19937_64 random(23);
   const Baseline before = run_with_probes(random, {});
