@@ -191,6 +191,11 @@ def tested(comparison):
     return [f for f in probe_rows(comparison) if f["test"].startswith("quantile")]
 
 
+def fell_behind(comparison):
+    """Pacing rows compare leaves untested because a pacer fell behind its schedule in a run."""
+    return [f for f in probe_rows(comparison) if f["verdict"] == "not tested (pacer fell behind its schedule)"]
+
+
 def scaled(path, out):
     """The baseline with every probe sample, and every quantile it backs, multiplied by its
     probe's factor."""
@@ -254,8 +259,11 @@ class ProbeVerdicts(unittest.TestCase):
         else:
             print("c2c: the pair failed in one run three times (a side waited over 1 s): not asserted",
                   file=sys.stderr)
+        # A pacer that fell behind its schedule in either run (likely here, under load) is shown
+        # and named as such instead of tested.
+        judged = figures | {f["figure"] for f in fell_behind(same)}
         for needle in needles:
-            self.assertTrue([f for f in figures if f.startswith(needle)], f"{needle} not tested: {figures}")
+            self.assertTrue([f for f in judged if f.startswith(needle)], f"{needle} not tested: {figures}")
         kept = kept_schedule(before) & kept_schedule(after)
 
         def asserted(f):
@@ -268,7 +276,10 @@ class ProbeVerdicts(unittest.TestCase):
         slower = scaled(after, os.path.join(self.workdir, "slower.json"))
         injected = compare(after, slower)
         self.assertEqual([f for f in tested(injected) if f["verdict"] != "worse"], [], self.show(injected))
-        self.assertEqual(len(tested(injected)), len(tested(compare(after, after))))
+        # Scaled lateness may push a pacer past one slot: then named, not tested.
+        itself = compare(after, after)
+        self.assertEqual(len(tested(injected)) + len(fell_behind(injected)),
+                         len(tested(itself)) + len(fell_behind(itself)))
         recovered = compare(slower, after)
         self.assertEqual([f for f in tested(recovered) if f["verdict"] != "better"], [], self.show(recovered))
         for fmt, needle in (("csv", "quantile 0.5"), ("html", "class=\"worse\""), ("table", "quantile 0.5")):
