@@ -23,11 +23,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
 import browser_test
 from browser_test import Browser, evaluate, load_url, screenshot, skip
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from harness import wait_until  # noqa: E402
 
 CONFIG = """\
 cpus: auto
@@ -56,17 +58,6 @@ LISTENING_RE = re.compile(r"listening on (127\.0\.0\.1:\d+)")
 def get_json(url):
     with urllib.request.urlopen(url, timeout=10) as response:
         return json.load(response)
-
-
-def wait_until(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.2)
 
 
 def check_page(browser, base, failures):
@@ -130,7 +121,7 @@ def main():
                 raise AssertionError(f"jitterd exited {daemon.returncode}: {open(log_path).read()[-2000:]}")
             return (LISTENING_RE.findall(open(log_path).read()) or [None])[0]
 
-        address = wait_until(listening, 30, "the daemon to listen")
+        address = wait_until(listening, 30, interval=0.2, what="the daemon to listen")
         base = f"http://{address}"
 
         def ready():
@@ -138,7 +129,7 @@ def main():
             full = [c for c in document["cpus"] if c["window"] and c["window"]["seconds"] >= 8.5]
             return full and all(p["ran"] for p in document["probes"])
 
-        wait_until(ready, 60, "a full window and every probe's first run")
+        wait_until(ready, 60, interval=0.2, what="a full window and every probe's first run")
         browser = Browser(workdir)
         for domain in ("Page", "Runtime", "Log", "Network"):
             browser.send(f"{domain}.enable")
