@@ -6,6 +6,9 @@
 #   bash packaging/dev.sh build [DIR] [CMAKE_ARGS...]   configure and build (DIR: build)
 #   bash packaging/dev.sh run [ARGS...]   deps, build, run jitterd in the foreground
 #   bash packaging/dev.sh test            deps, build, run the whole ctest suite
+#   bash packaging/dev.sh test-fleet      deps-package, build, the Helm chart and Kubernetes scrape
+#                                         configuration tests with their Go tools (helm, upstream
+#                                         promtool: go install into build/tools, once)
 #   bash packaging/dev.sh sanitize        ASan+UBSan suite in build-asan, TSan in build-tsan
 #   bash packaging/dev.sh cross           aarch64 build in build-aarch64, tests under qemu
 #   bash packaging/dev.sh bench           build, run jitterd_bench
@@ -226,6 +229,16 @@ cmd_test() {
     run_ctest build
 }
 
+# helm_chart and scrape_configs skip in the whole suite unless JITTERD_GO_TOOLS=1: compiling helm
+# and upstream promtool takes about 150 s of CPU each, so they get a step of their own in CI
+# rather than running beside the integration tests on 2 CPUs.
+cmd_test_fleet() {
+    cmd_deps
+    cmd_deps_package
+    cmd_build build
+    JITTERD_GO_TOOLS=1 run_ctest build -R '^(helm_chart|scrape_configs)$'
+}
+
 cmd_sanitize() {
     cmd_deps
     # Fail on the first report; without halt_on_error UBSan only prints and goes on.
@@ -367,6 +380,7 @@ main() {
         build) cmd_build "$@" ;;
         run) cmd_run "$@" ;;
         test) cmd_test "$@" ;;
+        test-fleet) cmd_test_fleet "$@" ;;
         sanitize) cmd_sanitize "$@" ;;
         cross) cmd_cross "$@" ;;
         bench) cmd_bench "$@" ;;

@@ -10,6 +10,7 @@ DaemonSet's settings that jitterd relies on. Exit 0 pass, 1 fail.
 """
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,9 @@ import kubernetes_validate
 import yaml
 
 failures = []
+
+
+RFC1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 def fail(message):
@@ -37,9 +41,18 @@ def main():
     a = p.parse_args()
     docs = [d for d in yaml.safe_load_all(open(a.rendered)) if d]
     kinds = {}
+    seen = set()
     for doc in docs:
         kinds.setdefault(doc["kind"], []).append(doc)
         name = f'{doc["kind"]}/{doc["metadata"]["name"]}'
+        # The schemas do not check names: an API server refuses a name that is not an RFC 1123
+        # subdomain, and the second of two objects with one kind, namespace and name replaces the first.
+        if not RFC1123_SUBDOMAIN.fullmatch(doc["metadata"]["name"]) or len(doc["metadata"]["name"]) > 253:
+            fail(f"{name}: the name is not an RFC 1123 subdomain")
+        key = (doc["kind"], doc["metadata"].get("namespace"), doc["metadata"]["name"])
+        if key in seen:
+            fail(f"{name}: two objects of this kind and name in namespace {key[1]}")
+        seen.add(key)
         if doc["kind"] in ("ServiceMonitor", "PrometheusRule"):
             if doc.get("apiVersion") != "monitoring.coreos.com/v1":
                 fail(f"{name}: apiVersion {doc.get('apiVersion')}")

@@ -23,9 +23,9 @@ command -v promtool >/dev/null || skip "promtool not found (the prometheus packa
 
 helm=$tools/bin/helm
 if [[ ! -x $helm ]]; then
-    # Compiling helm takes 5-15 minutes on 2 CPUs, more than CI's whole test step: only on request.
+    # Compiling helm takes about 150 s of CPU (dev.sh test-fleet, a CI step of its own): on request.
     [[ ${JITTERD_GO_TOOLS:-} == 1 ]] \
-        || skip "helm is not installed in $tools/bin; JITTERD_GO_TOOLS=1 ctest -R helm_chart installs it (go install, 5-15 min of compiling, once)"
+        || skip "helm is not installed in $tools/bin; JITTERD_GO_TOOLS=1 ctest -R helm_chart installs it (go install, about 150 s of CPU, once; dev.sh test-fleet does it)"
     go=$(command -v go || { [[ -x /usr/local/go/bin/go ]] && echo /usr/local/go/bin/go; } || true)
     [[ -n $go ]] || skip "no Go toolchain to install helm $helm_version with (go install helm.sh/helm/v3/cmd/helm@$helm_version)"
     proxy=$("$go" env GOPROXY | cut -d, -f1)

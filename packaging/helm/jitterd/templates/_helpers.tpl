@@ -24,5 +24,6 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 
 {{/* A file name as a Kubernetes object name suffix: lower case, [a-z0-9-]. */}}
 {{- define "jitterd.fileSuffix" -}}
-{{- base . | trimSuffix (ext .) | lower | regexReplaceAll "[^a-z0-9-]+" "-" | trimAll "-" -}}
+{{- $stem := base . | trimSuffix (ext .) | lower -}}
+{{- regexReplaceAll "[^a-z0-9-]+" $stem "-" | trimAll "-" -}}
 {{- end -}}
