@@ -26,6 +26,8 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 status=0
 fail() { echo "FAIL: $*" >&2; status=1; }
 ok() { echo "ok: $*"; }
+# shellcheck source=fresh_root.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/fresh_root.sh"
 
 prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
 [[ $prefix == /usr ]] \
@@ -137,31 +139,6 @@ build_and_check() {
 
 # --- install into a fresh Debian 12 root ---------------------------------------------------------
 
-mirror() {
-    local uri
-    uri=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
-    [[ -n $uri ]] || uri=$(awk '$1 == "deb" && $3 ~ /^bookworm$/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
-    echo "${uri:-http://deb.debian.org/debian}"
-}
-
-in_root() {
-    # A private mount namespace: /proc, /sys and /dev for the root vanish with the command.
-    unshare --mount --propagation private bash -c '
-        root=$1; shift
-        mount -t proc proc "$root/proc"
-        mount --rbind /sys "$root/sys"
-        mount --rbind /dev "$root/dev"
-        exec chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 "$@"
-    ' in_root "$root" "$@"
-}
-
-# Every path in the root but those apt, dpkg and the logs change by themselves.
-snapshot() {
-    (cd "$root" && find . -xdev \( -path ./var/cache -o -path ./var/lib/apt -o -path ./var/lib/dpkg \
-        -o -path ./var/log -o -path ./tmp -o -path ./proc -o -path ./sys -o -path ./dev -o -path ./run \) -prune -o -print) \
-        | sort
-}
-
 # repack DEB VERSION OUT [APPEND]: the same package as a newer version; APPEND, if given, is
 # added to the packaged configuration (a maintainer's change to the conffile).
 repack() {
@@ -179,35 +156,8 @@ repack() {
 }
 
 install_and_check() {
-    ((EUID == 0)) || skip "installing into a fresh root needs root (chroot, mounts)"
-    command -v debootstrap >/dev/null || skip "debootstrap not found (bash packaging/dev.sh deps-package)"
-    command -v unshare >/dev/null || skip "unshare not found (util-linux)"
     [[ -f $deb ]] || { fail "$deb not built (the package_deb test builds it)"; exit 1; }
-    local mirror_uri cache tarball
-    mirror_uri=$(mirror)
-    cache=$out/cache
-    tarball=$cache/debian12-minbase.tar
-    root=$out/root
-    mkdir -p "$cache"
-    rm -rf -- "$root"
-    mkdir -p "$root"
-    local t0=$SECONDS
-    if [[ -f $tarball ]]; then
-        tar -xpf "$tarball" -C "$root"
-        ok "fresh root from the cached $tarball"
-    else
-        curl -fsS --max-time 20 -o /dev/null "$mirror_uri/dists/bookworm/Release" \
-            || skip "the Debian mirror $mirror_uri is not reachable (debootstrap needs it)"
-        if ! debootstrap --variant=minbase bookworm "$root" "$mirror_uri" >"$out/debootstrap.log" 2>&1; then
-            tail -20 "$out/debootstrap.log" >&2
-            fail "debootstrap failed (log: $out/debootstrap.log)"
-            exit 1
-        fi
-        tar -cpf "$tarball.tmp" -C "$root" . && mv "$tarball.tmp" "$tarball"
-        ok "debootstrap bookworm minbase from $mirror_uri in $((SECONDS - t0))s (cached as $tarball)"
-    fi
-    trap 'rm -rf -- "$root"' EXIT
-    cp /etc/resolv.conf "$root/etc/resolv.conf"
+    fresh_root "$out/root"
     in_root apt-get update -qq >/dev/null || { fail "apt-get update in the root"; exit 1; }
     # libcurl4 (compare --prometheus) recommends ca-certificates, whose purge leaves the hash
     # links update-ca-certificates made in /etc/ssl/certs: Debian's behaviour, not jitterd's.
@@ -305,12 +255,7 @@ install_and_check() {
 containerfile_check() {
     local file=$src/packaging/container/Containerfile
     [[ -f $file ]] || return 0
-    root=$out/root-image
-    rm -rf -- "$root"
-    mkdir -p "$root"
-    trap 'rm -rf -- "$root"' EXIT
-    tar -xpf "$out/cache/debian12-minbase.tar" -C "$root"
-    cp /etc/resolv.conf "$root/etc/resolv.conf"
+    fresh_root "$out/root-image"
     local steps
     steps=$(python3 - "$file" <<'PY'
 import json, re, shlex, sys

@@ -1,19 +1,33 @@
 #!/usr/bin/env bash
-# The RPM: built by packaging/dev.sh rpm from this build (JITTERD_PREBUILT_DIR), then checked with
-# rpm -qlp (the same files as the .deb), rpm -qp --scripts (the systemd scriptlets), the
-# configuration's %config(noreplace) flag and Requires computed from the shared libraries.
-# Usage: rpm_test.sh SOURCE_DIR BUILD_DIR. Exit 0 pass, 1 fail, 77 skip.
+# The RPM.
+#
+# Usage: rpm_test.sh build SOURCE_DIR BUILD_DIR
+#          built by packaging/dev.sh rpm from this build (JITTERD_PREBUILT_DIR), then checked with
+#          rpm -qlp (the same files as the .deb), rpm -qp --scripts (the systemd scriptlets), the
+#          configuration's %config(noreplace) flag and Requires computed from the shared libraries.
+#        rpm_test.sh install SOURCE_DIR BUILD_DIR
+#          installs that RPM with rpm into a fresh Debian 12 root (fresh_root.sh; Debian's rpm and
+#          systemd installed there), so that its scriptlets run: preset on install, the files,
+#          jitterd --version and check-config, a reinstall over an edited configuration
+#          (the upgrade path of the scriptlets), erase, and what erase leaves.
+# Exit 0 pass, 1 fail, 77 skip (with the reason).
 set -euo pipefail
-(($# == 2)) || { echo "usage: $0 SOURCE_DIR BUILD_DIR" >&2; exit 2; }
-src=$(realpath -- "$1")
-build=$(realpath -- "$2")
+(($# == 3)) || { echo "usage: $0 build|install SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+mode=$1
+src=$(realpath -- "$2")
+build=$(realpath -- "$3")
 out=$build/packages
 status=0
+skip() { echo "SKIP: $*" >&2; exit 77; }
 fail() { echo "FAIL: $*" >&2; status=1; }
 ok() { echo "ok: $*"; }
-command -v rpmbuild >/dev/null || { echo "SKIP: rpmbuild not found (bash packaging/dev.sh deps-package)" >&2; exit 77; }
+# shellcheck source=fresh_root.sh
+. "$(dirname -- "${BASH_SOURCE[0]}")/fresh_root.sh"
+command -v rpmbuild >/dev/null || skip "rpmbuild not found (bash packaging/dev.sh deps-package)"
 prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
-[[ $prefix == /usr ]] || { echo "SKIP: $build is configured with prefix '$prefix', the RPM needs /usr (the default)" >&2; exit 77; }
+[[ $prefix == /usr ]] || skip "$build is configured with prefix '$prefix', the RPM needs /usr (the default)"
+
+build_and_check() {
 
 mkdir -p "$out"
 rm -f "$out"/jitterd-*.rpm
@@ -60,4 +74,102 @@ while read -r lib; do
     grep -qF "$lib()" <<<"$requires" || fail "Requires lacks $lib, which the binary needs"
 done < <(objdump -p "$build/jitterd" | awk '$1 == "NEEDED" {print $2}')
 ok "Requires names every shared library the binary needs ($(objdump -p "$build/jitterd" | grep -c NEEDED))"
+}
+
+install_and_check() {
+    local rpm
+    rpm=$(ls "$out"/jitterd-[0-9]*.rpm 2>/dev/null | grep -v debug | head -1 || true)
+    [[ -n $rpm ]] || { fail "no RPM in $out (the package_rpm test builds it)"; exit 1; }
+    fresh_root "$out/root-rpm"
+    local log=$out/rpm-install.log
+    # What dnf does on an RPM distribution, by hand: each shared library the RPM requires
+    # (libfoo.so.N()(64bit)) is found on this machine and its Debian package installed in the root.
+    local lib libpath pkg candidate
+    local -a provides=()
+    while read -r lib; do
+        # awk reads to the end: an early exit would fail the pipeline (SIGPIPE) now and then.
+        libpath=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64|AArch64/ && !found {print $NF; found = 1}')
+        [[ -n $libpath ]] || { fail "the RPM requires $lib, which no library on this machine provides"; continue; }
+        # dpkg knows a file by the path its package ships: on a merged-/usr machine /lib/... or
+        # /usr/lib/..., the soname link or the file it points to.
+        pkg=
+        for candidate in "$libpath" "$(realpath -- "$libpath")"; do
+            for candidate in "$candidate" "${candidate#/usr}" "/usr${candidate#/usr}"; do
+                pkg=$(dpkg -S "$candidate" 2>/dev/null | head -1 | cut -d: -f1) || true
+                [[ -n $pkg ]] && break 2
+            done
+        done
+        [[ -n $pkg ]] || { fail "no Debian package owns $libpath (for $lib)"; continue; }
+        [[ " ${provides[*]} " == *" $pkg "* ]] || provides+=("$pkg")
+    done < <(rpm -qp --requires "$rpm" 2>/dev/null | sed -n 's/^\(lib[^(]*\.so[^(]*\)(.*/\1/p' | sort -u)
+    ((${#provides[@]} > 0)) || { fail "no library package found for the RPM's Requires"; exit 1; }
+    # rpm to install with, systemd so that the scriptlets' systemctl runs (they skip without it).
+    if ! { in_root apt-get update -qq && in_root apt-get install -y -qq rpm systemd "${provides[@]}"; } >"$log" 2>&1; then
+        tail -20 "$log" >&2
+        fail "apt-get install rpm systemd ${provides[*]} in the root (log: $log)"
+        exit 1
+    fi
+    ok "the root has what the RPM's Requires name: ${provides[*]}"
+    # A preset as a fleet's image carries one: the %post preset must then enable the unit.
+    mkdir -p "$root/etc/systemd/system-preset"
+    echo "enable jitterd.service" >"$root/etc/systemd/system-preset/50-jitterd.preset"
+    local before after left
+    before=$(snapshot)
+    cp "$rpm" "$root/tmp/"
+    local name rpmq
+    name=$(basename "$rpm")
+    # The root's libraries come from dpkg, so rpm's database knows none of them: --nodeps.
+    rpmq=(rpm --dbpath /var/lib/rpm)
+    if ! in_root "${rpmq[@]}" -i --nodeps "/tmp/$name" >>"$log" 2>&1; then
+        tail -20 "$log" >&2
+        fail "rpm -i $name in a fresh Debian 12 root (log: $log)"
+        exit 1
+    fi
+    ok "rpm -i $name in a fresh Debian 12 root"
+    local path
+    for path in /usr/bin/jitterd /usr/lib/systemd/system/jitterd.service /etc/jitterd/jitterd.yaml \
+        /usr/share/man/man8/jitterd.8 /usr/share/man/man5/jitterd.yaml.5 \
+        /usr/share/jitterd/systemd/jitterd-tracepoints.conf; do
+        # A man page may be compressed (brp-compress, where the build host's rpm has it).
+        compgen -G "$root$path*" >/dev/null || fail "installed root lacks $path"
+    done
+    local wants=$root/etc/systemd/system/multi-user.target.wants/jitterd.service
+    [[ -L $wants ]] && ok "%post preset enabled jitterd.service: $(readlink "$wants")" \
+        || fail "%post did not enable jitterd.service under an 'enable jitterd.service' preset"
+    local v
+    v=$(in_root jitterd --version) || fail "jitterd --version failed"
+    [[ $v == "jitterd $(sed -n 's/^project(jitterd VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt") "* ]] \
+        || fail "jitterd --version: '$v'"
+    ok "installed: $v"
+    in_root jitterd check-config >"$out/rpm-check-config.log" 2>&1 \
+        && ok "jitterd check-config on the installed /etc/jitterd/jitterd.yaml" \
+        || { cat "$out/rpm-check-config.log" >&2; fail "jitterd check-config on the installed configuration"; }
+
+    # The user edits the configuration; reinstalling (the scriptlets' upgrade path: %post with 2,
+    # the old package's %postun with 1) keeps the edit.
+    sed -i 's/^  level: info$/  level: debug/' "$root/etc/jitterd/jitterd.yaml"
+    grep -q '^  level: debug$' "$root/etc/jitterd/jitterd.yaml" || { fail "could not edit log.level in the installed configuration"; exit 1; }
+    in_root "${rpmq[@]}" -U --replacepkgs --nodeps "/tmp/$name" >>"$log" 2>&1 || fail "rpm -U --replacepkgs $name (log: $log)"
+    grep -q '^  level: debug$' "$root/etc/jitterd/jitterd.yaml" || fail "the reinstall replaced the edited configuration"
+    [[ -L $wants ]] || fail "the reinstall disabled jitterd.service"
+    ok "rpm -U --replacepkgs kept the edited configuration and the enabled unit"
+
+    in_root "${rpmq[@]}" -e jitterd >>"$log" 2>&1 || fail "rpm -e jitterd (log: $log)"
+    [[ -e $root/usr/bin/jitterd ]] && fail "erase left /usr/bin/jitterd"
+    [[ -e $wants || -L $wants ]] && fail "%preun did not disable jitterd.service"
+    [[ -f $root/etc/jitterd/jitterd.yaml.rpmsave ]] || fail "erase did not keep the edited configuration as jitterd.yaml.rpmsave"
+    after=$(snapshot)
+    left=$(comm -13 <(echo "$before") <(echo "$after") | tr '\n' ' ')
+    # rpm keeps an edited %config file as .rpmsave (and so its folder): nothing else may be left.
+    [[ $left == "./etc/jitterd ./etc/jitterd/jitterd.yaml.rpmsave " ]] \
+        && ok "rpm -e jitterd: unit disabled, files gone but the edited configuration (jitterd.yaml.rpmsave)" \
+        || fail "erase left: $left"
+    rm -rf -- "$root"
+}
+
+case $mode in
+    build) build_and_check ;;
+    install) install_and_check ;;
+    *) echo "usage: $0 build|install SOURCE_DIR BUILD_DIR" >&2; exit 2 ;;
+esac
 exit "$status"
