@@ -128,7 +128,7 @@ std::vector<const FigureComparison*> figures_of(const Comparison& c, const std::
 // The figures side by side, less a prefix every name shares ("kernel: ", the table they come from).
 ProbeTable verdict_table(const std::vector<const FigureComparison*>& figures, bool tested) {
   ProbeTable t{"", {"figure", "before", "after", "change_%"}, {}};
-  if (tested) t.columns.insert(t.columns.end(), {"verdict", "p_value", "test", "p_run_to_run"});
+  if (tested) t.columns.insert(t.columns.end(), {"verdict", "p_value", "test", "p_run_to_run", "allowance"});
   const std::string first = figures.empty() ? std::string() : figures.front()->figure;
   std::string prefix = first.find(": ") == std::string::npos ? "" : first.substr(0, first.find(": ") + 2);
   for (const FigureComparison* f : figures)
@@ -139,7 +139,8 @@ ProbeTable verdict_table(const std::vector<const FigureComparison*>& figures, bo
                           std::isfinite(f->change) ? Cell(f->change * 100, 1) : Cell()};
     if (tested)
       row.insert(row.end(),
-                 {f->verdict, Cell(f->p_value, 4), f->test, f->run_to_run_p ? Cell(*f->run_to_run_p, 4) : Cell()});
+                 {f->verdict, Cell(f->p_value, 4), f->test, f->run_to_run_p ? Cell(*f->run_to_run_p, 4) : Cell(),
+                  f->allowance ? Cell(*f->allowance, 2) : Cell()});
     t.rows.push_back(std::move(row));
   }
   return t;
