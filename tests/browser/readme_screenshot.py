@@ -7,7 +7,7 @@ headless chromium (browser_test.py's Browser) from the top: the verdict counts, 
 1's exceedance plot and figures, the c2c heatmaps and the kernel costs with their verdicts.
 
 Usage: /usr/bin/python3 readme_screenshot.py --jitterd BINARY --injector NOISE_INJECTOR --out PNG
-       [--height 2600]
+       [--width 1300] [--height 2600]
 """
 
 import argparse
@@ -40,8 +40,10 @@ def main():
     parser.add_argument("--jitterd", required=True)
     parser.add_argument("--injector", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--width", type=int, default=1300)
     parser.add_argument("--height", type=int, default=2600)
     args = parser.parse_args()
+    args.jitterd, args.injector, args.out = (os.path.realpath(p) for p in (args.jitterd, args.injector, args.out))
     if websocket is None:
         skip("python3-websocket missing")
     if os.geteuid() != 0:
@@ -64,18 +66,20 @@ def main():
         injector.terminate()
         injector.wait()
     page = os.path.join(workdir, "compare.html")
+    os.chdir(workdir)  # the page names the files as given: before.json, after.json
+    names = [os.path.basename(p) for p in paths]
     with open(page, "w") as f:
-        f.write(run([args.jitterd, "compare", *paths, "--format", "html"]))
-    print(run([args.jitterd, "compare", *paths]))
+        f.write(run([args.jitterd, "compare", *names, "--format", "html"]))
+    print(run([args.jitterd, "compare", *names]))
     browser = Browser(workdir)
     try:
         for domain in ("Page", "Runtime", "Log", "Network"):
             browser.send(f"{domain}.enable")
-        _, problems = load(browser, page)
+        _, problems = load(browser, page, width=args.width)
         if problems:
             print(f"problems: {problems}", file=sys.stderr)
             return 1
-        screenshot(browser, args.out, True, 1100, max_height=args.height)
+        screenshot(browser, args.out, True, args.width, max_height=args.height)
     finally:
         browser.close()
     print(f"{args.out}; baselines and page in {workdir}")
