@@ -278,8 +278,9 @@ std::string comparison_html(const Comparison& c, const Baseline& before, const B
       "rank "
       "test, the tail rates by a rate-ratio test allowing for over-dispersion, the max by the highest tail rate "
       "it "
-      "reaches; the probes' quantiles by a quantile test on their saved samples (README \"Before and after\"). "
-      "change_% = (after - before) / before. " +
+      "reaches; the probes' quantiles by a quantile test on their saved samples; each also beyond its run-to-run "
+      "allowance (the allowance column, a relative spread; a guest's when either run was in a VM: README "
+      "\"Before and after\"). change_% = (after - before) / before. " +
       std::string(kReadingNote) + "</footer>\n";
   return html_page("jitterd compare: " + field_value(after.fingerprint, "hostname"), body);
 }
