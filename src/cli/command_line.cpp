@@ -93,6 +93,7 @@ struct ReportFlags {
   std::string probes = "clock,kernel_cost,pacing,c2c";
   std::string sub_window;
   std::string prometheus_timeout = "30s";
+  std::string allowance;
 };
 
 // --format: table, json, csv or html (one self-contained page), and for report also script
@@ -188,6 +189,13 @@ void add_compare_flags(CLI::App& compare, CommandLine& cl, ReportFlags& flags) {
                   "with --prometheus-basic-auth-user: the file holding the password (its first line)")
       ->type_name("FILE");
   compare
+      .add_option("--allowance", flags.allowance,
+                  "set run-to-run allowances (cv, 0..2) in place of the measured ones: NAME=CV,... with NAME a "
+                  "group (" +
+                      joined(allowance_groups()) +
+                      ") or one figure of it (c2c.median_ns, kernel_cost.p99_ns; README \"Before and after\")")
+      ->type_name("NAME=CV,...");
+  compare
       .add_option("--prometheus-timeout", flags.prometheus_timeout,
                   "with --prometheus: the limit of each request, connection included (100ms..1h)")
       ->type_name("DURATION")
@@ -197,6 +205,12 @@ void add_compare_flags(CLI::App& compare, CommandLine& cl, ReportFlags& flags) {
 // Two files, or --prometheus with its instance and two ranges; never a mix.
 void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& flags) {
   const std::string hint = "see jitterd compare --help";
+  if (compare.count("--allowance") > 0) {
+    std::string error;
+    const std::optional<std::vector<AllowanceSetting>> settings = parse_allowances(flags.allowance, &error);
+    if (!settings) throw UsageError("--allowance: " + error, hint);
+    cl.compare_allowances = *settings;
+  }
   if (cl.prometheus_url.empty()) {
     for (const char* flag :
          {"--instance", "--before", "--after", "--sub-window", "--prometheus-bearer-token-file",

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/allowances.h"
 #include "config/config_source.h"
 #include "config/duration.h"
 #include "host/host_reader.h"
@@ -46,6 +47,9 @@ struct CommandLine {
   // Basic auth: the user, and the file holding the password (never on the command line).
   std::string prometheus_basic_auth_user, prometheus_basic_auth_password_file;
   Duration prometheus_timeout = std::chrono::seconds(30);  // each request to Prometheus
+  // compare --allowance NAME=CV,...: run-to-run allowances in place of the measured ones
+  // (cli/allowances.h), checked here.
+  std::vector<AllowanceSetting> compare_allowances;
   std::string help;  // Verb::help: the text asked for, jitterd's or one verb's
 };
 

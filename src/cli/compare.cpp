@@ -79,8 +79,27 @@ std::string rank_test_name(std::size_t before, std::size_t after) {
   return fmt::format("mann-whitney ({} vs {} sub-windows)", before, after);
 }
 
-FigureComparison judged(std::string scope, std::string figure, double before, double after, std::string test,
-                        double p, const ChangeCriteria& criteria) {
+// How figures are judged in one comparison: the criteria, whether either run was in a guest, and
+// the --allowance settings.
+struct Judging {
+  ChangeCriteria criteria;
+  bool guest = false;
+  std::vector<AllowanceSetting> settings;
+};
+
+// A figure judged against its allowance (cli/allowances.h `allowance`), or shown "not tested" with
+// the reason the allowance gives (the within-run test's name and p are then not shown).
+FigureComparison judged(const Judging& judging, const std::string& allowance, std::string scope,
+                        std::string figure, double before, double after, std::string test, double p) {
+  const AppliedAllowance applied = allowance_for(allowance, judging.guest, judging.settings);
+  if (!applied.cv) {
+    std::string why = applied.source == "guest" ? "none (its run-to-run spread in a VM)" : "none (see verdict)";
+    return {
+        std::move(scope), std::move(figure), before,      after, relative_change(before, after), std::move(why), 1,
+        applied.untested, std::nullopt,      std::nullopt};
+  }
+  ChangeCriteria criteria = judging.criteria;
+  criteria.run_to_run_cv = *applied.cv;
   return {std::move(scope),
           std::move(figure),
           before,
@@ -89,32 +108,29 @@ FigureComparison judged(std::string scope, std::string figure, double before, do
           std::move(test),
           p,
           std::string(to_string(judge(before, after, p, criteria))),
-          run_to_run_p(before, after, criteria.run_to_run_cv)};
+          run_to_run_p(before, after, *applied.cv),
+          applied.cv};
 }
 
 // The percentiles, interruptions and stolen share: the whole run's figure is shown, the sub-windows
 // are tested. Tail rates above fixed thresholds by the rate test; the max by the highest of them.
 void compare_cpu(Comparison& out, const Baseline& before_run, const BaselineCpu& before, const Baseline& after_run,
-                 const BaselineCpu& after, const ChangeCriteria& criteria) {
+                 const BaselineCpu& after, const Judging& judging) {
   const std::string scope = fmt::format("cpu {}", before.cpu);
   struct Quantile {
     const char* name;
     double q;
     double SubWindow::*field;
-    double run_to_run_cv;
   };
-  const double cv = criteria.run_to_run_cv;
   for (const Quantile& quantile :
-       {Quantile{"p50_ns", 0.5, &SubWindow::p50_ns, cv}, Quantile{"p99_ns", 0.99, &SubWindow::p99_ns, cv},
-        Quantile{"p99_9_ns", 0.999, &SubWindow::p999_ns, cv},
-        Quantile{"p99_99_ns", 0.9999, &SubWindow::p9999_ns, std::max(cv, kGapP9999RunToRunCv)}}) {
+       {Quantile{"p50_ns", 0.5, &SubWindow::p50_ns}, Quantile{"p99_ns", 0.99, &SubWindow::p99_ns},
+        Quantile{"p99_9_ns", 0.999, &SubWindow::p999_ns}, Quantile{"p99_99_ns", 0.9999, &SubWindow::p9999_ns}}) {
     const auto field = [&](const SubWindow& w) { return w.*quantile.field; };
     const std::vector<double> b = per_window(before, field), a = per_window(after, field);
-    ChangeCriteria quantile_criteria = criteria;
-    quantile_criteria.run_to_run_cv = quantile.run_to_run_cv;
-    out.figures.push_back(judged(scope, quantile.name, baseline_quantile_ns(before_run, before, quantile.q),
+    out.figures.push_back(judged(judging, std::string("gaps.") + quantile.name, scope, quantile.name,
+                                 baseline_quantile_ns(before_run, before, quantile.q),
                                  baseline_quantile_ns(after_run, after, quantile.q),
-                                 rank_test_name(b.size(), a.size()), mann_whitney_p(b, a), quantile_criteria));
+                                 rank_test_name(b.size(), a.size()), mann_whitney_p(b, a)));
   }
   const auto per_second = [](double value, double seconds) { return seconds > 0 ? value / seconds : 0.0; };
   {
@@ -122,22 +138,23 @@ void compare_cpu(Comparison& out, const Baseline& before_run, const BaselineCpu&
       return per_second(static_cast<double>(w.interruptions), w.seconds);
     };
     const std::vector<double> b = per_window(before, rate), a = per_window(after, rate);
-    out.figures.push_back(judged(scope, "interruptions_per_s",
+    out.figures.push_back(judged(judging, "gaps.interruptions_per_s", scope, "interruptions_per_s",
                                  per_second(static_cast<double>(before.interruptions), before.sampled_seconds),
                                  per_second(static_cast<double>(after.interruptions), after.sampled_seconds),
-                                 rank_test_name(b.size(), a.size()), mann_whitney_p(b, a), criteria));
+                                 rank_test_name(b.size(), a.size()), mann_whitney_p(b, a)));
   }
   {
     const auto share = [&](const SubWindow& w) { return per_second(w.stolen_seconds, w.seconds); };
     const std::vector<double> b = per_window(before, share), a = per_window(after, share);
-    out.figures.push_back(judged(scope, "stolen_share", per_second(before.stolen_seconds, before.sampled_seconds),
+    out.figures.push_back(judged(judging, "gaps.stolen_share", scope, "stolen_share",
+                                 per_second(before.stolen_seconds, before.sampled_seconds),
                                  per_second(after.stolen_seconds, after.sampled_seconds),
-                                 rank_test_name(b.size(), a.size()), mann_whitney_p(b, a), criteria));
+                                 rank_test_name(b.size(), a.size()), mann_whitney_p(b, a)));
   }
   std::string max_verdict = std::string(to_string(Verdict::no_change));
   std::string max_test = "rate of gaps above the highest threshold reached";
   double max_p = 1;
-  std::optional<double> max_run_to_run_p;
+  std::optional<double> max_run_to_run_p, max_allowance;
   for (std::size_t t = 0; t < before_run.tail_thresholds_ns.size(); ++t) {
     const auto count = [&](const SubWindow& w) { return static_cast<double>(w.over_threshold[t]); };
     const std::vector<double> b = per_window(before, count), a = per_window(after, count);
@@ -149,48 +166,59 @@ void compare_cpu(Comparison& out, const Baseline& before_run, const BaselineCpu&
                                   static_cast<std::uint64_t>(a_total), a_seconds, dispersion);
     const double threshold_us = before_run.tail_thresholds_ns[t] / 1000;
     FigureComparison row =
-        judged(scope, fmt::format("gaps_over_{}us_per_s", threshold_us), per_second(b_total, b_seconds),
-               per_second(a_total, a_seconds), fmt::format("rate (dispersion {:.2f})", dispersion), p, criteria);
+        judged(judging, "gaps.tail_rates", scope, fmt::format("gaps_over_{}us_per_s", threshold_us),
+               per_second(b_total, b_seconds), per_second(a_total, a_seconds),
+               fmt::format("rate (dispersion {:.2f})", dispersion), p);
     if (std::max(before.max_ns, after.max_ns) >= before_run.tail_thresholds_ns[t]) {
       max_verdict = row.verdict;
       max_test = fmt::format("as gaps_over_{}us_per_s", threshold_us);
       max_p = p;
       max_run_to_run_p = row.run_to_run_p;
+      max_allowance = row.allowance;
     }
     out.figures.push_back(std::move(row));
   }
   out.figures.push_back({scope, "max_ns", before.max_ns, after.max_ns,
                          relative_change(before.max_ns, after.max_ns), max_test, max_p, max_verdict,
-                         max_run_to_run_p});
+                         max_run_to_run_p, max_allowance});
 }
 
-// The run-to-run spread (cv) a probe's tested figures are allowed: measured on this project's
-// 2-CPU KVM guest over back-to-back baselines (README "Before and after").
-double probe_run_to_run_cv(const std::string& probe) {
-  if (probe == "c2c") return kC2cRunToRunCv;
-  if (probe == "kernel_cost") return kKernelCostRunToRunCv;
-  if (probe == "pacing") return kPacingRunToRunCv;
-  return ChangeCriteria{}.run_to_run_cv;
-}
+// Rows of a probe's table whose figures hold only while one cell stays within one slot of a rate
+// in another: a pacer keeps its absolute schedule only while its p99 lateness stays within one slot
+// (1 / target rate). Past it, its CPU was taken for longer than a slot and every send after that
+// was late until it caught up, so the run measured that CPU's other load rather than the pacer:
+// two runs of an unchanged but shared machine then differ by orders of magnitude (README "Before
+// and after"). Such a row is shown, not tested.
+struct RowCondition {
+  std::string_view probe, column, rate_column, broken;
+};
+constexpr RowCondition kRowConditions[] = {
+    {"pacing", "p99_late_ns", "target_per_s", "pacer fell behind its schedule"}};
 
-// A pacer whose p99 lateness exceeds one slot (1 / target rate) fell behind its absolute schedule:
-// its CPU was taken for longer than a slot, and every send after that was late until it caught
-// up, so the run measured that CPU's other load rather than the pacer. Two runs of an unchanged
-// but shared machine then differ by orders of magnitude (README "Before and after"), so such a
-// row is shown, not tested. Returns why, or "" when the row kept its schedule or cannot say.
-std::string fell_behind_schedule(const ProbeTable& table, const std::vector<Cell>& row) {
-  const auto value = [&](const char* name) -> std::optional<double> {
+// Why a row breaks a condition of its probe ("the pacer ...: p99_late_ns 5e8 > one slot 1e5 ns"),
+// or "" when it keeps them or cannot say.
+std::string broken_condition(const std::string& probe, const ProbeTable& table, const std::vector<Cell>& row) {
+  const auto value = [&](std::string_view name) -> std::optional<double> {
     const auto column = std::find(table.columns.begin(), table.columns.end(), name);
     if (column == table.columns.end()) return std::nullopt;
     const Cell& cell = row[static_cast<std::size_t>(column - table.columns.begin())];
     if (!cell.is_number()) return std::nullopt;
     return cell.kind == Cell::Kind::integer ? static_cast<double>(cell.integer) : cell.number;
   };
-  const std::optional<double> target = value("target_per_s"), p99 = value("p99_late_ns");
-  if (!target || !p99 || *target <= 0) return "";
-  const double slot_ns = 1e9 / *target;
-  if (*p99 <= slot_ns) return "";
-  return fmt::format("p99 lateness {:.0f} ns > one slot {:.0f} ns", *p99, slot_ns);
+  for (const RowCondition& condition : kRowConditions) {
+    if (condition.probe != probe) continue;
+    const std::optional<double> rate = value(condition.rate_column), cell = value(condition.column);
+    if (!rate || !cell || *rate <= 0) continue;
+    const double slot_ns = 1e9 / *rate;
+    if (*cell > slot_ns) return fmt::format("{} {:.0f} ns > one slot {:.0f} ns", condition.column, *cell, slot_ns);
+  }
+  return "";
+}
+
+std::string_view broken_what(const std::string& probe) {
+  for (const RowCondition& condition : kRowConditions)
+    if (condition.probe == probe) return condition.broken;
+  return "";
 }
 
 // A row's key cell matches a samples label: numbers by value (a file keeps 1000 as 1000.0), text as is.
@@ -241,10 +269,8 @@ std::optional<Backing> backing_of(const BaselineProbe& probe, const std::vector<
 // the samples, then the probe's run-to-run allowance and the practical effect. Every other cell
 // is "not tested"; with a baseline older than samples, "not tested (baseline without samples)".
 void compare_probe(Comparison& out, const BaselineProbe& before, const BaselineProbe& after,
-                   const ChangeCriteria& gap_criteria) {
+                   const Judging& judging) {
   const std::string scope = "probe " + before.name;
-  ChangeCriteria criteria = gap_criteria;
-  criteria.run_to_run_cv = probe_run_to_run_cv(before.name);
   const bool without_samples = !before.has_samples || !after.has_samples;
   for (const ProbeTable& b_table : before.tables) {
     const auto a_table = std::find_if(after.tables.begin(), after.tables.end(),
@@ -274,13 +300,11 @@ void compare_probe(Comparison& out, const BaselineProbe& before, const BaselineP
     for (const auto& row : b_table.rows) {
       const auto match = after_rows.find(key_of(row));
       if (match == after_rows.end()) continue;
-      std::string behind;
-      if (before.name == "pacing") {
-        const std::string b_behind = fell_behind_schedule(b_table, row);
-        const std::string a_behind = fell_behind_schedule(*a_table, *match->second);
-        if (!b_behind.empty()) behind = "before: " + b_behind;
-        if (!a_behind.empty()) behind += (behind.empty() ? "after: " : "; after: ") + a_behind;
-      }
+      std::string broken;
+      const std::string b_broken = broken_condition(before.name, b_table, row);
+      const std::string a_broken = broken_condition(before.name, *a_table, *match->second);
+      if (!b_broken.empty()) broken = "before: " + b_broken;
+      if (!a_broken.empty()) broken += (broken.empty() ? "after: " : "; after: ") + a_broken;
       for (std::size_t c = 0; c < row.size(); ++c) {
         if (is_key(c) || row[c].kind != Cell::Kind::number || (*match->second)[c].kind != Cell::Kind::number)
           continue;
@@ -289,20 +313,13 @@ void compare_probe(Comparison& out, const BaselineProbe& before, const BaselineP
                                                key_of(row), b_table.columns[c]);
         const std::optional<Backing> b_samples = backing_of(before, key_cells(row), b_table.columns[c]);
         const std::optional<Backing> a_samples = backing_of(after, key_cells(*match->second), b_table.columns[c]);
-        // A pacer's late sends come in runs: one interruption makes every send until it caught up
-        // late, so its tail quantile is decided by whether one such event fell in the run (p99
-        // 20 ns in one run, 15 us in the next, on an unchanged machine), and the samples are not
-        // the independent draws the quantile test needs. Only the median is tested.
-        if (before.name == "pacing" && b_table.columns[c] == "p99_late_ns" && b_samples && a_samples) {
+        const std::string allowance = before.name + "." + b_table.columns[c];
+        if (!broken.empty() && b_samples && a_samples &&
+            allowance_for(allowance, judging.guest, judging.settings).cv) {
+          const std::string_view what = broken_what(before.name);
           out.figures.push_back({scope, figure, b, a, relative_change(b, a),
-                                 "none (late sends come in runs after one interruption: not independent)", 1,
-                                 "not tested", std::nullopt});
-          continue;
-        }
-        if (!behind.empty() && b_samples && a_samples) {
-          out.figures.push_back({scope, figure, b, a, relative_change(b, a),
-                                 fmt::format("none (the pacer fell behind its schedule; {})", behind), 1,
-                                 "not tested (pacer fell behind its schedule)", std::nullopt});
+                                 fmt::format("none (the {}; {})", what, broken), 1,
+                                 fmt::format("not tested ({})", what), std::nullopt, std::nullopt});
           continue;
         }
         const auto too_few = [](const Backing& side) {
@@ -314,24 +331,24 @@ void compare_probe(Comparison& out, const BaselineProbe& before, const BaselineP
           out.figures.push_back({scope, figure, b, a, relative_change(b, a),
                                  fmt::format("none ({} vs {} samples: too few for quantile {})", b_samples->count,
                                              a_samples->count, b_samples->quantile),
-                                 1, "not tested", std::nullopt});
+                                 1, "not tested", std::nullopt, std::nullopt});
         } else if (b_samples && a_samples) {
           const std::string pooled =
               b_samples->records > 1 || a_samples->records > 1
                   ? fmt::format("; pooled {} vs {} records", b_samples->records, a_samples->records)
                   : "";
-          out.figures.push_back(judged(scope, figure, b, a,
-                                       fmt::format("quantile {} ({} vs {} samples{})", b_samples->quantile,
-                                                   b_samples->count, a_samples->count, pooled),
-                                       quantile_test_p(b_samples->values, a_samples->values, b_samples->quantile),
-                                       criteria));
+          out.figures.push_back(
+              judged(judging, allowance, scope, figure, b, a,
+                     fmt::format("quantile {} ({} vs {} samples{})", b_samples->quantile, b_samples->count,
+                                 a_samples->count, pooled),
+                     quantile_test_p(b_samples->values, a_samples->values, b_samples->quantile)));
         } else if (without_samples && (b_samples || a_samples || (!before.has_samples && !after.has_samples))) {
           out.figures.push_back({scope, figure, b, a, relative_change(b, a),
                                  "none (baseline without samples: format 1.0)", 1,
-                                 "not tested (baseline without samples)", std::nullopt});
+                                 "not tested (baseline without samples)", std::nullopt, std::nullopt});
         } else {
           out.figures.push_back({scope, figure, b, a, relative_change(b, a), "none (one value per run)", 1,
-                                 "not tested", std::nullopt});
+                                 "not tested", std::nullopt, std::nullopt});
         }
       }
     }
@@ -340,10 +357,32 @@ void compare_probe(Comparison& out, const BaselineProbe& before, const BaselineP
 
 }  // namespace
 
+bool ran_under_hypervisor(const Baseline& baseline) {
+  return field_value(baseline.fingerprint, "hypervisor").rfind("yes", 0) == 0;
+}
+
 Comparison compare_baselines(const Baseline& before, const std::string& bp, const Baseline& after,
-                             const std::string& ap, const ChangeCriteria& criteria) {
+                             const std::string& ap, const ChangeCriteria& criteria,
+                             const std::vector<AllowanceSetting>& allowances) {
   check_comparable(before, bp, after, ap);
   Comparison out{bp, ap, {}, {}, {}};
+  const Judging judging{criteria, ran_under_hypervisor(before) || ran_under_hypervisor(after), allowances};
+  if (judging.guest) {
+    const std::string which = ran_under_hypervisor(before) && ran_under_hypervisor(after) ? "both"
+                              : ran_under_hypervisor(before)                              ? bp
+                                                                                          : ap;
+    out.notes.push_back(fmt::format(
+        "in a VM ({} ran under a hypervisor: fingerprint.hypervisor): each figure is judged against its "
+        "allowance for a guest, where the probes' run-to-run spread is larger, and the figures whose spread "
+        "there is too large to test are shown as not tested (README \"Before and after\")",
+        which));
+  }
+  if (!allowances.empty()) {
+    std::string given;
+    for (const AllowanceSetting& s : allowances)
+      given += fmt::format("{}{}={}", given.empty() ? "" : ",", s.name, s.cv);
+    out.notes.push_back(fmt::format("allowances set with --allowance {} (in place of the measured ones)", given));
+  }
   add_changes(out, "fingerprint", before.fingerprint, after.fingerprint);
   add_changes(out, "configuration", before.configuration, after.configuration);
   bool any_cpu = before.cpus.empty() && after.cpus.empty();
@@ -355,7 +394,7 @@ Comparison compare_baselines(const Baseline& before, const std::string& bp, cons
     } else if (!b.error.empty() || !a->error.empty() || b.samples == 0 || a->samples == 0) {
       out.notes.push_back(fmt::format("cpu {}: left out, not sampled in one of them", b.cpu));
     } else {
-      compare_cpu(out, before, b, after, *a, criteria);
+      compare_cpu(out, before, b, after, *a, judging);
       any_cpu = true;
     }
   }
@@ -369,7 +408,7 @@ Comparison compare_baselines(const Baseline& before, const std::string& bp, cons
     if (a == after.probes.end() || !a->success || !b.success)
       out.notes.push_back(fmt::format("probe {}: left out, not run or failed in one of them", b.name));
     else
-      compare_probe(out, b, *a, criteria);
+      compare_probe(out, b, *a, judging);
   }
   return out;
 }
@@ -381,13 +420,15 @@ ProbeTable changed_table(const Comparison& comparison) {
 }
 
 ProbeTable figures_table(const Comparison& comparison) {
-  ProbeTable table{"what it did",
-                   {"scope", "figure", "before", "after", "change", "p_value", "test", "p_run_to_run", "verdict"},
-                   {}};
+  ProbeTable table{
+      "what it did",
+      {"scope", "figure", "before", "after", "change", "p_value", "test", "p_run_to_run", "allowance", "verdict"},
+      {}};
   for (const FigureComparison& f : comparison.figures) {
     const Cell change = std::isfinite(f.change) ? Cell(f.change, 3) : Cell();
     table.rows.push_back({f.scope, f.figure, Cell(f.before, 3), Cell(f.after, 3), change, Cell(f.p_value, 4),
-                          f.test, f.run_to_run_p ? Cell(*f.run_to_run_p, 4) : Cell(), f.verdict});
+                          f.test, f.run_to_run_p ? Cell(*f.run_to_run_p, 4) : Cell(),
+                          f.allowance ? Cell(*f.allowance, 2) : Cell(), f.verdict});
   }
   return table;
 }
@@ -422,7 +463,8 @@ struct ComparedRuns {
 
 ComparedRuns compare_files(const CommandLine& cl) {
   ComparedRuns runs{read_baseline(cl.compare_before), read_baseline(cl.compare_after), {}};
-  runs.comparison = compare_baselines(runs.before, cl.compare_before, runs.after, cl.compare_after);
+  runs.comparison =
+      compare_baselines(runs.before, cl.compare_before, runs.after, cl.compare_after, {}, cl.compare_allowances);
   return runs;
 }
 
@@ -464,8 +506,8 @@ ComparedRuns compare_history(const CommandLine& cl) {
   const double sub_window = history_sub_window(cl, before_samples, after_samples);
   const HistoryBaseline before = baseline_from_samples(before_samples, sub_window);
   const HistoryBaseline after = baseline_from_samples(after_samples, sub_window);
-  Comparison comparison =
-      compare_baselines(before.baseline, before_samples.source, after.baseline, after_samples.source);
+  Comparison comparison = compare_baselines(before.baseline, before_samples.source, after.baseline,
+                                            after_samples.source, {}, cl.compare_allowances);
   std::vector<std::string> notes{fmt::format(
       "read from Prometheus at the resolution of the exported buckets, not jitterd's fine histogram: a "
       "quantile or max is the upper bound (le) of the bucket holding it, of {} (beyond the last: that bound, "

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/allowances.h"
 #include "cli/command_line.h"
 #include "measure/change_tests.h"
 #include "report/baseline_file.h"
@@ -27,22 +28,10 @@ struct FigureComparison {
   // The run-to-run test's (measure/change_tests.h run_to_run_p): a verdict needs both below alpha.
   // None for a figure not tested.
   std::optional<double> run_to_run_p;
+  // The run-to-run allowance (cv) it was judged against (cli/allowances.h). None when not tested.
+  std::optional<double> allowance;
 };
 
-// The run-to-run spread (relative standard deviation between runs of an unchanged machine)
-// allowed to the probes' tested quantiles, in place of ChangeCriteria::run_to_run_cv; the
-// smallest change called is exp(3.29 * sqrt(2) * cv) at alpha 0.001: 1.45x for c2c, 2.5x for
-// kernel costs, 10x for pacing. Chosen from back-to-back baselines on this project's loaded
-// 2-CPU KVM guest (README "Before and after": c2c medians 0.3%, kernel medians up to 19%,
-// pacing lateness orders of magnitude whenever the pacer is preempted).
-inline constexpr double kC2cRunToRunCv = 0.08;
-// The same for a sampled CPU's p99.99: one gap in 10,000 moves between runs of an unchanged
-// machine by several times (back to back on the loaded guest: cv 0.47 and 0.51, ratios up to
-// 6.3x), so it is called only past about 10x; the tail itself is judged by the counts above the
-// fixed thresholds. The other gap figures keep ChangeCriteria::run_to_run_cv.
-inline constexpr double kGapP9999RunToRunCv = 0.50;
-inline constexpr double kKernelCostRunToRunCv = 0.20;
-inline constexpr double kPacingRunToRunCv = 0.50;
 // A probe quantile q is tested only when each run has at least this many samples on each side of
 // it (n * min(q, 1 - q)): with fewer, even two runs with no value in common cannot reach p < 0.001.
 inline constexpr double kProbeSamplesPerSide = 10;
@@ -54,9 +43,16 @@ struct Comparison {
   std::vector<FigureComparison> figures;
 };
 
-// Throws BaselineError (65) when the two cannot be compared.
+// True when the baseline's fingerprint says it ran under a hypervisor (field "hypervisor", from
+// the x86 cpuinfo flag: "yes"); older baselines, without the field, say no.
+bool ran_under_hypervisor(const Baseline& baseline);
+
+// Throws BaselineError (65) when the two cannot be compared. Each figure is judged against its
+// allowance (cli/allowances.h): the guest's when either baseline ran under a hypervisor (a note
+// says so), `allowances` (--allowance) over both. criteria.run_to_run_cv is not read.
 Comparison compare_baselines(const Baseline& before, const std::string& before_path, const Baseline& after,
-                             const std::string& after_path, const ChangeCriteria& criteria = {});
+                             const std::string& after_path, const ChangeCriteria& criteria = {},
+                             const std::vector<AllowanceSetting>& allowances = {});
 
 ProbeTable changed_table(const Comparison& comparison);
 ProbeTable figures_table(const Comparison& comparison);

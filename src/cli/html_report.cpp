@@ -128,7 +128,7 @@ std::vector<const FigureComparison*> figures_of(const Comparison& c, const std::
 // The figures side by side, less a prefix every name shares ("kernel: ", the table they come from).
 ProbeTable verdict_table(const std::vector<const FigureComparison*>& figures, bool tested) {
   ProbeTable t{"", {"figure", "before", "after", "change_%"}, {}};
-  if (tested) t.columns.insert(t.columns.end(), {"verdict", "p_value", "test", "p_run_to_run"});
+  if (tested) t.columns.insert(t.columns.end(), {"verdict", "p_value", "test", "p_run_to_run", "allowance"});
   const std::string first = figures.empty() ? std::string() : figures.front()->figure;
   std::string prefix = first.find(": ") == std::string::npos ? "" : first.substr(0, first.find(": ") + 2);
   for (const FigureComparison* f : figures)
@@ -139,7 +139,8 @@ ProbeTable verdict_table(const std::vector<const FigureComparison*>& figures, bo
                           std::isfinite(f->change) ? Cell(f->change * 100, 1) : Cell()};
     if (tested)
       row.insert(row.end(),
-                 {f->verdict, Cell(f->p_value, 4), f->test, f->run_to_run_p ? Cell(*f->run_to_run_p, 4) : Cell()});
+                 {f->verdict, Cell(f->p_value, 4), f->test, f->run_to_run_p ? Cell(*f->run_to_run_p, 4) : Cell(),
+                  f->allowance ? Cell(*f->allowance, 2) : Cell()});
     t.rows.push_back(std::move(row));
   }
   return t;
@@ -277,8 +278,9 @@ std::string comparison_html(const Comparison& c, const Baseline& before, const B
       "rank "
       "test, the tail rates by a rate-ratio test allowing for over-dispersion, the max by the highest tail rate "
       "it "
-      "reaches; the probes' quantiles by a quantile test on their saved samples (README \"Before and after\"). "
-      "change_% = (after - before) / before. " +
+      "reaches; the probes' quantiles by a quantile test on their saved samples; each also beyond its run-to-run "
+      "allowance (the allowance column, a relative spread; a guest's when either run was in a VM: README "
+      "\"Before and after\"). change_% = (after - before) / before. " +
       std::string(kReadingNote) + "</footer>\n";
   return html_page("jitterd compare: " + field_value(after.fingerprint, "hostname"), body);
 }

@@ -56,6 +56,7 @@ CpuinfoClock parse_cpuinfo_clock(std::string_view cpuinfo_text) {
       const std::vector<std::string> list = words(value);
       out.flags.insert(list.begin(), list.end());
       have_flags = true;
+      out.x86_flags = key == "flags";
     } else if (key == "cpu MHz" && processor) {
       if (const std::optional<double> mhz = parse_number<double>(value)) out.mhz.emplace_back(*processor, *mhz);
     }
@@ -71,6 +72,11 @@ std::optional<CpuinfoClock> read_cpuinfo_clock(const HostReader& host, std::vect
     return std::nullopt;
   }
   return parse_cpuinfo_clock(*text);
+}
+
+std::string hypervisor_flag(const CpuinfoClock& cpuinfo) {
+  if (!cpuinfo.x86_flags) return "";
+  return has_flag(cpuinfo, "hypervisor") ? "yes" : "no";
 }
 
 bool has_flag(const CpuinfoClock& cpuinfo, std::string_view flag) {

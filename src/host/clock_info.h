@@ -32,7 +32,13 @@ struct CpuinfoClock {
   std::set<std::string> flags;              // first processor's x86 "flags" or aarch64 "Features"
   std::vector<std::pair<int, double>> mhz;  // (cpu, its "cpu MHz") for each processor giving one
   std::string model_name;                   // the first "model name"; empty if none (aarch64)
+  bool x86_flags = false;                   // the flags came from an x86 "flags" line
 };
+
+// Whether the CPU says it runs under a hypervisor: "yes" or "no" from the x86 flag "hypervisor"
+// (set by every mainstream hypervisor: KVM, Xen HVM, VMware, Hyper-V), "" when it cannot say
+// (no x86 flags line: aarch64 has no such flag).
+std::string hypervisor_flag(const CpuinfoClock& cpuinfo);
 
 // Parses /proc/cpuinfo text. Tolerant: missing fields stay empty, unparsable "cpu MHz" values
 // and lines without a colon are skipped.

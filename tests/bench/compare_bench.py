@@ -6,16 +6,19 @@ false-alarms: N pairs of back-to-back baselines of the configured CPUs on this m
               each figure's run-to-run spread cv from the pairs' log ratios (E[log^2] = 2 cv^2 for
               two independent runs), the figure `compare` assumes as 0.20.
 probe-spread: R baselines of the probes (kernel_cost and pacing on CPU 0, c2c pairing CPUs 0 and
-              1) back to back, or the given files: per tested probe quantile, its run-to-run spread
-              (standard deviation of the log of its value over the runs, ~ the relative spread),
-              the largest per probe, and how many of the R-1 consecutive pairs had a probe figure
-              judged "worse" or "better".
+              1) back to back (--config: another probes: section, e.g. the integration test's), or
+              the given files: per probe quantile with samples, its run-to-run spread (standard
+              deviation of the log of its value over the runs, ~ the relative spread) and the
+              largest ratio between consecutive runs, the largest per probe; then the R-1
+              consecutive pairs compared (with --allowance, if given): how many pairs and tested
+              figures had a verdict "worse" or "better", which, and how many figures each pair
+              tested or left "not tested" and why.
 compare-time: two synthetic baselines of C CPUs and S seconds (0.5 s sub-windows, gap histograms
               of ~150 buckets with a heavy tail), then times `jitterd compare` on them, as JSON and
               as HTML (and the size of each output).
 
 Usage: compare_bench.py --jitterd BINARY false-alarms [--pairs 10] [--seconds 10] [--realtime-priority 10]
-       compare_bench.py --jitterd BINARY probe-spread [--runs 8] [FILE ...]
+       compare_bench.py --jitterd BINARY probe-spread [--runs 20] [--config YAML] [--allowance A] [FILE ...]
        compare_bench.py --jitterd BINARY compare-time [--cpus 64] [--seconds 60]
 """
 
@@ -86,44 +89,73 @@ PROBE_CONFIG = CONFIG + """probes:
 """
 
 
-def probe_spread(jitterd, runs, files):
+def probe_spread(jitterd, runs, files, config_path=None, allowance=None):
     workdir = tempfile.mkdtemp(prefix="jitterd_probe_spread_")
-    config = os.path.join(workdir, "jitterd.yaml")
-    with open(config, "w") as f:
-        f.write(PROBE_CONFIG)
+    config = config_path or os.path.join(workdir, "jitterd.yaml")
+    if not config_path:
+        with open(config, "w") as f:
+            f.write(PROBE_CONFIG)
     paths = list(files)
     for run in range(len(paths), runs):
         path = os.path.join(workdir, f"{run}.json")
         subprocess.run([jitterd, "baseline", "--config", config, "--duration", "2s", "--probes",
                         "kernel_cost,pacing,c2c", "-o", path], check=True, capture_output=True)
         paths.append(path)
-    values, alarms = {}, 0
-    for i in range(1, len(paths)):
-        result = subprocess.run([jitterd, "compare", paths[0 if i == 1 else i - 1], paths[i], "--format", "json"],
-                                check=True, capture_output=True, text=True)
-        figures = [f for f in json.loads(result.stdout)["figures"] if f["test"].startswith("quantile")]
-        flagged = [f"{f['figure']} {f['verdict']} ({f['before']:.4g} -> {f['after']:.4g})"
-                   for f in figures if f["verdict"] in ("worse", "better")]
-        alarms += bool(flagged)
-        print(f"pair {i}: {len(figures)} tested, " + ("; ".join(flagged) if flagged else "no change"), flush=True)
-        for f in figures:
-            key = (f["scope"], f["figure"])
-            if i == 1:
-                values.setdefault(key, []).append(f["before"])
-            values.setdefault(key, []).append(f["after"])
+    print(f"{len(paths)} baselines in {workdir if len(paths) > len(files) else 'the files given'}")
+    # Every probe quantile with samples, whatever compare does with it: the spread over the runs.
+    values = {}
+    for path in paths:
+        with open(path) as f:
+            document = json.load(f)
+        for probe in document["probes"]:
+            backed = {column for s in probe.get("samples", []) for column in s["quantiles"]}
+            for table in probe["tables"]:
+                keys = [c for c, name in enumerate(table["columns"])
+                        if name in ("op", "cpu_a", "cpu_b", "relation", "method", "target_per_s")]
+                for row in table["rows"]:
+                    key = " ".join(f"{table['columns'][c]}={row[c]}" for c in keys)
+                    for c, name in enumerate(table["columns"]):
+                        if name in backed and isinstance(row[c], (int, float)) and row[c] > 0:
+                            values.setdefault((probe["name"], f"{table['title'].split(' ')[0]}: {key} {name}"),
+                                              []).append(row[c])
     largest = {}
-    for (scope, figure), series in sorted(values.items()):
-        logs = [math.log(v) for v in series if v > 0]
-        if len(logs) < 2:
+    for (probe, figure), series in sorted(values.items()):
+        if len(series) < 2:
             continue
+        logs = [math.log(v) for v in series]
         mean = sum(logs) / len(logs)
         spread = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
-        print(f"{scope} {figure}: spread {spread:.3f} over {len(logs)} runs "
-              f"({min(series):.4g} .. {max(series):.4g})")
-        largest[scope] = max(largest.get(scope, 0), spread)
-    for scope, spread in sorted(largest.items()):
-        print(f"{scope}: largest spread {spread:.3f}")
-    print(f"{alarms} of {len(paths) - 1} pairs had a probe figure judged worse or better")
+        step = max(abs(logs[i] - logs[i - 1]) for i in range(1, len(logs)))
+        print(f"{probe} {figure}: spread {spread:.3f} over {len(logs)} runs ({min(series):.4g} .. "
+              f"{max(series):.4g}), consecutive runs up to {math.exp(step):.2f}x")
+        largest[probe] = max(largest.get(probe, 0), spread)
+    for probe, spread in sorted(largest.items()):
+        print(f"{probe}: largest spread {spread:.3f}")
+    alarms, tested_total, flagged_total, untested = 0, 0, 0, {}
+    for i in range(1, len(paths)):
+        command = [jitterd, "compare", paths[i - 1], paths[i], "--format", "json"]
+        if allowance:
+            command += ["--allowance", allowance]
+        result = subprocess.run(command, check=True, capture_output=True, text=True)
+        comparison = json.loads(result.stdout)
+        probes = [f for f in comparison["figures"] if f["scope"].startswith("probe ")]
+        figures = [f for f in probes if f["test"].startswith("quantile")]
+        for f in probes:
+            if f["verdict"].startswith("not tested (") and f["scope"] != "probe clock":
+                reason = f["verdict"][:60]
+                untested[reason] = untested.get(reason, 0) + 1
+        flagged = [f"{f['figure']} {f['verdict']} ({f['before']:.4g} -> {f['after']:.4g}, allowance "
+                   f"{f['allowance']})" for f in figures if f["verdict"] in ("worse", "better")]
+        alarms += bool(flagged)
+        tested_total += len(figures)
+        flagged_total += len(flagged)
+        vm = any("in a VM" in n for n in comparison["notes"])
+        print(f"pair {i}: {len(figures)} tested{' (VM allowances)' if vm else ''}, "
+              + ("; ".join(flagged) if flagged else "no change"), flush=True)
+    print(f"{alarms} of {len(paths) - 1} pairs had a probe figure judged worse or better; "
+          f"{flagged_total} of {tested_total} tested figures")
+    for reason, count in sorted(untested.items()):
+        print(f"  not tested: {count} x {reason}...")
 
 
 def synthetic_baseline(rng, cpus, seconds, hertz=2.0e9):
@@ -184,7 +216,9 @@ def main():
     fa.add_argument("--realtime-priority", type=int, default=0,
                     help="sample at SCHED_FIFO with this priority (needs root); 0: SCHED_OTHER")
     ps = sub.add_parser("probe-spread")
-    ps.add_argument("--runs", type=int, default=8)
+    ps.add_argument("--runs", type=int, default=20)
+    ps.add_argument("--config", help="a jitterd config whose probes: section the baselines use")
+    ps.add_argument("--allowance", help="passed to jitterd compare --allowance")
     ps.add_argument("files", nargs="*")
     ct = sub.add_parser("compare-time")
     ct.add_argument("--cpus", type=int, default=64)
@@ -194,7 +228,7 @@ def main():
     if args.what == "false-alarms":
         false_alarms(jitterd, args.pairs, args.seconds, args.realtime_priority)
     elif args.what == "probe-spread":
-        probe_spread(jitterd, args.runs, args.files)
+        probe_spread(jitterd, args.runs, args.files, args.config, args.allowance)
     else:
         compare_time(jitterd, args.cpus, args.seconds)
 

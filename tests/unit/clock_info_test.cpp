@@ -15,6 +15,7 @@ using jitterd::ClocksourceInfo;
 using jitterd::CpuinfoClock;
 using jitterd::has_flag;
 using jitterd::HostReader;
+using jitterd::hypervisor_flag;
 using jitterd::parse_cpuinfo_clock;
 using jitterd::read_clocksource;
 using jitterd::read_cpuinfo_clock;
@@ -69,6 +70,8 @@ TEST_CASE("parse_cpuinfo_clock reads x86 flags, model and every cpu MHz", "[cloc
   CHECK_FALSE(has_flag(info, "tsc_known_freq"));
   CHECK_FALSE(has_flag(info, "ept"));
   CHECK_FALSE(has_flag(info, "constant"));
+  CHECK(hypervisor_flag(info) == "no");
+  CHECK(hypervisor_flag(parse_cpuinfo_clock("processor\t: 0\nflags\t\t: fpu tsc hypervisor lahf_lm\n")) == "yes");
 }
 
 TEST_CASE("parse_cpuinfo_clock stores aarch64 Features as flags", "[clock_info]") {
@@ -76,6 +79,7 @@ TEST_CASE("parse_cpuinfo_clock stores aarch64 Features as flags", "[clock_info]"
       "processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm\n"
       "CPU architecture: 8\n\nprocessor\t: 1\nFeatures\t: fp asimd evtstrm\n");
   CHECK(info.flags == std::set<std::string>{"fp", "asimd", "evtstrm"});
+  CHECK(hypervisor_flag(info).empty());  // aarch64 cannot say
   CHECK(info.mhz.empty());
   CHECK(info.model_name.empty());
 }

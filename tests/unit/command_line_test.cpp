@@ -248,3 +248,33 @@ TEST_CASE("compare --prometheus: overlapping ranges, basic auth and the timeout"
   CHECK_THAT(usage_error({"compare", "a.json", "b.json", "--prometheus-basic-auth-user", "u"}),
              Catch::Contains("--prometheus-basic-auth-user: only with --prometheus"));
 }
+
+TEST_CASE("command line: compare --allowance sets run-to-run allowances, each token checked") {
+  const auto usage_error = [](const std::string& allowance) {
+    try {
+      parse_command_line({"compare", "a.json", "b.json", "--allowance", allowance});
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const CommandLine cl =
+      parse_command_line({"compare", "a.json", "b.json", "--allowance", "c2c=0.3, kernel_cost.p99_ns=0.5,gaps=0"});
+  CHECK(cl.compare_allowances ==
+        std::vector<AllowanceSetting>{{"c2c", 0.3}, {"kernel_cost.p99_ns", 0.5}, {"gaps", 0}});
+  CHECK(parse_command_line({"compare", "a.json", "b.json"}).compare_allowances.empty());
+  // The bad token named, with what is allowed.
+  CHECK_THAT(usage_error("c2c=0.3,c2x=0.2"), Catch::Contains("--allowance: \"c2x=0.2\": unknown figure \"c2x\"") &&
+                                                 Catch::Contains("allowed: gaps, c2c, kernel_cost, pacing") &&
+                                                 Catch::Contains("c2c.median_ns"));
+  for (const char* bad : {"c2c=3", "c2c=-0.1", "c2c=abc", "c2c=", "c2c=0.3x", "c2c=nan", "c2c=inf"}) {
+    INFO(bad);
+    CHECK_THAT(usage_error(bad), Catch::Contains(std::string("--allowance: \"") + bad + "\"") &&
+                                     Catch::Contains("must be a number 0..2"));
+  }
+  CHECK_THAT(usage_error("c2c"), Catch::Contains("\"c2c\": not NAME=CV"));
+  CHECK_THAT(usage_error("c2c=0.3,,gaps=0.2"), Catch::Contains("\"\": not NAME=CV"));
+  CHECK_THAT(usage_error("c2c=0.3,c2c=0.4"), Catch::Contains("c2c given twice"));
+  CHECK_THAT(usage_error("pacing.p99_late_ns=0.5"), Catch::Contains("never tested"));
+  CHECK_THAT(usage_error(""), Catch::Contains("--allowance: empty"));
+}

@@ -377,9 +377,15 @@ TEST_CASE("compare: a verdict needs both the within-run and the run-to-run test,
   for (const FigureComparison& f : c.figures) {
     INFO(f.figure << " " << f.before << " -> " << f.after << " p=" << f.p_value << " verdict " << f.verdict);
     REQUIRE(f.run_to_run_p.has_value());
-    // The max takes both tests from the tail rate it names; p99.99 has its own, wider allowance.
-    const double cv = f.figure == "p99_99_ns" ? kGapP9999RunToRunCv : criteria.run_to_run_cv;
-    if (f.test.rfind("as ", 0) != 0) CHECK(*f.run_to_run_p == Approx(run_to_run_p(f.before, f.after, cv)));
+    // Each figure against its allowance (the table's, shown); the max takes both tests from the
+    // tail rate it names; p99.99 has its own, wider allowance.
+    const std::string name =
+        "gaps." + (f.figure.rfind("gaps_over_", 0) == 0 ? std::string("tail_rates") : f.figure);
+    REQUIRE(f.allowance.has_value());
+    if (f.test.rfind("as ", 0) != 0) {
+      CHECK(*f.allowance == allowance_for(name, false, {}).cv);
+      CHECK(*f.run_to_run_p == Approx(run_to_run_p(f.before, f.after, *f.allowance)));
+    }
     if (f.verdict != "no significant change") {
       ++judged;
       CHECK(f.p_value < criteria.alpha);
@@ -390,8 +396,8 @@ TEST_CASE("compare: a verdict needs both the within-run and the run-to-run test,
   }
   CHECK(judged > 0);
   // p99.99 tripled between two runs is within its run-to-run allowance (about 10x), p99.9 is not.
-  CHECK(run_to_run_p(100, 300, kGapP9999RunToRunCv) > criteria.alpha);
-  CHECK(run_to_run_p(100, 300, criteria.run_to_run_cv) < criteria.alpha);
+  CHECK(run_to_run_p(100, 300, *allowance_for("gaps.p99_99_ns", false, {}).cv) > criteria.alpha);
+  CHECK(run_to_run_p(100, 300, *allowance_for("gaps.p99_9_ns", false, {}).cv) < criteria.alpha);
   const ProbeTable table = figures_table(c);
   const auto column = std::find(table.columns.begin(), table.columns.end(), "p_run_to_run");
   REQUIRE(column != table.columns.end());
@@ -497,7 +503,9 @@ TEST_CASE("compare: probe samples scaled up are worse, scaled down better; relat
   constexpr int kPairs = 30;
   // 1.2x the smallest change the probes' run-to-run allowance lets through at alpha (z 3.29):
   // the runs' own 5% spread must not pull it back under.
-  const double cv = std::max({kC2cRunToRunCv, kKernelCostRunToRunCv, kPacingRunToRunCv});
+  const double cv = std::max({*allowance_for("c2c.median_ns", false, {}).cv,
+                              *allowance_for("kernel_cost.median_ns", false, {}).cv,
+                              *allowance_for("pacing.p50_late_ns", false, {}).cv});
   const double factor = 1.2 * std::exp(3.2905 * std::sqrt(2.0) * cv);
   int worse_found = 0, better_found = 0;
   for (int r = 0; r < kPairs; ++r) {
@@ -554,7 +562,7 @@ TEST_CASE("compare: a pacer that fell behind its schedule in either run is shown
   const FigureComparison& p50 = figure(behind, "pacing: method=counter target_per_s=10000 p50_late_ns");
   CHECK(p50.verdict == "not tested (pacer fell behind its schedule)");
   CHECK(p50.test ==
-        "none (the pacer fell behind its schedule; after: p99 lateness 500000000 ns > one slot 100000 ns)");
+        "none (the pacer fell behind its schedule; after: p99_late_ns 500000000 ns > one slot 100000 ns)");
   CHECK_FALSE(p50.run_to_run_p.has_value());
   CHECK(p50.before < p50.after);  // still shown
   // Other probes are judged as before.
@@ -576,4 +584,117 @@ TEST_CASE("compare: a baseline without samples (format 1.0) shows its probe quan
   CHECK(op.change > 1);  // shown all the same
   CHECK(figure(c, "pacing: method=counter target_per_s=10000 ratio").verdict == "not tested");
   CHECK(verdicts(c, "worse") == 0);
+}
+
+TEST_CASE("allowances: one row per tested figure, a guest's wider or not tested, --allowance over both") {
+  for (const FigureAllowance& row : figure_allowances()) {
+    INFO(row.name);
+    const AppliedAllowance bare = allowance_for(row.name, false, {}), guest = allowance_for(row.name, true, {});
+    CHECK(bare.cv == row.cv);
+    if (!row.cv) {  // never tested: no setting changes that
+      CHECK_THAT(bare.untested, Catch::StartsWith("not tested ("));
+      CHECK_FALSE(allowance_for(row.name, true, {{std::string(row.name.substr(0, row.name.find('.'))), 0.3}}).cv);
+      continue;
+    }
+    if (row.guest_cv) {
+      CHECK(*guest.cv == *row.guest_cv);
+      CHECK(*row.guest_cv >= *row.cv);  // a guest spreads at least as much
+    } else {
+      CHECK_FALSE(guest.cv);
+      CHECK_THAT(guest.untested, Catch::StartsWith("not tested (in a VM the run-to-run spread of"));
+    }
+    // The group's setting, then the row's own, win over the table, in a guest too.
+    const std::string group(row.name.substr(0, row.name.find('.')));
+    CHECK(allowance_for(row.name, true, {{group, 0.7}}).cv == 0.7);
+    CHECK(allowance_for(row.name, false, {{group, 0.7}, {std::string(row.name), 0.4}}).cv == 0.4);
+    CHECK(allowance_for(row.name, true, {{group, 0.7}}).source == "--allowance " + group);
+  }
+  CHECK(allowance_groups() == std::vector<std::string>{"gaps", "c2c", "kernel_cost", "pacing"});
+  CHECK_FALSE(allowance_for("clock.offset_ns", false, {}).cv);
+}
+
+TEST_CASE("compare: under a hypervisor the guest allowances apply, and the comparison says so") {
+  std::mt19937_64 random(41);
+  // c2c 2x slower: beyond the bare-metal allowance (cv 0.08: 1.45x), within a guest's.
+  Baseline before = run_with_probes(random, {}), after = run_with_probes(random, {});
+  for (BaselineProbe& p : after.probes)
+    if (p.name == "c2c")
+      for (ProbeSamples& s : p.samples) s.unit_ns *= 2;
+  for (BaselineProbe& p : after.probes)
+    if (p.name == "c2c")
+      for (ProbeTable& t : p.tables)
+        for (auto& row : t.rows) row.back().number *= 2;
+  const std::string pair = "pairs: cpu_a=0 cpu_b=1 relation=shared_l3 median_ns";
+  const Comparison bare = compare_baselines(before, "a", after, "b");
+  CHECK(figure(bare, pair).verdict == "worse");
+  CHECK(figure(bare, pair).allowance == allowance_for("c2c.median_ns", false, {}).cv);
+  for (const std::string& note : bare.notes) CHECK_THAT(note, !Catch::Contains("hypervisor"));
+
+  after.fingerprint.emplace_back("hypervisor", "yes");
+  const Comparison guest = compare_baselines(before, "a", after, "b");
+  CHECK(figure(guest, pair).verdict == "no significant change");
+  CHECK(figure(guest, pair).allowance == allowance_for("c2c.median_ns", true, {}).cv);
+  CHECK(figure(guest, pair).p_value < 0.001);  // the samples moved; the run-to-run allowance holds it
+  CHECK(std::any_of(guest.notes.begin(), guest.notes.end(), [](const std::string& n) {
+    return n.find("in a VM (b ran under a hypervisor") != std::string::npos;
+  }));
+  CHECK_THAT(format_comparison_table(guest), Catch::Contains("allowance"));
+  // Either side in a VM is enough; "no" is bare metal.
+  std::swap(before, after);
+  CHECK(figure(compare_baselines(before, "a", after, "b"), pair).allowance ==
+        allowance_for("c2c.median_ns", true, {}).cv);
+  before.fingerprint.back().second = "no";
+  CHECK(figure(compare_baselines(before, "a", after, "b"), pair).allowance ==
+        allowance_for("c2c.median_ns", false, {}).cv);
+  std::swap(before, after);
+  after.fingerprint.back().second = "yes";
+
+  // --allowance: the user's cv in place of the guest's, and said so.
+  const Comparison set = compare_baselines(before, "a", after, "b", {}, {{"c2c", 0.08}});
+  CHECK(figure(set, pair).verdict == "worse");
+  CHECK(figure(set, pair).allowance == 0.08);
+  CHECK(std::any_of(set.notes.begin(), set.notes.end(), [](const std::string& n) {
+    return n.find("allowances set with --allowance c2c=0.08") != std::string::npos;
+  }));
+  // Kernel costs unchanged: still tested, no verdict.
+  CHECK(figure(guest, "kernel: op=syscall_getppid median_ns").test.rfind("quantile", 0) == 0);
+}
+
+TEST_CASE("compare: a figure not tested in a VM is shown with its reason; a column without a row is not tested") {
+  std::mt19937_64 random(42);
+  const auto with_p90 = [&](const ProbeNoise& noise, bool guest) {
+    Baseline b = run_with_probes(random, noise);
+    for (BaselineProbe& p : b.probes)
+      if (p.name == "c2c") {
+        // The pair's samples back a p90 column as well.
+        p.tables[0].columns.push_back("p90_ns");
+        for (auto& row : p.tables[0].rows) row.push_back(Cell(row[3].number * 1.1, 1));
+        for (ProbeSamples& s : p.samples) s.quantiles.emplace_back("p90_ns", 0.9);
+      }
+    if (guest) b.fingerprint.emplace_back("hypervisor", "yes");
+    return b;
+  };
+  const std::string p90 = "pairs: cpu_a=0 cpu_b=1 relation=shared_l3 p90_ns";
+  const FigureComparison bare = figure(compare_baselines(with_p90({}, false), "a", with_p90({}, false), "b"), p90);
+  CHECK(bare.test.rfind("quantile 0.9", 0) == 0);
+  const AppliedAllowance guest_p90 = allowance_for("c2c.p90_ns", true, {});
+  if (!guest_p90.cv) {
+    const FigureComparison vm = figure(compare_baselines(with_p90({}, false), "a", with_p90({}, true), "b"), p90);
+    CHECK(vm.verdict == guest_p90.untested);
+    CHECK(vm.test == "none (its run-to-run spread in a VM)");
+    CHECK_FALSE(vm.run_to_run_p.has_value());
+    CHECK_FALSE(vm.allowance.has_value());
+    // --allowance tests it again.
+    const FigureComparison set = figure(
+        compare_baselines(with_p90({}, false), "a", with_p90({}, true), "b", {}, {{"c2c.p90_ns", 0.5}}), p90);
+    CHECK(set.test.rfind("quantile 0.9", 0) == 0);
+    CHECK(set.allowance == 0.5);
+  }
+  // A probe whose samples back a column no row of the table declares.
+  Baseline before = run_with_probes(random, {}), after = run_with_probes(random, {3});
+  before.probes[0].name = after.probes[0].name = "kernel_cost_elsewhere";
+  const FigureComparison undeclared =
+      figure(compare_baselines(before, "a", after, "b"), "kernel: op=syscall_getppid median_ns");
+  CHECK(undeclared.verdict == "not tested (no run-to-run allowance)");
+  CHECK(undeclared.change > 1);
 }
