@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "export/build_info.h"
-#include "host/clock_info.h"
 #include "host/cpu_list.h"
 #include "host/posture.h"
 #include "host/text.h"
@@ -118,9 +117,6 @@ Baseline baseline_header(const SamplingPlan& plan, const HostReader& host, const
   b.fingerprint.emplace_back("hostname", std::string(trim(host.read_proc("sys/kernel/hostname").value_or(""))));
   b.fingerprint.emplace_back("governor", governors(posture, plan.selection.sampled));
   b.fingerprint.emplace_back("clocksource", posture.clocksource ? posture.clocksource->current : "");
-  // compare judges the probes of a guest against wider allowances (cli/allowances.h).
-  const std::optional<CpuinfoClock> cpuinfo = read_cpuinfo_clock(host, nullptr);
-  b.fingerprint.emplace_back("hypervisor", cpuinfo ? hypervisor_flag(*cpuinfo) : "");
   b.tick_method = std::string(to_string(plan.method));
   b.counter_hertz = frequency.hertz;
   b.duration_seconds = duration_seconds;

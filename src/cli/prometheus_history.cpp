@@ -314,7 +314,7 @@ void add_fingerprint(HistoryBaseline& out, const Gathered& g, const RangeSamples
                     samples.source, kFingerprint));
   } else {
     for (const char* field :
-         {"kernel", "cmdline", "microcode", "bios_vendor", "bios_version", "bios_date", "cpu_model"})
+         {"kernel", "cmdline", "microcode", "bios_vendor", "bios_version", "bios_date", "cpu_model", "hypervisor"})
       b.fingerprint.emplace_back(field, info->second.label(field));
     for (const Series* other : g.fingerprints)
       if (other->labels != info->second.labels) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "host/clock_info.h"
 #include "host/cpu_list.h"
 #include "host/interrupt_counts.h"
 #include "host/text.h"
@@ -246,6 +247,7 @@ Fingerprint read_fingerprint(const HostReader& host, std::vector<std::string>* p
   fp.bios_version = r.sys(dmi + "bios_version", "").value_or("");
   fp.bios_date = r.sys(dmi + "bios_date", "").value_or("");
   fp.cpu_model = cpuinfo ? read_cpu_model(*cpuinfo) : "";
+  fp.hypervisor = cpuinfo ? hypervisor_flag(parse_cpuinfo_clock(*cpuinfo)) : "";
   return fp;
 }
 
@@ -303,13 +305,13 @@ std::vector<IrqAffinity> irqs_on_cpu(const Posture& posture, int cpu) {
 std::vector<std::pair<std::string, std::string>> fingerprint_fields(const Fingerprint& fp) {
   return {{"kernel", fp.kernel},           {"cmdline", fp.cmdline},           {"microcode", fp.microcode},
           {"bios_vendor", fp.bios_vendor}, {"bios_version", fp.bios_version}, {"bios_date", fp.bios_date},
-          {"cpu_model", fp.cpu_model}};
+          {"cpu_model", fp.cpu_model},     {"hypervisor", fp.hypervisor}};
 }
 
 Fingerprint keep_unread_fields(const Fingerprint& known, Fingerprint now) {
   for (std::string Fingerprint::*field :
        {&Fingerprint::kernel, &Fingerprint::cmdline, &Fingerprint::microcode, &Fingerprint::bios_vendor,
-        &Fingerprint::bios_version, &Fingerprint::bios_date, &Fingerprint::cpu_model}) {
+        &Fingerprint::bios_version, &Fingerprint::bios_date, &Fingerprint::cpu_model, &Fingerprint::hypervisor}) {
     if ((now.*field).empty()) now.*field = known.*field;
   }
   return now;

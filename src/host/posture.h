@@ -86,6 +86,7 @@ IrqManagement irq_management(const std::optional<std::string>& debugfs_text, con
 
 struct Fingerprint {  // each "" when unknown
   std::string kernel, cmdline, microcode, bios_vendor, bios_version, bios_date, cpu_model;
+  std::string hypervisor;  // "yes" or "no" from the x86 cpuinfo flag (host/clock_info.h hypervisor_flag)
   bool operator==(const Fingerprint&) const = default;
 };
 
@@ -123,7 +124,7 @@ Fingerprint read_fingerprint(const HostReader& host, std::vector<std::string>* p
 std::vector<IrqAffinity> irqs_on_cpu(const Posture& posture, int cpu);
 
 // (field, value) in a stable order: kernel, cmdline, microcode, bios_vendor, bios_version,
-// bios_date, cpu_model.
+// bios_date, cpu_model, hypervisor.
 std::vector<std::pair<std::string, std::string>> fingerprint_fields(const Fingerprint& fingerprint);
 
 // One line per changed field, in fingerprint_fields order:

@@ -343,7 +343,7 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
   result.metrics.push_back(
       gauge("jitterd_fingerprint_info",
             "1, labelled with the kernel release and command line, microcode revision, BIOS vendor, "
-            "version and date, and CPU model.",
+            "version and date, CPU model, and whether the CPU says it runs under a hypervisor.",
             fields, 1));
   ProbeMetric changes =
       gauge("jitterd_fingerprint_changes_total", "Fingerprint changes seen since jitterd started.", {},

@@ -192,15 +192,6 @@ def tested(comparison):
     return [f for f in probe_rows(comparison) if f["test"].startswith("quantile")]
 
 
-def under_hypervisor():
-    """True when /proc/cpuinfo shows the x86 hypervisor flag (a guest)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            return any(line.startswith("flags") and " hypervisor" in line for line in f)
-    except OSError:
-        return False
-
-
 def fell_behind(comparison):
     """Pacing rows compare leaves untested because a pacer fell behind its schedule in a run."""
     return [f for f in probe_rows(comparison) if f["verdict"] == "not tested (pacer fell behind its schedule)"]
@@ -274,7 +265,7 @@ class ProbeVerdicts(unittest.TestCase):
 
         # The machine's hypervisor flag is in both fingerprints, and a VM is judged against the guest
         # allowances, said in a note. No figure is "worse" back to back, in a VM as on bare metal.
-        virtual = under_hypervisor()
+        virtual = harness.under_hypervisor()
         self.assertEqual(document["fingerprint"].get("hypervisor"), "yes" if virtual else "no")
         self.assertEqual(any("in a VM" in n for n in same["notes"]), virtual, same["notes"])
         for f in tested(same):

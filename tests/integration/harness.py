@@ -84,6 +84,15 @@ def require_two_cpus():
     return None
 
 
+def under_hypervisor():
+    """True when /proc/cpuinfo shows the x86 hypervisor flag (a guest)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            return any(line.startswith("flags") and " hypervisor" in line for line in f)
+    except OSError:
+        return False
+
+
 def wait_until(predicate, timeout, interval=0.05, what="condition"):
     """Polls predicate until it returns a truthy value (returned) or timeout seconds pass."""
     deadline = time.monotonic() + timeout

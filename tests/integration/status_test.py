@@ -147,6 +147,8 @@ class StatusPageTest(harness.DaemonTestCase):
 
     def test_baseline_downloaded_twice_compares(self):
         daemon = self.start()
+        harness.wait_until(lambda: status_json(daemon)["fingerprint"], 30, interval=0.2,
+                           what="the posture probe's first run")
         paths = []
         for name in ("before", "after"):
             status, headers, body = get(daemon.url("/baseline.json"))
@@ -158,6 +160,8 @@ class StatusPageTest(harness.DaemonTestCase):
             self.assertGreater(cpu["samples"], 0)
             self.assertGreaterEqual(len(cpu["sub_windows"]), 3)
             self.assertEqual(sum(w["samples"] for w in cpu["sub_windows"]), cpu["samples"])
+            # The posture probe's fingerprint, with the hypervisor flag compare's allowances need.
+            self.assertEqual(document["fingerprint"].get("hypervisor"), "yes" if harness.under_hypervisor() else "no")
             path = os.path.join(self.workdir, name + ".json")
             with open(path, "wb") as f:
                 f.write(body)
@@ -169,6 +173,7 @@ class StatusPageTest(harness.DaemonTestCase):
         result = harness.run(["compare"] + paths, timeout=60)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("cpu 1", result.stdout)
+        self.assertEqual("in a VM" in result.stdout, harness.under_hypervisor(), result.stdout)
         self.stop_ok(daemon)
         # A `jitterd baseline` file has 0.5 s sub-windows: compare refuses the pair and says why.
         config = os.path.join(self.workdir, "baseline.yaml")

@@ -129,7 +129,8 @@ TEST_CASE("fingerprint fields keep their order and changes name the field", "[po
                      "Dell Inc.",
                      "2.17.1",
                      "11/03/2022",
-                     "Intel(R) Xeon(R) Gold 5122 CPU @ 3.60GHz"};
+                     "Intel(R) Xeon(R) Gold 5122 CPU @ 3.60GHz",
+                     "no"};
   Fingerprint after = before;
   CHECK(jitterd::fingerprint_changes(before, after).empty());
   after.kernel = "6.1.0-10-amd64";
@@ -138,8 +139,8 @@ TEST_CASE("fingerprint fields keep their order and changes name the field", "[po
         Strings{"kernel: \"6.1.0-9-amd64\" -> \"6.1.0-10-amd64\"", "bios_version: \"2.17.1\" -> \"2.19.1\""});
   Strings keys;
   for (const auto& [key, value] : jitterd::fingerprint_fields(before)) keys.push_back(key);
-  CHECK(keys ==
-        Strings{"kernel", "cmdline", "microcode", "bios_vendor", "bios_version", "bios_date", "cpu_model"});
+  CHECK(keys == Strings{"kernel", "cmdline", "microcode", "bios_vendor", "bios_version", "bios_date", "cpu_model",
+                        "hypervisor"});
 }
 
 TEST_CASE("a fingerprint field whose file vanished keeps its known value and is no change", "[posture]") {
@@ -149,14 +150,17 @@ TEST_CASE("a fingerprint field whose file vanished keeps its known value and is 
                           "Dell Inc.",
                           "2.17.1",
                           "11/03/2022",
-                          "Intel(R) Xeon(R) Gold 5122 CPU @ 3.60GHz"};
+                          "Intel(R) Xeon(R) Gold 5122 CPU @ 3.60GHz",
+                          "yes"};
   Fingerprint now = known;
   now.cmdline.clear();  // /proc/cmdline unreadable this time
   now.bios_date.clear();
+  now.hypervisor.clear();         // cpuinfo unreadable
   now.kernel = "6.1.0-10-amd64";  // a real change read at the same time
   const Fingerprint seen = jitterd::keep_unread_fields(known, now);
   CHECK(seen.cmdline == known.cmdline);
   CHECK(seen.bios_date == known.bios_date);
+  CHECK(seen.hypervisor == "yes");
   CHECK(jitterd::fingerprint_changes(known, seen) == Strings{"kernel: \"6.1.0-9-amd64\" -> \"6.1.0-10-amd64\""});
 }
 
@@ -227,6 +231,7 @@ TEST_CASE("a tuned two-socket server: isolation asked for and done", "[posture]"
   CHECK(fp.bios_version == "2.19.1");
   CHECK(fp.bios_date == "06/20/2023");
   CHECK(fp.cpu_model == "Intel(R) Xeon(R) Gold 5122 CPU @ 3.60GHz");
+  CHECK(fp.hypervisor == "no");  // flags without "hypervisor": bare metal
 }
 
 TEST_CASE("the tuned server's IRQs: one leaks onto isolated cpu 3", "[posture]") {
@@ -343,12 +348,14 @@ TEST_CASE("a KVM guest missing most files: one problem per missing thing", "[pos
   CHECK(posture.fingerprint.microcode == "0x1");
   CHECK(posture.fingerprint.bios_vendor.empty());
   CHECK(posture.fingerprint.cpu_model == "Intel Xeon Processor (Icelake)");
+  CHECK(posture.fingerprint.hypervisor == "yes");  // the guest's cpuinfo flags say so
 }
 
 TEST_CASE("an aarch64 fingerprint names the core by implementer and part", "[posture]") {
   std::vector<std::string> problems;
   const Fingerprint fp = jitterd::read_fingerprint(fixture_reader("aarch64_vm"), &problems);
   CHECK(fp.cpu_model == "CPU implementer 0x41, part 0xd0c");
+  CHECK(fp.hypervisor.empty());  // aarch64 has no such flag: unknown, not "no"
   CHECK(fp.microcode.empty());
   const std::string machine = (fixtures / "aarch64_vm").string();
   CHECK(std::count(problems.begin(), problems.end(),

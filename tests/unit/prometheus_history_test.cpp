@@ -56,7 +56,8 @@ Json range_matrix(int cpu, double slow_per_s, const std::string& kernel, bool re
   matrix.push_back(series("jitterd_sampler_loop_floor_seconds", {{"cpu", c}}, {2e-8}));
   matrix.push_back(series("jitterd_tick_frequency_hertz", Json::object(), {2e9}));
   matrix.push_back(series("jitterd_tick_info", {{"method", "lfence_rdtsc"}, {"frequency_source", "cpuid"}}, {1}));
-  matrix.push_back(series("jitterd_fingerprint_info", {{"kernel", kernel}, {"cpu_model", "Example CPU"}}, {1, 1}));
+  matrix.push_back(series("jitterd_fingerprint_info",
+                          {{"kernel", kernel}, {"cpu_model", "Example CPU"}, {"hypervisor", "yes"}}, {1, 1}));
   matrix.push_back(
       series("jitterd_posture_cpufreq_governor_info", {{"cpu", c}, {"governor", "performance"}}, {1}));
   return matrix;
@@ -147,6 +148,8 @@ TEST_CASE("a range's samples become a baseline at the exported buckets", "[prome
                   std::pair<std::string, std::string>("kernel", "6.1.0-9")) != b.fingerprint.end());
   CHECK(std::find(b.fingerprint.begin(), b.fingerprint.end(),
                   std::pair<std::string, std::string>("governor", "performance")) != b.fingerprint.end());
+  // The hypervisor label: compare applies the guest allowances to a range from a VM too.
+  CHECK(jitterd::ran_under_hypervisor(b));
   CHECK(h.notes.empty());
 }
 
