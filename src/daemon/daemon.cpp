@@ -161,7 +161,8 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
   log_plan(plan);
   if (change.web) replace_web_server(service, plan, runtime);
   if (change.samplers) {
-    service.samplers = std::make_shared<SamplerSet>(sampler_settings(plan, TickScale(runtime.frequency.hertz)));
+    service.samplers =
+        std::make_shared<SamplerSet>(sampler_settings(plan, TickScale(runtime.frequency.hertz)), runtime.host);
     service.samplers->start();
     log_startup(*service.samplers);
     runtime.collector->set_samplers(service.samplers, runtime.frequency, plan.method);

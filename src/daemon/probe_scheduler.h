@@ -3,7 +3,8 @@
 // The first round starts shortly after start-up so every probe's metrics appear early. A probe
 // that throws is recorded as a failure (success 0, logged when its state changes), never fatal.
 // A probe's states (what it does and why) are logged when they first appear and when they change.
-// Thread-safety: start/stop from the main thread; statuses() from any thread.
+// Thread-safety: start/stop from the main thread; statuses() from any thread (each probe's last
+// run is an immutable snapshot, swapped under the lock when the probe finishes).
 #pragma once
 
 #include <atomic>
@@ -51,7 +52,7 @@ class ProbeScheduler {
   // to end. Returns false if a probe is still inside one long unit (the thread is then left to
   // the caller's exit); true once the thread has ended.
   bool stop(std::chrono::nanoseconds grace = std::chrono::hours(24));
-  std::vector<ProbeStatus> statuses() const;
+  ProbeStatuses statuses() const;
 
  private:
   void loop();
@@ -65,7 +66,7 @@ class ProbeScheduler {
   bool stopping_ = false;
   bool loop_ended_ = false;
   std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
-  std::vector<ProbeStatus> statuses_;
+  ProbeStatuses statuses_;
   std::shared_ptr<ProbeStateLog> states_;
 };
 
