@@ -166,13 +166,12 @@ CpuFreq read_cpufreq(const Reading& r, int cpu, const Directory& dir, const std:
 
 CpuIdle read_cpuidle(const Reading& r, int cpu, const Directory& dir, const std::string& relative) {
   CpuIdle idle{cpu, {}};
+  // stateN/name and the others are opened from the cpuidle directory: no descriptor per state.
   for (int index : numbered_entries(dir.list(), "state")) {
-    const std::string name = "state" + std::to_string(index);
-    const Directory state_dir(dir, name);
-    const std::string state = relative + name + "/";
-    IdleState entry{index, r.sys_at(state_dir, state, "name", "").value_or(""),
-                    r.sys_integer_at(state_dir, state, "latency"), true};
-    if (const std::optional<long long> disable = r.sys_integer_at(state_dir, state, "disable"))
+    const std::string state = "state" + std::to_string(index) + "/";
+    IdleState entry{index, r.sys_at(dir, relative, (state + "name").c_str(), "").value_or(""),
+                    r.sys_integer_at(dir, relative, (state + "latency").c_str()), true};
+    if (const std::optional<long long> disable = r.sys_integer_at(dir, relative, (state + "disable").c_str()))
       entry.enabled = *disable == 0;
     idle.states.push_back(std::move(entry));
   }
@@ -227,15 +226,17 @@ std::vector<IrqAffinity> read_irqs(const Reading& r, const std::optional<Interru
   for (int irq : numbers) {
     const std::string number = std::to_string(irq);
     const std::string dir = "irq/" + number + "/";
-    const Directory irq_dir(irq_root, number);
     IrqAffinity entry{irq, names.count(irq) ? names.at(irq) : "", {}, true};
     std::optional<std::string> text;
-    if (const std::optional<std::string_view> effective = irq_dir.read_stripped("effective_affinity_list", buffer))
+    // irq/N/<file> opened from the irq directory: no descriptor per IRQ.
+    if (const std::optional<std::string_view> effective =
+            irq_root.read_stripped((number + "/effective_affinity_list").c_str(), buffer))
       text = std::string(*effective);
     if (!text) {
       entry.effective = false;
       fell_back.push_back(irq);
-      if (const std::optional<std::string_view> smp = irq_dir.read_trimmed("smp_affinity_list", buffer)) {
+      if (const std::optional<std::string_view> smp =
+              irq_root.read_trimmed((number + "/smp_affinity_list").c_str(), buffer)) {
         text = std::string(*smp);
       } else {
         r.problem(r.proc_path(dir + "smp_affinity_list") + ": missing; IRQ " + number + " left out");

@@ -52,6 +52,11 @@ void advance_sampler_window(SamplerWindowState& state, const SamplerShared& shar
   out.interrupted_ticks = points.back().interrupted_ticks - points.front().interrupted_ticks;
 }
 
+bool reads_switches_at(std::size_t index, std::size_t count, std::uint64_t sequence, std::size_t per_update) {
+  const std::size_t rounds = (count + per_update - 1) / per_update;
+  return rounds <= 1 || index / per_update == sequence % rounds;
+}
+
 // The summaries are rewritten in place, under the lock readers take: no fresh 8 KB detail per
 // sampler each second (8 MB a second at 1,024 CPUs). The threads' status files are read before
 // the lock is taken, so a scrape never waits for them.
@@ -60,6 +65,7 @@ void SamplerSet::update_windows() {
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   FileBuffer buffer;
   for (std::size_t i = 0; i < workers_.size(); ++i) {
+    if (!reads_switches_at(i, workers_.size(), sequence_ + 1)) continue;
     const SamplerWorker& w = *workers_[i];
     switches_[i] = w.shared() ? read_thread_context_switches(own_tasks_, w.startup().tid, buffer) : std::nullopt;
   }

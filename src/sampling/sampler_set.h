@@ -68,6 +68,17 @@ void advance_sampler_window(SamplerWindowState& state, const SamplerShared& shar
                             const SamplerSettings& settings, std::uint64_t now, HistogramSnapshot& scratch,
                             WindowDetail& out);
 
+// The sampler threads' context switches an update reads: at most this many status files (each
+// some microseconds of kernel time; more on a large machine, whose status files list long CPU
+// masks), the others keeping their last reading.
+inline constexpr std::size_t kSwitchReadsPerUpdate = 256;
+
+// Whether update number `sequence` reads the context switches of sampler `index` of `count`: all
+// of them each update up to `per_update` samplers, else consecutive blocks of `per_update` in turn,
+// so each is read once every ceil(count / per_update) updates (4 s at 1,024 samplers).
+bool reads_switches_at(std::size_t index, std::size_t count, std::uint64_t sequence,
+                       std::size_t per_update = kSwitchReadsPerUpdate);
+
 class SamplerSet {
  public:
   // `host`'s procfs is where update_windows() reads the sampler threads' context switches.
