@@ -76,21 +76,25 @@ void ProbeScheduler::loop() {
     ProbeStatus status = run_probe(probe, context_);
     if (cancel_->load()) return;  // stopping: a cut-short run is neither a result nor a failure
     due[index] = started + std::chrono::duration_cast<clock::duration>(probe.interval());
-    auto snapshot = std::make_shared<const ProbeStatus>(std::move(status));
-    std::lock_guard lock(mutex_);
-    const ProbeStatus& kept = *statuses_[index];
-    if (snapshot->success) {
-      if (kept.ran && !kept.success) spdlog::info("probe {}: succeeds again", snapshot->name);
-      for (const std::string& warning : snapshot->result.warnings)
-        spdlog::warn("probe {}: {}", snapshot->name, warning);
-      for (const auto& [subject, state] : snapshot->result.states)
-        states_->log_if_changed(snapshot->name, subject, state);
-    } else if (!kept.ran || kept.success || kept.error != snapshot->error) {
-      // Log once per failing streak; keep the last good result's metrics out of the export.
-      spdlog::warn("probe {}: failed: {}", snapshot->name, snapshot->error);
-    }
-    statuses_[index] = std::move(snapshot);
+    store(index, std::make_shared<const ProbeStatus>(std::move(status)));
+    if (after_run_) after_run_();  // without the lock: the hook may ask for statuses()
   }
+}
+
+void ProbeScheduler::store(std::size_t index, std::shared_ptr<const ProbeStatus> snapshot) {
+  std::lock_guard lock(mutex_);
+  const ProbeStatus& kept = *statuses_[index];
+  if (snapshot->success) {
+    if (kept.ran && !kept.success) spdlog::info("probe {}: succeeds again", snapshot->name);
+    for (const std::string& warning : snapshot->result.warnings)
+      spdlog::warn("probe {}: {}", snapshot->name, warning);
+    for (const auto& [subject, state] : snapshot->result.states)
+      states_->log_if_changed(snapshot->name, subject, state);
+  } else if (!kept.ran || kept.success || kept.error != snapshot->error) {
+    // Log once per failing streak; keep the last good result's metrics out of the export.
+    spdlog::warn("probe {}: failed: {}", snapshot->name, snapshot->error);
+  }
+  statuses_[index] = std::move(snapshot);
 }
 
 }  // namespace jitterd

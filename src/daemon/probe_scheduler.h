@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,6 +48,9 @@ class ProbeScheduler {
   ProbeScheduler(const ProbeScheduler&) = delete;
   ProbeScheduler& operator=(const ProbeScheduler&) = delete;
 
+  // `hook` runs on the scheduler's thread after each run is stored (the daemon makes the run's
+  // /metrics text there, not in a scrape). Call before start().
+  void set_after_run(std::function<void()> hook) { after_run_ = std::move(hook); }
   void start();
   // Cancels the running probe at its next unit boundary and waits up to `grace` for the thread
   // to end. Returns false if a probe is still inside one long unit (the thread is then left to
@@ -56,6 +60,8 @@ class ProbeScheduler {
 
  private:
   void loop();
+  // Logs what the run says and makes `snapshot` the probe's last run.
+  void store(std::size_t index, std::shared_ptr<const ProbeStatus> snapshot);
 
   std::vector<std::unique_ptr<Probe>> probes_;
   ProbeContext context_;
@@ -68,6 +74,7 @@ class ProbeScheduler {
   std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
   ProbeStatuses statuses_;
   std::shared_ptr<ProbeStateLog> states_;
+  std::function<void()> after_run_;
 };
 
 }  // namespace jitterd

@@ -367,9 +367,56 @@ std::vector<MetricFamily> Collector::result_families(const ProbeStatuses& status
   return results;
 }
 
-// Each successful run's text is made once, when its snapshot first appears. Concatenated in the
-// probes' order it is exactly the merged families' text as long as no two probes share a family
-// name (none of jitterd's do); if some did, the merged families are serialized instead.
+Collector::ResultText Collector::make_result_text(std::shared_ptr<const ProbeStatus> status) {
+  ResultText made{std::move(status), {}, {}};
+  const std::vector<MetricFamily> families = result_families({made.status});
+  for (const MetricFamily& f : families) made.names.push_back(f.name);
+  made.text = serialize_text(families);
+  return made;
+}
+
+void Collector::render_probe_results() const {
+  ProbeStatuses statuses;
+  {
+    std::lock_guard lock(mutex_);
+    if (!probe_statuses_) return;
+    statuses = probe_statuses_();
+  }
+  // Made without the lock, so a scrape meanwhile does not wait for them.
+  std::vector<ResultText> made;
+  for (const std::shared_ptr<const ProbeStatus>& status : statuses) {
+    if (!status->ran || !status->success) continue;
+    bool known = false;
+    {
+      std::lock_guard lock(mutex_);
+      known = std::any_of(result_texts_.begin(), result_texts_.end(),
+                          [&](const ResultText& r) { return r.status == status; });
+    }
+    if (!known) made.push_back(make_result_text(status));
+  }
+  std::lock_guard lock(mutex_);
+  results_made_ += made.size();
+  // Only the current results are kept: a superseded run's snapshot is let go.
+  std::erase_if(result_texts_, [&](const ResultText& r) {
+    return std::find(statuses.begin(), statuses.end(), r.status) == statuses.end();
+  });
+  for (ResultText& m : made) {
+    if (std::none_of(result_texts_.begin(), result_texts_.end(),
+                     [&](const ResultText& r) { return r.status == m.status; }))
+      result_texts_.push_back(std::move(m));
+  }
+}
+
+std::uint64_t Collector::results_made() const {
+  std::lock_guard lock(mutex_);
+  return results_made_;
+}
+
+// Each successful run's text is made once, when its snapshot first appears (by
+// render_probe_results on the scheduler's thread, or else by the first scrape that sees it).
+// Concatenated in the probes' order it is exactly the merged families' text as long as no two
+// probes share a family name (none of jitterd's do); if some did, the merged families are
+// serialized instead.
 std::string Collector::results_text(const ProbeStatuses& statuses) const {
   std::vector<ResultText> kept;
   kept.reserve(statuses.size());  // `names` points into the kept entries' names
@@ -383,11 +430,8 @@ std::string Collector::results_text(const ProbeStatuses& statuses) const {
     if (cached != result_texts_.end()) {
       kept.push_back(std::move(*cached));
     } else {
-      ResultText made{status, {}, {}};
-      const std::vector<MetricFamily> families = result_families({status});
-      for (const MetricFamily& f : families) made.names.push_back(f.name);
-      made.text = serialize_text(families);
-      kept.push_back(std::move(made));
+      kept.push_back(make_result_text(status));
+      ++results_made_;
     }
     for (const std::string& name : kept.back().names) shared_name = !names.insert(name).second || shared_name;
     size += kept.back().text.size();

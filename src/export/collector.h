@@ -83,6 +83,11 @@ class Collector : public prometheus::Collectable {
   // The /metrics text: serialize_text(Collect()) byte for byte, with each probe result's families
   // built and serialized once (kept until the probe runs again) rather than on every scrape.
   std::string metrics_text() const;
+  // Makes the text of the probes' results not made yet, so that the next scrape only copies it:
+  // the daemon calls it on the probe scheduler's thread after each run. Any thread.
+  void render_probe_results() const;
+  // How many probe results' texts were made so far (by either): for tests.
+  std::uint64_t results_made() const;
   // The same state as Collect() reads, as plain values.
   StatusSnapshot status() const;
   // Per sampler, the steps of its rolling window (SamplerSet::window_parts); empty without a
@@ -104,6 +109,7 @@ class Collector : public prometheus::Collectable {
     std::vector<std::string> names;  // its families
     std::string text;
   };
+  static ResultText make_result_text(std::shared_ptr<const ProbeStatus> status);
 
   HostReader host_;
   BuildInfo build_;
@@ -116,6 +122,7 @@ class Collector : public prometheus::Collectable {
   bool last_reload_ok_ = true;
   double last_reload_success_ = 0;
   mutable std::vector<ResultText> result_texts_;  // guarded by mutex_
+  mutable std::uint64_t results_made_ = 0;        // guarded by mutex_
 };
 
 }  // namespace jitterd

@@ -293,3 +293,31 @@ TEST_CASE("metrics_text is serialize_text(Collect()) as probe results come, chan
   statuses[1] = std::make_shared<const ProbeStatus>(failed);
   CHECK(same().find("jitterd_b_value") == std::string::npos);
 }
+
+TEST_CASE("render_probe_results makes a new result's text before the scrape, which then only copies it",
+          "[collector]") {
+  Collector collector(HostReader("/sys", "/proc"), this_build());
+  const auto run = [](double value) {
+    ProbeStatus status("posture");
+    status.ran = status.success = true;
+    status.result.metrics.push_back(gauge("jitterd_test_value", "A test gauge.", {}, value));
+    return std::make_shared<const ProbeStatus>(std::move(status));
+  };
+  ProbeStatuses statuses = {run(1)};
+  collector.set_probes([&statuses] { return statuses; });
+  collector.render_probe_results();
+  CHECK(collector.results_made() == 1);
+  const std::string text = collector.metrics_text();
+  CHECK(collector.results_made() == 1);  // the scrape made nothing
+  CHECK(text == serialize_text(collector.Collect()));
+  collector.render_probe_results();
+  CHECK(collector.results_made() == 1);  // nothing new to make
+  statuses = {run(2)};
+  collector.render_probe_results();
+  CHECK(collector.results_made() == 2);
+  CHECK(collector.metrics_text().find("jitterd_test_value 2") != std::string::npos);
+  CHECK(collector.results_made() == 2);
+  statuses = {run(3)};  // not rendered: the scrape makes it
+  CHECK(collector.metrics_text().find("jitterd_test_value 3") != std::string::npos);
+  CHECK(collector.results_made() == 3);
+}

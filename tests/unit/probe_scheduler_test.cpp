@@ -7,6 +7,7 @@
 
 #include "daemon/probe_scheduler.h"
 #include "export/collector.h"
+#include "export/text_format.h"
 
 using namespace jitterd;
 
@@ -94,11 +95,22 @@ TEST_CASE("probe results become families; a failed run exports status but no num
   probes.push_back(std::make_unique<ScriptedProbe>("scripted", running, overlapped));
   auto scheduler =
       std::make_shared<ProbeScheduler>(std::move(probes), ProbeContext{}, std::chrono::milliseconds(0));
-  scheduler->start();
-  while (!scheduler->statuses()[0]->ran) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  scheduler->stop();
   Collector collector(HostReader(), this_build());
   collector.set_probes([scheduler] { return scheduler->statuses(); });
+  // As the daemon does: the run's text is made on the scheduler's thread, after it is stored.
+  std::atomic<int> after_runs{0};
+  scheduler->set_after_run([&] {
+    collector.render_probe_results();
+    ++after_runs;
+  });
+  scheduler->start();
+  while (after_runs.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  scheduler->stop();
+  CHECK(scheduler->statuses()[0]->ran);
+  const std::uint64_t made = collector.results_made();
+  if (scheduler->statuses()[0]->success) CHECK(made >= 1);
+  CHECK(collector.metrics_text() == serialize_text(collector.Collect()));
+  CHECK(collector.results_made() == made);  // the scrape made none
   const auto families = collector.Collect();
   const bool succeeded = scheduler->statuses()[0]->success;
   REQUIRE(find(families, "jitterd_probe_success") != nullptr);
