@@ -1,8 +1,9 @@
 // The one prometheus-cpp Collectable of the daemon: every family is built at scrape time from the
 // samplers' single-writer counters (relaxed loads) and the housekeeping window summaries, so the
 // hot loop never touches a prometheus-cpp object or its mutexes.
-// Thread-safety: Collect() runs on the web server's threads; the setters may be called from the
-// main thread at any time (guarded by one mutex).
+// Thread-safety: Collect(), metrics_text() and status() run on the web server's threads,
+// render_probe_results() on the probe scheduler's; the setters may be called from the main thread
+// at any time (guarded by one mutex).
 #pragma once
 
 #include <functional>
