@@ -161,7 +161,8 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
   log_plan(plan);
   if (change.web) replace_web_server(service, plan, runtime);
   if (change.samplers) {
-    service.samplers = std::make_shared<SamplerSet>(sampler_settings(plan, TickScale(runtime.frequency.hertz)));
+    service.samplers =
+        std::make_shared<SamplerSet>(sampler_settings(plan, TickScale(runtime.frequency.hertz)), runtime.host);
     service.samplers->start();
     log_startup(*service.samplers);
     runtime.collector->set_samplers(service.samplers, runtime.frequency, plan.method);
@@ -171,8 +172,13 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
         make_enabled_probes(plan.config.probes),
         make_probe_context(plan, runtime.host, runtime.frequency, service.samplers), std::chrono::seconds(2),
         runtime.probe_states);
-    service.probes->start();
     runtime.collector->set_probes([probes = service.probes] { return probes->statuses(); });
+    // Each run's /metrics text is made on the scheduler's thread, not by the scrape after it.
+    // (A weak pointer: the collector holds the scheduler through set_probes.)
+    service.probes->set_after_run([collector = std::weak_ptr<const Collector>(runtime.collector)] {
+      if (const auto alive = collector.lock()) alive->render_probe_results();
+    });
+    service.probes->start();
   }
   service.status = service.samplers->describe() + "; housekeeping on cpus " +
                    format_cpu_list(plan.selection.housekeeping) + "; serving " + service.web->bound_address();

@@ -25,7 +25,7 @@ ProbeScheduler::ProbeScheduler(std::vector<std::unique_ptr<Probe>> probes, Probe
       first_delay_(first_delay),
       states_(states ? std::move(states) : std::make_shared<ProbeStateLog>()) {
   context_.cancel = cancel_;
-  for (const auto& p : probes_) statuses_.push_back(ProbeStatus{std::string(p->name())});
+  for (const auto& p : probes_) statuses_.push_back(std::make_shared<const ProbeStatus>(std::string(p->name())));
 }
 
 ProbeScheduler::~ProbeScheduler() {
@@ -55,7 +55,7 @@ bool ProbeScheduler::stop(std::chrono::nanoseconds grace) {
   return true;
 }
 
-std::vector<ProbeStatus> ProbeScheduler::statuses() const {
+ProbeStatuses ProbeScheduler::statuses() const {
   std::lock_guard lock(mutex_);
   return statuses_;
 }
@@ -76,21 +76,25 @@ void ProbeScheduler::loop() {
     ProbeStatus status = run_probe(probe, context_);
     if (cancel_->load()) return;  // stopping: a cut-short run is neither a result nor a failure
     due[index] = started + std::chrono::duration_cast<clock::duration>(probe.interval());
-    std::lock_guard lock(mutex_);
-    ProbeStatus& kept = statuses_[index];
-    if (status.success) {
-      if (kept.ran && !kept.success) spdlog::info("probe {}: succeeds again", status.name);
-      for (const std::string& warning : status.result.warnings) spdlog::warn("probe {}: {}", status.name, warning);
-      for (const auto& [subject, state] : status.result.states)
-        states_->log_if_changed(status.name, subject, state);
-      kept = std::move(status);
-    } else {
-      // Log once per failing streak; keep the last good result's metrics out of the export.
-      if (!kept.ran || kept.success || kept.error != status.error)
-        spdlog::warn("probe {}: failed: {}", status.name, status.error);
-      kept = std::move(status);
-    }
+    store(index, std::make_shared<const ProbeStatus>(std::move(status)));
+    if (after_run_) after_run_();  // without the lock: the hook may ask for statuses()
   }
+}
+
+void ProbeScheduler::store(std::size_t index, std::shared_ptr<const ProbeStatus> snapshot) {
+  std::lock_guard lock(mutex_);
+  const ProbeStatus& kept = *statuses_[index];
+  if (snapshot->success) {
+    if (kept.ran && !kept.success) spdlog::info("probe {}: succeeds again", snapshot->name);
+    for (const std::string& warning : snapshot->result.warnings)
+      spdlog::warn("probe {}: {}", snapshot->name, warning);
+    for (const auto& [subject, state] : snapshot->result.states)
+      states_->log_if_changed(snapshot->name, subject, state);
+  } else if (!kept.ran || kept.success || kept.error != snapshot->error) {
+    // Log once per failing streak; keep the last good result's metrics out of the export.
+    spdlog::warn("probe {}: failed: {}", snapshot->name, snapshot->error);
+  }
+  statuses_[index] = std::move(snapshot);
 }
 
 }  // namespace jitterd

@@ -3,12 +3,14 @@
 // The first round starts shortly after start-up so every probe's metrics appear early. A probe
 // that throws is recorded as a failure (success 0, logged when its state changes), never fatal.
 // A probe's states (what it does and why) are logged when they first appear and when they change.
-// Thread-safety: start/stop from the main thread; statuses() from any thread.
+// Thread-safety: start/stop from the main thread; statuses() from any thread (each probe's last
+// run is an immutable snapshot, swapped under the lock when the probe finishes).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,15 +48,20 @@ class ProbeScheduler {
   ProbeScheduler(const ProbeScheduler&) = delete;
   ProbeScheduler& operator=(const ProbeScheduler&) = delete;
 
+  // `hook` runs on the scheduler's thread after each run is stored (the daemon makes the run's
+  // /metrics text there, not in a scrape). Call before start().
+  void set_after_run(std::function<void()> hook) { after_run_ = std::move(hook); }
   void start();
   // Cancels the running probe at its next unit boundary and waits up to `grace` for the thread
   // to end. Returns false if a probe is still inside one long unit (the thread is then left to
   // the caller's exit); true once the thread has ended.
   bool stop(std::chrono::nanoseconds grace = std::chrono::hours(24));
-  std::vector<ProbeStatus> statuses() const;
+  ProbeStatuses statuses() const;
 
  private:
   void loop();
+  // Logs what the run says and makes `snapshot` the probe's last run.
+  void store(std::size_t index, std::shared_ptr<const ProbeStatus> snapshot);
 
   std::vector<std::unique_ptr<Probe>> probes_;
   ProbeContext context_;
@@ -65,8 +72,9 @@ class ProbeScheduler {
   bool stopping_ = false;
   bool loop_ended_ = false;
   std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
-  std::vector<ProbeStatus> statuses_;
+  ProbeStatuses statuses_;
   std::shared_ptr<ProbeStateLog> states_;
+  std::function<void()> after_run_;
 };
 
 }  // namespace jitterd

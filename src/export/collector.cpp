@@ -1,12 +1,12 @@
 #include "export/collector.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <limits>
 #include <map>
+#include <set>
 
+#include "export/text_format.h"
 #include "host/text.h"
 
 namespace jitterd {
@@ -50,8 +50,7 @@ const std::vector<double>& gap_histogram_bounds() {
   return bounds;
 }
 
-void read_sampler_state(const SamplerShared& shared, WindowDetail window, const HostReader& host,
-                        SamplerReading& r) {
+void read_sampler_state(const SamplerShared& shared, WindowDetail window, SamplerReading& r) {
   r.sampling = true;
   shared.histogram.snapshot(r.gaps);
   r.interruptions = shared.interruption_count.load(std::memory_order_relaxed);
@@ -59,10 +58,10 @@ void read_sampler_state(const SamplerShared& shared, WindowDetail window, const 
   r.sampled_ticks = shared.sampled_ticks.load(std::memory_order_relaxed);
   r.window_detail = std::move(window);
   r.window = r.window_detail.summary;
-  r.context_switches = read_thread_context_switches(host, getpid(), r.startup.tid);
+  r.context_switches = r.window_detail.context_switches;
 }
 
-std::vector<SamplerReading> read_samplers(const SamplerSet& set, const HostReader& host) {
+std::vector<SamplerReading> read_samplers(const SamplerSet& set) {
   std::vector<SamplerReading> out;
   for (std::size_t i = 0; i < set.size(); ++i) {
     const SamplerWorker& w = set.worker(i);
@@ -72,7 +71,7 @@ std::vector<SamplerReading> read_samplers(const SamplerSet& set, const HostReade
     r.up = w.alive(read_ticks(r.settings.method));
     r.off_cpu = w.off_cpu();
     r.cpu_losses = w.cpu_losses();
-    if (const SamplerShared* shared = w.shared()) read_sampler_state(*shared, set.window_detail(i), host, r);
+    if (const SamplerShared* shared = w.shared()) read_sampler_state(*shared, set.window_detail(i), r);
     out.push_back(std::move(r));
   }
   return out;
@@ -87,8 +86,8 @@ void Collector::set_samplers(std::shared_ptr<const SamplerSet> samplers, Counter
     for (std::size_t i = 0; i < samplers->size(); ++i) out.push_back(samplers->window_parts(i));
     return out;
   };
-  set_samplers([samplers = std::move(samplers), host = host_] { return read_samplers(*samplers, host); },
-               std::move(frequency), method);
+  set_samplers([samplers = std::move(samplers)] { return read_samplers(*samplers); }, std::move(frequency),
+               method);
   std::lock_guard lock(mutex_);
   window_parts_ = std::move(parts);
 }
@@ -102,7 +101,7 @@ void Collector::set_samplers(std::function<std::vector<SamplerReading>()> readin
   method_ = method;
 }
 
-void Collector::set_probes(std::function<std::vector<ProbeStatus>()> statuses) {
+void Collector::set_probes(std::function<ProbeStatuses()> statuses) {
   std::lock_guard lock(mutex_);
   probe_statuses_ = std::move(statuses);
 }
@@ -114,8 +113,23 @@ void Collector::record_reload(bool success, double unix_seconds) {
 }
 
 std::vector<MetricFamily> Collector::Collect() const {
-  std::vector<MetricFamily> out;
   std::lock_guard lock(mutex_);
+  const ProbeStatuses statuses = probe_statuses_ ? probe_statuses_() : ProbeStatuses{};
+  std::vector<MetricFamily> out = collect_without_results(statuses);
+  for (MetricFamily& f : result_families(statuses)) out.push_back(std::move(f));
+  return out;
+}
+
+std::string Collector::metrics_text() const {
+  std::lock_guard lock(mutex_);
+  const ProbeStatuses statuses = probe_statuses_ ? probe_statuses_() : ProbeStatuses{};
+  std::string text = serialize_text(collect_without_results(statuses));
+  text += results_text(statuses);
+  return text;
+}
+
+std::vector<MetricFamily> Collector::collect_without_results(const ProbeStatuses& statuses) const {
+  std::vector<MetricFamily> out;
   add_single(out,
              family("jitterd_build_info", "Version and build of the running jitterd; value 1.", MetricType::Gauge),
              {{"version", build_.version},
@@ -133,7 +147,7 @@ std::vector<MetricFamily> Collector::Collect() const {
                     "Unix time of the last successful configuration load.", MetricType::Gauge),
              {}, last_reload_success_);
   if (sampler_readings_) collect_samplers(out);
-  if (probe_statuses_) collect_probes(out);
+  if (probe_statuses_) collect_probe_runs(statuses, out);
   // A family with no sample (say, no sampler started yet) is left out rather than sent empty.
   std::erase_if(out, [](const MetricFamily& f) { return f.metric.empty(); });
   return out;
@@ -315,21 +329,31 @@ ClientMetric to_client_metric(const ProbeMetric& m) {
 }
 }  // namespace
 
-void Collector::collect_probes(std::vector<MetricFamily>& out) const {
+void Collector::collect_probe_runs(const ProbeStatuses& statuses, std::vector<MetricFamily>& out) const {
   MetricFamily success =
       family("jitterd_probe_success", "1 if the probe's last run succeeded, 0 if it failed.", MetricType::Gauge);
   MetricFamily duration =
       family("jitterd_probe_duration_seconds", "How long the probe's last run took.", MetricType::Gauge);
   MetricFamily last_run =
       family("jitterd_probe_last_run_timestamp_seconds", "Unix time the probe last ran.", MetricType::Gauge);
-  std::vector<MetricFamily> results;
-  std::map<std::string, std::size_t, std::less<>> family_of;  // name -> index in results
-  for (const ProbeStatus& status : probe_statuses_()) {
+  for (const std::shared_ptr<const ProbeStatus>& shared : statuses) {
+    const ProbeStatus& status = *shared;
     if (!status.ran) continue;
     sample(success, {{"probe", status.name}}, status.success ? 1 : 0);
     sample(duration, {{"probe", status.name}}, status.duration_seconds);
     sample(last_run, {{"probe", status.name}}, status.last_run_unix_seconds);
-    if (!status.success) continue;  // a failed run's numbers are not measurements
+  }
+  out.push_back(std::move(success));
+  out.push_back(std::move(duration));
+  out.push_back(std::move(last_run));
+}
+
+std::vector<MetricFamily> Collector::result_families(const ProbeStatuses& statuses) {
+  std::vector<MetricFamily> results;
+  std::map<std::string, std::size_t, std::less<>> family_of;  // name -> index in results
+  for (const std::shared_ptr<const ProbeStatus>& shared : statuses) {
+    const ProbeStatus& status = *shared;
+    if (!status.ran || !status.success) continue;  // a failed run's numbers are not measurements
     for (const ProbeMetric& m : status.result.metrics) {
       // A map, not a search of the families per metric: a 1,024-CPU scrape has 50,000 probe metrics.
       auto found = family_of.find(m.name);
@@ -340,10 +364,84 @@ void Collector::collect_probes(std::vector<MetricFamily>& out) const {
       results[found->second].metric.push_back(to_client_metric(m));
     }
   }
-  out.push_back(std::move(success));
-  out.push_back(std::move(duration));
-  out.push_back(std::move(last_run));
-  for (auto& r : results) out.push_back(std::move(r));
+  return results;
+}
+
+Collector::ResultText Collector::make_result_text(std::shared_ptr<const ProbeStatus> status) {
+  ResultText made{std::move(status), {}, {}};
+  const std::vector<MetricFamily> families = result_families({made.status});
+  for (const MetricFamily& f : families) made.names.push_back(f.name);
+  made.text = serialize_text(families);
+  return made;
+}
+
+void Collector::render_probe_results() const {
+  ProbeStatuses statuses;
+  {
+    std::lock_guard lock(mutex_);
+    if (!probe_statuses_) return;
+    statuses = probe_statuses_();
+  }
+  // Made without the lock, so a scrape meanwhile does not wait for them.
+  std::vector<ResultText> made;
+  for (const std::shared_ptr<const ProbeStatus>& status : statuses) {
+    if (!status->ran || !status->success) continue;
+    bool known = false;
+    {
+      std::lock_guard lock(mutex_);
+      known = std::any_of(result_texts_.begin(), result_texts_.end(),
+                          [&](const ResultText& r) { return r.status == status; });
+    }
+    if (!known) made.push_back(make_result_text(status));
+  }
+  std::lock_guard lock(mutex_);
+  results_made_ += made.size();
+  // Only the current results are kept: a superseded run's snapshot is let go.
+  std::erase_if(result_texts_, [&](const ResultText& r) {
+    return std::find(statuses.begin(), statuses.end(), r.status) == statuses.end();
+  });
+  for (ResultText& m : made) {
+    if (std::none_of(result_texts_.begin(), result_texts_.end(),
+                     [&](const ResultText& r) { return r.status == m.status; }))
+      result_texts_.push_back(std::move(m));
+  }
+}
+
+std::uint64_t Collector::results_made() const {
+  std::lock_guard lock(mutex_);
+  return results_made_;
+}
+
+// Each successful run's text is made once, when its snapshot first appears (by
+// render_probe_results on the scheduler's thread, or else by the first scrape that sees it).
+// Concatenated in the probes' order it is exactly the merged families' text as long as no two
+// probes share a family name (none of jitterd's do); if some did, the merged families are
+// serialized instead.
+std::string Collector::results_text(const ProbeStatuses& statuses) const {
+  std::vector<ResultText> kept;
+  kept.reserve(statuses.size());  // `names` points into the kept entries' names
+  std::set<std::string_view> names;
+  bool shared_name = false;
+  std::size_t size = 0;
+  for (const std::shared_ptr<const ProbeStatus>& status : statuses) {
+    if (!status->ran || !status->success) continue;
+    const auto cached = std::find_if(result_texts_.begin(), result_texts_.end(),
+                                     [&](const ResultText& r) { return r.status == status; });
+    if (cached != result_texts_.end()) {
+      kept.push_back(std::move(*cached));
+    } else {
+      kept.push_back(make_result_text(status));
+      ++results_made_;
+    }
+    for (const std::string& name : kept.back().names) shared_name = !names.insert(name).second || shared_name;
+    size += kept.back().text.size();
+  }
+  result_texts_ = std::move(kept);
+  if (shared_name) return serialize_text(result_families(statuses));
+  std::string text;
+  text.reserve(size);
+  for (const ResultText& r : result_texts_) text += r.text;
+  return text;
 }
 
 }  // namespace jitterd

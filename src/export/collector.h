@@ -1,8 +1,9 @@
 // The one prometheus-cpp Collectable of the daemon: every family is built at scrape time from the
 // samplers' single-writer counters (relaxed loads) and the housekeeping window summaries, so the
 // hot loop never touches a prometheus-cpp object or its mutexes.
-// Thread-safety: Collect() runs on the web server's threads; the setters may be called from the
-// main thread at any time (guarded by one mutex).
+// Thread-safety: Collect(), metrics_text() and status() run on the web server's threads,
+// render_probe_results() on the probe scheduler's; the setters may be called from the main thread
+// at any time (guarded by one mutex).
 #pragma once
 
 #include <functional>
@@ -39,8 +40,8 @@ struct SamplerReading {
   std::uint64_t interrupted_ticks = 0;
   std::uint64_t sampled_ticks = 0;
   WindowSummary window;
-  WindowDetail window_detail;  // window's summary again, with its gaps, counters and sequence
-  std::optional<ContextSwitches> context_switches;
+  WindowDetail window_detail;                       // window's summary again, with its gaps, counters and sequence
+  std::optional<ContextSwitches> context_switches;  // window_detail's: read by update_windows, <= 1 s old
 };
 
 // Everything the status page shows (export/status_page.h), taken at request time the way a
@@ -54,18 +55,17 @@ struct StatusSnapshot {
   bool last_reload_ok = true;
   double last_reload_success = 0;
   std::vector<SamplerReading> samplers;
-  std::vector<ProbeStatus> probes;
+  ProbeStatuses probes;  // shared with the scheduler, not copied
 };
 
 // The part of a sampler's reading that comes from its running state: the histogram and counters
-// of `shared` (relaxed loads), its `window` and its thread's (r.startup.tid) context switches
-// through `host`. read_samplers' step per worker, exposed for the scale benchmark.
-void read_sampler_state(const SamplerShared& shared, WindowDetail window, const HostReader& host,
-                        SamplerReading& r);
+// of `shared` (relaxed loads), its `window` and its thread's context switches as the window's
+// update read them (no file is read at scrape time). read_samplers' step per worker, exposed for
+// the scale benchmark.
+void read_sampler_state(const SamplerShared& shared, WindowDetail window, SamplerReading& r);
 
-// Reads every sampler of `set` (relaxed loads of its single-writer counters) and its thread's
-// context switches through `host`.
-std::vector<SamplerReading> read_samplers(const SamplerSet& set, const HostReader& host);
+// Reads every sampler of `set` (relaxed loads of its single-writer counters, its window detail).
+std::vector<SamplerReading> read_samplers(const SamplerSet& set);
 
 class Collector : public prometheus::Collectable {
  public:
@@ -75,11 +75,20 @@ class Collector : public prometheus::Collectable {
   // The same from any source of readings (a test's fixed ones); called at scrape time.
   void set_samplers(std::function<std::vector<SamplerReading>()> readings, CounterFrequency frequency,
                     TickMethod method);
-  // `statuses` gives the probes' latest runs; it is called at scrape time from the web threads.
-  void set_probes(std::function<std::vector<ProbeStatus>()> statuses);
+  // `statuses` gives the probes' latest runs (shared snapshots); it is called at scrape time from
+  // the web threads.
+  void set_probes(std::function<ProbeStatuses()> statuses);
   void record_reload(bool success, double unix_seconds);
 
   std::vector<prometheus::MetricFamily> Collect() const override;
+  // The /metrics text: serialize_text(Collect()) byte for byte, with each probe result's families
+  // built and serialized once (kept until the probe runs again) rather than on every scrape.
+  std::string metrics_text() const;
+  // Makes the text of the probes' results not made yet, so that the next scrape only copies it:
+  // the daemon calls it on the probe scheduler's thread after each run. Any thread.
+  void render_probe_results() const;
+  // How many probe results' texts were made so far (by either): for tests.
+  std::uint64_t results_made() const;
   // The same state as Collect() reads, as plain values.
   StatusSnapshot status() const;
   // Per sampler, the steps of its rolling window (SamplerSet::window_parts); empty without a
@@ -88,18 +97,33 @@ class Collector : public prometheus::Collectable {
 
  private:
   void collect_samplers(std::vector<prometheus::MetricFamily>& out) const;
-  void collect_probes(std::vector<prometheus::MetricFamily>& out) const;
+  // Every family but the probes' results, in Collect()'s order; empty families dropped.
+  std::vector<prometheus::MetricFamily> collect_without_results(const ProbeStatuses& statuses) const;
+  void collect_probe_runs(const ProbeStatuses& statuses, std::vector<prometheus::MetricFamily>& out) const;
+  // The successful runs' metrics, one family per name across the probes, in order of appearance.
+  static std::vector<prometheus::MetricFamily> result_families(const ProbeStatuses& statuses);
+  std::string results_text(const ProbeStatuses& statuses) const;
+
+  // A probe result's families as text, kept while that result is the probe's last.
+  struct ResultText {
+    std::shared_ptr<const ProbeStatus> status;
+    std::vector<std::string> names;  // its families
+    std::string text;
+  };
+  static ResultText make_result_text(std::shared_ptr<const ProbeStatus> status);
 
   HostReader host_;
   BuildInfo build_;
   mutable std::mutex mutex_;
   std::function<std::vector<SamplerReading>()> sampler_readings_;
-  std::function<std::vector<ProbeStatus>()> probe_statuses_;
+  std::function<ProbeStatuses()> probe_statuses_;
   std::function<std::vector<WindowParts>()> window_parts_;
   CounterFrequency frequency_;
   TickMethod method_ = TickMethod::steady_clock;
   bool last_reload_ok_ = true;
   double last_reload_success_ = 0;
+  mutable std::vector<ResultText> result_texts_;  // guarded by mutex_
+  mutable std::uint64_t results_made_ = 0;        // guarded by mutex_
 };
 
 }  // namespace jitterd

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <ctime>
+#include <ranges>
 
 #include "report/html.h"
 
@@ -51,8 +52,13 @@ CpuFigures figures_of(const SamplerReading& r) {
   return f;
 }
 
+// The probes' shared snapshots, as references.
+auto statuses_of(const StatusSnapshot& s) {
+  return s.probes | std::views::transform([](const auto& p) -> const ProbeStatus& { return *p; });
+}
+
 const ProbeStatus* find_probe(const StatusSnapshot& s, std::string_view name) {
-  for (const ProbeStatus& p : s.probes)
+  for (const ProbeStatus& p : statuses_of(s))
     if (p.name == name && p.ran) return &p;
   return nullptr;
 }
@@ -196,7 +202,7 @@ std::string checklist_html(const ProbeTable& table) {
 
 std::string probe_sections(const StatusSnapshot& s) {
   std::string out;
-  for (const ProbeStatus& p : s.probes) {
+  for (const ProbeStatus& p : statuses_of(s)) {
     out += "<section class=\"probe\" id=\"probe-" + esc(p.name) + "\"><h3>" + esc(p.name) + "</h3>\n";
     if (!p.ran) {
       out += "<p class=\"meta\">not run yet</p></section>\n";
@@ -310,7 +316,7 @@ Json status_json(const StatusSnapshot& s, std::string_view telemetry_path) {
   }
   j["cpus"] = std::move(cpus);
   Json probes = Json::array();
-  for (const ProbeStatus& p : s.probes) {
+  for (const ProbeStatus& p : statuses_of(s)) {
     Json o{{"name", p.name}, {"ran", p.ran}};
     if (p.ran) {
       o["success"] = p.success;
@@ -430,7 +436,7 @@ Baseline live_baseline(const StatusSnapshot& s, const std::vector<WindowParts>& 
       {"sub_window", fmt::format("{}s", kWindowUpdateSeconds)},
   };
   if (!f.known) b.configuration.emplace_back("fingerprint", "not known: the posture probe had not run");
-  for (const ProbeStatus& p : s.probes)
+  for (const ProbeStatus& p : statuses_of(s))
     if (p.ran)
       b.probes.push_back({p.name, p.success, p.error, p.result.tables, p.result.notes, p.result.samples, true});
   return b;

@@ -257,7 +257,7 @@ bool WebServer::respond(MHD_Connection* connection, const char* url, const char*
     reply = {MHD_HTTP_OK, baseline_json(baseline).dump(2) + "\n", "application/json"};
     disposition = "attachment; filename=\"jitterd-baseline.json\"";
   } else {
-    reply = {MHD_HTTP_OK, serialize_text(collector_->Collect()), kMetricsType};
+    reply = {MHD_HTTP_OK, collector_->metrics_text(), kMetricsType};
     if (accepts_gzip(header_value(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING))) {
       if (std::optional<std::string> packed = gzip(reply.body)) {
         reply.body = std::move(*packed);

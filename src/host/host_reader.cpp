@@ -174,4 +174,8 @@ std::vector<std::string> HostReader::list_proc(std::string_view relative) const 
   return list_directory(proc_path(relative));
 }
 
+Directory HostReader::sys_dir(std::string_view relative) const { return Directory(sys_path(relative).string()); }
+
+Directory HostReader::proc_dir(std::string_view relative) const { return Directory(proc_path(relative).string()); }
+
 }  // namespace jitterd

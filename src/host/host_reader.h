@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "host/directory.h"
+
 namespace jitterd {
 
 // The CPU directory under the sysfs root: cpuN/, online, isolated, smt/, ...
@@ -47,6 +49,11 @@ class HostReader {
   // sorted; empty if it is missing or unreadable.
   std::vector<std::string> list_sys(std::string_view relative) const;
   std::vector<std::string> list_proc(std::string_view relative) const;
+
+  // The directory <sysfs_root>/<relative> (or <procfs_root>/<relative>) opened, for reading many
+  // small files in it (host/directory.h); not open() if it is missing.
+  Directory sys_dir(std::string_view relative) const;
+  Directory proc_dir(std::string_view relative) const;
 
   // What is wrong with a root ("/x: No such file or directory"), or "" when it looks mounted: the
   // sysfs root holds devices/system/cpu/online, the procfs root is a directory (fixture trees

@@ -38,6 +38,26 @@ class Reading {
     if (!value) problem(sys_path(relative) + ": not an integer: \"" + *text + "\"");
     return value;
   }
+  // The same for file `name` of `dir`, opened at <sysfs_root>/<relative_dir> (messages name the
+  // path): one openat(2) into the stack buffer instead of a path walk and a string per file.
+  std::optional<std::string> sys_at(const Directory& dir, const std::string& relative_dir, const char* name,
+                                    std::string_view consequence) const {
+    if (const std::optional<std::string_view> text = dir.read_trimmed(name, buffer_)) return std::string(*text);
+    problem(sys_path(relative_dir + name) + ": missing" + (consequence.empty() ? "" : "; ") +
+            std::string(consequence));
+    return std::nullopt;
+  }
+  std::optional<long long> sys_integer_at(const Directory& dir, const std::string& relative_dir,
+                                          const char* name) const {
+    const std::optional<std::string_view> text = dir.read_trimmed(name, buffer_);
+    if (!text) {
+      problem(sys_path(relative_dir + name) + ": missing");
+      return std::nullopt;
+    }
+    const std::optional<long long> value = parse_integer(*text);
+    if (!value) problem(sys_path(relative_dir + name) + ": not an integer: \"" + std::string(*text) + "\"");
+    return value;
+  }
 
   const HostReader& host;
 
@@ -52,6 +72,7 @@ class Reading {
   }
 
   std::vector<std::string>* problems_;
+  mutable FileBuffer buffer_;
 };
 
 std::string cpu_dir(int cpu) { return std::string(kSysCpuDir) + "/cpu" + std::to_string(cpu); }
@@ -68,21 +89,37 @@ std::vector<int> numbered_entries(const std::vector<std::string>& names, std::st
   return out;
 }
 
-// The online CPUs that have cpuN/<sub>. A machine with none (a VM without a cpufreq or cpuidle
-// driver) gets one problem line, not one per CPU.
-std::vector<int> cpus_with_dir(const Reading& r, const std::vector<int>& online, const std::string& sub,
-                               std::string_view consequence) {
-  std::vector<int> with, without;
-  for (int cpu : online) (r.host.sys_exists(cpu_dir(cpu) + "/" + sub) ? with : without).push_back(cpu);
-  if (with.empty() && !online.empty()) {
+// Reads `sub` (cpufreq, cpuidle) of every online CPU that has it, opened once per CPU, with
+// `read_one(cpu, directory, relative path with a trailing '/')`. A machine with none (a VM without a
+// cpufreq or cpuidle driver) gets one problem line, not one per CPU; those lines come before the
+// reading's own.
+template <typename Entry, typename ReadOne>
+std::vector<Entry> read_cpu_subdirs(const Reading& r, const std::vector<int>& online, const std::string& sub,
+                                    std::string_view consequence, ReadOne read_one) {
+  std::vector<Entry> entries;
+  std::vector<int> without;
+  std::vector<std::string> reading_problems;
+  const Reading inner(r.host, &reading_problems);
+  const Directory cpus = r.host.sys_dir(kSysCpuDir);
+  for (int cpu : online) {
+    const std::string name = "cpu" + std::to_string(cpu) + "/" + sub;
+    const Directory dir(cpus, name);
+    if (!dir.open()) {
+      without.push_back(cpu);
+      continue;
+    }
+    entries.push_back(read_one(inner, cpu, dir, std::string(kSysCpuDir) + "/" + name + "/"));
+  }
+  if (entries.empty() && !online.empty()) {
     r.problem(r.sys_path(cpu_dir(online.front()) + "/" + sub) + ": missing on every online CPU; " +
               std::string(consequence));
-    return with;
+    return entries;
   }
   for (int cpu : without)
     r.problem(r.sys_path(cpu_dir(cpu) + "/" + sub) + ": missing; " + std::string(consequence) + " for cpu " +
               std::to_string(cpu));
-  return with;
+  for (std::string& line : reading_problems) r.problem(std::move(line));
+  return entries;
 }
 
 void read_cmdline(const Reading& r, Posture& posture) {
@@ -122,19 +159,21 @@ void read_smt(const Reading& r, SmtState& smt) {
   if (const std::optional<long long> active = r.sys_integer(dir + "/active")) smt.active = *active != 0;
 }
 
-CpuFreq read_cpufreq(const Reading& r, int cpu) {
-  const std::string dir = cpu_dir(cpu) + "/cpufreq/";
-  return {cpu, r.sys(dir + "scaling_governor", ""), r.sys_integer(dir + "scaling_min_freq"),
-          r.sys_integer(dir + "scaling_max_freq"), r.sys_integer(dir + "scaling_cur_freq")};
+CpuFreq read_cpufreq(const Reading& r, int cpu, const Directory& dir, const std::string& relative) {
+  return {cpu, r.sys_at(dir, relative, "scaling_governor", ""),
+          r.sys_integer_at(dir, relative, "scaling_min_freq"), r.sys_integer_at(dir, relative, "scaling_max_freq"),
+          r.sys_integer_at(dir, relative, "scaling_cur_freq")};
 }
 
-CpuIdle read_cpuidle(const Reading& r, int cpu) {
-  const std::string dir = cpu_dir(cpu) + "/cpuidle";
+CpuIdle read_cpuidle(const Reading& r, int cpu, const Directory& dir, const std::string& relative) {
   CpuIdle idle{cpu, {}};
-  for (int index : numbered_entries(r.host.list_sys(dir), "state")) {
-    const std::string state = dir + "/state" + std::to_string(index) + "/";
-    IdleState entry{index, r.sys(state + "name", "").value_or(""), r.sys_integer(state + "latency"), true};
-    if (const std::optional<long long> disable = r.sys_integer(state + "disable")) entry.enabled = *disable == 0;
+  // stateN/name and the others are opened from the cpuidle directory: no descriptor per state.
+  for (int index : numbered_entries(dir.list(), "state")) {
+    const std::string state = "state" + std::to_string(index) + "/";
+    IdleState entry{index, r.sys_at(dir, relative, (state + "name").c_str(), "").value_or(""),
+                    r.sys_integer_at(dir, relative, (state + "latency").c_str()), true};
+    if (const std::optional<long long> disable = r.sys_integer_at(dir, relative, (state + "disable").c_str()))
+      entry.enabled = *disable == 0;
     idle.states.push_back(std::move(entry));
   }
   return idle;
@@ -179,17 +218,31 @@ std::vector<IrqAffinity> read_irqs(const Reading& r, const std::optional<Interru
   }
   std::vector<IrqAffinity> irqs;
   std::vector<int> fell_back;
-  const std::vector<int> numbers = numbered_entries(r.host.list_proc("irq"), "");
+  const Directory irq_root = r.host.proc_dir("irq");
+  const std::vector<int> numbers = numbered_entries(irq_root.list(), "");
   if (numbers.empty()) r.problem(r.proc_path("irq") + ": missing or empty; IRQ affinities unknown");
+  // debugfs is root-only and often unmounted: its absence selects the heuristic, no problem line.
+  const Directory debug_irqs = r.host.sys_dir("kernel/debug/irq/irqs");
+  FileBuffer buffer;
   for (int irq : numbers) {
-    const std::string dir = "irq/" + std::to_string(irq) + "/";
+    const std::string number = std::to_string(irq);
+    const std::string dir = "irq/" + number + "/";
     IrqAffinity entry{irq, names.count(irq) ? names.at(irq) : "", {}, true};
-    std::optional<std::string> text = r.host.read_proc(dir + "effective_affinity_list");
+    std::optional<std::string> text;
+    // irq/N/<file> opened from the irq directory: no descriptor per IRQ.
+    if (const std::optional<std::string_view> effective =
+            irq_root.read_stripped((number + "/effective_affinity_list").c_str(), buffer))
+      text = std::string(*effective);
     if (!text) {
       entry.effective = false;
       fell_back.push_back(irq);
-      text = r.proc(dir + "smp_affinity_list", "IRQ " + std::to_string(irq) + " left out");
-      if (!text) continue;
+      if (const std::optional<std::string_view> smp =
+              irq_root.read_trimmed((number + "/smp_affinity_list").c_str(), buffer)) {
+        text = std::string(*smp);
+      } else {
+        r.problem(r.proc_path(dir + "smp_affinity_list") + ": missing; IRQ " + number + " left out");
+        continue;
+      }
     }
     std::string error;
     const std::optional<std::vector<int>> cpus = parse_cpu_list(*text, &error);
@@ -199,9 +252,10 @@ std::vector<IrqAffinity> read_irqs(const Reading& r, const std::optional<Interru
       continue;
     }
     entry.cpus = *cpus;
-    // debugfs is root-only and often unmounted: its absence selects the heuristic, no problem line.
-    entry.management =
-        irq_management(r.host.read_sys("kernel/debug/irq/irqs/" + std::to_string(irq)), entry.name, entry.cpus);
+    std::optional<std::string> debugfs;
+    if (const std::optional<std::string_view> found = debug_irqs.read(number.c_str(), buffer))
+      debugfs = std::string(*found);
+    entry.management = irq_management(debugfs, entry.name, entry.cpus);
     irqs.push_back(std::move(entry));
   }
   if (!fell_back.empty()) {
@@ -263,10 +317,9 @@ Posture read_posture(const HostReader& host, const std::optional<InterruptTable>
   read_cmdline(r, posture);
   read_cpus(host, posture);
   read_smt(r, posture.smt);
-  for (int cpu : cpus_with_dir(r, posture.online, "cpufreq", "governor and frequencies unknown"))
-    posture.cpufreq.push_back(read_cpufreq(r, cpu));
-  for (int cpu : cpus_with_dir(r, posture.online, "cpuidle", "idle states unknown"))
-    posture.cpuidle.push_back(read_cpuidle(r, cpu));
+  posture.cpufreq =
+      read_cpu_subdirs<CpuFreq>(r, posture.online, "cpufreq", "governor and frequencies unknown", read_cpufreq);
+  posture.cpuidle = read_cpu_subdirs<CpuIdle>(r, posture.online, "cpuidle", "idle states unknown", read_cpuidle);
   posture.clocksource = read_clocksource(host, &posture.problems);
   posture.thp = {read_choice(r, "kernel/mm/transparent_hugepage/enabled"),
                  read_choice(r, "kernel/mm/transparent_hugepage/defrag")};

@@ -42,4 +42,11 @@ std::optional<ContextSwitches> read_thread_context_switches(const HostReader& ho
   return parse_context_switches(*text);
 }
 
+std::optional<ContextSwitches> read_thread_context_switches(const Directory& task_dir, pid_t tid,
+                                                            FileBuffer& buffer) {
+  const std::optional<std::string_view> text = task_dir.read((std::to_string(tid) + "/status").c_str(), buffer);
+  if (!text) return std::nullopt;
+  return parse_context_switches(*text);
+}
+
 }  // namespace jitterd

@@ -26,5 +26,9 @@ std::optional<ContextSwitches> parse_context_switches(std::string_view proc_stat
 // Reads <procfs>/<pid>/task/<tid>/status; std::nullopt if the thread is gone or the file lacks
 // the counters.
 std::optional<ContextSwitches> read_thread_context_switches(const HostReader& host, pid_t pid, pid_t tid);
+// The same from `task_dir`, a process's <procfs>/<pid>/task opened once (HostReader::proc_dir):
+// one openat(2) into `buffer` per thread, for the once-a-second reading of every sampler's thread.
+std::optional<ContextSwitches> read_thread_context_switches(const Directory& task_dir, pid_t tid,
+                                                            FileBuffer& buffer);
 
 }  // namespace jitterd

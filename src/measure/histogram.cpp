@@ -1,5 +1,6 @@
 #include "measure/histogram.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "measure/tick_scale.h"
@@ -18,6 +19,25 @@ std::uint64_t HistogramSnapshot::total() const {
   std::uint64_t sum = 0;
   for (auto c : counts) sum += c;
   return sum;
+}
+
+void HistogramSnapshot::quantiles(const double* q, std::uint64_t* out, std::size_t count) const {
+  const std::uint64_t n = total();
+  std::size_t next = 0;
+  if (n == 0) {
+    for (; next < count; ++next) out[next] = 0;
+    return;
+  }
+  const auto rank_of = [n](double quantile) {
+    auto rank = static_cast<std::uint64_t>(std::ceil(quantile * static_cast<double>(n)));
+    return std::clamp<std::uint64_t>(rank, 1, n);
+  };
+  std::uint64_t seen = 0;
+  for (std::size_t i = 0; i < kHistogramBuckets && next < count; ++i) {
+    seen += counts[i];
+    while (next < count && seen >= rank_of(q[next])) out[next++] = histogram_bucket_highest(i);
+  }
+  for (; next < count; ++next) out[next] = histogram_bucket_highest(kHistogramBuckets - 1);
 }
 
 std::uint64_t HistogramSnapshot::quantile(double q) const {

@@ -53,6 +53,9 @@ struct HistogramSnapshot {
   // Highest value of the bucket holding the q-quantile (rank ceil(q * total)): never below the
   // true quantile, above it by at most one bucket width. 0 when empty.
   std::uint64_t quantile(double q) const;
+  // quantile(q[i]) into out[i] for each of `count` quantiles in ascending order, in one pass over
+  // the buckets (the window summaries of every sampler, once a second).
+  void quantiles(const double* q, std::uint64_t* out, std::size_t count) const;
   // Mean and standard deviation with each value taken at its bucket's midpoint; the deviation
   // has Sheppard's correction for the bucket widths.
   double approximate_mean() const;

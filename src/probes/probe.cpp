@@ -72,4 +72,11 @@ ProbeStatus run_probe(Probe& probe, ProbeContext& context) {
   return status;
 }
 
+ProbeStatuses share_statuses(std::vector<ProbeStatus> statuses) {
+  ProbeStatuses out;
+  out.reserve(statuses.size());
+  for (ProbeStatus& status : statuses) out.push_back(std::make_shared<const ProbeStatus>(std::move(status)));
+  return out;
+}
+
 }  // namespace jitterd

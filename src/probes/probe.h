@@ -164,6 +164,12 @@ struct ProbeStatus {
   ProbeResult result;  // of the last successful run
 };
 
+// The probes' last runs as the scheduler hands them out: each run an immutable snapshot, replaced
+// (never changed) when the probe runs again, so a scrape or the status page takes pointers, not a
+// copy of 50,000 metrics.
+using ProbeStatuses = std::vector<std::shared_ptr<const ProbeStatus>>;
+ProbeStatuses share_statuses(std::vector<ProbeStatus> statuses);
+
 // Runs `probe` once on the calling thread and records how it went; what it throws becomes the
 // status's error.
 ProbeStatus run_probe(Probe& probe, ProbeContext& context);

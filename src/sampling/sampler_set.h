@@ -1,6 +1,7 @@
 // The sampler workers of one configuration, started together behind one barrier, plus the
-// housekeeping view of them: rolling-window summaries refreshed by update_windows() (called
-// once a second by the daemon's main loop) and read by the collector at scrape time.
+// housekeeping view of them: rolling-window summaries and the sampler threads' context switches,
+// refreshed by update_windows() (called once a second by the daemon's main loop) and read by the
+// collector at scrape time, so a scrape reads no file per sampler.
 // Thread-safety: start/stop/update_windows from one housekeeping thread; everything const from
 // any thread (the windows and their summaries behind one mutex, which update_windows holds for
 // its once-a-second push and window_parts for its copy; no sampler thread ever takes it).
@@ -12,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "host/host_reader.h"
+#include "host/thread_stats.h"
 #include "measure/rolling_window.h"
 #include "measure/window_summary.h"
 #include "sampling/sampler_worker.h"
@@ -32,6 +35,9 @@ struct WindowDetail {
   double end_unix_seconds = 0;  // wall time of that update
   HistogramSnapshot gaps;       // ticks, within the window
   std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;  // within the window
+  // The sampler thread's context switches as read at that update (at most one update old), or
+  // none if its status file could not be read.
+  std::optional<ContextSwitches> context_switches;
 };
 
 // One update-to-update step of a window, for sub-window figures.
@@ -62,9 +68,21 @@ void advance_sampler_window(SamplerWindowState& state, const SamplerShared& shar
                             const SamplerSettings& settings, std::uint64_t now, HistogramSnapshot& scratch,
                             WindowDetail& out);
 
+// The sampler threads' context switches an update reads: at most this many status files (each
+// some microseconds of kernel time; more on a large machine, whose status files list long CPU
+// masks), the others keeping their last reading.
+inline constexpr std::size_t kSwitchReadsPerUpdate = 256;
+
+// Whether update number `sequence` reads the context switches of sampler `index` of `count`: all
+// of them each update up to `per_update` samplers, else consecutive blocks of `per_update` in turn,
+// so each is read once every ceil(count / per_update) updates (4 s at 1,024 samplers).
+bool reads_switches_at(std::size_t index, std::size_t count, std::uint64_t sequence,
+                       std::size_t per_update = kSwitchReadsPerUpdate);
+
 class SamplerSet {
  public:
-  explicit SamplerSet(const std::vector<SamplerSettings>& settings);
+  // `host`'s procfs is where update_windows() reads the sampler threads' context switches.
+  explicit SamplerSet(const std::vector<SamplerSettings>& settings, const HostReader& host = HostReader());
   ~SamplerSet();
   SamplerSet(const SamplerSet&) = delete;
   SamplerSet& operator=(const SamplerSet&) = delete;
@@ -95,7 +113,9 @@ class SamplerSet {
   std::vector<SamplerWindowState> windows_;
   mutable std::mutex summaries_mutex_;
   std::vector<WindowDetail> summaries_;
-  HistogramSnapshot snapshot_;  // update_windows' scratch
+  HistogramSnapshot snapshot_;                            // update_windows' scratch
+  Directory own_tasks_;                                   // <procfs>/<this process>/task
+  std::vector<std::optional<ContextSwitches>> switches_;  // update_windows' scratch
   std::uint64_t sequence_ = 0;
 };
 

@@ -121,6 +121,7 @@ struct SyntheticSamplers {
   std::vector<std::unique_ptr<SamplerShared>> shared;
   std::vector<SamplerWindowState> windows;
   std::vector<WindowDetail> details;  // what SamplerSet::summaries_ holds
+  std::vector<pid_t> tids;            // the synthetic sampler threads in the generated /proc
   std::uint64_t now = 1'000'000'000'000;
   std::uint64_t rng = 88172645463325252ULL;
 
@@ -181,12 +182,21 @@ void sample_one_second(SyntheticSamplers& s) {
   s.now += second;
 }
 
-// What SamplerSet::update_windows() does once a second, over the synthetic state: each sampler's
-// detail rewritten in place by the real window step.
-void update_windows(SyntheticSamplers& s, std::uint64_t sequence) {
+// What SamplerSet::update_windows() does once a second, over the synthetic state: the sampler
+// threads' context switches read from the generated /proc (<pid>/task opened once, as SamplerSet
+// keeps it; at most kSwitchReadsPerUpdate of them, in turn), then each sampler's detail rewritten
+// in place by the real window step.
+void update_windows(SyntheticSamplers& s, const Directory& own_tasks, std::uint64_t sequence) {
   static HistogramSnapshot scratch;
+  static std::vector<std::optional<ContextSwitches>> switches;
+  FileBuffer buffer;
+  switches.resize(s.shared.size());
+  for (std::size_t i = 0; i < s.shared.size(); ++i)
+    if (reads_switches_at(i, s.shared.size(), sequence))
+      switches[i] = read_thread_context_switches(own_tasks, s.tids[i], buffer);
   for (std::size_t i = 0; i < s.shared.size(); ++i) {
     advance_sampler_window(s.windows[i], *s.shared[i], s.settings[i], s.now, scratch, s.details[i]);
+    s.details[i].context_switches = switches[i];
     s.details[i].sequence = sequence;
   }
 }
@@ -319,6 +329,8 @@ SizeFigures run_size(const synthetic::HostShape& shape, const std::vector<ProbeS
   std::vector<pid_t> tids;
   for (int cpu : sampled) tids.push_back(static_cast<pid_t>(500000 + cpu));
   host.add_pinned_threads(::getpid(), "jitterd", sampled, tids);
+  samplers.tids = tids;
+  const Directory own_tasks = reader.proc_dir(std::to_string(::getpid()) + "/task");
 
   header("topology and c2c plan");
   std::vector<double> read_wall, read_cpu, plan_wall, plan_cpu;
@@ -428,16 +440,19 @@ SizeFigures run_size(const synthetic::HostShape& shape, const std::vector<ProbeS
   for (std::uint64_t second = 1; second <= 75; ++second) {
     sample_one_second(samplers);
     const Stopwatch updating;
-    update_windows(samplers, second);
+    update_windows(samplers, own_tasks, second);
     if (second > 62) updating.stop(window_wall, window_cpu);  // the window full: its steady state
   }
   const long rss_windows = status_kib("VmRSS:");
   std::size_t window_buckets = 0;
   for (std::size_t b = 0; b < kHistogramBuckets; ++b)
     window_buckets += samplers.details.front().gaps.counts[b] != 0;
+  std::size_t switches_read = 0;
+  for (const WindowDetail& d : samplers.details) switches_read += d.context_switches.has_value();
+  expect(switches_read == samplers.details.size(), "every sampler thread's context switches read");
   std::printf(
-      "per update at steady state (window full, %zu samplers, %zu buckets in use per window): %s = %.2f%% of "
-      "one core [goal <= 1%%: %s]\n",
+      "per update at steady state (window full, %zu samplers, %zu buckets in use per window, the threads' "
+      "context switches read, at most 256 a second): %s = %.2f%% of one core [goal <= 1%%: %s]\n",
       samplers.shared.size(), window_buckets, figure(window_cpu, window_wall).c_str(), cpu_median(window_cpu) / 10,
       verdict(cpu_median(window_cpu) / 10, 1));
   expect(samplers.details.back().summary.valid, "the window summaries are valid");
@@ -468,16 +483,17 @@ SizeFigures run_size(const synthetic::HostShape& shape, const std::vector<ProbeS
   const C2cSettings c2c_settings;
   const ProbeResult c2c_now =
       c2c_result(synthetic_c2c_records(plan), c2c_settings, plan.pairs.size(), plan.pairs.size());
-  std::vector<ProbeStatus> statuses = machine_probes;
-  statuses.push_back(status_of("posture", posture_result, cpu_median(posture_cpu) / 1e3));
-  statuses.push_back(status_of("attribution", attribution_result, cpu_median(attribution_cpu) / 1e3));
-  statuses.push_back(status_of("c2c", c2c_now, 0.5));
+  std::vector<ProbeStatus> runs = machine_probes;
+  runs.push_back(status_of("posture", posture_result, cpu_median(posture_cpu) / 1e3));
+  runs.push_back(status_of("attribution", attribution_result, cpu_median(attribution_cpu) / 1e3));
+  runs.push_back(status_of("c2c", c2c_now, 0.5));
+  const ProbeStatuses statuses = share_statuses(std::move(runs));
   Collector collector(reader, this_build());
   CounterFrequency frequency;
   frequency.hertz = kSyntheticHertz;
   frequency.source = "synthetic";
   collector.set_samplers(
-      [&samplers, &tids, &reader] {
+      [&samplers, &tids] {
         std::vector<SamplerReading> out;
         for (std::size_t i = 0; i < samplers.shared.size(); ++i) {
           SamplerReading r;
@@ -488,15 +504,15 @@ SizeFigures run_size(const synthetic::HostShape& shape, const std::vector<ProbeS
           r.startup.floor_ticks = 48;
           r.startup.threshold_ticks = 960;
           r.up = true;
-          read_sampler_state(*samplers.shared[i], samplers.details[i], reader, r);
+          read_sampler_state(*samplers.shared[i], samplers.details[i], r);
           out.push_back(std::move(r));
         }
         return out;
       },
       frequency, default_tick_method());
   collector.set_probes([&statuses] { return statuses; });
-  // The parts of a collect: the samplers' readings (a /proc status file per sampler thread for
-  // its context switches) and the copy of the probes' statuses the scheduler hands out.
+  // The parts of a collect: the samplers' readings (no file: the context switches come with the
+  // window) and the probes' statuses the scheduler hands out (shared snapshots, not copies).
   std::vector<double> readings_wall, readings_cpu, statuses_wall, statuses_cpu;
   for (int i = 0; i < (quick ? 3 : 10); ++i) {
     const Stopwatch reading;
@@ -504,27 +520,42 @@ SizeFigures run_size(const synthetic::HostShape& shape, const std::vector<ProbeS
     for (std::size_t k = 0; k < samplers.shared.size(); ++k) {
       SamplerReading r;
       r.startup.tid = tids[k];
-      read_sampler_state(*samplers.shared[k], samplers.details[k], reader, r);
+      read_sampler_state(*samplers.shared[k], samplers.details[k], r);
       readings.push_back(std::move(r));
     }
     reading.stop(readings_wall, readings_cpu);
     const Stopwatch copying;
-    const std::vector<ProbeStatus> copy = statuses;
+    const ProbeStatuses copy = statuses;
     copying.stop(statuses_wall, statuses_cpu);
   }
-  std::printf("samplers' readings: %s; copy of the probes' statuses: %s\n",
+  std::printf("samplers' readings: %s; the probes' statuses (shared snapshots): %s\n",
               figure(readings_cpu, readings_wall).c_str(), figure(statuses_cpu, statuses_wall).c_str());
+  // A scrape as the web server makes it (Collector::metrics_text), after the probes' results text
+  // was made on the scheduler's thread as the daemon does after each run (render_probe_results,
+  // timed apart: every probe at once here; in the daemon one probe per run), and for comparison
+  // prometheus-cpp's Collect() path, which builds every family per call, with its serialization.
   std::vector<double> collect_wall, collect_cpu, serialize_wall, serialize_cpu, total_wall, total_cpu;
   std::string body;
+  const Stopwatch first;
+  collector.render_probe_results();
+  std::vector<double> first_wall, first_cpu;
+  first.stop(first_wall, first_cpu);
   for (int i = 0; i < (quick ? 5 : 30); ++i) {
-    const Stopwatch whole, collecting;
+    const Stopwatch whole;
+    body = collector.metrics_text();
+    whole.stop(total_wall, total_cpu);
+  }
+  std::string through_families;
+  for (int i = 0; i < (quick ? 3 : 10); ++i) {
+    const Stopwatch collecting;
     const std::vector<prometheus::MetricFamily> families = collector.Collect();
     collecting.stop(collect_wall, collect_cpu);
     const Stopwatch serializing;
-    body = serialize_text(families);
+    through_families = serialize_text(families);
     serializing.stop(serialize_wall, serialize_cpu);
-    whole.stop(total_wall, total_cpu);
   }
+  expect(body == through_families, "metrics_text() is serialize_text(Collect()) byte for byte");
+  expect(collector.results_made() == statuses.size(), "the scrapes made no probe text");
   const Stopwatch packing;
   const std::optional<std::string> packed = gzip(body);
   std::vector<double> gzip_wall, gzip_cpu;
@@ -540,9 +571,12 @@ SizeFigures run_size(const synthetic::HostShape& shape, const std::vector<ProbeS
     at = end + 1;
   }
   const double goal = cpus <= 256 ? 5 : 20;
-  std::printf("collect: %s\nserialize: %s\ncollect + serialize: %s [goal <= %.0f ms: %s]\n",
-              figure(collect_cpu, collect_wall).c_str(), figure(serialize_cpu, serialize_wall).c_str(),
-              figure(total_cpu, total_wall).c_str(), goal, verdict(cpu_median(total_cpu), goal));
+  std::printf(
+      "Collect() (every family built): %s\nserialize_text of them: %s\nthe probes' results' text made on the "
+      "scheduler's thread (all %zu probes, once per run): CPU %.2f ms\ncollect + serialize one scrape "
+      "(metrics_text, as /metrics does): %s [goal <= %.0f ms: %s]\n",
+      figure(collect_cpu, collect_wall).c_str(), figure(serialize_cpu, serialize_wall).c_str(), statuses.size(),
+      first_cpu.front(), figure(total_cpu, total_wall).c_str(), goal, verdict(cpu_median(total_cpu), goal));
   std::printf(
       "body %.2f MB plain, %.3f MB gzip (level 1, %.1f ms CPU); %zu series, %zu labelled with a cpu: %.1f per "
       "sampled CPU [budget 100: %s]; %zu machine-wide or per pair\n",

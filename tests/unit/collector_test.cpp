@@ -10,6 +10,7 @@
 
 #include "export/collector.h"
 #include "export/text_format.h"
+#include "fixture_tree.h"
 #include "sampling/sampling_plan.h"
 
 using namespace jitterd;
@@ -131,7 +132,7 @@ TEST_CASE("a probe's summary is exported with its quantiles, count and sum", "[c
   status.ran = status.success = true;
   status.result.metrics.push_back(summary_metric("jitterd_test_seconds", "A test summary.", {{"op", "x"}},
                                                  {{0, 1e-9}, {0.5, 2e-9}, {1, 4e-9}}, 3, 7e-9));
-  collector.set_probes([status] { return std::vector<ProbeStatus>{status}; });
+  collector.set_probes([status] { return share_statuses({status}); });
   const auto families = collector.Collect();
   const auto* f = find_family(families, "jitterd_test_seconds");
   REQUIRE(f != nullptr);
@@ -192,4 +193,131 @@ TEST_CASE("serialize_text writes exactly what prometheus-cpp's TextSerializer wr
   families.push_back({"empty", "No metrics.", MetricType::Gauge, {}});
   CHECK(jitterd::serialize_text(families) == prometheus::TextSerializer().Serialize(families));
   CHECK(jitterd::serialize_text({}).empty());
+}
+
+TEST_CASE("the context switches a scrape exports are the window update's reading, not a read per scrape",
+          "[collector][concurrency]") {
+  const auto cpus = current_affinity();
+  REQUIRE(!cpus.empty());
+  // A procfs root of our own, holding only this process's task directory: what it says is what
+  // jitterd must export, and a scrape must not see it change until the next window update.
+  jitterd::testing::ScratchTree proc;
+  const std::string tasks = std::to_string(::getpid()) + "/task/";
+  proc.write(tasks + ".keep", "");
+  const HostReader host("/sys", proc.root());
+  const CounterFrequency f = counter_frequency(default_tick_method(), std::chrono::milliseconds(50));
+  auto set = std::make_shared<SamplerSet>(
+      std::vector<SamplerSettings>{quick_settings(cpus.back(), TickScale(f.hertz))}, host);
+  set->start();
+  const pid_t tid = set->worker(0).startup().tid;
+  REQUIRE(set->worker(0).shared() != nullptr);
+  const auto status = [&](int voluntary, int involuntary) {
+    proc.write(tasks + std::to_string(tid) + "/status",
+               "Name:\tjitterd-cpu\nvoluntary_ctxt_switches:\t" + std::to_string(voluntary) +
+                   "\nnonvoluntary_ctxt_switches:\t" + std::to_string(involuntary) + "\n");
+  };
+  Collector collector(HostReader("/sys", "/proc"), this_build());
+  collector.set_samplers(set, f, default_tick_method());
+  const auto switches = [&] {
+    std::map<std::string, double> by_kind;
+    const auto families = collector.Collect();
+    if (const auto* family = find_family(families, "jitterd_sampler_context_switches_total"))
+      for (const auto& m : family->metric) by_kind[m.label.at(1).value] = m.counter.value;
+    return by_kind;
+  };
+  CHECK(switches().empty());  // no window update yet: nothing read
+  status(11, 3);
+  CHECK(switches().empty());  // the scrape reads no file
+  set->update_windows();
+  CHECK(switches() == std::map<std::string, double>{{"involuntary", 3}, {"voluntary", 11}});
+  status(12, 5);
+  CHECK(switches() == std::map<std::string, double>{{"involuntary", 3}, {"voluntary", 11}});
+  CHECK(collector.status().samplers.at(0).context_switches->voluntary == 11);
+  set->update_windows();
+  CHECK(switches() == std::map<std::string, double>{{"involuntary", 5}, {"voluntary", 12}});
+  std::filesystem::remove(proc.root() / tasks / std::to_string(tid) / "status");
+  set->update_windows();
+  CHECK(switches().empty());  // unreadable: left out, as before
+  set->stop();
+}
+
+TEST_CASE("a scrape and the status page share the probes' snapshots instead of copying them", "[collector]") {
+  Collector collector(HostReader("/sys", "/proc"), this_build());
+  ProbeStatus run("kernel_cost");
+  run.ran = run.success = true;
+  run.result.metrics.push_back(gauge("jitterd_test_value", "A test gauge.", {{"op", "x"}}, 1));
+  const ProbeStatuses statuses = share_statuses({run});
+  collector.set_probes([&statuses] { return statuses; });
+  const long before = statuses.front().use_count();
+  const StatusSnapshot snapshot = collector.status();
+  REQUIRE(snapshot.probes.size() == 1);
+  CHECK(snapshot.probes.front().get() == statuses.front().get());  // the same object
+  CHECK(statuses.front().use_count() == before + 1);
+}
+
+TEST_CASE("metrics_text is serialize_text(Collect()) as probe results come, change and share family names",
+          "[collector]") {
+  Collector collector(HostReader("/sys", "/proc"), this_build());
+  const auto run = [](const std::string& name, double value, std::vector<std::string> families) {
+    ProbeStatus status(name);
+    status.ran = status.success = true;
+    status.last_run_unix_seconds = 1.7e9 + value;
+    for (const std::string& family : families)
+      status.result.metrics.push_back(gauge(family, "Help of " + family + ".", {{"probe_value", name}}, value));
+    return std::make_shared<const ProbeStatus>(std::move(status));
+  };
+  ProbeStatuses statuses = {run("a", 1, {"jitterd_a_value", "jitterd_a_other"}), run("b", 2, {"jitterd_b_value"})};
+  collector.set_probes([&statuses] { return statuses; });
+  const auto same = [&] {
+    const std::string text = collector.metrics_text();
+    CHECK(text == serialize_text(collector.Collect()));
+    return text;
+  };
+  const std::string first = same();
+  CHECK(first.find("jitterd_a_value{probe_value=\"a\"} 1") != std::string::npos);
+  CHECK(same() == first);                                             // from the kept text
+  statuses[0] = run("a", 3, {"jitterd_a_value", "jitterd_a_other"});  // a new run replaces the snapshot
+  const std::string second = same();
+  CHECK(second.find("jitterd_a_value{probe_value=\"a\"} 3") != std::string::npos);
+  CHECK(second.find("jitterd_a_value{probe_value=\"a\"} 1") == std::string::npos);
+  // Two probes with a family of the same name: one family with both samples, as Collect() has it.
+  statuses.push_back(run("c", 4, {"jitterd_a_other"}));
+  const std::string merged = same();
+  const std::size_t type_line = merged.find("# TYPE jitterd_a_other gauge");
+  REQUIRE(type_line != std::string::npos);
+  CHECK(merged.find("# TYPE jitterd_a_other gauge", type_line + 1) == std::string::npos);
+  // A failed run drops its results from the text.
+  ProbeStatus failed("b");
+  failed.ran = true;
+  failed.error = "scripted";
+  statuses[1] = std::make_shared<const ProbeStatus>(failed);
+  CHECK(same().find("jitterd_b_value") == std::string::npos);
+}
+
+TEST_CASE("render_probe_results makes a new result's text before the scrape, which then only copies it",
+          "[collector]") {
+  Collector collector(HostReader("/sys", "/proc"), this_build());
+  const auto run = [](double value) {
+    ProbeStatus status("posture");
+    status.ran = status.success = true;
+    status.result.metrics.push_back(gauge("jitterd_test_value", "A test gauge.", {}, value));
+    return std::make_shared<const ProbeStatus>(std::move(status));
+  };
+  ProbeStatuses statuses = {run(1)};
+  collector.set_probes([&statuses] { return statuses; });
+  collector.render_probe_results();
+  CHECK(collector.results_made() == 1);
+  const std::string text = collector.metrics_text();
+  CHECK(collector.results_made() == 1);  // the scrape made nothing
+  CHECK(text == serialize_text(collector.Collect()));
+  collector.render_probe_results();
+  CHECK(collector.results_made() == 1);  // nothing new to make
+  statuses = {run(2)};
+  collector.render_probe_results();
+  CHECK(collector.results_made() == 2);
+  CHECK(collector.metrics_text().find("jitterd_test_value 2") != std::string::npos);
+  CHECK(collector.results_made() == 2);
+  statuses = {run(3)};  // not rendered: the scrape makes it
+  CHECK(collector.metrics_text().find("jitterd_test_value 3") != std::string::npos);
+  CHECK(collector.results_made() == 3);
 }

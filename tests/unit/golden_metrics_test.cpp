@@ -268,11 +268,12 @@ ProbeResult c2c_pairs_result() {
   return c2c_result(records, C2cSettings{}, 3, 3);
 }
 
-std::vector<prometheus::MetricFamily> scrape_families() {
-  Collector collector(jitterd::testing::fixture_reader("tuned_server"),
-                      BuildInfo{"0.0.0-golden", "0000000", "g++ (golden)", "x86_64"});
-  collector.record_reload(true, start_time);
-  collector.set_samplers(
+// The golden state in a collector; scrape_families() and metrics_text() read it.
+std::unique_ptr<Collector> golden_collector() {
+  auto collector = std::make_unique<Collector>(jitterd::testing::fixture_reader("tuned_server"),
+                                               BuildInfo{"0.0.0-golden", "0000000", "g++ (golden)", "x86_64"});
+  collector->record_reload(true, start_time);
+  collector->set_samplers(
       [] {
         return std::vector<SamplerReading>{sampler(3, true), sampler(4, false)};
       },
@@ -282,12 +283,14 @@ std::vector<prometheus::MetricFamily> scrape_families() {
       succeeded("clock", clock_result(), 2),     succeeded("kernel_cost", kernel_cost_result(), 3),
       succeeded("pinning", pinning_result(), 4), succeeded("pacing", pacing_result(), 5),
       succeeded("c2c", c2c_pairs_result(), 6)};
-  collector.set_probes([statuses] { return statuses; });
-  return collector.Collect();
+  collector->set_probes([shared = share_statuses(std::move(statuses))] { return shared; });
+  return collector;
 }
 
-// The exposition as the web server writes it (serialize_text).
-std::string scrape() { return header + jitterd::serialize_text(scrape_families()); }
+std::vector<prometheus::MetricFamily> scrape_families() { return golden_collector()->Collect(); }
+
+// The exposition as the web server writes it (Collector::metrics_text).
+std::string scrape() { return header + golden_collector()->metrics_text(); }
 
 }  // namespace
 
@@ -331,4 +334,12 @@ TEST_CASE("the golden /metrics: serialize_text writes what prometheus-cpp's Text
           "[golden_metrics]") {
   const std::vector<prometheus::MetricFamily> families = scrape_families();
   CHECK(jitterd::serialize_text(families) == prometheus::TextSerializer().Serialize(families));
+}
+
+TEST_CASE("the golden /metrics: metrics_text, with the probes' text kept, is serialize_text(Collect())",
+          "[golden_metrics]") {
+  const std::unique_ptr<Collector> collector = golden_collector();
+  const std::string expected = jitterd::serialize_text(collector->Collect());
+  CHECK(collector->metrics_text() == expected);
+  CHECK(collector->metrics_text() == expected);  // the second from the kept text
 }

@@ -132,3 +132,24 @@ TEST_CASE("a reader snapshotting during writes sees monotonic counts and the exa
   CHECK(snapshots.load() >= kSnapshotsDuringWrites);
   CHECK(current.total() == kWrites);
 }
+
+TEST_CASE("quantiles in one pass equal quantile() for each, empty and full histograms too", "[histogram]") {
+  const double qs[] = {0, 0.25, 0.5, 0.5, 0.99, 0.999, 0.9999, 1};
+  constexpr std::size_t n = sizeof qs / sizeof qs[0];
+  std::uint64_t out[n];
+  HistogramSnapshot empty;
+  empty.quantiles(qs, out, n);
+  for (std::size_t i = 0; i < n; ++i) CHECK(out[i] == 0);
+  std::mt19937_64 random(7);
+  for (int round = 0; round < 50; ++round) {
+    HistogramSnapshot h;
+    const int used = 1 + static_cast<int>(random() % 40);
+    for (int k = 0; k < used; ++k)
+      h.counts[random() % kHistogramBuckets] += 1 + random() % (round % 2 ? 3 : 100000);
+    h.quantiles(qs, out, n);
+    for (std::size_t i = 0; i < n; ++i) {
+      INFO("round " << round << ", q " << qs[i]);
+      CHECK(out[i] == h.quantile(qs[i]));
+    }
+  }
+}

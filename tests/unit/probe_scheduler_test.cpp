@@ -7,6 +7,7 @@
 
 #include "daemon/probe_scheduler.h"
 #include "export/collector.h"
+#include "export/text_format.h"
 
 using namespace jitterd;
 
@@ -59,19 +60,19 @@ TEST_CASE("the scheduler runs every probe repeatedly, never two at once, and rec
   auto statuses = scheduler.statuses();
   // Wait for each probe to have failed (its second run and every later one).
   while (std::chrono::steady_clock::now() < deadline &&
-         !(statuses[0].ran && !statuses[0].success && statuses[1].ran && !statuses[1].success)) {
+         !(statuses[0]->ran && !statuses[0]->success && statuses[1]->ran && !statuses[1]->success)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     statuses = scheduler.statuses();
   }
   scheduler.stop();
   REQUIRE(statuses.size() == 2);
-  CHECK(statuses[0].name == "first");
-  CHECK(statuses[1].name == "second");
+  CHECK(statuses[0]->name == "first");
+  CHECK(statuses[1]->name == "second");
   for (const auto& s : statuses) {
-    CHECK(s.ran);
-    CHECK_FALSE(s.success);
-    CHECK_THAT(s.error, Catch::StartsWith("scripted failure"));
-    CHECK(s.last_run_unix_seconds > 1.6e9);
+    CHECK(s->ran);
+    CHECK_FALSE(s->success);
+    CHECK_THAT(s->error, Catch::StartsWith("scripted failure"));
+    CHECK(s->last_run_unix_seconds > 1.6e9);
   }
   CHECK_FALSE(overlapped);
 }
@@ -94,13 +95,24 @@ TEST_CASE("probe results become families; a failed run exports status but no num
   probes.push_back(std::make_unique<ScriptedProbe>("scripted", running, overlapped));
   auto scheduler =
       std::make_shared<ProbeScheduler>(std::move(probes), ProbeContext{}, std::chrono::milliseconds(0));
-  scheduler->start();
-  while (!scheduler->statuses()[0].ran) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  scheduler->stop();
   Collector collector(HostReader(), this_build());
   collector.set_probes([scheduler] { return scheduler->statuses(); });
+  // As the daemon does: the run's text is made on the scheduler's thread, after it is stored.
+  std::atomic<int> after_runs{0};
+  scheduler->set_after_run([&] {
+    collector.render_probe_results();
+    ++after_runs;
+  });
+  scheduler->start();
+  while (after_runs.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  scheduler->stop();
+  CHECK(scheduler->statuses()[0]->ran);
+  const std::uint64_t made = collector.results_made();
+  if (scheduler->statuses()[0]->success) CHECK(made >= 1);
+  CHECK(collector.metrics_text() == serialize_text(collector.Collect()));
+  CHECK(collector.results_made() == made);  // the scrape made none
   const auto families = collector.Collect();
-  const bool succeeded = scheduler->statuses()[0].success;
+  const bool succeeded = scheduler->statuses()[0]->success;
   REQUIRE(find(families, "jitterd_probe_success") != nullptr);
   CHECK(find(families, "jitterd_probe_success")->metric[0].gauge.value == (succeeded ? 1 : 0));
   CHECK(find(families, "jitterd_probe_duration_seconds") != nullptr);
@@ -156,8 +168,8 @@ TEST_CASE("stopping cancels a probe at its next unit boundary", "[probe_schedule
   ProbeScheduler scheduler(std::move(probes), ProbeContext{}, std::chrono::milliseconds(0));
   scheduler.start();
   wait_for(started);
-  CHECK(scheduler.stop());                   // returns once the probe left at a boundary (no grace limit)
-  CHECK_FALSE(scheduler.statuses()[0].ran);  // a cancelled run is neither a result nor a failure
+  CHECK(scheduler.stop());                    // returns once the probe left at a boundary (no grace limit)
+  CHECK_FALSE(scheduler.statuses()[0]->ran);  // a cancelled run is neither a result nor a failure
 }
 
 TEST_CASE("stop with a grace period reports a probe stuck in one long unit", "[probe_scheduler][concurrency]") {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "measure/counter_calibration.h"
+#include "sampling/sampler_set.h"
 #include "sampling/sampler_worker.h"
 #include "sampling/sampling_plan.h"
 
@@ -149,4 +150,29 @@ TEST_CASE("a sampler moved off its CPU stops sampling there and pins itself back
   CHECK(ran_on == cpu);
   CHECK(worker.alive(read_ticks(default_tick_method())));
   worker.stop();
+}
+
+TEST_CASE("window updates read every sampler's context switches each second up to 256, else in turn",
+          "[sampler_set]") {
+  for (const std::size_t count : {std::size_t{1}, std::size_t{255}, std::size_t{256}}) {
+    for (std::uint64_t sequence = 1; sequence <= 3; ++sequence)
+      for (std::size_t i = 0; i < count; ++i) CHECK(reads_switches_at(i, count, sequence));
+  }
+  for (const std::size_t count : {std::size_t{257}, std::size_t{600}, std::size_t{1024}}) {
+    const std::size_t rounds = (count + 255) / 256;
+    INFO(count << " samplers");
+    std::vector<int> reads(count, 0);
+    for (std::uint64_t sequence = 1; sequence <= 3 * rounds; ++sequence) {
+      std::size_t this_update = 0;
+      for (std::size_t i = 0; i < count; ++i) {
+        if (!reads_switches_at(i, count, sequence)) continue;
+        ++reads[i];
+        ++this_update;
+      }
+      CHECK(this_update <= kSwitchReadsPerUpdate);
+      CHECK(this_update > 0);
+    }
+    // Each one read once in every `rounds` consecutive updates: its reading is at most `rounds` s old.
+    for (std::size_t i = 0; i < count; ++i) CHECK(reads[i] == 3);
+  }
 }

@@ -63,11 +63,11 @@ StatusSnapshot snapshot() {
   posture.result.tables.push_back(
       {"isolation checklist", {"status", "check", "cpu", "reason"}, {{"FAIL", "irq " + hostile, 3, hostile}}});
   posture.result.notes.push_back("note " + hostile);
-  s.probes.push_back(posture);
+  s.probes.push_back(std::make_shared<const ProbeStatus>(posture));
   ProbeStatus failed("clock");
   failed.ran = true;
   failed.error = "failed: " + hostile;
-  s.probes.push_back(failed);
+  s.probes.push_back(std::make_shared<const ProbeStatus>(failed));
   return s;
 }
 

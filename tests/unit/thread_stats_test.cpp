@@ -66,3 +66,17 @@ TEST_CASE("read_thread_context_switches gives nothing for a thread that is gone"
   CHECK_FALSE(read_thread_context_switches(host, 1234, 9999));
   CHECK_FALSE(read_thread_context_switches(host, 4321, 4321));
 }
+
+TEST_CASE("read_thread_context_switches from a process's task directory, opened once", "[thread_stats]") {
+  const HostReader host(fixtures / "smt8_isolated/sys", fixtures / "smt8_isolated/proc");
+  const jitterd::Directory tasks = host.proc_dir("1234/task");
+  REQUIRE(tasks.open());
+  jitterd::FileBuffer buffer;
+  const auto sampler = read_thread_context_switches(tasks, 1240, buffer);
+  REQUIRE(sampler);
+  CHECK(sampler->voluntary == 2);
+  CHECK(sampler->involuntary == 4711);
+  CHECK(read_thread_context_switches(tasks, 1234, buffer)->voluntary == 1520);
+  CHECK_FALSE(read_thread_context_switches(tasks, 9999, buffer));
+  CHECK_FALSE(read_thread_context_switches(host.proc_dir("4321/task"), 4321, buffer));
+}
