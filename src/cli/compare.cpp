@@ -55,14 +55,28 @@ void check_comparable(const Baseline& before, const std::string& bp, const Basel
                        before.duration_seconds, after.duration_seconds));
 }
 
+// A fingerprint field only one file records (one written by a jitterd that did not record it yet)
+// is noted, not called a change of the machine; a configuration key is compared either way.
 void add_changes(Comparison& out, const std::string& group,
-                 const std::vector<std::pair<std::string, std::string>>& before,
-                 const std::vector<std::pair<std::string, std::string>>& after) {
+                 const std::vector<std::pair<std::string, std::string>>& before, const std::string& before_path,
+                 const std::vector<std::pair<std::string, std::string>>& after, const std::string& after_path,
+                 bool note_fields_in_one_file) {
+  const auto has = [](const std::vector<std::pair<std::string, std::string>>& fields, const std::string& key) {
+    return std::any_of(fields.begin(), fields.end(), [&](const auto& field) { return field.first == key; });
+  };
   std::vector<std::string> keys;
   for (const auto& [k, v] : before) keys.push_back(k);
   for (const auto& [k, v] : after)
     if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
   for (const std::string& key : keys) {
+    if (note_fields_in_one_file && has(before, key) != has(after, key)) {
+      out.notes.push_back(
+          fmt::format("{}.{}: recorded only in {} (\"{}\"; a file from an older jitterd lacks "
+                      "it): not compared",
+                      group, key, has(before, key) ? before_path : after_path,
+                      field_value(has(before, key) ? before : after, key)));
+      continue;
+    }
     const std::string b = field_value(before, key), a = field_value(after, key);
     if (b != a) out.changed.push_back({group + "." + key, b, a});
   }
@@ -383,8 +397,8 @@ Comparison compare_baselines(const Baseline& before, const std::string& bp, cons
       given += fmt::format("{}{}={}", given.empty() ? "" : ",", s.name, s.cv);
     out.notes.push_back(fmt::format("allowances set with --allowance {} (in place of the measured ones)", given));
   }
-  add_changes(out, "fingerprint", before.fingerprint, after.fingerprint);
-  add_changes(out, "configuration", before.configuration, after.configuration);
+  add_changes(out, "fingerprint", before.fingerprint, bp, after.fingerprint, ap, true);
+  add_changes(out, "configuration", before.configuration, bp, after.configuration, ap, false);
   bool any_cpu = before.cpus.empty() && after.cpus.empty();
   for (const BaselineCpu& b : before.cpus) {
     const auto a =

@@ -330,6 +330,27 @@ TEST_CASE("compare: what changed lists fingerprint and configuration differences
   CHECK_THAT(format_comparison_json(c), Catch::Contains("\"verdict\":\"no significant change\""));
 }
 
+TEST_CASE("compare: a fingerprint field only one file records is a note, not a change of the machine") {
+  std::mt19937_64 random(5);
+  Baseline before = synthetic_run(random, {});
+  Baseline after = synthetic_run(random, {});
+  // a.json from a jitterd that did not record the hypervisor flag yet.
+  REQUIRE(std::none_of(before.fingerprint.begin(), before.fingerprint.end(),
+                       [](const auto& field) { return field.first == "hypervisor"; }));
+  after.fingerprint.emplace_back("hypervisor", "no");
+  const Comparison c = compare_baselines(before, "a.json", after, "b.json");
+  CHECK(c.changed.empty());
+  CHECK(std::count(
+            c.notes.begin(), c.notes.end(),
+            "fingerprint.hypervisor: recorded only in b.json (\"no\"; a file from an older jitterd lacks it): "
+            "not compared") == 1);
+  // Recorded in both, a field that differs is a change as before.
+  before.fingerprint.emplace_back("hypervisor", "yes");
+  const Comparison both = compare_baselines(before, "a.json", after, "b.json");
+  REQUIRE(both.changed.size() == 1);
+  CHECK(both.changed[0] == std::vector<std::string>{"fingerprint.hypervisor", "yes", "no"});
+}
+
 TEST_CASE("compare: one distribution twice is no significant change in at least 99% of pairs") {
   std::mt19937_64 random(6);
   constexpr int kPairs = 300;
