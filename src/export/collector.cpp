@@ -58,7 +58,6 @@ void read_sampler_state(const SamplerShared& shared, WindowDetail window, Sample
   r.sampled_ticks = shared.sampled_ticks.load(std::memory_order_relaxed);
   r.window_detail = std::move(window);
   r.window = r.window_detail.summary;
-  r.context_switches = r.window_detail.context_switches;
 }
 
 std::vector<SamplerReading> read_samplers(const SamplerSet& set) {
@@ -283,7 +282,7 @@ void Collector::collect_samplers(std::vector<MetricFamily>& out) const {
       sample(window_max, {{"cpu", cpu}}, summary.max);
     }
     quantiles.metric.push_back(std::move(q));
-    if (const auto& cs = r.context_switches) {
+    if (const auto& cs = r.window_detail.context_switches) {
       sample(switches, {{"cpu", cpu}, {"kind", "voluntary"}}, static_cast<double>(cs->voluntary));
       sample(switches, {{"cpu", cpu}, {"kind", "involuntary"}}, static_cast<double>(cs->involuntary));
     }

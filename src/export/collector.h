@@ -40,8 +40,9 @@ struct SamplerReading {
   std::uint64_t interrupted_ticks = 0;
   std::uint64_t sampled_ticks = 0;
   WindowSummary window;
-  WindowDetail window_detail;                       // window's summary again, with its gaps, counters and sequence
-  std::optional<ContextSwitches> context_switches;  // window_detail's: read by update_windows, <= 1 s old
+  // window's summary again, with its gaps, counters, sequence and the thread's context switches
+  // (read by update_windows, not at scrape time)
+  WindowDetail window_detail;
 };
 
 // Everything the status page shows (export/status_page.h), taken at request time the way a

@@ -35,8 +35,8 @@ struct WindowDetail {
   double end_unix_seconds = 0;  // wall time of that update
   HistogramSnapshot gaps;       // ticks, within the window
   std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;  // within the window
-  // The sampler thread's context switches as read at that update (at most one update old), or
-  // none if its status file could not be read.
+  // The sampler thread's context switches as last read by update_windows (at most
+  // ceil(samplers / kSwitchReadsPerUpdate) updates old), or none if its status file could not be read.
   std::optional<ContextSwitches> context_switches;
 };
 

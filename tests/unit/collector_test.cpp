@@ -232,7 +232,7 @@ TEST_CASE("the context switches a scrape exports are the window update's reading
   CHECK(switches() == std::map<std::string, double>{{"involuntary", 3}, {"voluntary", 11}});
   status(12, 5);
   CHECK(switches() == std::map<std::string, double>{{"involuntary", 3}, {"voluntary", 11}});
-  CHECK(collector.status().samplers.at(0).context_switches->voluntary == 11);
+  CHECK(collector.status().samplers.at(0).window_detail.context_switches->voluntary == 11);
   set->update_windows();
   CHECK(switches() == std::map<std::string, double>{{"involuntary", 5}, {"voluntary", 12}});
   std::filesystem::remove(proc.root() / tasks / std::to_string(tid) / "status");

@@ -93,7 +93,7 @@ SamplerReading sampler(int cpu, bool window_ready) {
     r.window = summarize(r.gaps, 200000, scale);
     r.window.valid = true;
   }
-  r.context_switches = ContextSwitches{12, 3};
+  r.window_detail.context_switches = ContextSwitches{12, 3};
   return r;
 }
 
