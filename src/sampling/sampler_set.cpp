@@ -17,7 +17,6 @@ SamplerSet::SamplerSet(const std::vector<SamplerSettings>& settings, const HostR
     windows_.emplace_back(s.scale.from_ns(static_cast<std::uint64_t>(s.window.count())));
   }
   summaries_.resize(workers_.size());
-  switches_.resize(workers_.size());
 }
 
 SamplerSet::~SamplerSet() { stop(); }
@@ -63,11 +62,14 @@ bool reads_switches_at(std::size_t index, std::size_t count, std::uint64_t seque
 void SamplerSet::update_windows() {
   const double unix_now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  // This update's turn of the threads' context switches; the others keep their last reading.
   FileBuffer buffer;
+  std::vector<std::pair<std::size_t, std::optional<ContextSwitches>>> switches;
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     if (!reads_switches_at(i, workers_.size(), sequence_ + 1)) continue;
     const SamplerWorker& w = *workers_[i];
-    switches_[i] = w.shared() ? read_thread_context_switches(own_tasks_, w.startup().tid, buffer) : std::nullopt;
+    switches.emplace_back(
+        i, w.shared() ? read_thread_context_switches(own_tasks_, w.startup().tid, buffer) : std::nullopt);
   }
   std::lock_guard lock(summaries_mutex_);
   ++sequence_;
@@ -80,11 +82,12 @@ void SamplerSet::update_windows() {
     } else {
       advance_sampler_window(windows_[i], *shared, w.settings(), read_ticks(w.settings().method), snapshot_,
                              detail);
-      detail.context_switches = switches_[i];
     }
     detail.sequence = sequence_;
     detail.end_unix_seconds = unix_now;
   }
+  for (auto& [i, read] : switches)
+    if (workers_[i]->shared()) summaries_[i].context_switches = read;
 }
 
 WindowSummary SamplerSet::window(std::size_t index) const {

@@ -113,9 +113,8 @@ class SamplerSet {
   std::vector<SamplerWindowState> windows_;
   mutable std::mutex summaries_mutex_;
   std::vector<WindowDetail> summaries_;
-  HistogramSnapshot snapshot_;                            // update_windows' scratch
-  Directory own_tasks_;                                   // <procfs>/<this process>/task
-  std::vector<std::optional<ContextSwitches>> switches_;  // update_windows' scratch
+  HistogramSnapshot snapshot_;  // update_windows' scratch
+  Directory own_tasks_;         // <procfs>/<this process>/task
   std::uint64_t sequence_ = 0;
 };
 
