@@ -32,43 +32,42 @@ class Reading {
     return checked(host.read_proc(relative), proc_path(relative), consequence);
   }
   std::optional<long long> sys_integer(std::string_view relative) const {
-    const std::optional<std::string> text = sys(relative, "");
-    if (!text) return std::nullopt;
-    const std::optional<long long> value = parse_integer(*text);
-    if (!value) problem(sys_path(relative) + ": not an integer: \"" + *text + "\"");
-    return value;
+    return integer(sys(relative, ""), sys_path(relative));
   }
   // The same for file `name` of `dir`, opened at <sysfs_root>/<relative_dir> (messages name the
-  // path): one openat(2) into the stack buffer instead of a path walk and a string per file.
+  // path): one openat(2) into the stack buffer instead of a path walk per file.
   std::optional<std::string> sys_at(const Directory& dir, const std::string& relative_dir, const char* name,
                                     std::string_view consequence) const {
     if (const std::optional<std::string_view> text = dir.read_trimmed(name, buffer_)) return std::string(*text);
-    problem(sys_path(relative_dir + name) + ": missing" + (consequence.empty() ? "" : "; ") +
-            std::string(consequence));
+    missing(sys_path(relative_dir + name), consequence);
     return std::nullopt;
   }
   std::optional<long long> sys_integer_at(const Directory& dir, const std::string& relative_dir,
                                           const char* name) const {
-    const std::optional<std::string_view> text = dir.read_trimmed(name, buffer_);
-    if (!text) {
-      problem(sys_path(relative_dir + name) + ": missing");
-      return std::nullopt;
-    }
-    const std::optional<long long> value = parse_integer(*text);
-    if (!value) problem(sys_path(relative_dir + name) + ": not an integer: \"" + std::string(*text) + "\"");
-    return value;
+    return integer(sys_at(dir, relative_dir, name, ""), sys_path(relative_dir + name));
   }
 
   const HostReader& host;
 
  private:
+  void missing(const std::string& path, std::string_view consequence) const {
+    problem(path + ": missing" + (consequence.empty() ? "" : "; ") + std::string(consequence));
+  }
   std::optional<std::string> checked(std::optional<std::string> text, const std::string& path,
                                      std::string_view consequence) const {
     if (!text) {
-      problem(path + ": missing" + (consequence.empty() ? "" : "; ") + std::string(consequence));
+      missing(path, consequence);
       return std::nullopt;
     }
     return std::string(trim(*text));
+  }
+  // The text as an integer, or std::nullopt with "<path>: not an integer: ..." (nothing more if the
+  // file was missing: that is already said).
+  std::optional<long long> integer(const std::optional<std::string>& text, const std::string& path) const {
+    if (!text) return std::nullopt;
+    const std::optional<long long> value = parse_integer(*text);
+    if (!value) problem(path + ": not an integer: \"" + *text + "\"");
+    return value;
   }
 
   std::vector<std::string>* problems_;
