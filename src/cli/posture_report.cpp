@@ -10,6 +10,7 @@
 #include "daemon/logging.h"
 #include "host/cpu_list.h"
 #include "host/interrupt_counts.h"
+#include "host/text.h"
 #include "host/topology.h"
 #include "report/render.h"
 #include "sampling/sampling_plan.h"
@@ -35,30 +36,57 @@ std::string summary(const PostureReport& report) {
          std::to_string(c.warn) + " warn, " + std::to_string(c.pass) + " pass)";
 }
 
+// A fix line is a command only if it has the shape posture_fixes.cpp gives commands: words of
+// letters, digits and "_.,:=+-/" (no quote, variable, glob, separator or substitution), and at most
+// one " > " into a file under /sys/ or /proc/. Everything in it comes from validated configuration
+// and numbers; this check keeps the script inert even if a string from the machine ever reached one.
+bool is_plain_command(std::string_view line) {
+  const auto word_chars = [](std::string_view text, std::string_view extra) {
+    return std::all_of(text.begin(), text.end(), [&](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             extra.find(c) != std::string_view::npos;
+    });
+  };
+  const std::size_t redirect = line.find(" > ");
+  const std::string_view command = line.substr(0, redirect);
+  if (command.empty() || !word_chars(command, " _.,:=+-/")) return false;
+  if (redirect == std::string_view::npos) return true;
+  const std::string_view file = line.substr(redirect + 3);
+  return (file.rfind("/sys/", 0) == 0 || file.rfind("/proc/", 0) == 0) && word_chars(file, "_.-/");
+}
+
+// `line` as the script writes it: a comment made printable, so that whatever bytes a task or IRQ
+// name held, it stays one comment line; a command only if it is a plain one, else commented out.
+std::string script_line(std::string_view line) {
+  if (line.rfind("#", 0) == 0) return "#" + printable(line.substr(1));
+  if (is_plain_command(line)) return std::string(line);
+  return "# not written as a command (it is not one of the plain forms jitterd writes): " + printable(line);
+}
+
 }  // namespace
 
 std::string format_posture_table(const PostureReport& report) {
   std::ostringstream out;
   out << "isolation posture for sampled cpus "
-      << (report.sampled.empty() ? "none" : format_cpu_list(report.sampled)) << " (cpus: " << report.cpus_setting
-      << ")\n\n";
+      << (report.sampled.empty() ? "none" : format_cpu_list(report.sampled))
+      << " (cpus: " << printable(report.cpus_setting) << ")\n\n";
   std::size_t check_width = 5;
   for (const PostureCheck& c : report.checks) check_width = std::max(check_width, c.check.size());
   for (const PostureCheck& c : report.checks) {
     const std::string cpu = c.cpu ? "cpu " + std::to_string(*c.cpu) : "-";
     out << to_string(c.status) << "  " << c.check << std::string(check_width - c.check.size(), ' ') << "  " << cpu
-        << std::string(cpu.size() < 7 ? 7 - cpu.size() : 0, ' ') << "  " << c.reason
+        << std::string(cpu.size() < 7 ? 7 - cpu.size() : 0, ' ') << "  " << printable(c.reason)
         << (c.expectation ? " [expect]" : "") << "\n";
-    for (const std::string& line : c.fix) out << "      fix: " << line << "\n";
+    for (const std::string& line : c.fix) out << "      fix: " << printable(line) << "\n";
   }
   if (!report.plan_notes.empty()) out << "\nsampling plan:\n";
-  for (const std::string& note : report.plan_notes) out << "  " << note << "\n";
+  for (const std::string& note : report.plan_notes) out << "  " << printable(note) << "\n";
   out << "\nfingerprint:\n";
   for (const auto& [field, value] : fingerprint_fields(report.fingerprint)) {
     out << "  " << field << std::string(13 - std::min<std::size_t>(field.size(), 12), ' ')
-        << (value.empty() ? "unknown" : value) << "\n";
+        << (value.empty() ? "unknown" : printable(value)) << "\n";
   }
-  for (const std::string& problem : report.problems) out << "unreadable: " << problem << "\n";
+  for (const std::string& problem : report.problems) out << "unreadable: " << printable(problem) << "\n";
   out << "\nresult: " << summary(report) << "\n";
   return out.str();
 }
@@ -107,11 +135,11 @@ std::string format_posture_script(const PostureReport& report) {
     if (c.status == CheckStatus::pass || c.fix.empty()) continue;
     ++steps;
     out << "\n# " << to_string(c.status) << " " << c.check << (c.cpu ? " cpu " + std::to_string(*c.cpu) : "")
-        << ": " << c.reason << "\n";
+        << ": " << printable(c.reason) << "\n";
     std::size_t repeated = 0;
     for (const std::string& line : c.fix) {
       if (written.insert(line).second)
-        out << line << "\n";
+        out << script_line(line) << "\n";
       else
         ++repeated;
     }

@@ -64,13 +64,7 @@ bool is_plain(const YAML::Node& node) { return node.IsScalar() && node.Tag() == 
 
 // A long value is cut (at a character boundary) and its length said: a message quotes what was
 // seen, not a 100 kB string once for each of its aliases.
-std::string shortened(const std::string& text) {
-  constexpr std::size_t kShown = 60;
-  if (text.size() <= kShown + 20) return printable(text);
-  std::size_t cut = kShown;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return printable(std::string_view(text).substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)";
-}
+std::string shortened(const std::string& text) { return printable_excerpt(text, 60); }
 
 std::string describe(const YAML::Node& node) {
   switch (node.Type()) {

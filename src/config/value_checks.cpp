@@ -43,59 +43,6 @@ const std::vector<std::string_view>& log_levels() {
   return levels;
 }
 
-namespace {
-
-// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlong forms, no
-// surrogates, nothing above U+10FFFF), or 0. C1 controls (U+0080..U+009F) count as malformed, so
-// they are escaped like the C0 ones.
-std::size_t utf8_sequence(std::string_view text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  std::size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF;  // the allowed range of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-    if (lead == 0xC2) low = 0xA0;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size() || byte(i + 1) < low || byte(i + 1) > high) return 0;
-  for (std::size_t k = i + 2; k < i + length; ++k)
-    if (byte(k) < 0x80 || byte(k) > 0xBF) return 0;
-  return length;
-}
-
-}  // namespace
-
-std::string printable(std::string_view text) {
-  constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  for (std::size_t i = 0; i < text.size();) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte >= 0x20 && byte < 0x7f) {
-      out += text[i++];
-    } else if (byte == '\n') {
-      out += "\\n";
-      ++i;
-    } else if (const std::size_t length = byte >= 0x80 ? utf8_sequence(text, i) : 0; length > 0) {
-      out += text.substr(i, length);
-      i += length;
-    } else {
-      out += std::string("\\x") + hex[byte >> 4] + hex[byte & 15];
-      ++i;
-    }
-  }
-  return out;
-}
-
 std::string quoted_for_message(std::string_view text) { return '"' + printable(text) + '"'; }
 
 }  // namespace jitterd

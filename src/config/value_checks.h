@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "host/text.h"
+
 namespace jitterd {
 
 // What a rule made of a value: the value, or the message "must be <allowed>, got <seen>".
@@ -26,10 +28,7 @@ CheckedValue check_log_level(const std::string& text, std::string_view seen);
 // spdlog's canonical level names, in order of verbosity.
 const std::vector<std::string_view>& log_levels();
 
-// Control characters and bytes that are not well-formed UTF-8 escaped ("\n", "\x09", "\xff"),
-// so that every message stays on its one line and prints on any terminal.
-std::string printable(std::string_view text);
-// `text` in double quotes, printable.
+// `text` in double quotes, printable (host/text.h).
 std::string quoted_for_message(std::string_view text);
 
 }  // namespace jitterd

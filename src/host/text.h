@@ -1,6 +1,8 @@
 // The few text helpers every sysfs, procfs and configuration parser needs, in one place so they
-// agree on what a blank is, and the one way prose (titles, notes, label values) writes a number.
-// Pure inline functions, safe from any thread.
+// agree on what a blank is, the one way prose (titles, notes, label values) writes a number, and
+// the one way text from outside (task and IRQ names, the kernel command line, BIOS strings, a
+// server's answer) is made inert before it reaches a terminal, a message or a script. Pure
+// functions, safe from any thread.
 #pragma once
 
 #include <algorithm>
@@ -81,5 +83,16 @@ inline std::string decimal_text(double value, int decimals) {
   const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, decimals);
   return ec == std::errc() ? std::string(buffer, end) : std::string("?");
 }
+
+// `text` with everything that could act on a terminal or a line-oriented reader escaped, so that it
+// stays on its one line and only shows: C0 and C1 controls, DEL and bytes that are not well-formed
+// UTF-8 as "\x1b", a newline as "\n", and the characters that reorder or break lines in a
+// terminal (U+2028, U+2029, the bidirectional embeddings, overrides and isolates) as "\u202e".
+// Well-formed printable UTF-8 is kept. The one escaping of jitterd's messages and text tables.
+std::string printable(std::string_view text);
+
+// printable(`text`), cut after about `shown` bytes (at a character boundary) with its length
+// said ("abc... (250000 bytes)"), for a message that quotes something of any size.
+std::string printable_excerpt(std::string_view text, std::size_t shown = 60);
 
 }  // namespace jitterd

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "host/text.h"
+
 namespace jitterd {
 namespace {
 
@@ -101,10 +103,18 @@ std::string table_text(const ProbeTable& table) {
   std::vector<std::size_t> width(columns, 0);
   std::vector<bool> numeric(columns, false);  // a column of numbers: its header goes right too
   std::vector<bool> has_text(columns, false);
-  for (std::size_t c = 0; c < columns; ++c) width[c] = display_width(table.columns[c]);
-  for (const auto& row : table.rows) {
+  // Cells may hold text from the machine or a file (task names, fingerprint fields): a terminal
+  // gets it printable, one line per row, whatever bytes it holds.
+  std::vector<std::string> headers;
+  for (const std::string& column : table.columns) headers.push_back(printable(column));
+  std::vector<std::vector<std::string>> texts(table.rows.size());
+  for (std::size_t r = 0; r < table.rows.size(); ++r)
+    for (const Cell& cell : table.rows[r]) texts[r].push_back(printable(cell_text(cell)));
+  for (std::size_t c = 0; c < columns; ++c) width[c] = display_width(headers[c]);
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    const auto& row = table.rows[r];
     for (std::size_t c = 0; c < row.size() && c < columns; ++c) {
-      width[c] = std::max(width[c], display_width(cell_text(row[c])));
+      width[c] = std::max(width[c], display_width(texts[r][c]));
       numeric[c] = numeric[c] || row[c].is_number();
       has_text[c] = has_text[c] || row[c].kind == Cell::Kind::text;
     }
@@ -118,12 +128,10 @@ std::string table_text(const ProbeTable& table) {
     text.erase(text.find_last_not_of(' ') + 1);
     out += text + "\n";
   };
-  line(table.columns, [&](std::size_t c) { return numeric[c] && !has_text[c]; });
-  for (const auto& row : table.rows) {
-    std::vector<std::string> texts;
-    for (const Cell& cell : row) texts.push_back(cell_text(cell));
+  line(headers, [&](std::size_t c) { return numeric[c] && !has_text[c]; });
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
     // Text left, numbers right, as a reader scans them.
-    line(texts, [&](std::size_t c) { return row[c].kind != Cell::Kind::text; });
+    line(texts[r], [&](std::size_t c) { return table.rows[r][c].kind != Cell::Kind::text; });
   }
   return out;
 }

@@ -12,6 +12,8 @@ import io
 import json
 import os
 import re
+import shutil
+import subprocess
 import time
 
 import harness
@@ -335,6 +337,55 @@ class CliTest(harness.DaemonTestCase):
                                "--path.procfs", self.workdir], timeout=10)
         self.assertExit(nothing, EXIT_CONFIG)
         self.assertIn("command line: --path.sysfs: must be where sysfs is mounted: ", nothing.stderr)
+
+    def test_hostile_task_names_stay_inert(self):
+        # The audit's attack: a task named "\ntouch /tmp/Q #" on a sampled CPU made the fix script
+        # an operator runs as root hold "touch /tmp/Q". Here a machine (the tuned NVMe server's
+        # fixture) gets stray tasks on a sampled CPU whose names hold every byte value, terminal
+        # escapes, a bidi override and malformed UTF-8; the script, the table and the JSON must
+        # keep each of them inert.
+        root = os.path.join(self.workdir, "hostile")
+        shutil.copytree(os.path.join(harness.SOURCE_DIR, "tests", "fixtures", "tuned_nvme"), root, symlinks=True)
+        config = os.path.join(harness.SOURCE_DIR, "tests", "fixtures", "posture", "tuned_nvme.yaml")
+        args = ["report", "posture", "--config", config, "--path.sysfs", os.path.join(root, "sys"),
+                "--path.procfs", os.path.join(root, "proc")]
+        sampled = json.loads(harness.run(args + ["--format", "json"], timeout=30).stdout)["sampled"]
+        cpu = sampled[0]
+        names = [b"\ntouch /tmp/Q #", b"\x1b]0;pwned\x07\x1b[2J\r", "x\u202eevil\u2028".encode(), b"\xc3(\xff"]
+        names += [bytes(range(start, min(start + 15, 256))) for start in range(0, 256, 15)]
+        with open(os.path.join(root, "proc", "83", "task", "83", "stat"), "rb") as f:
+            template = f.read().split(b") ", 1)[1].split(b" ")
+        template[9 - 3] = b"4194560"  # flags: a user task (no PF_KTHREAD)
+        template[39 - 3] = str(cpu).encode()
+        for i, name in enumerate(names):
+            pid = 70000 + i
+            task = os.path.join(root, "proc", str(pid), "task", str(pid))
+            os.makedirs(task)
+            with open(os.path.join(task, "stat"), "wb") as f:
+                f.write(str(pid).encode() + b" (" + name + b") " + b" ".join(template))
+            with open(os.path.join(task, "status"), "wb") as f:
+                f.write(b"Name:\tx\nCpus_allowed_list:\t%d\n" % cpu)
+        script = subprocess.run([harness.JITTERD] + args + ["--format", "script"], capture_output=True, timeout=30)
+        self.assertEqual(script.returncode, 2, script.stderr)
+        text = script.stdout.decode("utf-8")  # strict: well-formed UTF-8 only
+        plain = re.compile(r"[A-Za-z0-9 _.,:=+/-]+( > /(sys|proc)/[A-Za-z0-9_./-]+)?")
+        self.assertIn(f"# FAIL stray_tasks cpu {cpu}: ", text)
+        for line in text.splitlines():
+            self.assertTrue(all(ord(c) >= 0x20 and ord(c) != 0x7f for c in line), repr(line))
+            self.assertNotIn("\u202e", line)
+            self.assertTrue(line.startswith("#") or line == "" or plain.fullmatch(line), repr(line))
+        self.assertNotIn("\ntouch", text)
+        self.assertIn("\\ntouch /tmp/Q #", text)
+        # sh reads it as the lines it shows: one command per non-comment line.
+        self.assertEqual(subprocess.run(["sh", "-n"], input=script.stdout, capture_output=True).returncode, 0)
+        table = subprocess.run([harness.JITTERD] + args, capture_output=True, timeout=30)
+        self.assertEqual(table.returncode, 2, table.stderr)
+        shown = table.stdout.decode("utf-8")
+        self.assertFalse([c for c in shown if (ord(c) < 0x20 and c != "\n") or ord(c) == 0x7f or c == "\u202e"])
+        self.assertIn("\\x1b]0;pwned", shown)
+        document = subprocess.run([harness.JITTERD] + args + ["--format", "json"], capture_output=True, timeout=30)
+        self.assertEqual(document.returncode, 2, document.stderr)
+        json.loads(document.stdout.decode("utf-8"))
 
     def test_missing_sysfs_files_are_warnings(self):
         path = self.config(REPORT_CONFIG.replace("continuous", "burst") +

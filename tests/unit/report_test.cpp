@@ -2,8 +2,11 @@
 // probe's tables and the posture checklist alike.
 #include <catch2/catch.hpp>
 
+#include <regex>
+
 #include "cli/posture_report.h"
 #include "cli/report.h"
+#include "host/text.h"
 #include "report/render.h"
 
 using namespace jitterd;
@@ -223,4 +226,91 @@ TEST_CASE("posture script: the fixes of WARN and FAIL lines under comments, noth
   CHECK(script.find("echo never") == std::string::npos);
   report.checks.erase(report.checks.begin());
   CHECK_THAT(format_posture_script(report), Catch::EndsWith("# nothing to change: every line passed\n"));
+}
+
+namespace {
+// Every byte value, each in a task name of its own between two letters, as a hostile /proc could
+// hold them (the kernel's 15 bytes are no limit for a fixture tree or a future source).
+std::vector<std::string> names_with_every_byte() {
+  std::vector<std::string> names;
+  for (int b = 0; b < 256; ++b) names.push_back(std::string("a") + static_cast<char>(b) + "z");
+  names.push_back("\ntouch /tmp/Q #");           // the audit's task name
+  names.push_back("\x1b]0;title\x07\x1b[2J\r");  // terminal title, clear screen, CR
+  names.push_back(
+      "x\xe2\x80\xae"
+      "evil\xe2\x80\xa8"
+      "next");              // a bidi override, a line separator
+  names.push_back("\xc3");  // UTF-8 cut short
+  return names;
+}
+
+bool is_plain_script_command(const std::string& line) {
+  static const std::regex plain("[A-Za-z0-9 _.,:=+/-]+( > /(sys|proc)/[A-Za-z0-9_./-]+)?");
+  return std::regex_match(line, plain);
+}
+}  // namespace
+
+TEST_CASE("printable escapes what reorders or breaks a terminal line", "[report]") {
+  CHECK(printable("a\xe2\x80\xae"
+                  "b") == "a\\u202eb");  // right-to-left override
+  CHECK(printable("a\xe2\x80\xa8"
+                  "b") == "a\\u2028b");  // line separator
+  CHECK(printable("a\xe2\x81\xa6"
+                  "b") == "a\\u2066b");  // left-to-right isolate
+  CHECK(printable("\x1b[31m\r\x7f") == "\\x1b[31m\\x0d\\x7f");
+  CHECK(printable("caf\xc3\xa9") == "caf\xc3\xa9");
+  CHECK(printable_excerpt(std::string(100, 'x'), 60) == std::string(60, 'x') + "... (100 bytes)");
+  CHECK(printable_excerpt(std::string(80, 'x'), 60) == std::string(80, 'x'));
+  // Cut at a character boundary: never half of an "é".
+  CHECK(printable_excerpt(std::string(59, 'x') + std::string(30, '\xc3') + "\xa9", 60)
+            .starts_with(std::string(59, 'x') + "\\xc3"));
+}
+
+TEST_CASE("posture script: a task or IRQ name with any bytes stays inside one comment line", "[report]") {
+  for (const std::string& name : names_with_every_byte()) {
+    INFO("name bytes: " << printable(name));
+    PostureReport report;
+    report.sampled = {1};
+    const std::string command = "taskset -a -p -c 0 " + name;  // as if a name ever reached a command
+    report.checks.push_back({"stray_tasks",
+                             1,
+                             CheckStatus::fail,
+                             "1 stray task(s) last ran on cpu 1: " + name + " (42)",
+                             true,
+                             {"taskset -a -p -c 0 42", "# " + name + " may also run there", command}});
+    const std::string script = format_posture_script(report);
+    const std::vector<std::string_view> lines = split_lines(script);
+    std::size_t findings = 0, commands = 0;
+    for (const std::string_view line : lines) {
+      INFO("line: " << printable(line));
+      for (const char c : line) CHECK((static_cast<unsigned char>(c) >= 0x20 && c != 0x7f));
+      if (line.starts_with("# FAIL ")) ++findings;
+      if (line.starts_with("#") || line.empty()) continue;
+      ++commands;
+      CHECK(is_plain_script_command(std::string(line)));
+    }
+    CHECK(findings == 1);
+    // The plain command is written; the one holding the name only if the name is itself plain.
+    CHECK(commands == (is_plain_script_command(command) ? 2u : 1u));
+    CHECK(script.find("\ntaskset -a -p -c 0 42\n") != std::string::npos);
+    CHECK(script.find("\ntouch") == std::string::npos);
+  }
+}
+
+TEST_CASE("text tables and the posture table show names printable, one line per row", "[report]") {
+  for (const std::string& name : names_with_every_byte()) {
+    INFO("name bytes: " << printable(name));
+    const ProbeTable table{"t", {"field", "before"}, {{Cell(std::string("kernel")), Cell(name)}}};
+    const std::string text = table_text(table);
+    CHECK(split_lines(text).size() == 2);
+    for (const char c : text) CHECK((c == '\n' || (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f)));
+    CHECK(text.find("\xe2\x80\xae") == std::string::npos);
+    PostureReport report;
+    report.sampled = {1};
+    report.checks.push_back({"stray_tasks", 1, CheckStatus::fail, name, false, {"# " + name}});
+    report.fingerprint.cmdline = name;
+    const std::string checklist = format_posture_table(report);
+    for (const char c : checklist) CHECK((c == '\n' || (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f)));
+    CHECK(checklist.find("\xe2\x80\xae") == std::string::npos);
+  }
 }
