@@ -5,7 +5,10 @@
 #   bash packaging/dev.sh deps-cross      install the aarch64 cross compiler and qemu-user
 #   bash packaging/dev.sh build [DIR] [CMAKE_ARGS...]   configure and build (DIR: build)
 #   bash packaging/dev.sh run [ARGS...]   deps, build, run jitterd in the foreground
-#   bash packaging/dev.sh test            deps, build, run the whole ctest suite
+#   bash packaging/dev.sh test            deps, build, run the whole ctest suite (the package tests
+#                                         skip without the packaging tools: deps-package)
+#   bash packaging/dev.sh test-packaging  deps-package, build, the package tests the last test run
+#                                         skipped (all of them without a last run)
 #   bash packaging/dev.sh test-fleet      deps-package, build, the Helm chart and Kubernetes scrape
 #                                         configuration tests with their Go tools (helm, upstream
 #                                         promtool: go install into build/tools, once)
@@ -223,10 +226,43 @@ cmd_run() {
     exec build/jitterd run --config config/jitterd.yaml "$@"
 }
 
+# The last whole-suite run's results, as JUnit XML (relative to the build folder): test-packaging
+# reads which package tests it skipped.
+readonly test_results=ctest-results.xml
+
 cmd_test() {
     cmd_deps
     cmd_build build
-    run_ctest build
+    run_ctest build --output-junit "$test_results"
+}
+
+# The package tests (deb and RPM, built and installed into fresh roots) need the packaging tools,
+# which `deps` leaves out: in `test` they skip and say so. CI installs the tools afterwards
+# (deps-package) and runs here the ones that skipped, so a test that needs a tool `deps` does not
+# install is seen failing rather than passing on a machine that happens to have it.
+cmd_test_packaging() {
+    cmd_deps
+    cmd_deps_package
+    cmd_build build
+    local -a skipped=()
+    if [[ -f build/$test_results ]]; then
+        mapfile -t skipped < <(python3 - "build/$test_results" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    name = case.get("name", "")
+    if name.startswith("package_") and case.find("skipped") is not None:
+        print(name)
+PY
+        )
+        if ((${#skipped[@]} == 0)); then
+            say "test-packaging: the last test run skipped no package test"
+            return
+        fi
+    fi
+    local pattern='^package_'
+    ((${#skipped[@]} > 0)) && pattern="^($(IFS='|'; echo "${skipped[*]}"))\$"
+    run_ctest build -R "$pattern"
 }
 
 # helm_chart and scrape_configs skip in the whole suite unless JITTERD_GO_TOOLS=1: compiling helm
@@ -367,7 +403,7 @@ cmd_format_check() {
 }
 
 usage() {
-    sed -n '2,21s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+    sed -n '2,27s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 }
 
 main() {
@@ -380,6 +416,7 @@ main() {
         build) cmd_build "$@" ;;
         run) cmd_run "$@" ;;
         test) cmd_test "$@" ;;
+        test-packaging) cmd_test_packaging "$@" ;;
         test-fleet) cmd_test_fleet "$@" ;;
         sanitize) cmd_sanitize "$@" ;;
         cross) cmd_cross "$@" ;;

@@ -15,7 +15,8 @@ machine).
               without samples (the 1.0 format) the figures read "not tested (baseline without
               samples)".
 --case noise: a baseline, then one taken while noise_injector (SCHED_FIFO, pinned to CPU 1,
-              20 us busy every 5 ms) runs, compare as "worse". The injector is started first and
+              20 us busy at a rate sized against the gaps the first baseline saw) runs, compare
+              as "worse". The injector is started first and
               the baseline only once it has said it is running. Needs root; skips (77) otherwise.
 
 Usage: compare_test.py --jitterd BINARY --case same|probes|noise [--injector NOISE_INJECTOR]
@@ -70,6 +71,27 @@ def compare(before, after):
     return json.loads(result.stdout)
 
 
+# The noise case's injections: 20 us each, at a rate sized against the quiet baseline
+# (harness.injection_rate).
+INJECTED_SPIN_US = 20
+
+
+def tail_rate(path, cpu, threshold_ns):
+    """Gaps over threshold_ns per sampled second on cpu, from a baseline file's sub-windows."""
+    with open(path) as f:
+        baseline = json.load(f)
+    index = baseline["tail_thresholds_ns"].index(threshold_ns)
+    windows = next(c for c in baseline["cpus"] if c["cpu"] == cpu)["sub_windows"]
+    seconds = sum(w["seconds"] for w in windows)
+    return sum(w["over_threshold"][index] for w in windows) / seconds if seconds else 0.0
+
+
+def allowance_of(comparison, scope, figure):
+    """The run-to-run allowance (cv) compare applies to one figure."""
+    row = next(f for f in comparison["figures"] if f["scope"] == scope and f["figure"] == figure)
+    return float(row["allowance"])
+
+
 def cpu_verdicts(comparison, verdict):
     return [f"{f['scope']} {f['figure']}: {f['before']:.4g} -> {f['after']:.4g} (p {f['p_value']:.2g})"
             for f in comparison["figures"] if f["scope"].startswith("cpu ") and f["verdict"] == verdict]
@@ -118,9 +140,21 @@ class InjectedNoise(unittest.TestCase):
 
     def test_injected_noise_is_worse(self):
         before = take_baseline(self.workdir, "quiet.json", CONFIG_FIFO)
-        count = (SECONDS + 10) * 200  # one every 5 ms, longer than the baseline with its start-up
-        injector = subprocess.Popen([INJECTOR, "--cpu", "1", "--priority", "60", "--period", "5ms", "--spin", "20us",
-                                     "--count", str(count)],
+        # Sized against this machine's own noise: a guest may have hundreds of natural gaps over
+        # 10 us a second, so a fixed rate could be lost in them. The injected rate makes the
+        # after/before ratio of gaps over 10 us INJECTED_RATIO times the smallest ratio the
+        # figure's run-to-run allowance lets compare call (exp(Z * sqrt(2) * cv), cli/allowances.h).
+        background = tail_rate(before, 1, 10_000)
+        cv = allowance_of(compare(before, before), "cpu 1", "gaps_over_10us_per_s")
+        rate, why_not = harness.injection_rate(background, cv)
+        print(f"background {background:.0f} gaps over 10 us per s on cpu 1, allowance cv {cv}: injecting "
+              f"{rate:.0f} per s of {INJECTED_SPIN_US} us", file=sys.stderr)
+        if why_not:
+            raise unittest.SkipTest(f"cpu 1: {why_not}")
+        period_us = int(1e6 / rate)
+        count = int((SECONDS + 10) * rate)  # longer than the baseline with its start-up
+        injector = subprocess.Popen([INJECTOR, "--cpu", "1", "--priority", "60", "--period", f"{period_us}us",
+                                     "--spin", f"{INJECTED_SPIN_US}us", "--count", str(count)],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
             line = injector.stderr.readline()
@@ -158,10 +192,9 @@ CONFIG_PROBES = CONFIG + """probes:
   pacing: {duration: 200ms}
 """
 PROBES = "kernel_cost,pacing,c2c"
-# The smallest change an allowance cv calls at alpha 0.001 is exp(Z * sqrt(2) * cv)
+# The smallest change an allowance cv calls at alpha 0.001 is exp(harness.Z_ALPHA * sqrt(2) * cv)
 # (cli/allowances.h); the synthetic slowdown is this much beyond it, so that the runs' own spread
 # cannot pull it back under.
-Z_ALPHA = 3.2905
 BEYOND_ALLOWANCE = 1.3
 
 
@@ -203,7 +236,7 @@ def factors(comparison):
     for f in tested(comparison):
         probe = f["scope"][len("probe "):]
         largest[probe] = max(largest.get(probe, 0), f["allowance"])
-    return {probe: BEYOND_ALLOWANCE * math.exp(Z_ALPHA * math.sqrt(2) * cv) for probe, cv in largest.items()}
+    return {probe: BEYOND_ALLOWANCE * math.exp(harness.Z_ALPHA * math.sqrt(2) * cv) for probe, cv in largest.items()}
 
 
 def scaled(path, out, probe_factors):

@@ -6,6 +6,7 @@ Every wait here is bounded; a daemon left running by a failed test is killed in 
 """
 
 import argparse
+import math
 import os
 import re
 import signal
@@ -91,6 +92,26 @@ def under_hypervisor():
             return any(line.startswith("flags") and " hypervisor" in line for line in f)
     except OSError:
         return False
+
+
+# Injected noise sized against the machine's own. compare calls a change of a figure whose
+# run-to-run allowance is cv only beyond exp(Z_ALPHA * sqrt(2) * cv) (cli/allowances.h, alpha 0.001);
+# a test that injects gaps to be called "worse" injects enough to pass that INJECTED_RATIO times,
+# whatever the natural rate of such gaps on the machine it runs on.
+Z_ALPHA = 3.2905
+INJECTED_RATIO = 2.0
+
+
+def injection_rate(background_per_s, cv, minimum=200, maximum=5000):
+    """(rate, why_not): injections per second that raise a tail rate of background_per_s
+    INJECTED_RATIO times past the smallest change compare calls under allowance cv; why_not is a
+    reason to skip when that takes more than maximum per second, else None."""
+    wanted_ratio = INJECTED_RATIO * math.exp(Z_ALPHA * math.sqrt(2) * cv)
+    rate = max(minimum, (wanted_ratio - 1) * background_per_s)
+    if rate > maximum:
+        return rate, (f"{background_per_s:.0f} natural gaps per s: a change compare must call (x{wanted_ratio:.1f}, "
+                      f"allowance cv {cv}) needs {rate:.0f} injections per s, more than the {maximum} injected")
+    return rate, None
 
 
 def wait_until(predicate, timeout, interval=0.05, what="condition"):
