@@ -81,6 +81,12 @@ build_and_check() {
         done
     done
     ok "files in the package"
+    # The licence, in the machine-readable copyright file (Debian's place for it).
+    if dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./usr/share/doc/jitterd/copyright | grep -qx 'License: Apache-2.0'; then
+        ok "copyright: License: Apache-2.0"
+    else
+        fail "$(basename "$deb"): usr/share/doc/jitterd/copyright does not say License: Apache-2.0"
+    fi
 
     local ctrl
     ctrl=$(mktemp -d)
@@ -304,6 +310,7 @@ PY
         fail "Containerfile: $entry check-config ${cmd#run } failed in the image's root"
     fi
     if grep -q 'DEBIAN_IMAGE=.*debian:12' "$file"; then :; else fail "Containerfile: the base is not a Debian 12 image"; fi
+    grep -q 'org.opencontainers.image.licenses="Apache-2.0"' "$file" || fail "Containerfile: no org.opencontainers.image.licenses=\"Apache-2.0\" label"
 }
 
 case $mode in

@@ -58,6 +58,7 @@ count() { local n=0 f; for f in "$@"; do [[ -f $f ]] && n=$((n + 1)); done; echo
 project_version=$(sed -n 's/^project(jitterd VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
 grep -qx "version: $project_version" "$chart/Chart.yaml" && grep -qx "appVersion: \"$project_version\"" "$chart/Chart.yaml" \
     || fail "Chart.yaml's version/appVersion are not jitterd's $project_version"
+grep -qx "  artifacthub.io/license: Apache-2.0" "$chart/Chart.yaml" || fail "Chart.yaml does not name the licence (annotations: artifacthub.io/license: Apache-2.0)"
 
 "$helm" lint --strict "$chart" || fail "helm lint --strict"
 

@@ -54,6 +54,12 @@ for f in "$src"/grafana/prometheus/*.yml; do
     [[ -f $f ]] && { grep -qx "/usr/share/jitterd/prometheus/$(basename "$f")" <<<"$files" || fail "rpm lacks rules $(basename "$f")"; }
 done
 ok "rpm -qlp: the package's files"
+license=$(rpm -qp --qf '%{LICENSE}' "$rpm" 2>/dev/null)
+[[ $license == Apache-2.0 ]] || fail "$(basename "$rpm"): License is '$license', not Apache-2.0"
+# Debian's rpm names the folder with the version (jitterd-0.1.0), Fedora's without.
+rpm -qpL "$rpm" 2>/dev/null | grep -qE '^/usr/share/licenses/jitterd(-[0-9.]+)?/LICENSE$' \
+    || fail "$(basename "$rpm"): no %license file LICENSE under /usr/share/licenses/"
+ok "License: $license, with its text as %license"
 
 flags=$(rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$rpm" 2>/dev/null | awk '$1 == "/etc/jitterd/jitterd.yaml" {print $2}')
 [[ $flags == *c* && $flags == *n* ]] || fail "/etc/jitterd/jitterd.yaml is not %config(noreplace) (flags '$flags')"
