@@ -7,30 +7,18 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/baseline.h"
+#include "cli/check_config.h"
 #include "cli/command_line.h"
 #include "cli/compare.h"
 #include "cli/report.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
 #include "daemon/logging.h"
-#include "export/collector.h"
-#include "host/cpu_list.h"
-#include "sampling/sampling_plan.h"
+#include "export/build_info.h"
 
 namespace {
 constexpr int kExitUsage = 64;
 constexpr int kExitConfig = 78;
-
-int check_config(const jitterd::CommandLine& cl) {
-  const jitterd::SamplingPlan plan = jitterd::make_sampling_plan(
-      jitterd::load_config(jitterd::config_source(cl)), jitterd::host_reader(cl), jitterd::current_affinity());
-  std::cout << cl.config_path << ": valid; on this machine it samples cpus "
-            << jitterd::format_cpu_list(plan.selection.sampled) << ", housekeeping on cpus "
-            << jitterd::format_cpu_list(plan.selection.housekeeping) << "\n";
-  for (const auto& note : plan.selection.notes) std::cout << "  " << note << "\n";
-  for (const auto& problem : plan.machine_problems) std::cout << "  warning: " << problem << "\n";
-  return 0;
-}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,7 +43,7 @@ int main(int argc, char** argv) {
   try {
     switch (cl.verb) {
       case jitterd::Verb::check_config:
-        return check_config(cl);
+        return jitterd::run_check_config(cl);
       case jitterd::Verb::report:
         return jitterd::run_report(cl);
       case jitterd::Verb::baseline:

@@ -278,7 +278,7 @@ void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& 
 std::vector<std::string> checked_probes(const std::string& list, const std::string& hint) {
   std::vector<std::string> names;
   if (list == "none" || list.empty()) return names;
-  const std::vector<std::string> allowed{"clock", "kernel_cost", "pacing", "c2c", "pinning"};
+  const std::vector<std::string> allowed(baseline_probe_names().begin(), baseline_probe_names().end());
   std::size_t start = 0;
   while (start <= list.size()) {
     const std::size_t comma = std::min(list.find(',', start), list.size());

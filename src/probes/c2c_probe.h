@@ -1,7 +1,7 @@
 // Core-to-core (c2c) latency probe: the one-way cache-coherence latency between pairs of CPUs,
 // measured by ping-pong on fresh cache lines (measure/ping_pong.h) with both sides running at once
 // on the two CPUs' own threads (a sampled CPU's sampler, paused; any other CPU, when allowed, a
-// temporary pinned thread). Pairs come from host/cpu_pairs.h, labelled by topology relation; one
+// temporary pinned thread). Pairs come from probes/c2c_pairs.h, labelled by topology relation; one
 // run probes at most `budget` of them and the next run continues where it stopped, so the probe
 // keeps the latest result of every pair it has measured and exports all of them each run.
 // A C2cProbe is used by one thread at a time (the probe scheduler's); the free functions are pure

@@ -1,5 +1,5 @@
 // The interface every periodic probe implements, and what it returns. A probe measures something
-// once per run and hands back metric samples (plain data: only daemon/ knows prometheus-cpp) and
+// once per run and hands back metric samples (plain data: only export/ knows prometheus-cpp) and
 // tables of typed cells for `jitterd report`. Probes run one at a time on the scheduler's
 // housekeeping thread; work that must happen on a given CPU goes through ProbeContext::run_on_cpu,
 // which pauses that CPU's sampler when it has one. run() may throw: a failure is reported as data,

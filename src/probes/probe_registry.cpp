@@ -8,25 +8,28 @@ namespace {
 
 struct ProbeEntry {
   std::string_view name;
+  // It measures once and its result is a figure to compare, so `jitterd baseline --probes` may
+  // run it; posture and attribution judge the machine over time instead.
+  bool in_baselines;
   bool (*enabled)(const ProbesSettings&);
   std::unique_ptr<Probe> (*make)(const ProbesSettings&);
 };
 
 // One entry: the probe type and where its settings sit in ProbesSettings.
 template <typename P, auto Member>
-constexpr ProbeEntry entry(std::string_view name) {
-  return {name, [](const ProbesSettings& s) { return (s.*Member).enabled; },
+constexpr ProbeEntry entry(std::string_view name, bool in_baselines) {
+  return {name, in_baselines, [](const ProbesSettings& s) { return (s.*Member).enabled; },
           [](const ProbesSettings& s) -> std::unique_ptr<Probe> { return std::make_unique<P>(s.*Member); }};
 }
 
 constexpr ProbeEntry kProbes[] = {
-    entry<PostureProbe, &ProbesSettings::posture>("posture"),
-    entry<AttributionProbe, &ProbesSettings::attribution>("attribution"),
-    entry<ClockProbe, &ProbesSettings::clock>("clock"),
-    entry<KernelCostProbe, &ProbesSettings::kernel_cost>("kernel_cost"),
-    entry<PinningProbe, &ProbesSettings::pinning>("pinning"),
-    entry<PacingProbe, &ProbesSettings::pacing>("pacing"),
-    entry<C2cProbe, &ProbesSettings::c2c>("c2c"),
+    entry<PostureProbe, &ProbesSettings::posture>("posture", false),
+    entry<AttributionProbe, &ProbesSettings::attribution>("attribution", false),
+    entry<ClockProbe, &ProbesSettings::clock>("clock", true),
+    entry<KernelCostProbe, &ProbesSettings::kernel_cost>("kernel_cost", true),
+    entry<PinningProbe, &ProbesSettings::pinning>("pinning", true),
+    entry<PacingProbe, &ProbesSettings::pacing>("pacing", true),
+    entry<C2cProbe, &ProbesSettings::c2c>("c2c", true),
 };
 
 }  // namespace
@@ -35,6 +38,16 @@ const std::vector<std::string_view>& probe_names() {
   static const std::vector<std::string_view> names = [] {
     std::vector<std::string_view> out;
     for (const ProbeEntry& e : kProbes) out.push_back(e.name);
+    return out;
+  }();
+  return names;
+}
+
+const std::vector<std::string_view>& baseline_probe_names() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const ProbeEntry& e : kProbes)
+      if (e.in_baselines) out.push_back(e.name);
     return out;
   }();
   return names;

@@ -32,6 +32,10 @@ struct ProbesSettings {
 // The probe names in the order the scheduler first runs them (cheap, machine-wide ones first).
 const std::vector<std::string_view>& probe_names();
 
+// Those a baseline may run (`jitterd baseline --probes`): the probes that measure once and give
+// figures to compare; not posture or attribution, which judge the machine over time.
+const std::vector<std::string_view>& baseline_probe_names();
+
 // One probe by name, enabled or not (for `jitterd report`); nullptr for an unknown name.
 std::unique_ptr<Probe> make_probe(std::string_view name, const ProbesSettings& settings);
 

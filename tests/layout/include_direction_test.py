@@ -2,7 +2,7 @@
 """Checks the direction of includes in src/: a folder may include only itself and the folders
 below it, and the lowest folders see no third-party library.
 
-Order, lowest first: measure, host, probes, config, sampling, report, export, daemon, cli (DESIGN.md,
+Order, lowest first: measure, host, probes, config, sampling, report, export, daemon, cli (docs/DESIGN.md,
 "Shape of the code"). main.cpp may include anything. measure/, host/ and probes/ include none of
 the libraries that only the folders above them may use (prometheus-cpp, yaml-cpp, spdlog,
 libsystemd, CLI11, nlohmann-json, fmt, libmicrohttpd, GnuTLS, zlib, libcurl), and libcurl is seen
