@@ -161,6 +161,39 @@ TEST_CASE("basic auth checks bcrypt hashes", "[web_content]") {
   CHECK_FALSE(auth.check("bob", "secret"));
   CHECK_FALSE(BasicAuth({}).enabled());
   CHECK_FALSE(BasicAuth({}).check("alice", "secret"));
+  // A NUL never reaches crypt_r, which would stop reading there.
+  CHECK_FALSE(auth.check("alice", std::string("secret\0x", 8)));
+  // The caches' names for pairs: the same pair, the same digest; never the password itself.
+  CHECK(auth.digest("alice", "secret") == auth.digest("alice", "secret"));
+  CHECK(auth.digest("ab", "c") != auth.digest("a", "bc"));
+  CHECK(auth.digest("alice", "secret").find("secret") == std::string::npos);
+  CHECK(auth.verified(auth.digest("alice", "secret")));
+  CHECK_FALSE(auth.verified(auth.digest("alice", "Secret")));
+}
+
+TEST_CASE("an unknown user is checked against a configured user's hash, whatever the costs", "[web_content]") {
+  // Two users of different costs (4 and 5): unknown names are refused, and each costs a bcrypt
+  // at one of the two costs; which one is fixed per name, so repeating a name tells nothing new.
+  const BasicAuth auth({{"alice", "$2y$04$QpcekFas4TsDdhhhvalQ.uFCTxq338o3gdaZbumCw4Fc8DNQjbLVW"},
+                        {"bob", "$2y$05$QpcekFas4TsDdhhhvalQ.uKkN7mTwWPwOOF3SrLsTgivGE.2sxcAq"}});
+  for (const char* name : {"carol", "mallory", "", "alice ", "Alice"}) {
+    INFO(name);
+    CHECK_FALSE(auth.check(name, "secret"));
+  }
+  CHECK(auth.check("alice", "secret"));
+  CHECK(auth.cost_for("alice") == 4);
+  CHECK(auth.cost_for("bob") == 5);
+  std::map<unsigned, int> costs;
+  for (int i = 0; i < 200; ++i) {
+    const std::string name = "user" + std::to_string(i);
+    costs[auth.cost_for(name)] += 1;
+    CHECK(auth.cost_for(name) == auth.cost_for(name));
+  }
+  // About half each (a binomial of 200: 100 +- 7), and no other cost.
+  REQUIRE(costs.size() == 2);
+  CHECK(costs[4] > 60);
+  CHECK(costs[5] > 60);
+  CHECK(BasicAuth({}).cost_for("alice") == 0);
 }
 
 TEST_CASE("TLS versions become a GnuTLS priority string", "[web_content]") {
