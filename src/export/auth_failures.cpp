@@ -28,11 +28,19 @@ FailureMemory::FailureMemory(std::size_t addresses, std::size_t per_address, Clo
       per_address_(std::max<std::size_t>(1, per_address)),
       keep_(keep) {}
 
-bool FailureMemory::remembers(const std::string& address, const std::string& digest, Clock::time_point now) const {
+bool FailureMemory::remembers(const std::string& address, const std::string& digest, Clock::time_point now) {
   const auto found = by_address_.find(address);
   if (found == by_address_.end()) return false;
-  return std::any_of(found->second.failures.begin(), found->second.failures.end(),
-                     [&](const Failure& f) { return f.until > now && f.digest == digest; });
+  auto& failures = found->second.failures;
+  const auto hit = std::find_if(failures.begin(), failures.end(),
+                                [&](const Failure& f) { return f.until > now && f.digest == digest; });
+  if (hit == failures.end()) return false;
+  Failure seen = std::move(*hit);
+  failures.erase(hit);
+  seen.until = now + keep_;
+  failures.push_back(std::move(seen));
+  found->second.last = now;
+  return true;
 }
 
 void FailureMemory::add(const std::string& address, const std::string& digest, Clock::time_point now) {

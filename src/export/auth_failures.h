@@ -3,7 +3,9 @@
 // same address are refused again without a bcrypt. A failed pair can never succeed later on the
 // same server (its users are fixed until a reload makes a new one), so the memory only has to be
 // bounded, not exact: at most `addresses` addresses (the least recently failing one is forgotten
-// first), `per_address` failures each (the oldest first), each kept for `keep`. Plain data with
+// first), `per_address` failures each (the least recently seen first), each kept for `keep` after
+// it was last seen, so a client that keeps sending the same wrong password stays refused for
+// nothing. Plain data with
 // the time passed in, tested without threads. Thread-safety: none; its owner (export/auth_gate.h)
 // holds a mutex around it.
 #pragma once
@@ -30,8 +32,9 @@ class FailureMemory {
 
   FailureMemory(std::size_t addresses, std::size_t per_address, Clock::duration keep);
 
-  // True when `digest` failed from `address` within `keep` before `now`.
-  bool remembers(const std::string& address, const std::string& digest, Clock::time_point now) const;
+  // True when `digest` failed from `address` and was last seen within `keep` before `now`; then
+  // it counts as seen again at `now`.
+  bool remembers(const std::string& address, const std::string& digest, Clock::time_point now);
   // Remembers that `digest` failed from `address` at `now`.
   void add(const std::string& address, const std::string& digest, Clock::time_point now);
 
@@ -45,8 +48,8 @@ class FailureMemory {
     Clock::time_point until;
   };
   struct Address {
-    std::deque<Failure> failures;  // oldest first
-    Clock::time_point last;        // when a failure was last added
+    std::deque<Failure> failures;  // least recently seen first
+    Clock::time_point last;        // when a failure was last added or seen
   };
 
   void make_room(Clock::time_point now);

@@ -42,7 +42,7 @@ inline constexpr std::size_t kHashPerAddress = 4;
 inline constexpr std::chrono::seconds kHashMaxWait{2};
 // The failure memory: addresses, failures per address, how long a failure is remembered.
 inline constexpr std::size_t kFailureAddresses = 256;
-inline constexpr std::size_t kFailuresPerAddress = 16;
+inline constexpr std::size_t kFailuresPerAddress = 32;
 inline constexpr std::chrono::seconds kFailureMemory{60};
 
 class AuthGate {

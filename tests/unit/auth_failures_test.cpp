@@ -50,27 +50,31 @@ TEST_CASE("a failure is remembered for its address and digest, for `keep`", "[au
   CHECK_FALSE(memory.remembers("a", "d1", t0));
   memory.add("a", "d1", t0);
   CHECK(memory.remembers("a", "d1", t0));
-  CHECK(memory.remembers("a", "d1", t0 + 59s));
-  CHECK_FALSE(memory.remembers("a", "d1", t0 + 60s));
+  CHECK(memory.remembers("a", "d1", t0 + 59s));  // seen again: kept until t0 + 119 s
+  CHECK(memory.remembers("a", "d1", t0 + 118s));
+  CHECK_FALSE(memory.remembers("a", "d1", t0 + 178s));
   CHECK_FALSE(memory.remembers("a", "d2", t0));
   CHECK_FALSE(memory.remembers("b", "d1", t0));
   // Failing again restarts its time, without a second entry.
-  memory.add("a", "d1", t0 + 30s);
-  CHECK(memory.remembers("a", "d1", t0 + 89s));
+  memory.add("a", "d1", t0 + 200s);
+  CHECK(memory.remembers("a", "d1", t0 + 259s));
   CHECK(memory.size() == 1);
 }
 
-TEST_CASE("at most per_address failures per address, the oldest forgotten first", "[auth_failures]") {
+TEST_CASE("at most per_address failures per address, the least recently seen forgotten first", "[auth_failures]") {
   FailureMemory memory(4, 3, 60s);
   const Clock::time_point t0{};
-  for (int i = 0; i < 5; ++i) memory.add("a", "d" + std::to_string(i), t0 + std::chrono::seconds(i));
+  for (int i = 0; i < 3; ++i) memory.add("a", "d" + std::to_string(i), t0 + std::chrono::seconds(i));
+  CHECK(memory.remembers("a", "d0", t0 + 3s));  // d0 is now the most recently seen
+  memory.add("a", "d3", t0 + 4s);
+  memory.add("a", "d4", t0 + 5s);
   CHECK(memory.size() == 3);
-  CHECK_FALSE(memory.remembers("a", "d0", t0 + 5s));
-  CHECK_FALSE(memory.remembers("a", "d1", t0 + 5s));
-  for (const char* kept : {"d2", "d3", "d4"}) CHECK(memory.remembers("a", kept, t0 + 5s));
+  CHECK_FALSE(memory.remembers("a", "d1", t0 + 6s));
+  CHECK_FALSE(memory.remembers("a", "d2", t0 + 6s));
+  for (const char* kept : {"d0", "d3", "d4"}) CHECK(memory.remembers("a", kept, t0 + 6s));
 }
 
-TEST_CASE("at most `addresses` addresses: expired ones go first, then the least recent", "[auth_failures]") {
+TEST_CASE("at most `addresses` addresses, the least recently failing forgotten first", "[auth_failures]") {
   FailureMemory memory(3, 4, 60s);
   const Clock::time_point t0{};
   memory.add("a", "d", t0);
@@ -80,14 +84,15 @@ TEST_CASE("at most `addresses` addresses: expired ones go first, then the least 
   memory.add("d", "d", t0 + 40s);  // full: b, the least recent, goes
   CHECK(memory.addresses() == 3);
   CHECK_FALSE(memory.remembers("b", "d", t0 + 40s));
-  for (const char* kept : {"a", "c", "d"}) CHECK(memory.remembers(kept, "d", t0 + 40s));
-  // Every failure of c has expired (a's second has not): c goes, not the least recent live one.
+  CHECK(memory.remembers("a", "e", t0 + 40s));  // seen: kept until t0 + 100 s
+  CHECK(memory.remembers("d", "d", t0 + 40s));
+  // c's only failure expired at t0 + 80 s: it goes, and with it every address all expired.
   memory.add("e", "d", t0 + 85s);
   CHECK(memory.addresses() == 3);
-  CHECK(memory.remembers("d", "d", t0 + 85s));
-  CHECK(memory.remembers("e", "d", t0 + 85s));
-  CHECK(memory.remembers("a", "e", t0 + 85s));
   CHECK_FALSE(memory.remembers("c", "d", t0 + 85s));
+  for (const char* kept : {"d", "e"}) CHECK(memory.remembers(kept, "d", t0 + 85s));
+  CHECK(memory.remembers("a", "e", t0 + 85s));
+  CHECK_FALSE(memory.remembers("a", "d", t0 + 85s));  // expired at t0 + 60 s
 }
 
 }  // namespace jitterd
