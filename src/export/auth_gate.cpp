@@ -98,6 +98,13 @@ AuthGate::Verdict AuthGate::begin(const std::optional<BasicCredentials>& credent
   return Verdict::pending;
 }
 
+AuthGate::Verdict AuthGate::known(const std::optional<BasicCredentials>& credentials) const {
+  if (!auth_->enabled()) return Verdict::allowed;
+  if (!credentials) return Verdict::denied;
+  return auth_->verified(auth_->digest(credentials->user, credentials->password)) ? Verdict::allowed
+                                                                                  : Verdict::denied;
+}
+
 void AuthGate::suspended(Check& check) { check.mark_suspended(); }
 
 AuthGate::Verdict AuthGate::finish(const Check& check) {

@@ -61,6 +61,10 @@ class AuthGate {
   // The verdict on `credentials` from `address` (client_address_key), or pending with *check set.
   Verdict begin(const std::optional<BasicCredentials>& credentials, const std::string& address,
                 std::function<void()> resume, std::shared_ptr<Check>& check);
+  // The verdict without a bcrypt: allowed when the pair was verified before, else denied. For
+  // requests that can only be refused anyway (a method other than GET and HEAD, answered while
+  // its body is still unread), which must not take the hashing thread's time.
+  Verdict known(const std::optional<BasicCredentials>& credentials) const;
   // After a pending begin(): the connection is suspended, `resume` may be called from now on.
   static void suspended(Check& check);
   // After `resume`: the verdict (allowed, denied, busy or unavailable). Remembers a failure.

@@ -228,22 +228,25 @@ std::string WebServer::describe() const {
   return text;
 }
 
-AuthGate::Verdict WebServer::authorize(MHD_Connection* connection, Request& request) {
+AuthGate::Verdict WebServer::authorize(MHD_Connection* connection, const char* method, Request& request) {
   if (request.check) {  // resumed: settled, so never pending again
     const AuthGate::Verdict verdict = auth_->finish(*request.check);
     return verdict == AuthGate::Verdict::pending ? AuthGate::Verdict::unavailable : verdict;
   }
   if (!auth_->enabled()) return AuthGate::Verdict::allowed;
+  std::optional<BasicCredentials> credentials =
+      parse_basic_credentials(header_value(connection, MHD_HTTP_HEADER_AUTHORIZATION));
+  // Other methods are answered on the headers' call, their body unread: never suspended.
+  if (std::string_view(method) != "GET" && std::string_view(method) != "HEAD") return auth_->known(credentials);
   const MHD_ConnectionInfo* client = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
   const std::string address = client_address_key(client == nullptr ? nullptr : client->client_addr);
   return auth_->begin(
-      parse_basic_credentials(header_value(connection, MHD_HTTP_HEADER_AUTHORIZATION)), address,
-      [connection] { MHD_resume_connection(connection); }, request.check);
+      credentials, address, [connection] { MHD_resume_connection(connection); }, request.check);
 }
 
 bool WebServer::respond(MHD_Connection* connection, const char* url, const char* method, Request& request) {
   tracker_->answering(connection);
-  const AuthGate::Verdict access = authorize(connection, request);
+  const AuthGate::Verdict access = authorize(connection, method, request);
   if (access == AuthGate::Verdict::pending) {
     // Nothing may come between the two: the hashing thread resumes only once told.
     MHD_suspend_connection(connection);

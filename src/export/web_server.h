@@ -78,7 +78,7 @@ class WebServer {
   // Queues the answer to a complete request, or suspends the connection while its password is
   // checked (answered when resumed); false if libmicrohttpd could not take it.
   bool respond(MHD_Connection* connection, const char* url, const char* method, Request& request);
-  AuthGate::Verdict authorize(MHD_Connection* connection, Request& request);
+  AuthGate::Verdict authorize(MHD_Connection* connection, const char* method, Request& request);
   void finish(std::chrono::steady_clock::time_point until, bool all_closed);
 
   WebConfig config_;

@@ -9,6 +9,7 @@
   at the highest cost jitterd accepts, 14);
 - a bcrypt cost above 14 is refused by check-config (exit 78), naming the key and the bound;
 - a NUL in the password is refused, not cut; a malformed Accept-Encoding weight does not accept gzip;
+- other methods than GET and HEAD never wait for a hash (401 unless the password is verified, then 405);
 - the hashing thread runs on the housekeeping CPUs at SCHED_BATCH, nice 19.
 
 Usage: auth_test.py --jitterd BINARY [unittest args]; exit 77 (skip) with fewer than 2 CPUs.
@@ -193,6 +194,24 @@ class SlowHashTest(AuthCase):
         self.assertEqual((outcome.get("status"), outcome.get("retry_after")), (503, "1"), outcome)
         daemon.refresh_address()
         self.assertEqual(get(daemon.address, auth_flood.GOOD)[0], 200)
+        self.stop_ok(daemon)
+
+
+class OtherMethodsTest(AuthCase):
+    def test_other_methods_are_answered_at_once_without_a_hash(self):
+        daemon = self.auth_daemon(auth_flood.SECRET_HASH_14)
+        good = "Authorization: " + auth_flood.GOOD
+        # Not verified yet: refused at once, body unread, rather than given a cost-14 bcrypt.
+        started = time.monotonic()
+        status, _, _ = raw_request(daemon.address, "POST", "/metrics", headers=(good, "Content-Length: 1000000"))
+        refused = time.monotonic() - started
+        self.assertEqual(status, 401)
+        status, _, _ = raw_request(daemon.address, "GET", "/metrics", headers=(good,), timeout=30)
+        self.assertEqual(status, 200)
+        status, fields, _ = raw_request(daemon.address, "POST", "/metrics", headers=(good, "Content-Length: 0"))
+        measured(f"POST with a password not verified yet: 401 after {refused * 1e3:.0f} ms")
+        self.assertEqual((status, fields.get("allow")), (405, "GET, HEAD"))
+        self.assertLess(refused, 0.5)
         self.stop_ok(daemon)
 
 

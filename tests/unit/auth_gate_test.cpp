@@ -150,6 +150,9 @@ TEST_CASE("the gate: cached and remembered verdicts at once, the rest on the has
   std::shared_ptr<AuthGate::Check> none;
   CHECK(gate.begin(credentials("alice", "secret"), "b", Resumes::counter(resumes), none) == Verdict::allowed);
   CHECK_FALSE(none);
+  CHECK(gate.known(credentials("alice", "secret")) == Verdict::allowed);
+  CHECK(gate.known(credentials("alice", "other")) == Verdict::denied);
+  CHECK(gate.known(std::nullopt) == Verdict::denied);
 
   // A wrong password costs a hash once per address; again from the same address it is refused at once.
   std::shared_ptr<AuthGate::Check> wrong;
