@@ -313,6 +313,16 @@ class WebConfigReader {
                      "htpasswd -nBC 10 \"\" prints it); the value is not shown");
         continue;
       }
+      if (const unsigned cost = bcrypt_cost(pair.second.Scalar()).value_or(0); cost > kMaxBcryptCost) {
+        reader_.fail(
+            key, mark,
+            "bcrypt cost " + std::to_string(cost) + " is above " + std::to_string(kMaxBcryptCost) +
+                ", the most jitterd takes: each check of a password holds a CPU for 2^cost rounds (cost " +
+                std::to_string(kMaxBcryptCost) +
+                " about a second, 31 about a day); hash it again at a lower cost, as htpasswd -nBC 10 "
+                "\"\" prints it (exporter-toolkit users choose 10..12); the value is not shown");
+        continue;
+      }
       users.emplace(name, pair.second.Scalar());
     }
   }
@@ -383,6 +393,11 @@ std::string telemetry_path_problem(std::string_view path) {
 
 std::string_view to_string(ClientAuth auth) { return kClientAuthNames[static_cast<std::size_t>(auth)]; }
 std::string_view to_string(TlsVersion version) { return kTlsVersionNames[static_cast<std::size_t>(version)]; }
+
+std::optional<unsigned> bcrypt_cost(std::string_view hash) {
+  if (!is_bcrypt_hash(hash)) return std::nullopt;
+  return parse_number<unsigned>(hash.substr(4, 2));
+}
 
 bool is_bcrypt_hash(std::string_view text) {
   constexpr std::string_view alphabet = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";

@@ -69,6 +69,10 @@ std::vector<SamplerReading> read_samplers(const SamplerSet& set) {
     r.startup = w.startup();
     r.up = w.alive(read_ticks(r.settings.method));
     r.off_cpu = w.off_cpu();
+    if (r.off_cpu) {
+      r.off_cpu_since = w.off_cpu_since();
+      r.pin_error = w.pin_error();
+    }
     r.cpu_losses = w.cpu_losses();
     if (const SamplerShared* shared = w.shared()) read_sampler_state(*shared, set.window_detail(i), r);
     out.push_back(std::move(r));

@@ -32,7 +32,9 @@ struct SamplerReading {
   SamplerSettings settings;
   SamplerStartup startup;
   bool up = false;
-  bool off_cpu = false;  // the thread found itself off its CPU and has not pinned back yet
+  bool off_cpu = false;      // the thread found itself off its CPU and has not pinned back yet
+  double off_cpu_since = 0;  // while off_cpu: since when (Unix seconds; 0 if not known)
+  int pin_error = 0;         // while off_cpu: the errno of its last attempt to pin back
   std::uint64_t cpu_losses = 0;
   bool sampling = false;  // the loop ran: the counters below are its own
   HistogramSnapshot gaps;

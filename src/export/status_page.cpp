@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <ranges>
 
@@ -21,6 +23,23 @@ std::string utc_text(double unix_seconds) {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return text;
+}
+
+// Why a CPU is not sampled, as the page's note and the JSON's error say it: its start-up error,
+// or, while the sampler is off its CPU, which CPU, since when and why (the errno of its last
+// attempt to pin back), as jitterd_sampler_up and _pinned read 0. Empty while it samples.
+std::string sampler_problem(const SamplerReading& r) {
+  if (!r.startup.error.empty() || !r.off_cpu) return r.startup.error;
+  const int cpu = r.settings.cpu;
+  std::string text =
+      r.pin_error == EINVAL
+          ? fmt::format(
+                "cpu {} is offline (or outside this process's cpuset): the sampler cannot pin itself to it", cpu)
+      : r.pin_error != 0
+          ? fmt::format("the sampler cannot pin itself back to cpu {} ({})", cpu, std::strerror(r.pin_error))
+          : fmt::format("the sampler was moved off cpu {}", cpu);
+  if (r.off_cpu_since > 0) text += " since " + utc_text(r.off_cpu_since);
+  return text + fmt::format("; not sampled meanwhile, retrying every {} ms", kCpuRetry.count());
 }
 
 // The figures of one sampler's current window, as both forms print them.
@@ -165,9 +184,7 @@ std::string sampler_table(const StatusSnapshot& s) {
     }
     out +=
         num("floor", r.sampling ? micros(f.floor) : "") + num("threshold", r.sampling ? micros(f.threshold) : "");
-    std::string note = r.startup.error;
-    if (r.off_cpu) note += (note.empty() ? "" : "; ") + std::string("off its CPU, waiting to pin back");
-    out += "<td class=\"wrap\">" + esc(note) + "</td></tr>\n";
+    out += "<td class=\"wrap\">" + esc(sampler_problem(r)) + "</td></tr>\n";
   }
   return out + "</tbody></table></div>\n";
 }
@@ -295,7 +312,7 @@ Json status_json(const StatusSnapshot& s, std::string_view telemetry_path) {
            {"memory_locked", r.startup.memory_locked},
            {"realtime_priority", r.startup.realtime_priority},
            {"sampling", r.sampling},
-           {"error", r.startup.error},
+           {"error", sampler_problem(r)},
            {"cpu_losses", r.cpu_losses},
            {"loop_floor_seconds", r.sampling ? Json(f.floor) : Json()},
            {"interruption_threshold_seconds", r.sampling ? Json(f.threshold) : Json()}};

@@ -3,6 +3,8 @@
 #include <crypt.h>
 #include <gnutls/crypto.h>
 
+#include <cstdint>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 
@@ -42,12 +44,15 @@ int verify_client_certificate(gnutls_session_t session) {
 }  // namespace
 
 BasicAuth::BasicAuth(std::map<std::string, std::string> users)
-    : users_(users.begin(), users.end()), cache_key_(32, '\0') {
+    : users_(users.begin(), users.end()), cache_key_(32, '\0'), decoy_key_(32, '\0') {
   if (gnutls_rnd(GNUTLS_RND_KEY, cache_key_.data(), cache_key_.size()) != 0)
     throw std::runtime_error("basic auth: no random key from GnuTLS");
+  std::string all;
+  for (const auto& [user, hash] : users_) all += std::to_string(user.size()) + ":" + user + hash;
+  gnutls_hash_fast(GNUTLS_DIG_SHA256, all.data(), all.size(), decoy_key_.data());
 }
 
-std::string BasicAuth::keyed_digest(std::string_view user, std::string_view password) const {
+std::string BasicAuth::digest(std::string_view user, std::string_view password) const {
   // The user's length first, so that ("ab", "c") and ("a", "bc") differ.
   const std::string text = std::to_string(user.size()) + ":" + std::string(user) + std::string(password);
   std::string digest(32, '\0');
@@ -56,21 +61,37 @@ std::string BasicAuth::keyed_digest(std::string_view user, std::string_view pass
   return digest;
 }
 
-bool BasicAuth::check(std::string_view user, std::string_view password) const {
-  if (users_.empty()) return false;
-  const std::string digest = keyed_digest(user, password);
-  {
-    std::lock_guard lock(mutex_);
-    if (verified_.count(digest) != 0) return true;
-  }
-  // An unknown user is checked against another user's hash (same cost, so same time), then refused.
+bool BasicAuth::verified(const std::string& digest) const {
+  std::lock_guard lock(mutex_);
+  return verified_.count(digest) != 0;
+}
+
+const std::string& BasicAuth::hash_to_check(std::string_view user) const {
   const auto found = users_.find(user);
-  const std::string& hash = found == users_.end() ? users_.begin()->second : found->second;
+  if (found != users_.end()) return found->second;
+  // An unknown user: the hash of the configured user that a keyed digest of the name picks.
+  unsigned char pick[32];
+  gnutls_hmac_fast(GNUTLS_MAC_SHA256, decoy_key_.data(), decoy_key_.size(), user.data(), user.size(), pick);
+  std::uint64_t number = 0;
+  for (int i = 0; i < 8; ++i) number = (number << 8) | pick[i];
+  return std::next(users_.begin(), static_cast<std::ptrdiff_t>(number % users_.size()))->second;
+}
+
+unsigned BasicAuth::cost_for(std::string_view user) const {
+  return users_.empty() ? 0 : bcrypt_cost(hash_to_check(user)).value_or(0);
+}
+
+bool BasicAuth::check(std::string_view user, std::string_view password) const {
+  // crypt_r takes C strings: a NUL would cut the password short.
+  if (users_.empty() || password.find('\0') != std::string_view::npos) return false;
+  const std::string pair = digest(user, password);
+  if (verified(pair)) return true;
+  const std::string& hash = hash_to_check(user);
   const std::string computed = bcrypt(password, hash);
-  const bool match = !computed.empty() && equal_in_constant_time(computed, hash) && found != users_.end();
+  const bool match = !computed.empty() && equal_in_constant_time(computed, hash) && users_.count(user) != 0;
   if (match) {
     std::lock_guard lock(mutex_);
-    if (verified_.size() < kCacheLimit) verified_.insert(digest);
+    if (verified_.size() < kCacheLimit) verified_.insert(pair);
   }
   return match;
 }

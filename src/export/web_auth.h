@@ -3,8 +3,10 @@
 // handshake. libmicrohttpd 0.9.75 only asks for a client certificate when it has a CA list and
 // never checks it; jitterd sets the request mode and a verify function on every session itself, so
 // a missing or untrusted certificate fails the handshake, as Go's crypto/tls does for
-// node_exporter. Thread-safety: BasicAuth is immutable after construction and check() is safe from
-// any thread; the session functions act on one session from the thread that owns it.
+// node_exporter. When and where a bcrypt runs (never on a web worker) is export/auth_gate.h's
+// business. Thread-safety: BasicAuth is immutable after construction but for its cache, which
+// has its own mutex, so every member is safe from any thread; the session functions act on one
+// session from the thread that owns it.
 #pragma once
 
 #include <gnutls/gnutls.h>
@@ -19,23 +21,33 @@
 
 namespace jitterd {
 
-// Thread-safety: check() is safe from any thread (the cache has its own mutex).
 class BasicAuth {
  public:
   explicit BasicAuth(std::map<std::string, std::string> users);
 
   bool enabled() const { return !users_.empty(); }
-  // True when `user` is configured and `password` matches its hash. An unknown user costs one
-  // bcrypt computation too, so the time taken does not tell which users exist. A pair that
-  // matched is remembered (as an HMAC under a key drawn for this object, never the password), so
-  // a scraper pays bcrypt (0.1 s or more at cost 10) once, not on every scrape.
+  // The name under which the caches know a pair: an HMAC-SHA256 under a key drawn for this object,
+  // never the password. Cheap (microseconds).
+  std::string digest(std::string_view user, std::string_view password) const;
+  // True when the pair of `digest` matched before: no bcrypt.
+  bool verified(const std::string& digest) const;
+  // True when `user` is configured and `password` matches its hash; a match is remembered, so a
+  // scraper pays bcrypt (55 ms or more at cost 10) once, not on every scrape. Slow when the pair
+  // was not verified before: one bcrypt at the user's cost. An unknown user costs one bcrypt too,
+  // at the cost of a configured user picked by a keyed digest of the name (the same user for the
+  // same name while the configuration is the same), so the time taken does not tell whether a
+  // user exists, even when the users' hashes have different costs: an unknown name looks like a
+  // user of one of the configured costs, as often as the configured users have each.
   bool check(std::string_view user, std::string_view password) const;
+  // The bcrypt cost at which check() hashes for `user`, known or not; 0 without users.
+  unsigned cost_for(std::string_view user) const;
 
  private:
-  std::string keyed_digest(std::string_view user, std::string_view password) const;
+  const std::string& hash_to_check(std::string_view user) const;
 
   std::map<std::string, std::string, std::less<>> users_;
-  std::string cache_key_;
+  std::string cache_key_;  // drawn at random for this object
+  std::string decoy_key_;  // SHA-256 of the users and hashes: the same while the file is
   mutable std::mutex mutex_;
   mutable std::set<std::string> verified_;  // keyed digests of pairs that matched, a few at most
 };

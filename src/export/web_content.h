@@ -1,6 +1,7 @@
 // What the web server answers, as plain functions of the request: which route a path and method
-// take (the status page's, export/status_page.h, among them), and gzip for clients that accept
-// it. No I/O and no libmicrohttpd here, so each is tested on literal strings. Safe from any thread.
+// take (the status page's, export/status_page.h, among them), the credentials of a basic auth
+// header, and gzip for clients that accept it. No I/O and no libmicrohttpd here, so each is tested
+// on literal strings (and fuzzed: tests/fuzz/web_request_fuzz.cpp). Safe from any thread.
 #pragma once
 
 #include <optional>
@@ -19,8 +20,27 @@ enum class Route { status_page, status_json, baseline, metrics, method_not_allow
 // ones take GET and HEAD, anything else is 405.
 Route route(std::string_view method, std::string_view path, std::string_view telemetry_path);
 
-// True when an Accept-Encoding header value lists gzip with a non-zero q (RFC 9110 12.5.3).
+// A qvalue (RFC 9110 12.4.2: "0", "0.5", "0.125", "1", "1.000") in thousandths, 0..1000;
+// nullopt for anything else ("abc", ".5", "0.1234", "1.5", " 1").
+std::optional<int> parse_qvalue(std::string_view text);
+
+// True when an Accept-Encoding header value (RFC 9110 12.5.3) accepts gzip: "gzip" (or its alias
+// "x-gzip") listed with no weight or a q above 0, or, when it is not listed, "*" so. A coding
+// whose weight is malformed ("gzip;q=abc", "gzip;level=9") counts as q=0: not accepted.
 bool accepts_gzip(std::string_view accept_encoding);
+
+// What an "Authorization: Basic ..." header value carries (RFC 7617).
+struct BasicCredentials {
+  std::string user;
+  std::string password;
+};
+
+// The user and password of a basic auth header value: the scheme "Basic" in any case, blanks,
+// then base64 of "user:password" (standard alphabet, padded to a multiple of 4), split at the
+// first ':'. nullopt for any other scheme, malformed base64, no ':', or a NUL byte anywhere in
+// the decoded text: a NUL would cut a C string short, and "secret\0anything" must not pass as
+// "secret" (libxcrypt's crypt_r takes C strings).
+std::optional<BasicCredentials> parse_basic_credentials(std::string_view authorization);
 
 // `text` as a gzip member (RFC 1952), or nullopt if zlib fails.
 std::optional<std::string> gzip(std::string_view text);

@@ -29,9 +29,6 @@ constexpr auto kStopGrace = 300ms;
 constexpr const char* kMetricsType = "text/plain; version=0.0.4; charset=utf-8";
 constexpr const char* kRealm = "jitterd";
 
-// What *state points to once a request's headers are in; only its address matters.
-char g_request_seen;
-
 std::string header_value(MHD_Connection* connection, const char* name) {
   const char* value = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
   return value == nullptr ? std::string() : std::string(value);
@@ -45,33 +42,45 @@ bool same_socket(int fd, int original) {
 }
 }  // namespace
 
+// What *state points to once a request's headers are in: created then, deleted when MHD says the
+// request is complete.
+struct WebServer::Request {
+  std::shared_ptr<AuthGate::Check> check;  // while and after its password is checked
+};
+
 // libmicrohttpd's C callbacks, with access to the server they are given as closure.
 struct WebServerCallbacks {
   // Called when the headers are in (*state still null), again per chunk of body, and a last
-  // time with *upload_size 0. GET and HEAD are answered on that last call, which keeps the
-  // connection open for the next request; other methods are refused at once, so MHD closes the
-  // connection rather than read a body nobody wants.
+  // time with *upload_size 0, and once more after the connection was resumed from a password
+  // check. GET and HEAD are answered on that last call, which keeps the connection open for the
+  // next request; other methods are refused at once, so MHD closes the connection rather than
+  // read a body nobody wants.
   static MHD_Result answer(void* self, MHD_Connection* connection, const char* url, const char* method,
                            const char*, const char*, std::size_t* upload_size, void** state) {
     auto* server = static_cast<WebServer*>(self);
     const std::string_view verb(method);
     if (*state == nullptr) {
-      *state = &g_request_seen;
+      try {
+        *state = new WebServer::Request();
+      } catch (...) {
+        return MHD_NO;
+      }
       if (verb == "GET" || verb == "HEAD") return MHD_YES;
-      return respond(server, connection, url, method);
+      return respond(server, connection, url, method, *state);
     }
     if (*upload_size != 0) {
       *upload_size = 0;
       return MHD_YES;
     }
-    return respond(server, connection, url, method);
+    return respond(server, connection, url, method, *state);
   }
 
   // No exception may cross into C: one that escapes closes the connection (MHD_NO) instead. The
   // request line is the client's and stays out of the log.
-  static MHD_Result respond(WebServer* server, MHD_Connection* connection, const char* url, const char* method) {
+  static MHD_Result respond(WebServer* server, MHD_Connection* connection, const char* url, const char* method,
+                            void* state) {
     try {
-      return server->respond(connection, url, method) ? MHD_YES : MHD_NO;
+      return server->respond(connection, url, method, *static_cast<WebServer::Request*>(state)) ? MHD_YES : MHD_NO;
     } catch (const std::exception& e) {
       spdlog::error("web server: answering a request: {}", e.what());
     } catch (...) {
@@ -98,7 +107,9 @@ struct WebServerCallbacks {
     }
   }
 
-  static void request_completed(void* self, MHD_Connection* connection, void**, MHD_RequestTerminationCode) {
+  static void request_completed(void* self, MHD_Connection* connection, void** state, MHD_RequestTerminationCode) {
+    delete static_cast<WebServer::Request*>(*state);
+    *state = nullptr;
     static_cast<WebServer*>(self)->tracker_->answered(connection);
   }
 
@@ -114,7 +125,9 @@ struct WebServerCallbacks {
 };
 
 WebServer::WebServer(const WebConfig& config, std::shared_ptr<Collector> collector, const WebServer* previous)
-    : config_(config), collector_(std::move(collector)), auth_(config.security.basic_auth_users) {
+    : config_(config),
+      collector_(std::move(collector)),
+      auth_(std::make_unique<AuthGate>(config.security.basic_auth_users)) {
   std::string reason;
   const std::optional<ListenAddress> address = parse_listen_address(config.listen_address, &reason);
   if (!address) throw std::runtime_error("cannot listen on " + config.listen_address + ": " + reason);
@@ -131,8 +144,9 @@ WebServer::WebServer(const WebConfig& config, std::shared_ptr<Collector> collect
   tracker_ = std::make_unique<ConnectionTracker>(kRequestDeadline);
 
   // poll() rather than epoll: MHD 0.9.75 can abort when a thread pool is quiesced under epoll.
-  // MHD_USE_ITC lets MHD_quiesce_daemon wake the workers.
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+  // MHD_USE_ITC lets MHD_quiesce_daemon wake the workers, and the hashing thread's resume too.
+  unsigned flags =
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
   const auto& tls = config_.security.tls;
   if (tls) {
     flags |= MHD_USE_TLS;
@@ -179,6 +193,9 @@ void WebServer::finish(std::chrono::steady_clock::time_point until, bool all_clo
   if (daemon_ == nullptr) return;
   // From here the other servers on the socket, if any, accept; MHD still answers what it has.
   MHD_quiesce_daemon(daemon_);
+  // Requests waiting for a password check are resumed and answered 503 now: MHD must not be
+  // stopped with a connection suspended, and no hash is waited for.
+  auth_->stop();
   // A worker that poll() woke for a new connection just before the quiesce may still be accepting
   // it, before the tracker hears of it: a drain lets the workers see the quiesce first, and then
   // waits on MHD's own count of connections as well as on the tracker's.
@@ -207,22 +224,35 @@ std::string WebServer::describe() const {
     text += ", " + std::string(to_string(config_.security.tls->min_version)) + ".." +
             std::string(to_string(config_.security.tls->max_version));
   }
-  if (auth_.enabled()) text += ", basic auth";
+  if (auth_->enabled()) text += ", basic auth";
   return text;
 }
 
-bool WebServer::authorized(MHD_Connection* connection) const {
-  if (!auth_.enabled()) return true;
-  char* password = nullptr;
-  char* user = MHD_basic_auth_get_username_password(connection, &password);
-  const bool ok = user != nullptr && password != nullptr && auth_.check(user, password);
-  MHD_free(user);
-  MHD_free(password);
-  return ok;
+AuthGate::Verdict WebServer::authorize(MHD_Connection* connection, const char* method, Request& request) {
+  if (request.check) {  // resumed: settled, so never pending again
+    const AuthGate::Verdict verdict = auth_->finish(*request.check);
+    return verdict == AuthGate::Verdict::pending ? AuthGate::Verdict::unavailable : verdict;
+  }
+  if (!auth_->enabled()) return AuthGate::Verdict::allowed;
+  std::optional<BasicCredentials> credentials =
+      parse_basic_credentials(header_value(connection, MHD_HTTP_HEADER_AUTHORIZATION));
+  // Other methods are answered on the headers' call, their body unread: never suspended.
+  if (std::string_view(method) != "GET" && std::string_view(method) != "HEAD") return auth_->known(credentials);
+  const MHD_ConnectionInfo* client = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  const std::string address = client_address_key(client == nullptr ? nullptr : client->client_addr);
+  return auth_->begin(
+      credentials, address, [connection] { MHD_resume_connection(connection); }, request.check);
 }
 
-bool WebServer::respond(MHD_Connection* connection, const char* url, const char* method) {
+bool WebServer::respond(MHD_Connection* connection, const char* url, const char* method, Request& request) {
   tracker_->answering(connection);
+  const AuthGate::Verdict access = authorize(connection, method, request);
+  if (access == AuthGate::Verdict::pending) {
+    // Nothing may come between the two: the hashing thread resumes only once told.
+    MHD_suspend_connection(connection);
+    AuthGate::suspended(*request.check);
+    return true;
+  }
   struct Reply {
     unsigned status = MHD_HTTP_OK;
     std::string body;
@@ -230,10 +260,14 @@ bool WebServer::respond(MHD_Connection* connection, const char* url, const char*
     bool gzipped = false;
   } reply;
   std::string disposition;  // of a download
-  const bool allowed = authorized(connection);
+  const bool allowed = access == AuthGate::Verdict::allowed;
   const Route where = route(method, url, config_.telemetry_path);
-  if (!allowed) {
+  if (access == AuthGate::Verdict::denied) {
     reply = {MHD_HTTP_UNAUTHORIZED, "401 Unauthorized\n"};
+  } else if (access == AuthGate::Verdict::busy) {
+    reply = {MHD_HTTP_TOO_MANY_REQUESTS, "429 too many password checks waiting; retry later\n"};
+  } else if (!allowed) {
+    reply = {MHD_HTTP_SERVICE_UNAVAILABLE, "503 the server is stopping; retry\n"};
   } else if (where == Route::not_found) {
     reply = {MHD_HTTP_NOT_FOUND, "404 page not found\n"};
   } else if (where == Route::method_not_allowed) {
@@ -282,8 +316,11 @@ bool WebServer::respond(MHD_Connection* connection, const char* url, const char*
     MHD_add_response_header(response, name.c_str(), value.c_str());
   // A server being replaced tells keep-alive clients to reconnect, to its successor.
   if (closing_.load()) MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
-  const MHD_Result queued = allowed ? MHD_queue_response(connection, reply.status, response)
-                                    : MHD_queue_basic_auth_fail_response(connection, kRealm, response);
+  if (access == AuthGate::Verdict::busy || (!allowed && access != AuthGate::Verdict::denied))
+    MHD_add_response_header(response, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+  const MHD_Result queued = access == AuthGate::Verdict::denied
+                                ? MHD_queue_basic_auth_fail_response(connection, kRealm, response)
+                                : MHD_queue_response(connection, reply.status, response);
   MHD_destroy_response(response);
   return queued == MHD_YES;
 }

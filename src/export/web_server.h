@@ -5,9 +5,11 @@
 //
 // Threads: kWorkerThreads libmicrohttpd workers, each polling the shared listening socket and its
 // own connections with poll(), so a connection that is idle or slow costs a slot, never a thread;
-// and the connection tracker's reaper. All are created by the constructor, so they run on the CPUs
-// of the constructing thread: construct from the daemon's main thread, which is restricted to the
-// housekeeping CPUs first (so rendering a page never runs on a sampled CPU).
+// the connection tracker's reaper; with basic auth, the hashing thread (export/auth_gate.h: a
+// password not verified before is checked there while its connection waits, suspended, so a
+// bcrypt never holds a worker). All are created by the constructor, so they run on the CPUs of
+// the constructing thread: construct from the daemon's main thread, which is restricted to the
+// housekeeping CPUs first (so rendering a page or hashing a password never runs on a sampled CPU).
 //
 // Limits (the README's Operations section documents them): at most kConnectionLimit connections,
 // kPerAddressLimit from one client address (more are accepted and closed at once); beyond the
@@ -25,10 +27,10 @@
 #include <string>
 
 #include "config/config.h"
+#include "export/auth_gate.h"
 #include "export/collector.h"
 #include "export/connection_tracker.h"
 #include "export/listen_socket.h"
-#include "export/web_auth.h"
 
 struct MHD_Daemon;
 struct MHD_Connection;
@@ -55,10 +57,12 @@ class WebServer {
   WebServer& operator=(const WebServer&) = delete;
 
   // For a replacement: stops accepting (a successor on the same socket accepts from now on),
-  // answers what is in flight with "Connection: close", waits for the connections to end (idle
-  // ones end by kIdleTimeout, slow ones by kRequestDeadline), then closes what is left.
+  // answers what is in flight with "Connection: close" (a request waiting for its password
+  // check with 503: no hash is waited for), waits for the connections to end (idle ones end by
+  // kIdleTimeout, slow ones by kRequestDeadline), then closes what is left.
   void drain();
-  // For shutdown: stops accepting, gives responses being sent up to 300 ms, closes everything.
+  // For shutdown: stops accepting, answers requests waiting for a password check with 503, gives
+  // responses being sent up to 300 ms, closes everything. A hash in progress is not waited for.
   void stop();
 
   // "127.0.0.1:9978", "[::1]:9978": with the port actually bound.
@@ -69,15 +73,18 @@ class WebServer {
  private:
   friend struct WebServerCallbacks;  // libmicrohttpd's C callbacks, in web_server.cpp
 
-  // Queues the answer to a complete request; false if libmicrohttpd could not take it.
-  bool respond(MHD_Connection* connection, const char* url, const char* method);
-  bool authorized(MHD_Connection* connection) const;
+  struct Request;  // per request: its pending password check, if any
+
+  // Queues the answer to a complete request, or suspends the connection while its password is
+  // checked (answered when resumed); false if libmicrohttpd could not take it.
+  bool respond(MHD_Connection* connection, const char* url, const char* method, Request& request);
+  AuthGate::Verdict authorize(MHD_Connection* connection, const char* method, Request& request);
   void finish(std::chrono::steady_clock::time_point until, bool all_closed);
 
   WebConfig config_;
   std::shared_ptr<Collector> collector_;
   std::shared_ptr<ListenSocket> socket_;
-  BasicAuth auth_;
+  std::unique_ptr<AuthGate> auth_;
   std::string priorities_;
   std::unique_ptr<ConnectionTracker> tracker_;
   int daemon_fd_ = -1;  // this server's duplicate of the listening socket

@@ -211,12 +211,17 @@ bool SamplerWorker::run_span(std::uint64_t end_tick) {
 // stalled one. Returns false when asked to stop.
 bool SamplerWorker::wait_for_cpu() {
   cpu_losses_.fetch_add(1, std::memory_order_relaxed);
+  off_cpu_since_.store(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(),
+                       std::memory_order_relaxed);
+  pin_error_.store(0, std::memory_order_relaxed);
   off_cpu_.store(true, std::memory_order_relaxed);
   for (;;) {
     refuse_pending_tasks("the CPU is offline or the sampler cannot pin itself to it");
     publish(shared_->heartbeat_tick, read_ticks(settings_.method));
     // sched_setaffinity moves the calling thread before it returns; the CPU check confirms it.
-    if (try_restrict_current_thread({settings_.cpu}) == 0 && sched_getcpu() == settings_.cpu) {
+    const int pin_error = try_restrict_current_thread({settings_.cpu});
+    pin_error_.store(pin_error, std::memory_order_relaxed);
+    if (pin_error == 0 && sched_getcpu() == settings_.cpu) {
       off_cpu_.store(false, std::memory_order_relaxed);
       return true;
     }

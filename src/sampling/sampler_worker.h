@@ -96,6 +96,11 @@ class SamplerWorker {
   bool off_cpu() const { return off_cpu_.load(std::memory_order_relaxed); }
   // How many times the loop found itself off its CPU.
   std::uint64_t cpu_losses() const { return cpu_losses_.load(std::memory_order_relaxed); }
+  // While off_cpu(): when the loop found itself off its CPU (Unix seconds, 0 if not known yet),
+  // and the errno of its last attempt to pin itself back (EINVAL: the CPU is offline or outside
+  // the process's cpuset; 0: the kernel took the mask, yet the thread ran elsewhere).
+  double off_cpu_since() const { return off_cpu_since_.load(std::memory_order_relaxed); }
+  int pin_error() const { return pin_error_.load(std::memory_order_relaxed); }
 
   // Runs `task` on this worker's CPU with sampling paused. The future holds an exception when
   // the thread is not running or is off its CPU.
@@ -126,6 +131,8 @@ class SamplerWorker {
   std::atomic<bool> exited_{false};
   std::atomic<bool> off_cpu_{false};
   std::atomic<std::uint64_t> cpu_losses_{0};
+  std::atomic<double> off_cpu_since_{0};
+  std::atomic<int> pin_error_{0};
   std::atomic<std::uint64_t> task_started_tick_{0};  // while a borrowed task runs; 0 otherwise
   std::mutex mutex_;
   std::condition_variable changed_;

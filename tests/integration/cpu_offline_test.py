@@ -14,6 +14,8 @@ Needs root and a writable /sys/devices/system/cpu/cpuN/online for the sampled CP
 Usage: cpu_offline_test.py --jitterd BINARY [unittest args]; exit 77 (skip) when it cannot run.
 """
 
+import html
+import json
 import os
 import signal
 import socket
@@ -86,6 +88,12 @@ def threads_allowed_only_on(pid, cpu):
     return found
 
 
+def cpu_status(daemon, cpu):
+    """The entry of `cpu` in /status.json."""
+    document = json.loads(harness.http_get(daemon.url("/status.json"))[1])
+    return next(entry for entry in document["cpus"] if entry["cpu"] == cpu)
+
+
 class CpuOfflineTest(harness.DaemonTestCase):
     def test_offline_cpu_is_reported_down_and_sampled_again_when_back(self):
         cpu = sampled_cpu()
@@ -108,6 +116,7 @@ class CpuOfflineTest(harness.DaemonTestCase):
         self.assertEqual(metric("jitterd_sampler_pinned"), 1)
         self.assertEqual(metric("jitterd_sampler_cpu_losses_total"), 0)
         self.assertEqual(len(threads_allowed_only_on(pid, cpu)), 1, "one sampler thread pinned to the cpu")
+        self.assertEqual(cpu_status(daemon, cpu)["error"], "")
 
         set_online(cpu, False)
         harness.wait_until(lambda: metric("jitterd_sampler_up") == 0 and metric("jitterd_sampler_pinned") == 0,
@@ -115,6 +124,13 @@ class CpuOfflineTest(harness.DaemonTestCase):
         self.assertEqual(metric("jitterd_sampler_cpu_losses_total"), 1)
         harness.wait_until(lambda: "the sampler is off its CPU" in daemon.log(), 5, what="the log line")
         self.assertEqual(threads_allowed_only_on(pid, cpu), [], "no thread may still claim the offline cpu")
+        # /status.json and the page say the same, in words: which CPU, since when, why.
+        entry = cpu_status(daemon, cpu)
+        self.assertEqual((entry["up"], entry["pinned"]), (False, False), entry)
+        self.assertRegex(entry["error"], rf"^cpu {cpu} is offline \(or outside this process's cpuset\): the sampler "
+                                         r"cannot pin itself to it since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ; not sampled")
+        escaped = html.escape(entry["error"]).replace("&#x27;", "&#39;")  # as jitterd writes it
+        self.assertIn(escaped, harness.http_get(daemon.url("/"))[1])
 
         # Down, nothing is measured for the CPU: the sampled time stands still, while the
         # watchdog pings go on (every WATCHDOG_USEC/2 = 1 s).
@@ -142,6 +158,7 @@ class CpuOfflineTest(harness.DaemonTestCase):
         harness.wait_until(lambda: "the sampler is back on its CPU" in daemon.log(), 5, what="the log line")
         self.assertEqual(len(threads_allowed_only_on(pid, cpu)), 1, "the sampler pinned itself back")
         self.assertEqual(metric("jitterd_sampler_cpu_losses_total"), 1)
+        self.assertEqual(cpu_status(daemon, cpu)["error"], "")
         daemon.signal(signal.SIGTERM)
         self.assertEqual(daemon.process.wait(10), 0, daemon.log())
 

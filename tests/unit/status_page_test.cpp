@@ -6,8 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include <catch2/catch.hpp>
+
+#include "report/html.h"
 
 namespace jitterd {
 namespace {
@@ -115,6 +118,34 @@ TEST_CASE("the status JSON holds the window figures /metrics exports", "[status_
   CHECK(j["probes"][1]["success"] == false);
   CHECK(j["fingerprint"]["fields"]["bios_vendor"] == hostile);
   CHECK(j["fingerprint"]["since_unix_seconds"].get<double>() == 1.7e9);
+}
+
+TEST_CASE("a sampler off its CPU: the JSON's error and the page's note say which CPU, since when and why",
+          "[status_page]") {
+  StatusSnapshot s = snapshot();
+  SamplerReading& r = s.samplers[0];
+  r.up = false;
+  r.off_cpu = true;
+  r.off_cpu_since = 1.7e9;  // 2023-11-14T22:13:20Z
+  r.pin_error = EINVAL;
+  const std::string offline =
+      "cpu 3 is offline (or outside this process's cpuset): the sampler cannot pin itself to it since "
+      "2023-11-14T22:13:20Z; not sampled meanwhile, retrying every 250 ms";
+  const Json j = status_json(s, "/metrics");
+  CHECK(j["cpus"][0]["error"] == offline);
+  CHECK(j["cpus"][0]["up"] == false);
+  CHECK(j["cpus"][0]["pinned"] == false);
+  CHECK(status_html(s, "/metrics", 0).find(html_escape(offline)) != std::string::npos);
+  r.pin_error = EPERM;
+  CHECK(status_json(s, "/metrics")["cpus"][0]["error"] ==
+        "the sampler cannot pin itself back to cpu 3 (Operation not permitted) since 2023-11-14T22:13:20Z; not "
+        "sampled meanwhile, retrying every 250 ms");
+  r.pin_error = 0;
+  r.off_cpu_since = 0;
+  CHECK(status_json(s, "/metrics")["cpus"][0]["error"] ==
+        "the sampler was moved off cpu 3; not sampled meanwhile, retrying every 250 ms");
+  r.off_cpu = false;
+  CHECK(status_json(s, "/metrics")["cpus"][0]["error"] == "");
 }
 
 TEST_CASE("a live baseline holds the window's gaps and steps and reads back", "[status_page]") {

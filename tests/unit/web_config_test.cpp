@@ -315,6 +315,25 @@ TEST_CASE("a bad password hash is reported without quoting it", "[web_config]") 
   CHECK(error.find(almost.substr(7, 20)) == std::string::npos);
 }
 
+TEST_CASE("a bcrypt cost above the bound is refused, naming the key, the cost and the bound", "[web_config]") {
+  CHECK(bcrypt_cost(kHash) == 4u);
+  CHECK(bcrypt_cost("$2b$31$QpcekFas4TsDdhhhvalQ.uKkN7mTwWPwOOF3SrLsTgivGE.2sxcAq") == 31u);
+  CHECK_FALSE(bcrypt_cost("$2b$32$QpcekFas4TsDdhhhvalQ.uKkN7mTwWPwOOF3SrLsTgivGE.2sxcAq"));
+  CHECK_FALSE(bcrypt_cost("secret"));
+  const std::string at_bound = "$2y$14$QpcekFas4TsDdhhhvalQ.uKkN7mTwWPwOOF3SrLsTgivGE.2sxcAq";
+  CHECK(parse("basic_auth_users:\n  alice: " + at_bound + "\n").basic_auth_users.at("alice") == at_bound);
+  for (const char* cost : {"15", "16", "31"}) {
+    const std::string hash = std::string("$2y$") + cost + "$QpcekFas4TsDdhhhvalQ.uKkN7mTwWPwOOF3SrLsTgivGE.2sxcAq";
+    const std::string error = only_error("basic_auth_users:\n  alice: " + kHash + "\n  bob: " + hash + "\n");
+    CHECK(error == std::string("web.yml:3:8: basic_auth_users.bob: bcrypt cost ") + cost +
+                       " is above 14, the most jitterd takes: each check of a password holds a CPU for 2^cost "
+                       "rounds (cost 14 about a second, 31 about a day); hash it again at a lower cost, as "
+                       "htpasswd -nBC 10 \"\" prints it (exporter-toolkit users choose 10..12); the value is not "
+                       "shown");
+    CHECK(error.find("QpcekFas4TsDdhhhvalQ") == std::string::npos);
+  }
+}
+
 TEST_CASE("every error of a web configuration file is listed", "[web_config]") {
   const std::vector<std::string> errors = errors_of(
       "tls_server_config:\n  cert_file: server.crt\n  key_file: other.key\n  min_version: TLS9\n"
