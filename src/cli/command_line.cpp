@@ -141,7 +141,9 @@ void add_report_flags(CLI::App& report, CommandLine& cl, ReportFlags& flags) {
 
 void add_baseline_flags(CLI::App& baseline, CommandLine& cl, ReportFlags& flags) {
   baseline
-      .add_option("-o,--output", cl.output_path, "the baseline file to write (replaced whole, never half-written)")
+      .add_option("-o,--output", cl.output_path,
+                  "the baseline file to write: a new file or a regular one, replaced whole (never half-written, "
+                  "never a link, a device or a FIFO); - for standard output")
       ->type_name("FILE")
       ->required();
   baseline.add_option("--duration", flags.duration, "how long to sample, 100ms..24h")
@@ -346,6 +348,9 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
   }
   if (!cl.save_path.empty() && cl.report_topic == "posture") {
     throw UsageError("--save: not for report posture (a baseline holds gaps and probe results)", hint);
+  }
+  if (cl.save_path == "-") {
+    throw UsageError("--save: not - (standard output carries the report); name a file", hint);
   }
   if (cl.report_interruptions && !(gaps && cl.report_format == ReportFormat::json)) {
     throw UsageError("--interruptions: only for report gaps --format json", hint);

@@ -77,18 +77,15 @@ std::optional<std::string> read_whole_file(const std::filesystem::path& path, st
   return read_and_close(fd, std::string::npos - 1, error);
 }
 
-namespace {
-
 std::string_view file_kind(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
   return "a special file";
 }
-
-}  // namespace
 
 // O_NONBLOCK: opening a FIFO with no writer would otherwise wait for one before fstat could say
 // what it is. A file that grows while read is cut at max_bytes + 1 and refused.

@@ -5,6 +5,8 @@
 // thread may call it concurrently.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <filesystem>
 #include <optional>
@@ -29,6 +31,10 @@ std::optional<std::string> read_whole_file(const std::filesystem::path& path, st
 // FIFO, not a regular file", "is 2000000 bytes, more than the limit of 262144") in *error.
 std::optional<std::string> read_regular_file(const std::filesystem::path& path, std::size_t max_bytes,
                                              std::string* error = nullptr);
+
+// What a file that is not a regular one is, for messages: "a FIFO", "a character device",
+// "a symbolic link" (from lstat), ...
+std::string_view file_kind(mode_t mode);
 
 class HostReader {
  public:

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "host/file_writer.h"
+
 namespace jitterd {
 namespace {
 
@@ -363,22 +365,20 @@ void write_baseline(const Baseline& baseline, const std::string& path) {
                         fmt::format("{}: a baseline read from Prometheus (exported-bucket resolution) is not "
                                     "written to a file; take one with jitterd baseline",
                                     path));
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << baseline_json(baseline).dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
-    out.flush();
-    if (!out) {
-      std::remove(temporary.c_str());
-      throw BaselineError(kExitCannotWrite, fmt::format("{}: cannot write {}", path, temporary));
-    }
+  const std::string text = baseline_json(baseline).dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  if (path == kStandardOutputPath) {
+    if (const std::optional<std::string> error = write_all(STDOUT_FILENO, text))
+      throw BaselineError(kExitCannotWrite, fmt::format("standard output: cannot write: {}", *error));
+    return;
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temporary.c_str());
-    throw BaselineError(kExitCannotWrite,
-                        fmt::format("{}: cannot rename {} to it: {}", path, temporary, std::strerror(error)));
-  }
+  if (const std::optional<std::string> error = replace_file(path, text))
+    throw BaselineError(kExitCannotWrite, fmt::format("{}: {}", path, *error));
+}
+
+void check_baseline_target(const std::string& path) {
+  if (path == kStandardOutputPath) return;
+  if (const std::optional<std::string> problem = replace_problem(path))
+    throw BaselineError(kExitCannotWrite, fmt::format("{}: {}", path, *problem));
 }
 
 std::string field_value(const std::vector<std::pair<std::string, std::string>>& fields, const std::string& key) {

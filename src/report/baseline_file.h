@@ -5,9 +5,10 @@
 //
 // The file is versioned JSON (README "Before and after"): format "jitterd-baseline",
 // format_version "MAJOR.MINOR". A reader accepts its own major version and older ones and
-// refuses a newer major; minor versions only add fields. Writing goes to a temporary file in the
-// same directory, renamed over the target, so no reader ever sees half a file. Pure functions
-// plus the two file operations; safe from any thread.
+// refuses a newer major; minor versions only add fields. Writing replaces a regular file whole
+// (host/file_writer.h: a temporary file no one can name in advance, renamed over the target), so
+// no reader ever sees half a file, and refuses a link, a device or a FIFO; "-" is standard output.
+// Pure functions plus the file operations; safe from any thread.
 #pragma once
 
 #include <cstdint>
@@ -110,9 +111,15 @@ Json baseline_json(const Baseline& baseline);
 Baseline baseline_from_json(const Json& document, const std::string& source);
 // Throws BaselineError: 66 unreadable, 65 not valid JSON or not a baseline.
 Baseline read_baseline(const std::string& path);
-// Temporary file beside `path`, then rename. Throws BaselineError (73), or (65) for a baseline at
-// exported-bucket resolution, which the file format does not hold.
+// `path` "-": standard output. Otherwise the file `path`, replaced whole (host/file_writer.h).
+// Throws BaselineError (73) naming the path and why (a symbolic link, a device, "No space left on
+// device"), or (65) for a baseline at exported-bucket resolution, which the file format does not
+// hold.
+inline constexpr const char* kStandardOutputPath = "-";
 void write_baseline(const Baseline& baseline, const std::string& path);
+// What write_baseline would refuse about `path` before anything is measured: throws BaselineError
+// (73), as write_baseline would.
+void check_baseline_target(const std::string& path);
 
 // The value of `key` among a baseline's fingerprint or configuration fields; "" when absent.
 std::string field_value(const std::vector<std::pair<std::string, std::string>>& fields, const std::string& key);
