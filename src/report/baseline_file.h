@@ -11,10 +11,12 @@
 // Pure functions plus the file operations; safe from any thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -23,6 +25,12 @@
 #include "report/render.h"
 
 namespace jitterd {
+
+// What a baseline file may hold, so that no file costs more to read than its size: 64 MiB
+// (a 60 s baseline of 1,024 CPUs is about 35 MB, one CPU for 24 h about 35 MB) and 8,192 CPUs
+// (x86-64's largest NR_CPUS, MAXSMP).
+inline constexpr std::size_t kBaselineMaxBytes = 64u << 20;
+inline constexpr std::size_t kBaselineMaxCpus = 8192;
 
 inline constexpr int kBaselineFormatMajor = 1;
 // 1.1 added probes[].samples (the individual values behind the probes' quantiles).
@@ -107,9 +115,14 @@ SubWindow sub_window_of(const HistogramSnapshot& delta, double ns_per_tick, doub
                         const std::vector<double>& thresholds_ns);
 
 Json baseline_json(const Baseline& baseline);
-// `source` names the file in messages. Throws BaselineError (65).
+// `source` names the file in messages. Throws BaselineError (65): a field missing or of the wrong
+// kind, more than kBaselineMaxCpus CPUs, a CPU, probe or histogram bucket given twice.
 Baseline baseline_from_json(const Json& document, const std::string& source);
-// Throws BaselineError: 66 unreadable, 65 not valid JSON or not a baseline.
+// The text of a baseline file, parsed strictly (report/json_input.h: a key given twice, a number
+// out of range, nesting too deep) and read as above. Throws BaselineError (65).
+Baseline parse_baseline(std::string_view text, const std::string& source);
+// Throws BaselineError: 66 unreadable, 65 larger than kBaselineMaxBytes, not valid JSON or not a
+// baseline. A pipe is read as it comes, up to the same limit.
 Baseline read_baseline(const std::string& path);
 // `path` "-": standard output. Otherwise the file `path`, replaced whole (host/file_writer.h).
 // Throws BaselineError (73) naming the path and why (a symbolic link, a device, "No space left on

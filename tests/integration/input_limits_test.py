@@ -9,6 +9,9 @@ against the real binary:
     73 with "No space left on device"); symbolic links planted under the old predictable
     temporary names (FILE.tmp.PID) for the next 3000 PIDs redirect nothing; as root, a full
     tmpfs gives 73 with "No space left on device" and leaves nothing behind.
+  - compare of files: over 64 MiB (refused before reading) or endless (/dev/zero), over 8192
+    CPUs, a CPU or a key given twice, 1e999, format_version "01.1": each 65 naming the file and
+    what is wrong; the two good files still compare.
 
 Usage: input_limits_test.py --jitterd BINARY
 """
@@ -23,7 +26,8 @@ import unittest
 
 import harness
 
-EXIT_CANNOT_WRITE = 73
+EXIT_DATA, EXIT_CANNOT_WRITE = 65, 73
+BOUND = 64 << 20
 CONFIG = """\
 cpus: auto
 sampler:
@@ -154,6 +158,60 @@ class BaselineOutput(unittest.TestCase):
         self.assertIn(path, result.stderr)
         self.assertIn("No space left on device", result.stderr)
         self.assertEqual(os.listdir(mount), ["filler"])
+
+
+def baseline(cpus, version="1.1"):
+    """A small valid baseline of `cpus` CPUs, as jitterd writes one."""
+    def cpu(number):
+        return {"cpu": number, "error": "", "samples": 10, "sampled_seconds": 0.5, "stolen_seconds": 0.0,
+                "interruptions": 1, "floor_ns": 20.0, "threshold_ns": 10000.0, "max_ns": 30000.0,
+                "histogram_ticks": [[40, 9], [300, 1]],
+                "sub_windows": [{"seconds": 0.5, "samples": 10, "p50_ns": 20.0, "p99_ns": 30000.0,
+                                 "p99_9_ns": 30000.0, "p99_99_ns": 30000.0, "interruptions": 1,
+                                 "stolen_seconds": 0.0, "over_threshold": [1, 1, 0, 0, 0]}]}
+    return {"format": "jitterd-baseline", "format_version": version, "created": "2026-11-26T00:00:00Z",
+            "jitterd_version": "0.1.0", "fingerprint": {"hostname": "box", "cpu_model": "x"},
+            "configuration": {"cpus": "0-1"}, "tick_method": "lfence_rdtsc", "counter_hertz": 2e9,
+            "duration_seconds": 0.5, "sub_window_seconds": 0.5,
+            "tail_thresholds_ns": [10000, 20000, 50000, 100000, 1000000],
+            "cpus": [cpu(n) for n in range(cpus)], "probes": []}
+
+
+class CompareFiles(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="jitterd-input-")
+        self.addCleanup(self._tmp.cleanup)
+        self.good = self.write("good.json", json.dumps(baseline(2)))
+
+    def write(self, name, text):
+        path = os.path.join(self._tmp.name, name)
+        harness.write_file(path, text)
+        return path
+
+    def assert_refused(self, path, *needles):
+        result = harness.run(["compare", self.good, path], timeout=60)
+        self.assertEqual(result.returncode, EXIT_DATA, result.stderr)
+        for needle in (path + ": ",) + needles:
+            self.assertIn(needle, result.stderr)
+
+    def test_bad_files_are_named_with_what_is_wrong(self):
+        self.assertEqual(harness.run(["compare", self.good, self.good]).returncode, 0)
+        big = self.write("big.json", "")
+        os.truncate(big, (64 << 20) + 1)
+        self.assert_refused(big, f"is {(64 << 20) + 1} bytes, more than the limit of {BOUND}")
+        self.assert_refused("/dev/zero", f"holds more than the limit of {BOUND} bytes")
+        self.assert_refused(self.write("many.json", json.dumps(baseline(8193))),
+                            "cpus: 8193 CPUs, more than the limit of 8192")
+        twice = baseline(2)
+        twice["cpus"][1]["cpu"] = 0
+        self.assert_refused(self.write("twice.json", json.dumps(twice)), "cpus[1].cpu: cpu 0 is given twice")
+        text = json.dumps(baseline(2))
+        self.assert_refused(self.write("key.json", text.replace('"created"', '"format_version": "9.0", "created"')),
+                            'the key "format_version" is given twice')
+        self.assert_refused(self.write("overflow.json", text.replace('"max_ns": 30000.0', '"max_ns": 1e999', 1)),
+                            "cpus[0].max_ns: the number 1e999 is out of range")
+        self.assert_refused(self.write("version.json", json.dumps(baseline(2, "01.1"))),
+                            'format_version: must be MAJOR.MINOR (two whole numbers such as 1.1), got "01.1"')
 
 
 if __name__ == "__main__":
