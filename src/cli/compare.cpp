@@ -566,7 +566,8 @@ ComparedRuns compare_history(const CommandLine& cl) {
   const TimeRange after_range = *parse_time_range(cl.prometheus_after, &error);
   const PrometheusClient client({cl.prometheus_url, cl.prometheus_bearer_token_file, cl.prometheus_basic_auth_user,
                                  cl.prometheus_basic_auth_password_file,
-                                 std::chrono::duration<double>(cl.prometheus_timeout).count()});
+                                 std::chrono::duration<double>(cl.prometheus_timeout).count(),
+                                 cl.prometheus_max_bytes.value_or(kPrometheusMaxBytes)});
   const RangeSamples before_samples = read_range(client, cl.prometheus_instance, before_range);
   const RangeSamples after_samples = read_range(client, cl.prometheus_instance, after_range);
   const double sub_window = history_sub_window(cl, before_samples, after_samples);

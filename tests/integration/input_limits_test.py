@@ -9,6 +9,11 @@ against the real binary:
     73 with "No space left on device"); symbolic links planted under the old predictable
     temporary names (FILE.tmp.PID) for the next 3000 PIDs redirect nothing; as root, a full
     tmpfs gives 73 with "No space left on device" and leaves nothing behind.
+  - compare --prometheus against a fake server on 127.0.0.1: a gzip bomb (80 MiB of zeros in
+    80 kB) and an endless body (500 MB, no length) stop at the 64 MiB bound, exit 69 naming the
+    URL and the bound, in bounded memory; a declared length over the bound likewise; a redirect
+    is not followed (69, naming where it pointed); 1e999 in the answer is 65 naming the URL;
+    --prometheus-max-bytes sets the bound and a bad value is 64.
   - compare of files: over 64 MiB (refused before reading) or endless (/dev/zero), over 8192
     CPUs, a CPU or a key given twice, 1e999, format_version "01.1": each 65 naming the file and
     what is wrong; the two good files still compare.
@@ -16,17 +21,22 @@ against the real binary:
 Usage: input_limits_test.py --jitterd BINARY
 """
 
+import http.server
 import json
 import os
+import resource
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
+import zlib
 
 import harness
 
-EXIT_DATA, EXIT_CANNOT_WRITE = 65, 73
+EXIT_USAGE, EXIT_DATA, EXIT_UNAVAILABLE, EXIT_CANNOT_WRITE = 64, 65, 69, 73
 BOUND = 64 << 20
 CONFIG = """\
 cpus: auto
@@ -212,6 +222,122 @@ class CompareFiles(unittest.TestCase):
                             "cpus[0].max_ns: the number 1e999 is out of range")
         self.assert_refused(self.write("version.json", json.dumps(baseline(2, "01.1"))),
                             'format_version: must be MAJOR.MINOR (two whole numbers such as 1.1), got "01.1"')
+
+
+def gzip_bomb(decoded_bytes):
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: the gzip container
+    chunk = b"0" * (1 << 20)
+    return b"".join([packer.compress(chunk) for _ in range(decoded_bytes >> 20)] + [packer.flush()])
+
+
+class HostileServer(http.server.BaseHTTPRequestHandler):
+    """/bomb/: a gzip bomb; /endless/: 500 MB of garbage without a length (read to the close);
+    /declared/: a length of 500 MB declared; /redirect/: 302 to /elsewhere/; /overflow/: JSON
+    with 1e999; /small/: a 3 kB Prometheus error answer."""
+
+    bomb = None
+
+    def do_GET(self):
+        try:
+            self.answer()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # jitterd stopped reading, as it should
+
+    def answer(self):
+        if self.path.startswith("/bomb/"):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(self.bomb)))
+            self.end_headers()
+            self.wfile.write(self.bomb)
+        elif self.path.startswith("/endless/") or self.path.startswith("/declared/"):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            if self.path.startswith("/declared/"):
+                self.send_header("Content-Length", str(500 << 20))
+            self.end_headers()
+            chunk = b"x" * (1 << 20)
+            for _ in range(500):
+                self.wfile.write(chunk)
+        elif self.path.startswith("/redirect/"):
+            self.send_response(302)
+            self.send_header("Location", f"http://127.0.0.1:{self.server.server_address[1]}/elsewhere/")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            if self.path.startswith("/overflow/"):
+                body = ('{"status":"success","data":{"resultType":"matrix","result":'
+                        '[{"metric":{"__name__":"jitterd_sampler_sampled_seconds_total","cpu":"1"},'
+                        '"values":[[1e999,"1"]]}]}}')
+            else:
+                body = json.dumps({"status": "error", "errorType": "bad_data", "error": "x" * 3000})
+            self.send_response(400 if self.path.startswith("/small/") else 200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+    def log_message(self, *args):
+        pass
+
+
+class PrometheusAnswers(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        HostileServer.bomb = gzip_bomb(80 << 20)
+        cls.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), HostileServer)
+        cls.server.daemon_threads = True
+        threading.Thread(target=cls.server.serve_forever, daemon=True).start()
+        cls.base = f"http://127.0.0.1:{cls.server.server_address[1]}"
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.shutdown()
+        cls.server.server_close()
+
+    def compare(self, path, *args):
+        started = time.monotonic()
+        result = harness.run(["compare", "--prometheus", self.base + path, "--instance", "box:9978",
+                              "--before", "1795600000/1795600600", "--after", "1795600600/1795601200",
+                              *args], timeout=60)
+        return result, time.monotonic() - started
+
+    def assert_refused(self, result, code, *needles):
+        self.assertEqual(result.returncode, code, result.stderr)
+        for needle in needles:
+            self.assertIn(needle, result.stderr)
+        self.assertEqual(result.stdout, "")
+
+    def test_bodies_past_the_bound_stop_there(self):
+        self.assertLess(len(HostileServer.bomb), 100 << 10)
+        for path in ("/bomb", "/endless", "/declared"):
+            with self.subTest(path=path):
+                result, seconds = self.compare(path)
+                self.assert_refused(result, EXIT_UNAVAILABLE, self.base + path + " (query ",
+                                    f"larger than the limit of {BOUND} bytes", "--prometheus-max-bytes")
+                self.assertLess(seconds, 30)
+        # Every jitterd run so far stayed far below the answers it was sent (ru_maxrss: KiB).
+        self.assertLess(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, 400 << 10)
+
+    def test_the_bound_is_a_flag(self):
+        result, _ = self.compare("/small", "--prometheus-max-bytes", "1KiB")
+        self.assert_refused(result, EXIT_UNAVAILABLE, self.base + "/small", "larger than the limit of 1024 bytes")
+        result, _ = self.compare("/small", "--prometheus-max-bytes", "4KiB")
+        self.assert_refused(result, EXIT_DATA, "Prometheus answered HTTP 400 with error bad_data")
+        for bad in ("10", "64XB", "17GiB", ""):
+            with self.subTest(value=bad):
+                result, _ = self.compare("/small", "--prometheus-max-bytes", bad)
+                self.assert_refused(result, EXIT_USAGE, "--prometheus-max-bytes")
+
+    def test_a_redirect_is_not_followed(self):
+        result, _ = self.compare("/redirect")
+        self.assert_refused(result, EXIT_UNAVAILABLE, self.base + "/redirect (query ", "HTTP status 302",
+                            f"a redirect to {self.base}/elsewhere/", "not followed")
+
+    def test_a_number_out_of_range_is_named(self):
+        result, _ = self.compare("/overflow")
+        self.assert_refused(result, EXIT_DATA, self.base + "/overflow (query ", "the number 1e999 is out of range")
 
 
 if __name__ == "__main__":
