@@ -2,7 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <unordered_set>
+#include <optional>
+#include <utility>
 #include <vector>
 
 namespace jitterd {
@@ -15,93 +16,129 @@ std::string shown(std::string_view text) {
   return text.size() > 60 ? fmt::format("{}... ({} bytes)", out, text.size()) : out;
 }
 
-// Where the parser is, as a path (cpus[3].max_ns), checking each container and key as it opens.
-class Walk {
+// Builds the tree from the parser's events, as nlohmann's own DOM parser does, checking each
+// container and key as it opens and knowing where it is (cpus[3].max_ns) for the message. Not
+// nlohmann's callback parser: it scans a container's elements each time one of them closes, which
+// is quadratic in an array of objects.
+class StrictTree : public nlohmann::json_sax<Json> {
  public:
-  explicit Walk(const JsonLimits& limits) : limits_(limits) {}
+  explicit StrictTree(const JsonLimits& limits) : limits_(limits) {}
 
-  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, Json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    switch (event) {
-      case Event::object_start:
-      case Event::array_start:
-        element_started();
-        if (frames_.size() >= limits_.max_depth)
-          throw JsonInputError(fmt::format("{}: nested deeper than {} levels", path(false), limits_.max_depth));
-        frames_.push_back({event == Event::object_start, {}, {}, 0});
-        break;
-      case Event::key: {
-        Frame& object = frames_.back();
-        object.key = parsed.get<std::string>();
-        if (!object.keys.insert(object.key).second)
-          throw JsonInputError(fmt::format("{}: the key \"{}\" is given twice in one object", path(false, false),
-                                           shown(object.key)));
-        if (object.keys.size() > limits_.max_object_keys)
-          throw JsonInputError(
-              fmt::format("{}: an object with more than {} keys", path(false, false), limits_.max_object_keys));
-        break;
-      }
-      case Event::value:
-        element_started();
-        break;
-      case Event::object_end:
-      case Event::array_end:
-        frames_.pop_back();
-        break;
-    }
+  bool null() override { return add(nullptr); }
+  bool boolean(bool value) override { return add(value); }
+  bool number_integer(number_integer_t value) override { return add(value); }
+  bool number_unsigned(number_unsigned_t value) override { return add(value); }
+  bool number_float(number_float_t value, const string_t& /*text*/) override { return add(value); }
+  bool string(string_t& value) override { return add(std::move(value)); }
+  bool binary(binary_t& value) override { return add(std::move(value)); }
+
+  bool start_object(std::size_t /*elements*/) override { return open(Json::object()); }
+  bool start_array(std::size_t /*elements*/) override { return open(Json::array()); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+
+  bool key(string_t& key) override {
+    Frame& object = frames_.back();
+    if (object.value->contains(key))
+      return fail(fmt::format("{}: the key \"{}\" is given twice in one object", path(false), shown(key)));
+    if (object.value->size() >= limits_.max_object_keys)
+      return fail(fmt::format("{}: an object with more than {} keys", path(false), limits_.max_object_keys));
+    object.key = key;
+    object.element = &(*object.value)[std::move(key)];
     return true;
   }
 
-  // `pending`: the innermost element has not been seen whole (a number the parser refused).
-  // `with_key`: name the innermost object's current key.
-  std::string path(bool pending, bool with_key = true) const {
-    std::string out;
-    for (std::size_t i = 0; i < frames_.size(); ++i) {
-      const Frame& f = frames_[i];
-      const bool innermost = i + 1 == frames_.size();
-      if (f.object && !f.key.empty() && (with_key || !innermost))
-        out += (out.empty() ? "" : ".") + shown(f.key);
-      else if (!f.object && (f.index > 0 || (pending && innermost)))
-        out += fmt::format("[{}]", pending && innermost ? f.index : f.index - 1);
-    }
-    return out.empty() ? "the top level" : out;
+  bool parse_error(std::size_t position, const std::string& last_token,
+                   const nlohmann::detail::exception& error) override {
+    if (error.id == 406)  // number overflow: the parser read a float that is not finite
+      return fail(
+          fmt::format("{}: the number {} is out of range (beyond a double)", path(true), shown(last_token)));
+    syntax_ = true;
+    return fail(fmt::format("at byte {}", position));
+  }
+
+  Json take() {
+    if (error_) throw JsonInputError(*error_, syntax_);
+    return std::move(root_);
   }
 
  private:
   struct Frame {
-    bool object = false;
-    std::unordered_set<std::string> keys;  // an object's keys so far
-    std::string key;                       // an object's current key
-    std::size_t index = 0;                 // an array's elements so far
+    Json* value = nullptr;
+    std::string key;          // an object's current key
+    Json* element = nullptr;  // where that key's value goes
   };
 
-  void element_started() {
-    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+  bool fail(std::string message) {
+    if (!error_) error_ = std::move(message);
+    return false;
+  }
+
+  // Places a value where the innermost container expects it; gives where it went.
+  template <typename Value>
+  Json* place(Value&& value) {
+    if (frames_.empty()) {
+      root_ = Json(std::forward<Value>(value));
+      return &root_;
+    }
+    Frame& f = frames_.back();
+    if (f.value->is_array()) {
+      auto& elements = f.value->get_ref<Json::array_t&>();
+      elements.emplace_back(std::forward<Value>(value));
+      return &elements.back();
+    }
+    *f.element = Json(std::forward<Value>(value));
+    return f.element;
+  }
+
+  template <typename Value>
+  bool add(Value&& value) {
+    place(std::forward<Value>(value));
+    return true;
+  }
+
+  bool open(Json container) {
+    if (frames_.size() >= limits_.max_depth)
+      return fail(fmt::format("{}: nested deeper than {} levels", path(true), limits_.max_depth));
+    // The parent holds no pointer-invalidating insertion while this container is open.
+    frames_.push_back({place(std::move(container)), {}, nullptr});
+    return true;
+  }
+
+  bool close() {
+    frames_.pop_back();
+    return true;
+  }
+
+  // cpus[3].max_ns. `pending`: the innermost container's next element is not placed yet (a
+  // number the parser refused, a container too deep), so an array names the index it would have;
+  // otherwise the innermost object's key is left out (the message names it).
+  std::string path(bool pending) const {
+    std::string out;
+    for (std::size_t i = 0; i < frames_.size(); ++i) {
+      const Frame& f = frames_[i];
+      const bool innermost = i + 1 == frames_.size();
+      if (f.value->is_object() && !f.key.empty() && (pending || !innermost))
+        out += (out.empty() ? "" : ".") + shown(f.key);
+      else if (f.value->is_array() && (pending && innermost ? true : !f.value->empty()))
+        out += fmt::format("[{}]", f.value->size() - (pending && innermost ? 0 : 1));
+    }
+    return out.empty() ? "the top level" : out;
   }
 
   JsonLimits limits_;
+  Json root_;
   std::vector<Frame> frames_;
+  std::optional<std::string> error_;
+  bool syntax_ = false;
 };
 
 }  // namespace
 
 Json parse_json_input(std::string_view text, const JsonLimits& limits) {
-  Walk walk(limits);
-  try {
-    return Json::parse(text, [&walk](int depth, nlohmann::json::parse_event_t event, Json& parsed) {
-      return walk(depth, event, parsed);
-    });
-  } catch (const Json::parse_error& e) {
-    throw JsonInputError(fmt::format("at byte {}", e.byte), /*syntax=*/true);
-  } catch (const Json::out_of_range& e) {
-    // 406: "number overflow parsing '1e999'"; the number is between the quotes.
-    const std::string_view what = e.what();
-    const std::size_t open = what.find('\''), close = what.rfind('\'');
-    const std::string number =
-        open != std::string_view::npos && close > open ? shown(what.substr(open + 1, close - open - 1)) : "";
-    throw JsonInputError(
-        fmt::format("{}: the number {} is out of range (beyond a double)", walk.path(true), number));
-  }
+  StrictTree tree(limits);
+  Json::sax_parse(text, &tree);
+  return tree.take();
 }
 
 }  // namespace jitterd

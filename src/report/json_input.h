@@ -1,9 +1,9 @@
 // JSON that comes from outside jitterd (a baseline file, a Prometheus answer) parsed strictly, in
-// one pass, so that no input is quietly misread or costs more than its size: nlohmann-json keeps
-// the last of a key given twice (a hand-edited or forged file would say two things), reports a
-// number beyond a double (1e999) as an exception without a position, and, as ordered_json, looks
-// each key up one by one, so one object of a million keys takes quadratic time. Pure; safe from
-// any thread.
+// one pass and linear time, so that no input is quietly misread or costs more than its size:
+// nlohmann-json keeps the last of a key given twice (a hand-edited or forged file would say two
+// things), reports a number beyond a double (1e999) as an exception without a place, and, as
+// ordered_json, looks each key up one by one, so one object of a million keys takes quadratic
+// time. Pure; safe from any thread.
 #pragma once
 
 #include <cstddef>
@@ -16,8 +16,10 @@
 namespace jitterd {
 
 struct JsonLimits {
-  std::size_t max_depth = 64;         // nested arrays and objects (a baseline needs 7)
-  std::size_t max_object_keys = 256;  // keys in one object (a baseline's largest holds 13)
+  std::size_t max_depth = 64;  // nested arrays and objects (a baseline needs 7)
+  // Keys in one object: a baseline's largest holds 13, a Prometheus label set a few tens.
+  // ordered_json finds a key by reading them all, so each key costs up to this many comparisons.
+  std::size_t max_object_keys = 64;
 };
 
 // What is wrong and where: "at byte 4096" (syntax: not JSON, or cut short), "cpus[3]: the key

@@ -357,10 +357,10 @@ TEST_CASE("baseline file: bounded, and strict about what a forged or edited file
     CHECK(read_text(text) == kExitBadBaseline);
     CHECK_THAT(message, Catch::Contains("deep") && Catch::Contains("nested deeper than 64 levels"));
     Json wide = Json::object();
-    for (int i = 0; i < 300; ++i) wide["k" + std::to_string(i)] = i;
+    for (int i = 0; i < 100; ++i) wide["k" + std::to_string(i)] = i;
     edited["fingerprint_extra"] = wide;
     CHECK(read_text(edited.dump()) == kExitBadBaseline);
-    CHECK_THAT(message, Catch::Contains("fingerprint_extra: an object with more than 256 keys"));
+    CHECK_THAT(message, Catch::Contains("fingerprint_extra: an object with more than 64 keys"));
   }
   std::filesystem::remove(path);
 }
