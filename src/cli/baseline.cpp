@@ -144,6 +144,7 @@ BaselineProbe baseline_probe(const ProbeStatus& status) {
 }
 
 int run_baseline(const CommandLine& cl) {
+  check_baseline_target(cl.output_path);  // before measuring, not after
   const HostReader host = host_reader(cl);
   SamplingPlan plan = make_sampling_plan(load_config(config_source(cl)), host, current_affinity());
   for (const auto& p : plan.machine_problems) spdlog::warn("{}", p);
@@ -168,7 +169,8 @@ int run_baseline(const CommandLine& cl) {
   std::cerr << fmt::format(
       "jitterd: baseline of cpus {} ({:.1f} s, probes: {}) written to {}\n",
       format_cpu_list(plan.selection.sampled), seconds,
-      cl.baseline_probes.empty() ? "none" : fmt::format("{}", fmt::join(cl.baseline_probes, ",")), cl.output_path);
+      cl.baseline_probes.empty() ? "none" : fmt::format("{}", fmt::join(cl.baseline_probes, ",")),
+      cl.output_path == kStandardOutputPath ? "standard output" : cl.output_path);
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <limits>
 
 #include "cli/time_range.h"
 #include "config/value_checks.h"
@@ -93,6 +94,7 @@ struct ReportFlags {
   std::string probes = "clock,kernel_cost,pacing,c2c";
   std::string sub_window;
   std::string prometheus_timeout = "30s";
+  std::string prometheus_max_bytes;
   std::string allowance;
 };
 
@@ -141,7 +143,9 @@ void add_report_flags(CLI::App& report, CommandLine& cl, ReportFlags& flags) {
 
 void add_baseline_flags(CLI::App& baseline, CommandLine& cl, ReportFlags& flags) {
   baseline
-      .add_option("-o,--output", cl.output_path, "the baseline file to write (replaced whole, never half-written)")
+      .add_option("-o,--output", cl.output_path,
+                  "the baseline file to write: a new file or a regular one, replaced whole (never half-written, "
+                  "never a link, a device or a FIFO); - for standard output")
       ->type_name("FILE")
       ->required();
   baseline.add_option("--duration", flags.duration, "how long to sample, 100ms..24h")
@@ -200,6 +204,30 @@ void add_compare_flags(CLI::App& compare, CommandLine& cl, ReportFlags& flags) {
                   "with --prometheus: the limit of each request, connection included (100ms..1h)")
       ->type_name("DURATION")
       ->capture_default_str();
+  compare
+      .add_option("--prometheus-max-bytes", flags.prometheus_max_bytes,
+                  "with --prometheus: the largest answer read, once decoded, in bytes or with KiB, MiB or GiB "
+                  "(1KiB..16GiB; default 64MiB: the gap-histogram bucket series of 1,000 hosts x 16 CPUs)")
+      ->type_name("SIZE");
+}
+
+// "64MiB", "1GiB", "65536": a size in bytes, or nullopt.
+std::optional<std::size_t> parse_byte_size(const std::string& text) {
+  const std::size_t digits = std::min(text.find_first_not_of("0123456789"), text.size());
+  if (digits == 0 || digits > 12) return std::nullopt;
+  const std::string unit = text.substr(digits);
+  int shift = 0;
+  if (unit == "KiB")
+    shift = 10;
+  else if (unit == "MiB")
+    shift = 20;
+  else if (unit == "GiB")
+    shift = 30;
+  else if (!unit.empty() && unit != "B")
+    return std::nullopt;
+  const unsigned long long number = std::stoull(text.substr(0, digits));
+  if (number > (std::numeric_limits<std::size_t>::max() >> shift)) return std::nullopt;
+  return static_cast<std::size_t>(number) << shift;
 }
 
 // Two files, or --prometheus with its instance and two ranges; never a mix.
@@ -212,9 +240,9 @@ void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& 
     cl.compare_allowances = *settings;
   }
   if (cl.prometheus_url.empty()) {
-    for (const char* flag :
-         {"--instance", "--before", "--after", "--sub-window", "--prometheus-bearer-token-file",
-          "--prometheus-basic-auth-user", "--prometheus-basic-auth-password-file", "--prometheus-timeout"})
+    for (const char* flag : {"--instance", "--before", "--after", "--sub-window", "--prometheus-bearer-token-file",
+                             "--prometheus-basic-auth-user", "--prometheus-basic-auth-password-file",
+                             "--prometheus-timeout", "--prometheus-max-bytes"})
       if (compare.count(flag) > 0) throw UsageError(std::string(flag) + ": only with --prometheus URL", hint);
     if (cl.compare_after.empty())
       throw UsageError(
@@ -265,6 +293,15 @@ void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& 
     if (!timeout || *timeout < 100ms || *timeout > 1h)
       throw UsageError("--prometheus-timeout: must be 100ms..1h, got \"" + flags.prometheus_timeout + "\"", hint);
     cl.prometheus_timeout = *timeout;
+  }
+  if (compare.count("--prometheus-max-bytes") > 0) {
+    const std::optional<std::size_t> bytes = parse_byte_size(flags.prometheus_max_bytes);
+    if (!bytes || *bytes < (1u << 10) || *bytes > (std::size_t{16} << 30))
+      throw UsageError(
+          "--prometheus-max-bytes: must be 1KiB..16GiB (bytes, or a number with KiB, MiB or GiB), got \"" +
+              flags.prometheus_max_bytes + "\"",
+          hint);
+    cl.prometheus_max_bytes = *bytes;
   }
   if (compare.count("--sub-window") > 0) {
     const std::optional<Duration> sub_window = parse_duration(flags.sub_window);
@@ -346,6 +383,9 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
   }
   if (!cl.save_path.empty() && cl.report_topic == "posture") {
     throw UsageError("--save: not for report posture (a baseline holds gaps and probe results)", hint);
+  }
+  if (cl.save_path == "-") {
+    throw UsageError("--save: not - (standard output carries the report); name a file", hint);
   }
   if (cl.report_interruptions && !(gaps && cl.report_format == ReportFormat::json)) {
     throw UsageError("--interruptions: only for report gaps --format json", hint);

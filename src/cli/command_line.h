@@ -5,6 +5,7 @@
 // checks them with the file's rules. Pure parsing, no output; safe from any thread.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -47,6 +48,8 @@ struct CommandLine {
   // Basic auth: the user, and the file holding the password (never on the command line).
   std::string prometheus_basic_auth_user, prometheus_basic_auth_password_file;
   Duration prometheus_timeout = std::chrono::seconds(30);  // each request to Prometheus
+  // The largest answer read, decoded; none: cli/prometheus_client.h kPrometheusMaxBytes.
+  std::optional<std::size_t> prometheus_max_bytes;
   // compare --allowance NAME=CV,...: run-to-run allowances in place of the measured ones
   // (cli/allowances.h), checked here.
   std::vector<AllowanceSetting> compare_allowances;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <unordered_map>
 
 #include "cli/html_report.h"
 #include "cli/prometheus_history.h"
@@ -253,29 +254,69 @@ struct Backing {
   std::size_t records = 0;
   std::uint64_t count = 0;
 };
-std::optional<Backing> backing_of(const BaselineProbe& probe, const std::vector<std::pair<std::string, Cell>>& key,
-                                  const std::string& column) {
-  Backing out;
-  for (const ProbeSamples& s : probe.samples) {
-    const auto q = std::find_if(s.quantiles.begin(), s.quantiles.end(),
-                                [&](const auto& entry) { return entry.first == column; });
-    if (q == s.quantiles.end()) continue;
-    const bool matches = std::all_of(key.begin(), key.end(), [&](const auto& cell) {
-      return std::any_of(s.labels.begin(), s.labels.end(), [&](const auto& label) {
-        return label.first == cell.first && label_matches(label.second, cell.second);
-      });
-    });
-    if (!matches) continue;
-    out.quantile = q->second;
-    ++out.records;
-    for (const auto& [value, count] : s.values) {
-      out.values.emplace_back(static_cast<double>(value) * s.unit_ns, count);
-      out.count += count;
-    }
+
+// A probe's sample records indexed by label, so that a row finds its records without reading
+// every record (rows x records was quadratic: a c2c run has one record per pair and one row per
+// pair). A label is listed under its text and, when it reads as a number, under that number too,
+// which is how label_matches compares.
+class SampleIndex {
+ public:
+  explicit SampleIndex(const BaselineProbe& probe) : probe_(probe) {
+    for (std::size_t i = 0; i < probe.samples.size(); ++i)
+      for (const auto& [name, value] : probe.samples[i].labels) {
+        records_[entry(name, value)].push_back(i);
+        char* end = nullptr;
+        const double number = std::strtod(value.c_str(), &end);
+        if (end != value.c_str() && *end == '\0') records_[entry(name, number)].push_back(i);
+      }
   }
-  if (out.records == 0) return std::nullopt;
-  return out;
-}
+
+  std::optional<Backing> backing(const std::vector<std::pair<std::string, Cell>>& key,
+                                 const std::string& column) const {
+    // The records listed under the rarest of the key's cells, checked against all of them.
+    const std::vector<std::size_t>* fewest = nullptr;
+    for (const auto& [name, cell] : key) {
+      const auto listed = records_.find(cell_entry(name, cell));
+      if (listed == records_.end()) return std::nullopt;
+      if (fewest == nullptr || listed->second.size() < fewest->size()) fewest = &listed->second;
+    }
+    if (fewest == nullptr) return std::nullopt;
+    Backing out;
+    for (const std::size_t i : *fewest) {
+      const ProbeSamples& s = probe_.samples[i];
+      const auto q = std::find_if(s.quantiles.begin(), s.quantiles.end(),
+                                  [&](const auto& entry) { return entry.first == column; });
+      if (q == s.quantiles.end()) continue;
+      const bool matches = std::all_of(key.begin(), key.end(), [&](const auto& cell) {
+        return std::any_of(s.labels.begin(), s.labels.end(), [&](const auto& label) {
+          return label.first == cell.first && label_matches(label.second, cell.second);
+        });
+      });
+      if (!matches) continue;
+      out.quantile = q->second;
+      ++out.records;
+      for (const auto& [value, count] : s.values) {
+        out.values.emplace_back(static_cast<double>(value) * s.unit_ns, count);
+        out.count += count;
+      }
+    }
+    if (out.records == 0) return std::nullopt;
+    return out;
+  }
+
+ private:
+  static std::string entry(const std::string& name, const std::string& text) { return name + '\0' + text; }
+  static std::string entry(const std::string& name, double number) {
+    return name + '\0' + '\0' + fmt::format("{}", number == 0 ? 0.0 : number);  // -0 is 0
+  }
+  static std::string cell_entry(const std::string& name, const Cell& cell) {
+    if (!cell.is_number()) return entry(name, cell_text(cell));
+    return entry(name, cell.kind == Cell::Kind::integer ? static_cast<double>(cell.integer) : cell.number);
+  }
+
+  const BaselineProbe& probe_;
+  std::unordered_map<std::string, std::vector<std::size_t>> records_;  // (label, value) -> records, in order
+};
 
 // Probe tables hold one value per run (a median, a ratio): each numeric cell is shown before and
 // after. A quantile whose individual samples both runs kept (format 1.1: a c2c pair or relation
@@ -286,10 +327,13 @@ void compare_probe(Comparison& out, const BaselineProbe& before, const BaselineP
                    const Judging& judging) {
   const std::string scope = "probe " + before.name;
   const bool without_samples = !before.has_samples || !after.has_samples;
+  const SampleIndex before_samples(before), after_samples(after);
+  std::unordered_map<std::string, const ProbeTable*> after_tables;  // the first of each title
+  for (const ProbeTable& t : after.tables) after_tables.emplace(t.title, &t);
   for (const ProbeTable& b_table : before.tables) {
-    const auto a_table = std::find_if(after.tables.begin(), after.tables.end(),
-                                      [&](const ProbeTable& t) { return t.title == b_table.title; });
-    if (a_table == after.tables.end() || a_table->columns != b_table.columns) continue;
+    const auto a_match = after_tables.find(b_table.title);
+    if (a_match == after_tables.end() || a_match->second->columns != b_table.columns) continue;
+    const ProbeTable* a_table = a_match->second;
     // A row's key: the cells that name what was measured (the op, the pair, the method and rate).
     const auto is_key = [&](std::size_t column) {
       static const std::vector<std::string> kKeyColumns{
@@ -325,8 +369,9 @@ void compare_probe(Comparison& out, const BaselineProbe& before, const BaselineP
         const double b = row[c].number, a = (*match->second)[c].number;
         const std::string figure = fmt::format("{}: {} {}", b_table.title.substr(0, b_table.title.find(' ')),
                                                key_of(row), b_table.columns[c]);
-        const std::optional<Backing> b_samples = backing_of(before, key_cells(row), b_table.columns[c]);
-        const std::optional<Backing> a_samples = backing_of(after, key_cells(*match->second), b_table.columns[c]);
+        const std::optional<Backing> b_samples = before_samples.backing(key_cells(row), b_table.columns[c]);
+        const std::optional<Backing> a_samples =
+            after_samples.backing(key_cells(*match->second), b_table.columns[c]);
         const std::string allowance = before.name + "." + b_table.columns[c];
         if (!broken.empty() && b_samples && a_samples &&
             allowance_for(allowance, judging.guest, judging.settings).cv) {
@@ -399,30 +444,37 @@ Comparison compare_baselines(const Baseline& before, const std::string& bp, cons
   }
   add_changes(out, "fingerprint", before.fingerprint, bp, after.fingerprint, ap, true);
   add_changes(out, "configuration", before.configuration, bp, after.configuration, ap, false);
+  // CPUs and probes are matched by index (linear; a file holds each once, baseline_file.h).
+  std::unordered_map<int, const BaselineCpu*> after_cpus, before_cpus;
+  for (const BaselineCpu& c : after.cpus) after_cpus.emplace(c.cpu, &c);
+  for (const BaselineCpu& c : before.cpus) before_cpus.emplace(c.cpu, &c);
   bool any_cpu = before.cpus.empty() && after.cpus.empty();
   for (const BaselineCpu& b : before.cpus) {
-    const auto a =
-        std::find_if(after.cpus.begin(), after.cpus.end(), [&](const BaselineCpu& c) { return c.cpu == b.cpu; });
-    if (a == after.cpus.end()) {
+    const auto match = after_cpus.find(b.cpu);
+    if (match == after_cpus.end()) {
       out.notes.push_back(fmt::format("cpu {}: left out, sampled only in {}", b.cpu, bp));
-    } else if (!b.error.empty() || !a->error.empty() || b.samples == 0 || a->samples == 0) {
+      continue;
+    }
+    const BaselineCpu& a = *match->second;
+    if (!b.error.empty() || !a.error.empty() || b.samples == 0 || a.samples == 0) {
       out.notes.push_back(fmt::format("cpu {}: left out, not sampled in one of them", b.cpu));
     } else {
-      compare_cpu(out, before, b, after, *a, judging);
+      compare_cpu(out, before, b, after, a, judging);
       any_cpu = true;
     }
   }
   for (const BaselineCpu& a : after.cpus)
-    if (std::none_of(before.cpus.begin(), before.cpus.end(), [&](const BaselineCpu& c) { return c.cpu == a.cpu; }))
+    if (before_cpus.count(a.cpu) == 0)
       out.notes.push_back(fmt::format("cpu {}: left out, sampled only in {}", a.cpu, ap));
   if (!any_cpu) refuse(bp, ap, "no sampled CPU in common");
+  std::unordered_map<std::string, const BaselineProbe*> after_probes;
+  for (const BaselineProbe& p : after.probes) after_probes.emplace(p.name, &p);
   for (const BaselineProbe& b : before.probes) {
-    const auto a = std::find_if(after.probes.begin(), after.probes.end(),
-                                [&](const BaselineProbe& p) { return p.name == b.name; });
-    if (a == after.probes.end() || !a->success || !b.success)
+    const auto a = after_probes.find(b.name);
+    if (a == after_probes.end() || !a->second->success || !b.success)
       out.notes.push_back(fmt::format("probe {}: left out, not run or failed in one of them", b.name));
     else
-      compare_probe(out, b, *a, judging);
+      compare_probe(out, b, *a->second, judging);
   }
   return out;
 }
@@ -514,7 +566,8 @@ ComparedRuns compare_history(const CommandLine& cl) {
   const TimeRange after_range = *parse_time_range(cl.prometheus_after, &error);
   const PrometheusClient client({cl.prometheus_url, cl.prometheus_bearer_token_file, cl.prometheus_basic_auth_user,
                                  cl.prometheus_basic_auth_password_file,
-                                 std::chrono::duration<double>(cl.prometheus_timeout).count()});
+                                 std::chrono::duration<double>(cl.prometheus_timeout).count(),
+                                 cl.prometheus_max_bytes.value_or(kPrometheusMaxBytes)});
   const RangeSamples before_samples = read_range(client, cl.prometheus_instance, before_range);
   const RangeSamples after_samples = read_range(client, cl.prometheus_instance, after_range);
   const double sub_window = history_sub_window(cl, before_samples, after_samples);

@@ -3,12 +3,11 @@
 #include <curl/curl.h>
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
+#include "host/host_reader.h"
 #include "report/baseline_file.h"
+#include "report/json_input.h"
 
 namespace jitterd {
 namespace {
@@ -21,8 +20,21 @@ void curl_once() {
                         fmt::format("cannot start libcurl: {}", curl_easy_strerror(code)));
 }
 
-std::size_t append_body(char* data, std::size_t size, std::size_t count, void* body) {
-  static_cast<std::string*>(body)->append(data, size * count);
+// The decoded body, up to a limit: past it the callback takes nothing, which makes libcurl stop
+// reading (CURLE_WRITE_ERROR) before a gzip bomb or an endless body fills memory.
+struct Body {
+  std::string text;
+  std::size_t limit = 0;
+  bool over = false;
+};
+
+std::size_t append_body(char* data, std::size_t size, std::size_t count, void* destination) {
+  Body& body = *static_cast<Body*>(destination);
+  if (size * count > body.limit - body.text.size()) {
+    body.over = true;
+    return 0;
+  }
+  body.text.append(data, size * count);
   return size * count;
 }
 
@@ -36,13 +48,11 @@ std::string excerpt(const std::string& body) {
 // A secret from its file, trailing newline and spaces dropped; `what` names it in messages, which
 // never hold the secret itself.
 std::string read_secret(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw BaselineError(kExitUnreadableBaseline,
-                        fmt::format("{}: cannot read the {}: {}", path, what, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string secret = text.str();
+  std::string reason;
+  std::optional<std::string> text = read_file_up_to(path, 64 << 10, &reason);
+  if (!text)
+    throw BaselineError(kExitUnreadableBaseline, fmt::format("{}: cannot read the {}: {}", path, what, reason));
+  std::string secret = std::move(*text);
   while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r' || secret.back() == ' '))
     secret.pop_back();
   if (secret.empty()) throw BaselineError(kExitBadBaseline, fmt::format("{}: the {} file is empty", path, what));
@@ -86,13 +96,17 @@ Json PrometheusClient::get(const std::string& path,
     separator = '&';
   }
   const std::string where = fmt::format("{} ({})", options_.url, what);
-  std::string body;
+  Body body{{}, options_.max_body_bytes, false};
   char error[CURL_ERROR_SIZE] = "";
   curl_easy_reset(curl);
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  // A declared length over the limit is refused before the body is read (the decoded body is
+  // bounded by the callback, whatever the length says).
+  curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options_.max_body_bytes));
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);  // the default, said: redirects are refused below
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout_seconds * 1000));
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // whatever libcurl decodes: gzip
@@ -107,24 +121,40 @@ Json PrometheusClient::get(const std::string& path,
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   const CURLcode code = curl_easy_perform(curl);
   curl_slist_free_all(headers);
+  if (body.over || code == CURLE_FILESIZE_EXCEEDED)
+    throw BaselineError(kExitPrometheusUnavailable,
+                        fmt::format("{}: the answer is larger than the limit of {} bytes (decoded; "
+                                    "--prometheus-max-bytes): stopped reading there",
+                                    where, options_.max_body_bytes));
   if (code != CURLE_OK)
     throw BaselineError(kExitPrometheusUnavailable,
                         fmt::format("{}: no answer: {}", where, error[0] != 0 ? error : curl_easy_strerror(code)));
   long status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-  return prometheus_data(status, body, where);
+  if (status >= 300 && status < 400) {
+    const char* location = nullptr;
+    curl_easy_getinfo(curl, CURLINFO_REDIRECT_URL, &location);
+    throw BaselineError(
+        kExitPrometheusUnavailable,
+        fmt::format("{}: HTTP status {}: a redirect to {}, not followed (it would take the "
+                    "request and its credentials elsewhere); give --prometheus the URL that answers",
+                    where, status, location != nullptr ? excerpt(location) : "nowhere"));
+  }
+  return prometheus_data(status, body.text, where);
 }
 
 Json prometheus_data(long status, const std::string& body, const std::string& where) {
   Json answer;
   try {
-    answer = Json::parse(body);
-  } catch (const Json::parse_error&) {
+    answer = parse_json_input(body);
+  } catch (const JsonInputError& e) {
     if (status >= 400)
       throw BaselineError(kExitPrometheusUnavailable,
                           fmt::format("{}: HTTP status {}: {}", where, status, excerpt(body)));
-    throw BaselineError(kExitBadBaseline,
-                        fmt::format("{}: not a Prometheus answer (not JSON): \"{}\"", where, excerpt(body)));
+    if (e.syntax())
+      throw BaselineError(kExitBadBaseline,
+                          fmt::format("{}: not a Prometheus answer (not JSON): \"{}\"", where, excerpt(body)));
+    throw BaselineError(kExitBadBaseline, fmt::format("{}: not a Prometheus answer: {}", where, e.what()));
   }
   if (!answer.is_object() || !answer.contains("status") || !answer["status"].is_string()) {
     if (status >= 400)
@@ -143,7 +173,7 @@ Json prometheus_data(long status, const std::string& body, const std::string& wh
   if (answer["status"] != "success" || !answer.contains("data"))
     throw BaselineError(kExitBadBaseline, fmt::format("{}: not a Prometheus answer (status \"{}\", no data)",
                                                       where, answer["status"].get<std::string>()));
-  return answer["data"];
+  return std::move(answer["data"]);  // not a copy: an answer may be tens of MB
 }
 
 Json PrometheusClient::query(const std::string& query, double time) const {

@@ -3,8 +3,11 @@
 // envelope ({"status": "success", "data": ...}) is checked here, so callers see only `data`.
 // Every failure is a BaselineError whose message names the URL and the query:
 //   69 (EX_UNAVAILABLE) no answer: cannot resolve or connect, timed out, or an HTTP error status
-//      without a Prometheus error body (a 404 of another server, a 401 of a proxy);
-//   65 (EX_DATAERR) an answer that is not Prometheus's (not JSON, or not its envelope), or
+//      without a Prometheus error body (a 404 of another server, a 401 of a proxy); an answer
+//      larger than max_body_bytes once decoded (a gzip bomb, an endless body: reading stops
+//      there); a redirect, which is not followed (it would take the credentials elsewhere);
+//   65 (EX_DATAERR) an answer that is not Prometheus's (not JSON, or not its envelope, or JSON
+//      that report/json_input.h refuses: a number out of range, a key given twice), or
 //      Prometheus's own error ("status": "error", with errorType and error);
 //   66 (EX_NOINPUT) the bearer token or basic-auth password file cannot be read (65 when empty).
 // Secrets (the token, the password) are read from files, sent only in the Authorization header
@@ -12,6 +15,7 @@
 // One client per thread (a curl easy handle is not shared).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <utility>
@@ -23,6 +27,13 @@ namespace jitterd {
 
 inline constexpr int kExitPrometheusUnavailable = 69;
 
+// The largest answer read, decoded (--prometheus-max-bytes): 64 MiB. Prometheus's JSON spends about
+// 180 bytes on a series holding one sample, so this is every gap-histogram bucket series of 1,000
+// hosts x 16 CPUs (368,000 series: 23 buckets each) at one instant; for the one instance a range
+// reads (16 CPUs: 560 series, ~27 bytes a sample), some 4,400 scrapes a range: 73 minutes at 1 s
+// scrapes, 18 hours at 15 s.
+inline constexpr std::size_t kPrometheusMaxBytes = 64u << 20;
+
 struct PrometheusOptions {
   std::string url;                // http(s)://host:port[/prefix], no trailing query
   std::string bearer_token_file;  // empty: no Authorization: Bearer header
@@ -30,7 +41,8 @@ struct PrometheusOptions {
   // with a bearer token (the command line refuses both).
   std::string basic_auth_user;
   std::string basic_auth_password_file;
-  double timeout_seconds = 30;  // each request, connection included
+  double timeout_seconds = 30;                       // each request, connection included
+  std::size_t max_body_bytes = kPrometheusMaxBytes;  // each answer, decoded
 };
 
 class PrometheusClient {

@@ -64,7 +64,11 @@ std::vector<Series> series_of(const RangeSamples& samples) {
       const std::string text = point[1].get<std::string>();
       char* end = nullptr;
       const double v = std::strtod(text.c_str(), &end);
-      if (end == text.c_str() || *end != '\0') wrong_shape(source, fmt::format("a sample value \"{}\"", text));
+      if (end == text.c_str() || *end != '\0')
+        wrong_shape(source, fmt::format("a sample value \"{}\"", text.substr(0, 60)));
+      // NaN is Prometheus's stale marker; no series jitterd exports is ever infinite (1e999 reads so).
+      if (std::isinf(v))
+        wrong_shape(source, fmt::format("a sample value \"{}\" that is not a finite number", text.substr(0, 60)));
       if (!std::isnan(v)) s.points.push_back({point[0].get<double>(), v});
     }
     std::sort(s.points.begin(), s.points.end(), [](const Point& a, const Point& b) { return a.t < b.t; });
@@ -196,6 +200,8 @@ Gathered gather(const std::vector<Series>& all, const RangeSamples& samples, dou
     std::vector<double>* target = nullptr;
     CpuWindows* c = nullptr;
     if (name == kGapBuckets || name == kSampled || name == kInterruptions || name == kStolen) {
+      if (g.cpus.size() >= kBaselineMaxCpus && g.cpus.count(cpu) == 0)
+        wrong_shape(samples.source, fmt::format("sampler series of more than {} CPUs", kBaselineMaxCpus));
       c = &g.cpus[cpu];
       for (auto* v : {&c->sampled, &c->interruptions, &c->stolen}) v->resize(windows);
     }
@@ -329,11 +335,11 @@ void add_fingerprint(HistoryBaseline& out, const Gathered& g, const RangeSamples
         break;
       }
   }
+  std::set<int> sampled;
+  for (const BaselineCpu& c : b.cpus) sampled.insert(c.cpu);
   std::map<int, std::string> governors;
   for (const auto& [cpu, s] : g.governor)
-    if (b.cpus.end() !=
-        std::find_if(b.cpus.begin(), b.cpus.end(), [&](const BaselineCpu& c) { return c.cpu == cpu; }))
-      governors[cpu] = s.label("governor");
+    if (sampled.count(cpu) != 0) governors[cpu] = s.label("governor");
   if (!governors.empty()) b.fingerprint.emplace_back("governor", per_cpu_text(governors));
   if (const auto clock = g.info.find(kClocksource); clock != g.info.end())
     b.fingerprint.emplace_back("clocksource", clock->second.label("clocksource"));
@@ -416,15 +422,17 @@ HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_wi
   return out;
 }
 
+Json range_result(Json data, const std::string& where) {
+  if (!data.is_object() || !data.contains("resultType") || data["resultType"] != "matrix" ||
+      !data.contains("result") || !data["result"].is_array())
+    throw BaselineError(kExitBadBaseline, fmt::format("{}: not a Prometheus answer (no matrix result)", where));
+  return std::move(data["result"]);
+}
+
 RangeSamples read_range(const PrometheusClient& client, const std::string& instance, const TimeRange& range) {
   RangeSamples s{range, instance, fmt::format("{} instance {} range {}", client.url(), instance, range.text), {}};
   const std::string query = history_selector(instance, range.end - range.start);
-  const Json data = client.query(query, range.end);
-  if (!data.is_object() || !data.contains("resultType") || data["resultType"] != "matrix" ||
-      !data.contains("result") || !data["result"].is_array())
-    throw BaselineError(kExitBadBaseline, fmt::format("{} (query {}): not a Prometheus answer (no matrix result)",
-                                                      client.url(), query));
-  s.matrix = data["result"];
+  s.matrix = range_result(client.query(query, range.end), fmt::format("{} (query {})", client.url(), query));
   const bool any = std::any_of(s.matrix.begin(), s.matrix.end(), [](const Json& item) {
     return item.is_object() && item.contains("metric") && item["metric"].is_object() &&
            item["metric"].value("__name__", "") == kSampled;

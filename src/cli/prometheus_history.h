@@ -45,8 +45,13 @@ std::string history_selector(const std::string& instance, double seconds);
 double scrape_interval_seconds(const RangeSamples& samples);
 
 // `sub_window_seconds`: the same for both ranges. Throws BaselineError (65) naming the source
-// when the range holds no sampled CPU with two scrapes or its series have the wrong shape.
+// when the range holds no sampled CPU with two scrapes, its series have the wrong shape (a value
+// that is not a finite number included), or it holds more than kBaselineMaxCpus CPUs.
 HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_window_seconds);
+
+// The result list of a range query's `data` ({"resultType": "matrix", "result": [...]}), moved
+// out of it. Throws BaselineError (65) naming `where` when it is not a matrix.
+Json range_result(Json data, const std::string& where);
 
 // The query of one range, with the checks that tell an unknown instance from an empty range.
 // Throws BaselineError (69, 65; see prometheus_client.h).

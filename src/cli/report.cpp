@@ -203,6 +203,7 @@ int run_probe_report(const CommandLine& cl) {
 }  // namespace
 
 int run_report(const CommandLine& cl) {
+  if (!cl.save_path.empty()) check_baseline_target(cl.save_path);  // before measuring, not after
   if (cl.report_topic == "posture") return run_posture_report(cl);
   if (cl.report_topic != "gaps") return run_probe_report(cl);
   const HostReader host = host_reader(cl);

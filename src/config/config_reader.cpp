@@ -38,6 +38,8 @@ std::string unknown_key_message(std::string_view name, const std::vector<Field>&
   std::string_view closest;
   std::size_t best = 3;  // suggest only within two edits: further off is a guess, not a typo
   for (const Field& field : fields) {
+    // Lengths more than two apart are more than two edits apart: no quadratic work on a long key.
+    if (name.size() > field.name.size() + 2 || field.name.size() > name.size() + 2) continue;
     const std::size_t distance = edit_distance(name, field.name);
     if (distance < best) best = distance, closest = field.name;
   }
@@ -62,8 +64,8 @@ SourceMark mark_of(const YAML::Node& node, SourceMark fallback) {
 
 bool is_plain(const YAML::Node& node) { return node.IsScalar() && node.Tag() == "?"; }
 
-// A long value is cut (at a character boundary) and its length said: a message quotes what was
-// seen, not a 100 kB string once for each of its aliases.
+// A long value or key is cut (at a character boundary) and its length said: a message quotes what
+// was seen, not a 100 kB string once for each of its aliases.
 std::string shortened(const std::string& text) { return printable_excerpt(text, 60); }
 
 std::string describe(const YAML::Node& node) {
@@ -228,7 +230,9 @@ void ConfigReader::read_mapping(const Entry& section, const std::vector<Field>& 
       continue;
     }
     const std::string name = printable(pair.first.Scalar());
-    const std::string key = section.key.empty() ? name : section.key + "." + name;
+    // A long key is cut in messages as a long value is: a key of 250 kB aliased 40 times would
+    // otherwise print 10 MB of errors.
+    const std::string key = (section.key.empty() ? "" : section.key + ".") + shortened(pair.first.Scalar());
     const auto [first, inserted] = seen.emplace(name, key_mark);
     const auto field = std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.name == name; });
     if (!inserted)

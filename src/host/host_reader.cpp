@@ -77,7 +77,28 @@ std::optional<std::string> read_whole_file(const std::filesystem::path& path, st
   return read_and_close(fd, std::string::npos - 1, error);
 }
 
-namespace {
+std::optional<std::string> read_file_up_to(const std::filesystem::path& path, std::size_t max_bytes,
+                                           std::string* error, bool* too_big) {
+  const auto refuse = [&](std::string reason, bool size) -> std::optional<std::string> {
+    if (error) *error = std::move(reason);
+    if (too_big) *too_big = size;
+    return std::nullopt;
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return refuse(std::strerror(errno), false);
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uintmax_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return refuse(
+        "is " + std::to_string(st.st_size) + " bytes, more than the limit of " + std::to_string(max_bytes), true);
+  }
+  std::string reason;
+  std::optional<std::string> contents = read_and_close(fd, max_bytes, &reason);
+  if (!contents) return refuse(reason, false);
+  if (contents->size() > max_bytes)
+    return refuse("holds more than the limit of " + std::to_string(max_bytes) + " bytes", true);
+  return contents;
+}
 
 std::string_view file_kind(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
@@ -85,10 +106,9 @@ std::string_view file_kind(mode_t mode) {
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
   return "a special file";
 }
-
-}  // namespace
 
 // O_NONBLOCK: opening a FIFO with no writer would otherwise wait for one before fstat could say
 // what it is. A file that grows while read is cut at max_bytes + 1 and refused.

@@ -5,6 +5,8 @@
 // thread may call it concurrently.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <filesystem>
 #include <optional>
@@ -29,6 +31,18 @@ std::optional<std::string> read_whole_file(const std::filesystem::path& path, st
 // FIFO, not a regular file", "is 2000000 bytes, more than the limit of 262144") in *error.
 std::optional<std::string> read_regular_file(const std::filesystem::path& path, std::size_t max_bytes,
                                              std::string* error = nullptr);
+
+// A file a user names for one command (a baseline to compare, a secret): any kind that reads (a
+// pipe from `<(jitterd baseline -o - ...)` included, which waits for its writer), at most
+// `max_bytes` of it. A larger regular file is refused before reading, anything else once it has
+// given more; *too_big then says so. nullopt with the reason in *error ("No such file or
+// directory", "is 2000000 bytes, more than the limit of 262144").
+std::optional<std::string> read_file_up_to(const std::filesystem::path& path, std::size_t max_bytes,
+                                           std::string* error = nullptr, bool* too_big = nullptr);
+
+// What a file that is not a regular one is, for messages: "a FIFO", "a character device",
+// "a symbolic link" (from lstat), ...
+std::string_view file_kind(mode_t mode);
 
 class HostReader {
  public:

@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include <unordered_map>
+
+#include "host/file_writer.h"
+#include "host/host_reader.h"
+#include "report/json_input.h"
 
 namespace jitterd {
 namespace {
@@ -131,23 +131,34 @@ class Reader {
   std::string source_;
 };
 
-// "1.0" -> (1, 0); anything else is refused.
+// "1.0" -> (1, 0). Each part is a decimal number of at most 4 digits without a sign, a blank or a
+// leading zero ("01.1", "+1.1", " 1.1" and "1.1 " are refused, not read as 1.1).
 std::pair<int, int> parse_version(const Reader& r, const std::string& version) {
-  int major = -1, minor = -1;
-  char dot = 0;
-  std::istringstream in(version);
-  if (!(in >> major >> dot >> minor) || dot != '.' || major < 0 || minor < 0 || !in.eof())
-    r.fail("format_version", fmt::format("must be MAJOR.MINOR, got \"{}\"", version));
+  const auto part = [](std::string_view text) {
+    const bool digits = !text.empty() && text.size() <= 4 &&
+                        text.find_first_not_of("0123456789") == std::string_view::npos &&
+                        (text.size() == 1 || text[0] != '0');
+    return digits ? std::stoi(std::string(text)) : -1;
+  };
+  const std::size_t dot = version.find('.');
+  const int major = dot == std::string::npos ? -1 : part(std::string_view(version).substr(0, dot));
+  const int minor = dot == std::string::npos ? -1 : part(std::string_view(version).substr(dot + 1));
+  if (major < 0 || minor < 0)
+    r.fail("format_version",
+           fmt::format("must be MAJOR.MINOR (two whole numbers such as 1.1), got \"{}\"", version.substr(0, 40)));
   return {major, minor};
 }
 
 HistogramSnapshot histogram_from(const Reader& r, const Json& buckets, const std::string& where) {
   HistogramSnapshot histogram;
+  std::vector<bool> seen(kHistogramBuckets);
   for (std::size_t i = 0; i < buckets.size(); ++i) {
     const std::string at = fmt::format("{}[{}]", where, i);
     if (!buckets[i].is_array() || buckets[i].size() != 2) r.fail(at, "must be [bucket index, count]");
     const std::uint64_t index = r.unsigned_value(buckets[i][0], at + "[0]");
     if (index >= kHistogramBuckets) r.fail(at, fmt::format("bucket index must be below {}", kHistogramBuckets));
+    if (seen[index]) r.fail(at, fmt::format("bucket {} is given twice", index));
+    seen[index] = true;
     histogram.counts[index] = r.unsigned_value(buckets[i][1], at + "[1]");
   }
   return histogram;
@@ -332,29 +343,51 @@ Baseline baseline_from_json(const Json& j, const std::string& source) {
     b.tail_thresholds_ns.push_back(t.get<double>());
   }
   const Json& cpus = r.array(j, "", "cpus");
-  for (std::size_t i = 0; i < cpus.size(); ++i)
-    b.cpus.push_back(cpu_from(r, cpus[i], fmt::format("cpus[{}]", i), b.tail_thresholds_ns.size()));
+  if (cpus.size() > kBaselineMaxCpus)
+    r.fail("cpus", fmt::format("{} CPUs, more than the limit of {} (x86-64's largest NR_CPUS)", cpus.size(),
+                               kBaselineMaxCpus));
+  std::unordered_map<int, std::size_t> cpu_at;  // CPU -> its entry
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    const std::string at = fmt::format("cpus[{}]", i);
+    b.cpus.push_back(cpu_from(r, cpus[i], at, b.tail_thresholds_ns.size()));
+    const auto [first, inserted] = cpu_at.emplace(b.cpus.back().cpu, i);
+    if (!inserted)
+      r.fail(at + ".cpu", fmt::format("cpu {} is given twice (also cpus[{}])", first->first, first->second));
+  }
   const Json& probes = r.array(j, "", "probes");
-  for (std::size_t i = 0; i < probes.size(); ++i)
-    b.probes.push_back(probe_from(r, probes[i], fmt::format("probes[{}]", i)));
+  std::unordered_map<std::string, std::size_t> probe_at;  // name -> its entry
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    const std::string at = fmt::format("probes[{}]", i);
+    b.probes.push_back(probe_from(r, probes[i], at));
+    const auto [first, inserted] = probe_at.emplace(b.probes.back().name, i);
+    if (!inserted)
+      r.fail(at + ".name", fmt::format("probe \"{}\" is given twice (also probes[{}])", first->first.substr(0, 60),
+                                       first->second));
+  }
   return b;
 }
 
-Baseline read_baseline(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw BaselineError(kExitUnreadableBaseline, fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw BaselineError(kExitUnreadableBaseline, fmt::format("{}: cannot read", path));
+Baseline parse_baseline(std::string_view text, const std::string& source) {
   Json document;
   try {
-    document = Json::parse(text.str());
-  } catch (const Json::parse_error& e) {
-    throw BaselineError(kExitBadBaseline,
-                        fmt::format("{}: not valid JSON (truncated or edited?) at byte {}", path, e.byte));
+    document = parse_json_input(text);
+  } catch (const JsonInputError& e) {
+    if (e.syntax())
+      throw BaselineError(kExitBadBaseline,
+                          fmt::format("{}: not valid JSON (truncated or edited?) {}", source, e.what()));
+    throw BaselineError(kExitBadBaseline, fmt::format("{}: {}", source, e.what()));
   }
-  return baseline_from_json(document, path);
+  return baseline_from_json(document, source);
+}
+
+Baseline read_baseline(const std::string& path) {
+  std::string reason;
+  bool too_big = false;
+  const std::optional<std::string> text = read_file_up_to(path, kBaselineMaxBytes, &reason, &too_big);
+  if (!text)
+    throw BaselineError(too_big ? kExitBadBaseline : kExitUnreadableBaseline,
+                        fmt::format("{}: cannot read{}: {}", path, too_big ? " as a baseline" : "", reason));
+  return parse_baseline(*text, path);
 }
 
 void write_baseline(const Baseline& baseline, const std::string& path) {
@@ -363,22 +396,20 @@ void write_baseline(const Baseline& baseline, const std::string& path) {
                         fmt::format("{}: a baseline read from Prometheus (exported-bucket resolution) is not "
                                     "written to a file; take one with jitterd baseline",
                                     path));
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << baseline_json(baseline).dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
-    out.flush();
-    if (!out) {
-      std::remove(temporary.c_str());
-      throw BaselineError(kExitCannotWrite, fmt::format("{}: cannot write {}", path, temporary));
-    }
+  const std::string text = baseline_json(baseline).dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  if (path == kStandardOutputPath) {
+    if (const std::optional<std::string> error = write_all(STDOUT_FILENO, text))
+      throw BaselineError(kExitCannotWrite, fmt::format("standard output: cannot write: {}", *error));
+    return;
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temporary.c_str());
-    throw BaselineError(kExitCannotWrite,
-                        fmt::format("{}: cannot rename {} to it: {}", path, temporary, std::strerror(error)));
-  }
+  if (const std::optional<std::string> error = replace_file(path, text))
+    throw BaselineError(kExitCannotWrite, fmt::format("{}: {}", path, *error));
+}
+
+void check_baseline_target(const std::string& path) {
+  if (path == kStandardOutputPath) return;
+  if (const std::optional<std::string> problem = replace_problem(path))
+    throw BaselineError(kExitCannotWrite, fmt::format("{}: {}", path, *problem));
 }
 
 std::string field_value(const std::vector<std::pair<std::string, std::string>>& fields, const std::string& key) {

@@ -5,15 +5,18 @@
 //
 // The file is versioned JSON (README "Before and after"): format "jitterd-baseline",
 // format_version "MAJOR.MINOR". A reader accepts its own major version and older ones and
-// refuses a newer major; minor versions only add fields. Writing goes to a temporary file in the
-// same directory, renamed over the target, so no reader ever sees half a file. Pure functions
-// plus the two file operations; safe from any thread.
+// refuses a newer major; minor versions only add fields. Writing replaces a regular file whole
+// (host/file_writer.h: a temporary file no one can name in advance, renamed over the target), so
+// no reader ever sees half a file, and refuses a link, a device or a FIFO; "-" is standard output.
+// Pure functions plus the file operations; safe from any thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -22,6 +25,12 @@
 #include "report/render.h"
 
 namespace jitterd {
+
+// What a baseline file may hold, so that no file costs more to read than its size: 64 MiB
+// (a 60 s baseline of 1,024 CPUs is about 35 MB, one CPU for 24 h about 35 MB) and 8,192 CPUs
+// (x86-64's largest NR_CPUS, MAXSMP).
+inline constexpr std::size_t kBaselineMaxBytes = 64u << 20;
+inline constexpr std::size_t kBaselineMaxCpus = 8192;
 
 inline constexpr int kBaselineFormatMajor = 1;
 // 1.1 added probes[].samples (the individual values behind the probes' quantiles).
@@ -106,13 +115,24 @@ SubWindow sub_window_of(const HistogramSnapshot& delta, double ns_per_tick, doub
                         const std::vector<double>& thresholds_ns);
 
 Json baseline_json(const Baseline& baseline);
-// `source` names the file in messages. Throws BaselineError (65).
+// `source` names the file in messages. Throws BaselineError (65): a field missing or of the wrong
+// kind, more than kBaselineMaxCpus CPUs, a CPU, probe or histogram bucket given twice.
 Baseline baseline_from_json(const Json& document, const std::string& source);
-// Throws BaselineError: 66 unreadable, 65 not valid JSON or not a baseline.
+// The text of a baseline file, parsed strictly (report/json_input.h: a key given twice, a number
+// out of range, nesting too deep) and read as above. Throws BaselineError (65).
+Baseline parse_baseline(std::string_view text, const std::string& source);
+// Throws BaselineError: 66 unreadable, 65 larger than kBaselineMaxBytes, not valid JSON or not a
+// baseline. A pipe is read as it comes, up to the same limit.
 Baseline read_baseline(const std::string& path);
-// Temporary file beside `path`, then rename. Throws BaselineError (73), or (65) for a baseline at
-// exported-bucket resolution, which the file format does not hold.
+// `path` "-": standard output. Otherwise the file `path`, replaced whole (host/file_writer.h).
+// Throws BaselineError (73) naming the path and why (a symbolic link, a device, "No space left on
+// device"), or (65) for a baseline at exported-bucket resolution, which the file format does not
+// hold.
+inline constexpr const char* kStandardOutputPath = "-";
 void write_baseline(const Baseline& baseline, const std::string& path);
+// What write_baseline would refuse about `path` before anything is measured: throws BaselineError
+// (73), as write_baseline would.
+void check_baseline_target(const std::string& path);
 
 // The value of `key` among a baseline's fingerprint or configuration fields; "" when absent.
 std::string field_value(const std::vector<std::pair<std::string, std::string>>& fields, const std::string& key);

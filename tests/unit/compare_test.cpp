@@ -271,6 +271,100 @@ TEST_CASE("baseline file: refuses what it cannot read, naming the file and the r
   std::filesystem::remove(path);
 }
 
+TEST_CASE("baseline file: bounded, and strict about what a forged or edited file could say twice") {
+  std::mt19937_64 random(21);
+  Baseline two_cpus = synthetic_run(random, {});
+  two_cpus.cpus.push_back(synthetic_run(random, {}, 2).cpus[0]);
+  two_cpus.probes.push_back({"kernel_cost", true, "", {}, {}, {}, true});
+  const Json good = baseline_json(two_cpus);
+  const std::string path = temporary_path("strict.json");
+  std::string message;
+  const auto read_text = [&](const std::string& text) {
+    write_text(path, text);
+    return exit_code_of([&] { read_baseline(path); }, &message);
+  };
+  REQUIRE(read_text(good.dump()) == 0);
+
+  SECTION("larger than 64 MiB: refused before reading, naming the bound") {
+    write_text(path, "");
+    std::filesystem::resize_file(path, kBaselineMaxBytes + 1);
+    CHECK(exit_code_of([&] { read_baseline(path); }, &message) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains(path) && Catch::Contains("more than the limit of 67108864"));
+    CHECK(exit_code_of([&] { read_baseline("/dev/zero"); }, &message) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("/dev/zero") && Catch::Contains("more than the limit of 67108864"));
+  }
+  SECTION("more than 8192 CPUs") {
+    Json many = good;
+    many["cpus"] = Json::array();
+    for (int i = 0; i <= 8192; ++i) many["cpus"].push_back(Json::object());
+    CHECK(read_text(many.dump()) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("cpus: 8193 CPUs, more than the limit of 8192"));
+  }
+  SECTION("a CPU, a probe or a histogram bucket given twice") {
+    Json twice = good;
+    twice["cpus"][1]["cpu"] = twice["cpus"][0]["cpu"];
+    CHECK(read_text(twice.dump()) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("cpus[1].cpu: cpu 1 is given twice (also cpus[0])"));
+    twice = good;
+    twice["probes"].push_back(twice["probes"][0]);
+    CHECK(read_text(twice.dump()) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("probes[1].name: probe \"kernel_cost\" is given twice"));
+    twice = good;
+    Json& buckets = twice["cpus"][0]["histogram_ticks"];
+    buckets.push_back(Json::array({buckets[0][0], 0}));
+    CHECK(read_text(twice.dump()) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("is given twice"));
+  }
+  SECTION("a key given twice in one object: refused, not the last one kept") {
+    std::string text = good.dump();
+    text.replace(text.find("\"created\""), 0, "\"format_version\":\"9.0\",");
+    CHECK(read_text(text) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains(path + ": the top level: the key \"format_version\" is given twice"));
+    text = good.dump();
+    text.replace(text.find("\"samples\""), 0, "\"cpu\":7,");
+    CHECK(read_text(text) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("cpus[0]: the key \"cpu\" is given twice"));
+  }
+  SECTION("a number beyond a double: 65 naming the file and the field") {
+    for (const char* number : {"1e999", "-1e999"}) {
+      std::string text = good.dump();
+      const std::size_t at = text.find("\"max_ns\":") + 9;
+      text.replace(at, text.find(',', at) - at, number);
+      CHECK(read_text(text) == kExitBadBaseline);
+      CHECK_THAT(message, Catch::Contains(path + ": cpus[0].max_ns: the number " + number + " is out of range"));
+    }
+  }
+  SECTION("format_version: two plain whole numbers, no sign, blank or leading zero") {
+    for (const char* bad : {"01.1", "1.01", "+1.1", "-1.1", " 1.1", "1.1 ", "1. 1", "1", "1.", ".1", "1.1.1",
+                            "99999.1", "1.1\n", "0x1.1", ""}) {
+      Json edited = good;
+      edited["format_version"] = bad;
+      CHECK(read_text(edited.dump()) == kExitBadBaseline);
+      CHECK_THAT(message, Catch::Contains("format_version: must be MAJOR.MINOR"));
+    }
+    for (const char* fine : {"1.10", "0.9", "1.0"}) {
+      Json edited = good;
+      edited["format_version"] = fine;
+      CHECK(read_text(edited.dump()) == 0);
+    }
+  }
+  SECTION("nesting and objects beyond what a baseline needs") {
+    Json edited = good;
+    std::string deep = "1";
+    for (int i = 0; i < 100; ++i) deep = "[" + deep + "]";
+    std::string text = good.dump();
+    text.replace(text.find("\"created\""), 0, "\"deep\":" + deep + ",");
+    CHECK(read_text(text) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("deep") && Catch::Contains("nested deeper than 64 levels"));
+    Json wide = Json::object();
+    for (int i = 0; i < 100; ++i) wide["k" + std::to_string(i)] = i;
+    edited["fingerprint_extra"] = wide;
+    CHECK(read_text(edited.dump()) == kExitBadBaseline);
+    CHECK_THAT(message, Catch::Contains("fingerprint_extra: an object with more than 64 keys"));
+  }
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("compare: refuses baselines that cannot be compared") {
   std::mt19937_64 random(3);
   const Baseline before = synthetic_run(random, {});

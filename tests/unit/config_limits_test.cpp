@@ -93,6 +93,22 @@ TEST_CASE("aliases cannot amplify: values are counted at each use", "[config_lim
   CHECK(few[1].message.find("... (100000 bytes)") != std::string::npos);
 }
 
+TEST_CASE("a long key is cut in messages as a long value is, however often it is aliased", "[config_limits]") {
+  // Issue 24: a 250 kB key aliased 40 times printed 5 MB of errors.
+  std::string text = "sampler:\n  ? &k " + std::string(250'000, 'k') + "\n  : 1\n";
+  for (int i = 0; i < 40; ++i) text += "  ? *k\n  : 1\n";
+  const std::vector<ConfigError> errors = errors_of(text);
+  REQUIRE_FALSE(errors.empty());
+  std::size_t printed = 0;
+  for (const ConfigError& e : errors) printed += e.to_string().size() + 1;
+  CHECK(printed < 8'000);
+  CHECK_THAT(errors.front().to_string(),
+             Catch::StartsWith("test.yaml:2:") &&
+                 Catch::Contains("sampler." + std::string(60, 'k') + "... (250000 bytes)") &&
+                 Catch::Contains("unknown key"));
+  CHECK_THAT(errors.back().to_string(), Catch::Contains("duplicate key"));
+}
+
 TEST_CASE("a huge sequence is one error, not minutes and gigabytes", "[config_limits]") {
   std::string text = "cpus: [";
   for (int i = 0; i < 20000; ++i) text += (i ? ",0" : "0");

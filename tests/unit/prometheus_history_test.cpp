@@ -219,3 +219,45 @@ TEST_CASE("a bearer token file that cannot be read or is empty is refused, namin
   CHECK(code_of("/nonexistent/jitterd-token") == kExitUnreadableBaseline);
   CHECK(code_of("/dev/null") == kExitBadBaseline);
 }
+
+TEST_CASE("an answer with a number out of range or a key given twice is refused naming the URL",
+          "[prometheus_history]") {
+  const auto refused = [](const std::string& body) {
+    try {
+      prometheus_data(200, body, "http://x (query q)");
+    } catch (const BaselineError& e) {
+      CHECK(e.exit_code() == kExitBadBaseline);
+      return std::string(e.what());
+    }
+    FAIL("accepted " << body);
+    return std::string();
+  };
+  CHECK_THAT(
+      refused(
+          R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1e999,"1"]]}]}})"),
+      Catch::StartsWith("http://x (query q): not a Prometheus answer: data.result[0].values[0][0]: the number "
+                        "1e999 is out of range"));
+  CHECK_THAT(refused(R"({"status":"success","status":"error","data":[]})"),
+             Catch::Contains("http://x (query q)") && Catch::Contains("the key \"status\" is given twice"));
+  // A value beyond a double, as Prometheus writes values (a string), and an infinite one.
+  for (const char* value : {"1e999", "+Inf"}) {
+    Json matrix = range_matrix(1, 10, "6.1.0-9");
+    matrix[0]["values"][3][1] = value;
+    CHECK_THROWS_WITH(
+        baseline_from_samples(samples_of(matrix, "R"), 2),
+        Catch::Contains("range R: not a Prometheus range answer") &&
+            Catch::Contains(std::string("a sample value \"") + value + "\" that is not a finite number"));
+  }
+  CHECK_THROWS_WITH(
+      range_result(Json::object({{"resultType", "vector"}, {"result", Json::array()}}), "http://x (query q)"),
+      Catch::Contains("http://x (query q): not a Prometheus answer (no matrix result)"));
+}
+
+TEST_CASE("a range of more than 8192 CPUs is refused, as a file would be", "[prometheus_history]") {
+  Json matrix = range_matrix(1, 10, "6.1.0-9");
+  for (int cpu = 2; cpu <= 8193; ++cpu)
+    matrix.push_back(series("jitterd_sampler_sampled_seconds_total", {{"cpu", std::to_string(cpu)}}, {1, 2}));
+  CHECK_THROWS_WITH(
+      baseline_from_samples(samples_of(matrix, "R"), 2),
+      Catch::Contains("range R: not a Prometheus range answer: sampler series of more than 8192 CPUs"));
+}
