@@ -12,6 +12,7 @@
 
 #include "cli/html_report.h"
 #include "cli/prometheus_history.h"
+#include "host/text.h"
 #include "report/render.h"
 
 namespace jitterd {
@@ -500,10 +501,12 @@ ProbeTable figures_table(const Comparison& comparison) {
 }
 
 std::string format_comparison_table(const Comparison& c) {
-  std::string out = fmt::format("before: {}\nafter:  {}\n\nwhat changed\n", c.before_path, c.after_path);
+  // Paths, fingerprint fields and probe names come from the files: printable on a terminal.
+  std::string out =
+      fmt::format("before: {}\nafter:  {}\n\nwhat changed\n", printable(c.before_path), printable(c.after_path));
   out += c.changed.empty() ? "nothing in the fingerprint or the configuration\n" : table_text(changed_table(c));
   out += "\nwhat it did (change = (after - before) / before)\n" + table_text(figures_table(c));
-  for (const std::string& note : c.notes) out += "note: " + note + "\n";
+  for (const std::string& note : c.notes) out += "note: " + printable(note) + "\n";
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "host/host_reader.h"
+#include "host/text.h"
 #include "report/baseline_file.h"
 #include "report/json_input.h"
 
@@ -38,12 +39,9 @@ std::size_t append_body(char* data, std::size_t size, std::size_t count, void* d
   return size * count;
 }
 
-// The start of a body, printable and short, for a message about an answer that is not Prometheus's.
-std::string excerpt(const std::string& body) {
-  std::string out;
-  for (char c : body.substr(0, 80)) out += (c >= 0x20 && c < 0x7f) ? c : ' ';
-  return body.size() > 80 ? out + "..." : out;
-}
+// The start of a body (or a header), printable and short, for a message about an answer that is
+// not Prometheus's: the server's bytes never reach the terminal as they are.
+std::string excerpt(const std::string& body) { return printable_excerpt(body, 80); }
 
 // A secret from its file, trailing newline and spaces dropped; `what` names it in messages, which
 // never hold the secret itself.
@@ -165,14 +163,17 @@ Json prometheus_data(long status, const std::string& body, const std::string& wh
   }
   if (answer["status"] == "error") {
     const auto text = [&](const char* key) {
-      return answer.contains(key) && answer[key].is_string() ? answer[key].get<std::string>() : std::string("?");
+      return answer.contains(key) && answer[key].is_string() ? excerpt(answer[key].get<std::string>())
+                                                             : std::string("?");
     };
     throw BaselineError(kExitBadBaseline, fmt::format("{}: Prometheus answered HTTP {} with error {}: {}", where,
                                                       status, text("errorType"), text("error")));
   }
   if (answer["status"] != "success" || !answer.contains("data"))
-    throw BaselineError(kExitBadBaseline, fmt::format("{}: not a Prometheus answer (status \"{}\", no data)",
-                                                      where, answer["status"].get<std::string>()));
+    throw BaselineError(
+        kExitBadBaseline,
+        fmt::format("{}: not a Prometheus answer (status {}, no data)", where,
+                    excerpt(answer["status"].dump(-1, ' ', false, Json::error_handler_t::replace))));
   return std::move(answer["data"]);  // not a copy: an answer may be tens of MB
 }
 
