@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "cli/time_range.h"
+#include "compare/time_range.h"
 #include "config/value_checks.h"
 #include "host/cpu_list.h"
 #include "probes/probe_registry.h"

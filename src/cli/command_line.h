@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/allowances.h"
+#include "compare/allowances.h"
 #include "config/config_source.h"
 #include "config/duration.h"
 #include "host/host_reader.h"
@@ -41,17 +41,17 @@ struct CommandLine {
   std::vector<std::string> baseline_probes;  // baseline --probes: run after the samplers
   std::string compare_before, compare_after;
   // compare --prometheus URL --instance I --before RANGE --after RANGE: the ranges are checked
-  // here (cli/prometheus_history.h parse_time_range) and kept as given.
+  // here (compare/time_range.h parse_time_range) and kept as given.
   std::string prometheus_url, prometheus_instance, prometheus_bearer_token_file;
   std::string prometheus_before, prometheus_after;
   std::optional<Duration> prometheus_sub_window;  // default: chosen from the scrape interval
   // Basic auth: the user, and the file holding the password (never on the command line).
   std::string prometheus_basic_auth_user, prometheus_basic_auth_password_file;
   Duration prometheus_timeout = std::chrono::seconds(30);  // each request to Prometheus
-  // The largest answer read, decoded; none: cli/prometheus_client.h kPrometheusMaxBytes.
+  // The largest answer read, decoded; none: compare/prometheus_client.h kPrometheusMaxBytes.
   std::optional<std::size_t> prometheus_max_bytes;
   // compare --allowance NAME=CV,...: run-to-run allowances in place of the measured ones
-  // (cli/allowances.h), checked here.
+  // (compare/allowances.h), checked here.
   std::vector<AllowanceSetting> compare_allowances;
   std::string help;  // Verb::help: the text asked for, jitterd's or one verb's
 };

@@ -138,9 +138,9 @@ ProbeTable verdict_table(const std::vector<const FigureComparison*>& figures, bo
     std::vector<Cell> row{f->figure.substr(prefix.size()), Cell(f->before, digits), Cell(f->after, digits),
                           std::isfinite(f->change) ? Cell(f->change * 100, 1) : Cell()};
     if (tested)
-      row.insert(row.end(),
-                 {f->verdict, Cell(f->p_value, 4), f->test, f->run_to_run_p ? Cell(*f->run_to_run_p, 4) : Cell(),
-                  f->allowance ? Cell(*f->allowance, 2) : Cell()});
+      row.insert(row.end(), {verdict_cell(f->verdict), Cell(f->p_value, 4), f->test,
+                             f->run_to_run_p ? Cell(*f->run_to_run_p, 4) : Cell(),
+                             f->allowance ? Cell(*f->allowance, 2) : Cell()});
     t.rows.push_back(std::move(row));
   }
   return t;
@@ -152,7 +152,7 @@ std::string verdict_badges(const std::vector<const FigureComparison*>& figures) 
   std::string out = "<div class=\"summary\">";
   for (const char* verdict : {"worse", "better", "no significant change"})
     if (counts[verdict] > 0)
-      out += fmt::format("<span class=\"badge {}\">{} {}</span>", html_verdict_class(verdict), counts[verdict],
+      out += fmt::format("<span class=\"badge {}\">{} {}</span>", verdict_html_class(verdict), counts[verdict],
                          verdict);
   return out + "</div>\n";
 }

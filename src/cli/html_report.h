@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "cli/compare.h"
+#include "compare/comparison.h"
 #include "report/baseline_file.h"
 
 namespace jitterd {

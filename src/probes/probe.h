@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -58,6 +59,10 @@ struct Cell {
   std::int64_t integer = 0;  // also a boolean's 0 or 1
   double number = 0;
   int decimals = 0;  // of a number, in a text table
+  // The class of the cell's <td> on a page (report/html.h table_html), "" for none, when whoever
+  // builds the table sets it (compare's verdicts: compare/comparison.h verdict_cell), in place of
+  // the page's own ("num", "wrap"). Text, CSV and JSON ignore it.
+  std::optional<std::string> html_class;
 
   bool is_number() const { return kind == Kind::integer || kind == Kind::number; }
 

@@ -86,7 +86,7 @@ struct Baseline {
   double sub_window_seconds = 0;
   std::vector<double> tail_thresholds_ns = kTailThresholdsNs;
   // Empty: each CPU's histogram is jitterd's fine one. Otherwise the `le` bounds (ns) of the
-  // exported Prometheus histogram it was rebuilt from (cli/prometheus_history.h): each bucket's
+  // exported Prometheus histogram it was rebuilt from (compare/prometheus_history.h): each bucket's
   // count sits in the fine bucket holding its bound, and quantiles are these bounds. Such a
   // baseline lives for one compare; it is not a file format (write_baseline refuses it).
   std::vector<double> histogram_bounds_ns;

@@ -10,7 +10,6 @@
 #include <map>
 #include <set>
 
-#include "measure/change_tests.h"
 #include "report/render.h"
 
 namespace jitterd {
@@ -223,13 +222,6 @@ h2{break-after:avoid;page-break-after:avoid}.plot{max-width:34rem}}
   return out;
 }
 
-std::string_view html_verdict_class(std::string_view verdict) {
-  if (verdict == "better") return "better";
-  if (verdict == "worse") return "worse";
-  if (verdict == to_string(Verdict::no_change)) return "same";
-  return "";
-}
-
 std::string table_html(const ProbeTable& table) {
   const std::size_t columns = table.columns.size();
   std::vector<bool> numeric(columns, false), has_text(columns, false);
@@ -250,7 +242,7 @@ std::string table_html(const ProbeTable& table) {
       const std::string text = cell_text(row[c]);
       // Long text (a test's name, a path) wraps rather than widening the table.
       std::string_view css = row[c].is_number() ? "num" : text.size() > 20 ? "wrap" : "";
-      if (c < columns && table.columns[c] == "verdict") css = html_verdict_class(text);
+      if (row[c].html_class) css = *row[c].html_class;
       out += css.empty() ? "<td>" : fmt::format("<td class=\"{}\">", css);
       out += html_escape(text) + "</td>";
     }

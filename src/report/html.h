@@ -31,12 +31,10 @@ struct HtmlPageOptions {
 std::string html_page(std::string_view title, std::string_view body_html, const HtmlPageOptions& options = {});
 
 // A typed table as <table> in a horizontally scrolling wrapper: numbers right-aligned (class
-// "num"), cells as cell_text shows them, escaped. A column named "verdict" gets its cells classed
-// by html_verdict_class, so better, worse and no change stand out. The title becomes a caption
-// when not empty.
+// "num"), long text wrapping (class "wrap"), cells as cell_text shows them, escaped; a cell that
+// carries its own html_class (compare's verdicts) gets that class instead. The title becomes a
+// caption when not empty.
 std::string table_html(const ProbeTable& table);
-// "better", "worse", "same" (no significant change) or "" (not tested, anything else).
-std::string_view html_verdict_class(std::string_view verdict);
 
 // One line of an exceedance plot: x = gap length in ns, y = fraction of gaps longer than x.
 struct ExceedanceSeries {

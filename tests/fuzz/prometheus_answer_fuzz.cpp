@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cli/prometheus_history.h"
+#include "compare/prometheus_history.h"
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

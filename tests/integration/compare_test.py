@@ -143,7 +143,7 @@ class InjectedNoise(unittest.TestCase):
         # Sized against this machine's own noise: a guest may have hundreds of natural gaps over
         # 10 us a second, so a fixed rate could be lost in them. The injected rate makes the
         # after/before ratio of gaps over 10 us INJECTED_RATIO times the smallest ratio the
-        # figure's run-to-run allowance lets compare call (exp(Z * sqrt(2) * cv), cli/allowances.h).
+        # figure's run-to-run allowance lets compare call (exp(Z * sqrt(2) * cv), compare/allowances.h).
         background = tail_rate(before, 1, 10_000)
         cv = allowance_of(compare(before, before), "cpu 1", "gaps_over_10us_per_s")
         rate, why_not = harness.injection_rate(background, cv)
@@ -193,7 +193,7 @@ CONFIG_PROBES = CONFIG + """probes:
 """
 PROBES = "kernel_cost,pacing,c2c"
 # The smallest change an allowance cv calls at alpha 0.001 is exp(harness.Z_ALPHA * sqrt(2) * cv)
-# (cli/allowances.h); the synthetic slowdown is this much beyond it, so that the runs' own spread
+# (compare/allowances.h); the synthetic slowdown is this much beyond it, so that the runs' own spread
 # cannot pull it back under.
 BEYOND_ALLOWANCE = 1.3
 

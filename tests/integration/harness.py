@@ -95,7 +95,7 @@ def under_hypervisor():
 
 
 # Injected noise sized against the machine's own. compare calls a change of a figure whose
-# run-to-run allowance is cv only beyond exp(Z_ALPHA * sqrt(2) * cv) (cli/allowances.h, alpha 0.001);
+# run-to-run allowance is cv only beyond exp(Z_ALPHA * sqrt(2) * cv) (compare/allowances.h, alpha 0.001);
 # a test that injects gaps to be called "worse" injects enough to pass that INJECTED_RATIO times,
 # whatever the natural rate of such gaps on the machine it runs on.
 Z_ALPHA = 3.2905

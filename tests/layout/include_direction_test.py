@@ -2,11 +2,12 @@
 """Checks the direction of includes in src/: a folder may include only itself and the folders
 below it, and the lowest folders see no third-party library.
 
-Order, lowest first: measure, host, probes, config, sampling, report, export, daemon, cli (docs/DESIGN.md,
-"Shape of the code"). main.cpp may include anything. measure/, host/ and probes/ include none of
+Order, lowest first: measure, host, probes, config, sampling, report, compare, export, daemon, cli
+(docs/DESIGN.md, "Layers"). main.cpp may include anything. measure/, host/ and probes/ include none of
 the libraries that only the folders above them may use (prometheus-cpp, yaml-cpp, spdlog,
 libsystemd, CLI11, nlohmann-json, fmt, libmicrohttpd, GnuTLS, zlib, libcurl), and libcurl is seen
-in cli/ only (compare --prometheus is its one user).
+in compare/ only (its Prometheus client, compare --prometheus, is its one user; cli/ no longer
+sees it).
 
 Usage: include_direction_test.py SRC_DIR
 Exit 0 when every include points down, 1 naming each file, line and include that does not.
@@ -16,7 +17,7 @@ import pathlib
 import re
 import sys
 
-ORDER = ["measure", "host", "probes", "config", "sampling", "report", "export", "daemon", "cli"]
+ORDER = ["measure", "host", "probes", "config", "sampling", "report", "compare", "export", "daemon", "cli"]
 RANK = {folder: rank for rank, folder in enumerate(ORDER)}
 
 # Folders that see only the standard library and the system (POSIX, Linux, compiler) headers.
@@ -25,7 +26,7 @@ LIBRARY_PREFIXES = ("prometheus/", "yaml-cpp/", "spdlog/", "systemd/", "CLI/", "
 LIBRARY_HEADERS = ("microhttpd.h", "zlib.h")
 LIBRARY_PREFIXES += ("gnutls/", "curl/")
 # Libraries one folder alone may use.
-OWNED_PREFIXES = {"curl/": "cli"}
+OWNED_PREFIXES = {"curl/": "compare"}
 
 # Back edges present when this check was added, each still to be removed: they are reported but
 # do not fail the check. Any other back edge fails it, so the list can only shrink; an entry that

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "measure/change_tests.h"
+#include "compare/change_tests.h"
 
 using namespace jitterd;
 

@@ -14,10 +14,12 @@
 #include <tuple>
 
 #include "cli/baseline.h"
-#include "cli/compare.h"
 #include "cli/html_report.h"
+#include "compare/comparison.h"
 #include "measure/op_cost.h"
 #include "report/baseline_file.h"
+#include "report/html.h"
+#include "report/render.h"
 
 using namespace jitterd;
 
@@ -517,6 +519,19 @@ TEST_CASE("compare: a verdict needs both the within-run and the run-to-run test,
   const auto column = std::find(table.columns.begin(), table.columns.end(), "p_run_to_run");
   REQUIRE(column != table.columns.end());
   CHECK(std::find(table.columns.begin(), table.columns.end(), "p_value") != table.columns.end());
+}
+
+TEST_CASE("compare: a verdict cell carries its class for a page, and the figures table holds such cells") {
+  CHECK(verdict_cell("worse").html_class == "worse");
+  CHECK(verdict_cell("better").html_class == "better");
+  CHECK(verdict_cell("no significant change").html_class == "same");
+  CHECK(verdict_cell("not tested (baseline without samples)").html_class == "");
+  CHECK(cell_text(verdict_cell("worse")) == "worse");
+  Comparison c{"b", "a", {}, {}, {{"cpu 1", "p99_ns", 1, 3, 2, "t", 0.0001, "worse", std::nullopt, std::nullopt}}};
+  const ProbeTable table = figures_table(c);
+  REQUIRE(table.columns.back() == "verdict");
+  CHECK(table.rows.at(0).back() == verdict_cell("worse"));
+  CHECK(table_html(table).find("<td class=\"worse\">worse</td>") != std::string::npos);
 }
 
 TEST_CASE("compare --format html: what changed first, then per CPU the plot and the verdicts, c2c heatmaps") {

@@ -92,12 +92,17 @@ TEST_CASE("a page of every part has no script and no reference to the network") 
   CHECK(page.find("&lt;/svg&gt;&lt;script&gt;") != std::string::npos);
 }
 
-TEST_CASE("table_html: numbers right-aligned, verdicts classed, text escaped") {
+TEST_CASE("table_html: numbers right-aligned, a cell's own class kept, text escaped") {
+  const auto classed = [](std::string text, std::string html_class) {
+    Cell cell(std::move(text));
+    cell.html_class = std::move(html_class);
+    return cell;
+  };
   ProbeTable table{"t", {"figure", "before", "verdict"}, {}};
-  table.rows.push_back({"a<b", Cell(61.25, 1), "worse"});
-  table.rows.push_back({"c", Cell(), "better"});
-  table.rows.push_back({"d", 7, "no significant change"});
-  table.rows.push_back({"e", 8, "not tested"});
+  table.rows.push_back({"a<b", Cell(61.25, 1), classed("worse", "worse")});
+  table.rows.push_back({"c", Cell(), classed("better", "better")});
+  table.rows.push_back({"d", 7, classed("no significant change", "same")});
+  table.rows.push_back({"e", 8, classed("not tested (a reason longer than 20)", "")});
   const std::string html = table_html(table);
   CHECK(html.find("<caption>t</caption>") != std::string::npos);
   CHECK(html.find("<th class=\"num\">before</th>") != std::string::npos);
@@ -105,8 +110,12 @@ TEST_CASE("table_html: numbers right-aligned, verdicts classed, text escaped") {
         std::string::npos);
   CHECK(html.find("<td>c</td><td>-</td><td class=\"better\">better</td>") != std::string::npos);
   CHECK(html.find("<td class=\"same\">no significant change</td>") != std::string::npos);
-  CHECK(html.find("<td>not tested</td>") != std::string::npos);
+  CHECK(html.find("<td>not tested (a reason longer than 20)</td>") != std::string::npos);
   CHECK(html.find("table-wrap") != std::string::npos);
+  // Without a class of its own, long text wraps: a "verdict" column means nothing to report/.
+  table.rows.push_back({"f", 9, "not tested (a reason longer than 20)"});
+  CHECK(table_html(table).find("<td class=\"wrap\">not tested (a reason longer than 20)</td>") !=
+        std::string::npos);
 }
 
 TEST_CASE("exceedance_plot_svg: scalable, decades labelled, threshold marked, series told apart by dash") {

@@ -7,8 +7,8 @@
 
 #include <cmath>
 
-#include "cli/compare.h"
-#include "cli/prometheus_history.h"
+#include "compare/comparison.h"
+#include "compare/prometheus_history.h"
 
 using namespace jitterd;
 

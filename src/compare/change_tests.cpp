@@ -1,4 +1,4 @@
-#include "measure/change_tests.h"
+#include "compare/change_tests.h"
 
 #include <algorithm>
 #include <cmath>

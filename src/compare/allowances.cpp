@@ -1,4 +1,4 @@
-#include "cli/allowances.h"
+#include "compare/allowances.h"
 
 #include <fmt/format.h>
 
@@ -47,7 +47,7 @@ const std::vector<FigureAllowance>& figure_allowances() {
       {"kernel_cost.median_ticks", 0.20, 0.20, "", ""},
       {"kernel_cost.p99_ns", 0.20, std::nullopt, "", kKernelTailInVm},
       {"kernel_cost.p99_ticks", 0.20, std::nullopt, "", kKernelTailInVm},
-      // A pacer that kept its schedule (the rest are not tested: compare.cpp's row condition):
+      // A pacer that kept its schedule (the rest are not tested: compare/probe_rows.cpp's row condition):
       // its median lateness stayed within 1.11x back to back.
       {"pacing.p50_late_ns", 0.50, 0.50, "", ""},
       {"pacing.p99_late_ns", std::nullopt, std::nullopt, kNotIndependent, kNotIndependent},

@@ -1,4 +1,4 @@
-#include "cli/time_range.h"
+#include "compare/time_range.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "cli/prometheus_history.h"
+#include "compare/prometheus_history.h"
 
 #include <fmt/format.h>
 

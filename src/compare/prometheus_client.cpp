@@ -1,4 +1,4 @@
-#include "cli/prometheus_client.h"
+#include "compare/prometheus_client.h"
 
 #include <curl/curl.h>
 #include <fmt/format.h>

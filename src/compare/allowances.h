@@ -2,7 +2,7 @@
 // runs of an unchanged machine, declared in one table and applied the same way to every figure.
 //
 // A verdict needs the change to stand out from the figure's allowance cv, the relative standard
-// deviation of its run-to-run spread (measure/change_tests.h run_to_run_p): the smallest change
+// deviation of its run-to-run spread (compare/change_tests.h run_to_run_p): the smallest change
 // called is exp(3.29 * sqrt(2) * cv) at alpha 0.001 (cv 0.08: 1.45x, 0.20: 2.5x, 0.50: 10x). Each
 // figure has a cv for bare metal and one for a guest, used when either baseline's fingerprint says
 // it ran under a hypervisor; a figure without one there is shown "not tested" with the table's

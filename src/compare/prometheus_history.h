@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/prometheus_client.h"
-#include "cli/time_range.h"
+#include "compare/prometheus_client.h"
+#include "compare/time_range.h"
 #include "report/baseline_file.h"
 
 namespace jitterd {

@@ -1,0 +1,203 @@
+#include "compare/comparison.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "compare/judging.h"
+#include "compare/probe_rows.h"
+#include "host/text.h"
+#include "report/render.h"
+
+namespace jitterd {
+namespace {
+
+[[noreturn]] void refuse(const std::string& before_path, const std::string& after_path, const std::string& why) {
+  throw BaselineError(kExitBadBaseline,
+                      fmt::format("{} and {}: cannot be compared: {}", before_path, after_path, why));
+}
+
+// Another machine, another counter or other sub-windows make every figure incomparable.
+void check_comparable(const Baseline& before, const std::string& bp, const Baseline& after,
+                      const std::string& ap) {
+  for (const char* key : {"hostname", "cpu_model"}) {
+    const std::string b = field_value(before.fingerprint, key), a = field_value(after.fingerprint, key);
+    if (b != a) refuse(bp, ap, fmt::format("different machines ({} \"{}\" vs \"{}\")", key, b, a));
+  }
+  if (before.tick_method != after.tick_method)
+    refuse(bp, ap, fmt::format("different tick sources ({} vs {})", before.tick_method, after.tick_method));
+  if (std::fabs(before.counter_hertz / after.counter_hertz - 1) > 0.01)
+    refuse(bp, ap,
+           fmt::format("counter frequencies differ by more than 1% ({:.0f} Hz vs {:.0f} Hz): another tick source",
+                       before.counter_hertz, after.counter_hertz));
+  if (before.sub_window_seconds != after.sub_window_seconds) {
+    const auto from_daemon = [](const Baseline& b) {
+      return field_value(b.configuration, "source").rfind("jitterd daemon", 0) == 0;
+    };
+    refuse(
+        bp, ap,
+        fmt::format("different sub-windows ({} s vs {} s){}", before.sub_window_seconds, after.sub_window_seconds,
+                    from_daemon(before) != from_daemon(after)
+                        ? ": a baseline downloaded from the daemon's /baseline.json has the 1 s steps of its "
+                          "rolling window; compare it with another download"
+                        : ""));
+  }
+  if (before.tail_thresholds_ns != after.tail_thresholds_ns) refuse(bp, ap, "different tail thresholds");
+  const double ratio = std::max(before.duration_seconds, after.duration_seconds) /
+                       std::max(1e-9, std::min(before.duration_seconds, after.duration_seconds));
+  if (ratio > 2)
+    refuse(bp, ap,
+           fmt::format("durations more than 2x apart ({} s vs {} s): take both for the same duration",
+                       before.duration_seconds, after.duration_seconds));
+}
+
+// A fingerprint field only one file records (one written by a jitterd that did not record it yet)
+// is noted, not called a change of the machine; a configuration key is compared either way.
+void add_changes(Comparison& out, const std::string& group,
+                 const std::vector<std::pair<std::string, std::string>>& before, const std::string& before_path,
+                 const std::vector<std::pair<std::string, std::string>>& after, const std::string& after_path,
+                 bool note_fields_in_one_file) {
+  const auto has = [](const std::vector<std::pair<std::string, std::string>>& fields, const std::string& key) {
+    return std::any_of(fields.begin(), fields.end(), [&](const auto& field) { return field.first == key; });
+  };
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : before) keys.push_back(k);
+  for (const auto& [k, v] : after)
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  for (const std::string& key : keys) {
+    if (note_fields_in_one_file && has(before, key) != has(after, key)) {
+      out.notes.push_back(
+          fmt::format("{}.{}: recorded only in {} (\"{}\"; a file from an older jitterd lacks "
+                      "it): not compared",
+                      group, key, has(before, key) ? before_path : after_path,
+                      field_value(has(before, key) ? before : after, key)));
+      continue;
+    }
+    const std::string b = field_value(before, key), a = field_value(after, key);
+    if (b != a) out.changed.push_back({group + "." + key, b, a});
+  }
+}
+
+}  // namespace
+
+bool ran_under_hypervisor(const Baseline& baseline) {
+  return field_value(baseline.fingerprint, "hypervisor").rfind("yes", 0) == 0;
+}
+
+Comparison compare_baselines(const Baseline& before, const std::string& bp, const Baseline& after,
+                             const std::string& ap, const ChangeCriteria& criteria,
+                             const std::vector<AllowanceSetting>& allowances) {
+  check_comparable(before, bp, after, ap);
+  Comparison out{bp, ap, {}, {}, {}};
+  const Judging judging{criteria, ran_under_hypervisor(before) || ran_under_hypervisor(after), allowances};
+  if (judging.guest) {
+    const std::string which = ran_under_hypervisor(before) && ran_under_hypervisor(after) ? "both"
+                              : ran_under_hypervisor(before)                              ? bp
+                                                                                          : ap;
+    out.notes.push_back(fmt::format(
+        "in a VM ({} ran under a hypervisor: fingerprint.hypervisor): each figure is judged against its "
+        "allowance for a guest, where the probes' run-to-run spread is larger, and the figures whose spread "
+        "there is too large to test are shown as not tested (README \"Before and after\")",
+        which));
+  }
+  if (!allowances.empty()) {
+    std::string given;
+    for (const AllowanceSetting& s : allowances)
+      given += fmt::format("{}{}={}", given.empty() ? "" : ",", s.name, s.cv);
+    out.notes.push_back(fmt::format("allowances set with --allowance {} (in place of the measured ones)", given));
+  }
+  add_changes(out, "fingerprint", before.fingerprint, bp, after.fingerprint, ap, true);
+  add_changes(out, "configuration", before.configuration, bp, after.configuration, ap, false);
+  // CPUs and probes are matched by index (linear; a file holds each once, baseline_file.h).
+  std::unordered_map<int, const BaselineCpu*> after_cpus, before_cpus;
+  for (const BaselineCpu& c : after.cpus) after_cpus.emplace(c.cpu, &c);
+  for (const BaselineCpu& c : before.cpus) before_cpus.emplace(c.cpu, &c);
+  bool any_cpu = before.cpus.empty() && after.cpus.empty();
+  for (const BaselineCpu& b : before.cpus) {
+    const auto match = after_cpus.find(b.cpu);
+    if (match == after_cpus.end()) {
+      out.notes.push_back(fmt::format("cpu {}: left out, sampled only in {}", b.cpu, bp));
+      continue;
+    }
+    const BaselineCpu& a = *match->second;
+    if (!b.error.empty() || !a.error.empty() || b.samples == 0 || a.samples == 0) {
+      out.notes.push_back(fmt::format("cpu {}: left out, not sampled in one of them", b.cpu));
+    } else {
+      compare_cpu(out, before, b, after, a, judging);
+      any_cpu = true;
+    }
+  }
+  for (const BaselineCpu& a : after.cpus)
+    if (before_cpus.count(a.cpu) == 0)
+      out.notes.push_back(fmt::format("cpu {}: left out, sampled only in {}", a.cpu, ap));
+  if (!any_cpu) refuse(bp, ap, "no sampled CPU in common");
+  std::unordered_map<std::string, const BaselineProbe*> after_probes;
+  for (const BaselineProbe& p : after.probes) after_probes.emplace(p.name, &p);
+  for (const BaselineProbe& b : before.probes) {
+    const auto a = after_probes.find(b.name);
+    if (a == after_probes.end() || !a->second->success || !b.success)
+      out.notes.push_back(fmt::format("probe {}: left out, not run or failed in one of them", b.name));
+    else
+      compare_probe(out, b, *a->second, judging);
+  }
+  return out;
+}
+
+std::string_view verdict_html_class(std::string_view verdict) {
+  if (verdict == "better") return "better";
+  if (verdict == "worse") return "worse";
+  if (verdict == to_string(Verdict::no_change)) return "same";
+  return "";
+}
+
+Cell verdict_cell(const std::string& verdict) {
+  Cell cell(verdict);
+  cell.html_class = std::string(verdict_html_class(verdict));
+  return cell;
+}
+
+ProbeTable changed_table(const Comparison& comparison) {
+  ProbeTable table{"what changed", {"field", "before", "after"}, {}};
+  for (const auto& row : comparison.changed) table.rows.push_back({row[0], row[1], row[2]});
+  return table;
+}
+
+ProbeTable figures_table(const Comparison& comparison) {
+  ProbeTable table{
+      "what it did",
+      {"scope", "figure", "before", "after", "change", "p_value", "test", "p_run_to_run", "allowance", "verdict"},
+      {}};
+  for (const FigureComparison& f : comparison.figures) {
+    const Cell change = std::isfinite(f.change) ? Cell(f.change, 3) : Cell();
+    table.rows.push_back({f.scope, f.figure, Cell(f.before, 3), Cell(f.after, 3), change, Cell(f.p_value, 4),
+                          f.test, f.run_to_run_p ? Cell(*f.run_to_run_p, 4) : Cell(),
+                          f.allowance ? Cell(*f.allowance, 2) : Cell(), verdict_cell(f.verdict)});
+  }
+  return table;
+}
+
+std::string format_comparison_table(const Comparison& c) {
+  // Paths, fingerprint fields and probe names come from the files: printable on a terminal.
+  std::string out =
+      fmt::format("before: {}\nafter:  {}\n\nwhat changed\n", printable(c.before_path), printable(c.after_path));
+  out += c.changed.empty() ? "nothing in the fingerprint or the configuration\n" : table_text(changed_table(c));
+  out += "\nwhat it did (change = (after - before) / before)\n" + table_text(figures_table(c));
+  for (const std::string& note : c.notes) out += "note: " + printable(note) + "\n";
+  return out;
+}
+
+std::string format_comparison_csv(const Comparison& c) {
+  return table_csv(changed_table(c)) + "\n" + table_csv(figures_table(c));
+}
+
+std::string format_comparison_json(const Comparison& c) {
+  return json_text(Json{{"before", c.before_path},
+                        {"after", c.after_path},
+                        {"changed", table_records(changed_table(c))},
+                        {"figures", table_records(figures_table(c))},
+                        {"notes", c.notes}});
+}
+
+}  // namespace jitterd
