@@ -32,15 +32,6 @@ CpuCounters read_counters(const SamplerShared& shared) {
   return c;
 }
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 // One value when every CPU agrees ("performance"), else "cpu:value" pairs.
 std::string governors(const Posture& posture, const std::vector<int>& cpus) {
   std::set<std::string> distinct;
@@ -110,7 +101,7 @@ std::vector<BaselineCpu> record_sub_windows(SamplerSet& samplers, Duration durat
 Baseline baseline_header(const SamplingPlan& plan, const HostReader& host, const CounterFrequency& frequency,
                          double duration_seconds) {
   Baseline b;
-  b.created = utc_now();
+  b.created = utc_text(static_cast<double>(std::time(nullptr)));
   b.jitterd_version = this_build().version;
   const Posture posture = read_posture(host);
   b.fingerprint = fingerprint_fields(posture.fingerprint);

@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include "host/text.h"
+
 namespace jitterd {
 namespace {
 
@@ -99,15 +101,6 @@ struct CpuWindows {
   std::map<double, std::vector<double>> cumulative;  // le (ns; +inf) -> per sub-window increments
   std::vector<double> resets;
 };
-
-std::string utc_text(double unix_seconds) {
-  const auto t = static_cast<std::time_t>(std::floor(unix_seconds));
-  std::tm utc{};
-  gmtime_r(&t, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
 
 // One value when all agree, else "cpu:value" pairs.
 std::string per_cpu_text(const std::map<int, std::string>& values) {

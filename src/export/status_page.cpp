@@ -10,20 +10,11 @@
 #include <ctime>
 #include <ranges>
 
+#include "host/text.h"
 #include "report/html.h"
 
 namespace jitterd {
 namespace {
-
-std::string utc_text(double unix_seconds) {
-  if (unix_seconds <= 0) return "";
-  const std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm utc{};
-  gmtime_r(&t, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
 
 // Why a CPU is not sampled, as the page's note and the JSON's error say it: its start-up error,
 // or, while the sampler is off its CPU, which CPU, since when and why (the errno of its last

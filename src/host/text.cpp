@@ -1,5 +1,8 @@
 #include "host/text.h"
 
+#include <cmath>
+#include <ctime>
+
 namespace jitterd {
 
 namespace {
@@ -76,6 +79,15 @@ std::string printable(std::string_view text) {
     }
   }
   return out;
+}
+
+std::string utc_text(double unix_seconds) {
+  if (!(unix_seconds > 0)) return "";
+  const auto t = static_cast<std::time_t>(std::floor(unix_seconds));
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char text[32];
+  return std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc) > 0 ? std::string(text) : std::string();
 }
 
 std::string printable_excerpt(std::string_view text, std::size_t shown) {

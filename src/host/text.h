@@ -84,6 +84,10 @@ inline std::string decimal_text(double value, int decimals) {
   return ec == std::errc() ? std::string(buffer, end) : std::string("?");
 }
 
+// `unix_seconds` (whole seconds, rounded down) as ISO 8601 UTC, "2026-11-26T14:15:53Z"; "" for a
+// time at or before the epoch (not known). The one way jitterd writes a wall-clock time.
+std::string utc_text(double unix_seconds);
+
 // `text` with everything that could act on a terminal or a line-oriented reader escaped, so that it
 // stays on its one line and only shows: C0 and C1 controls, DEL and bytes that are not well-formed
 // UTF-8 as "\x1b", a newline as "\n", and the characters that reorder or break lines in a

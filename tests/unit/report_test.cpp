@@ -314,3 +314,10 @@ TEST_CASE("text tables and the posture table show names printable, one line per 
     CHECK(checklist.find("\xe2\x80\xae") == std::string::npos);
   }
 }
+
+TEST_CASE("utc_text: whole seconds rounded down, ISO 8601 UTC; nothing for an unknown time", "[report]") {
+  CHECK(utc_text(1795710953.9) == "2026-11-26T16:35:53Z");
+  CHECK(utc_text(1.0) == "1970-01-01T00:00:01Z");
+  CHECK(utc_text(0) == "");
+  CHECK(utc_text(-5) == "");
+}
