@@ -18,7 +18,7 @@ namespace jitterd {
 namespace {
 
 using namespace std::chrono_literals;
-using Verdict = AuthGate::Verdict;
+using GateVerdict = AuthGate::Verdict;
 using Steady = std::chrono::steady_clock;
 
 // "secret" at cost 4 (fast) and at cost 12 (about 0.2 s on the development guest).
@@ -136,41 +136,41 @@ TEST_CASE("the gate: cached and remembered verdicts at once, the rest on the has
   REQUIRE(gate.enabled());
   auto resumes = std::make_shared<Resumes>();
   std::shared_ptr<AuthGate::Check> check;
-  CHECK(gate.begin(std::nullopt, "a", Resumes::counter(resumes), check) == Verdict::denied);
+  CHECK(gate.begin(std::nullopt, "a", Resumes::counter(resumes), check) == GateVerdict::denied);
   CHECK_FALSE(check);
 
   // Right password: pending, resumed only once the worker says the connection is suspended.
-  REQUIRE(gate.begin(credentials("alice", "secret"), "a", Resumes::counter(resumes), check) == Verdict::pending);
+  REQUIRE(gate.begin(credentials("alice", "secret"), "a", Resumes::counter(resumes), check) == GateVerdict::pending);
   REQUIRE(check);
   CHECK_FALSE(resumes->wait_for(1, 100ms));  // a cost-4 hash is long done by now
   AuthGate::suspended(*check);
   REQUIRE(resumes->wait_for(1));
-  CHECK(gate.finish(*check) == Verdict::allowed);
+  CHECK(gate.finish(*check) == GateVerdict::allowed);
   // Verified now: at once, from any address.
   std::shared_ptr<AuthGate::Check> none;
-  CHECK(gate.begin(credentials("alice", "secret"), "b", Resumes::counter(resumes), none) == Verdict::allowed);
+  CHECK(gate.begin(credentials("alice", "secret"), "b", Resumes::counter(resumes), none) == GateVerdict::allowed);
   CHECK_FALSE(none);
-  CHECK(gate.known(credentials("alice", "secret")) == Verdict::allowed);
-  CHECK(gate.known(credentials("alice", "other")) == Verdict::denied);
-  CHECK(gate.known(std::nullopt) == Verdict::denied);
+  CHECK(gate.known(credentials("alice", "secret")) == GateVerdict::allowed);
+  CHECK(gate.known(credentials("alice", "other")) == GateVerdict::denied);
+  CHECK(gate.known(std::nullopt) == GateVerdict::denied);
 
   // A wrong password costs a hash once per address; again from the same address it is refused at once.
   std::shared_ptr<AuthGate::Check> wrong;
-  REQUIRE(gate.begin(credentials("alice", "guess"), "a", Resumes::counter(resumes), wrong) == Verdict::pending);
+  REQUIRE(gate.begin(credentials("alice", "guess"), "a", Resumes::counter(resumes), wrong) == GateVerdict::pending);
   AuthGate::suspended(*wrong);
   REQUIRE(resumes->wait_for(2));
-  CHECK(gate.finish(*wrong) == Verdict::denied);
-  CHECK(gate.begin(credentials("alice", "guess"), "a", Resumes::counter(resumes), none) == Verdict::denied);
+  CHECK(gate.finish(*wrong) == GateVerdict::denied);
+  CHECK(gate.begin(credentials("alice", "guess"), "a", Resumes::counter(resumes), none) == GateVerdict::denied);
   CHECK_FALSE(none);
-  CHECK(gate.begin(credentials("mallory", "secret"), "a", Resumes::counter(resumes), none) == Verdict::pending);
+  CHECK(gate.begin(credentials("mallory", "secret"), "a", Resumes::counter(resumes), none) == GateVerdict::pending);
   AuthGate::suspended(*none);
   REQUIRE(resumes->wait_for(3));
-  CHECK(gate.finish(*none) == Verdict::denied);
+  CHECK(gate.finish(*none) == GateVerdict::denied);
   std::shared_ptr<AuthGate::Check> elsewhere;
-  CHECK(gate.begin(credentials("alice", "guess"), "b", Resumes::counter(resumes), elsewhere) == Verdict::pending);
+  CHECK(gate.begin(credentials("alice", "guess"), "b", Resumes::counter(resumes), elsewhere) == GateVerdict::pending);
   AuthGate::suspended(*elsewhere);
   REQUIRE(resumes->wait_for(4));
-  CHECK(gate.finish(*elsewhere) == Verdict::denied);
+  CHECK(gate.finish(*elsewhere) == GateVerdict::denied);
   CHECK(resumes->seen() == 4);
 }
 
@@ -180,17 +180,17 @@ TEST_CASE("the gate: busy when the hashing thread has no room, overall or for th
   auto resumes = std::make_shared<Resumes>();
   // The first check holds the thread: it waits to be told the connection is suspended.
   std::shared_ptr<AuthGate::Check> first, second, refused;
-  REQUIRE(gate.begin(credentials("alice", "one"), "a", Resumes::counter(resumes), first) == Verdict::pending);
+  REQUIRE(gate.begin(credentials("alice", "one"), "a", Resumes::counter(resumes), first) == GateVerdict::pending);
   std::this_thread::sleep_for(50ms);
-  REQUIRE(gate.begin(credentials("alice", "two"), "b", Resumes::counter(resumes), second) == Verdict::pending);
-  CHECK(gate.begin(credentials("alice", "three"), "c", Resumes::counter(resumes), refused) == Verdict::busy);
-  CHECK(gate.begin(credentials("alice", "four"), "a", Resumes::counter(resumes), refused) == Verdict::busy);
+  REQUIRE(gate.begin(credentials("alice", "two"), "b", Resumes::counter(resumes), second) == GateVerdict::pending);
+  CHECK(gate.begin(credentials("alice", "three"), "c", Resumes::counter(resumes), refused) == GateVerdict::busy);
+  CHECK(gate.begin(credentials("alice", "four"), "a", Resumes::counter(resumes), refused) == GateVerdict::busy);
   CHECK_FALSE(refused);
   AuthGate::suspended(*first);
   AuthGate::suspended(*second);
   REQUIRE(resumes->wait_for(2));
-  CHECK(gate.finish(*first) == Verdict::denied);
-  CHECK(gate.finish(*second) == Verdict::denied);
+  CHECK(gate.finish(*first) == GateVerdict::denied);
+  CHECK(gate.finish(*second) == GateVerdict::denied);
 }
 
 TEST_CASE("the gate: stop resumes waiting checks as unavailable without waiting for the hash",
@@ -204,8 +204,8 @@ TEST_CASE("the gate: stop resumes waiting checks as unavailable without waiting 
   std::shared_ptr<AuthGate::Check> running, queued;
   auto gate = std::make_unique<AuthGate>(std::map<std::string, std::string>{{"alice", kHash12}});
   REQUIRE(gate->begin(credentials("alice", "guess1"), "a", Resumes::counter(resumes), running) ==
-          Verdict::pending);
-  REQUIRE(gate->begin(credentials("alice", "guess2"), "a", Resumes::counter(resumes), queued) == Verdict::pending);
+          GateVerdict::pending);
+  REQUIRE(gate->begin(credentials("alice", "guess2"), "a", Resumes::counter(resumes), queued) == GateVerdict::pending);
   AuthGate::suspended(*running);
   AuthGate::suspended(*queued);
   std::this_thread::sleep_for(std::chrono::duration_cast<std::chrono::milliseconds>(hash_time / 10));
@@ -213,10 +213,10 @@ TEST_CASE("the gate: stop resumes waiting checks as unavailable without waiting 
   gate->stop();
   const auto stop_time = Steady::now() - stopping;
   CHECK(resumes->seen() == 2);
-  CHECK(gate->finish(*running) == Verdict::unavailable);
-  CHECK(gate->finish(*queued) == Verdict::unavailable);
+  CHECK(gate->finish(*running) == GateVerdict::unavailable);
+  CHECK(gate->finish(*queued) == GateVerdict::unavailable);
   std::shared_ptr<AuthGate::Check> late;
-  CHECK(gate->begin(credentials("alice", "guess3"), "b", Resumes::counter(resumes), late) == Verdict::unavailable);
+  CHECK(gate->begin(credentials("alice", "guess3"), "b", Resumes::counter(resumes), late) == GateVerdict::unavailable);
   gate.reset();
   INFO("stop took " << std::chrono::duration<double>(stop_time).count() << " s, one hash "
                     << std::chrono::duration<double>(hash_time).count() << " s");
