@@ -22,15 +22,7 @@ CONFIG = """\
 cpus: auto
 sampler: {duty_cycle: burst, burst_spin: 20ms, burst_period: 200ms, warmup: 100ms, window: 10s}
 web: {listen_address: "127.0.0.1:0"}
-probes:
-  clock: {enabled: false}
-  pacing: {enabled: false}
-  kernel_cost: {enabled: false}
-  pinning: {enabled: false}
-  c2c: {enabled: false}
-  posture: {enabled: false}
-  attribution: {enabled: false}
-"""
+""" + harness.PROBES_OFF
 
 
 def hash_thread_cpu_seconds(pid):

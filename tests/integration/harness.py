@@ -24,6 +24,18 @@ JITTERD = None  # set by main()
 
 # Burst mode at 10% keeps a 2-CPU machine usable while several tests run; the short period
 # makes counters move between two scrapes taken a fraction of a second apart.
+# Every probe off, as a configuration's `probes:` section: for tests whose probes would only add load.
+PROBES_OFF = """\
+probes:
+  clock: {enabled: false}
+  pacing: {enabled: false}
+  kernel_cost: {enabled: false}
+  pinning: {enabled: false}
+  c2c: {enabled: false}
+  posture: {enabled: false}
+  attribution: {enabled: false}
+"""
+
 BURST_CONFIG = """\
 cpus: auto
 sampler:

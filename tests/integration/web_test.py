@@ -22,16 +22,7 @@ import urllib.request
 import harness
 
 # The samplers as in the other tests, the probes off: they would only add load here.
-WEB_CONFIG = harness.BURST_CONFIG[:harness.BURST_CONFIG.index("# Pacing")] + """\
-probes:
-  clock: {enabled: false}
-  pacing: {enabled: false}
-  kernel_cost: {enabled: false}
-  pinning: {enabled: false}
-  c2c: {enabled: false}
-  posture: {enabled: false}
-  attribution: {enabled: false}
-"""
+WEB_CONFIG = harness.BURST_CONFIG[:harness.BURST_CONFIG.index("# Pacing")] + harness.PROBES_OFF
 
 # bcrypt of "secret" at cost 4 (the lowest), so authenticated scrapes stay cheap.
 SECRET_HASH = "$2y$04$QpcekFas4TsDdhhhvalQ.uFCTxq338o3gdaZbumCw4Fc8DNQjbLVW"
