@@ -140,7 +140,8 @@ TEST_CASE("the gate: cached and remembered verdicts at once, the rest on the has
   CHECK_FALSE(check);
 
   // Right password: pending, resumed only once the worker says the connection is suspended.
-  REQUIRE(gate.begin(credentials("alice", "secret"), "a", Resumes::counter(resumes), check) == GateVerdict::pending);
+  REQUIRE(gate.begin(credentials("alice", "secret"), "a", Resumes::counter(resumes), check) ==
+          GateVerdict::pending);
   REQUIRE(check);
   CHECK_FALSE(resumes->wait_for(1, 100ms));  // a cost-4 hash is long done by now
   AuthGate::suspended(*check);
@@ -156,18 +157,21 @@ TEST_CASE("the gate: cached and remembered verdicts at once, the rest on the has
 
   // A wrong password costs a hash once per address; again from the same address it is refused at once.
   std::shared_ptr<AuthGate::Check> wrong;
-  REQUIRE(gate.begin(credentials("alice", "guess"), "a", Resumes::counter(resumes), wrong) == GateVerdict::pending);
+  REQUIRE(gate.begin(credentials("alice", "guess"), "a", Resumes::counter(resumes), wrong) ==
+          GateVerdict::pending);
   AuthGate::suspended(*wrong);
   REQUIRE(resumes->wait_for(2));
   CHECK(gate.finish(*wrong) == GateVerdict::denied);
   CHECK(gate.begin(credentials("alice", "guess"), "a", Resumes::counter(resumes), none) == GateVerdict::denied);
   CHECK_FALSE(none);
-  CHECK(gate.begin(credentials("mallory", "secret"), "a", Resumes::counter(resumes), none) == GateVerdict::pending);
+  CHECK(gate.begin(credentials("mallory", "secret"), "a", Resumes::counter(resumes), none) ==
+        GateVerdict::pending);
   AuthGate::suspended(*none);
   REQUIRE(resumes->wait_for(3));
   CHECK(gate.finish(*none) == GateVerdict::denied);
   std::shared_ptr<AuthGate::Check> elsewhere;
-  CHECK(gate.begin(credentials("alice", "guess"), "b", Resumes::counter(resumes), elsewhere) == GateVerdict::pending);
+  CHECK(gate.begin(credentials("alice", "guess"), "b", Resumes::counter(resumes), elsewhere) ==
+        GateVerdict::pending);
   AuthGate::suspended(*elsewhere);
   REQUIRE(resumes->wait_for(4));
   CHECK(gate.finish(*elsewhere) == GateVerdict::denied);
@@ -205,7 +209,8 @@ TEST_CASE("the gate: stop resumes waiting checks as unavailable without waiting 
   auto gate = std::make_unique<AuthGate>(std::map<std::string, std::string>{{"alice", kHash12}});
   REQUIRE(gate->begin(credentials("alice", "guess1"), "a", Resumes::counter(resumes), running) ==
           GateVerdict::pending);
-  REQUIRE(gate->begin(credentials("alice", "guess2"), "a", Resumes::counter(resumes), queued) == GateVerdict::pending);
+  REQUIRE(gate->begin(credentials("alice", "guess2"), "a", Resumes::counter(resumes), queued) ==
+          GateVerdict::pending);
   AuthGate::suspended(*running);
   AuthGate::suspended(*queued);
   std::this_thread::sleep_for(std::chrono::duration_cast<std::chrono::milliseconds>(hash_time / 10));
@@ -216,7 +221,8 @@ TEST_CASE("the gate: stop resumes waiting checks as unavailable without waiting 
   CHECK(gate->finish(*running) == GateVerdict::unavailable);
   CHECK(gate->finish(*queued) == GateVerdict::unavailable);
   std::shared_ptr<AuthGate::Check> late;
-  CHECK(gate->begin(credentials("alice", "guess3"), "b", Resumes::counter(resumes), late) == GateVerdict::unavailable);
+  CHECK(gate->begin(credentials("alice", "guess3"), "b", Resumes::counter(resumes), late) ==
+        GateVerdict::unavailable);
   gate.reset();
   INFO("stop took " << std::chrono::duration<double>(stop_time).count() << " s, one hash "
                     << std::chrono::duration<double>(hash_time).count() << " s");
