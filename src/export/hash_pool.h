@@ -1,8 +1,9 @@
 // The web server's thread for password hashing (bcrypt), so that a login never runs on a
 // libmicrohttpd worker and a flood of logins cannot delay a scrape whose password is already
-// verified: a few threads (kHashThreads in auth_gate.h) at the lowest CPU priority short of
-// SCHED_IDLE (SCHED_BATCH, nice 19: a worker that wakes takes the CPU from them at once, yet they
-// still progress on a busy machine), a bounded queue, a bound per key (the client address), and no
+// verified: a few threads (kHashThreads in auth_gate.h) at SCHED_BATCH (a worker that wakes takes
+// the CPU from them at once; at nice 0 they still get a fair share on a busy machine, where nice 19
+// let two CPU hogs stretch a one-second hash past a minute), a bounded queue, a bound per key (the
+// client address), and no
 // join. stop() drops the jobs that wait; a job that is running finishes on its detached thread,
 // which then exits: the thread co-owns the queue's state and its job co-owns what the job touches,
 // so nothing it touches can be gone, and nobody waits for a hash (a cost-14 one takes a second).
