@@ -12,9 +12,11 @@ namespace jitterd {
 int run_check_config(const CommandLine& cl) {
   const SamplingPlan plan =
       make_sampling_plan(load_config(config_source(cl)), host_reader(cl), current_affinity());
-  std::cout << cl.config_path << ": valid; on this machine it samples cpus "
-            << format_cpu_list(plan.selection.sampled) << ", housekeeping on cpus "
-            << format_cpu_list(plan.selection.housekeeping) << "\n";
+  const CpuSelection& s = plan.selection;
+  std::cout << cl.config_path << ": valid; on this machine it samples "
+            << (s.sampled.empty() ? "no cpu" : "cpus " + format_cpu_list(s.sampled))
+            << (s.watched.empty() ? "" : ", watches cpus " + format_cpu_list(s.watched))
+            << ", housekeeping on cpus " << format_cpu_list(s.housekeeping) << "\n";
   for (const auto& note : plan.selection.notes) std::cout << "  " << note << "\n";
   for (const auto& problem : plan.machine_problems) std::cout << "  warning: " << problem << "\n";
   return 0;

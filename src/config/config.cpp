@@ -24,7 +24,7 @@ constexpr std::array<TickMethod, 5> all_tick_methods{
 Config ConfigReader::read(const YAML::Node& root) {
   Config config;
   read_mapping(Entry{"", root, to_source_mark(root.Mark())},
-               {{"cpus", [&](const Entry& e) { read_cpus(e, config.cpus); }},
+               {{"cpus", [&](const Entry& e) { read_cpus(e, config.cpus, true); }},
                 {"cpus_per_core",
                  [&](const Entry& e) {
                    if (const auto mode = choice(e, {"one", "all"}))
@@ -34,20 +34,30 @@ Config ConfigReader::read(const YAML::Node& root) {
                 {"web", [&](const Entry& e) { read_web(e, config.web); }},
                 {"log", [&](const Entry& e) { read_log(e, config.log); }},
                 {"probes", [&](const Entry& e) { read_probes_section(*this, e, config.probes); }},
-                {"expect", [&](const Entry& e) { read_expect_section(*this, e, config.probes.posture.expect); }}});
+                {"expect", [&](const Entry& e) { read_expect_section(*this, e, config.probes.posture.expect); }},
+                {"application",
+                 [&](const Entry& e) { read_application_section(*this, e, config.probes.watch.application); }},
+                {"watch", [&](const Entry& e) { read_watch_section(*this, e, config.probes.watch); }}});
+  name_application_once(config.probes);
   config.marks = marks_;
   return config;
 }
 
-void ConfigReader::read_cpus(const Entry& entry, CpuSetting& cpus) {
-  constexpr std::string_view allowed =
-      "auto, a CPU list such as \"2-5,8\", a CPU number or a sequence of CPU numbers";
+void ConfigReader::read_cpus(const Entry& entry, CpuSetting& cpus, bool allow_empty) {
+  const std::string allowed =
+      std::string("auto, a CPU list such as \"2-5,8\", a CPU number or a sequence of CPU numbers") +
+      (allow_empty ? " ([] for none)" : "");
   std::optional<std::string> text;  // as the one cpu-list parser reads it
   if (entry.value.IsScalar())
     text = entry.value.Scalar();
   else if (entry.value.IsSequence() && entry.value.size() > 0)
     text = cpu_sequence_text(entry);
-  else {
+  else if (entry.value.IsSequence() && allow_empty) {
+    cpus.automatic = false;  // samples nothing: a daemon that only watches
+    cpus.list.clear();
+    cpus.text = "[]";
+    return;
+  } else {
     expect(entry, allowed);
     return;
   }

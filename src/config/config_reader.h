@@ -81,13 +81,15 @@ class ConfigReader {
   // False, with "must list each CPU once" recorded, when the cpu-list `text` (as read from
   // entry) names a CPU twice ("1-3,2", [1, 1]).
   bool cpus_listed_once(const Entry& entry, const std::string& text);
+  // A CPU setting (`cpus:`, `watch.cpus:`): auto, a list such as "2-5,8", a number or a sequence;
+  // an empty sequence ("[]", no CPU) only where `allow_empty`.
+  void read_cpus(const Entry& entry, CpuSetting& cpus, bool allow_empty);
 
   // Where each key read so far stood, by dotted key.
   const std::map<std::string, SourceMark>& marks() const { return marks_; }
 
  private:
   // config.cpp: cpus, sampler, web, log.
-  void read_cpus(const Entry& entry, CpuSetting& cpus);
   void read_sampler(const Entry& section, SamplerConfig& sampler);
   void read_burst(const std::optional<Entry>& spin, const std::optional<Entry>& period, SamplerConfig& sampler);
   void read_web(const Entry& section, WebConfig& web);

@@ -309,7 +309,56 @@ void read_name_patterns(ConfigReader& r, const Entry& entry, const std::string& 
   if (valid) target = std::move(patterns);
 }
 
+// A cgroup v2 path: 1..4096 printable characters without "." or ".." components.
+void read_cgroup(ConfigReader& r, const Entry& entry, std::string& cgroup) {
+  const std::string allowed =
+      "a cgroup v2 path such as \"system.slice/trader.service\" (relative to /sys/fs/cgroup, or under it)";
+  const std::optional<std::string> text = r.scalar(entry, allowed);
+  if (!text) return;
+  const bool printable = !text->empty() && text->size() <= 4096 &&
+                         std::all_of(text->begin(), text->end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  if (!printable || cgroup_relative_path(*text).empty()) {
+    r.expect(entry, allowed);
+    return;
+  }
+  cgroup = *text;
+}
+
 }  // namespace
+
+void read_application_section(ConfigReader& r, const Entry& section, ApplicationSettings& application) {
+  r.read_mapping(section,
+                 {{"tasks", [&](const Entry& e) { read_name_patterns(r, e, "task name", application.tasks); }},
+                  {"cgroup", [&](const Entry& e) { read_cgroup(r, e, application.cgroup); }}});
+}
+
+void read_watch_section(ConfigReader& r, const Entry& section, WatchSettings& watch) {
+  watch.enabled = true;
+  r.read_mapping(section,
+                 {{"cpus",
+                   [&](const Entry& e) {
+                     CpuSetting cpus;
+                     r.read_cpus(e, cpus, false);
+                     watch.cpus_automatic = cpus.automatic;
+                     watch.cpus = cpus.list;
+                     watch.cpus_text = cpus.text;
+                   }},
+                  {"method",
+                   [&](const Entry& e) {
+                     if (const auto name = r.choice(e, {"auto", "bpf", "tracepoints", "counts"}))
+                       watch.method = *name == "bpf"           ? WatchMethod::bpf
+                                      : *name == "tracepoints" ? WatchMethod::tracepoints
+                                      : *name == "counts"      ? WatchMethod::counts
+                                                               : WatchMethod::automatic;
+                   }},
+                  {"interval", [&](const Entry& e) { assign(watch.interval, r.duration(e, 100ms, 1h)); }}});
+}
+
+void name_application_once(ProbesSettings& probes) {
+  std::vector<std::string>& tasks = probes.posture.expect.application_tasks;
+  for (const std::string& pattern : probes.watch.application.tasks)
+    if (std::find(tasks.begin(), tasks.end(), pattern) == tasks.end()) tasks.push_back(pattern);
+}
 
 void read_probes_section(ConfigReader& r, const Entry& section, ProbesSettings& probes) {
   r.read_mapping(section,

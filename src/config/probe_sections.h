@@ -12,5 +12,12 @@ void read_probes_section(ConfigReader& reader, const Entry& section, ProbesSetti
 
 // `expect:`: what the isolation posture should be (probes/posture_checks.h).
 void read_expect_section(ConfigReader& reader, const Entry& section, PostureExpectations& expect);
+// `application:`: the application's threads by name (`tasks`) and/or cgroup (`cgroup`).
+void read_application_section(ConfigReader& reader, const Entry& section, ApplicationSettings& application);
+// `watch:`: the CPUs that run the application (`cpus`) and how they are read (`method`).
+void read_watch_section(ConfigReader& reader, const Entry& section, WatchSettings& watch);
+// The application is named once: the posture probe's application_tasks (the older spelling,
+// expect.application_tasks, still read) also holds application.tasks.
+void name_application_once(ProbesSettings& probes);
 
 }  // namespace jitterd::config_detail

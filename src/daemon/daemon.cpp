@@ -180,8 +180,11 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
     });
     service.probes->start();
   }
-  service.status = service.samplers->describe() + "; housekeeping on cpus " +
-                   format_cpu_list(plan.selection.housekeeping) + "; serving " + service.web->bound_address();
+  service.status =
+      service.samplers->describe() +
+      (plan.selection.watched.empty() ? "" : "; watching cpus " + format_cpu_list(plan.selection.watched)) +
+      "; housekeeping on cpus " + format_cpu_list(plan.selection.housekeeping) + "; serving " +
+      service.web->bound_address();
   service.plan = std::move(plan);
 }
 

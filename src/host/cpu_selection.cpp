@@ -64,7 +64,7 @@ CpuSelectionResult succeed(Cpus sampled, Cpus housekeeping, std::vector<std::str
     notes.push_back("cpus: sampled CPUs sharing a core with housekeeping (SMT siblings): " + list(shared) +
                     "; expect the daemon's own activity in their numbers");
   }
-  return CpuSelectionResult{CpuSelection{std::move(sampled), std::move(housekeeping), std::move(notes)}, {}};
+  return CpuSelectionResult{CpuSelection{std::move(sampled), std::move(housekeeping), std::move(notes), {}}, {}};
 }
 
 // One thread per core: a spinning sampler's sibling thread shares its core's pipeline and caches,
@@ -171,7 +171,8 @@ std::string why_unusable(int cpu, const Topology& topo, const Machine& m) {
 
 CpuSelectionResult select_listed(const Cpus& listed, const Topology& topo, const Machine& m) {
   if (listed.empty()) {
-    return fail("no CPU to sample: the cpus list is empty; name at least one CPU or use auto");
+    if (m.allowed.empty()) return fail("no CPU for housekeeping: none of this process's allowed CPUs is online");
+    return succeed({}, m.allowed, {"cpus: [] samples no CPU; housekeeping on " + list(m.allowed)}, topo, m);
   }
   CpuSelectionResult result;
   for (int cpu : listed) {
@@ -187,13 +188,68 @@ CpuSelectionResult select_listed(const Cpus& listed, const Topology& topo, const
   return succeed(listed, std::move(housekeeping), std::move(notes), topo, m);
 }
 
+// The listed watched CPUs that cannot be watched: they do not exist, or they are also sampled.
+std::vector<std::string> watch_list_errors(const CpuRequest& request, const Cpus& watched, const Topology& topo) {
+  std::vector<std::string> errors;
+  const Cpus possible = sorted_unique(topo.possible);
+  for (int cpu : watched) {
+    if (!contains(possible, cpu) && !contains(sorted_unique(topo.online), cpu))
+      errors.push_back("watch.cpus: cpu " + std::to_string(cpu) + " does not exist (possible: " + list(possible) +
+                       ")");
+    else if (!request.automatic && contains(sorted_unique(request.list), cpu))
+      errors.push_back("watch.cpus: cpu " + std::to_string(cpu) +
+                       " is also in cpus: a CPU is either sampled (jitterd spins there) or watched (the "
+                       "application runs there), not both");
+  }
+  return errors;
+}
+
+// Adds the watched CPUs to a selection made without them.
+void add_watched(const CpuRequest& request, const Cpus& listed, const Machine& m, const Topology& topo,
+                 CpuSelection& selection) {
+  if (request.watch == CpuRequest::Watch::listed) {
+    selection.watched = listed;
+    selection.notes.push_back("watch: watching " + list(listed) + " as listed");
+  } else {
+    const Cpus isolated = cpus_intersection(sorted_unique(topo.isolated), sorted_unique(topo.possible));
+    selection.watched = cpus_minus(isolated, selection.sampled);
+    selection.housekeeping = cpus_minus(selection.housekeeping, selection.watched);
+    if (selection.watched.empty())
+      selection.notes.push_back(
+          isolated.empty() ? "watch: auto: no CPU is isolated, so none is watched; list the application's CPUs "
+                             "in watch.cpus"
+                           : "watch: auto: every isolated CPU is sampled (" + list(isolated) +
+                                 "); list the sampled ones in cpus: (or cpus: []) to watch the others");
+    else
+      selection.notes.push_back("watch: auto: watching the isolated CPUs not sampled: " + list(selection.watched));
+  }
+  const Cpus offline = cpus_minus(selection.watched, m.online);
+  if (!offline.empty())
+    selection.notes.push_back("watch: offline now, watched when they come online: " + list(offline));
+}
+
 }  // namespace
 
 CpuSelectionResult select_cpus(const CpuRequest& request, const Topology& topology,
                                const std::vector<int>& allowed_affinity) {
-  const Machine machine = describe_machine(topology, allowed_affinity);
-  if (request.automatic) return select_auto(topology, machine, request.all_threads_per_core);
-  return select_listed(sorted_unique(request.list), topology, machine);
+  Machine machine = describe_machine(topology, allowed_affinity);
+  const Cpus watch_listed =
+      request.watch == CpuRequest::Watch::listed ? sorted_unique(request.watch_list) : Cpus{};
+  if (std::vector<std::string> errors = watch_list_errors(request, watch_listed, topology); !errors.empty())
+    return CpuSelectionResult{std::nullopt, std::move(errors)};
+  // The application's CPUs are neither a candidate for sampling nor a place for housekeeping.
+  const Machine full = machine;
+  machine.allowed = cpus_minus(machine.allowed, watch_listed);
+  machine.isolated = cpus_minus(machine.isolated, watch_listed);
+  CpuSelectionResult result = request.automatic ? select_auto(topology, machine, request.all_threads_per_core)
+                                                : select_listed(sorted_unique(request.list), topology, machine);
+  if (!result.selection || request.watch == CpuRequest::Watch::none) return result;
+  add_watched(request, watch_listed, full, topology, *result.selection);
+  if (result.selection->housekeeping.empty())
+    return fail("no CPU left for housekeeping: the watched CPUs " + list(result.selection->watched) +
+                " and the sampled ones cover every allowed CPU (" + list(full.allowed) +
+                "); leave at least one out");
+  return result;
 }
 
 }  // namespace jitterd

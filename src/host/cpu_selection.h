@@ -21,12 +21,18 @@ struct CpuRequest {
   // auto only: sample every thread of a core (true) or, as isolation guides recommend, one thread
   // per core with its SMT siblings left idle (false: neither sampled nor used for housekeeping).
   bool all_threads_per_core = false;
+  // `watch.cpus`: none (no watch: section), auto (the isolated CPUs left unsampled) or a list.
+  // Watched CPUs run the application: never sampled, never used for housekeeping.
+  enum class Watch { none, automatic, listed };
+  Watch watch = Watch::none;
+  std::vector<int> watch_list;
 };
 
 struct CpuSelection {
-  std::vector<int> sampled;        // sorted, unique, never empty
-  std::vector<int> housekeeping;   // sorted, unique, never empty, disjoint from sampled
+  std::vector<int> sampled;        // sorted, unique; empty only when the list asked for none
+  std::vector<int> housekeeping;   // sorted, unique, never empty, disjoint from sampled and watched
   std::vector<std::string> notes;  // one line each, explaining the choice
+  std::vector<int> watched;        // sorted, unique, disjoint from sampled; may hold offline CPUs
 };
 
 // Either a selection, or every reason there is none (one per unusable CPU where that applies).
@@ -40,7 +46,10 @@ struct CpuSelectionResult {
 // all_threads_per_core, only the lowest of those CPUs on each core, its siblings left idle. Explicit: every listed CPU
 // must exist, be online, and be allowed or isolated. Isolated CPUs count as usable though
 // isolcpus= keeps them out of the default affinity, since pinning to them is still permitted.
-// Housekeeping is always (allowed ∩ online) minus sampled, minus the siblings left idle.
+// Housekeeping is always (allowed ∩ online) minus sampled, minus watched, minus the siblings left
+// idle. An explicit empty list samples nothing (a daemon that only watches). Listed watched CPUs
+// must exist and are kept out of an automatic choice; a listed CPU both sampled and watched is an
+// error. Watch auto takes the isolated CPUs (online or not) that are not sampled.
 CpuSelectionResult select_cpus(const CpuRequest& request, const Topology& topology,
                                const std::vector<int>& allowed_affinity);
 

@@ -42,7 +42,9 @@ std::optional<TaskStat> parse_task_stat(std::string_view text) {
   if (fields.size() < 39 - 2) return std::nullopt;
   const std::optional<long long> flags = parse_integer(fields[9 - 3]);
   const std::optional<long long> processor = parse_integer(fields[39 - 3]);
-  if (!flags || !processor || *processor < 0 || *processor > max_cpu_number) return std::nullopt;
+  const std::optional<unsigned long long> start = parse_number<unsigned long long>(fields[22 - 3]);
+  if (!flags || !processor || !start || *processor < 0 || *processor > max_cpu_number) return std::nullopt;
+  stat.start_ticks = *start;
   stat.flags = static_cast<unsigned long>(*flags);
   stat.processor = static_cast<int>(*processor);
   return stat;
@@ -74,7 +76,8 @@ std::vector<TaskSeen> read_tasks(const HostReader& host) {
       const std::optional<std::string_view> stat_text = task_dir.read((task + "/stat").c_str(), buffer);
       const std::optional<TaskStat> stat = stat_text ? parse_task_stat(*stat_text) : std::nullopt;
       if (!stat) continue;  // exited meanwhile
-      TaskSeen task_seen{pid, tid, stat->comm, stat->processor, {}, (stat->flags & kPfKthread) != 0};
+      TaskSeen task_seen{
+          pid, tid, stat->comm, stat->processor, {}, (stat->flags & kPfKthread) != 0, stat->start_ticks};
       if (const std::optional<std::string_view> status = task_dir.read((task + "/status").c_str(), buffer))
         task_seen.allowed = parse_cpus_allowed_list(*status).value_or(std::vector<int>{});
       tasks.push_back(std::move(task_seen));

@@ -19,6 +19,9 @@ struct TaskStat {
   std::string comm;         // field 2, without its parentheses; may hold blanks and ')'
   int processor = 0;        // field 39: the CPU it last ran on
   unsigned long flags = 0;  // field 9: PF_* flags
+  // field 22: when the task started, in clock ticks (sysconf(_SC_CLK_TCK)) since boot; with the
+  // tid it tells a thread from a later one that reused its number.
+  unsigned long long start_ticks = 0;
 };
 
 // std::nullopt for text that is not a stat line with at least 39 fields.
@@ -34,6 +37,7 @@ struct TaskSeen {
   int processor = 0;
   std::vector<int> allowed;  // empty when status was unreadable
   bool kernel_thread = false;
+  unsigned long long start_ticks = 0;
 };
 
 // Every thread under <procfs>/[0-9]*/task/[0-9]*, by pid then tid.

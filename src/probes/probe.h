@@ -134,6 +134,7 @@ struct ProbeContext {
   TickMethod method = TickMethod::steady_clock;
   CounterFrequency frequency;  // the one the samplers convert with
   std::vector<int> sampled;
+  std::vector<int> watched;  // the application's CPUs (watch.cpus): never run on, only read about
   std::vector<int> housekeeping;
   // Runs `work` on `cpu` and returns when it is done (rethrowing what it threw): on that CPU's
   // sampler thread with sampling paused if the CPU is sampled, else on a temporary pinned thread.

@@ -25,6 +25,7 @@ constexpr ProbeEntry entry(std::string_view name, bool in_baselines) {
 constexpr ProbeEntry kProbes[] = {
     entry<PostureProbe, &ProbesSettings::posture>("posture", false),
     entry<AttributionProbe, &ProbesSettings::attribution>("attribution", false),
+    entry<WatchProbe, &ProbesSettings::watch>("watch", false),
     entry<ClockProbe, &ProbesSettings::clock>("clock", true),
     entry<KernelCostProbe, &ProbesSettings::kernel_cost>("kernel_cost", true),
     entry<PinningProbe, &ProbesSettings::pinning>("pinning", true),

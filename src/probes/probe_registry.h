@@ -15,6 +15,7 @@
 #include "probes/pacing_probe.h"
 #include "probes/pinning_probe.h"
 #include "probes/posture_probe.h"
+#include "probes/watch_probe.h"
 
 namespace jitterd {
 
@@ -26,6 +27,7 @@ struct ProbesSettings {
   C2cSettings c2c;
   PostureSettings posture;
   AttributionSettings attribution;
+  WatchSettings watch;  // the top-level watch: and application: sections
   bool operator==(const ProbesSettings&) const = default;
 };
 

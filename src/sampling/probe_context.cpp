@@ -11,6 +11,7 @@ ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host
   context.method = plan.method;
   context.frequency = frequency;
   context.sampled = plan.selection.sampled;
+  context.watched = plan.selection.watched;
   context.housekeeping = plan.selection.housekeeping;
   context.run_on_cpu = run_on_pinned_thread;
   return context;

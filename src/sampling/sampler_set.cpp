@@ -137,8 +137,8 @@ std::vector<int> SamplerSet::cpus() const {
 }
 
 std::string SamplerSet::describe() const {
+  if (workers_.empty()) return "sampling no cpu";
   std::string text = "sampling cpus " + format_cpu_list(cpus());
-  if (workers_.empty()) return text;
   const SamplerSettings& s = workers_.front()->settings();
   if (s.continuous) return text + " (continuous)";
   return text + " (burst " + format_duration(s.spin) + " every " + format_duration(s.period) + ")";

@@ -95,12 +95,25 @@ SamplingPlan make_sampling_plan(Config config, const HostReader& host, const std
   plan.method = choose_method(plan.config);
   const Topology topology = read_topology(host);
   plan.machine_problems = topology.problems;
-  CpuRequest request{plan.config.cpus.automatic, plan.config.cpus.list, plan.config.cpus.all_threads_per_core};
+  CpuRequest request;
+  request.automatic = plan.config.cpus.automatic;
+  request.list = plan.config.cpus.list;
+  request.all_threads_per_core = plan.config.cpus.all_threads_per_core;
+  const WatchSettings& watch = plan.config.probes.watch;
+  if (watch.enabled) {
+    request.watch = watch.cpus_automatic ? CpuRequest::Watch::automatic : CpuRequest::Watch::listed;
+    request.watch_list = watch.cpus;
+  }
   CpuSelectionResult result = select_cpus(request, topology, allowed);
   if (!result.selection) {
     std::vector<ConfigError> errors;
-    const SourceMark mark = plan.config.mark_of("cpus");
-    for (const auto& e : result.errors) errors.push_back({plan.config.path, mark.line, mark.column, "cpus", e});
+    for (const auto& e : result.errors) {
+      // Errors about the watched CPUs cite watch.cpus; the rest, cpus.
+      const std::string key = e.rfind("watch.cpus: ", 0) == 0 ? "watch.cpus" : "cpus";
+      const SourceMark mark = plan.config.mark_of(key);
+      errors.push_back({plan.config.path, mark.line, mark.column, key,
+                        key == "cpus" ? e : e.substr(std::string_view("watch.cpus: ").size())});
+    }
     throw ConfigErrors(std::move(errors));
   }
   plan.selection = std::move(*result.selection);

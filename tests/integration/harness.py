@@ -321,7 +321,7 @@ class DaemonTestCase(unittest.TestCase):
                                   f"(None: still running after {timeout} s); log:\n{daemon.log()}")
 
 
-READY_RE = re.compile(r"ready: sampling cpus (\S+)")
+READY_RE = re.compile(r"ready: sampling (?:cpus (\S+)|no cpu)")
 
 
 def parse_cpu_list(text):
@@ -338,4 +338,4 @@ def sampled_cpus(log_text):
     match = READY_RE.search(log_text)
     if not match:
         raise AssertionError(f"no 'ready: sampling cpus' line in the log:\n{log_text}")
-    return parse_cpu_list(match.group(1))
+    return parse_cpu_list(match.group(1)) if match.group(1) else []  # "sampling no cpu": cpus: []

@@ -377,9 +377,10 @@ TEST_CASE("cpus can be a number, a sequence or auto, and keeps its mark", "[conf
   CHECK(parse("cpus: \"auto\"").cpus == CpuSetting{true, {}, "auto"});
   CHECK(parse("cpus: [2, 3]").mark_of("cpus") == SourceMark{1, 7});
   CHECK(parse("cpus: 3").mark_of("sampler") == SourceMark{});
-  CHECK(first_error("cpus: []") ==
+  CHECK(parse("cpus: []").cpus == CpuSetting{false, {}, "[]"});  // samples nothing: a daemon that only watches
+  CHECK(first_error("cpus: {}") ==
         "test.yaml:1:7: cpus: must be auto, a CPU list such as \"2-5,8\", a CPU number or a "
-        "sequence of CPU numbers, got an empty sequence");
+        "sequence of CPU numbers ([] for none), got an empty mapping");
 }
 
 TEST_CASE("burst_spin may equal burst_period, not exceed it", "[config]") {
@@ -439,7 +440,7 @@ TEST_CASE("error text omits what is unknown", "[config]") {
 TEST_CASE("a message stays on one line whatever the file holds", "[config]") {
   CHECK(first_error("? |\n  two\n  lines\n: 1\n") ==
         "test.yaml:1:3: two\\nlines\\n: unknown key (allowed: cpus, cpus_per_core, sampler, web, log, "
-        "probes, expect)");
+        "probes, expect, application, watch)");
   CHECK(first_error("log: {level: \"in\\tfo\"}") ==
         "test.yaml:1:14: log.level: must be one of trace, debug, info, warn, error, critical, off, "
         "got \"in\\x09fo\"");
@@ -510,11 +511,14 @@ TEST_CASE("format_duration output parses back to the same value", "[config][dura
 }
 
 TEST_CASE("every registered probe has a probes: section that disables it", "[config]") {
-  REQUIRE(make_enabled_probes(ProbesSettings{}).size() == probe_names().size());
+  // Except watch: it runs where the top-level watch: section asks for it, and only there.
+  REQUIRE(make_enabled_probes(ProbesSettings{}).size() == probe_names().size() - 1);
+  CHECK(make_enabled_probes(parse("watch: {cpus: 1}").probes).size() == probe_names().size());
   for (const std::string_view name : probe_names()) {
+    if (name == "watch") continue;
     const Config config = parse("probes: {" + std::string(name) + ": {enabled: false}}");
     const auto enabled = make_enabled_probes(config.probes);
-    CHECK(enabled.size() == probe_names().size() - 1);
+    CHECK(enabled.size() == probe_names().size() - 2);
     for (const auto& probe : enabled) CHECK(probe->name() != name);
   }
 }

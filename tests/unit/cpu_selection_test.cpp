@@ -36,9 +36,18 @@ Topology flat_topology(int n, Cpus isolated = {}) {
 }
 
 const CpuRequest automatic{};
-const CpuRequest all_threads{true, {}, true};
+const CpuRequest all_threads = [] {
+  CpuRequest request;
+  request.all_threads_per_core = true;
+  return request;
+}();
 
-CpuRequest listed(Cpus cpus) { return CpuRequest{false, std::move(cpus)}; }
+CpuRequest listed(Cpus cpus) {
+  CpuRequest request;
+  request.automatic = false;
+  request.list = std::move(cpus);
+  return request;
+}
 
 const CpuSelection& selected(const CpuSelectionResult& result) {
   INFO(Catch::Detail::stringify(result.errors));
@@ -96,7 +105,7 @@ TEST_CASE("auto on a tuned two-socket SMT server samples one thread of each isol
   CHECK(select_cpus(all_threads, topo, {0, 1, 8, 9}).selection->sampled ==
         Cpus{2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14, 15});
   // An explicit list is sampled as written, siblings and all.
-  CHECK(select_cpus(CpuRequest{false, {2, 10}, false}, topo, {0, 1, 8, 9}).selection->sampled == Cpus{2, 10});
+  CHECK(select_cpus(listed({2, 10}), topo, {0, 1, 8, 9}).selection->sampled == Cpus{2, 10});
 }
 
 TEST_CASE("auto skips isolated CPUs that are offline", "[cpu_selection]") {
@@ -239,7 +248,10 @@ TEST_CASE("isolated CPUs never count as housekeeping CPUs", "[cpu_selection]") {
                                "CPU (0); leave at least one out"});
 }
 
-TEST_CASE("an empty explicit list is an error", "[cpu_selection]") {
-  CHECK(select_cpus(listed({}), flat_topology(4), {0, 1, 2, 3}).errors ==
-        Lines{"no CPU to sample: the cpus list is empty; name at least one CPU or use auto"});
+TEST_CASE("an empty explicit list samples nothing and keeps every allowed CPU for housekeeping",
+          "[cpu_selection]") {
+  const auto result = select_cpus(listed({}), flat_topology(4), {0, 1, 2, 3});
+  REQUIRE(result.selection);
+  CHECK(result.selection->sampled.empty());
+  CHECK(result.selection->housekeeping == Cpus{0, 1, 2, 3});
 }

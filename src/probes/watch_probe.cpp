@@ -1,0 +1,208 @@
+#include "probes/watch_probe.h"
+
+#include <time.h>
+
+#include <thread>
+
+#include "host/attribution.h"
+#include "host/text.h"
+
+namespace jitterd {
+namespace {
+
+constexpr std::array<std::string_view, 6> kIrqCauses = {"timer", "ipi_resched", "ipi_call",
+                                                        "tlb",   "device_irq",  "other_irq"};
+constexpr std::array<std::string_view, 4> kSoftirqCauses = {"timer", "softirq_net", "softirq_rcu",
+                                                            "softirq_other"};
+
+double monotonic_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+std::uint64_t count_of(const std::map<std::string, std::uint64_t>& counts, std::string_view cause) {
+  const auto found = counts.find(std::string(cause));
+  return found == counts.end() ? 0 : found->second;
+}
+
+ProbeMetric counter(std::string name, std::string help, ProbeLabels labels, double value) {
+  ProbeMetric m = gauge(std::move(name), std::move(help), std::move(labels), value);
+  m.type = ProbeMetricType::counter;
+  return m;
+}
+
+void add_cpu_metrics(const WatchedCpu& c, const WatchReading& reading, std::vector<ProbeMetric>& out) {
+  const double window_seconds = reading.window_seconds;
+  const std::string cpu = std::to_string(c.cpu);
+  out.push_back(gauge("jitterd_watch_cpu_online",
+                      "1 if the watched CPU is online (it has a column in /proc/interrupts).", {{"cpu", cpu}},
+                      c.online ? 1 : 0));
+  out.push_back(gauge("jitterd_watch_cpu_nohz_full", "1 if the watched CPU is in the kernel's nohz_full set.",
+                      {{"cpu", cpu}}, c.nohz_full ? 1 : 0));
+  for (std::string_view cause : kIrqCauses)
+    out.push_back(counter("jitterd_watch_interrupts_total",
+                          "Hard interrupts and IPIs the watched CPU took, by cause (/proc/interrupts).",
+                          {{"cpu", cpu}, {"cause", std::string(cause)}},
+                          static_cast<double>(count_of(c.interrupts, cause))));
+  for (std::string_view cause : kSoftirqCauses)
+    out.push_back(
+        counter("jitterd_watch_softirqs_total", "Softirqs the watched CPU ran, by cause (/proc/softirqs).",
+                {{"cpu", cpu}, {"cause", std::string(cause)}}, static_cast<double>(count_of(c.softirqs, cause))));
+  for (const auto& [irq, count] : c.device_irqs)
+    out.push_back(counter("jitterd_watch_device_irqs_total",
+                          "Device interrupts on the watched CPU by IRQ and name (at most 16 IRQs per CPU).",
+                          {{"cpu", cpu}, {"irq", irq.first}, {"name", irq.second}}, static_cast<double>(count)));
+  out.push_back(counter("jitterd_watch_preemptions_total",
+                        "Involuntary context switches of the application's threads on the watched CPU.",
+                        {{"cpu", cpu}}, static_cast<double>(c.preemptions)));
+  out.push_back(counter("jitterd_watch_voluntary_switches_total",
+                        "Voluntary context switches (sleeps) of the application's threads on the watched CPU.",
+                        {{"cpu", cpu}}, static_cast<double>(c.voluntary_switches)));
+  out.push_back(counter("jitterd_watch_stolen_seconds_total",
+                        "Time taken from the application's threads on the watched CPU, by cause (counts: the "
+                        "run-queue wait while another task ran, cause preempted).",
+                        {{"cpu", cpu}, {"cause", "preempted"}}, static_cast<double>(c.wait_ns) * 1e-9));
+  out.push_back(counter("jitterd_watch_application_run_seconds_total",
+                        "Time the application's threads ran on the watched CPU.", {{"cpu", cpu}},
+                        static_cast<double>(c.application_run_ns) * 1e-9));
+  if (reading.other_tasks_measured)
+    out.push_back(counter("jitterd_watch_other_tasks_seconds_total",
+                          "Time tasks other than the application ran on the watched CPU (/proc/schedstat).",
+                          {{"cpu", cpu}}, static_cast<double>(c.other_tasks_ns) * 1e-9));
+  if (!c.online || window_seconds <= 0) return;  // no current figure for an offline CPU
+  out.push_back(gauge("jitterd_watch_application_threads", "The application's threads on the watched CPU.",
+                      {{"cpu", cpu}}, static_cast<double>(c.application_threads)));
+  out.push_back(gauge("jitterd_watch_timer_interrupt_rate_hertz",
+                      "Timer interrupts per second on the watched CPU over the last window: near 0 when the tick "
+                      "is stopped (nohz_full), HZ when it is not.",
+                      {{"cpu", cpu}}, static_cast<double>(c.window_timer_interrupts) / window_seconds));
+}
+
+ProbeTable cpu_table(const WatchReading& reading) {
+  ProbeTable table{"watched CPUs (counts since the watch began; timer_per_s: the last window)",
+                   {"cpu", "online", "nohz_full", "app_threads", "preemptions", "stolen_ms", "other_tasks_ms",
+                    "timer_per_s", "irqs", "device_irqs", "softirqs"},
+                   {}};
+  for (const WatchedCpu& c : reading.cpus) {
+    std::uint64_t irqs = 0, softirqs = 0;
+    for (const auto& [cause, n] : c.interrupts) irqs += n;
+    for (const auto& [cause, n] : c.softirqs) softirqs += n;
+    Cell rate;  // none: no window yet, or the CPU is offline
+    if (reading.window_seconds > 0 && c.online)
+      rate = Cell(static_cast<double>(c.window_timer_interrupts) / reading.window_seconds, 1);
+    table.rows.push_back(
+        {c.cpu, Cell(c.online), Cell(c.nohz_full), c.application_threads, c.preemptions,
+         Cell(static_cast<double>(c.wait_ns) * 1e-6, 3),
+         reading.other_tasks_measured ? Cell(static_cast<double>(c.other_tasks_ns) * 1e-6, 3) : Cell(), rate, irqs,
+         count_of(c.interrupts, "device_irq"), softirqs});
+  }
+  return table;
+}
+
+ProbeTable cause_table(const WatchReading& reading) {
+  ProbeTable table{"interrupts by cause", {"cpu", "kind", "cause", "count"}, {}};
+  for (const WatchedCpu& c : reading.cpus) {
+    for (const auto& [cause, n] : c.interrupts)
+      if (n > 0) table.rows.push_back({c.cpu, "irq", cause, n});
+    for (const auto& [cause, n] : c.softirqs)
+      if (n > 0) table.rows.push_back({c.cpu, "softirq", cause, n});
+    for (const auto& [irq, n] : c.device_irqs) table.rows.push_back({c.cpu, "device " + irq.first, irq.second, n});
+  }
+  return table;
+}
+
+ProbeTable thread_table(const WatchReading& reading) {
+  ProbeTable table{"the application's threads on watched CPUs",
+                   {"cpu", "pid", "tid", "name", "preemptions", "voluntary", "stolen_ms", "run_ms"},
+                   {}};
+  for (const WatchedThread& t : reading.threads)
+    table.rows.push_back({t.cpu, t.thread.pid, t.thread.tid, printable(t.thread.comm), t.preemptions,
+                          t.voluntary_switches, Cell(static_cast<double>(t.wait_ns) * 1e-6, 3),
+                          Cell(static_cast<double>(t.run_ns) * 1e-6, 3)});
+  return table;
+}
+
+}  // namespace
+
+std::string_view watch_method_name(WatchMethod method) {
+  switch (method) {
+    case WatchMethod::automatic:
+      return "auto";
+    case WatchMethod::bpf:
+      return "bpf";
+    case WatchMethod::tracepoints:
+      return "tracepoints";
+    case WatchMethod::counts:
+      return "counts";
+  }
+  return "auto";
+}
+
+ProbeResult watch_result(const WatchReading& reading, std::string_view method, std::string_view requested,
+                         std::string_view reason) {
+  ProbeResult result;
+  result.metrics.push_back(gauge(
+      "jitterd_watch_method_info",
+      "How the watched CPUs are read (counts, bpf or tracepoints), what the configuration "
+      "asked for, and why they differ; value 1.",
+      {{"method", std::string(method)}, {"requested", std::string(requested)}, {"reason", std::string(reason)}},
+      1));
+  result.metrics.push_back(gauge("jitterd_watch_window_seconds", "The length of the watch probe's last window.",
+                                 {}, reading.window_seconds));
+  for (const WatchedCpu& c : reading.cpus) add_cpu_metrics(c, reading, result.metrics);
+  result.tables = {cpu_table(reading), cause_table(reading), thread_table(reading)};
+  if (!reading.other_tasks_measured)
+    result.notes.push_back(
+        "other tasks' time is not measured: /proc/schedstat is missing (a kernel built without "
+        "CONFIG_SCHEDSTATS)");
+  result.notes.push_back(
+      "counts: interrupts from /proc/interrupts and /proc/softirqs; preemptions, stolen (run-queue wait) and run "
+      "time from the application's threads' status and schedstat, exact for a thread pinned to its CPU; other "
+      "tasks' time from /proc/schedstat, booked when a task leaves the CPU");
+  if (reading.application_threads_elsewhere > 0)
+    result.notes.push_back(std::to_string(reading.application_threads_elsewhere) +
+                           " of the application's threads run on no watched CPU and are not counted");
+  return result;
+}
+
+WatchReading WatchProbe::take_reading(ProbeContext& context) {
+  if (!engine_ || engine_->cpus() != context.watched) {
+    engine_ = std::make_unique<WatchEngine>(settings_.application, context.watched);
+    engine_->read(context.host, monotonic_seconds());  // the baseline of the first window
+    const auto until = std::chrono::steady_clock::now() + settings_.interval;
+    while (std::chrono::steady_clock::now() < until) {
+      context.check_cancelled();
+      std::this_thread::sleep_for(
+          std::min<std::chrono::nanoseconds>(std::chrono::milliseconds(100), settings_.interval));
+    }
+  }
+  return engine_->read(context.host, monotonic_seconds());
+}
+
+ProbeResult WatchProbe::run(ProbeContext& context) {
+  const WatchReading reading = take_reading(context);
+  const std::string_view requested = watch_method_name(settings_.method);
+  const bool asked_for_counts = settings_.method == WatchMethod::counts;
+  const std::string reason =
+      asked_for_counts ? "as configured"
+                       : "this build reads watched CPUs from the kernel's counters only (the bpf and tracepoints "
+                         "engines are not built yet)";
+  ProbeResult result = watch_result(reading, "counts", requested, reason);
+  const bool fell_back = settings_.method == WatchMethod::bpf || settings_.method == WatchMethod::tracepoints;
+  result.states["method"] = {"counts (" + reason + ")", fell_back};
+  const std::size_t threads = reading.threads.size();
+  if (settings_.application.named() && threads == 0)
+    result.states["application"] = {"no thread of the application on a watched CPU", true};
+  else
+    result.states["application"] = {std::to_string(threads) + " threads of the application on watched CPUs",
+                                    false};
+  // A state, not a warning: logged when it appears and when it changes, not every second.
+  std::string problems;
+  for (const std::string& problem : reading.problems) problems += (problems.empty() ? "" : "; ") + problem;
+  result.states["problems"] = {problems.empty() ? "none" : problems, !problems.empty()};
+  if (context.watched.empty()) result.notes.push_back("no CPU is watched (watch.cpus chose none)");
+  return result;
+}
+
+}  // namespace jitterd

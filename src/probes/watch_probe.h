@@ -1,0 +1,62 @@
+// Watch probe: the CPUs that run the application, which jitterd may not spin on. Every interval
+// (1 s by default) it takes one reading of the watch engine (watch/watch_engine.h) over the
+// watched CPUs (ProbeContext::watched, chosen by the sampling plan from `watch.cpus`) and exports
+// it as jitterd_watch_* metrics, per CPU and, where it applies, per cause in attribution's
+// vocabulary (hard IRQs and IPIs by cause, softirqs by cause, and `preempted` for the time
+// another task ran while the application wanted the CPU). Its first run takes two readings one
+// interval apart, so `jitterd report watch` shows a whole window. Methods, exported as
+// jitterd_watch_method_info: `counts` (the kernel's counters, no privilege); `bpf` and
+// `tracepoints` are asked-for methods this build does not have yet, so they fall back to counts
+// and say so. Used by one thread at a time (the probe scheduler's).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probes/probe.h"
+#include "watch/application.h"
+#include "watch/watch_engine.h"
+
+namespace jitterd {
+
+enum class WatchMethod { automatic, bpf, tracepoints, counts };
+
+// "auto", "bpf", "tracepoints", "counts".
+std::string_view watch_method_name(WatchMethod method);
+
+// The top-level `watch:` and `application:` sections of the configuration.
+struct WatchSettings {
+  bool enabled = false;  // a `watch:` section is present
+  // `watch.cpus`: "auto" (the isolated CPUs jitterd does not sample) or a list.
+  bool cpus_automatic = true;
+  std::vector<int> cpus;
+  std::string cpus_text = "auto";
+  WatchMethod method = WatchMethod::automatic;
+  std::chrono::nanoseconds interval{std::chrono::seconds(1)};
+  ApplicationSettings application;
+  bool operator==(const WatchSettings&) const = default;
+};
+
+class WatchProbe : public Probe {
+ public:
+  explicit WatchProbe(WatchSettings settings) : settings_(std::move(settings)) {}
+  std::string_view name() const override { return "watch"; }
+  std::chrono::nanoseconds interval() const override { return settings_.interval; }
+  ProbeResult run(ProbeContext& context) override;
+
+ private:
+  WatchReading take_reading(ProbeContext& context);
+
+  WatchSettings settings_;
+  std::unique_ptr<WatchEngine> engine_;
+};
+
+// The metrics and tables of one reading (exposed for tests). `method` and `reason` are what
+// jitterd_watch_method_info says.
+ProbeResult watch_result(const WatchReading& reading, std::string_view method, std::string_view requested,
+                         std::string_view reason);
+
+}  // namespace jitterd

@@ -1,0 +1,107 @@
+#include "watch/application.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+
+#include "host/tasks.h"
+#include "host/text.h"
+
+namespace jitterd {
+namespace {
+
+constexpr unsigned long kPfKthread = 0x00200000;  // include/linux/sched.h
+constexpr std::string_view kCgroupRoot = "/sys/fs/cgroup";
+
+// The Tgid of a /proc/TID/status text, or 0.
+int thread_group_of(std::string_view status) {
+  constexpr std::string_view key = "Tgid:";
+  for (std::size_t at = 0; at < status.size();) {
+    const std::size_t end = std::min(status.find('\n', at), status.size());
+    const std::string_view line = status.substr(at, end - at);
+    if (line.substr(0, key.size()) == key) return parse_number<int>(trim(line.substr(key.size()))).value_or(0);
+    at = end + 1;
+  }
+  return 0;
+}
+
+// One thread read from <procfs>/TID (a thread's directory exists there though /proc lists only
+// processes); nullopt when it is gone or a kernel thread.
+std::optional<ApplicationThread> read_thread(const HostReader& host, int tid) {
+  const std::string dir = std::to_string(tid);
+  const std::optional<std::string> stat_text = host.read_proc(dir + "/stat");
+  const std::optional<TaskStat> stat = stat_text ? parse_task_stat(*stat_text) : std::nullopt;
+  const std::optional<std::string> status = host.read_proc(dir + "/status");
+  if (!stat || !status || (stat->flags & kPfKthread) != 0) return std::nullopt;
+  ApplicationThread thread{thread_group_of(*status), tid, stat->comm, stat->start_ticks, stat->processor, {}};
+  thread.allowed = parse_cpus_allowed_list(*status).value_or(std::vector<int>{});
+  return thread;
+}
+
+ApplicationSearch search_cgroup(const HostReader& host, const ApplicationSettings& application) {
+  ApplicationSearch search;
+  const std::string relative = cgroup_relative_path(application.cgroup);
+  const std::string file = "fs/cgroup/" + relative + (relative.empty() ? "" : "/") + "cgroup.threads";
+  const std::optional<std::string> text = relative.empty() ? std::nullopt : host.read_sys(file);
+  if (!text) {
+    search.problems.push_back("application: cgroup " + printable(application.cgroup) + ": " +
+                              host.sys_path(file).string() + " cannot be read (no such cgroup v2 group?)");
+    return search;
+  }
+  std::vector<int> tids;
+  for (const std::string_view word : split_words(*text))
+    if (const auto tid = parse_number<int>(word); tid && *tid > 0) tids.push_back(*tid);
+  std::sort(tids.begin(), tids.end());
+  for (int tid : tids) {
+    std::optional<ApplicationThread> thread = read_thread(host, tid);
+    if (!thread) continue;
+    if (!application.tasks.empty() && !matches_any_pattern(application.tasks, thread->comm)) continue;
+    search.threads.push_back(std::move(*thread));
+  }
+  return search;
+}
+
+}  // namespace
+
+std::string cgroup_relative_path(std::string_view cgroup) {
+  if (cgroup.substr(0, kCgroupRoot.size()) == kCgroupRoot &&
+      (cgroup.size() == kCgroupRoot.size() || cgroup[kCgroupRoot.size()] == '/'))
+    cgroup.remove_prefix(kCgroupRoot.size());
+  while (!cgroup.empty() && cgroup.front() == '/') cgroup.remove_prefix(1);
+  while (!cgroup.empty() && cgroup.back() == '/') cgroup.remove_suffix(1);
+  std::string out;
+  for (std::size_t at = 0; at <= cgroup.size();) {
+    const std::size_t end = std::min(cgroup.find('/', at), cgroup.size());
+    const std::string_view part = cgroup.substr(at, end - at);
+    if (part == ".." || part == ".") return {};
+    if (!part.empty()) out += (out.empty() ? "" : "/") + std::string(part);
+    at = end + 1;
+  }
+  return out;
+}
+
+bool matches_any_pattern(const std::vector<std::string>& patterns, std::string_view comm) {
+  const std::string name(comm);
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& pattern) { return fnmatch(pattern.c_str(), name.c_str(), 0) == 0; });
+}
+
+ApplicationSearch find_application_threads(const HostReader& host, const ApplicationSettings& application) {
+  if (!application.cgroup.empty()) return search_cgroup(host, application);
+  ApplicationSearch search;
+  if (application.tasks.empty()) return search;
+  for (TaskSeen& task : read_tasks(host)) {
+    if (task.kernel_thread || !matches_any_pattern(application.tasks, task.comm)) continue;
+    search.threads.push_back(
+        {task.pid, task.tid, std::move(task.comm), task.start_ticks, task.processor, std::move(task.allowed)});
+  }
+  return search;
+}
+
+int watched_cpu_of(const ApplicationThread& thread, const std::vector<int>& watched) {
+  const auto is_watched = [&](int cpu) { return std::binary_search(watched.begin(), watched.end(), cpu); };
+  if (thread.allowed.size() == 1) return is_watched(thread.allowed.front()) ? thread.allowed.front() : -1;
+  return is_watched(thread.processor) ? thread.processor : -1;
+}
+
+}  // namespace jitterd

@@ -1,0 +1,54 @@
+// The application jitterd watches, named once in the configuration (`application:`), and the
+// search for its threads: by task name (fnmatch(3) patterns over /proc/PID/task/TID/stat's comm)
+// and/or by cgroup (a cgroup v2 directory's cgroup.threads; with both, a thread must be in the
+// cgroup and match a pattern). The posture probe uses the same patterns to tell the
+// application's tasks from strays. Reads go through a HostReader (fixture trees in tests); a
+// thread that exits while being read is skipped. Call from a housekeeping thread: a search by
+// name walks every thread of the machine.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/host_reader.h"
+
+namespace jitterd {
+
+struct ApplicationSettings {
+  std::vector<std::string> tasks;  // fnmatch(3) patterns of thread names ("trader*")
+  // A cgroup v2 path relative to the cgroup root ("system.slice/trader.service"); "" for none.
+  std::string cgroup;
+  bool named() const { return !tasks.empty() || !cgroup.empty(); }
+  bool operator==(const ApplicationSettings&) const = default;
+};
+
+// `cgroup` as written ("/sys/fs/cgroup/system.slice/x.service", "/system.slice/x.service" or
+// "system.slice/x.service") relative to the cgroup root; "" if it climbs out ("..") or is empty.
+std::string cgroup_relative_path(std::string_view cgroup);
+
+// Whether `comm` matches one of the fnmatch(3) patterns.
+bool matches_any_pattern(const std::vector<std::string>& patterns, std::string_view comm);
+
+struct ApplicationThread {
+  int pid = 0;  // the thread group (process)
+  int tid = 0;
+  std::string comm;
+  unsigned long long start_ticks = 0;  // /proc stat field 22: with tid, the thread's identity
+  int processor = 0;                   // the CPU it last ran on
+  std::vector<int> allowed;            // Cpus_allowed_list; empty when unreadable
+};
+
+struct ApplicationSearch {
+  std::vector<ApplicationThread> threads;  // by pid, then tid
+  std::vector<std::string> problems;       // one line each: "cgroup ... not found"
+};
+
+// Every thread of the application now. Kernel threads never match.
+ApplicationSearch find_application_threads(const HostReader& host, const ApplicationSettings& application);
+
+// The watched CPU a thread belongs to: the one CPU it is pinned to when that is watched, else the
+// CPU it last ran on when that is watched, else -1 (`watched` sorted).
+int watched_cpu_of(const ApplicationThread& thread, const std::vector<int>& watched);
+
+}  // namespace jitterd

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Watched CPUs against ground truth: does jitterd count what the kernel took from an application
+it does not run beside?
+
+busy_app (a thread that busy-polls and never sleeps, SCHED_FIFO priority 1, as production poll
+loops on isolated cores run) is pinned to CPU 1. A daemon that samples no CPU (`cpus: []`) watches
+CPU 1 with the `counts` method and names the application by task name. noise_injector
+(SCHED_FIFO priority 50, pinned to CPU 1) then wakes on a fixed schedule and spins: every
+injection preempts the application once, and the application waits on the run queue for as long
+as the injector holds the CPU.
+
+The machine is not quiet, and on kernels since 6.12 the fair server lends starved SCHED_OTHER
+tasks (per-CPU kernel workers, tasks the balancer has not moved yet) up to 50 ms a second even
+beside a real-time loop, in pieces that injections split further. So the ground truth is the
+kernel's own tracer, in a tracefs instance of the test's own on CPU 1 only: every sched_switch
+away from the application while it was runnable is one preemption, with the task that took the
+CPU, and the time until it switched back is the run-queue wait. RT throttling is off while the
+test runs (kernel.sched_rt_runtime_us = -1, restored after), as on such production machines: with
+it on, a real-time loop loses the CPU for 50 ms of every second, bunching the injections.
+
+Over the readings of jitterd taken before and after the injections:
+
+  A. jitterd_watch_preemptions_total{cpu="1"} grows by the preemptions the tracer saw, within 1%;
+     and the tracer saw the injector take the CPU once per injection that slept (an injection
+     whose deadline had passed before the previous spin ended runs back to back with it), within
+     1%: the injections are what was counted;
+  B. jitterd_watch_stolen_seconds_total{cpu="1",cause="preempted"} (the application's run-queue
+     wait) grows by the tracer's wait within 10%, and the injector's part of it lies within 10% of
+     the injected time: at least 90% of the median spin for each preemption by the injector (the
+     median: a spin the host interrupts lasts longer, and an injection that ran while something
+     else held the CPU took nothing more from the application), at most 110% of the summed
+     deadline-to-spin-end; the mean cost of a switch away and back is printed;
+  C. the application's thread is found on CPU 1 and the daemon runs no thread there.
+
+Usage: watch_test.py --jitterd BINARY --injector NOISE_INJECTOR --app BUSY_APP [unittest args]
+Exit 77 (skip) without root, without CPU 1 and one more CPU, without tracefs, or when SCHED_FIFO is
+refused.
+"""
+
+import argparse
+import re
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import harness  # noqa: E402
+
+CPU = 1
+APP_NAME = "busyapp-poll"
+SPIN_US = 200
+PERIOD_US = 2000
+INJECT_SECONDS = 6
+PREEMPTION_TOLERANCE = 0.01
+TRACEFS = "/sys/kernel/tracing"
+INSTANCE = f"{TRACEFS}/instances/jitterd_watch_test"
+SWITCH_RE = re.compile(r"\s(\d+\.\d+): sched_switch: prev_comm=.* prev_pid=(\d+) prev_prio=-?\d+ "
+                       r"prev_state=(\S+) ==> next_comm=(.*) next_pid=(\d+) next_prio=-?\d+$")
+STOLEN_TOLERANCE = 0.10
+INJECTOR = None  # set in __main__
+APP = None
+
+CONFIG = f"""\
+cpus: []
+web:
+  listen_address: "127.0.0.1:0"
+application:
+  tasks: ["busyapp*"]
+watch:
+  cpus: "{CPU}"
+  method: counts
+  interval: 500ms
+{harness.PROBES_OFF}"""
+
+
+def prerequisites():
+    if os.geteuid() != 0:
+        return "needs root: the injector and the application run SCHED_FIFO, RT throttling is turned off"
+    if not os.path.isdir(f"{TRACEFS}/instances"):
+        return f"needs tracefs at {TRACEFS}: the kernel's tracer is the ground truth of the preemptions"
+    if not os.access(RT_RUNTIME, os.W_OK):
+        return f"needs a writable {RT_RUNTIME} (RT throttling is turned off for the test)"
+    if CPU not in os.sched_getaffinity(0) or len(os.sched_getaffinity(0)) < 2:
+        return f"needs cpu {CPU} and one more CPU for the daemon"
+    return None
+
+
+RT_RUNTIME = "/proc/sys/kernel/sched_rt_runtime_us"
+
+
+def write_rt_runtime(value):
+    with open(RT_RUNTIME, "w", encoding="ascii") as f:
+        f.write(f"{value}\n")
+
+
+def write(path, text):
+    with open(path, "w", encoding="ascii") as f:
+        f.write(text)
+
+
+class SwitchTrace:
+    """sched_switch on one CPU, in a tracefs instance of its own, on the CLOCK_MONOTONIC clock."""
+
+    def __init__(self, cpu, pid):
+        if os.path.isdir(INSTANCE):
+            os.rmdir(INSTANCE)
+        os.mkdir(INSTANCE)
+        write(f"{INSTANCE}/trace_clock", "mono")
+        write(f"{INSTANCE}/buffer_size_kb", "16384")
+        write(f"{INSTANCE}/tracing_cpumask", f"{1 << cpu:x}")
+        write(f"{INSTANCE}/events/sched/sched_switch/filter", f"prev_pid == {pid} || next_pid == {pid}")
+        write(f"{INSTANCE}/events/sched/sched_switch/enable", "1")
+        self.pid = pid
+
+    def close(self):
+        write(f"{INSTANCE}/events/sched/sched_switch/enable", "0")
+        os.rmdir(INSTANCE)
+
+    def preemptions(self, start, end):
+        """(count, wait s, {task: (count, wait s)}) of the switches away from pid while runnable
+        between the monotonic times start and end, each with the time until it ran again."""
+        with open(f"{INSTANCE}/trace", encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        self.lost = "LOST" in text
+        out_at, taker, count, wait, by = None, None, 0, 0.0, {}
+        for line in text.splitlines():
+            match = SWITCH_RE.search(line)
+            if not match:
+                continue
+            at, prev_pid, state, next_comm, next_pid = match.groups()
+            at = float(at)
+            if int(prev_pid) == self.pid and state.startswith("R") and start <= at <= end:
+                out_at, taker = at, next_comm
+            elif int(next_pid) == self.pid and out_at is not None:
+                count += 1
+                wait += at - out_at
+                n, w = by.get(taker, (0, 0.0))
+                by[taker] = (n + 1, w + at - out_at)
+                out_at = None
+        return count, wait, by
+
+
+class WatchFidelityTest(harness.DaemonTestCase):
+    def watch_values(self, daemon):
+        samples = daemon.scrape()
+        preempted = harness.select(samples, "jitterd_watch_preemptions_total", cpu=str(CPU))
+        stolen = harness.select(samples, "jitterd_watch_stolen_seconds_total", cpu=str(CPU), cause="preempted")
+        threads = harness.select(samples, "jitterd_watch_application_threads", cpu=str(CPU))
+        last = harness.select(samples, "jitterd_probe_last_run_timestamp_seconds", probe="watch")
+        if not (preempted and stolen and threads and last):
+            return None
+        return (next(iter(preempted.values())), next(iter(stolen.values())), next(iter(threads.values())),
+                next(iter(last.values())), samples)
+
+    def next_reading(self, daemon, after):
+        """The first reading of a watch probe run that started after `after` (Unix seconds)."""
+        return harness.wait_until(
+            lambda: (lambda v: v if v and v[3] > after else None)(self.watch_values(daemon)),
+            timeout=10, what="a watch probe run")
+
+    def test_injected_preemptions_are_counted(self):
+        # The daemon first: nothing of its start-up may wait for a per-CPU worker of CPU 1 while
+        # a real-time loop without throttling holds that CPU.
+        daemon = self.daemon(CONFIG)
+        with open(RT_RUNTIME, encoding="ascii") as f:
+            saved = f.read().strip()
+        self.addCleanup(write_rt_runtime, saved)
+        app = subprocess.Popen([APP, "--cpu", str(CPU), "--priority", "1", "--seconds", "40", "--name", APP_NAME],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (app.kill(), app.wait(), app.stderr.close()))
+        line = app.stderr.readline().strip()
+        if line != "busy_app: running":
+            self.skipTest(f"busy_app: {line}")
+        write_rt_runtime(-1)
+        first = harness.wait_until(lambda: (lambda v: v if v and v[2] >= 1 else None)(self.watch_values(daemon)),
+                                   timeout=15, what="the application's thread on cpu 1")
+        self.assertEqual(first[2], 1, "one application thread on the watched CPU")
+        self.assertNotIn(CPU, self.daemon_cpus(daemon), "the daemon runs no thread on the watched CPU")
+
+        trace = SwitchTrace(CPU, app.pid)
+        self.addCleanup(trace.close)
+        count = int(INJECT_SECONDS * 1e6 / PERIOD_US)
+        to_monotonic = time.time() - time.monotonic()
+        before = self.next_reading(daemon, time.time())
+        injector = subprocess.run([INJECTOR, "--cpu", str(CPU), "--priority", "50", "--period", f"{PERIOD_US}us",
+                                   "--spin", f"{SPIN_US}us", "--count", str(count)],
+                                  capture_output=True, text=True, timeout=INJECT_SECONDS + 30)
+        if injector.returncode == harness.SKIP:
+            self.skipTest(f"noise_injector: {injector.stderr.strip()}")
+        self.assertEqual(injector.returncode, 0, injector.stderr)
+        after = self.next_reading(daemon, time.time())
+        # The probe's run starts at its timestamp and reads within milliseconds; the edges fall
+        # outside the injections, where preemptions are rare.
+        traced, traced_wait, by_task = trace.preemptions(before[3] - to_monotonic, after[3] - to_monotonic)
+        self.assertFalse(trace.lost, "the trace lost events: its buffer was too small")
+        (hertz,) = harness.select(after[4], "jitterd_tick_frequency_hertz").values()
+        lines = [tuple(int(x) for x in line.split()) for line in injector.stdout.splitlines()]
+        self.assertEqual(len(lines), count)
+        # An injection preempts the application when the injector slept before it: its deadline
+        # came after the previous spin's end.
+        slept = sum(1 for i, (deadline, _, _) in enumerate(lines) if i == 0 or deadline > lines[i - 1][2])
+        spins = sum(end_tick - start_tick for _, start_tick, end_tick in lines) / hertz
+        median_spin = sorted(end_tick - start_tick for _, start_tick, end_tick in lines)[count // 2] / hertz
+        held = sum(end_tick - deadline for deadline, _, end_tick in lines) / hertz
+        by_injector, injector_wait = by_task.pop("noise_injector", (0, 0.0))
+        counted = after[0] - before[0]
+        stolen = after[1] - before[1]
+        others = ", ".join(f"{task} {n} ({w * 1e3:.2f} ms)" for task, (n, w) in sorted(by_task.items()))
+        print(f"{count} injections of {SPIN_US} us every {PERIOD_US} us, {slept} after a sleep; the tracer saw "
+              f"{traced} preemptions ({traced_wait * 1e3:.3f} ms of run-queue wait): the injector "
+              f"{by_injector} ({injector_wait * 1e3:.3f} ms), others: {others or 'none'}; jitterd counted "
+              f"{counted:.0f} preemptions and {stolen * 1e3:.3f} ms; injected spins {spins * 1e3:.3f} ms, "
+              f"deadline to end {held * 1e3:.3f} ms; a switch away and back costs "
+              f"{(injector_wait / max(by_injector, 1) - median_spin) * 1e6:.1f} us on average beside the median spin "
+              f"of {median_spin * 1e6:.1f} us", file=sys.stderr)
+        self.assertLessEqual(abs(counted - traced), PREEMPTION_TOLERANCE * traced + 2,
+                             "jitterd's preemptions against the kernel tracer's")
+        self.assertLessEqual(abs(by_injector - slept), PREEMPTION_TOLERANCE * slept,
+                             "the tracer's preemptions by the injector against the injections")
+        self.assertLessEqual(abs(stolen - traced_wait), STOLEN_TOLERANCE * traced_wait,
+                             "jitterd's run-queue wait against the tracer's")
+        self.assertGreaterEqual(injector_wait, (1 - STOLEN_TOLERANCE) * median_spin * by_injector)
+        self.assertLessEqual(injector_wait, (1 + STOLEN_TOLERANCE) * held)
+
+    def daemon_cpus(self, daemon):
+        """Every CPU a thread of the daemon may run on."""
+        cpus = set()
+        task_dir = f"/proc/{daemon.process.pid}/task"
+        for tid in os.listdir(task_dir):
+            try:
+                with open(f"{task_dir}/{tid}/status", encoding="utf-8") as f:
+                    for line in f:
+                        if line.startswith("Cpus_allowed_list:"):
+                            cpus |= set(harness.parse_cpu_list(line.split(":", 1)[1].strip()))
+            except FileNotFoundError:
+                continue
+        return cpus
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--injector", required=True)
+    parser.add_argument("--app", required=True)
+    args, rest = parser.parse_known_args()
+    INJECTOR, APP = args.injector, args.app
+    sys.argv = [sys.argv[0]] + rest
+    harness.main([prerequisites])

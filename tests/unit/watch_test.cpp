@@ -1,0 +1,310 @@
+// The watch engine on scratch /proc trees whose counters the test moves between readings: the
+// application's threads coming and going, a reused thread number, a CPU going offline, and the
+// parsers of the scheduler's counters; the configuration and CPU selection of watched CPUs.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "config/config.h"
+#include "fixture_tree.h"
+#include "host/cpu_selection.h"
+#include "probe_result_lookup.h"
+#include "probes/watch_probe.h"
+#include "watch/application.h"
+#include "watch/sched_counters.h"
+#include "watch/watch_engine.h"
+
+using namespace jitterd;
+using jitterd::testing::named;
+
+namespace {
+
+// A /proc/PID/task/TID/stat line: comm, start time (field 22) and last CPU (field 39).
+std::string watch_stat_line(int tid, const std::string& comm, unsigned long long start, int cpu) {
+  std::string line = std::to_string(tid) + " (" + comm + ") R";
+  for (int field = 4; field <= 52; ++field) {
+    const std::string value = field == 22 ? std::to_string(start) : field == 39 ? std::to_string(cpu) : "0";
+    line += " " + value;
+  }
+  return line + "\n";
+}
+
+struct WatchedThreadFiles {
+  int pid, tid;
+  std::string comm;
+  unsigned long long start;
+  int cpu;
+  std::uint64_t involuntary, voluntary, run_ns, wait_ns;
+};
+
+void write_thread(const jitterd::testing::ScratchTree& proc, const WatchedThreadFiles& t) {
+  const std::string dir = std::to_string(t.pid) + "/task/" + std::to_string(t.tid) + "/";
+  const std::string status = "Name:\t" + t.comm + "\nTgid:\t" + std::to_string(t.pid) + "\nCpus_allowed_list:\t" +
+                             std::to_string(t.cpu) + "\nvoluntary_ctxt_switches:\t" + std::to_string(t.voluntary) +
+                             "\nnonvoluntary_ctxt_switches:\t" + std::to_string(t.involuntary) + "\n";
+  for (const std::string& base : {dir, std::to_string(t.tid) + "/"}) {
+    proc.write(base + "stat", watch_stat_line(t.tid, t.comm, t.start, t.cpu));
+    proc.write(base + "status", status);
+  }
+  proc.write(dir + "schedstat", std::to_string(t.run_ns) + " " + std::to_string(t.wait_ns) + " " +
+                                    std::to_string(t.involuntary) + "\n");
+}
+
+void remove_thread(const jitterd::testing::ScratchTree& proc, int pid, int tid) {
+  std::filesystem::remove_all(proc.root() / std::to_string(pid) / "task" / std::to_string(tid));
+  std::filesystem::remove_all(proc.root() / std::to_string(tid));
+}
+
+std::string watch_interrupts(bool cpu1_online, int loc1, int nic1, int tlb1) {
+  if (!cpu1_online)
+    return "           CPU0       \n 45:          0  IR-PCI-MSI 1-edge      eth0-rx-1\n"
+           "LOC:       1000   Local timer interrupts\nTLB:          1   TLB shootdowns\n";
+  return "           CPU0       CPU1       \n 45:          0 " + std::to_string(nic1) +
+         "  IR-PCI-MSI 1-edge      eth0-rx-1\nLOC:       1000 " + std::to_string(loc1) +
+         "   Local timer interrupts\nTLB:          1 " + std::to_string(tlb1) + "   TLB shootdowns\n";
+}
+
+std::string watch_softirqs(int timer1) {
+  return "                    CPU0       CPU1       \n       TIMER:         10 " + std::to_string(timer1) +
+         "\n      NET_RX:          0          0\n";
+}
+
+std::string watch_schedstat(std::uint64_t run1) {
+  return "version 15\ntimestamp 100\ncpu0 0 0 0 0 0 0 500 0 0\ncpu1 0 0 0 0 0 0 " + std::to_string(run1) +
+         " 0 0\ndomain0 3 1 2 3\n";
+}
+
+}  // namespace
+
+TEST_CASE("scheduler counters: a thread's schedstat and /proc/schedstat", "[watch]") {
+  CHECK(parse_thread_schedstat("123 45 6\n") == SchedTimes{123, 45, 6});
+  CHECK_FALSE(parse_thread_schedstat("123 45\n"));
+  CHECK_FALSE(parse_thread_schedstat("a b c"));
+  const auto cpus = parse_proc_schedstat(watch_schedstat(9000));
+  REQUIRE(cpus.size() == 2);
+  CHECK(cpus.at(1).run_ns == 9000);
+  CHECK(parse_proc_schedstat("version 14\ncpu0 0 0 0 0 0 0 500 0 0\n").empty());
+  CHECK(parse_proc_schedstat("cpuX 0 0 0 0 0 0 500 0 0\ncpu2 1 2\n").empty());
+}
+
+TEST_CASE("the application's cgroup path and a thread's watched CPU", "[watch]") {
+  CHECK(cgroup_relative_path("/sys/fs/cgroup/system.slice/trader.service") == "system.slice/trader.service");
+  CHECK(cgroup_relative_path("/system.slice//trader.service/") == "system.slice/trader.service");
+  CHECK(cgroup_relative_path("system.slice/../../etc").empty());
+  CHECK(cgroup_relative_path("/").empty());
+  ApplicationThread pinned{1, 2, "t", 0, 3, {5}};
+  CHECK(watched_cpu_of(pinned, {4, 5}) == 5);
+  CHECK(watched_cpu_of(pinned, {3}) == -1);  // pinned elsewhere: where it last ran does not count
+  ApplicationThread roaming{1, 2, "t", 0, 3, {0, 1, 2, 3}};
+  CHECK(watched_cpu_of(roaming, {3}) == 3);
+  CHECK(watched_cpu_of(roaming, {1}) == -1);
+}
+
+TEST_CASE("watch engine: interrupts by cause, the application's preemptions and waits", "[watch]") {
+  jitterd::testing::ScratchTree sys, proc;
+  proc.write("interrupts", watch_interrupts(true, 100, 0, 0));
+  proc.write("softirqs", watch_softirqs(5));
+  proc.write("schedstat", watch_schedstat(1'000'000));
+  proc.write("uptime", "100.00 50.00\n");
+  write_thread(proc, {40, 41, "trader-poll", 100, 1, 3, 0, 1'000'000, 0});
+  write_thread(proc, {40, 42, "logger", 100, 1, 50, 50, 0, 0});  // not the application
+  const HostReader host(sys.root(), proc.root());
+  WatchEngine engine({{"trader*"}, ""}, {1});
+  const WatchReading first = engine.read(host, 10.0);
+  CHECK(first.window_seconds == 0);
+  REQUIRE(first.cpus.size() == 1);
+  CHECK(first.cpus[0].preemptions == 0);  // there before jitterd looked: counts from now
+  CHECK(first.cpus[0].application_threads == 1);
+
+  proc.write("interrupts", watch_interrupts(true, 350, 4, 2));
+  proc.write("softirqs", watch_softirqs(9));
+  proc.write("schedstat", watch_schedstat(3'500'000));
+  proc.write("uptime", "102.00 50.00\n");
+  write_thread(proc, {40, 41, "trader-poll", 100, 1, 13, 0, 2'900'000, 600'000});
+  const WatchReading second = engine.read(host, 12.0);
+  REQUIRE(second.cpus.size() == 1);
+  const WatchedCpu& c = second.cpus[0];
+  CHECK(second.window_seconds == 2.0);
+  CHECK(c.online);
+  CHECK(c.interrupts.at("timer") == 250);
+  CHECK(c.window_timer_interrupts == 250);
+  CHECK(c.interrupts.at("device_irq") == 4);
+  CHECK(c.interrupts.at("tlb") == 2);
+  CHECK(c.softirqs.at("timer") == 4);
+  CHECK(c.device_irqs.at({"45", "eth0-rx-1"}) == 4);
+  CHECK(c.preemptions == 10);
+  CHECK(c.wait_ns == 600'000);
+  CHECK(c.application_run_ns == 1'900'000);
+  CHECK(c.other_tasks_ns == 2'500'000 - 1'900'000);
+  REQUIRE(second.threads.size() == 1);
+  CHECK(second.threads[0].thread.tid == 41);
+
+  const ProbeResult result = watch_result(second, "counts", "auto", "as configured");
+  CHECK(named(result, "jitterd_watch_preemptions_total").size() == 1);
+  CHECK(named(result, "jitterd_watch_timer_interrupt_rate_hertz").at(0)->value == 125.0);
+  CHECK(named(result, "jitterd_watch_interrupts_total").size() == 6);
+}
+
+TEST_CASE("watch engine: threads come and go, a reused thread number is a new thread", "[watch]") {
+  jitterd::testing::ScratchTree sys, proc;
+  proc.write("interrupts", watch_interrupts(true, 0, 0, 0));
+  proc.write("softirqs", watch_softirqs(0));
+  proc.write("uptime", "100.00 50.00\n");
+  write_thread(proc, {40, 41, "trader-poll", 100, 1, 3, 0, 0, 0});
+  const HostReader host(sys.root(), proc.root());
+  WatchEngine engine({{"trader*"}, ""}, {1});
+  engine.read(host, 1.0);
+
+  // The thread exits; a new one, started after the first reading (tick 10,050 at 100 Hz is
+  // 100.5 s), counts everything it did since it started.
+  remove_thread(proc, 40, 41);
+  write_thread(proc, {40, 43, "trader-poll2", 10'050, 1, 2, 1, 500, 70});
+  proc.write("uptime", "101.00 50.00\n");
+  WatchReading reading = engine.read(host, 2.0);
+  CHECK(reading.cpus[0].preemptions == 2);
+  CHECK(reading.cpus[0].wait_ns == 70);
+
+  // Thread number 43 reused by a thread that started later: a new thread, not a counter that
+  // went down; the old one's counts stay in the totals.
+  write_thread(proc, {40, 43, "trader-poll3", 10'150, 1, 1, 0, 100, 10});
+  proc.write("uptime", "102.00 50.00\n");
+  reading = engine.read(host, 3.0);
+  CHECK(reading.cpus[0].preemptions == 3);
+  CHECK(reading.cpus[0].wait_ns == 80);
+  REQUIRE(reading.threads.size() == 1);
+  CHECK(reading.threads[0].thread.comm == "trader-poll3");
+  CHECK(reading.threads[0].preemptions == 1);
+
+  // The process is gone: totals stay, no thread is listed.
+  remove_thread(proc, 40, 43);
+  reading = engine.read(host, 4.0);
+  CHECK(reading.cpus[0].preemptions == 3);
+  CHECK(reading.cpus[0].application_threads == 0);
+  CHECK(reading.threads.empty());
+}
+
+TEST_CASE("watch engine: a watched CPU offline, then back", "[watch]") {
+  jitterd::testing::ScratchTree sys, proc;
+  proc.write("interrupts", watch_interrupts(true, 100, 0, 0));
+  proc.write("softirqs", watch_softirqs(0));
+  proc.write("uptime", "100.00 50.00\n");
+  const HostReader host(sys.root(), proc.root());
+  WatchEngine engine({{"trader*"}, ""}, {1});
+  engine.read(host, 1.0);
+  proc.write("interrupts", watch_interrupts(false, 0, 0, 0));
+  WatchReading reading = engine.read(host, 2.0);
+  CHECK_FALSE(reading.cpus[0].online);
+  CHECK(reading.cpus[0].interrupts.empty());
+  CHECK_FALSE(reading.other_tasks_measured);  // no /proc/schedstat in this tree
+  const ProbeResult offline = watch_result(reading, "counts", "auto", "");
+  CHECK(named(offline, "jitterd_watch_timer_interrupt_rate_hertz").empty());  // no current figure
+  CHECK(named(offline, "jitterd_watch_cpu_online").at(0)->value == 0);
+  CHECK(named(offline, "jitterd_watch_other_tasks_seconds_total").empty());
+  // Back online with counts that started again: nothing counted for the window without a baseline.
+  proc.write("interrupts", watch_interrupts(true, 20, 0, 0));
+  reading = engine.read(host, 3.0);
+  CHECK(reading.cpus[0].online);
+  CHECK(reading.cpus[0].interrupts.count("timer") == 0);
+  proc.write("interrupts", watch_interrupts(true, 50, 0, 0));
+  reading = engine.read(host, 4.0);
+  CHECK(reading.cpus[0].interrupts.at("timer") == 30);
+}
+
+TEST_CASE("watch engine: the application by cgroup, a cgroup that disappears", "[watch]") {
+  jitterd::testing::ScratchTree sys, proc;
+  proc.write("interrupts", watch_interrupts(true, 0, 0, 0));
+  proc.write("softirqs", watch_softirqs(0));
+  proc.write("uptime", "100.00 50.00\n");
+  sys.write("fs/cgroup/system.slice/trader.service/cgroup.threads", "41\n42\n");
+  write_thread(proc, {40, 41, "trader-poll", 100, 1, 3, 0, 0, 0});
+  write_thread(proc, {40, 42, "trader-log", 100, 1, 3, 0, 0, 0});
+  const HostReader host(sys.root(), proc.root());
+  const ApplicationSearch both =
+      find_application_threads(host, {{}, "/sys/fs/cgroup/system.slice/trader.service"});
+  CHECK(both.threads.size() == 2);
+  CHECK(both.threads[0].pid == 40);
+  const ApplicationSearch named_too = find_application_threads(host, {{"*-poll"}, "system.slice/trader.service"});
+  REQUIRE(named_too.threads.size() == 1);
+  CHECK(named_too.threads[0].tid == 41);
+  std::filesystem::remove_all(sys.root() / "fs/cgroup/system.slice/trader.service");
+  const ApplicationSearch gone = find_application_threads(host, {{}, "system.slice/trader.service"});
+  CHECK(gone.threads.empty());
+  REQUIRE(gone.problems.size() == 1);
+  CHECK(gone.problems[0].find("system.slice/trader.service") != std::string::npos);
+}
+
+TEST_CASE("configuration: application and watch sections, cpus: []", "[watch][config]") {
+  const Config config = parse_config(
+      "cpus: []\napplication:\n  tasks: [\"trader*\"]\n  cgroup: system.slice/trader.service\n"
+      "watch:\n  cpus: \"2-7\"\n  method: counts\n",
+      "test.yaml");
+  CHECK_FALSE(config.cpus.automatic);
+  CHECK(config.cpus.list.empty());
+  const WatchSettings& watch = config.probes.watch;
+  CHECK(watch.enabled);
+  CHECK(watch.cpus == std::vector<int>{2, 3, 4, 5, 6, 7});
+  CHECK(watch.method == WatchMethod::counts);
+  CHECK(watch.application.cgroup == "system.slice/trader.service");
+  // Named once: the posture probe knows the application's tasks too.
+  CHECK(config.probes.posture.expect.application_tasks == std::vector<std::string>{"trader*"});
+  CHECK_FALSE(parse_config("cpus: 1\n", "t.yaml").probes.watch.enabled);
+
+  const auto error_of = [](const std::string& yaml) {
+    try {
+      parse_config(yaml, "t.yaml");
+    } catch (const ConfigErrors& e) {
+      return e.errors().at(0).to_string();
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of("watch:\n  method: ebpf\n").find("watch.method: must be one of auto, bpf, tracepoints, counts") !=
+        std::string::npos);
+  CHECK(error_of("watch:\n  cpus: []\n").find("watch.cpus") != std::string::npos);
+  CHECK(error_of("application:\n  cgroup: ../etc\n").find("application.cgroup") != std::string::npos);
+  CHECK(error_of("application:\n  tasks: []\n").find("application.tasks") != std::string::npos);
+}
+
+TEST_CASE("CPU selection with watched CPUs", "[watch][cpu_selection]") {
+  Topology topo;
+  topo.possible = topo.online = {0, 1, 2, 3};
+  topo.isolated = {2, 3};
+  CpuRequest request;
+  request.automatic = false;
+  request.watch = CpuRequest::Watch::listed;
+  request.watch_list = {3};
+  CpuSelectionResult r = select_cpus(request, topo, {0, 1, 2, 3});
+  REQUIRE(r.selection);
+  CHECK(r.selection->sampled.empty());
+  CHECK(r.selection->watched == std::vector<int>{3});
+  CHECK(r.selection->housekeeping == std::vector<int>{0, 1, 2});
+
+  request.automatic = true;  // auto samples the isolated CPUs that are not watched
+  r = select_cpus(request, topo, {0, 1, 2, 3});
+  REQUIRE(r.selection);
+  CHECK(r.selection->sampled == std::vector<int>{2});
+  CHECK(r.selection->housekeeping == std::vector<int>{0, 1});
+
+  request.automatic = false;
+  request.list = {2};
+  request.watch = CpuRequest::Watch::automatic;  // the isolated CPUs left unsampled
+  r = select_cpus(request, topo, {0, 1, 2, 3});
+  REQUIRE(r.selection);
+  CHECK(r.selection->watched == std::vector<int>{3});
+  CHECK(r.selection->housekeeping == std::vector<int>{0, 1});
+
+  request.watch = CpuRequest::Watch::listed;
+  request.watch_list = {2};  // both sampled and watched
+  r = select_cpus(request, topo, {0, 1, 2, 3});
+  REQUIRE_FALSE(r.selection);
+  CHECK(r.errors.at(0).find("watch.cpus: cpu 2 is also in cpus") == 0);
+
+  request.list = {};
+  request.watch_list = {9};
+  r = select_cpus(request, topo, {0, 1, 2, 3});
+  REQUIRE_FALSE(r.selection);
+  CHECK(r.errors.at(0).find("does not exist") != std::string::npos);
+
+  request.watch_list = {0, 1};  // nothing left for the daemon
+  r = select_cpus(request, topo, {0, 1});
+  REQUIRE_FALSE(r.selection);
+}
