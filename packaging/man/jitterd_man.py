@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Generates the man pages jitterd(8) and jitterd.yaml(5) from their one source each.
+"""Generates the man pages jitterd(8), jitterd-VERB(8) and jitterd.yaml(5) from their sources.
 
 jitterd(8) is the built binary's own help: `jitterd --help` (description, synopsis, verbs, exit
 codes) and `jitterd VERB --help` for each verb (the options with their defaults), so the page says
-exactly what --help says. jitterd.yaml(5) is README.md's "## Configuration" section: its text, the
-reference table (one entry per key) and the notes after it, so the page says exactly what the
-README says. tests/packaging/man_pages_test.py checks that the README's keys are the ones the binary
-accepts and its flags the ones --help lists.
+exactly what --help says. jitterd-VERB(8), one per verb --help lists, is that verb's section of
+docs/command-line.md (### jitterd VERB) with its --help's options. jitterd.yaml(5) is docs/configuration.md: its text, the reference table
+(one entry per key) and the notes after it, so the page says exactly what the docs say.
+tests/packaging/man_pages_test.py checks that that page's keys are the ones the binary accepts, and
+docs/command-line.md's flags the ones --help lists.
 
-Usage: jitterd_man.py --jitterd BIN --readme README.md --version V --out-dir DIR
+Usage: jitterd_man.py --jitterd BIN --docs docs --version V --out-dir DIR
 """
 import argparse
 import re
@@ -124,14 +125,8 @@ def man_jitterd(jitterd, version):
         usage = " ".join(vs.get("Usage", [])).strip()
         if usage:
             out += [".PP", "Usage: \\fB" + esc(usage) + "\\fR"]
-        for name, text in entries(vs.get("Positionals", [])):
-            out += [".TP", "\\fI" + esc(name) + "\\fR", esc(text)]
-        for name, text in options(verb_help):
-            if name.startswith("-h,--help"):
-                continue
-            flag, _, arg = name.partition(" ")
-            flag = ", ".join("\\fB" + esc(f) + "\\fR" for f in flag.split(","))
-            out += [".TP", flag + (" \\fI" + esc(arg) + "\\fR" if arg else ""), esc(text)]
+        out += verb_options(verb_help)
+        out += [".PP", f"See \\fBjitterd\\-{esc(verb)}\\fR(8)."]
     exit_text = " ".join(l.strip() for l in sections.get("Exit codes", []) if l.strip())
     out += [".SH EXIT STATUS", esc(exit_text)]
     config_default = re.search(r"--config FILE=(\S+)", run_help(jitterd, "run"))
@@ -141,15 +136,68 @@ def man_jitterd(jitterd, version):
             ".TP", "\\fIjitterd.service\\fR",
             "the systemd unit: \\fBsystemctl reload jitterd\\fR (SIGHUP) rereads the configuration, "
             "keeping the running one if the new one is invalid",
-            ".SH SEE ALSO", "\\fBjitterd.yaml\\fR(5), \\fBsystemctl\\fR(1), \\fBprometheus\\fR(1)"]
+            ".SH SEE ALSO", see_also(verb_list, None) + ", \\fBsystemctl\\fR(1), \\fBprometheus\\fR(1)"]
     return "\n".join(out) + "\n"
 
 
-def readme_section(readme, heading):
-    text = Path(readme).read_text(encoding="utf-8")
-    m = re.search(r"^## " + re.escape(heading) + r"\n(.*?)(?=^## )", text, re.S | re.M)
+def verb_options(verb_help):
+    """A verb's positionals and options (not --help), as roff tagged paragraphs."""
+    out = []
+    vs = help_sections(verb_help)
+    for name, text in entries(vs.get("Positionals", [])):
+        out += [".TP", "\\fI" + esc(name) + "\\fR", esc(text)]
+    for name, text in options(verb_help):
+        if name.startswith("-h,--help"):
+            continue
+        flag, _, arg = name.partition(" ")
+        flag = ", ".join("\\fB" + esc(f) + "\\fR" for f in flag.split(","))
+        out += [".TP", flag + (" \\fI" + esc(arg) + "\\fR" if arg else ""), esc(text)]
+    return out
+
+
+def see_also(verb_list, this_verb):
+    pages = ["\\fBjitterd\\fR(8)"] if this_verb else []
+    pages += [f"\\fBjitterd\\-{esc(v)}\\fR(8)" for v, _ in verb_list if v != this_verb]
+    return ", ".join(pages + ["\\fBjitterd.yaml\\fR(5)"])
+
+
+def verb_section(docs, verb):
+    """The '### jitterd VERB' section of docs/command-line.md (to the next heading of its level or above)."""
+    text = doc_page(docs, "command-line.md")
+    m = re.search(r"^### jitterd " + re.escape(verb) + r"\n(.*?)(?=^#{1,3} |\Z)", text, re.S | re.M)
     if not m:
-        sys.exit(f"jitterd_man: {readme}: no '## {heading}' section")
+        sys.exit(f"jitterd_man: {docs}/command-line.md: no '### jitterd {verb}' section for the verb "
+                 f"{verb} that jitterd --help lists")
+    return m.group(1)
+
+
+def man_verb(jitterd, docs, verb, summary, verb_list, version):
+    """jitterd-VERB(8): NAME and OPTIONS from `jitterd VERB --help`, DESCRIPTION from the verb's
+    section of docs/command-line.md, EXIT STATUS from `jitterd --help`."""
+    verb_help = run_help(jitterd, verb)
+    vs = help_sections(verb_help)
+    title = f"JITTERD-{verb.upper()}"
+    out = [f'.TH {esc(title)} 8 "{DATE}" "{SOURCE} {esc(version)}" "System Administration"',
+           f".\\\" Generated by packaging/man/jitterd_man.py from jitterd {verb} --help and "
+           f"docs/command-line.md (### jitterd {verb}); do not edit.",
+           ".SH NAME", f"jitterd\\-{esc(verb)} \\- {esc(summary)}",
+           ".SH SYNOPSIS", ".nf", "\\fB" + esc(" ".join(vs.get("Usage", [])).strip()) + "\\fR", ".fi",
+           ".SH DESCRIPTION"]
+    out += roff_blocks(verb_section(docs, verb))
+    out += [".SH OPTIONS"] + verb_options(verb_help)
+    exit_text = " ".join(l.strip() for l in help_sections(run_help(jitterd)).get("Exit codes", []) if l.strip())
+    out += [".SH EXIT STATUS", esc(exit_text)]
+    out += [".SH SEE ALSO", see_also(verb_list, verb)]
+    return "\n".join(out) + "\n"
+
+
+def doc_page(docs, name):
+    """A page of docs/ without its title line."""
+    path = Path(docs) / name
+    text = path.read_text(encoding="utf-8")
+    m = re.match(r"^# [^\n]*\n(.*)$", text, re.S)
+    if not m:
+        sys.exit(f"jitterd_man: {path}: does not open with a '# Title' line")
     return m.group(1)
 
 
@@ -167,9 +215,9 @@ def table_rows(block):
     return rows
 
 
-def config_reference(readme):
-    """README's configuration section as (text before the table, table rows, text after)."""
-    section = readme_section(readme, "Configuration")
+def config_reference(docs):
+    """docs/configuration.md as (text before the table, table rows, text after)."""
+    section = doc_page(docs, "configuration.md")
     lines = section.splitlines()
     first = next(i for i, l in enumerate(lines) if l.startswith("|"))
     last = first
@@ -183,7 +231,12 @@ def markdown_blocks(text):
     """Paragraphs and fenced code blocks of Markdown text, in order: ('p'|'code', text)."""
     blocks, para, code = [], [], None
     for line in text.splitlines():
-        if line.startswith("```"):
+        if code is None and re.match(r"^#{1,6} ", line):
+            if para:
+                blocks.append(("p", " ".join(para)))
+                para = []
+            blocks.append(("h", line.lstrip("#").strip()))
+        elif line.startswith("```"):
             if code is None:
                 if para:
                     blocks.append(("p", " ".join(para)))
@@ -208,21 +261,23 @@ def markdown_blocks(text):
 def roff_blocks(text):
     out = []
     for kind, body in markdown_blocks(text):
-        if kind == "code":
+        if kind == "h":
+            out += [".SS " + inline(body)]
+        elif kind == "code":
             out += [".PP", ".nf", ".RS 4"] + [esc(l) for l in body.splitlines()] + [".RE", ".fi"]
         else:
             out += [".PP", inline(body)]
     return out
 
 
-def man_config(readme, version):
-    before, rows, after = config_reference(readme)
+def man_config(docs, version):
+    before, rows, after = config_reference(docs)
     header, body = rows[0], rows[1:]
     if [h.lower() for h in header] != ["key", "default", "allowed", "meaning"]:
-        sys.exit(f"jitterd_man: {readme}: the configuration table's columns are {header}, "
+        sys.exit(f"jitterd_man: {docs}/configuration.md: the configuration table's columns are {header}, "
                  "expected key | default | allowed | meaning")
     out = [f'.TH JITTERD.YAML 5 "{DATE}" "{SOURCE} {esc(version)}" "File Formats"',
-           ".\\\" Generated by packaging/man/jitterd_man.py from README.md (## Configuration); do not edit.",
+           ".\\\" Generated by packaging/man/jitterd_man.py from docs/configuration.md; do not edit.",
            ".SH NAME", "jitterd.yaml \\- configuration of the jitterd CPU jitter daemon",
            ".SH SYNOPSIS", "\\fI/etc/jitterd/jitterd.yaml\\fR",
            ".SH DESCRIPTION"]
@@ -239,14 +294,18 @@ def man_config(readme, version):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jitterd", required=True)
-    parser.add_argument("--readme", required=True)
+    parser.add_argument("--docs", required=True, help="the docs/ folder")
     parser.add_argument("--version", required=True)
     parser.add_argument("--out-dir", required=True)
     args = parser.parse_args()
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "jitterd.8").write_text(man_jitterd(args.jitterd, args.version), encoding="utf-8")
-    (out / "jitterd.yaml.5").write_text(man_config(args.readme, args.version), encoding="utf-8")
+    verb_list = verbs(run_help(args.jitterd))
+    for verb, summary in verb_list:
+        (out / f"jitterd-{verb}.8").write_text(man_verb(args.jitterd, args.docs, verb, summary, verb_list,
+                                                        args.version), encoding="utf-8")
+    (out / "jitterd.yaml.5").write_text(man_config(args.docs, args.version), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "cli/progress.h"
 #include "export/build_info.h"
 #include "host/cpu_list.h"
 #include "host/posture.h"
@@ -141,22 +142,32 @@ int run_baseline(const CommandLine& cl) {
   for (const auto& p : plan.machine_problems) spdlog::warn("{}", p);
   plan.config.sampler.duty_cycle = DutyCycleMode::continuous;  // a baseline sees every gap
   restrict_current_thread(plan.selection.housekeeping);
+  Progress progress;  // after the restriction: its thread stays on the housekeeping CPUs
+  progress.step("calibrating the counter");
   const CounterFrequency frequency = counter_frequency(plan.method, std::chrono::milliseconds(250));
   const double seconds = std::chrono::duration<double>(cl.report_duration).count();
   Baseline baseline = baseline_header(plan, host, frequency, seconds);
   {
     SamplerSet samplers(sampler_settings(plan, TickScale(frequency.hertz)));
     samplers.start();
+    progress.step(fmt::format("sampling cpus {}", format_cpu_list(plan.selection.sampled)), cl.report_duration);
     baseline.cpus = record_sub_windows(samplers, cl.report_duration, frequency.hertz);
   }
   // Probes after the samplers stop, so they neither disturb the gaps nor are disturbed by them.
   ProbeContext context = make_probe_context(plan, host, frequency);
-  for (const std::string& name : cl.baseline_probes) {
+  for (std::size_t i = 0; i < cl.baseline_probes.size(); ++i) {
+    const std::string& name = cl.baseline_probes[i];
+    progress.step(fmt::format("probe {} ({}/{})", name, i + 1, cl.baseline_probes.size()));
     std::unique_ptr<Probe> probe = make_probe(name, plan.config.probes);
     baseline.probes.push_back(baseline_probe(run_probe(*probe, context)));
-    if (!baseline.probes.back().success) spdlog::warn("probe {} failed: {}", name, baseline.probes.back().error);
+    if (!baseline.probes.back().success) {
+      progress.clear();
+      spdlog::warn("probe {} failed: {}", name, baseline.probes.back().error);
+    }
   }
+  progress.step("writing the baseline");
   write_baseline(baseline, cl.output_path);
+  progress.clear();
   std::cerr << fmt::format(
       "jitterd: baseline of cpus {} ({:.1f} s, probes: {}) written to {}\n",
       format_cpu_list(plan.selection.sampled), seconds,

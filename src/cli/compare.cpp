@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli/html_report.h"
+#include "cli/progress.h"
 #include "compare/comparison.h"
 #include "compare/prometheus_history.h"
 
@@ -61,8 +62,12 @@ ComparedRuns compare_history(const CommandLine& cl) {
                                  cl.prometheus_basic_auth_password_file,
                                  std::chrono::duration<double>(cl.prometheus_timeout).count(),
                                  cl.prometheus_max_bytes.value_or(kPrometheusMaxBytes)});
+  Progress progress;
+  progress.step("reading the before range from Prometheus (1/2)");
   const RangeSamples before_samples = read_range(client, cl.prometheus_instance, before_range);
+  progress.step("reading the after range from Prometheus (2/2)");
   const RangeSamples after_samples = read_range(client, cl.prometheus_instance, after_range);
+  progress.clear();
   const double sub_window = history_sub_window(cl, before_samples, after_samples);
   const HistoryBaseline before = baseline_from_samples(before_samples, sub_window);
   const HistoryBaseline after = baseline_from_samples(after_samples, sub_window);

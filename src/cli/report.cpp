@@ -9,6 +9,7 @@
 #include "cli/baseline.h"
 #include "cli/html_report.h"
 #include "cli/posture_report.h"
+#include "cli/progress.h"
 #include "config/config_source.h"
 #include "daemon/logging.h"
 #include "host/cpu_list.h"
@@ -169,9 +170,19 @@ int run_probe_report(const CommandLine& cl) {
     probe = make_probe(probe_name, plan.config.probes);
   }
   restrict_current_thread(plan.selection.housekeeping);
+  Progress progress;  // after the restriction: its thread stays on the housekeeping CPUs
+  progress.step("calibrating the counter");
   const CounterFrequency context_frequency = counter_frequency(plan.method, std::chrono::milliseconds(250));
   ProbeContext context = make_probe_context(plan, host, context_frequency);
+  if (probe_name == "c2c") {
+    const std::size_t n = cl.report_cpus.value_or(affinity).size();
+    const std::size_t pairs = n * (n - 1) / 2;
+    progress.step(fmt::format("c2c matrix: {} pair{}", pairs, pairs == 1 ? "" : "s"));
+  } else {
+    progress.step("probe " + probe_name);
+  }
   const ProbeStatus status = run_probe(*probe, context);
+  progress.clear();
   if (!cl.save_path.empty() || cl.report_format == ReportFormat::html) {
     Baseline baseline = baseline_header(plan, host, context_frequency, 0);
     baseline.probes.push_back(baseline_probe(status));
@@ -213,14 +224,18 @@ int run_report(const CommandLine& cl) {
   // A one-shot report spins for its whole duration: the duty cycle is for the daemon.
   plan.config.sampler.duty_cycle = DutyCycleMode::continuous;
   restrict_current_thread(plan.selection.housekeeping);
+  Progress progress;  // after the restriction: its thread stays on the housekeeping CPUs
+  progress.step("calibrating the counter");
   GapReport report;
   report.method = std::string(to_string(plan.method));
   report.frequency = counter_frequency(plan.method, std::chrono::milliseconds(250));
   report.duration_seconds = std::chrono::duration<double>(cl.report_duration).count();
   SamplerSet samplers(sampler_settings(plan, TickScale(report.frequency.hertz)));
   samplers.start();
+  progress.step(fmt::format("sampling cpus {}", format_cpu_list(plan.selection.sampled)), cl.report_duration);
   // Recorded in sub-windows whether or not it is saved: one way of running the samplers.
   std::vector<BaselineCpu> recorded = record_sub_windows(samplers, cl.report_duration, report.frequency.hertz);
+  progress.clear();
   for (std::size_t i = 0; i < samplers.size(); ++i) report.cpus.push_back(report_cpu(samplers.worker(i)));
   if (!cl.save_path.empty() || cl.report_format == ReportFormat::html) {
     Baseline baseline = baseline_header(plan, host, report.frequency, report.duration_seconds);

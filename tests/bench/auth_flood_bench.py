@@ -2,7 +2,7 @@
 """A basic-auth flood against the real jitterd (issue 24): for each attacker count, the
 legitimate scraper's latency (its password already verified, so cached) while that many threads
 send wrong passwords (tests/integration/auth_flood.py says how). One daemon, basic auth with a
-cost-10 bcrypt hash, the probes off. Prints figures for the README, asserts nothing about time.
+cost-10 bcrypt hash, the probes off. Prints figures for docs/benchmarks.md, asserts nothing about time.
 
 Usage: python3 tests/bench/auth_flood_bench.py --jitterd build/jitterd [--attackers 0 8 32 64]
            [--seconds 10]

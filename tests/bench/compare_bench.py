@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Figures for README "Before and after" (not a ctest test: it takes minutes).
+"""Figures for docs/before-and-after.md (not a ctest test: it takes minutes).
 
 false-alarms: N pairs of back-to-back baselines of the configured CPUs on this machine, each pair
               compared; counts pairs with any CPU figure judged "worse" or "better", and estimates

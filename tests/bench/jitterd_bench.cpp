@@ -1,7 +1,7 @@
 // jitterd_bench: the cost of jitterd's sampler loop against a bare loop with the same counter
 // read, on the same CPU, interleaved in one run; the c2c probe's cost per pair and its agreement
 // with an independent ping-pong on the same pair; then scrape time and memory. A program, not a
-// test: it prints figures for the README, it asserts nothing.
+// test: it prints figures for docs/benchmarks.md, it asserts nothing.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>

@@ -2,7 +2,7 @@
 """Cost of the status page against the real jitterd: N sequential GETs of each path over one
 keep-alive loopback connection, once the window is full and every probe has run; prints the median
 and p99 of the request time (render + loopback transfer: the render dominates) and the size.
-Prints figures for the README, asserts nothing about time.
+Prints figures for docs/benchmarks.md, asserts nothing about time.
 
 Usage: python3 tests/bench/status_page_bench.py --jitterd build/jitterd [--requests 300]
            [--cpus auto]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load and soak benchmark of the web server, against the real jitterd (issue 10).
 
-Prints figures for the README, asserts nothing about time. Phases, one daemon:
+Prints figures for docs/benchmarks.md, asserts nothing about time. Phases, one daemon:
 
   quiet    the sampled CPU's stolen share with no scraper (the machine's own noise)
   load     N concurrent scrapers looping GET /metrics: requests, errors, latency, and the

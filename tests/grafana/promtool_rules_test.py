@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """promtool on grafana/prometheus/: `check rules` must be clean (no warnings either) and
 `test rules` must pass for every test file under grafana/prometheus/tests/ (every alert has a
-case that fires it and one that must not); every alert has a runbook entry in README.md.
+case that fires it and one that must not); every alert has a runbook entry in docs/dashboards-and-alerts.md.
 
 Usage: promtool_rules_test.py; exit 77 (skip) without promtool (Debian's prometheus package).
 """
@@ -39,12 +39,13 @@ def main():
     if alerts - tested or not alerts:
         print(f"FAIL: alerts without a promtool test: {sorted(alerts - tested)}", file=sys.stderr)
         return 1
-    # Every alert has its runbook entry in README.md ("- **AlertName.**" or "- **AlertName** (info).").
-    with open(os.path.join(common.harness.SOURCE_DIR, "README.md"), encoding="utf-8") as f:
+    # Every alert has its runbook entry in docs/dashboards-and-alerts.md ("- **AlertName.**" or
+    # "- **AlertName** (info).").
+    with open(os.path.join(common.harness.SOURCE_DIR, "docs", "dashboards-and-alerts.md"), encoding="utf-8") as f:
         readme = f.read()
     undocumented = sorted(a for a in alerts if f"- **{a}.**" not in readme and f"- **{a}** (" not in readme)
     if undocumented:
-        print(f"FAIL: alerts without a runbook entry in README.md: {undocumented}", file=sys.stderr)
+        print(f"FAIL: alerts without a runbook entry in docs/dashboards-and-alerts.md: {undocumented}", file=sys.stderr)
         return 1
     result = subprocess.run([promtool, "test", "rules"] + tests, capture_output=True, text=True)
     print(result.stdout + result.stderr)

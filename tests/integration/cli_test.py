@@ -11,10 +11,13 @@ import csv
 import io
 import json
 import os
+import pty
 import re
 import shutil
 import subprocess
+import threading
 import time
+import tty
 
 import harness
 
@@ -172,6 +175,9 @@ class CliTest(harness.DaemonTestCase):
         result = harness.run(["report", "--config", path, "--duration", "1s", "--format", fmt],
                              timeout=30)
         self.assertExit(result, EXIT_OK)
+        # Standard error is a pipe here, not a terminal: no progress line.
+        self.assertNotIn("\r", result.stderr)
+        self.assertNotIn("sampling cpus", result.stderr)
         return result.stdout
 
     def test_report_json(self):
@@ -227,6 +233,75 @@ class CliTest(harness.DaemonTestCase):
         text = self.report("table")
         self.assertRegex(text, r"(?m)^\s*cpu\s+samples\b")
         self.assertRegex(text, r"(?m)^\s*[1-9]\d*\s+[1-9]\d*\s")
+
+    def run_on_a_terminal(self, args, timeout=60):
+        """Runs jitterd with standard error on a pseudo-terminal (raw, so that nothing is
+        translated) and standard output on a pipe; returns (exit code, stdout, what the terminal
+        got)."""
+        master, slave = pty.openpty()
+        tty.setraw(slave)
+        process = subprocess.Popen([harness.JITTERD, *args], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        chunks = []
+
+        def drain():
+            while True:
+                try:
+                    data = os.read(master, 4096)
+                except OSError:  # EIO: the last writer closed the terminal
+                    return
+                if not data:
+                    return
+                chunks.append(data)
+
+        reader = threading.Thread(target=drain)
+        reader.start()
+        try:
+            stdout, _ = process.communicate(timeout=timeout)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            reader.join(timeout=10)
+            os.close(master)
+        return process.returncode, stdout.decode(), b"".join(chunks).decode("utf-8", "replace")
+
+    def test_progress_only_on_a_terminal(self):
+        path = self.config(REPORT_CONFIG)
+        out = os.path.join(self.workdir, "b.json")
+        args = ["baseline", "--config", path, "--duration", "3s", "--probes", "kernel_cost", "-o", out]
+        code, stdout, terminal = self.run_on_a_terminal(args)
+        self.assertEqual(code, EXIT_OK, terminal)
+        self.assertEqual(stdout, "")
+        # One line, redrawn in place: what it does and how far along.
+        self.assertRegex(terminal, r"\rsampling cpus [0-9,-]+: 0/3 s\x1b\[K")
+        drawn = [int(s) for s in re.findall(r"\rsampling cpus [0-9,-]+: (\d+)/3 s\x1b\[K", terminal)]
+        self.assertEqual(drawn, sorted(drawn), "the seconds sampled go forward")
+        self.assertLessEqual(drawn[-1], 3)
+        self.assertIn("\rprobe kernel_cost (1/1): 0 s\x1b[K", terminal)
+        # Erased before the command's own last line, which is as without a terminal.
+        self.assertRegex(terminal, r"\r\x1b\[Kjitterd: baseline of cpus [0-9,-]+ \(3\.0 s, probes: kernel_cost\) "
+                                   r"written to " + re.escape(out) + r"\n$")
+        with open(out, encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["format"], "jitterd-baseline")
+
+        # The same on a pipe: nothing but that last line.
+        piped = harness.run(args, timeout=60)
+        self.assertExit(piped, EXIT_OK)
+        self.assertEqual(piped.stdout, "")
+        self.assertNotIn("\r", piped.stderr)
+        self.assertNotIn("sampling cpus", piped.stderr)
+        self.assertRegex(piped.stderr, r"(?:^|\n)jitterd: baseline of cpus [0-9,-]+ \(3\.0 s, probes: kernel_cost\) "
+                                       r"written to " + re.escape(out) + r"\n$")
+
+        # report: the table on standard output is the same whether or not standard error is a terminal.
+        code, stdout, terminal = self.run_on_a_terminal(["report", "--config", path, "--duration", "2s"])
+        self.assertEqual(code, EXIT_OK, terminal)
+        self.assertRegex(stdout, r"(?m)^\s*cpu\s+samples\b")
+        self.assertNotIn("\r", stdout)
+        self.assertRegex(terminal, r"\rsampling cpus [0-9,-]+: 0/2 s\x1b\[K")
+        self.assertTrue(terminal.endswith("\r\x1b[K"), repr(terminal[-80:]))
 
     def test_report_probe_topics(self):
         path = self.config(REPORT_CONFIG + harness.BURST_CONFIG[harness.BURST_CONFIG.index("probes:"):])

@@ -9,6 +9,7 @@ with fewer than 2 CPUs.
 
 import math
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -221,6 +222,18 @@ class ScrapeTest(unittest.TestCase):
         self.assertEqual(len(info), 1, info)
         self.assertEqual({k for k, _ in next(iter(info))}, {"method", "frequency_source"})
         self.assertEqual(next(iter(info.values())), 1)
+
+    def test_every_scraped_family_is_in_the_metrics_reference(self):
+        # docs/metrics.md names every family a real scrape holds (first column of its tables).
+        reference = open(os.path.join(harness.SOURCE_DIR, "docs", "metrics.md"), encoding="utf-8").read()
+        documented = set()
+        for line in reference.splitlines():
+            if line.startswith("| `jitterd_"):
+                documented |= set(re.findall(r"`(jitterd_[a-z0-9_]+)`", line.split("|")[1]))
+        families = set(re.findall(r"^# TYPE (\S+)", self.daemon.scrape_text(), re.M))
+        self.assertTrue(families)
+        self.assertEqual(sorted(families - documented), [],
+                         "families of a real scrape that docs/metrics.md does not document")
 
     def test_values_are_sane(self):
         samples = self.daemon.scrape()

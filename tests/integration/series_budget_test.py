@@ -7,7 +7,7 @@ Two counts. Always: the series labelled with the sampled CPU, with another onlin
 pair, and the rest (machine-wide). Where at least 3 CPUs are allowed: the same configuration
 sampling 1 CPU, then 2, and the difference of the totals (the c2c pairs the second CPU adds left
 out, as DESIGN counts them apart) must be exactly what the second CPU's own labels account for.
-Each per-CPU figure must stay within SAMPLED_CPU_BUDGET; the README's Metrics section states both
+Each per-CPU figure must stay within SAMPLED_CPU_BUDGET; docs/metrics.md states both
 the budget and the figures measured.
 
 Usage: series_budget_test.py --jitterd BINARY [unittest args]; exit 77 (skip) with fewer than 2
@@ -27,11 +27,11 @@ SHIPPED_CONFIG = os.path.join(harness.SOURCE_DIR, "config", "jitterd.yaml")
 # sampler 45, attribution 25, posture 15; an unsampled CPU has posture's 5). What a real server
 # adds on top of that: the cpufreq governor and frequencies (4) and one series per enabled idle
 # state beyond the VM's 2 (a handful on current x86). Budget: DESIGN's "~60 per sampled CPU" proved too small once attribution and posture
-# count (README, Metrics, says by how much); 100 leaves room for that hardware and no more.
+# count (docs/metrics.md says by how much); 100 leaves room for that hardware and no more.
 SAMPLED_CPU_BUDGET = 100
 
 # Series of the c2c pairs and of their relation classes (DESIGN budgets "plus the probed pairs"
-# apart; README, Metrics, "c2c series bound").
+# apart; docs/metrics.md, "c2c series bound").
 PAIR_LABELS = ("cpu_a", "cpu_b", "relation")
 
 

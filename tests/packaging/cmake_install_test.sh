@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# `cmake --install` with the default prefix puts every file where systemd and the README say.
+# `cmake --install` with the default prefix puts every file where systemd and docs/install.md say.
 #
 # Usage: cmake_install_test.sh SOURCE_DIR BUILD_DIR
 #   1. a fresh configure of SOURCE_DIR with no prefix given picks /usr, and the unit it generates
 #      names /usr/bin/jitterd and /etc/jitterd/jitterd.yaml;
 #   2. DESTDIR=TMP cmake --install BUILD_DIR (when BUILD_DIR has the default prefix) installs
-#      exactly the README's files, the unit in a directory systemd reads, and a binary whose
+#      exactly the files of docs/install.md, the unit in a directory systemd reads, and a binary whose
 #      default --config is the installed configuration.
 # Exit 0 pass, 1 fail, 77 skip.
 set -euo pipefail
@@ -41,7 +41,8 @@ fi
 DESTDIR=$tmp/stage cmake --install "$build" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "cmake --install failed"; }
 grep -q 'CMake Warning' "$tmp/install.log" && fail "cmake --install warns: $(cat "$tmp/install.log")"
 expected=(/usr/bin/jitterd /etc/jitterd/jitterd.yaml /usr/lib/systemd/system/jitterd.service
-    /usr/share/man/man8/jitterd.8 /usr/share/man/man5/jitterd.yaml.5 /usr/share/jitterd/systemd/jitterd-tracepoints.conf)
+    /usr/share/man/man8/jitterd.8 /usr/share/man/man5/jitterd.yaml.5 /usr/share/jitterd/systemd/jitterd-tracepoints.conf
+    /usr/share/man/man8/jitterd-run.8 /usr/share/man/man8/jitterd-check-config.8 /usr/share/man/man8/jitterd-report.8 /usr/share/man/man8/jitterd-baseline.8 /usr/share/man/man8/jitterd-compare.8)
 for f in "$src"/grafana/dashboards/*.json; do [[ -f $f ]] && expected+=("/usr/share/jitterd/grafana/dashboards/$(basename "$f")"); done
 for f in "$src"/grafana/prometheus/*.yml "$src"/grafana/prometheus/*.yaml; do [[ -f $f ]] && expected+=("/usr/share/jitterd/prometheus/$(basename "$f")"); done
 if [[ -d $src/grafana/provisioning ]]; then

@@ -68,6 +68,7 @@ build_and_check() {
     listing=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|')
     for path in /usr/bin/jitterd /usr/lib/systemd/system/jitterd.service /etc/jitterd/jitterd.yaml \
         /usr/share/man/man8/jitterd.8.gz /usr/share/man/man5/jitterd.yaml.5.gz \
+        /usr/share/man/man8/jitterd-run.8.gz /usr/share/man/man8/jitterd-check-config.8.gz /usr/share/man/man8/jitterd-report.8.gz /usr/share/man/man8/jitterd-baseline.8.gz /usr/share/man/man8/jitterd-compare.8.gz \
         /usr/share/doc/jitterd/copyright /usr/share/doc/jitterd/changelog.gz \
         /usr/share/jitterd/systemd/jitterd-tracepoints.conf; do
         grep -qxF "$path" <<<"$listing" || fail "$(basename "$deb") lacks $path"
@@ -192,7 +193,8 @@ install_and_check() {
     ok "apt-get install ./$(basename "$deb") in a fresh Debian 12 root"
 
     for path in /usr/bin/jitterd /usr/lib/systemd/system/jitterd.service /etc/jitterd/jitterd.yaml \
-        /usr/share/man/man8/jitterd.8.gz /usr/share/man/man5/jitterd.yaml.5.gz /usr/share/doc/jitterd/copyright; do
+        /usr/share/man/man8/jitterd.8.gz /usr/share/man/man5/jitterd.yaml.5.gz /usr/share/doc/jitterd/copyright \
+        /usr/share/man/man8/jitterd-run.8.gz /usr/share/man/man8/jitterd-check-config.8.gz /usr/share/man/man8/jitterd-report.8.gz /usr/share/man/man8/jitterd-baseline.8.gz /usr/share/man/man8/jitterd-compare.8.gz; do
         [[ -e $root$path ]] || fail "installed root lacks $path"
     done
     # deb-systemd-helper names the unit by /lib/systemd/system on a merged-/usr root (/lib is

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Helm chart and its plain rendering, offline: helm lint, helm template (defaults, the
-# README's own helm commands, and a copy of the chart holding test dashboards and rules), every
+# own helm commands of docs/install.md, and a copy of the chart holding test dashboards and rules), every
 # rendered object validated against the Kubernetes schemas (kubernetes-validate, strict) and
 # checked by chart_check.py, the committed packaging/kubernetes/ and the chart's Grafana copies
 # not stale (packaging/helm/sync.sh --check).
@@ -77,7 +77,7 @@ cp "$src"/tests/packaging/fixtures/grafana/prometheus/*.yml "$tmp/chart/rules/"
     --set config.log.level=debug >"$tmp/fixture.yaml" || fail "helm template (test dashboards and rules)"
 check "$tmp/fixture.yaml" --samplers 3 --perfmon --dashboards 1 --rules 1 || fail "the rendering with test dashboards and rules"
 
-# 3. The README's helm install / upgrade lines, as helm template (no cluster here).
+# 3. The helm install / upgrade lines of docs/install.md, as helm template (no cluster here).
 n=0
 while IFS= read -r line; do
     read -r -a words <<<"$line"
@@ -88,20 +88,20 @@ while IFS= read -r line; do
         [[ $w == samplerCpus=* ]] && samplers=${w#samplerCpus=}
         args+=("$w")
     done
-    (cd "$src" && "$helm" "${args[@]}") >"$tmp/readme$n.yaml" || { fail "README: $line (as helm ${args[*]})"; continue; }
-    check "$tmp/readme$n.yaml" --samplers "$samplers" --dashboards "$dashboards" --rules "$rules" || fail "README: $line"
-    grep -q 'image: "registry.example.com/jitterd:' "$tmp/readme$n.yaml" || fail "README: $line: the image is not the one it sets"
+    (cd "$src" && "$helm" "${args[@]}") >"$tmp/docs$n.yaml" || { fail "docs/install.md: $line (as helm ${args[*]})"; continue; }
+    check "$tmp/docs$n.yaml" --samplers "$samplers" --dashboards "$dashboards" --rules "$rules" || fail "docs/install.md: $line"
+    grep -q 'image: "registry.example.com/jitterd:' "$tmp/docs$n.yaml" || fail "docs/install.md: $line: the image is not the one it sets"
     n=$((n + 1))
-done < <(grep -E '^helm (install|upgrade) ' "$src/README.md")
-((n >= 2)) || fail "README has $n helm install/upgrade lines, expected both"
-ok "README's $n helm install/upgrade commands render and pass"
+done < <(grep -E '^helm (install|upgrade) ' "$src/docs/install.md")
+((n >= 2)) || fail "docs/install.md has $n helm install/upgrade lines, expected both"
+ok "the $n helm install/upgrade commands of docs/install.md render and pass"
 
 # 4. The committed plain manifests and the chart's Grafana copies are current, and valid.
 HELM=$helm bash "$src/packaging/helm/sync.sh" --check || fail "stale copies (above): run bash packaging/helm/sync.sh"
-readme_sed=$(grep -oE "^sed '[^']*' packaging/kubernetes/jitterd.yaml" "$src/README.md" | head -1)
-[[ -n $readme_sed ]] || fail "README has no sed line setting the image of packaging/kubernetes/jitterd.yaml"
-(cd "$src" && eval "$readme_sed") >"$tmp/plain.yaml"
-grep -q 'image: "registry.example.com/jitterd:' "$tmp/plain.yaml" || fail "README's sed does not set the image in packaging/kubernetes/jitterd.yaml"
+docs_sed=$(grep -oE "^sed '[^']*' packaging/kubernetes/jitterd.yaml" "$src/docs/install.md" | head -1)
+[[ -n $docs_sed ]] || fail "docs/install.md has no sed line setting the image of packaging/kubernetes/jitterd.yaml"
+(cd "$src" && eval "$docs_sed") >"$tmp/plain.yaml"
+grep -q 'image: "registry.example.com/jitterd:' "$tmp/plain.yaml" || fail "docs/install.md's sed does not set the image in packaging/kubernetes/jitterd.yaml"
 cat "$src/packaging/kubernetes/prometheus-operator.yaml" >>"$tmp/plain.yaml"
 check "$tmp/plain.yaml" --samplers 1 --dashboards "$dashboards" --rules "$rules" || fail "packaging/kubernetes/*.yaml"
 exit "$status"

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """The man pages and the references they are generated from cannot disagree.
 
-jitterd(8) is generated from the binary's --help and jitterd.yaml(5) from README.md's
-configuration table (packaging/man/jitterd_man.py). This test checks the links of that chain:
+jitterd(8) is generated from the binary's --help, jitterd-VERB(8) from the verb's section of
+docs/command-line.md and its --help, and jitterd.yaml(5) from docs/configuration.md
+(packaging/man/jitterd_man.py). This test checks the links of that chain:
 
-1. the pages in the build are what the generator makes now from this binary and README (so an
-   installed page is never stale), and man(1) renders both without a warning;
-2. every flag some verb's --help lists is in jitterd(8) and in README's flag table, and every flag
-   of that table is one the binary lists (README's "Command line" agrees with --help);
-3. every key of README's configuration table (hence of jitterd.yaml(5)) is a key of the annotated
+1. the pages in the build (jitterd(8), jitterd-VERB(8) for every verb --help lists, jitterd.yaml(5))
+   are what the generator makes now from this binary and docs/ (so an installed page is never
+   stale), and man(1) renders each without a warning;
+2. every flag some verb's --help lists is in jitterd(8), in that verb's page and in
+   docs/command-line.md's flag table, and every flag of that table is one the binary lists (the
+   Command line page agrees with --help);
+3. every key of docs/configuration.md's table (hence of jitterd.yaml(5)) is a key of the annotated
    config/jitterd.yaml or of its commented `expect:` example, and every key of those is in the
    table; and the binary's check-config accepts that file with the example switched on, so every
    key the page documents is one the binary reads.
@@ -39,8 +42,9 @@ def flags_in_help(text):
     return set(re.findall(r"^\s+(?:-\w,)?(--[\w.-]+)", block, re.M))
 
 
-def readme_flags(readme):
-    section = re.search(r"^## Command line\n(.*?)^## ", readme, re.S | re.M).group(1)
+def documented_flags(page):
+    """The flags of docs/command-line.md's flag table (its first column)."""
+    section = page
     flags = set()
     for line in section.splitlines():
         if line.startswith("| `--"):
@@ -49,9 +53,9 @@ def readme_flags(readme):
     return flags
 
 
-def readme_keys(readme, probes, literal=False):
-    """The keys of README's configuration table; probes.<probe>.x expanded unless literal."""
-    section = re.search(r"^## Configuration\n(.*?)^## ", readme, re.S | re.M).group(1)
+def documented_keys(page, probes, literal=False):
+    """The keys of docs/configuration.md's table; probes.<probe>.x expanded unless literal."""
+    section = page
     keys = set()
     for line in section.splitlines():
         if not line.startswith("| `"):
@@ -87,24 +91,34 @@ def main():
     parser.add_argument("--version", required=True)
     args = parser.parse_args()
     src = Path(args.source_dir)
-    readme = (src / "README.md").read_text(encoding="utf-8")
+    command_line = (src / "docs/command-line.md").read_text(encoding="utf-8")
+    configuration = (src / "docs/configuration.md").read_text(encoding="utf-8")
 
     def helptext(*verb):
         return subprocess.run([args.jitterd, *verb, "--help"], capture_output=True, text=True, check=True).stdout
 
-    # 1. The built pages are current, and man renders them cleanly.
+    top = helptext()
+    verbs = re.findall(r"^  ([a-z][a-z-]*)\s{2,}", top.split("Subcommands:", 1)[1], re.M)
+    if not verbs:
+        fail("jitterd --help lists no subcommands")
+    pages = ["jitterd.8", *(f"jitterd-{verb}.8" for verb in verbs), "jitterd.yaml.5"]
+
+    # 1. The built pages are current (one per verb --help lists: cmake/jitterd_install.cmake's
+    #    JITTERD_VERBS), and man renders each cleanly.
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, str(src / "packaging/man/jitterd_man.py"), "--jitterd", args.jitterd,
-                        "--readme", str(src / "README.md"), "--version", args.version, "--out-dir", tmp], check=True)
-        for page in ("jitterd.8", "jitterd.yaml.5"):
+                        "--docs", str(src / "docs"), "--version", args.version, "--out-dir", tmp], check=True)
+        for page in pages:
             built = Path(args.man_dir) / page
             fresh = Path(tmp) / page
-            if not built.exists():
-                fail(f"{built}: not built (the jitterd_man target)")
+            if not fresh.exists():
+                fail(f"{page}: packaging/man/jitterd_man.py did not make it")
+            elif not built.exists():
+                fail(f"{built}: not built (the jitterd_man target; a new verb goes into JITTERD_VERBS)")
             elif built.read_text() != fresh.read_text():
                 fail(f"{built} differs from what packaging/man/jitterd_man.py generates now: rebuild")
         if shutil.which("man"):
-            for page in ("jitterd.8", "jitterd.yaml.5"):
+            for page in pages:
                 r = subprocess.run(["man", "--warnings", "-E", "UTF-8", "-l", str(Path(tmp) / page)],
                                    capture_output=True, text=True, env={"MANWIDTH": "80", "LC_ALL": "C.UTF-8",
                                                                          "PATH": "/usr/bin:/bin"})
@@ -115,27 +129,28 @@ def main():
         else:
             print("note: man(1) not installed; the pages' rendering is not checked", file=sys.stderr)
         page8 = (Path(tmp) / "jitterd.8").read_text()
+        verb_pages = {verb: (Path(tmp) / f"jitterd-{verb}.8").read_text() for verb in verbs}
         page5 = (Path(tmp) / "jitterd.yaml.5").read_text()
 
-    # 2. Flags: --help, jitterd(8) and README's flag table.
-    top = helptext()
-    verbs = re.findall(r"^  ([a-z][a-z-]*)\s{2,}", top.split("Subcommands:", 1)[1], re.M)
-    if not verbs:
-        fail("jitterd --help lists no subcommands")
+    # 2. Flags: --help, jitterd(8) and docs/command-line.md's flag table.
     help_flags = set(flags_in_help(top))
     for verb in verbs:
-        help_flags |= flags_in_help(helptext(verb))
+        verb_flags = flags_in_help(helptext(verb))
+        help_flags |= verb_flags
+        for flag in sorted(verb_flags - {"--help"}):
+            if flag.replace("-", "\\-") not in verb_pages[verb]:
+                fail(f"jitterd-{verb}(8) does not mention {flag}, which jitterd {verb} --help lists")
     for flag in sorted(help_flags):
         if flag.replace("-", "\\-") not in page8:
             fail(f"jitterd(8) does not mention {flag}, which --help lists")
-    documented = readme_flags(readme)
+    documented = documented_flags(command_line)
     for flag in sorted(help_flags - documented):
-        fail(f"README's Command line table lacks {flag}, which --help lists")
+        fail(f"docs/command-line.md's flag table lacks {flag}, which --help lists")
     for flag in sorted(documented - help_flags):
-        fail(f"README's Command line table documents {flag}, which no verb's --help lists")
-    print(f"ok: {len(help_flags)} flags of {len(verbs)} verbs checked against jitterd(8) and README")
+        fail(f"docs/command-line.md's flag table documents {flag}, which no verb's --help lists")
+    print(f"ok: {len(help_flags)} flags of {len(verbs)} verbs checked against jitterd(8) and docs/command-line.md")
 
-    # 3. Keys: README's table (jitterd.yaml(5)) against the annotated configuration and the binary.
+    # 3. Keys: docs/configuration.md's table (jitterd.yaml(5)) against the annotated configuration and the binary.
     config = (src / "config/jitterd.yaml").read_text()
     example = re.search(r"^# expect:\n((?:#   .*\n)+)", config, re.M)
     if not example:
@@ -144,12 +159,12 @@ def main():
     expect_yaml = "expect:\n" + "".join(l[1:] + "\n" for l in example.group(1).splitlines())
     probes = re.findall(r"^  ([a-z0-9_]+):\s*$", config.split("\nprobes:", 1)[1].split("\n# ", 1)[0], re.M)
     file_keys = yaml_keys(config) | yaml_keys(expect_yaml)
-    table_keys = readme_keys(readme, probes)
+    table_keys = documented_keys(configuration, probes)
     for key in sorted(table_keys - file_keys):
-        fail(f"README's configuration table (jitterd.yaml(5)) documents {key}, which config/jitterd.yaml does not have")
+        fail(f"docs/configuration.md's table (jitterd.yaml(5)) documents {key}, which config/jitterd.yaml does not have")
     for key in sorted(file_keys - table_keys):
-        fail(f"config/jitterd.yaml has {key}, which README's configuration table (jitterd.yaml(5)) lacks")
-    for key in sorted(readme_keys(readme, probes, literal=True)):
+        fail(f"config/jitterd.yaml has {key}, which docs/configuration.md's table (jitterd.yaml(5)) lacks")
+    for key in sorted(documented_keys(configuration, probes, literal=True)):
         if ("\\fB" + key.replace("-", "\\-") + "\\fR") not in page5:
             fail(f"jitterd.yaml(5) has no entry for {key}")
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as full:
@@ -162,7 +177,7 @@ def main():
         if r.returncode != 0:
             fail(f"jitterd check-config on config/jitterd.yaml with its expect: example: rc {r.returncode}: "
                  f"{(r.stdout + r.stderr).strip()}")
-    print(f"ok: {len(table_keys)} configuration keys: README table = config/jitterd.yaml, and check-config knows each")
+    print(f"ok: {len(table_keys)} configuration keys: docs/configuration.md = config/jitterd.yaml, and check-config knows each")
 
 
 if __name__ == "__main__":

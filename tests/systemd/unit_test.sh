@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks the systemd unit as the build generates it: hardening score and a clean verify, alone and
 # with the opt-in tracepoints drop-in, and that the unit and the configuration agree on the
-# attribution method (tracepoints off in both by default, README "Operations").
+# attribution method (tracepoints off in both by default, docs/operations.md).
 #
 # Usage: unit_test.sh BINARY UNIT [DROPIN CONFIG]
 #   BINARY  the freshly built jitterd (stands in for the installed one)
@@ -11,7 +11,7 @@
 # Exit 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).
 set -euo pipefail
 
-# The bounds README states: the unit alone measured 1.8, with the drop-in 2.1 (systemd 252).
+# The bounds docs/operations.md states: the unit alone measured 1.8, with the drop-in 2.1 (systemd 252).
 readonly max_exposure=2.5
 readonly max_exposure_tracepoints=2.5
 
