@@ -71,6 +71,19 @@ CONFIG = {
     # JitterdConfigReloadRejected: the last reload was rejected (the old configuration runs).
     "reloadRejectedFor": "0m",
 
+    # Watched CPUs (the application's; the watch: section). JitterdWatchedApplicationPreempted:
+    # the share of time other tasks took from the application's threads on a watched CPU
+    # (run-queue wait per second).
+    "watchPreemptedShare": 0.0001,  # 100 us a second
+    "watchPreemptedFor": "15m",
+    # JitterdWatchedCpuDeviceIrq: any device interrupt on a watched CPU within the rate interval.
+    "watchDeviceIrqFor": "0m",
+    # JitterdWatchedCpuTickNotStopped: timer interrupts per second on a nohz_full watched CPU.
+    "watchTickRateMax": 5,
+    "watchTickFor": "10m",
+    # JitterdWatchedApplicationAbsent: no thread of the application on any watched CPU.
+    "watchAbsentFor": "5m",
+
     # Dashboards.
     "dashboardTags": ["jitterd"],
     "dashboardUidPrefix": "jitterd-",

@@ -291,6 +291,28 @@ def host(c):
         ts("Coincident interruptions/s", "Interruptions that coincided with an interrupt, softirq or switch.", "ops",
            [target(f"rate(jitterd_attribution_coincident_interruptions_total{{{SELC}}}[{RI}])",
                    "{{instance}} cpu {{cpu}}")], h=5),
+        row("Watched CPUs (the application's)"),
+        ts("Time taken from the application", "Per watched CPU, the share of time the application's threads "
+           "waited on the run queue while another task ran (jitterd_watch_stolen_seconds_total), by cause.",
+           "percentunit",
+           [target(f"sum by (instance, cpu, cause) (rate(jitterd_watch_stolen_seconds_total{{{SEL}}}[{RI}]))",
+                   "{{instance}} cpu {{cpu}} {{cause}}")], stack=True),
+        ts("Preemptions of the application/s", "Involuntary context switches of the application's threads "
+           "per watched CPU: for a thread that never sleeps, each is one preemption.", "ops",
+           [target(f"rate(jitterd_watch_preemptions_total{{{SEL}}}[{RI}])", "{{instance}} cpu {{cpu}}")]),
+        ts("Interrupts on watched CPUs", "Hard interrupts and softirqs per second on the watched CPUs, by cause.",
+           "ops",
+           [target(f"sum by (instance, cpu, cause) (rate(jitterd_watch_interrupts_total{{{SEL}}}[{RI}])) > 0",
+                   "{{instance}} cpu {{cpu}} irq {{cause}}"),
+            target(f"sum by (instance, cpu, cause) (rate(jitterd_watch_softirqs_total{{{SEL}}}[{RI}])) > 0",
+                   "{{instance}} cpu {{cpu}} softirq {{cause}}")]),
+        ts("Timer tick rate", "Timer interrupts per second on each watched CPU over the daemon's last window: "
+           "about 0 to 1 where the tick is stopped (nohz_full), HZ where it runs.", "hertz",
+           [target(f"jitterd_watch_timer_interrupt_rate_hertz{{{SEL}}}", "{{instance}} cpu {{cpu}}")]),
+        info_table("Watch method and the application", "How the watched CPUs are read, and the application's "
+                   "threads found on each.",
+                   f"jitterd_watch_method_info{{{SEL}}} or jitterd_watch_application_threads{{{SEL}}}",
+                   w=12, h=5, exclude=("Time", "__name__")),
         row("Sampler"),
         ts("Loop floor and threshold", "The loop's smallest gap in the warm-up (its resolution) and the "
            "interruption threshold in use.", "s",
@@ -326,7 +348,8 @@ def host(c):
     ]
     return dashboard(c, "host", "jitterd / Host and CPU detail",
                      "Per sampled CPU: the gap distribution, window quantiles and max, interruptions, stolen "
-                     "share, attribution, sampler health and the machine's fingerprint.", panels, cpu=True)
+                     "share, attribution; per watched CPU: what the kernel took from the application; sampler "
+                     "health and the machine's fingerprint.", panels, cpu=True)
 
 
 def c2c(c):

@@ -208,6 +208,33 @@ def alerting_rules(c):
                "A jitterd probe fails repeatedly.",
                "The {{ $labels.probe }} probe on {{ $labels.instance }} ran more than once within "
                f"{c['probeFailingWindow']} and failed every time; its reason is in jitterd's log."),
+        _alert("JitterdWatchedApplicationPreempted",
+               f"rate(jitterd_watch_stolen_seconds_total{{{sel},cause=\"preempted\"}}[{ri}]) > {c['watchPreemptedShare']}",
+               c["watchPreemptedFor"], "warning",
+               "Other tasks take time from the application on a watched CPU.",
+               "The application's threads on CPU {{ $labels.cpu }} of {{ $labels.instance }} waited "
+               "{{ $value | humanizePercentage }} of the time on the run queue while another task ran, "
+               f"above {percent(c['watchPreemptedShare'])} for {c['watchPreemptedFor']}."),
+        _alert("JitterdWatchedCpuDeviceIrq",
+               f"increase(jitterd_watch_interrupts_total{{{sel},cause=\"device_irq\"}}[{ri}]) > 0",
+               c["watchDeviceIrqFor"], "warning",
+               "A device interrupt fired on a CPU that runs the application.",
+               "{{ $value | humanize }} device interrupts fired on watched CPU {{ $labels.cpu }} of "
+               f"{{{{ $labels.instance }}}} within {ri}; jitterd_watch_device_irqs_total names them."),
+        _alert("JitterdWatchedCpuTickNotStopped",
+               f"jitterd_watch_timer_interrupt_rate_hertz{{{sel}}} > {c['watchTickRateMax']}\n"
+               f"and on (job, instance, cpu)\njitterd_watch_cpu_nohz_full{{{sel}}} == 1",
+               c["watchTickFor"], "warning",
+               "The timer tick runs on a nohz_full CPU that runs the application.",
+               "Watched CPU {{ $labels.cpu }} of {{ $labels.instance }} takes {{ $value | humanize }} timer "
+               f"interrupts a second (above {c['watchTickRateMax']}) although it is nohz_full: something "
+               "keeps the tick (a second runnable task, a POSIX timer, perf events, RCU callbacks)."),
+        _alert("JitterdWatchedApplicationAbsent",
+               f"sum by (job, instance) (jitterd_watch_application_threads{{{sel}}}) == 0",
+               c["watchAbsentFor"], "warning",
+               "No thread of the application runs on the watched CPUs.",
+               "jitterd on {{ $labels.instance }} finds no thread of the application (application.tasks, "
+               "application.cgroup) on any watched CPU: the application is down, renamed or runs elsewhere."),
         _alert("JitterdConfigReloadRejected",
                f"jitterd_config_last_reload_successful{{{sel}}} == 0",
                c["reloadRejectedFor"], "warning",

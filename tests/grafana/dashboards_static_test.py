@@ -43,11 +43,27 @@ def scrape_when_ready(workdir, args=(), also=()):
         daemon.kill()
 
 
+def scrape_watching(workdir):
+    """A scrape of a daemon that watches cpu 1 (the jitterd_watch_ families), once its watch
+    probe has read two windows."""
+    daemon = harness.Daemon(workdir, common.WATCH_CONFIG)
+    daemon.start(timeout=20)
+    try:
+        return harness.wait_until(
+            lambda: (lambda t: t if "jitterd_watch_timer_interrupt_rate_hertz" in t else None)(daemon.scrape_text()),
+            timeout=30, interval=0.5, what="the watch probe's first window")
+    finally:
+        if daemon.stop() != 0:
+            print(f"warning: jitterd did not stop cleanly; log:\n{daemon.log()}", file=sys.stderr)
+        daemon.kill()
+
+
 def setUpModule():
     global EXPOSITION
     EXPOSITION = dashboard_lint.Exposition()
     with tempfile.TemporaryDirectory(prefix="jitterd-dash-") as here, \
-            tempfile.TemporaryDirectory(prefix="jitterd-dash-fixture-") as fixture:
+            tempfile.TemporaryDirectory(prefix="jitterd-dash-fixture-") as fixture, \
+            tempfile.TemporaryDirectory(prefix="jitterd-dash-watch-") as watching:
         # Both daemons at once: the second run of the clock probe (drift) takes 10 s.
         root = common.FIXTURE_ROOT
         results = {}
@@ -63,7 +79,9 @@ def setUpModule():
             t.start()
         for t in threads:
             t.join()
-        if set(results) != {"machine", "fixture"}:
+        # Then the watching daemon: cpu 1 is sampled by the first one while it runs.
+        results["watch"] = scrape_watching(watching)
+        if set(results) != {"machine", "fixture", "watch"}:
             raise AssertionError(f"a scrape failed (got {sorted(results)}); see the errors above")
         for text in results.values():
             EXPOSITION.add(text)

@@ -49,6 +49,20 @@ probes:
 PROBES = ("clock", "pacing", "kernel_cost", "pinning", "c2c", "posture", "attribution")
 
 
+# A daemon that samples nothing and watches cpu 1, the application named by a pattern that
+# matches the test runner's own python3 threads when they run there (the series exist either way).
+WATCH_CONFIG = """\
+cpus: []
+web:
+  listen_address: "127.0.0.1:0"
+application:
+  tasks: ["python3*"]
+watch:
+  cpus: "1"
+  interval: 500ms
+""" + harness.PROBES_OFF
+
+
 def full_config(cpus="1"):
     return FULL_CONFIG.format(cpus=cpus)
 

@@ -51,6 +51,15 @@ def _no_device_irq_on_sampled_cpu(prometheus):
     return None
 
 
+def _nothing_watched(prometheus):
+    # Watching needs a CPU that is neither sampled nor housekeeping: this daemon samples cpu 1 of
+    # a 2-CPU machine. The watch families are checked by the static test's watching daemon and by
+    # tests/fidelity/watch_test.py.
+    if not prometheus.values('jitterd_watch_method_info{job="jitterd"}'):
+        return "this daemon watches no CPU (a watch: section needs a CPU neither sampled nor housekeeping)"
+    return None
+
+
 # (dashboard uid, panel title) -> a function of the Prometheus returning the reason the panel
 # may be empty on this machine, or None when it must have data here.
 ALLOWED_EMPTY = {
@@ -58,6 +67,11 @@ ALLOWED_EMPTY = {
     ("jitterd-posture", "CPU frequency"): _no_cpufreq,
     ("jitterd-posture", "Idle state exit latency"): _no_cpuidle,
     ("jitterd-posture", "Device IRQs on sampled and isolated CPUs"): _no_device_irq_on_sampled_cpu,
+    ("jitterd-host", "Time taken from the application"): _nothing_watched,
+    ("jitterd-host", "Preemptions of the application/s"): _nothing_watched,
+    ("jitterd-host", "Interrupts on watched CPUs"): _nothing_watched,
+    ("jitterd-host", "Timer tick rate"): _nothing_watched,
+    ("jitterd-host", "Watch method and the application"): _nothing_watched,
 }
 
 
