@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Does watching a CPU disturb it? The interrupts a watched CPU takes, with jitterd watching it
+and without, side by side in one run.
+
+busy_app polls on --cpu (as the application does; an idle CPU would not show what a running
+one is sent). Then, alternately, windows of --seconds without jitterd and with a daemon that
+samples nothing and watches that CPU once a second (method counts): per window, the CPU's
+/proc/interrupts deltas of the rows an observer could cause (CAL: function-call IPIs, as a
+cross-CPU perf counter or MSR read would send; IWI: irq_work, as a perf ring wakeup would raise;
+RES: rescheduling IPIs, as a wakeup there would; TLB; LOC, the local timer) per second, and the
+daemon's threads allowed on that CPU (must be none). Prints figures for docs/benchmarks.md,
+asserts nothing about them.
+
+Usage: python3 tests/bench/watch_disturbance_bench.py --jitterd build/jitterd
+           --app build/tests/fidelity/busy_app [--cpu 1] [--seconds 30] [--rounds 2]
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+ROWS = ("LOC", "RES", "CAL", "TLB", "IWI")
+
+CONFIG = """\
+cpus: []
+web: {{listen_address: "127.0.0.1:0"}}
+application: {{tasks: ["busyapp*"]}}
+watch: {{cpus: "{cpu}", method: counts, interval: 1s}}
+probes:
+  clock: {{enabled: false}}
+  pacing: {{enabled: false}}
+  kernel_cost: {{enabled: false}}
+  pinning: {{enabled: false}}
+  c2c: {{enabled: false}}
+  posture: {{enabled: false}}
+  attribution: {{enabled: false}}
+"""
+
+
+def counts(cpu):
+    """{row: count} of the CPU's column of /proc/interrupts."""
+    with open("/proc/interrupts", encoding="ascii", errors="replace") as f:
+        header = f.readline().split()
+        column = header.index(f"CPU{cpu}")
+        out = {}
+        for line in f:
+            name, _, rest = line.partition(":")
+            name = name.strip()
+            fields = rest.split()
+            if name in ROWS and len(fields) > column:
+                out[name] = int(fields[column])
+        return out
+
+
+def window(cpu, seconds):
+    before = counts(cpu)
+    time.sleep(seconds)
+    after = counts(cpu)
+    return {row: (after.get(row, 0) - before.get(row, 0)) / seconds for row in ROWS}
+
+
+def threads_on(pid, cpu):
+    """The daemon's threads whose allowed CPUs include cpu."""
+    found = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status", encoding="ascii") as f:
+                allowed = re.search(r"^Cpus_allowed_list:\s*(\S+)", f.read(), re.M).group(1)
+        except (FileNotFoundError, AttributeError):
+            continue
+        cpus = set()
+        for part in allowed.split(","):
+            first, _, last = part.partition("-")
+            cpus.update(range(int(first), int(last or first) + 1))
+        found += cpu in cpus
+    return found
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jitterd", required=True)
+    parser.add_argument("--app", required=True)
+    parser.add_argument("--cpu", type=int, default=1)
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    app = subprocess.Popen([args.app, "--cpu", str(args.cpu), "--seconds", str(int(args.seconds * args.rounds * 2 + 30))],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        if app.stderr.readline().strip() != "busy_app: running":
+            sys.exit("busy_app did not start")
+        results = {"without": [], "watching": []}
+        for _ in range(args.rounds):
+            results["without"].append(window(args.cpu, args.seconds))
+            with tempfile.TemporaryDirectory() as tmp:
+                config = os.path.join(tmp, "jitterd.yaml")
+                with open(config, "w", encoding="ascii") as f:
+                    f.write(CONFIG.format(cpu=args.cpu))
+                log = open(os.path.join(tmp, "log"), "w", encoding="utf-8")
+                daemon = subprocess.Popen([args.jitterd, "run", "--config", config], stdout=log, stderr=log)
+                time.sleep(3)  # started, first window read
+                results["watching"].append(window(args.cpu, args.seconds))
+                on_cpu = threads_on(daemon.pid, args.cpu)
+                daemon.terminate()
+                daemon.wait(timeout=10)
+                log.close()
+        print(f"cpu {args.cpu}, busy_app polling there; {args.rounds} x {args.seconds:g} s windows each way; "
+              f"jitterd threads allowed on cpu {args.cpu}: {on_cpu}")
+        print(f"{'per second':<12}" + "".join(f"{row:>12}" for row in ROWS))
+        for name, windows in results.items():
+            mean = {row: sum(w[row] for w in windows) / len(windows) for row in ROWS}
+            print(f"{name:<12}" + "".join(f"{mean[row]:>12.3f}" for row in ROWS))
+    finally:
+        app.kill()
+        app.wait()
+
+
+if __name__ == "__main__":
+    main()
