@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "host/attribution.h"
@@ -24,6 +25,12 @@ double monotonic_seconds() {
 std::uint64_t count_of(const std::map<std::string, std::uint64_t>& counts, std::string_view cause) {
   const auto found = counts.find(std::string(cause));
   return found == counts.end() ? 0 : found->second;
+}
+
+std::uint64_t sum_of(const std::map<std::string, std::uint64_t>& counts) {
+  std::uint64_t sum = 0;
+  for (const auto& [cause, n] : counts) sum += n;
+  return sum;
 }
 
 ProbeMetric counter(std::string name, std::string help, ProbeLabels labels, double value) {
@@ -85,9 +92,7 @@ ProbeTable cpu_table(const WatchReading& reading) {
                     "timer_per_s", "irqs", "device_irqs", "softirqs"},
                    {}};
   for (const WatchedCpu& c : reading.cpus) {
-    std::uint64_t irqs = 0, softirqs = 0;
-    for (const auto& [cause, n] : c.interrupts) irqs += n;
-    for (const auto& [cause, n] : c.softirqs) softirqs += n;
+    const std::uint64_t irqs = sum_of(c.interrupts), softirqs = sum_of(c.softirqs);
     Cell rate;  // none: no window yet, or the CPU is offline
     if (reading.window_seconds > 0 && c.online)
       rate = Cell(static_cast<double>(c.window_timer_interrupts) / reading.window_seconds, 1);
@@ -96,6 +101,35 @@ ProbeTable cpu_table(const WatchReading& reading) {
          Cell(static_cast<double>(c.wait_ns) * 1e-6, 3),
          reading.other_tasks_measured ? Cell(static_cast<double>(c.other_tasks_ns) * 1e-6, 3) : Cell(), rate, irqs,
          count_of(c.interrupts, "device_irq"), softirqs});
+  }
+  return table;
+}
+
+// Per second over the last window, from two readings' totals (totals never go down).
+ProbeTable window_table(const WatchReading& reading, const std::vector<WatchedCpu>& previous) {
+  ProbeTable table{
+      "the last window, per second",
+      {"cpu", "online", "app_threads", "preemptions", "stolen_ms", "irqs", "device_irqs", "softirqs", "timer"},
+      {}};
+  const double seconds = reading.window_seconds;
+  for (const WatchedCpu& c : reading.cpus) {
+    const auto before =
+        std::find_if(previous.begin(), previous.end(), [&](const WatchedCpu& p) { return p.cpu == c.cpu; });
+    if (before == previous.end() || seconds <= 0 || !c.online) {
+      table.rows.push_back(
+          {c.cpu, Cell(c.online), c.application_threads, Cell(), Cell(), Cell(), Cell(), Cell(), Cell()});
+      continue;
+    }
+    const auto per_second = [&](std::uint64_t now, std::uint64_t then, double scale = 1.0) {
+      return Cell(static_cast<double>(now - std::min(now, then)) * scale / seconds, 3);
+    };
+    table.rows.push_back(
+        {c.cpu, Cell(c.online), c.application_threads, per_second(c.preemptions, before->preemptions),
+         per_second(c.wait_ns, before->wait_ns, 1e-6),
+         per_second(sum_of(c.interrupts), sum_of(before->interrupts)),
+         per_second(count_of(c.interrupts, "device_irq"), count_of(before->interrupts, "device_irq")),
+         per_second(sum_of(c.softirqs), sum_of(before->softirqs)),
+         Cell(static_cast<double>(c.window_timer_interrupts) / seconds, 1)});
   }
   return table;
 }
@@ -139,8 +173,8 @@ std::string_view watch_method_name(WatchMethod method) {
   return "auto";
 }
 
-ProbeResult watch_result(const WatchReading& reading, std::string_view method, std::string_view requested,
-                         std::string_view reason) {
+ProbeResult watch_result(const WatchReading& reading, const std::vector<WatchedCpu>& previous,
+                         std::string_view method, std::string_view requested, std::string_view reason) {
   ProbeResult result;
   result.metrics.push_back(gauge(
       "jitterd_watch_method_info",
@@ -151,7 +185,8 @@ ProbeResult watch_result(const WatchReading& reading, std::string_view method, s
   result.metrics.push_back(gauge("jitterd_watch_window_seconds", "The length of the watch probe's last window.",
                                  {}, reading.window_seconds));
   for (const WatchedCpu& c : reading.cpus) add_cpu_metrics(c, reading, result.metrics);
-  result.tables = {cpu_table(reading), cause_table(reading), thread_table(reading)};
+  result.tables = {window_table(reading, previous), cpu_table(reading), cause_table(reading),
+                   thread_table(reading)};
   if (!reading.other_tasks_measured)
     result.notes.push_back(
         "other tasks' time is not measured: /proc/schedstat is missing (a kernel built without "
@@ -169,7 +204,7 @@ ProbeResult watch_result(const WatchReading& reading, std::string_view method, s
 WatchReading WatchProbe::take_reading(ProbeContext& context) {
   if (!engine_ || engine_->cpus() != context.watched) {
     engine_ = std::make_unique<WatchEngine>(settings_.application, context.watched);
-    engine_->read(context.host, monotonic_seconds());  // the baseline of the first window
+    previous_ = engine_->read(context.host, monotonic_seconds()).cpus;  // the baseline of the first window
     const auto until = std::chrono::steady_clock::now() + settings_.interval;
     while (std::chrono::steady_clock::now() < until) {
       context.check_cancelled();
@@ -188,7 +223,8 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
       asked_for_counts ? "as configured"
                        : "this build reads watched CPUs from the kernel's counters only (the bpf and tracepoints "
                          "engines are not built yet)";
-  ProbeResult result = watch_result(reading, "counts", requested, reason);
+  ProbeResult result = watch_result(reading, previous_, "counts", requested, reason);
+  previous_ = reading.cpus;
   const bool fell_back = settings_.method == WatchMethod::bpf || settings_.method == WatchMethod::tracepoints;
   result.states["method"] = {"counts (" + reason + ")", fell_back};
   const std::size_t threads = reading.threads.size();

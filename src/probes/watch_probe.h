@@ -52,11 +52,13 @@ class WatchProbe : public Probe {
 
   WatchSettings settings_;
   std::unique_ptr<WatchEngine> engine_;
+  std::vector<WatchedCpu> previous_;  // the totals of the previous reading, for the window's rates
 };
 
-// The metrics and tables of one reading (exposed for tests). `method` and `reason` are what
+// The metrics and tables of one reading (exposed for tests). `previous`: the totals of the
+// reading before, for the last window's rates (empty: none yet). `method` and `reason` are what
 // jitterd_watch_method_info says.
-ProbeResult watch_result(const WatchReading& reading, std::string_view method, std::string_view requested,
-                         std::string_view reason);
+ProbeResult watch_result(const WatchReading& reading, const std::vector<WatchedCpu>& previous,
+                         std::string_view method, std::string_view requested, std::string_view reason);
 
 }  // namespace jitterd

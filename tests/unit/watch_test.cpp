@@ -139,10 +139,16 @@ TEST_CASE("watch engine: interrupts by cause, the application's preemptions and 
   REQUIRE(second.threads.size() == 1);
   CHECK(second.threads[0].thread.tid == 41);
 
-  const ProbeResult result = watch_result(second, "counts", "auto", "as configured");
+  const ProbeResult result = watch_result(second, first.cpus, "counts", "auto", "as configured");
   CHECK(named(result, "jitterd_watch_preemptions_total").size() == 1);
   CHECK(named(result, "jitterd_watch_timer_interrupt_rate_hertz").at(0)->value == 125.0);
   CHECK(named(result, "jitterd_watch_interrupts_total").size() == 6);
+  // The last window per second: 10 preemptions, 0.6 ms waited, 256 interrupts over 2 s.
+  const ProbeTable& window = result.tables.at(0);
+  REQUIRE(window.rows.size() == 1);
+  CHECK(window.rows[0][3] == Cell(5.0, 3));
+  CHECK(window.rows[0][4] == Cell(0.3, 3));
+  CHECK(window.rows[0][5] == Cell(128.0, 3));
 }
 
 TEST_CASE("watch engine: threads come and go, a reused thread number is a new thread", "[watch]") {
@@ -196,7 +202,7 @@ TEST_CASE("watch engine: a watched CPU offline, then back", "[watch]") {
   CHECK_FALSE(reading.cpus[0].online);
   CHECK(reading.cpus[0].interrupts.empty());
   CHECK_FALSE(reading.other_tasks_measured);  // no /proc/schedstat in this tree
-  const ProbeResult offline = watch_result(reading, "counts", "auto", "");
+  const ProbeResult offline = watch_result(reading, {}, "counts", "auto", "");
   CHECK(named(offline, "jitterd_watch_timer_interrupt_rate_hertz").empty());  // no current figure
   CHECK(named(offline, "jitterd_watch_cpu_online").at(0)->value == 0);
   CHECK(named(offline, "jitterd_watch_other_tasks_seconds_total").empty());
