@@ -5,10 +5,17 @@
 // kernel's RT throttling can take the CPU from it: each such preemption is one involuntary
 // context switch, which is what the watch test counts.
 //
+// With --shootdowns N --shooter-cpu C, a second thread ("tlb-shooter", pinned to C) waits for
+// SIGUSR1 and then maps, touches and unmaps one page N times: each unmap flushes the TLB of every
+// other CPU running this process, so the polling CPU takes N TLB shootdown IPIs, known IPIs for
+// the watch test. It prints "busy_app: shootdowns N" to stderr when they are done.
+//
 // "busy_app: running" goes to stderr once pinned (and SCHED_FIFO), before it starts polling.
 // Exit: 0 done, 64 usage error, 77 pinning or SCHED_FIFO refused (the caller skips).
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <time.h>
 
@@ -28,7 +35,7 @@ constexpr int kUsage = 64;
 constexpr int kSkip = 77;
 
 [[noreturn]] void usage(const std::string& message) {
-  std::fprintf(stderr, "busy_app: %s\nusage: busy_app [--cpu N] [--priority 0..98] [--seconds S] [--name NAME]\n",
+  std::fprintf(stderr, "busy_app: %s\nusage: busy_app [--cpu N] [--priority 0..98] [--seconds S] [--name NAME] [--shootdowns N --shooter-cpu C]\n",
                message.c_str());
   std::exit(kUsage);
 }
@@ -49,10 +56,40 @@ std::int64_t monotonic_ns() {
 
 std::atomic<std::uint64_t> polled{0};  // the "ring" it polls: written by nobody, read each turn
 
+struct Shooter {
+  long count = 0;
+  int cpu = 0;
+};
+
+// Waits for SIGUSR1 (blocked in every thread, so only sigwait takes it), then shoots down.
+void* shoot(void* arg) {
+  const Shooter* shooter = static_cast<const Shooter*>(arg);
+  prctl(PR_SET_NAME, "tlb-shooter", 0, 0, 0);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(shooter->cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  sigset_t wanted;
+  sigemptyset(&wanted);
+  sigaddset(&wanted, SIGUSR1);
+  for (;;) {
+    int signal = 0;
+    if (sigwait(&wanted, &signal) != 0) return nullptr;
+    for (long i = 0; i < shooter->count; ++i) {
+      void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (page == MAP_FAILED) return nullptr;
+      static_cast<volatile char*>(page)[0] = 1;  // a present page: its unmap must flush
+      munmap(page, 4096);
+    }
+    std::fprintf(stderr, "busy_app: shootdowns %ld\n", shooter->count);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int cpu = 1, priority = 0;
+  Shooter shooter;
   long seconds = 10;
   std::string name = "busyapp-poll";
   for (int i = 1; i < argc; ++i) {
@@ -65,6 +102,10 @@ int main(int argc, char** argv) {
       priority = static_cast<int>(parse_int(flag, value));
     else if (flag == "--seconds")
       seconds = parse_int(flag, value);
+    else if (flag == "--shootdowns")
+      shooter.count = parse_int(flag, value);
+    else if (flag == "--shooter-cpu")
+      shooter.cpu = static_cast<int>(parse_int(flag, value));
     else if (flag == "--name")
       name = std::string(value).substr(0, 15);  // TASK_COMM_LEN - 1
     else
@@ -74,6 +115,15 @@ int main(int argc, char** argv) {
   if (priority < 0 || priority > 98) usage("--priority: must be 0..98");
   if (seconds < 1) usage("--seconds: must be at least 1");
   prctl(PR_SET_NAME, name.c_str(), 0, 0, 0);
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &blocked, nullptr);  // before the shooter starts: it inherits the mask
+  if (shooter.count > 0) {
+    pthread_t thread;
+    if (pthread_create(&thread, nullptr, shoot, &shooter) != 0) usage("cannot start the shooter thread");
+    pthread_detach(thread);
+  }
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);

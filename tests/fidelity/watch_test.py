@@ -30,7 +30,11 @@ Over the readings of jitterd taken before and after the injections:
      median: a spin the host interrupts lasts longer, and an injection that ran while something
      else held the CPU took nothing more from the application), at most 110% of the summed
      deadline-to-spin-end; the mean cost of a switch away and back is printed;
-  C. the application's thread is found on CPU 1 and the daemon runs no thread there.
+  C. the application's thread is found on CPU 1 and the daemon runs no thread there;
+  D. known IPIs: a second thread of the application, on CPU 0, maps, touches and unmaps a page
+     2,000 times; each unmap flushes the TLB of CPU 1, where the application runs in the same
+     address space, so CPU 1 takes 2,000 TLB shootdowns: jitterd_watch_interrupts_total{cpu="1",
+     cause="tlb"} grows by them within 1%.
 
 Usage: watch_test.py --jitterd BINARY --injector NOISE_INJECTOR --app BUSY_APP [unittest args]
 Exit 77 (skip) without root, without CPU 1 and one more CPU, without tracefs, or when SCHED_FIFO is
@@ -39,6 +43,7 @@ refused.
 
 import argparse
 import re
+import signal
 import os
 import subprocess
 import sys
@@ -54,6 +59,8 @@ SPIN_US = 200
 PERIOD_US = 2000
 INJECT_SECONDS = 6
 PREEMPTION_TOLERANCE = 0.01
+SHOOTDOWNS = 2000
+TLB_TOLERANCE = 0.01
 TRACEFS = "/sys/kernel/tracing"
 INSTANCE = f"{TRACEFS}/instances/jitterd_watch_test"
 SWITCH_RE = re.compile(r"\s(\d+\.\d+): sched_switch: prev_comm=.* prev_pid=(\d+) prev_prio=-?\d+ "
@@ -167,7 +174,8 @@ class WatchFidelityTest(harness.DaemonTestCase):
         with open(RT_RUNTIME, encoding="ascii") as f:
             saved = f.read().strip()
         self.addCleanup(write_rt_runtime, saved)
-        app = subprocess.Popen([APP, "--cpu", str(CPU), "--priority", "1", "--seconds", "40", "--name", APP_NAME],
+        app = subprocess.Popen([APP, "--cpu", str(CPU), "--priority", "1", "--seconds", "40", "--name", APP_NAME,
+                                "--shootdowns", str(SHOOTDOWNS), "--shooter-cpu", str(self.other_cpu())],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.addCleanup(lambda: (app.kill(), app.wait(), app.stderr.close()))
         line = app.stderr.readline().strip()
@@ -223,6 +231,25 @@ class WatchFidelityTest(harness.DaemonTestCase):
                              "jitterd's run-queue wait against the tracer's")
         self.assertGreaterEqual(injector_wait, (1 - STOLEN_TOLERANCE) * median_spin * by_injector)
         self.assertLessEqual(injector_wait, (1 + STOLEN_TOLERANCE) * held)
+
+        # D. Known IPIs: TLB shootdowns from the application's second thread.
+        before = self.next_reading(daemon, time.time())
+        app.send_signal(signal.SIGUSR1)
+        line = app.stderr.readline().strip()
+        self.assertEqual(line, f"busy_app: shootdowns {SHOOTDOWNS}")
+        after = self.next_reading(daemon, time.time())
+        tlb = self.tlb_count(after[4]) - self.tlb_count(before[4])
+        print(f"{SHOOTDOWNS} TLB shootdowns sent to cpu {CPU}; jitterd counted {tlb:.0f}", file=sys.stderr)
+        self.assertLessEqual(abs(tlb - SHOOTDOWNS), TLB_TOLERANCE * SHOOTDOWNS)
+
+    @staticmethod
+    def tlb_count(samples):
+        (value,) = harness.select(samples, "jitterd_watch_interrupts_total", cpu=str(CPU), cause="tlb").values()
+        return value
+
+    @staticmethod
+    def other_cpu():
+        return min(os.sched_getaffinity(0) - {CPU})
 
     def daemon_cpus(self, daemon):
         """Every CPU a thread of the daemon may run on."""
