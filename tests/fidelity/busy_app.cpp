@@ -35,7 +35,9 @@ constexpr int kUsage = 64;
 constexpr int kSkip = 77;
 
 [[noreturn]] void usage(const std::string& message) {
-  std::fprintf(stderr, "busy_app: %s\nusage: busy_app [--cpu N] [--priority 0..98] [--seconds S] [--name NAME] [--shootdowns N --shooter-cpu C]\n",
+  std::fprintf(stderr,
+               "busy_app: %s\nusage: busy_app [--cpu N] [--priority 0..98] [--seconds S] [--name NAME] "
+               "[--shootdowns N --shooter-cpu C]\n",
                message.c_str());
   std::exit(kUsage);
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A sampled CPU taken offline while jitterd runs, and brought back.
+"""A sampled CPU taken offline while jitterd runs, and brought back; then a watched one.
 
 When a CPU goes offline the kernel moves its threads elsewhere and widens their affinity; a
 sampler that went on spinning would report another CPU's gaps under the offline CPU's label. The
@@ -7,6 +7,10 @@ daemon must instead report the CPU down (jitterd_sampler_up and jitterd_sampler_
 jitterd_sampler_cpu_losses_total, a log line), measure nothing for it meanwhile, keep the systemd
 watchdog fed (the machine took the CPU away; nothing hangs), and sample it again once it is back,
 pinned to it, without a restart.
+
+A watched CPU (the application's) taken offline: jitterd_watch_cpu_online goes to 0, the CPU's
+current figures (the application's threads there, its timer rate) leave /metrics rather than
+going stale, its counters stay and never go down, and all comes back with the CPU.
 
 Needs root and a writable /sys/devices/system/cpu/cpuN/online for the sampled CPU; runs alone
 (RUN_SERIAL), since the machine has one CPU fewer while it runs.
@@ -94,7 +98,47 @@ def cpu_status(daemon, cpu):
     return next(entry for entry in document["cpus"] if entry["cpu"] == cpu)
 
 
+WATCH_CONFIG = """\
+cpus: []
+web:
+  listen_address: "127.0.0.1:0"
+application:
+  tasks: ["no-such-task*"]
+watch:
+  cpus: "{cpu}"
+  interval: 200ms
+"""
+
+
 class CpuOfflineTest(harness.DaemonTestCase):
+    def test_offline_watched_cpu_exports_no_current_figure(self):
+        cpu = sampled_cpu()
+        self.addCleanup(lambda: is_online(cpu) or set_online(cpu, True))
+        daemon = self.daemon(WATCH_CONFIG.format(cpu=cpu) + harness.PROBES_OFF)
+        label = {"cpu": str(cpu)}
+
+        def values():
+            samples = daemon.scrape()
+            online = harness.select(samples, "jitterd_watch_cpu_online", **label)
+            rate = harness.select(samples, "jitterd_watch_timer_interrupt_rate_hertz", **label)
+            timer = harness.select(samples, "jitterd_watch_interrupts_total", cause="timer", **label)
+            return (next(iter(online.values()), None), next(iter(rate.values()), None),
+                    next(iter(timer.values()), None))
+
+        harness.wait_until(lambda: values()[1] is not None, timeout=10, what="the watch probe's first window")
+        before = values()[2]
+        set_online(cpu, False)
+        down = harness.wait_until(lambda: (lambda v: v if v[0] == 0 else None)(values()), timeout=10,
+                                  what=f"jitterd_watch_cpu_online{{cpu=\"{cpu}\"}} 0")
+        self.assertIsNone(down[1], "no timer rate for an offline CPU")
+        self.assertGreaterEqual(down[2], before, "the counters stay and do not go down")
+        set_online(cpu, True)
+        up = harness.wait_until(lambda: (lambda v: v if v[0] == 1 and v[1] is not None else None)(values()),
+                                timeout=10, what="the watched CPU back online with a timer rate")
+        self.assertGreaterEqual(up[2], down[2])
+        self.assertIn("probe watch", daemon.log())  # it logged what it does
+        self.stop_ok(daemon)
+
     def test_offline_cpu_is_reported_down_and_sampled_again_when_back(self):
         cpu = sampled_cpu()
         self.addCleanup(lambda: is_online(cpu) or set_online(cpu, True))
