@@ -231,8 +231,9 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
   if (settings_.application.named() && threads == 0)
     result.states["application"] = {"no thread of the application on a watched CPU", true};
   else
-    result.states["application"] = {std::to_string(threads) + " threads of the application on watched CPUs",
-                                    false};
+    result.states["application"] = {
+        std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " of the application on watched CPUs",
+        false};
   // A state, not a warning: logged when it appears and when it changes, not every second.
   std::string problems;
   for (const std::string& problem : reading.problems) problems += (problems.empty() ? "" : "; ") + problem;
