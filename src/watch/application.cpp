@@ -25,10 +25,10 @@ int thread_group_of(std::string_view status) {
   return 0;
 }
 
-// One thread read from <procfs>/TID (a thread's directory exists there though /proc lists only
-// processes); nullopt when it is gone or a kernel thread.
-std::optional<ApplicationThread> read_thread(const HostReader& host, int tid) {
-  const std::string dir = std::to_string(tid);
+// One thread read from `dir`: <procfs>/PID/task/TID, or <procfs>/TID when the process is not
+// known (a thread's directory exists there though /proc lists only processes); nullopt when it
+// is gone or a kernel thread.
+std::optional<ApplicationThread> read_thread(const HostReader& host, int tid, const std::string& dir) {
   const std::optional<std::string> stat_text = host.read_proc(dir + "/stat");
   const std::optional<TaskStat> stat = stat_text ? parse_task_stat(*stat_text) : std::nullopt;
   const std::optional<std::string> status = host.read_proc(dir + "/status");
@@ -53,7 +53,7 @@ ApplicationSearch search_cgroup(const HostReader& host, const ApplicationSetting
     if (const auto tid = parse_number<int>(word); tid && *tid > 0) tids.push_back(*tid);
   std::sort(tids.begin(), tids.end());
   for (int tid : tids) {
-    std::optional<ApplicationThread> thread = read_thread(host, tid);
+    std::optional<ApplicationThread> thread = read_thread(host, tid, std::to_string(tid));
     if (!thread) continue;
     if (!application.tasks.empty() && !matches_any_pattern(application.tasks, thread->comm)) continue;
     search.threads.push_back(std::move(*thread));
@@ -94,6 +94,25 @@ ApplicationSearch find_application_threads(const HostReader& host, const Applica
     if (task.kernel_thread || !matches_any_pattern(application.tasks, task.comm)) continue;
     search.threads.push_back(
         {task.pid, task.tid, std::move(task.comm), task.start_ticks, task.processor, std::move(task.allowed)});
+  }
+  return search;
+}
+
+ApplicationSearch find_application_threads_in(const HostReader& host, const ApplicationSettings& application,
+                                              const std::vector<int>& pids) {
+  if (!application.cgroup.empty()) return search_cgroup(host, application);
+  ApplicationSearch search;
+  for (int pid : pids) {
+    std::vector<int> tids;
+    for (const std::string& name : host.list_proc(std::to_string(pid) + "/task"))
+      if (const auto tid = parse_number<int>(name); tid && *tid > 0) tids.push_back(*tid);
+    std::sort(tids.begin(), tids.end());
+    for (int tid : tids) {
+      std::optional<ApplicationThread> thread =
+          read_thread(host, tid, std::to_string(pid) + "/task/" + std::to_string(tid));
+      if (!thread || thread->pid != pid || !matches_any_pattern(application.tasks, thread->comm)) continue;
+      search.threads.push_back(std::move(*thread));
+    }
   }
   return search;
 }

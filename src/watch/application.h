@@ -44,8 +44,15 @@ struct ApplicationSearch {
   std::vector<std::string> problems;       // one line each: "cgroup ... not found"
 };
 
-// Every thread of the application now. Kernel threads never match.
+// Every thread of the application now. Kernel threads never match. By name, this walks every
+// thread of the machine (1,024 CPUs and 6,000 threads: about 100 ms).
 ApplicationSearch find_application_threads(const HostReader& host, const ApplicationSettings& application);
+
+// The same among the threads of `pids` only (each process's task directory listed): the cheap
+// search between whole walks, which finds a known process's new threads at once. By cgroup, it
+// is find_application_threads (reading the group's cgroup.threads is already cheap).
+ApplicationSearch find_application_threads_in(const HostReader& host, const ApplicationSettings& application,
+                                              const std::vector<int>& pids);
 
 // The watched CPU a thread belongs to: the one CPU it is pinned to when that is watched, else the
 // CPU it last ran on when that is watched, else -1 (`watched` sorted).

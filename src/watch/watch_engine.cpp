@@ -105,7 +105,16 @@ void WatchEngine::count_cpu_time(const std::map<int, SchedTimes>& schedstat) {
 }
 
 void WatchEngine::count_threads(const HostReader& host, WatchReading& reading) {
-  ApplicationSearch search = find_application_threads(host, application_);
+  const bool full = readings_since_full_search_ >= kReadingsPerFullSearch;
+  ApplicationSearch search = full ? find_application_threads(host, application_)
+                                  : find_application_threads_in(host, application_, known_pids_);
+  readings_since_full_search_ = full ? 1 : readings_since_full_search_ + 1;
+  known_pids_.clear();
+  for (const ApplicationThread& thread : search.threads) known_pids_.push_back(thread.pid);
+  std::sort(known_pids_.begin(), known_pids_.end());
+  known_pids_.erase(std::unique(known_pids_.begin(), known_pids_.end()), known_pids_.end());
+  // Gone (a restart?): look everywhere at the next reading.
+  if (search.threads.empty()) readings_since_full_search_ = kReadingsPerFullSearch;
   reading.problems.insert(reading.problems.end(), search.problems.begin(), search.problems.end());
   const double ticks_per_second = clock_ticks_per_second();
   std::map<ThreadKey, ThreadState> seen;

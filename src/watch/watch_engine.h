@@ -7,7 +7,9 @@
 // that never sleeps each involuntary switch is one preemption and its run-queue wait is the time
 // other tasks took from it, both exact. Totals are cumulative from the first reading and never
 // go down: a thread that exits keeps what it had counted, a new one counts from its start, a
-// reused thread number is a new thread (its start time differs).
+// reused thread number is a new thread (its start time differs). By name, the threads are found by
+// a walk of every thread once in kReadingsPerFullSearch readings and among the known processes in
+// between.
 //
 // Nothing here touches a watched CPU: every file is read on the caller's CPU, and procfs
 // answers from counters the watched CPU keeps itself (no IPI, no perf counter, no MSR). Used by
@@ -28,6 +30,12 @@
 #include "watch/sched_counters.h"
 
 namespace jitterd {
+
+// A search by task name walks every thread of the machine once in this many readings (and
+// whenever the application has no thread left); in between it lists the known processes' threads.
+// A new process of the application is found within this many readings; a known one's new thread
+// at once.
+inline constexpr int kReadingsPerFullSearch = 10;
 
 // Device IRQs listed by name per watched CPU; events of further ones count in their cause only.
 inline constexpr std::size_t kMaxDeviceIrqsPerCpu = 16;
@@ -101,6 +109,8 @@ class WatchEngine {
   std::map<int, SchedTimes> previous_schedstat_;
   std::optional<double> previous_seconds_;
   std::optional<double> previous_uptime_;
+  std::vector<int> known_pids_;  // the processes the application's threads were last found in
+  int readings_since_full_search_ = kReadingsPerFullSearch;
 };
 
 }  // namespace jitterd

@@ -52,6 +52,7 @@
 #include "sampling/sampler_set.h"
 #include "sampling/sampling_plan.h"
 #include "synthetic_host.h"
+#include "watch/watch_engine.h"
 
 using namespace jitterd;
 using ScaleClock = std::chrono::steady_clock;
@@ -433,6 +434,38 @@ SizeFigures run_size(const synthetic::HostShape& shape, const std::vector<ProbeS
   expect(static_cast<int>(columns) == cpus, "a /proc/interrupts column per CPU");
   expect(irq_rows >= static_cast<std::size_t>(shape.device_irqs), "every device IRQ row parsed");
   expect(deltas >= static_cast<std::size_t>(cpus), "deltas on every CPU");
+
+  header("watch reading (the counts method: every CPU watched, an application thread pinned to each)");
+  {
+    std::vector<pid_t> app_tids;
+    for (int cpu : sampled) app_tids.push_back(static_cast<pid_t>(700000 + cpu));
+    host.add_pinned_threads(424242, "trader-poll", sampled, app_tids);
+    WatchEngine engine({{"trader*"}, ""}, sampled);
+    std::vector<double> watch_wall, watch_cpu;
+    WatchReading reading;
+    for (int run = 0; run <= repeats; ++run) {
+      host.write_counters(static_cast<std::uint64_t>(100 + run));
+      const Stopwatch running;
+      reading = engine.read(reader, static_cast<double>(run));
+      if (run > 0) running.stop(watch_wall, watch_cpu);  // the first reading takes the baseline
+    }
+    std::size_t threads = 0;
+    for (const WatchedCpu& c : reading.cpus) threads += c.application_threads;
+    std::vector<double> walk_wall, walk_cpu;
+    for (int run = 0; run < repeats; ++run) {
+      const Stopwatch walking;
+      const ApplicationSearch found = find_application_threads(reader, {{"trader*"}, ""});
+      walking.stop(walk_wall, walk_cpu);
+      expect(found.threads.size() == sampled.size(), "the whole walk finds every application thread");
+    }
+    std::printf(
+        "one reading of %zu watched CPUs and %zu application threads (their process's threads listed): %s "
+        "[goal <= 100 ms: %s]\n",
+        reading.cpus.size(), threads, figure(watch_cpu, watch_wall).c_str(), verdict(cpu_median(watch_cpu), 100));
+    std::printf("the whole walk of /proc by task name, one reading in %d: %s\n", kReadingsPerFullSearch,
+                figure(walk_cpu, walk_wall).c_str());
+    expect(threads == sampled.size(), "an application thread found on every watched CPU");
+  }
 
   header("the housekeeping thread's per-second window work (SamplerSet::update_windows)");
   const long rss_before_windows = status_kib("VmRSS:");

@@ -366,6 +366,7 @@ void SyntheticHost::add_pinned_threads(pid_t pid, const std::string& comm, const
     const std::string dir = "proc/" + std::to_string(pid) + "/task/" + std::to_string(tids[i]) + "/";
     write(dir + "stat", task_stat(tids[i], comm, cpus[i], 0x40));
     write(dir + "status", task_status(pid, tids[i], comm, {cpus[i]}, total, 3 + i % 5, 1 + i % 3));
+    write(dir + "schedstat", std::to_string(1000000 * (i + 1)) + " " + std::to_string(1000 * i) + " 7\n");
   }
 }
 

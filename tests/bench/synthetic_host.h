@@ -63,7 +63,7 @@ class SyntheticHost {
   // and softirqs.
   void write_counters(std::uint64_t generation);
 
-  // Adds /proc/<pid>/task/<tid>/{stat,status} for a process's threads pinned one per CPU (a
+  // Adds /proc/<pid>/task/<tid>/{stat,status,schedstat} for a process's threads pinned one per CPU (a
   // daemon's samplers): `tids[i]` runs on `cpus[i]`.
   void add_pinned_threads(pid_t pid, const std::string& comm, const std::vector<int>& cpus,
                           const std::vector<pid_t>& tids);

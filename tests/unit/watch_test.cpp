@@ -189,6 +189,36 @@ TEST_CASE("watch engine: threads come and go, a reused thread number is a new th
   CHECK(reading.threads.empty());
 }
 
+TEST_CASE("watch engine: a new process is found by the next whole walk, at once if the old one is gone",
+          "[watch]") {
+  jitterd::testing::ScratchTree sys, proc;
+  proc.write("interrupts", watch_interrupts(true, 0, 0, 0));
+  proc.write("softirqs", watch_softirqs(0));
+  proc.write("uptime", "100.00 50.00\n");
+  write_thread(proc, {40, 41, "trader-poll", 100, 1, 0, 0, 0, 0});
+  const HostReader host(sys.root(), proc.root());
+  WatchEngine engine({{"trader*"}, ""}, {1});
+  engine.read(host, 1.0);                                            // a whole walk: process 40
+  write_thread(proc, {50, 51, "trader-poll", 100, 1, 0, 0, 0, 0});   // a second process
+  write_thread(proc, {40, 42, "trader-poll2", 100, 1, 0, 0, 0, 0});  // a new thread of the known one
+  WatchReading reading = engine.read(host, 2.0);
+  CHECK(reading.threads.size() == 2);  // 41 and 42: process 50 waits for the next whole walk
+  for (int n = 3; n <= kReadingsPerFullSearch; ++n) reading = engine.read(host, n);
+  CHECK(reading.threads.size() == 2);
+  reading = engine.read(host, kReadingsPerFullSearch + 1.0);
+  CHECK(reading.threads.size() == 3);
+  // Every known thread gone (a restart): the next reading walks everything again.
+  remove_thread(proc, 40, 41);
+  remove_thread(proc, 40, 42);
+  remove_thread(proc, 50, 51);
+  reading = engine.read(host, 20.0);
+  CHECK(reading.threads.empty());
+  write_thread(proc, {60, 61, "trader-poll", 3000, 1, 0, 0, 0, 0});
+  reading = engine.read(host, 21.0);
+  REQUIRE(reading.threads.size() == 1);
+  CHECK(reading.threads[0].thread.pid == 60);
+}
+
 TEST_CASE("watch engine: a watched CPU offline, then back", "[watch]") {
   jitterd::testing::ScratchTree sys, proc;
   proc.write("interrupts", watch_interrupts(true, 100, 0, 0));
