@@ -173,8 +173,8 @@ int run_probe_report(const CommandLine& cl) {
   ProbeContext context = make_probe_context(plan, host, context_frequency);
   const ProbeStatus status = run_probe(*probe, context);
   if (!cl.save_path.empty() || cl.report_format == ReportFormat::html) {
-    Baseline baseline = baseline_header(plan, host, context_frequency, 0);
-    baseline.probes.push_back(baseline_probe(status));
+    const Baseline baseline =
+        record_baseline(baseline_recording(plan, host, context_frequency, 0), {}, {baseline_probe(status)});
     if (!cl.save_path.empty()) write_baseline(baseline, cl.save_path);
     if (cl.report_format == ReportFormat::html && status.success) {
       std::cout << baseline_html(baseline, "report " + probe_name);
@@ -223,8 +223,8 @@ int run_report(const CommandLine& cl) {
   std::vector<BaselineCpu> recorded = record_sub_windows(samplers, cl.report_duration, report.frequency.hertz);
   for (std::size_t i = 0; i < samplers.size(); ++i) report.cpus.push_back(report_cpu(samplers.worker(i)));
   if (!cl.save_path.empty() || cl.report_format == ReportFormat::html) {
-    Baseline baseline = baseline_header(plan, host, report.frequency, report.duration_seconds);
-    baseline.cpus = std::move(recorded);
+    const Baseline baseline = record_baseline(
+        baseline_recording(plan, host, report.frequency, report.duration_seconds), std::move(recorded));
     if (!cl.save_path.empty()) write_baseline(baseline, cl.save_path);
     if (cl.report_format == ReportFormat::html) {
       std::cout << baseline_html(baseline, "report gaps");

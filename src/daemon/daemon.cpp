@@ -20,6 +20,7 @@
 #include "host/cpu_list.h"
 #include "measure/clock_ns.h"
 #include "measure/counter_calibration.h"
+#include "report/baseline_recorder.h"
 #include "sampling/probe_context.h"
 #include "sampling/sampling_plan.h"
 
@@ -27,7 +28,10 @@ namespace jitterd {
 
 namespace {
 using namespace std::chrono_literals;
-constexpr auto kWindowUpdate = 1s;
+// The rolling windows' step, which is also the live download's sub-window: one length for every
+// baseline (report/baseline_recorder.h).
+constexpr auto kWindowUpdate = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+    std::chrono::duration<double>(kSubWindowSeconds));
 
 // What was last logged of each sampled CPU's placement, by CPU (a reload starts new samplers).
 struct PlacementSeen {
