@@ -12,6 +12,7 @@
 #include "host/posture.h"
 #include "probes/probe_registry.h"
 #include "sampling/probe_context.h"
+#include "sampling/sampling_start.h"
 
 namespace jitterd {
 namespace {
@@ -101,16 +102,11 @@ int run_baseline(const CommandLine& cl) {
   SamplingPlan plan = make_sampling_plan(load_config(config_source(cl)), host, current_affinity());
   for (const auto& p : plan.machine_problems) spdlog::warn("{}", p);
   plan.config.sampler.duty_cycle = DutyCycleMode::continuous;  // a baseline sees every gap
-  restrict_current_thread(plan.selection.housekeeping);
-  const CounterFrequency frequency = counter_frequency(plan.method, std::chrono::milliseconds(250));
+  const CounterFrequency frequency = housekeeping_counter_frequency(plan);
   const double seconds = std::chrono::duration<double>(cl.report_duration).count();
   const BaselineRecording recording = baseline_recording(plan, host, frequency, seconds);
   std::vector<BaselineCpu> cpus;
-  {
-    SamplerSet samplers(sampler_settings(plan, TickScale(frequency.hertz)));
-    samplers.start();
-    cpus = record_sub_windows(samplers, cl.report_duration, frequency.hertz);
-  }
+  cpus = record_sub_windows(*start_samplers(plan, frequency, host), cl.report_duration, frequency.hertz);
   // Probes after the samplers stop, so they neither disturb the gaps nor are disturbed by them.
   ProbeContext context = make_probe_context(plan, host, frequency);
   std::vector<BaselineProbe> probes;

@@ -17,6 +17,7 @@
 #include "sampling/probe_context.h"
 #include "sampling/sampler_set.h"
 #include "sampling/sampling_plan.h"
+#include "sampling/sampling_start.h"
 
 namespace jitterd {
 
@@ -168,8 +169,7 @@ int run_probe_report(const CommandLine& cl) {
   } else {
     probe = make_probe(probe_name, plan.config.probes);
   }
-  restrict_current_thread(plan.selection.housekeeping);
-  const CounterFrequency context_frequency = counter_frequency(plan.method, std::chrono::milliseconds(250));
+  const CounterFrequency context_frequency = housekeeping_counter_frequency(plan);
   ProbeContext context = make_probe_context(plan, host, context_frequency);
   const ProbeStatus status = run_probe(*probe, context);
   if (!cl.save_path.empty() || cl.report_format == ReportFormat::html) {
@@ -212,16 +212,14 @@ int run_report(const CommandLine& cl) {
   for (const auto& n : plan.selection.notes) spdlog::info("{}", n);
   // A one-shot report spins for its whole duration: the duty cycle is for the daemon.
   plan.config.sampler.duty_cycle = DutyCycleMode::continuous;
-  restrict_current_thread(plan.selection.housekeeping);
   GapReport report;
   report.method = std::string(to_string(plan.method));
-  report.frequency = counter_frequency(plan.method, std::chrono::milliseconds(250));
+  report.frequency = housekeeping_counter_frequency(plan);
   report.duration_seconds = std::chrono::duration<double>(cl.report_duration).count();
-  SamplerSet samplers(sampler_settings(plan, TickScale(report.frequency.hertz)));
-  samplers.start();
+  const std::shared_ptr<SamplerSet> samplers = start_samplers(plan, report.frequency, host);
   // Recorded in sub-windows whether or not it is saved: one way of running the samplers.
-  std::vector<BaselineCpu> recorded = record_sub_windows(samplers, cl.report_duration, report.frequency.hertz);
-  for (std::size_t i = 0; i < samplers.size(); ++i) report.cpus.push_back(report_cpu(samplers.worker(i)));
+  std::vector<BaselineCpu> recorded = record_sub_windows(*samplers, cl.report_duration, report.frequency.hertz);
+  for (std::size_t i = 0; i < samplers->size(); ++i) report.cpus.push_back(report_cpu(samplers->worker(i)));
   if (!cl.save_path.empty() || cl.report_format == ReportFormat::html) {
     const Baseline baseline = record_baseline(
         baseline_recording(plan, host, report.frequency, report.duration_seconds), std::move(recorded));
