@@ -26,11 +26,6 @@ GapCountsTicks read_counters(const SamplerShared& shared) {
   return c;
 }
 
-GapCountsTicks added_since(const GapCountsTicks& now, const GapCountsTicks& before) {
-  return {now.gaps.minus(before.gaps), now.sampled_ticks - before.sampled_ticks,
-          now.interruptions - before.interruptions, now.interrupted_ticks - before.interrupted_ticks};
-}
-
 }  // namespace
 
 std::vector<BaselineCpu> record_sub_windows(SamplerSet& samplers, Duration duration, double counter_hertz) {
@@ -52,7 +47,7 @@ std::vector<BaselineCpu> record_sub_windows(SamplerSet& samplers, Duration durat
       const SamplerShared* shared = samplers.worker(i).shared();
       if (!shared) continue;
       const GapCountsTicks now = read_counters(*shared);
-      add_sub_window(cpus[i], added_since(now, previous[i]), counter_hertz);
+      add_sub_window(cpus[i], now.minus(previous[i]), counter_hertz);
       previous[i] = now;
     }
     if (deadline >= end) break;

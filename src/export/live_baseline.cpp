@@ -24,13 +24,9 @@ BaselineCpu live_cpu(const SamplerReading& r, const WindowParts* w, double hertz
   if (w != nullptr && r.sampling) {
     GapCountsTicks total;
     for (const WindowPart& part : w->parts) {
-      if (part.sampled_ticks == 0) continue;
-      const GapCountsTicks added{part.gaps, part.sampled_ticks, part.interruptions, part.interrupted_ticks};
-      add_sub_window(c, added, hertz);
-      total.gaps.add(part.gaps);
-      total.sampled_ticks += part.sampled_ticks;
-      total.interruptions += part.interruptions;
-      total.interrupted_ticks += part.interrupted_ticks;
+      if (part.added.sampled_ticks == 0) continue;
+      add_sub_window(c, part.added, hertz);
+      total.add(part.added);
     }
     set_totals(c, total, hertz);
     c.floor_ns = static_cast<double>(r.startup.floor_ticks) * 1e9 / hertz;

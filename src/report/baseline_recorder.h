@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "host/posture.h"
-#include "measure/histogram.h"
+#include "measure/gap_counts.h"
 #include "probes/probe.h"
 #include "report/baseline_file.h"
 
@@ -40,13 +40,6 @@ std::string per_cpu_text(const std::map<int, std::string>& values);
 const std::vector<std::string>& baseline_fingerprint_keys();
 // The configuration key naming the fields a source could not know, and why.
 inline constexpr const char* kFingerprintUnknownKey = "fingerprint_unknown";
-
-// What one CPU's sampler counters added over a span (a sub-window, or the whole run): the
-// counters' own units, ticks of the counter.
-struct GapCountsTicks {
-  HistogramSnapshot gaps;
-  std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;
-};
 
 // Appends the sub-window `added` to `cpu` (nothing when it sampled no time).
 void add_sub_window(BaselineCpu& cpu, const GapCountsTicks& added, double counter_hertz);

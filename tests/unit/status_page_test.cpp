@@ -28,8 +28,8 @@ HistogramSnapshot gaps(std::initializer_list<std::pair<std::uint64_t, std::uint6
 
 // Two window steps of one sampler on CPU 3: 20 ns gaps, and 1 us and 100 us interruptions.
 std::vector<WindowPart> parts() {
-  WindowPart a{gaps({{40, 1000}, {2000, 5}}), 2'000'000'000, 40'000 + 10'000, 5, 10'000};
-  WindowPart b{gaps({{40, 2000}, {200000, 1}}), 2'000'000'000, 80'000 + 200'000, 1, 200'000};
+  WindowPart a{{gaps({{40, 1000}, {2000, 5}}), 40'000 + 10'000, 5, 10'000}, 2'000'000'000};
+  WindowPart b{{gaps({{40, 2000}, {200000, 1}}), 80'000 + 200'000, 1, 200'000}, 2'000'000'000};
   return {a, b};
 }
 
@@ -45,7 +45,7 @@ StatusSnapshot snapshot() {
   r.startup = {0, true, true, 0, 40, 800, {}, ""};  // floor 20 ns, threshold 400 ns
   r.up = true;
   r.sampling = true;
-  for (const WindowPart& p : parts()) r.window_detail.gaps.add(p.gaps);
+  for (const WindowPart& p : parts()) r.window_detail.gaps.add(p.added.gaps);
   r.window_detail.sequence = 7;
   r.window_detail.end_unix_seconds = 1.7e9 + 9;
   r.window_detail.interruptions = 6;
