@@ -11,24 +11,21 @@
 #include "cli/command_line.h"
 #include "config/duration.h"
 #include "host/host_reader.h"
-#include "report/baseline_file.h"
+#include "report/baseline_recorder.h"
 #include "sampling/sampler_set.h"
 #include "sampling/sampling_plan.h"
 
 namespace jitterd {
 
-inline constexpr double kSubWindowSeconds = 0.5;
-
 // Lets the started samplers run for `duration`, snapshotting every kSubWindowSeconds, then stops
 // them; one record per worker, in the set's order.
 std::vector<BaselineCpu> record_sub_windows(SamplerSet& samplers, Duration duration, double counter_hertz);
 
-// The machine and the measurement settings as a baseline records them (fingerprint, governor,
-// clocksource; tick method, frequency, duty cycle, thresholds, CPUs, duration).
-Baseline baseline_header(const SamplingPlan& plan, const HostReader& host, const CounterFrequency& frequency,
-                         double duration_seconds);
-
-BaselineProbe baseline_probe(const ProbeStatus& status);
+// The machine and the measurement settings as a baseline records them (report/baseline_recorder.h:
+// its fingerprint from the posture read now; tick method, frequency, duty cycle, thresholds, CPUs,
+// duration).
+BaselineRecording baseline_recording(const SamplingPlan& plan, const HostReader& host,
+                                     const CounterFrequency& frequency, double duration_seconds);
 
 // `jitterd baseline`: exit 0, or a BaselineError/ConfigErrors thrown.
 int run_baseline(const CommandLine& command_line);

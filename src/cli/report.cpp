@@ -18,6 +18,7 @@
 #include "sampling/probe_context.h"
 #include "sampling/sampler_set.h"
 #include "sampling/sampling_plan.h"
+#include "sampling/sampling_start.h"
 
 namespace jitterd {
 
@@ -172,7 +173,7 @@ int run_probe_report(const CommandLine& cl) {
   restrict_current_thread(plan.selection.housekeeping);
   Progress progress;  // after the restriction: its thread stays on the housekeeping CPUs
   progress.step("calibrating the counter");
-  const CounterFrequency context_frequency = counter_frequency(plan.method, std::chrono::milliseconds(250));
+  const CounterFrequency context_frequency = housekeeping_counter_frequency(plan);
   ProbeContext context = make_probe_context(plan, host, context_frequency);
   if (probe_name == "c2c") {
     const std::size_t n = cl.report_cpus.value_or(affinity).size();
@@ -184,8 +185,8 @@ int run_probe_report(const CommandLine& cl) {
   const ProbeStatus status = run_probe(*probe, context);
   progress.clear();
   if (!cl.save_path.empty() || cl.report_format == ReportFormat::html) {
-    Baseline baseline = baseline_header(plan, host, context_frequency, 0);
-    baseline.probes.push_back(baseline_probe(status));
+    const Baseline baseline =
+        record_baseline(baseline_recording(plan, host, context_frequency, 0), {}, {baseline_probe(status)});
     if (!cl.save_path.empty()) write_baseline(baseline, cl.save_path);
     if (cl.report_format == ReportFormat::html && status.success) {
       std::cout << baseline_html(baseline, "report " + probe_name);
@@ -228,18 +229,17 @@ int run_report(const CommandLine& cl) {
   progress.step("calibrating the counter");
   GapReport report;
   report.method = std::string(to_string(plan.method));
-  report.frequency = counter_frequency(plan.method, std::chrono::milliseconds(250));
+  report.frequency = housekeeping_counter_frequency(plan);
   report.duration_seconds = std::chrono::duration<double>(cl.report_duration).count();
-  SamplerSet samplers(sampler_settings(plan, TickScale(report.frequency.hertz)));
-  samplers.start();
+  const std::shared_ptr<SamplerSet> samplers = start_samplers(plan, report.frequency, host);
   progress.step(fmt::format("sampling cpus {}", format_cpu_list(plan.selection.sampled)), cl.report_duration);
   // Recorded in sub-windows whether or not it is saved: one way of running the samplers.
-  std::vector<BaselineCpu> recorded = record_sub_windows(samplers, cl.report_duration, report.frequency.hertz);
+  std::vector<BaselineCpu> recorded = record_sub_windows(*samplers, cl.report_duration, report.frequency.hertz);
   progress.clear();
-  for (std::size_t i = 0; i < samplers.size(); ++i) report.cpus.push_back(report_cpu(samplers.worker(i)));
+  for (std::size_t i = 0; i < samplers->size(); ++i) report.cpus.push_back(report_cpu(samplers->worker(i)));
   if (!cl.save_path.empty() || cl.report_format == ReportFormat::html) {
-    Baseline baseline = baseline_header(plan, host, report.frequency, report.duration_seconds);
-    baseline.cpus = std::move(recorded);
+    const Baseline baseline = record_baseline(
+        baseline_recording(plan, host, report.frequency, report.duration_seconds), std::move(recorded));
     if (!cl.save_path.empty()) write_baseline(baseline, cl.save_path);
     if (cl.report_format == ReportFormat::html) {
       std::cout << baseline_html(baseline, "report gaps");

@@ -33,15 +33,15 @@ void check_comparable(const Baseline& before, const std::string& bp, const Basel
            fmt::format("counter frequencies differ by more than 1% ({:.0f} Hz vs {:.0f} Hz): another tick source",
                        before.counter_hertz, after.counter_hertz));
   if (before.sub_window_seconds != after.sub_window_seconds) {
-    const auto from_daemon = [](const Baseline& b) {
-      return field_value(b.configuration, "source").rfind("jitterd daemon", 0) == 0;
-    };
+    // Every baseline is recorded with 1 s sub-windows now (report/baseline_recorder.h); a file
+    // from an older jitterd has 0.5 s ones.
+    const auto older = [](const Baseline& b) { return b.sub_window_seconds == 0.5; };
     refuse(
         bp, ap,
         fmt::format("different sub-windows ({} s vs {} s){}", before.sub_window_seconds, after.sub_window_seconds,
-                    from_daemon(before) != from_daemon(after)
-                        ? ": a baseline downloaded from the daemon's /baseline.json has the 1 s steps of its "
-                          "rolling window; compare it with another download"
+                    older(before) != older(after)
+                        ? ": a file from a jitterd older than the one-second sub-windows has 0.5 s ones; take "
+                          "the baseline again"
                         : ""));
   }
   if (before.tail_thresholds_ns != after.tail_thresholds_ns) refuse(bp, ap, "different tail thresholds");

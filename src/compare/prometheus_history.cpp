@@ -10,6 +10,7 @@
 #include <set>
 
 #include "host/text.h"
+#include "report/baseline_recorder.h"
 
 namespace jitterd {
 namespace {
@@ -101,17 +102,6 @@ struct CpuWindows {
   std::map<double, std::vector<double>> cumulative;  // le (ns; +inf) -> per sub-window increments
   std::vector<double> resets;
 };
-
-// One value when all agree, else "cpu:value" pairs.
-std::string per_cpu_text(const std::map<int, std::string>& values) {
-  std::set<std::string> distinct;
-  std::string listed;
-  for (const auto& [cpu, value] : values) {
-    distinct.insert(value);
-    listed += fmt::format("{}{}:{}", listed.empty() ? "" : " ", cpu, value);
-  }
-  return distinct.size() == 1 ? *distinct.begin() : listed;
-}
 
 // The upper bound (ns) of the exported bucket holding rank ceil(q * total); the largest finite
 // bound for the +Inf bucket (a lower bound of such gaps).
@@ -244,7 +234,8 @@ std::vector<double> exported_thresholds(const std::vector<double>& bounds_ns) {
   return out;
 }
 
-BaselineCpu cpu_baseline(int cpu, const CpuWindows& c, const Gathered& g, const Baseline& b, std::size_t windows) {
+BaselineCpu cpu_baseline(int cpu, const CpuWindows& c, const Gathered& g, double counter_hertz,
+                         const std::vector<double>& tail_thresholds_ns, std::size_t windows) {
   BaselineCpu out;
   out.cpu = cpu;
   std::map<double, double> total;  // cumulative over the range, per le
@@ -266,13 +257,13 @@ BaselineCpu cpu_baseline(int cpu, const CpuWindows& c, const Gathered& g, const 
     sub.p9999_ns = exported_quantile_ns(cumulative, 0.9999);
     sub.interruptions = whole(c.interruptions[w]);
     sub.stolen_seconds = c.stolen[w];
-    for (double threshold : b.tail_thresholds_ns) {
+    for (double threshold : tail_thresholds_ns) {
       const auto at = cumulative.find(threshold);
       sub.over_threshold.push_back(at == cumulative.end() ? 0 : whole(cumulative.rbegin()->second - at->second));
     }
     out.sub_windows.push_back(std::move(sub));
   }
-  const double ns_per_tick = 1e9 / b.counter_hertz;
+  const double ns_per_tick = 1e9 / counter_hertz;
   double previous = 0, highest_finite = 0, highest_nonempty = 0;
   for (const auto& [le, count] : total) {
     if (!std::isinf(le)) highest_finite = le;
@@ -303,64 +294,65 @@ BaselineCpu cpu_baseline(int cpu, const CpuWindows& c, const Gathered& g, const 
   return out;
 }
 
-void add_fingerprint(HistoryBaseline& out, const Gathered& g, const RangeSamples& samples) {
-  Baseline& b = out.baseline;
+// The machine's facts from the exported _info series: the one source of baselines that reads
+// them back from metrics (docs/DESIGN.md). The hostname is in none, so it is always unknown here.
+void read_machine(BaselineRecording& r, std::vector<std::string>& notes, const Gathered& g,
+                  const RangeSamples& samples, const std::set<int>& sampled) {
+  r.unknown_fields = {"hostname"};
+  std::vector<std::string> why{"no exported metric carries the hostname"};
   const auto info = g.info.find(kFingerprint);
   if (info == g.info.end()) {
-    out.notes.push_back(
+    notes.push_back(
         fmt::format("{}: no {} in the range (posture probe off or not yet run): the machine's "
                     "fingerprint is not compared",
                     samples.source, kFingerprint));
+    for (const auto& [field, value] : fingerprint_fields(Fingerprint{})) r.unknown_fields.push_back(field);
+    r.unknown_fields.emplace_back("governor");
+    why.push_back(fmt::format("no {} in the range", kFingerprint));
   } else {
-    for (const char* field :
-         {"kernel", "cmdline", "microcode", "bios_vendor", "bios_version", "bios_date", "cpu_model", "hypervisor"})
-      b.fingerprint.emplace_back(field, info->second.label(field));
+    const Fingerprint& fp = r.machine.fingerprint =
+        fingerprint_from_fields([&](const std::string& field) { return info->second.label(field); });
     for (const Series* other : g.fingerprints)
       if (other->labels != info->second.labels) {
         std::string changed;
-        for (const auto& [field, value] : b.fingerprint)
+        for (const auto& [field, value] : fingerprint_fields(fp))
           if (other->label(field) != value)
             changed += fmt::format("{}{} \"{}\" -> \"{}\"", changed.empty() ? "" : "; ", field,
                                    other->label(field), value);
-        out.notes.push_back(
-            fmt::format("{}: the fingerprint changed inside the range ({}); the last one is compared",
-                        samples.source, changed));
+        notes.push_back(fmt::format("{}: the fingerprint changed inside the range ({}); the last one is compared",
+                                    samples.source, changed));
         break;
       }
+    for (const auto& [cpu, series] : g.governor)
+      if (sampled.count(cpu) != 0) r.machine.governors[cpu] = series.label("governor");
   }
-  std::set<int> sampled;
-  for (const BaselineCpu& c : b.cpus) sampled.insert(c.cpu);
-  std::map<int, std::string> governors;
-  for (const auto& [cpu, s] : g.governor)
-    if (sampled.count(cpu) != 0) governors[cpu] = s.label("governor");
-  if (!governors.empty()) b.fingerprint.emplace_back("governor", per_cpu_text(governors));
-  if (const auto clock = g.info.find(kClocksource); clock != g.info.end())
-    b.fingerprint.emplace_back("clocksource", clock->second.label("clocksource"));
+  if (const auto clock = g.info.find(kClocksource); clock != g.info.end()) {
+    r.machine.clocksource = clock->second.label("clocksource");
+  } else {
+    r.unknown_fields.emplace_back("clocksource");
+    why.push_back(fmt::format("no {} in the range", kClocksource));
+  }
+  r.unknown_why = fmt::format("not in the exported metrics ({})", fmt::join(why, "; "));
 }
 
-void add_configuration(Baseline& b, const Gathered& g) {
+// The settings the exported gauges and _info series tell, per CPU where they are per CPU.
+BaselineFields history_configuration(const std::vector<BaselineCpu>& cpus, const Gathered& g) {
   std::map<int, std::string> thresholds, duty, realtime;
-  std::string cpus;
-  for (const BaselineCpu& c : b.cpus) {
-    cpus += (cpus.empty() ? "" : ",") + std::to_string(c.cpu);
+  for (const BaselineCpu& c : cpus) {
     thresholds[c.cpu] = fmt::format("{:.0f}ns", c.threshold_ns);
     if (const auto d = g.duty.find(c.cpu); d != g.duty.end())
       duty[c.cpu] = d->second.last() >= 1 ? "continuous" : fmt::format("{:.3g}", d->second.last());
     if (const auto r = g.realtime.find(c.cpu); r != g.realtime.end())
       realtime[c.cpu] = fmt::format("{:.0f}", r->second.last());
   }
-  const auto info_label = [&](const char* name, const char* label) {
-    const auto it = g.info.find(name);
-    return it == g.info.end() ? std::string() : it->second.label(label);
-  };
-  b.configuration = {{"cpus", cpus},
-                     {"tick_method", b.tick_method},
-                     {"counter_source", info_label(kTickInfo, "frequency_source")},
-                     {"interruption_threshold", per_cpu_text(thresholds)},
-                     {"duty_cycle", per_cpu_text(duty)},
-                     {"realtime_priority", per_cpu_text(realtime)},
-                     {"sub_window", fmt::format("{}s", b.sub_window_seconds)},
-                     {"histogram", "exported le bounds"}};
+  return {{"interruption_threshold", per_cpu_text(thresholds)},
+          {"duty_cycle", per_cpu_text(duty)},
+          {"realtime_priority", per_cpu_text(realtime)}};
+}
+
+std::string info_label(const Gathered& g, const char* name, const char* label) {
+  const auto it = g.info.find(name);
+  return it == g.info.end() ? std::string() : it->second.label(label);
 }
 
 }  // namespace
@@ -372,25 +364,26 @@ HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_wi
   const std::vector<Series> all = series_of(samples);
   const Gathered g = gather(all, samples, sub_window_seconds, windows);
   HistoryBaseline out;
-  Baseline& b = out.baseline;
+  BaselineRecording r;
   const auto hertz = g.info.find(kTickHertz);
   if (hertz == g.info.end() || !(hertz->second.last() > 0))
     throw BaselineError(
         kExitBadBaseline,
         fmt::format("{}: no {} in the range: no sampler of this jitterd was running", samples.source, kTickHertz));
-  b.counter_hertz = hertz->second.last();
-  if (const auto tick = g.info.find(kTickInfo); tick != g.info.end()) b.tick_method = tick->second.label("method");
-  if (const auto build = g.info.find(kBuild); build != g.info.end())
-    b.jitterd_version = build->second.label("version");
-  b.created = utc_text(range.end);
-  b.duration_seconds = range.end - range.start;
-  b.sub_window_seconds = sub_window_seconds;
+  r.counter_hertz = hertz->second.last();
+  r.tick_method = info_label(g, kTickInfo, "method");
+  r.counter_source = info_label(g, kTickInfo, "frequency_source");
+  r.jitterd_version = info_label(g, kBuild, "version");
+  r.created_unix_seconds = range.end;
+  r.duration_seconds = range.end - range.start;
+  r.sub_window_seconds = sub_window_seconds;
   std::set<double> bounds;
   for (const auto& [cpu, c] : g.cpus)
     for (const auto& [le, counts] : c.cumulative)
       if (!std::isinf(le)) bounds.insert(le);
-  b.histogram_bounds_ns.assign(bounds.begin(), bounds.end());
-  b.tail_thresholds_ns = exported_thresholds(b.histogram_bounds_ns);
+  r.histogram_bounds_ns.assign(bounds.begin(), bounds.end());
+  r.tail_thresholds_ns = exported_thresholds(r.histogram_bounds_ns);
+  std::vector<BaselineCpu> cpus;
   std::set<double> resets;
   for (const auto& [cpu, c] : g.cpus) {
     if (c.cumulative.empty() || !std::isinf(c.cumulative.rbegin()->first)) {
@@ -398,10 +391,11 @@ HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_wi
                                       cpu, kGapBuckets));
       continue;
     }
-    b.cpus.push_back(cpu_baseline(cpu, c, g, b, windows));
+    cpus.push_back(cpu_baseline(cpu, c, g, r.counter_hertz, r.tail_thresholds_ns, windows));
+    r.cpus.push_back(cpu);
     resets.insert(c.resets.begin(), c.resets.end());
   }
-  if (std::none_of(b.cpus.begin(), b.cpus.end(), [](const BaselineCpu& c) { return c.samples > 0; }))
+  if (std::none_of(cpus.begin(), cpus.end(), [](const BaselineCpu& c) { return c.samples > 0; }))
     throw BaselineError(kExitBadBaseline,
                         fmt::format("{}: empty range: no sampled CPU has two scrapes between {} and {}",
                                     samples.source, utc_text(range.start), utc_text(range.end)));
@@ -410,8 +404,10 @@ HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_wi
         fmt::format("{}: counters reset at {} (jitterd restarted): counted from 0 after it, as "
                     "PromQL's increase() counts a reset",
                     samples.source, utc_text(t)));
-  add_fingerprint(out, g, samples);
-  add_configuration(b, g);
+  read_machine(r, out.notes, g, samples, std::set<int>(r.cpus.begin(), r.cpus.end()));
+  r.configuration = history_configuration(cpus, g);
+  r.configuration.emplace_back("histogram", "exported le bounds");
+  out.baseline = record_baseline(r, std::move(cpus));
   return out;
 }
 

@@ -20,14 +20,19 @@
 #include "host/cpu_list.h"
 #include "measure/clock_ns.h"
 #include "measure/counter_calibration.h"
+#include "report/baseline_recorder.h"
 #include "sampling/probe_context.h"
 #include "sampling/sampling_plan.h"
+#include "sampling/sampling_start.h"
 
 namespace jitterd {
 
 namespace {
 using namespace std::chrono_literals;
-constexpr auto kWindowUpdate = 1s;
+// The rolling windows' step, which is also the live download's sub-window: one length for every
+// baseline (report/baseline_recorder.h).
+constexpr auto kWindowUpdate = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+    std::chrono::duration<double>(kSubWindowSeconds));
 
 // What was last logged of each sampled CPU's placement, by CPU (a reload starts new samplers).
 struct PlacementSeen {
@@ -59,7 +64,6 @@ void log_cpu_placement(const SamplerSet& samplers, std::map<int, PlacementSeen>&
     last = {off, losses};
   }
 }
-constexpr auto kCalibrationWindow = 250ms;
 constexpr auto kProbeStopGrace = 600ms;
 
 sigset_t handled_signals() {
@@ -161,9 +165,7 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
   log_plan(plan);
   if (change.web) replace_web_server(service, plan, runtime);
   if (change.samplers) {
-    service.samplers =
-        std::make_shared<SamplerSet>(sampler_settings(plan, TickScale(runtime.frequency.hertz)), runtime.host);
-    service.samplers->start();
+    service.samplers = start_samplers(plan, runtime.frequency, runtime.host);
     log_startup(*service.samplers);
     runtime.collector->set_samplers(service.samplers, runtime.frequency, plan.method);
   }
@@ -257,8 +259,7 @@ int run_daemon(const ConfigSource& source, const HostReader& host) {
   const std::vector<int> allowed = current_affinity();
   SamplingPlan plan = make_sampling_plan(load_config(source), runtime.host, allowed);
   set_log_level(plan.config.log.level);
-  restrict_current_thread(plan.selection.housekeeping);
-  runtime.frequency = counter_frequency(plan.method, kCalibrationWindow);
+  runtime.frequency = housekeeping_counter_frequency(plan);
   spdlog::info("counter: {} at {:.0f} Hz ({}, uncertainty {:.2f} ppm)", to_string(plan.method),
                runtime.frequency.hertz, runtime.frequency.source, runtime.frequency.uncertainty_ppm);
 

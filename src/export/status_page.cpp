@@ -10,6 +10,7 @@
 #include <ctime>
 #include <ranges>
 
+#include "export/live_baseline.h"
 #include "host/text.h"
 #include "report/html.h"
 
@@ -67,18 +68,6 @@ auto statuses_of(const StatusSnapshot& s) {
   return s.probes | std::views::transform([](const auto& p) -> const ProbeStatus& { return *p; });
 }
 
-const ProbeStatus* find_probe(const StatusSnapshot& s, std::string_view name) {
-  for (const ProbeStatus& p : statuses_of(s))
-    if (p.name == name && p.ran) return &p;
-  return nullptr;
-}
-
-const ProbeMetric* find_metric(const ProbeStatus& p, std::string_view name) {
-  for (const ProbeMetric& m : p.result.metrics)
-    if (m.name == name) return &m;
-  return nullptr;
-}
-
 // What the posture probe last read of the machine, and since when (0: not known).
 struct FingerprintView {
   std::vector<std::pair<std::string, std::string>> fields;
@@ -89,16 +78,12 @@ struct FingerprintView {
 
 FingerprintView fingerprint_of(const StatusSnapshot& s) {
   FingerprintView f;
-  const ProbeStatus* posture = find_probe(s, "posture");
-  if (posture == nullptr || !posture->success) return f;
-  if (const ProbeMetric* info = find_metric(*posture, "jitterd_fingerprint_info")) {
-    f.fields = info->labels;
-    f.known = true;
-  }
-  if (const ProbeMetric* since = find_metric(*posture, "jitterd_fingerprint_since_timestamp_seconds"))
-    f.since_unix_seconds = since->value;
-  if (const ProbeMetric* changes = find_metric(*posture, "jitterd_fingerprint_changes_total"))
-    f.changes = changes->value;
+  const MachineReading* reading = machine_reading(s);
+  if (reading == nullptr) return f;
+  f.fields = fingerprint_fields(reading->facts.fingerprint);
+  f.since_unix_seconds = reading->since_unix_seconds;
+  f.changes = static_cast<double>(reading->changes);
+  f.known = true;
   return f;
 }
 
@@ -383,71 +368,6 @@ std::string status_html(const StatusSnapshot& s, std::string_view telemetry_path
   HtmlPageOptions options;
   options.refresh_seconds = refresh_seconds;
   return html_page(s.hostname.empty() ? "jitterd status" : s.hostname + ": jitterd status", body, options);
-}
-
-Baseline live_baseline(const StatusSnapshot& s, const std::vector<WindowParts>& windows) {
-  Baseline b;
-  b.created = utc_text(s.unix_seconds);
-  b.jitterd_version = s.build.version;
-  const FingerprintView f = fingerprint_of(s);
-  b.fingerprint = f.fields;
-  // As `jitterd baseline` records it: compare refuses two machines by hostname and CPU model.
-  b.fingerprint.emplace_back("hostname", s.hostname);
-  b.tick_method = std::string(to_string(s.method));
-  b.counter_hertz = s.frequency.hertz;
-  b.sub_window_seconds = kWindowUpdateSeconds;
-  const double ns_per_tick = s.frequency.hertz > 0 ? 1e9 / s.frequency.hertz : 1;
-  const auto seconds_of = [&](std::uint64_t ticks) { return static_cast<double>(ticks) * ns_per_tick * 1e-9; };
-  std::vector<int> cpus;
-  for (std::size_t i = 0; i < s.samplers.size(); ++i) {
-    const SamplerReading& r = s.samplers[i];
-    BaselineCpu c;
-    c.cpu = r.settings.cpu;
-    cpus.push_back(c.cpu);
-    c.error = r.startup.error;
-    if (i < windows.size() && r.sampling) {
-      const WindowParts& w = windows[i];
-      for (const WindowPart& part : w.parts) {
-        const double seconds = seconds_of(part.sampled_ticks);
-        if (seconds <= 0) continue;
-        c.sub_windows.push_back(sub_window_of(part.gaps, ns_per_tick, seconds, part.interruptions,
-                                              seconds_of(part.interrupted_ticks), kTailThresholdsNs));
-        c.histogram.add(part.gaps);
-        c.sampled_seconds += seconds;
-        c.interruptions += part.interruptions;
-        c.stolen_seconds += seconds_of(part.interrupted_ticks);
-      }
-      c.samples = c.histogram.total();
-      c.floor_ns = static_cast<double>(r.startup.floor_ticks) * ns_per_tick;
-      c.threshold_ns = static_cast<double>(r.startup.threshold_ticks) * ns_per_tick;
-      if (w.detail.summary.valid) c.max_ns = w.detail.summary.max * 1e9;
-      b.duration_seconds = std::max(b.duration_seconds, w.detail.summary.seconds);
-    } else if (c.error.empty()) {
-      c.error = "not sampling when the baseline was taken";
-    }
-    if (c.error.empty() && c.samples == 0) c.error = "no gaps in the rolling window yet";
-    b.cpus.push_back(std::move(c));
-  }
-  std::string cpu_text;
-  for (int cpu : cpus) cpu_text += (cpu_text.empty() ? "" : ",") + std::to_string(cpu);
-  b.configuration = {
-      {"source", "jitterd daemon: its rolling window at download"},
-      {"cpus", cpu_text},
-      {"tick_method", b.tick_method},
-      {"counter_source", s.frequency.source},
-      {"window",
-       s.samplers.empty()
-           ? std::string()
-           : fmt::format("{}s", std::chrono::duration<double>(s.samplers.front().settings.window).count())},
-      {"duty_cycle",
-       s.samplers.empty() ? std::string() : fmt::format("{:.3f}", s.samplers.front().settings.duty_cycle())},
-      {"sub_window", fmt::format("{}s", kWindowUpdateSeconds)},
-  };
-  if (!f.known) b.configuration.emplace_back("fingerprint", "not known: the posture probe had not run");
-  for (const ProbeStatus& p : statuses_of(s))
-    if (p.ran)
-      b.probes.push_back({p.name, p.success, p.error, p.result.tables, p.result.notes, p.result.samples, true});
-  return b;
 }
 
 }  // namespace jitterd

@@ -1,5 +1,5 @@
-// The daemon's live status page on "/", its JSON form and the baseline download: pure functions
-// of a StatusSnapshot (what Collector::status() takes at request time, the same state a scrape
+// The daemon's live status page on "/" and its JSON form (the baseline download is
+// live_baseline.h): pure functions of a StatusSnapshot (what Collector::status() takes at request time, the same state a scrape
 // reads), so the web server's threads render them and no sampler does any work for them. Every
 // text from the machine (IRQ names, command line, BIOS strings, probe errors) is HTML-escaped.
 // Safe from any thread.
@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "export/collector.h"
-#include "report/baseline_file.h"
 #include "report/render.h"
 
 namespace jitterd {
@@ -21,8 +20,6 @@ inline constexpr const char* kBaselineDownloadPath = "/baseline.json";
 // Auto-refresh bounds of "/?refresh=N" (seconds); 0 is off.
 inline constexpr int kMinRefreshSeconds = 2;
 inline constexpr int kMaxRefreshSeconds = 3600;
-// How often the daemon updates the rolling windows: the sub-window of a downloaded baseline.
-inline constexpr double kWindowUpdateSeconds = 1.0;
 
 // "refresh" query value: nullopt when it is not a whole number; else clamped to
 // [kMinRefreshSeconds, kMaxRefreshSeconds], 0 staying 0 (off).
@@ -30,12 +27,5 @@ std::optional<int> parse_refresh(std::string_view value);
 
 Json status_json(const StatusSnapshot& status, std::string_view telemetry_path);
 std::string status_html(const StatusSnapshot& status, std::string_view telemetry_path, int refresh_seconds);
-
-// A baseline of the current rolling windows: per CPU the window's gaps, its counters and one
-// sub-window per window update (`windows`, per sampler as Collector::window_parts gives them), the
-// probes' last successful tables, the fingerprint the posture probe last read (empty if it has
-// not run). Its sub-windows are kWindowUpdateSeconds long, so `jitterd compare` pairs it with
-// another download, not with a `jitterd baseline` file (0.5 s sub-windows; compare says so).
-Baseline live_baseline(const StatusSnapshot& status, const std::vector<WindowParts>& windows);
 
 }  // namespace jitterd

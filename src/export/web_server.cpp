@@ -15,6 +15,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "export/live_baseline.h"
 #include "export/status_page.h"
 #include "export/text_format.h"
 #include "export/web_content.h"

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "host/clock_info.h"
 #include "host/cpu_list.h"
@@ -354,18 +355,47 @@ std::vector<IrqAffinity> irqs_on_cpu(const Posture& posture, int cpu) {
   return out;
 }
 
+namespace {
+
+// The fields in fingerprint_fields order.
+constexpr std::pair<const char*, std::string Fingerprint::*> kFingerprintMembers[] = {
+    {"kernel", &Fingerprint::kernel},
+    {"cmdline", &Fingerprint::cmdline},
+    {"microcode", &Fingerprint::microcode},
+    {"bios_vendor", &Fingerprint::bios_vendor},
+    {"bios_version", &Fingerprint::bios_version},
+    {"bios_date", &Fingerprint::bios_date},
+    {"cpu_model", &Fingerprint::cpu_model},
+    {"hypervisor", &Fingerprint::hypervisor}};
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> fingerprint_fields(const Fingerprint& fp) {
-  return {{"kernel", fp.kernel},           {"cmdline", fp.cmdline},           {"microcode", fp.microcode},
-          {"bios_vendor", fp.bios_vendor}, {"bios_version", fp.bios_version}, {"bios_date", fp.bios_date},
-          {"cpu_model", fp.cpu_model},     {"hypervisor", fp.hypervisor}};
+  std::vector<std::pair<std::string, std::string>> fields;
+  for (const auto& [name, member] : kFingerprintMembers) fields.emplace_back(name, fp.*member);
+  return fields;
+}
+
+Fingerprint fingerprint_from_fields(const std::function<std::string(const std::string& field)>& value_of) {
+  Fingerprint fp;
+  for (const auto& [name, member] : kFingerprintMembers) fp.*member = value_of(name);
+  return fp;
+}
+
+MachineFacts machine_facts(const HostReader& host, const Posture& posture, const std::vector<int>& sampled) {
+  MachineFacts facts;
+  facts.fingerprint = posture.fingerprint;
+  facts.hostname = std::string(trim(host.read_proc("sys/kernel/hostname").value_or("")));
+  for (const CpuFreq& f : posture.cpufreq)
+    if (f.governor && std::find(sampled.begin(), sampled.end(), f.cpu) != sampled.end())
+      facts.governors[f.cpu] = *f.governor;
+  facts.clocksource = posture.clocksource ? posture.clocksource->current : "";
+  return facts;
 }
 
 Fingerprint keep_unread_fields(const Fingerprint& known, Fingerprint now) {
-  for (std::string Fingerprint::*field :
-       {&Fingerprint::kernel, &Fingerprint::cmdline, &Fingerprint::microcode, &Fingerprint::bios_vendor,
-        &Fingerprint::bios_version, &Fingerprint::bios_date, &Fingerprint::cpu_model, &Fingerprint::hypervisor}) {
+  for (const auto& [name, field] : kFingerprintMembers)
     if ((now.*field).empty()) now.*field = known.*field;
-  }
   return now;
 }
 

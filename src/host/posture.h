@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -126,6 +127,24 @@ std::vector<IrqAffinity> irqs_on_cpu(const Posture& posture, int cpu);
 // (field, value) in a stable order: kernel, cmdline, microcode, bios_vendor, bios_version,
 // bios_date, cpu_model, hypervisor.
 std::vector<std::pair<std::string, std::string>> fingerprint_fields(const Fingerprint& fingerprint);
+
+// The inverse of fingerprint_fields: each field's value as `value_of(field name)` gives it.
+Fingerprint fingerprint_from_fields(const std::function<std::string(const std::string& field)>& value_of);
+
+// The facts every baseline's fingerprint is made of (report/baseline_recorder.h
+// baseline_fingerprint): the fingerprint above, the hostname, the cpufreq governor of each
+// sampled CPU that has one, and the current clocksource; "" where a file was unreadable.
+struct MachineFacts {
+  Fingerprint fingerprint;
+  std::string hostname;
+  std::map<int, std::string> governors;  // by cpu
+  std::string clocksource;
+  bool operator==(const MachineFacts&) const = default;
+};
+
+// The facts of `posture` for the CPUs in `sampled`, and the hostname read through `host`
+// (sys/kernel/hostname). Never throws.
+MachineFacts machine_facts(const HostReader& host, const Posture& posture, const std::vector<int>& sampled);
 
 // One line per changed field, in fingerprint_fields order:
 // `kernel: "6.1.0-9-amd64" -> "6.1.0-10-amd64"`.

@@ -338,6 +338,8 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
     fingerprint_since_ = now;
   }
   fingerprint_ = posture.fingerprint;
+  result.machine =
+      MachineReading{machine_facts(context.host, posture, sampled), fingerprint_since_, fingerprint_changes_};
   ProbeLabels fields;
   for (auto& [field, value] : fingerprint_fields(posture.fingerprint)) fields.emplace_back(field, value);
   result.metrics.push_back(

@@ -22,6 +22,7 @@
 
 #include "host/affinity.h"
 #include "host/host_reader.h"
+#include "host/posture.h"
 #include "measure/counter_calibration.h"
 #include "measure/histogram.h"
 #include "measure/sampler_loop.h"
@@ -115,6 +116,15 @@ struct ProbeState {
   bool operator==(const ProbeState&) const = default;
 };
 
+// What the posture probe read of the machine, typed: the facts every baseline's fingerprint is
+// made of, and since when its fingerprint is unchanged. The status page and the live baseline
+// read it here, not back from the exported metrics.
+struct MachineReading {
+  MachineFacts facts;
+  double since_unix_seconds = 0;  // start-up, or the fingerprint's last change
+  std::uint64_t changes = 0;      // fingerprint changes seen since jitterd started
+};
+
 struct ProbeResult {
   std::vector<ProbeMetric> metrics;
   std::vector<ProbeTable> tables;
@@ -122,6 +132,7 @@ struct ProbeResult {
   std::vector<std::string> warnings;         // one line each for the daemon's log: something changed
   std::map<std::string, ProbeState> states;  // by subject ("method"), each run
   std::vector<ProbeSamples> samples;         // what compare tests the table's quantiles with
+  std::optional<MachineReading> machine;     // set by the posture probe only
 };
 
 // Thrown by ProbeContext::check_cancelled when the daemon is stopping.

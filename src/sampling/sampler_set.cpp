@@ -111,13 +111,9 @@ WindowParts SamplerSet::window_parts(std::size_t index) const {
   for (RollingWindow::Part& part : windows_[index].window.parts()) {
     const auto from = at(part.from_tick), to = at(part.to_tick);
     if (from == points.end() || to == points.end()) continue;  // not kept: the window moved past it
-    WindowPart w;
-    w.gaps = part.added;
-    w.span_ticks = part.to_tick - part.from_tick;
-    w.sampled_ticks = to->sampled_ticks - from->sampled_ticks;
-    w.interruptions = to->interruptions - from->interruptions;
-    w.interrupted_ticks = to->interrupted_ticks - from->interrupted_ticks;
-    out.push_back(std::move(w));
+    out.push_back({{std::move(part.added), to->sampled_ticks - from->sampled_ticks,
+                    to->interruptions - from->interruptions, to->interrupted_ticks - from->interrupted_ticks},
+                   part.to_tick - part.from_tick});
   }
   return result;
 }

@@ -15,6 +15,7 @@
 
 #include "host/host_reader.h"
 #include "host/thread_stats.h"
+#include "measure/gap_counts.h"
 #include "measure/rolling_window.h"
 #include "measure/window_summary.h"
 #include "sampling/sampler_worker.h"
@@ -42,9 +43,8 @@ struct WindowDetail {
 
 // One update-to-update step of a window, for sub-window figures.
 struct WindowPart {
-  HistogramSnapshot gaps;  // ticks
+  GapCountsTicks added;  // what the sampler's counters added in the step
   std::uint64_t span_ticks = 0;
-  std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;
 };
 
 struct WindowParts {

@@ -26,6 +26,9 @@ using namespace jitterd;
 namespace {
 
 constexpr double kHertz = 2'000'000'000.0;  // 0.5 ns per tick
+// The synthetic runs' sub-window: their noise model (20,000 base gaps and rate x length
+// interruptions per sub-window) is tuned for it, whatever length a recorded baseline has.
+constexpr double kSyntheticWindowSeconds = 0.5;
 
 // A run's noise: how many interruptions per second and how long they last. Each run draws its own
 // rate around `rate_per_s` (run-to-run variation) and each sub-window its count around that.
@@ -40,8 +43,8 @@ Baseline synthetic_run(std::mt19937_64& random, const Noise& noise, int cpu = 1,
   b.configuration = {{"cpus", std::to_string(cpu)}};
   b.tick_method = "lfence_rdtsc";
   b.counter_hertz = kHertz;
-  b.duration_seconds = windows * kSubWindowSeconds;
-  b.sub_window_seconds = kSubWindowSeconds;
+  b.duration_seconds = windows * kSyntheticWindowSeconds;
+  b.sub_window_seconds = kSyntheticWindowSeconds;
   BaselineCpu c;
   c.cpu = cpu;
   // Runs of an unchanged machine differ: 15% relative spread in the rate, inside the 20% compare
@@ -58,18 +61,18 @@ Baseline synthetic_run(std::mt19937_64& random, const Noise& noise, int cpu = 1,
       window.counts[histogram_bucket_index(gap)] += 1;
       ticks += gap;
     }
-    std::poisson_distribution<int> count(rate * kSubWindowSeconds);
+    std::poisson_distribution<int> count(rate * kSyntheticWindowSeconds);
     for (int i = count(random); i > 0; --i) {
       const auto gap = static_cast<std::uint64_t>(interruption_ns(random) * noise.duration_scale * kHertz / 1e9);
       window.counts[histogram_bucket_index(gap)] += 1;
       ticks += gap, stolen += gap, ++interruptions;
       c.max_ns = std::max(c.max_ns, static_cast<double>(gap) * 1e9 / kHertz);
     }
-    c.sub_windows.push_back(sub_window_of(window, 1e9 / kHertz, kSubWindowSeconds, interruptions,
+    c.sub_windows.push_back(sub_window_of(window, 1e9 / kHertz, kSyntheticWindowSeconds, interruptions,
                                           static_cast<double>(stolen) / kHertz, kTailThresholdsNs));
     c.histogram.add(window);
     c.interruptions += interruptions;
-    c.sampled_seconds += kSubWindowSeconds;
+    c.sampled_seconds += kSyntheticWindowSeconds;
     c.stolen_seconds += static_cast<double>(stolen) / kHertz;
   }
   c.samples = c.histogram.total();

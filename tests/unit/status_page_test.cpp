@@ -2,6 +2,8 @@
 // escaped, the JSON's numbers the ones /metrics exports, a baseline that reads back, the refresh
 // parameter's bounds.
 #include "export/status_page.h"
+#include "export/live_baseline.h"
+#include "report/baseline_recorder.h"
 
 #include <fmt/format.h>
 
@@ -26,8 +28,8 @@ HistogramSnapshot gaps(std::initializer_list<std::pair<std::uint64_t, std::uint6
 
 // Two window steps of one sampler on CPU 3: 20 ns gaps, and 1 us and 100 us interruptions.
 std::vector<WindowPart> parts() {
-  WindowPart a{gaps({{40, 1000}, {2000, 5}}), 2'000'000'000, 40'000 + 10'000, 5, 10'000};
-  WindowPart b{gaps({{40, 2000}, {200000, 1}}), 2'000'000'000, 80'000 + 200'000, 1, 200'000};
+  WindowPart a{{gaps({{40, 1000}, {2000, 5}}), 40'000 + 10'000, 5, 10'000}, 2'000'000'000};
+  WindowPart b{{gaps({{40, 2000}, {200000, 1}}), 80'000 + 200'000, 1, 200'000}, 2'000'000'000};
   return {a, b};
 }
 
@@ -43,7 +45,7 @@ StatusSnapshot snapshot() {
   r.startup = {0, true, true, 0, 40, 800, {}, ""};  // floor 20 ns, threshold 400 ns
   r.up = true;
   r.sampling = true;
-  for (const WindowPart& p : parts()) r.window_detail.gaps.add(p.gaps);
+  for (const WindowPart& p : parts()) r.window_detail.gaps.add(p.added.gaps);
   r.window_detail.sequence = 7;
   r.window_detail.end_unix_seconds = 1.7e9 + 9;
   r.window_detail.interruptions = 6;
@@ -61,8 +63,13 @@ StatusSnapshot snapshot() {
   ProbeStatus posture("posture");
   posture.ran = posture.success = true;
   posture.last_run_unix_seconds = 1.7e9 + 4;
-  posture.result.metrics.push_back(gauge("jitterd_fingerprint_info", "", {{"bios_vendor", hostile}}, 1));
-  posture.result.metrics.push_back(gauge("jitterd_fingerprint_since_timestamp_seconds", "", {}, 1.7e9));
+  MachineReading machine;
+  machine.facts.fingerprint.bios_vendor = hostile;
+  machine.facts.hostname = "lab<1>";
+  machine.facts.governors = {{3, "performance"}};
+  machine.facts.clocksource = "tsc";
+  machine.since_unix_seconds = 1.7e9;
+  posture.result.machine = machine;
   posture.result.tables.push_back(
       {"isolation checklist", {"status", "check", "cpu", "reason"}, {{"FAIL", "irq " + hostile, 3, hostile}}});
   posture.result.notes.push_back("note " + hostile);
@@ -162,7 +169,7 @@ TEST_CASE("a live baseline holds the window's gaps and steps and reads back", "[
   CHECK(c.max_ns == Approx(100'000));
   CHECK(c.histogram.counts == s.samplers[0].window_detail.gaps.counts);
   CHECK(b.cpus[1].error == "cannot pin: " + hostile);
-  CHECK(b.sub_window_seconds == kWindowUpdateSeconds);
+  CHECK(b.sub_window_seconds == kSubWindowSeconds);
   CHECK(b.duration_seconds == 2);
   const Baseline back = baseline_from_json(baseline_json(b), "test");
   CHECK(back.cpus[0].sub_windows.size() == 2);
@@ -170,6 +177,21 @@ TEST_CASE("a live baseline holds the window's gaps and steps and reads back", "[
   CHECK(back.fingerprint == b.fingerprint);
   CHECK(std::find(b.fingerprint.begin(), b.fingerprint.end(),
                   std::pair<std::string, std::string>{"hostname", "lab<1>"}) != b.fingerprint.end());
+  // The posture probe's typed reading, by the one recipe: every field a file records.
+  CHECK(b.fingerprint == baseline_fingerprint(s.probes[0]->result.machine->facts));
+  CHECK(field_value(b.fingerprint, "governor") == "performance");
+  CHECK(field_value(b.configuration, kFingerprintUnknownKey).empty());
+}
+
+TEST_CASE("a live baseline before the posture probe ran knows the hostname only, and says so", "[status_page]") {
+  StatusSnapshot s = snapshot();
+  s.probes.erase(s.probes.begin());
+  const Baseline b = live_baseline(s, {});
+  REQUIRE(b.fingerprint.size() == 1);
+  CHECK(b.fingerprint[0] == std::pair<std::string, std::string>{"hostname", "lab<1>"});
+  CHECK(field_value(b.configuration, kFingerprintUnknownKey).find("kernel, cmdline") == 0);
+  CHECK(field_value(b.configuration, kFingerprintUnknownKey).find("the posture probe had not run") !=
+        std::string::npos);
 }
 
 TEST_CASE("refresh is a whole number of seconds, bounded; 0 is off", "[status_page]") {

@@ -1,0 +1,90 @@
+#include "export/live_baseline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ranges>
+
+#include "report/baseline_recorder.h"
+
+namespace jitterd {
+namespace {
+
+// The probes' shared snapshots, as references.
+auto probe_statuses(const StatusSnapshot& s) {
+  return s.probes | std::views::transform([](const auto& p) -> const ProbeStatus& { return *p; });
+}
+
+// One CPU of the live baseline: one sub-window per window update of its rolling window.
+BaselineCpu live_cpu(const SamplerReading& r, const WindowParts* w, double hertz) {
+  BaselineCpu c;
+  c.cpu = r.settings.cpu;
+  c.error = r.startup.error;
+  if (w != nullptr && r.sampling) {
+    GapCountsTicks total;
+    for (const WindowPart& part : w->parts) {
+      if (part.added.sampled_ticks == 0) continue;
+      add_sub_window(c, part.added, hertz);
+      total.add(part.added);
+    }
+    set_totals(c, total, hertz);
+    c.floor_ns = static_cast<double>(r.startup.floor_ticks) * 1e9 / hertz;
+    c.threshold_ns = static_cast<double>(r.startup.threshold_ticks) * 1e9 / hertz;
+    if (w->detail.summary.valid) c.max_ns = w->detail.summary.max * 1e9;
+  } else if (c.error.empty()) {
+    c.error = "not sampling when the baseline was taken";
+  }
+  if (c.error.empty() && c.samples == 0) c.error = "no gaps in the rolling window yet";
+  return c;
+}
+
+}  // namespace
+
+const MachineReading* machine_reading(const StatusSnapshot& s) {
+  for (const ProbeStatus& p : probe_statuses(s))
+    if (p.ran && p.success && p.result.machine) return &*p.result.machine;
+  return nullptr;
+}
+
+Baseline live_baseline(const StatusSnapshot& s, const std::vector<WindowParts>& windows) {
+  BaselineRecording r;
+  r.created_unix_seconds = s.unix_seconds;
+  r.jitterd_version = s.build.version;
+  if (const MachineReading* reading = machine_reading(s)) {
+    r.machine = reading->facts;
+  } else {
+    r.machine.hostname = s.hostname;
+    r.unknown_fields = baseline_fingerprint_keys();
+    std::erase(r.unknown_fields, "hostname");
+    r.unknown_why = "the posture probe had not run";
+  }
+  r.tick_method = std::string(to_string(s.method));
+  r.counter_hertz = s.frequency.hertz;
+  r.counter_source = s.frequency.source;
+  std::vector<BaselineCpu> cpus;
+  for (std::size_t i = 0; i < s.samplers.size(); ++i) {
+    const WindowParts* w = i < windows.size() ? &windows[i] : nullptr;
+    cpus.push_back(live_cpu(s.samplers[i], w, s.frequency.hertz > 0 ? s.frequency.hertz : 1e9));
+    r.cpus.push_back(s.samplers[i].settings.cpu);
+    if (w != nullptr && s.samplers[i].sampling)
+      r.duration_seconds = std::max(r.duration_seconds, w->detail.summary.seconds);
+  }
+  if (!s.samplers.empty()) {
+    const SamplerSettings& first = s.samplers.front().settings;
+    r.configuration = {
+        {"source", "jitterd daemon: its rolling window at download"},
+        {"window", fmt::format("{}s", std::chrono::duration<double>(first.window).count())},
+        {"duty_cycle", fmt::format("{:.3f}", first.duty_cycle())},
+    };
+  } else {
+    r.configuration = {
+        {"source", "jitterd daemon: its rolling window at download"}, {"window", ""}, {"duty_cycle", ""}};
+  }
+  std::vector<BaselineProbe> probes;
+  for (const ProbeStatus& p : probe_statuses(s))
+    if (p.ran) probes.push_back(baseline_probe(p));
+  return record_baseline(r, std::move(cpus), std::move(probes));
+}
+
+}  // namespace jitterd

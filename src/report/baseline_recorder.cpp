@@ -1,0 +1,88 @@
+#include "report/baseline_recorder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "host/cpu_list.h"
+#include "host/text.h"
+
+namespace jitterd {
+std::string per_cpu_text(const std::map<int, std::string>& values) {
+  std::set<std::string> distinct;
+  std::string listed;
+  for (const auto& [cpu, value] : values) {
+    distinct.insert(value);
+    listed += fmt::format("{}{}:{}", listed.empty() ? "" : " ", cpu, value);
+  }
+  return distinct.size() == 1 ? *distinct.begin() : listed;
+}
+
+const std::vector<std::string>& baseline_fingerprint_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out;
+    for (const auto& [field, value] : fingerprint_fields(Fingerprint{})) out.push_back(field);
+    for (const char* field : {"hostname", "governor", "clocksource"}) out.emplace_back(field);
+    return out;
+  }();
+  return keys;
+}
+
+BaselineFields baseline_fingerprint(const MachineFacts& facts, const std::vector<std::string>& unknown) {
+  BaselineFields all = fingerprint_fields(facts.fingerprint);
+  all.emplace_back("hostname", facts.hostname);
+  all.emplace_back("governor", per_cpu_text(facts.governors));
+  all.emplace_back("clocksource", facts.clocksource);
+  std::erase_if(all, [&](const auto& field) {
+    return std::find(unknown.begin(), unknown.end(), field.first) != unknown.end();
+  });
+  return all;
+}
+
+void add_sub_window(BaselineCpu& cpu, const GapCountsTicks& added, double counter_hertz) {
+  const double seconds = static_cast<double>(added.sampled_ticks) / counter_hertz;
+  if (seconds <= 0) return;
+  cpu.sub_windows.push_back(sub_window_of(added.gaps, 1e9 / counter_hertz, seconds, added.interruptions,
+                                          static_cast<double>(added.interrupted_ticks) / counter_hertz,
+                                          kTailThresholdsNs));
+}
+
+void set_totals(BaselineCpu& cpu, const GapCountsTicks& total, double counter_hertz) {
+  cpu.histogram = total.gaps;
+  cpu.samples = total.gaps.total();
+  cpu.sampled_seconds = static_cast<double>(total.sampled_ticks) / counter_hertz;
+  cpu.stolen_seconds = static_cast<double>(total.interrupted_ticks) / counter_hertz;
+  cpu.interruptions = total.interruptions;
+}
+
+BaselineProbe baseline_probe(const ProbeStatus& status) {
+  return {status.name,         status.success,        status.error, status.result.tables,
+          status.result.notes, status.result.samples, true};
+}
+
+Baseline record_baseline(const BaselineRecording& r, std::vector<BaselineCpu> cpus,
+                         std::vector<BaselineProbe> probes) {
+  Baseline b;
+  b.created = utc_text(r.created_unix_seconds);
+  b.jitterd_version = r.jitterd_version;
+  b.fingerprint = baseline_fingerprint(r.machine, r.unknown_fields);
+  b.tick_method = r.tick_method;
+  b.counter_hertz = r.counter_hertz;
+  b.duration_seconds = r.duration_seconds;
+  b.sub_window_seconds = r.sub_window_seconds;
+  b.tail_thresholds_ns = r.tail_thresholds_ns;
+  b.histogram_bounds_ns = r.histogram_bounds_ns;
+  b.configuration = {
+      {"cpus", format_cpu_list(r.cpus)}, {"tick_method", r.tick_method}, {"counter_source", r.counter_source}};
+  b.configuration.insert(b.configuration.end(), r.configuration.begin(), r.configuration.end());
+  b.configuration.emplace_back("sub_window", fmt::format("{}s", r.sub_window_seconds));
+  if (!r.unknown_fields.empty())
+    b.configuration.emplace_back(kFingerprintUnknownKey,
+                                 fmt::format("{}: {}", fmt::join(r.unknown_fields, ", "), r.unknown_why));
+  b.cpus = std::move(cpus);
+  b.probes = std::move(probes);
+  return b;
+}
+
+}  // namespace jitterd

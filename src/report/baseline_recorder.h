@@ -1,0 +1,77 @@
+// The one baseline recorder: every source of baselines (a `jitterd baseline` file and `report
+// --save`, the daemon's live download, Prometheus history; next the application CPUs and the
+// fleet) hands it plain figures (per CPU, what its counters added per sub-window and in all;
+// per probe, its last status; the machine's facts) and gets the same Baseline back: the same
+// fingerprint fields by one recipe, the same sub-window length, the same configuration keys
+// where the sources share them, the same UTC timestamp. Pure functions; safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "host/posture.h"
+#include "measure/gap_counts.h"
+#include "probes/probe.h"
+#include "report/baseline_file.h"
+
+namespace jitterd {
+
+// The length of every baseline's sub-windows, and the step of the daemon's rolling window (the
+// live download's sub-windows are its steps). One second because the daemon's default `burst`
+// duty cycle spins 100 ms of every second: a shorter step would alternate between sampled and
+// idle halves, so one second is the shortest both can share, and with one length a file and a
+// download compare with each other.
+inline constexpr double kSubWindowSeconds = 1.0;
+
+using BaselineFields = std::vector<std::pair<std::string, std::string>>;
+
+// The fingerprint recipe: kernel, cmdline, microcode, bios_vendor, bios_version, bios_date,
+// cpu_model, hypervisor (host/posture.h fingerprint_fields), hostname, governor (one value when
+// every sampled CPU has the same, else "cpu:value" pairs; "" when none has one) and clocksource,
+// in that order, leaving out each field named in `unknown` (compare notes a field only one side
+// has, rather than calling it a change of the machine).
+BaselineFields baseline_fingerprint(const MachineFacts& facts, const std::vector<std::string>& unknown = {});
+// One value when every CPU has the same ("performance"), else "cpu:value" pairs; "" for none.
+std::string per_cpu_text(const std::map<int, std::string>& values);
+// Every field the recipe gives, in its order.
+const std::vector<std::string>& baseline_fingerprint_keys();
+// The configuration key naming the fields a source could not know, and why.
+inline constexpr const char* kFingerprintUnknownKey = "fingerprint_unknown";
+
+// Appends the sub-window `added` to `cpu` (nothing when it sampled no time).
+void add_sub_window(BaselineCpu& cpu, const GapCountsTicks& added, double counter_hertz);
+// Sets `cpu`'s histogram, samples, sampled and stolen seconds and interruptions from `total`.
+void set_totals(BaselineCpu& cpu, const GapCountsTicks& total, double counter_hertz);
+
+// What a source knows of its recording besides the CPUs and the probes.
+struct BaselineRecording {
+  double created_unix_seconds = 0;
+  std::string jitterd_version;
+  MachineFacts machine;
+  // Fingerprint fields the source could not know (left out), and why: the configuration's
+  // fingerprint_unknown says "hostname: <why>".
+  std::vector<std::string> unknown_fields;
+  std::string unknown_why;
+  std::string tick_method;
+  double counter_hertz = 0;
+  std::string counter_source;
+  double duration_seconds = 0;
+  double sub_window_seconds = kSubWindowSeconds;
+  std::vector<int> cpus;  // for the configuration's "cpus"
+  // The source's own settings, after cpus, tick_method and counter_source and before sub_window.
+  BaselineFields configuration;
+  std::vector<double> tail_thresholds_ns = kTailThresholdsNs;
+  std::vector<double> histogram_bounds_ns;  // Baseline::histogram_bounds_ns
+};
+
+// A probe's last status as a baseline holds it.
+BaselineProbe baseline_probe(const ProbeStatus& status);
+
+// The baseline of `recording` with these CPUs and probes.
+Baseline record_baseline(const BaselineRecording& recording, std::vector<BaselineCpu> cpus,
+                         std::vector<BaselineProbe> probes = {});
+
+}  // namespace jitterd
