@@ -36,15 +36,35 @@ file that cannot be read, 73 a baseline that cannot be written, 1 anything else;
 0 PASS, 1 WARN, 2 FAIL, 3 cannot check.)";
 
 template <typename Words>
-std::string joined(const Words& words) {
+std::string joined_with(const Words& words, std::string_view separator) {
   std::string text;
-  for (const auto& word : words) text += (text.empty() ? "" : ", ") + std::string(word);
+  for (const auto& word : words) text += (text.empty() ? "" : std::string(separator)) + std::string(word);
   return text;
+}
+
+template <typename Words>
+std::string joined(const Words& words) {
+  return joined_with(words, ", ");
 }
 
 std::vector<std::string> report_topics() {
   std::vector<std::string> topics{"gaps"};
   for (std::string_view name : probe_names()) topics.emplace_back(name);
+  return topics;
+}
+
+// The probes whose report is a checklist (report posture), and those that take --cpus (report c2c).
+std::vector<std::string_view> checklist_topics() {
+  std::vector<std::string_view> topics;
+  for (std::string_view name : probe_names())
+    if (probe_facts(name)->report == ReportKind::checklist) topics.push_back(name);
+  return topics;
+}
+
+std::vector<std::string_view> cpus_topics() {
+  std::vector<std::string_view> topics;
+  for (std::string_view name : probe_names())
+    if (probe_facts(name)->report_over_cpus != nullptr) topics.push_back(name);
   return topics;
 }
 
@@ -91,7 +111,7 @@ struct ReportFlags {
   std::string format = "table";
   std::string duration = "10s";
   std::string cpus;
-  std::string probes = "clock,kernel_cost,pacing,c2c";
+  std::string probes = joined_with(default_baseline_probe_names(), ",");
   std::string sub_window;
   std::string prometheus_timeout = "30s";
   std::string prometheus_max_bytes;
@@ -370,19 +390,25 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
     throw UsageError("report: unknown topic \"" + cl.report_topic + "\" (allowed: " + joined(topics) + ")", hint);
   }
   cl.report_format = format_of(flags);
-  if (cl.report_format == ReportFormat::script && cl.report_topic != "posture") {
-    throw UsageError("--format script: only for report posture (the changes that fix its findings)", hint);
+  // The topic's facts: gaps is no probe, and shows tables.
+  const ProbeFacts* facts = probe_facts(cl.report_topic);
+  const bool checklist = facts != nullptr && facts->report == ReportKind::checklist;
+  if (cl.report_format == ReportFormat::script && !checklist) {
+    throw UsageError(
+        "--format script: only for report " + joined(checklist_topics()) + " (the changes that fix its findings)",
+        hint);
   }
-  if (cl.report_format == ReportFormat::html && cl.report_topic == "posture") {
-    throw UsageError("--format html: not for report posture (table, json, csv or script)", hint);
+  if (cl.report_format == ReportFormat::html && checklist) {
+    throw UsageError("--format html: not for report " + cl.report_topic + " (table, json, csv or script)", hint);
   }
   const bool gaps = cl.report_topic == "gaps";
   if (report.count("--duration") > 0) {
     if (!gaps) throw UsageError("--duration: only for report gaps (a probe runs as configured)", hint);
     cl.report_duration = checked_duration(flags.duration, hint);
   }
-  if (!cl.save_path.empty() && cl.report_topic == "posture") {
-    throw UsageError("--save: not for report posture (a baseline holds gaps and probe results)", hint);
+  if (!cl.save_path.empty() && checklist) {
+    throw UsageError("--save: not for report " + cl.report_topic + " (a baseline holds gaps and probe results)",
+                     hint);
   }
   if (cl.save_path == "-") {
     throw UsageError("--save: not - (standard output carries the report); name a file", hint);
@@ -391,8 +417,10 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
     throw UsageError("--interruptions: only for report gaps --format json", hint);
   }
   if (report.count("--cpus") > 0) {
-    if (cl.report_topic != "c2c") {
-      throw UsageError("--cpus: only for report c2c (the other topics use the configured cpus)", hint);
+    if (facts == nullptr || facts->report_over_cpus == nullptr) {
+      throw UsageError(
+          "--cpus: only for report " + joined(cpus_topics()) + " (the other topics use the configured cpus)",
+          hint);
     }
     std::string error;
     const std::optional<std::vector<int>> cpus = parse_cpu_list(flags.cpus, &error);

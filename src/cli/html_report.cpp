@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "probes/probe_registry.h"
 #include "report/html.h"
 #include "report/render.h"
 
@@ -62,9 +63,9 @@ const BaselineProbe* find_probe(const Baseline& b, const std::string& name) {
   return it == b.probes.end() || !it->success ? nullptr : &*it;
 }
 
-const ProbeTable* table_starting(const BaselineProbe& probe, std::string_view prefix) {
+const ProbeTable* heatmap_table(const BaselineProbe& probe) {
   for (const ProbeTable& t : probe.tables)
-    if (t.title.rfind(prefix, 0) == 0) return &t;
+    if (t.shape == TableShape::pair_heatmap) return &t;
   return nullptr;
 }
 
@@ -86,7 +87,7 @@ ProbeTable cpu_table(const Baseline& b, const BaselineCpu& c) {
 
 std::string cpu_title(int cpu) { return fmt::format("cpu {}", cpu); }
 
-// The probes' own tables; c2c's pairs also as a heatmap.
+// The probes' own tables; a table of pairs also as a heatmap.
 std::string probe_sections(const Baseline& b) {
   std::string out;
   for (const BaselineProbe& p : b.probes) {
@@ -95,10 +96,9 @@ std::string probe_sections(const Baseline& b) {
       out += "<p>failed: " + escaped(p.error) + "</p>\n";
       continue;
     }
-    if (p.name == "c2c")
-      if (const ProbeTable* pairs = table_starting(p, "pairs"))
-        out += "<div class=\"heatmaps\"><figure>" +
-               heatmap_svg(c2c_heatmap_cells(*pairs), "median one-way latency") + "</figure></div>\n";
+    if (const ProbeTable* pairs = heatmap_table(p))
+      out += "<div class=\"heatmaps\"><figure>" +
+             heatmap_svg(c2c_heatmap_cells(*pairs), "median one-way latency") + "</figure></div>\n";
     for (const ProbeTable& t : p.tables) out += table_html(t);
     if (!p.notes.empty()) {
       out += "<ul class=\"notes\">";
@@ -194,16 +194,18 @@ std::string cpu_sections(const Comparison& c, const Baseline& before, const Base
   return out;
 }
 
-std::string c2c_section(const Comparison& c, const Baseline& before, const Baseline& after) {
-  const BaselineProbe* b = find_probe(before, "c2c");
-  const BaselineProbe* a = find_probe(after, "c2c");
+// A probe whose pairs render as a heatmap (c2c): before, after and their difference, then its figures.
+std::string heatmap_section(const Comparison& c, const Baseline& before, const Baseline& after,
+                            const std::string& probe, const std::string& heading) {
+  const BaselineProbe* b = find_probe(before, probe);
+  const BaselineProbe* a = find_probe(after, probe);
   if (!b && !a) return "";
-  std::string out = "<h2>Core-to-core latency</h2>\n<div class=\"heatmaps\">";
+  std::string out = "<h2>" + escaped(heading) + "</h2>\n<div class=\"heatmaps\">";
   std::vector<HeatmapCell> b_cells, a_cells, difference;
   if (b)
-    if (const ProbeTable* t = table_starting(*b, "pairs")) b_cells = c2c_heatmap_cells(*t);
+    if (const ProbeTable* t = heatmap_table(*b)) b_cells = c2c_heatmap_cells(*t);
   if (a)
-    if (const ProbeTable* t = table_starting(*a, "pairs")) a_cells = c2c_heatmap_cells(*t);
+    if (const ProbeTable* t = heatmap_table(*a)) a_cells = c2c_heatmap_cells(*t);
   for (const HeatmapCell& x : b_cells)
     for (const HeatmapCell& y : a_cells)
       if (x.cpu_a == y.cpu_a && x.cpu_b == y.cpu_b)
@@ -212,7 +214,7 @@ std::string c2c_section(const Comparison& c, const Baseline& before, const Basel
   out += "<figure>" + heatmap_svg(a_cells, "after: median one-way latency") + "</figure>";
   out += "<figure>" + heatmap_svg(difference, "difference: after - before", {"ns", true}) +
          "<figcaption>red: slower after, blue: faster</figcaption></figure></div>\n";
-  const auto figures = figures_of(c, "probe c2c");
+  const auto figures = figures_of(c, "probe " + probe);
   if (!figures.empty()) out += verdict_badges(figures) + table_html(verdict_table(figures, true));
   return out;
 }
@@ -263,11 +265,13 @@ std::string comparison_html(const Comparison& c, const Baseline& before, const B
   std::string body = header("jitterd compare", meta);
   body += changed_section(c, before, after);
   body += cpu_sections(c, before, after);
-  body += c2c_section(c, before, after);
-  body += probe_section(c, "kernel_cost", "Kernel costs");
-  body += probe_section(c, "pacing", "Pacing");
-  body += probe_section(c, "clock", "Clock");
-  body += probe_section(c, "pinning", "Pinning");
+  for (std::string_view name : comparison_probe_names()) {
+    const ProbeFacts& facts = *probe_facts(name);
+    const std::string probe(name), heading(facts.comparison_heading);
+    body += facts.shaped_table.shape == TableShape::pair_heatmap
+                ? heatmap_section(c, before, after, probe, heading)
+                : probe_section(c, probe, heading);
+  }
   if (!c.notes.empty()) {
     body += "<h2>Notes</h2><ul class=\"notes\">";
     for (const std::string& n : c.notes) body += "<li>" + escaped(n) + "</li>";

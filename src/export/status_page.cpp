@@ -225,15 +225,15 @@ std::string probe_sections(const StatusSnapshot& s) {
       continue;
     }
     if (!p.success) out += "<p class=\"meta\">the last successful run:</p>\n";
-    if (p.name == "c2c")
-      for (const ProbeTable& t : p.result.tables) {
-        const std::vector<HeatmapCell> cells = c2c_heatmap_cells(t);
-        if (!cells.empty())
-          out += "<div class=\"heatmaps\"><figure>" + heatmap_svg(cells, "median one-way latency") +
-                 "</figure></div>\n";
-      }
+    for (const ProbeTable& t : p.result.tables) {
+      const std::vector<HeatmapCell> cells =
+          t.shape == TableShape::pair_heatmap ? c2c_heatmap_cells(t) : std::vector<HeatmapCell>();
+      if (!cells.empty())
+        out += "<div class=\"heatmaps\"><figure>" + heatmap_svg(cells, "median one-way latency") +
+               "</figure></div>\n";
+    }
     for (const ProbeTable& t : p.result.tables)
-      out += !t.columns.empty() && t.columns.front() == "status" ? checklist_html(t) : table_html(t);
+      out += t.shape == TableShape::checklist ? checklist_html(t) : table_html(t);
     if (!p.result.notes.empty()) {
       out += "<ul class=\"notes\">";
       for (const std::string& n : p.result.notes) out += "<li>" + esc(n) + "</li>";

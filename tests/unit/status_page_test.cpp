@@ -63,8 +63,10 @@ StatusSnapshot snapshot() {
   posture.last_run_unix_seconds = 1.7e9 + 4;
   posture.result.metrics.push_back(gauge("jitterd_fingerprint_info", "", {{"bios_vendor", hostile}}, 1));
   posture.result.metrics.push_back(gauge("jitterd_fingerprint_since_timestamp_seconds", "", {}, 1.7e9));
-  posture.result.tables.push_back(
-      {"isolation checklist", {"status", "check", "cpu", "reason"}, {{"FAIL", "irq " + hostile, 3, hostile}}});
+  posture.result.tables.push_back({"isolation checklist",
+                                   {"status", "check", "cpu", "reason"},
+                                   {{"FAIL", "irq " + hostile, 3, hostile}},
+                                   TableShape::checklist});
   posture.result.notes.push_back("note " + hostile);
   s.probes.push_back(std::make_shared<const ProbeStatus>(posture));
   ProbeStatus failed("clock");
