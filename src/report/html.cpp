@@ -234,6 +234,45 @@ std::vector<std::pair<double, double>> exceedance_points(const HistogramSnapshot
   return points;
 }
 
+namespace {
+
+// The plot area of a log-log plot: where it sits and the decades it spans on each axis (x from
+// 10^x_lo to 10^x_hi, y from 10^y_lo to 1).
+struct PlotArea {
+  double left, top, width, height;
+  int x_lo, x_hi, y_lo;
+  double px(double x) const { return left + (std::log10(x) - x_lo) / (x_hi - x_lo) * width; }
+  double py(double y) const { return top + (0 - std::log10(y)) / (0 - y_lo) * height; }
+};
+
+// Grid and labels: every decade, with the 2 and 5 of each x decade as faint lines.
+std::string plot_grid(const PlotArea& a) {
+  std::string out;
+  for (int d = a.x_lo; d <= a.x_hi; ++d) {
+    const double x = a.px(std::pow(10.0, d));
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#d5dae1\"/>", svg_coordinate(x),
+                       a.top, a.top + a.height);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n",
+                       svg_coordinate(x), a.top + a.height + 16, duration_label(d));
+    for (const double m : {2.0, 5.0})
+      if (d < a.x_hi) {
+        const double xm = a.px(m * std::pow(10.0, d));
+        out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#eceff3\"/>",
+                           svg_coordinate(xm), a.top, a.top + a.height);
+      }
+  }
+  for (int d = a.y_lo; d <= 0; ++d) {
+    const double y = a.py(std::pow(10.0, d));
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#d5dae1\"/>", a.left,
+                       svg_coordinate(y), a.left + a.width);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", a.left - 6,
+                       svg_coordinate(y + 4), fraction_label(d));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string exceedance_plot_svg(const std::vector<ExceedanceSeries>& series, double threshold_ns,
                                 std::string_view title) {
   // The decades the data spans, at least one each way; the threshold is always in view.
@@ -248,8 +287,9 @@ std::string exceedance_plot_svg(const std::vector<ExceedanceSeries>& series, dou
   const int y_lo = std::min(-1, static_cast<int>(std::floor(std::log10(y_min))));
   constexpr double kWidth = 640, kHeight = 380, kLeft = 62, kRight = 26, kTop = 34, kBottom = 46;
   const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
-  const auto px = [&](double x) { return kLeft + (std::log10(x) - x_lo) / (x_hi - x_lo) * plot_w; };
-  const auto py = [&](double y) { return kTop + (0 - std::log10(y)) / (0 - y_lo) * plot_h; };
+  const PlotArea area{kLeft, kTop, plot_w, plot_h, x_lo, x_hi, y_lo};
+  const auto px = [&](double x) { return area.px(x); };
+  const auto py = [&](double y) { return area.py(y); };
 
   std::string out = fmt::format(
       "<svg class=\"plot\" viewBox=\"0 0 {} {}\" role=\"img\" "
@@ -259,27 +299,7 @@ std::string exceedance_plot_svg(const std::vector<ExceedanceSeries>& series, dou
                      kLeft, html_escape(title));
   out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbfcfd\" stroke=\"#9aa3ad\"/>\n",
                      kLeft, kTop, plot_w, plot_h);
-  // Grid and labels: every decade, with the 2 and 5 of each x decade as faint lines.
-  for (int d = x_lo; d <= x_hi; ++d) {
-    const double x = px(std::pow(10.0, d));
-    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#d5dae1\"/>", svg_coordinate(x),
-                       kTop, kTop + plot_h);
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n",
-                       svg_coordinate(x), kTop + plot_h + 16, duration_label(d));
-    for (const double m : {2.0, 5.0})
-      if (d < x_hi) {
-        const double xm = px(m * std::pow(10.0, d));
-        out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#eceff3\"/>",
-                           svg_coordinate(xm), kTop, kTop + plot_h);
-      }
-  }
-  for (int d = y_lo; d <= 0; ++d) {
-    const double y = py(std::pow(10.0, d));
-    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#d5dae1\"/>", kLeft,
-                       svg_coordinate(y), kLeft + plot_w);
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", kLeft - 6,
-                       svg_coordinate(y + 4), fraction_label(d));
-  }
+  out += plot_grid(area);
   out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#1b1f24\">gap length</text>\n",
                      kLeft + plot_w / 2, kHeight - 8);
   out += fmt::format(
