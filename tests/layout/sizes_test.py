@@ -24,11 +24,7 @@ MAX_FILE_LINES = 450
 MAX_FUNCTION_LINES = 80
 
 # (relative path, function name or None for the whole file) -> why (also in docs/DESIGN.md).
-EXCEPTIONS = {
-    ("export/collector.cpp", "Collector::collect_samplers"):
-        "declares each per-CPU sampler family and fills them in one pass over the readings; its file is at "
-        "the limit, so splitting it waits for collector.cpp to be split (its probe and web parts)",
-}
+EXCEPTIONS: dict = {}  # none today
 
 RAW_STRING = re.compile(r'R"([^(\s]{0,16})\(')
 
