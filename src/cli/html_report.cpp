@@ -6,7 +6,10 @@
 #include <cmath>
 #include <map>
 
+#include "probes/probe_registry.h"
+#include "report/heatmap.h"
 #include "report/html.h"
+#include "report/probe_section.h"
 #include "report/render.h"
 
 namespace jitterd {
@@ -62,9 +65,9 @@ const BaselineProbe* find_probe(const Baseline& b, const std::string& name) {
   return it == b.probes.end() || !it->success ? nullptr : &*it;
 }
 
-const ProbeTable* table_starting(const BaselineProbe& probe, std::string_view prefix) {
+const ProbeTable* heatmap_table(const BaselineProbe& probe) {
   for (const ProbeTable& t : probe.tables)
-    if (t.title.rfind(prefix, 0) == 0) return &t;
+    if (t.shape == TableShape::pair_heatmap) return &t;
   return nullptr;
 }
 
@@ -86,25 +89,18 @@ ProbeTable cpu_table(const Baseline& b, const BaselineCpu& c) {
 
 std::string cpu_title(int cpu) { return fmt::format("cpu {}", cpu); }
 
-// The probes' own tables; c2c's pairs also as a heatmap.
+// The probes' own sections: their tables, a table of pairs also as a heatmap.
 std::string probe_sections(const Baseline& b) {
   std::string out;
   for (const BaselineProbe& p : b.probes) {
-    out += "<h2>probe " + escaped(p.name) + "</h2>\n";
-    if (!p.success) {
-      out += "<p>failed: " + escaped(p.error) + "</p>\n";
-      continue;
+    ProbeSection section{.heading = "probe " + p.name};
+    if (p.success) {
+      section.tables = p.tables;
+      section.notes = p.notes;
+    } else {
+      section.meta_html = "<p>failed: " + escaped(p.error) + "</p>\n";
     }
-    if (p.name == "c2c")
-      if (const ProbeTable* pairs = table_starting(p, "pairs"))
-        out += "<div class=\"heatmaps\"><figure>" +
-               heatmap_svg(c2c_heatmap_cells(*pairs), "median one-way latency") + "</figure></div>\n";
-    for (const ProbeTable& t : p.tables) out += table_html(t);
-    if (!p.notes.empty()) {
-      out += "<ul class=\"notes\">";
-      for (const std::string& n : p.notes) out += "<li>" + escaped(n) + "</li>";
-      out += "</ul>\n";
-    }
+    out += probe_section_html(section);
   }
   return out;
 }
@@ -115,6 +111,21 @@ constexpr const char* kReadingNote =
     "x: one exact point per histogram bucket, the tail to the right.";
 
 std::string footer() { return std::string("<footer>") + kReadingNote + "</footer>\n"; }
+
+// Two runs' heatmaps of pairs and their difference, each a <figure>.
+std::vector<std::string> heatmap_figures(const ProbeTable* before, const ProbeTable* after) {
+  std::vector<HeatmapCell> b_cells, a_cells, difference;
+  if (before) b_cells = pair_heatmap_cells(*before);
+  if (after) a_cells = pair_heatmap_cells(*after);
+  for (const HeatmapCell& x : b_cells)
+    for (const HeatmapCell& y : a_cells)
+      if (x.cpu_a == y.cpu_a && x.cpu_b == y.cpu_b)
+        difference.push_back({x.cpu_a, x.cpu_b, y.value - x.value, x.relation});
+  return {"<figure>" + heatmap_svg(b_cells, "before: median one-way latency") + "</figure>",
+          "<figure>" + heatmap_svg(a_cells, "after: median one-way latency") + "</figure>",
+          "<figure>" + heatmap_svg(difference, "difference: after - before", {"ns", true}) +
+              "<figcaption>red: slower after, blue: faster</figcaption></figure>"};
+}
 
 // --- compare ---
 
@@ -194,36 +205,25 @@ std::string cpu_sections(const Comparison& c, const Baseline& before, const Base
   return out;
 }
 
-std::string c2c_section(const Comparison& c, const Baseline& before, const Baseline& after) {
-  const BaselineProbe* b = find_probe(before, "c2c");
-  const BaselineProbe* a = find_probe(after, "c2c");
-  if (!b && !a) return "";
-  std::string out = "<h2>Core-to-core latency</h2>\n<div class=\"heatmaps\">";
-  std::vector<HeatmapCell> b_cells, a_cells, difference;
-  if (b)
-    if (const ProbeTable* t = table_starting(*b, "pairs")) b_cells = c2c_heatmap_cells(*t);
-  if (a)
-    if (const ProbeTable* t = table_starting(*a, "pairs")) a_cells = c2c_heatmap_cells(*t);
-  for (const HeatmapCell& x : b_cells)
-    for (const HeatmapCell& y : a_cells)
-      if (x.cpu_a == y.cpu_a && x.cpu_b == y.cpu_b)
-        difference.push_back({x.cpu_a, x.cpu_b, y.value - x.value, x.relation});
-  out += "<figure>" + heatmap_svg(b_cells, "before: median one-way latency") + "</figure>";
-  out += "<figure>" + heatmap_svg(a_cells, "after: median one-way latency") + "</figure>";
-  out += "<figure>" + heatmap_svg(difference, "difference: after - before", {"ns", true}) +
-         "<figcaption>red: slower after, blue: faster</figcaption></figure></div>\n";
-  const auto figures = figures_of(c, "probe c2c");
-  if (!figures.empty()) out += verdict_badges(figures) + table_html(verdict_table(figures, true));
-  return out;
-}
-
 // A probe's figures with their verdicts: the quantiles its samples back are tested, the rest
-// (one value per run) say "not tested".
-std::string probe_section(const Comparison& c, const std::string& probe, const std::string& heading) {
+// (one value per run) say "not tested". A probe whose pairs render as a heatmap (c2c) shows them
+// before, after and their difference first, whenever either run has the probe.
+std::string probe_section(const Comparison& c, const Baseline& before, const Baseline& after,
+                          const std::string& probe, const std::string& heading) {
   const auto figures = figures_of(c, "probe " + probe);
-  if (figures.empty()) return "";
-  return "<h2>" + escaped(heading) + "</h2>\n" + verdict_badges(figures) +
-         table_html(verdict_table(figures, true));
+  ProbeSection section{.heading = heading};
+  const BaselineProbe* b = find_probe(before, probe);
+  const BaselineProbe* a = find_probe(after, probe);
+  const ProbeTable* b_pairs = b ? heatmap_table(*b) : nullptr;
+  const ProbeTable* a_pairs = a ? heatmap_table(*a) : nullptr;
+  if (b_pairs || a_pairs) section.figures_html = heatmap_figures(b_pairs, a_pairs);
+  if (section.figures_html.empty() && figures.empty()) return "";
+  const ProbeTable verdicts = verdict_table(figures, true);
+  if (!figures.empty()) {
+    section.summary_html = verdict_badges(figures);
+    section.tables = std::span(&verdicts, 1);
+  }
+  return probe_section_html(section);
 }
 
 }  // namespace
@@ -263,11 +263,8 @@ std::string comparison_html(const Comparison& c, const Baseline& before, const B
   std::string body = header("jitterd compare", meta);
   body += changed_section(c, before, after);
   body += cpu_sections(c, before, after);
-  body += c2c_section(c, before, after);
-  body += probe_section(c, "kernel_cost", "Kernel costs");
-  body += probe_section(c, "pacing", "Pacing");
-  body += probe_section(c, "clock", "Clock");
-  body += probe_section(c, "pinning", "Pinning");
+  for (std::string_view name : comparison_probe_names())
+    body += probe_section(c, before, after, std::string(name), std::string(probe_facts(name)->comparison_heading));
   if (!c.notes.empty()) {
     body += "<h2>Notes</h2><ul class=\"notes\">";
     for (const std::string& n : c.notes) body += "<li>" + escaped(n) + "</li>";

@@ -160,25 +160,20 @@ int run_probe_report(const CommandLine& cl) {
   const HostReader host = host_reader(cl);
   const std::vector<int> affinity = current_affinity();
   const SamplingPlan plan = report_plan(cl, host, affinity);
-  std::unique_ptr<Probe> probe;
-  if (probe_name == "c2c") {
-    // Like core-to-core-latency: every pair among the given CPUs, all in one run.
-    C2cSettings settings = plan.config.probes.c2c;
-    settings.pairs.selection = PairSelection::all;
-    settings.cpus = cl.report_cpus.value_or(affinity);
-    probe = std::make_unique<C2cProbe>(std::move(settings));
-  } else {
-    probe = make_probe(probe_name, plan.config.probes);
-  }
+  // A probe that runs over CPUs (c2c: every pair among them) takes --cpus, or every CPU jitterd may use.
+  const ProbeFacts& facts = *probe_facts(probe_name);
+  const std::unique_ptr<Probe> probe =
+      facts.report_over_cpus == nullptr
+          ? make_probe(probe_name, plan.config.probes)
+          : make_probe(probe_name, facts.report_over_cpus(plan.config.probes, cl.report_cpus.value_or(affinity)));
   restrict_current_thread(plan.selection.housekeeping);
   Progress progress;  // after the restriction: its thread stays on the housekeeping CPUs
   progress.step("calibrating the counter");
   const CounterFrequency context_frequency = housekeeping_counter_frequency(plan);
   ProbeContext context = make_probe_context(plan, host, context_frequency);
-  if (probe_name == "c2c") {
+  if (facts.report_over_cpus != nullptr) {
     const std::size_t n = cl.report_cpus.value_or(affinity).size();
-    const std::size_t pairs = n * (n - 1) / 2;
-    progress.step(fmt::format("c2c matrix: {} pair{}", pairs, pairs == 1 ? "" : "s"));
+    progress.step(fmt::format("probe {} over {} cpu{}", probe_name, n, n == 1 ? "" : "s"));
   } else {
     progress.step("probe " + probe_name);
   }
@@ -216,8 +211,10 @@ int run_probe_report(const CommandLine& cl) {
 
 int run_report(const CommandLine& cl) {
   if (!cl.save_path.empty()) check_baseline_target(cl.save_path);  // before measuring, not after
-  if (cl.report_topic == "posture") return run_posture_report(cl);
-  if (cl.report_topic != "gaps") return run_probe_report(cl);
+  if (cl.report_topic != "gaps") {
+    const bool checklist = probe_facts(cl.report_topic)->report == ReportKind::checklist;
+    return checklist ? run_posture_report(cl) : run_probe_report(cl);
+  }
   const HostReader host = host_reader(cl);
   SamplingPlan plan = report_plan(cl, host, current_affinity());
   for (const auto& p : plan.machine_problems) spdlog::warn("{}", p);

@@ -22,15 +22,16 @@ struct FigureAllowance {
   // "<group>.<figure>": the group is "gaps" (the sampled CPUs' figures) or a probe; the figure a
   // CPU figure ("p99_99_ns", "tail_rates" for every gaps_over_*_per_s and the max) or the column
   // of a probe's table that its samples back ("median_ns").
-  std::string_view name;
+  std::string name;
   std::optional<double> cv;        // on bare metal; none: never tested (`untested` says why)
   std::optional<double> guest_cv;  // under a hypervisor; none: not tested there (`guest_untested`)
   std::string_view untested;
   std::string_view guest_untested;
 };
 
-// Every figure compare may test, one row each. A probe column with samples but no row here is
-// shown "not tested (no run-to-run allowance)".
+// Every figure compare may test, one row each: the gap figures', then each probe's allowance rows
+// (probes/probe_registry.cpp keeps them beside its entry), in comparison_probe_names() order. A probe column
+// with samples but no row here is shown "not tested (no run-to-run allowance)".
 const std::vector<FigureAllowance>& figure_allowances();
 
 // The groups --allowance takes as a whole: gaps, then the probes with a row above.

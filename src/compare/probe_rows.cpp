@@ -8,20 +8,18 @@
 #include <optional>
 #include <unordered_map>
 
+#include "probes/probe_registry.h"
+
 namespace jitterd {
 namespace {
 
-// Rows of a probe's table whose figures hold only while one cell stays within one slot of a rate
-// in another: a pacer keeps its absolute schedule only while its p99 lateness stays within one slot
-// (1 / target rate). Past it, its CPU was taken for longer than a slot and every send after that
-// was late until it caught up, so the run measured that CPU's other load rather than the pacer:
-// two runs of an unchanged but shared machine then differ by orders of magnitude (README "Before
-// and after"). Such a row is shown, not tested.
-struct RowCondition {
-  std::string_view probe, column, rate_column, broken;
-};
-constexpr RowCondition kRowConditions[] = {
-    {"pacing", "p99_late_ns", "target_per_s", "pacer fell behind its schedule"}};
+// Rows whose figures hold only while a cell stays within one slot of a rate in another (a pacer's
+// lateness): the probe's row conditions (probes/probe_facts.h RowCondition). Such a row is shown, not
+// tested.
+std::span<const RowCondition> row_conditions(const std::string& probe) {
+  const ProbeFacts* facts = probe_facts(probe);
+  return facts == nullptr ? std::span<const RowCondition>() : facts->row_conditions;
+}
 
 // Why a row breaks a condition of its probe ("the pacer ...: p99_late_ns 5e8 > one slot 1e5 ns"),
 // or "" when it keeps them or cannot say.
@@ -33,8 +31,7 @@ std::string broken_condition(const std::string& probe, const ProbeTable& table, 
     if (!cell.is_number()) return std::nullopt;
     return cell.kind == Cell::Kind::integer ? static_cast<double>(cell.integer) : cell.number;
   };
-  for (const RowCondition& condition : kRowConditions) {
-    if (condition.probe != probe) continue;
+  for (const RowCondition& condition : row_conditions(probe)) {
     const std::optional<double> rate = value(condition.rate_column), cell = value(condition.column);
     if (!rate || !cell || *rate <= 0) continue;
     const double slot_ns = 1e9 / *rate;
@@ -44,9 +41,8 @@ std::string broken_condition(const std::string& probe, const ProbeTable& table, 
 }
 
 std::string_view broken_what(const std::string& probe) {
-  for (const RowCondition& condition : kRowConditions)
-    if (condition.probe == probe) return condition.broken;
-  return "";
+  const std::span<const RowCondition> conditions = row_conditions(probe);
+  return conditions.empty() ? "" : conditions.front().broken;
 }
 
 // A row's key cell matches a samples label: numbers by value (a file keeps 1000 as 1000.0), text as is.

@@ -13,6 +13,7 @@
 #include "export/live_baseline.h"
 #include "host/text.h"
 #include "report/html.h"
+#include "report/probe_section.h"
 
 namespace jitterd {
 namespace {
@@ -179,52 +180,30 @@ std::string cpu_plots(const StatusSnapshot& s) {
   return out + "</div>\n";
 }
 
-// A table whose "status" column says PASS, WARN or FAIL gets those cells coloured.
-std::string checklist_html(const ProbeTable& table) {
-  std::string html = table_html(table);
-  for (const char* status : {"PASS", "WARN", "FAIL"}) {
-    const std::string plain = std::string("<td>") + status + "</td>";
-    std::string css = status;
-    std::transform(css.begin(), css.end(), css.begin(), [](unsigned char c) { return std::tolower(c); });
-    const std::string classed = "<td class=\"" + css + "\">" + status + "</td>";
-    for (std::size_t at = html.find(plain); at != std::string::npos; at = html.find(plain, at + classed.size()))
-      html.replace(at, plain.size(), classed);
-  }
-  return html;
+// When the probe last ran and how, above its tables (those of the last successful run when the
+// last one failed).
+std::string probe_run_html(const StatusSnapshot& s, const ProbeStatus& p) {
+  if (!p.ran) return "<p class=\"meta\">not run yet</p>";
+  std::string out =
+      fmt::format("<p class=\"meta\">last run {} ({:.0f} s ago), took {:.3f} s, {}</p>\n",
+                  utc_text(p.last_run_unix_seconds), std::max(0.0, s.unix_seconds - p.last_run_unix_seconds),
+                  p.duration_seconds, p.success ? "succeeded" : "failed");
+  if (p.success) return out;
+  out += "<p>failed: " + esc(p.error) + "</p>\n";
+  if (!p.result.tables.empty()) out += "<p class=\"meta\">the last successful run:</p>\n";
+  return out;
 }
 
 std::string probe_sections(const StatusSnapshot& s) {
   std::string out;
   for (const ProbeStatus& p : statuses_of(s)) {
-    out += "<section class=\"probe\" id=\"probe-" + esc(p.name) + "\"><h3>" + esc(p.name) + "</h3>\n";
-    if (!p.ran) {
-      out += "<p class=\"meta\">not run yet</p></section>\n";
-      continue;
+    ProbeSection section{.heading = p.name, .heading_level = 3, .id = "probe-" + p.name};
+    section.meta_html = probe_run_html(s, p);
+    if (p.ran && (p.success || !p.result.tables.empty())) {
+      section.tables = p.result.tables;
+      section.notes = p.result.notes;
     }
-    out += fmt::format("<p class=\"meta\">last run {} ({:.0f} s ago), took {:.3f} s, {}</p>\n",
-                       utc_text(p.last_run_unix_seconds), std::max(0.0, s.unix_seconds - p.last_run_unix_seconds),
-                       p.duration_seconds, p.success ? "succeeded" : "failed");
-    if (!p.success) out += "<p>failed: " + esc(p.error) + "</p>\n";
-    if (!p.success && p.result.tables.empty()) {
-      out += "</section>\n";
-      continue;
-    }
-    if (!p.success) out += "<p class=\"meta\">the last successful run:</p>\n";
-    if (p.name == "c2c")
-      for (const ProbeTable& t : p.result.tables) {
-        const std::vector<HeatmapCell> cells = c2c_heatmap_cells(t);
-        if (!cells.empty())
-          out += "<div class=\"heatmaps\"><figure>" + heatmap_svg(cells, "median one-way latency") +
-                 "</figure></div>\n";
-      }
-    for (const ProbeTable& t : p.result.tables)
-      out += !t.columns.empty() && t.columns.front() == "status" ? checklist_html(t) : table_html(t);
-    if (!p.result.notes.empty()) {
-      out += "<ul class=\"notes\">";
-      for (const std::string& n : p.result.notes) out += "<li>" + esc(n) + "</li>";
-      out += "</ul>\n";
-    }
-    out += "</section>\n";
+    out += probe_section_html(section);
   }
   if (out.empty()) out = "<p class=\"meta\">no probe configured</p>\n";
   return out;

@@ -67,6 +67,13 @@ struct TickToClock {
   }
 };
 
+// The eight sources that fired most on `cpu` over the window, most first, as rows of `table`.
+void add_top_sources(ProbeTable& table, int cpu, std::vector<SourceDelta> top) {
+  std::sort(top.begin(), top.end(), [](const SourceDelta& l, const SourceDelta& r) { return l.delta > r.delta; });
+  if (top.size() > 8) top.resize(8);
+  for (const SourceDelta& d : top) table.rows.push_back({cpu, d.kind, d.source, d.name, d.delta});
+}
+
 }  // namespace
 
 std::string_view cause_of_overlap(const std::vector<TraceEvent>& events, EventRange overlap) {
@@ -125,103 +132,30 @@ std::map<std::string, std::uint64_t> AttributionProbe::match_cpu(int cpu, const 
   return by_cause;
 }
 
-ProbeResult AttributionProbe::run(ProbeContext& context) {
-  const double hertz = context.frequency.hertz;
-  if (!(hertz > 0)) throw std::runtime_error("no counter frequency to convert interruptions with");
-  ProbeResult result;
-  if (!tried_tracepoints_) open_tracepoints(context);
-  std::vector<std::string> problems;
-  const InterruptSnapshot snapshot = read_interrupt_counts(context.host, &problems);
-  std::vector<int> sampled = context.sampled;
-  std::sort(sampled.begin(), sampled.end());
-
-  // Every sampler's counters and ring first, then the trace events: an interruption copied here
-  // has its events in the kernel's ring already (they happened inside it).
-  struct Reading {
-    int cpu;
-    const SamplerShared* shared;
-    std::uint64_t count, ticks, end_sequence;
-    std::vector<Interruption> fresh;  // tracepoints: the ring's entries since the last window
-  };
-  std::vector<Reading> readings;
+std::vector<AttributionProbe::SamplerCounts> AttributionProbe::read_samplers(
+    const ProbeContext& context, const std::vector<int>& sampled, std::vector<std::string>& notes) const {
+  std::vector<SamplerCounts> readings;
   for (int cpu : sampled) {
     const SamplerShared* shared = context.sampler_of ? context.sampler_of(cpu) : nullptr;
     if (!shared) {
-      result.notes.push_back("cpu " + std::to_string(cpu) + ": no running sampler, nothing to attribute");
+      notes.push_back("cpu " + std::to_string(cpu) + ": no running sampler, nothing to attribute");
       continue;
     }
-    Reading r{cpu,
-              shared,
-              shared->interruption_count.load(std::memory_order_acquire),
-              shared->interrupted_ticks.load(std::memory_order_acquire),
-              0,
-              {}};
+    SamplerCounts r{cpu,
+                    shared->interruption_count.load(std::memory_order_acquire),
+                    shared->interrupted_ticks.load(std::memory_order_acquire),
+                    0,
+                    {}};
     const auto window = windows_.find(cpu);
     r.fresh = shared->interruptions.copy_since(window == windows_.end() ? 0 : window->second.next_sequence,
                                                &r.end_sequence);
     readings.push_back(std::move(r));
   }
-  const ClockTickPair pair = pair_clock_with_ticks(context.method);
-  const std::vector<TraceEvent> events = reader_ ? reader_->drain() : std::vector<TraceEvent>{};
+  return readings;
+}
 
-  ProbeTable window_table{
-      "last window by cause (" + method_ + ")", {"cpu", "interruptions", "cause", "count"}, {}};
-  ProbeTable sources_table{
-      "last window: what fired on each sampled cpu, most first", {"cpu", "kind", "source", "name", "count"}, {}};
-  // Every CPU's deltas in one pass over the two readings' rows.
-  std::vector<int> windowed;
-  for (const Reading& r : readings)
-    if (previous_ && windows_.count(r.cpu) != 0) windowed.push_back(r.cpu);
-  std::map<int, std::vector<SourceDelta>> deltas_of =
-      previous_ ? per_cpu_deltas(*previous_, snapshot, windowed) : std::map<int, std::vector<SourceDelta>>{};
-  for (Reading& r : readings) {
-    const bool have_window = previous_ && windows_.count(r.cpu) != 0;
-    CpuWindow& window = windows_[r.cpu];
-    const CpuWindow before = window;
-    window = {r.count, r.ticks, r.end_sequence};
-    if (!have_window) continue;  // the baseline: from here on, interruptions belong to a window
-    const std::vector<SourceDelta> deltas = std::move(deltas_of[r.cpu]);
-    CpuTotals& totals = totals_[r.cpu];
-    for (const SourceDelta& d : deltas) {
-      auto& [name, count] = totals.events[{d.kind, d.source}];
-      name = d.name;
-      count += d.delta;
-      // Counted as the row was named then, so a renamed IRQ never moves past counts.
-      const std::string_view category = cause_of(d.kind, d.source, d.name);
-      if (category != not_an_interrupt) totals.events_by_cause[{d.kind, std::string(category)}] += d.delta;
-    }
-    std::map<std::string, std::uint64_t> by_cause;
-    std::uint64_t interruptions = 0;
-    if (reader_) {
-      // By sequence number: exactly the interruptions pushed since the last window, kept or not.
-      interruptions = r.end_sequence - before.next_sequence;
-      by_cause = match_cpu(r.cpu, r.fresh, events, pair, hertz);
-      if (interruptions > r.fresh.size()) by_cause[std::string(not_kept)] += interruptions - r.fresh.size();
-    } else {
-      interruptions = r.count - before.interruptions;
-      const double stolen_ns = static_cast<double>(r.ticks - before.interrupted_ticks) / hertz * 1e9;
-      const Attribution a = attribute_interruptions(interruptions, static_cast<std::uint64_t>(stolen_ns), deltas);
-      for (const CauseShare& share : a.causes) {
-        by_cause[std::string(share.cause)] += share.interruptions;
-        totals.stolen_seconds[std::string(share.cause)] += static_cast<double>(share.stolen_ns) * 1e-9;
-      }
-      by_cause[std::string(unexplained)] += a.unexplained;
-      totals.stolen_seconds[std::string(unexplained)] += static_cast<double>(a.unexplained_stolen_ns) * 1e-9;
-    }
-    for (const auto& [cause, count] : by_cause) {
-      totals.interruptions[cause] += count;
-      if (cause != unexplained && cause != not_kept) totals.coincident += count;
-      if (count > 0) window_table.rows.push_back({r.cpu, interruptions, cause, count});
-    }
-    std::vector<SourceDelta> top = deltas;
-    std::sort(top.begin(), top.end(),
-              [](const SourceDelta& l, const SourceDelta& rr) { return l.delta > rr.delta; });
-    if (top.size() > 8) top.resize(8);
-    for (const SourceDelta& d : top) sources_table.rows.push_back({r.cpu, d.kind, d.source, d.name, d.delta});
-  }
-  previous_ = snapshot;
-  previous_pair_ = pair;
-
+// The totals since the probe started, as counters, and the method in use.
+void AttributionProbe::export_totals(ProbeResult& result) const {
   result.metrics.push_back(gauge("jitterd_attribution_method_info",
                                  "1, labelled with the attribution method in use: tracepoints or window_deltas.",
                                  {{"method", method_}}, 1));
@@ -273,6 +207,79 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
                                      "Trace events the kernel dropped because a ring filled up between reads.", {},
                                      static_cast<double>(reader_->lost())));
   }
+}
+
+ProbeResult AttributionProbe::run(ProbeContext& context) {
+  const double hertz = context.frequency.hertz;
+  if (!(hertz > 0)) throw std::runtime_error("no counter frequency to convert interruptions with");
+  ProbeResult result;
+  if (!tried_tracepoints_) open_tracepoints(context);
+  std::vector<std::string> problems;
+  const InterruptSnapshot snapshot = read_interrupt_counts(context.host, &problems);
+  std::vector<int> sampled = context.sampled;
+  std::sort(sampled.begin(), sampled.end());
+
+  // Every sampler's counters and ring first, then the trace events: an interruption copied here
+  // has its events in the kernel's ring already (they happened inside it).
+  std::vector<SamplerCounts> readings = read_samplers(context, sampled, result.notes);
+  const ClockTickPair pair = pair_clock_with_ticks(context.method);
+  const std::vector<TraceEvent> events = reader_ ? reader_->drain() : std::vector<TraceEvent>{};
+
+  ProbeTable window_table{
+      "last window by cause (" + method_ + ")", {"cpu", "interruptions", "cause", "count"}, {}};
+  ProbeTable sources_table{
+      "last window: what fired on each sampled cpu, most first", {"cpu", "kind", "source", "name", "count"}, {}};
+  // Every CPU's deltas in one pass over the two readings' rows.
+  std::vector<int> windowed;
+  for (const SamplerCounts& r : readings)
+    if (previous_ && windows_.count(r.cpu) != 0) windowed.push_back(r.cpu);
+  std::map<int, std::vector<SourceDelta>> deltas_of =
+      previous_ ? per_cpu_deltas(*previous_, snapshot, windowed) : std::map<int, std::vector<SourceDelta>>{};
+  for (SamplerCounts& r : readings) {
+    const bool have_window = previous_ && windows_.count(r.cpu) != 0;
+    CpuWindow& window = windows_[r.cpu];
+    const CpuWindow before = window;
+    window = {r.count, r.ticks, r.end_sequence};
+    if (!have_window) continue;  // the baseline: from here on, interruptions belong to a window
+    const std::vector<SourceDelta> deltas = std::move(deltas_of[r.cpu]);
+    CpuTotals& totals = totals_[r.cpu];
+    for (const SourceDelta& d : deltas) {
+      auto& [name, count] = totals.events[{d.kind, d.source}];
+      name = d.name;
+      count += d.delta;
+      // Counted as the row was named then, so a renamed IRQ never moves past counts.
+      const std::string_view category = cause_of(d.kind, d.source, d.name);
+      if (category != not_an_interrupt) totals.events_by_cause[{d.kind, std::string(category)}] += d.delta;
+    }
+    std::map<std::string, std::uint64_t> by_cause;
+    std::uint64_t interruptions = 0;
+    if (reader_) {
+      // By sequence number: exactly the interruptions pushed since the last window, kept or not.
+      interruptions = r.end_sequence - before.next_sequence;
+      by_cause = match_cpu(r.cpu, r.fresh, events, pair, hertz);
+      if (interruptions > r.fresh.size()) by_cause[std::string(not_kept)] += interruptions - r.fresh.size();
+    } else {
+      interruptions = r.count - before.interruptions;
+      const double stolen_ns = static_cast<double>(r.ticks - before.interrupted_ticks) / hertz * 1e9;
+      const Attribution a = attribute_interruptions(interruptions, static_cast<std::uint64_t>(stolen_ns), deltas);
+      for (const CauseShare& share : a.causes) {
+        by_cause[std::string(share.cause)] += share.interruptions;
+        totals.stolen_seconds[std::string(share.cause)] += static_cast<double>(share.stolen_ns) * 1e-9;
+      }
+      by_cause[std::string(unexplained)] += a.unexplained;
+      totals.stolen_seconds[std::string(unexplained)] += static_cast<double>(a.unexplained_stolen_ns) * 1e-9;
+    }
+    for (const auto& [cause, count] : by_cause) {
+      totals.interruptions[cause] += count;
+      if (cause != unexplained && cause != not_kept) totals.coincident += count;
+      if (count > 0) window_table.rows.push_back({r.cpu, interruptions, cause, count});
+    }
+    add_top_sources(sources_table, r.cpu, deltas);
+  }
+  previous_ = snapshot;
+  previous_pair_ = pair;
+
+  export_totals(result);
   result.tables.push_back(std::move(window_table));
   result.tables.push_back(std::move(sources_table));
   result.notes.push_back("method: " + method_ + " (" + method_reason_ + ")");

@@ -65,7 +65,17 @@ class AttributionProbe : public Probe {
     std::map<std::pair<std::string, std::string>, std::uint64_t> events_by_cause;  // (kind, cause) -> count
     std::uint64_t coincident = 0;
   };
+  // A sampled CPU's counters and ring as read at the start of a run (tracepoints: the ring's
+  // entries since the last window in `fresh`).
+  struct SamplerCounts {
+    int cpu;
+    std::uint64_t count, ticks, end_sequence;
+    std::vector<Interruption> fresh;
+  };
   void open_tracepoints(const ProbeContext& context);
+  std::vector<SamplerCounts> read_samplers(const ProbeContext& context, const std::vector<int>& sampled,
+                                           std::vector<std::string>& notes) const;
+  void export_totals(ProbeResult& result) const;
   std::map<std::string, std::uint64_t> match_cpu(int cpu, const std::vector<Interruption>& fresh,
                                                  const std::vector<TraceEvent>& events, const ClockTickPair& now,
                                                  double hertz);

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "measure/clock_ns.h"
+#include "probes/probe_registry.h"
 
 namespace jitterd {
 
@@ -64,6 +65,7 @@ ProbeStatus run_probe(Probe& probe, ProbeContext& context) {
   const auto start = std::chrono::steady_clock::now();
   try {
     status.result = probe.run(context);
+    shape_tables(status.name, status.result.tables);
     status.success = true;
   } catch (const std::exception& e) {
     status.error = e.what();

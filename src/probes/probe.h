@@ -80,10 +80,19 @@ struct Cell {
   bool operator==(const Cell&) const = default;
 };
 
+// How a page draws a table besides its cells (report/probe_section.h); the registry sets it from
+// the probe's facts (probes/probe_registry.h shape_tables), so a page never asks which probe it is.
+enum class TableShape {
+  rows,          // the table alone
+  checklist,     // its "status" column's PASS, WARN and FAIL coloured
+  pair_heatmap,  // also a heatmap of its pairs (columns cpu_a, cpu_b, relation, median_ns)
+};
+
 struct ProbeTable {
   std::string title;
   std::vector<std::string> columns;
   std::vector<std::vector<Cell>> rows;
+  TableShape shape = TableShape::rows;  // not kept in files: shape_tables restores it
 };
 
 // The individual values behind quantiles a probe's table shows (a c2c pair's one-way latencies,

@@ -9,6 +9,7 @@
 
 #include "host/file_writer.h"
 #include "host/host_reader.h"
+#include "probes/probe_registry.h"
 #include "report/json_input.h"
 
 namespace jitterd {
@@ -238,6 +239,7 @@ BaselineProbe probe_from(const Reader& r, const Json& j, const std::string& wher
     }
     p.tables.push_back(std::move(table));
   }
+  shape_tables(p.name, p.tables);  // a file keeps the cells; the probe's facts say how they render
   for (const Json& note : r.array(j, where, "notes"))
     if (note.is_string()) p.notes.push_back(note.get<std::string>());
   p.has_samples = j.contains("samples");

@@ -49,9 +49,6 @@ std::size_t utf8_sequence(std::string_view text, char32_t& code_point) {
 
 bool is_control(char32_t c) { return (c < 0x20 && c != '\t' && c != '\n') || (c >= 0x7F && c <= 0x9F); }
 
-// Shortest decimal for SVG coordinates: one digit after the point is finer than a pixel.
-std::string coordinate(double value) { return fmt::format("{:.1f}", value); }
-
 // A decade as a label: 10 ns .. 100 ms, 1 s .. for gap lengths.
 std::string duration_label(int decade) {
   static constexpr std::array<const char*, 4> kUnits{"ns", "µs", "ms", "s"};
@@ -89,37 +86,9 @@ std::string dash_attribute(const LineStyle& style) {
   return *style.dash ? fmt::format(" stroke-dasharray=\"{}\"", style.dash) : "";
 }
 
-// Colours of a heatmap: white to dark blue for values, blue - white - red for differences.
-struct Rgb {
-  double r, g, b;
-};
-Rgb mix(Rgb from, Rgb to, double t) {
-  t = std::clamp(t, 0.0, 1.0);
-  return {from.r + (to.r - from.r) * t, from.g + (to.g - from.g) * t, from.b + (to.b - from.b) * t};
-}
-std::string hex(Rgb c) {
-  return fmt::format("#{:02x}{:02x}{:02x}", static_cast<int>(std::lround(c.r)), static_cast<int>(std::lround(c.g)),
-                     static_cast<int>(std::lround(c.b)));
-}
-bool dark(Rgb c) { return 0.299 * c.r + 0.587 * c.g + 0.114 * c.b < 140; }
-
-constexpr Rgb kLight{239, 245, 251}, kDarkBlue{8, 48, 107}, kWhite{255, 255, 255}, kBlue{33, 102, 172},
-    kRed{178, 24, 43};
-
-struct RelationMark {
-  std::string_view relation;
-  std::string_view letter;
-};
-constexpr std::array<RelationMark, 5> kRelationMarks{
-    {{"smt_sibling", "T"}, {"shared_l2", "2"}, {"shared_l3", "3"}, {"same_package", "P"}, {"cross_package", "X"}}};
-
-std::string_view relation_letter(std::string_view relation) {
-  for (const RelationMark& mark : kRelationMarks)
-    if (mark.relation == relation) return mark.letter;
-  return "?";
-}
-
 }  // namespace
+
+std::string svg_coordinate(double value) { return fmt::format("{:.1f}", value); }
 
 std::string html_escape(std::string_view text) {
   std::string out;
@@ -265,6 +234,45 @@ std::vector<std::pair<double, double>> exceedance_points(const HistogramSnapshot
   return points;
 }
 
+namespace {
+
+// The plot area of a log-log plot: where it sits and the decades it spans on each axis (x from
+// 10^x_lo to 10^x_hi, y from 10^y_lo to 1).
+struct PlotArea {
+  double left, top, width, height;
+  int x_lo, x_hi, y_lo;
+  double px(double x) const { return left + (std::log10(x) - x_lo) / (x_hi - x_lo) * width; }
+  double py(double y) const { return top + (0 - std::log10(y)) / (0 - y_lo) * height; }
+};
+
+// Grid and labels: every decade, with the 2 and 5 of each x decade as faint lines.
+std::string plot_grid(const PlotArea& a) {
+  std::string out;
+  for (int d = a.x_lo; d <= a.x_hi; ++d) {
+    const double x = a.px(std::pow(10.0, d));
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#d5dae1\"/>", svg_coordinate(x),
+                       a.top, a.top + a.height);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n",
+                       svg_coordinate(x), a.top + a.height + 16, duration_label(d));
+    for (const double m : {2.0, 5.0})
+      if (d < a.x_hi) {
+        const double xm = a.px(m * std::pow(10.0, d));
+        out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#eceff3\"/>",
+                           svg_coordinate(xm), a.top, a.top + a.height);
+      }
+  }
+  for (int d = a.y_lo; d <= 0; ++d) {
+    const double y = a.py(std::pow(10.0, d));
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#d5dae1\"/>", a.left,
+                       svg_coordinate(y), a.left + a.width);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", a.left - 6,
+                       svg_coordinate(y + 4), fraction_label(d));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string exceedance_plot_svg(const std::vector<ExceedanceSeries>& series, double threshold_ns,
                                 std::string_view title) {
   // The decades the data spans, at least one each way; the threshold is always in view.
@@ -279,8 +287,9 @@ std::string exceedance_plot_svg(const std::vector<ExceedanceSeries>& series, dou
   const int y_lo = std::min(-1, static_cast<int>(std::floor(std::log10(y_min))));
   constexpr double kWidth = 640, kHeight = 380, kLeft = 62, kRight = 26, kTop = 34, kBottom = 46;
   const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
-  const auto px = [&](double x) { return kLeft + (std::log10(x) - x_lo) / (x_hi - x_lo) * plot_w; };
-  const auto py = [&](double y) { return kTop + (0 - std::log10(y)) / (0 - y_lo) * plot_h; };
+  const PlotArea area{kLeft, kTop, plot_w, plot_h, x_lo, x_hi, y_lo};
+  const auto px = [&](double x) { return area.px(x); };
+  const auto py = [&](double y) { return area.py(y); };
 
   std::string out = fmt::format(
       "<svg class=\"plot\" viewBox=\"0 0 {} {}\" role=\"img\" "
@@ -290,27 +299,7 @@ std::string exceedance_plot_svg(const std::vector<ExceedanceSeries>& series, dou
                      kLeft, html_escape(title));
   out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbfcfd\" stroke=\"#9aa3ad\"/>\n",
                      kLeft, kTop, plot_w, plot_h);
-  // Grid and labels: every decade, with the 2 and 5 of each x decade as faint lines.
-  for (int d = x_lo; d <= x_hi; ++d) {
-    const double x = px(std::pow(10.0, d));
-    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#d5dae1\"/>", coordinate(x),
-                       kTop, kTop + plot_h);
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", coordinate(x),
-                       kTop + plot_h + 16, duration_label(d));
-    for (const double m : {2.0, 5.0})
-      if (d < x_hi) {
-        const double xm = px(m * std::pow(10.0, d));
-        out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#eceff3\"/>",
-                           coordinate(xm), kTop, kTop + plot_h);
-      }
-  }
-  for (int d = y_lo; d <= 0; ++d) {
-    const double y = py(std::pow(10.0, d));
-    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#d5dae1\"/>", kLeft,
-                       coordinate(y), kLeft + plot_w);
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", kLeft - 6,
-                       coordinate(y + 4), fraction_label(d));
-  }
+  out += plot_grid(area);
   out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#1b1f24\">gap length</text>\n",
                      kLeft + plot_w / 2, kHeight - 8);
   out += fmt::format(
@@ -322,15 +311,16 @@ std::string exceedance_plot_svg(const std::vector<ExceedanceSeries>& series, dou
     out += fmt::format(
         "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#e08e0b\" stroke-width=\"2\" "
         "stroke-dasharray=\"4 3\"/>\n",
-        coordinate(x), kTop, kTop + plot_h);
+        svg_coordinate(x), kTop, kTop + plot_h);
     out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#9a5d00\" font-size=\"11\">threshold {}</text>\n",
-                       coordinate(x + 4), kTop + plot_h - 6, duration_text(threshold_ns));
+                       svg_coordinate(x + 4), kTop + plot_h - 6, duration_text(threshold_ns));
   }
   for (std::size_t i = 0; i < series.size(); ++i) {
     const LineStyle& style = kLineStyles[i % kLineStyles.size()];
     std::string points;
     for (const auto& [x, y] : series[i].points)
-      if (x > 0 && y > 0) points += (points.empty() ? "" : " ") + coordinate(px(x)) + "," + coordinate(py(y));
+      if (x > 0 && y > 0)
+        points += (points.empty() ? "" : " ") + svg_coordinate(px(x)) + "," + svg_coordinate(py(y));
     if (points.empty()) continue;
     out += fmt::format(
         "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-linejoin=\"round\"{} points=\"{}\"/>\n",
@@ -345,137 +335,10 @@ std::string exceedance_plot_svg(const std::vector<ExceedanceSeries>& series, dou
         "<rect x=\"{}\" y=\"{}\" width=\"184\" height=\"18\" fill=\"#fff\" fill-opacity=\"0.85\"/>"
         "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{}/>"
         "<text x=\"{}\" y=\"{}\" fill=\"#1b1f24\">{}</text>\n",
-        coordinate(legend_x - 4), coordinate(y - 12), coordinate(legend_x), coordinate(y - 4),
-        coordinate(legend_x + 30), coordinate(y - 4), style.colour, dash_attribute(style),
-        coordinate(legend_x + 36), coordinate(y), html_escape(series[i].label));
+        svg_coordinate(legend_x - 4), svg_coordinate(y - 12), svg_coordinate(legend_x), svg_coordinate(y - 4),
+        svg_coordinate(legend_x + 30), svg_coordinate(y - 4), style.colour, dash_attribute(style),
+        svg_coordinate(legend_x + 36), svg_coordinate(y), html_escape(series[i].label));
   }
-  return out + "</svg>\n";
-}
-
-std::vector<HeatmapCell> c2c_heatmap_cells(const ProbeTable& pairs_table) {
-  std::vector<HeatmapCell> cells;
-  const auto column = [&](std::string_view name) {
-    const auto it = std::find(pairs_table.columns.begin(), pairs_table.columns.end(), name);
-    return static_cast<std::size_t>(it - pairs_table.columns.begin());
-  };
-  const std::size_t a = column("cpu_a"), b = column("cpu_b"), relation = column("relation"),
-                    median = column("median_ns");
-  const std::size_t columns = pairs_table.columns.size();
-  if (a == columns || b == columns || relation == columns || median == columns) return cells;
-  for (const auto& row : pairs_table.rows) {
-    if (row.size() < columns || !row[a].is_number() || !row[b].is_number() || !row[median].is_number()) continue;
-    const auto value = [](const Cell& cell) {
-      return cell.kind == Cell::Kind::integer ? static_cast<double>(cell.integer) : cell.number;
-    };
-    cells.push_back({static_cast<int>(value(row[a])), static_cast<int>(value(row[b])), value(row[median]),
-                     row[relation].kind == Cell::Kind::text ? row[relation].text : ""});
-  }
-  return cells;
-}
-
-std::string heatmap_svg(const std::vector<HeatmapCell>& cells, std::string_view title,
-                        const HeatmapOptions& options) {
-  std::set<int> cpu_set;
-  std::map<std::pair<int, int>, const HeatmapCell*> by_pair;  // (lower cpu, higher cpu)
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  for (const HeatmapCell& c : cells) {
-    if (c.cpu_a == c.cpu_b || !std::isfinite(c.value)) continue;
-    cpu_set.insert({c.cpu_a, c.cpu_b});
-    by_pair[{std::min(c.cpu_a, c.cpu_b), std::max(c.cpu_a, c.cpu_b)}] = &c;
-    lo = std::min(lo, c.value), hi = std::max(hi, c.value);
-  }
-  const std::vector<int> cpus(cpu_set.begin(), cpu_set.end());
-  // Rows are every CPU but the lowest, columns every CPU but the highest: the lower triangle.
-  const std::size_t n = cpus.size() < 2 ? 0 : cpus.size() - 1;
-  const bool labelled = n <= 16;  // values written in the cells; beyond that the tooltips hold them
-  const double cell = n <= 3 ? 72 : labelled ? 46 : std::max(8.0, 736.0 / static_cast<double>(n));
-  constexpr double kLeft = 40, kTop = 44;
-  const double grid = cell * static_cast<double>(n);
-  const double width = std::max(280.0, kLeft + grid + 12);
-  const double legend_top = kTop + grid + 30;
-  const double height = legend_top + 40;
-  std::string out = fmt::format(
-      "<svg viewBox=\"0 0 {} {}\" role=\"img\" "
-      "font-family=\"system-ui,sans-serif\" font-size=\"11\">\n<title>{}</title>\n",
-      coordinate(width), coordinate(height), html_escape(title));
-  out += fmt::format("<text x=\"4\" y=\"16\" font-size=\"13\" font-weight=\"600\" fill=\"#1b1f24\">{}</text>\n",
-                     html_escape(title));
-  if (n == 0) {
-    out += fmt::format("<text x=\"4\" y=\"{}\" fill=\"#5b6470\">no pair measured</text>\n", kTop);
-    return out + "</svg>\n";
-  }
-  const double extent = std::max(std::fabs(lo), std::fabs(hi));
-  const auto colour = [&](double v) {
-    if (options.diverging)
-      return extent > 0 ? (v < 0 ? mix(kWhite, kBlue, -v / extent) : mix(kWhite, kRed, v / extent)) : kWhite;
-    return hi > lo ? mix(kLight, kDarkBlue, 0.15 + 0.85 * (v - lo) / (hi - lo)) : mix(kLight, kDarkBlue, 0.5);
-  };
-  const auto value_text = [&](double v) {
-    return options.diverging ? fmt::format("{:+.1f}", v) : fmt::format("{:.1f}", v);
-  };
-  for (std::size_t i = 0; i < n; ++i) {
-    const double x = kLeft + cell * static_cast<double>(i) + cell / 2;
-    const double y = kTop + cell * static_cast<double>(i) + cell / 2 + 4;
-    if (labelled || i % std::max<std::size_t>(1, n / 16) == 0) {
-      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#5b6470\">{}</text>",
-                         coordinate(x), kTop - 6, cpus[i]);
-      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#5b6470\">{}</text>\n", kLeft - 6,
-                         coordinate(y), cpus[i + 1]);
-    }
-  }
-  std::set<std::string> relations;
-  for (std::size_t r = 0; r < n; ++r) {
-    for (std::size_t c = 0; c <= r; ++c) {
-      const auto it = by_pair.find({cpus[c], cpus[r + 1]});
-      const double x = kLeft + cell * static_cast<double>(c), y = kTop + cell * static_cast<double>(r);
-      if (it == by_pair.end()) {
-        out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f3f5f8\"/>\n",
-                           coordinate(x), coordinate(y), coordinate(cell), coordinate(cell));
-        continue;
-      }
-      const HeatmapCell& p = *it->second;
-      relations.insert(p.relation);
-      const Rgb fill = colour(p.value);
-      out += fmt::format(
-          "<g><title>cpu {} - cpu {}: {} {} ({})</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
-          "fill=\"{}\" stroke=\"#fff\"/>",
-          p.cpu_a, p.cpu_b, value_text(p.value), html_escape(options.unit), html_escape(p.relation), coordinate(x),
-          coordinate(y), coordinate(cell), coordinate(cell), hex(fill));
-      const char* ink = dark(fill) ? "#fff" : "#1b1f24";
-      if (labelled) {
-        out += fmt::format(
-            "<text x=\"{}\" y=\"{}\" font-size=\"9\" fill=\"{}\">{}</text>"
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\">{}</text>",
-            coordinate(x + 3), coordinate(y + 11), ink, html_escape(relation_letter(p.relation)),
-            coordinate(x + cell / 2), coordinate(y + cell / 2 + 8), ink, value_text(p.value));
-      } else {
-        // Too many cells for their values (the tooltip holds them): the relation's letter alone.
-        out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"{}\" text-anchor=\"middle\" fill=\"{}\">{}</text>",
-                           coordinate(x + cell / 2), coordinate(y + cell * 0.72), coordinate(cell * 0.6), ink,
-                           html_escape(relation_letter(p.relation)));
-      }
-      out += "</g>\n";
-    }
-  }
-  // Legend: the scale's ends, then the letters of the relation classes present.
-  const Rgb low = options.diverging ? kBlue : colour(lo), high = options.diverging ? kRed : colour(hi);
-  const std::string low_text = options.diverging ? value_text(-extent) : value_text(lo);
-  const std::string high_text = options.diverging ? value_text(extent) : value_text(hi);
-  const auto swatch = [&](double x, Rgb fill, const std::string& text) {
-    return fmt::format(
-        "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{} {}</text>", x,
-        coordinate(legend_top - 10), hex(fill), x + 16, coordinate(legend_top), text, html_escape(options.unit));
-  };
-  out += swatch(kLeft, low, low_text);
-  if (high_text != low_text) out += swatch(kLeft + 110, high, high_text);
-  out += "\n";
-  std::string letters;
-  for (const RelationMark& mark : kRelationMarks)
-    if (relations.count(std::string(mark.relation)))
-      letters += fmt::format("{}{} {}", letters.empty() ? "" : ", ", mark.letter, mark.relation);
-  if (!letters.empty())
-    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#5b6470\">{}: {}</text>\n", kLeft,
-                       coordinate(legend_top + 20), labelled ? "corner letter" : "letter", html_escape(letters));
   return out + "</svg>\n";
 }
 

@@ -30,6 +30,9 @@ struct HtmlPageOptions {
 // `title` is escaped.
 std::string html_page(std::string_view title, std::string_view body_html, const HtmlPageOptions& options = {});
 
+// A number as an SVG coordinate: one digit after the point is finer than a pixel.
+std::string svg_coordinate(double value);
+
 // A typed table as <table> in a horizontally scrolling wrapper: numbers right-aligned (class
 // "num"), long text wrapping (class "wrap"), cells as cell_text shows them, escaped; a cell that
 // carries its own html_class (compare's verdicts) gets that class instead. The title becomes a
@@ -53,30 +56,5 @@ std::vector<std::pair<double, double>> exceedance_points(const HistogramSnapshot
 // container.
 std::string exceedance_plot_svg(const std::vector<ExceedanceSeries>& series, double threshold_ns,
                                 std::string_view title);
-
-// One c2c pair for a heatmap: the value (ns, or a difference in ns) and its relation class.
-struct HeatmapCell {
-  int cpu_a = 0, cpu_b = 0;
-  double value = 0;
-  std::string relation;  // "smt_sibling", "shared_l2", "shared_l3", "same_package", "cross_package"
-};
-
-struct HeatmapOptions {
-  std::string unit = "ns";
-  // false: one scale from the smallest value (light) to the largest (dark); true: a difference,
-  // diverging around 0 (blue lower, red higher, white no change), symmetric in the larger |value|.
-  bool diverging = false;
-};
-
-// The lower-triangle matrix of the pairs (row cpu_b, column cpu_a, as the text report), each cell
-// coloured by value, labelled with it, and marked by its relation class (a letter in the corner,
-// explained in a legend); pairs not given are left empty. Beyond 16 CPUs a cell shows only its
-// letter and its tooltip the value. Scales to its container.
-std::string heatmap_svg(const std::vector<HeatmapCell>& cells, std::string_view title,
-                        const HeatmapOptions& options = {});
-
-// The heatmap cells of a c2c "pairs" table (columns cpu_a, cpu_b, relation, median_ns); rows
-// without a median (failed pairs) are left out. Empty when the table lacks those columns.
-std::vector<HeatmapCell> c2c_heatmap_cells(const ProbeTable& pairs_table);
 
 }  // namespace jitterd

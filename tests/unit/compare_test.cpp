@@ -546,7 +546,8 @@ TEST_CASE("compare --format html: what changed first, then per CPU the plot and 
     BaselineProbe p{"c2c", true, "", {}, {}, {}, true};
     p.tables.push_back({"pairs (line allocated and first touched by cpu_a, the initiator)",
                         {"cpu_a", "cpu_b", "relation", "median_ns"},
-                        {{0, 1, "shared_l3", Cell(median, 1)}}});
+                        {{0, 1, "shared_l3", Cell(median, 1)}},
+                        TableShape::pair_heatmap});
     return p;
   };
   before.probes.push_back(c2c(28.0));

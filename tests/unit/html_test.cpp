@@ -1,4 +1,6 @@
 #include "report/html.h"
+#include "report/heatmap.h"
+#include "report/probe_section.h"
 
 #include <catch2/catch.hpp>
 
@@ -167,17 +169,45 @@ TEST_CASE("heatmap_svg: lower triangle of the pairs, relation classes marked, di
   CHECK(big.find("letter: T smt_sibling, 3 shared_l3") != std::string::npos);
 }
 
-TEST_CASE("c2c_heatmap_cells: the pairs table's medians, failed pairs left out") {
+TEST_CASE("pair_heatmap_cells: the pairs table's medians, failed pairs left out") {
   ProbeTable pairs{"pairs", {"cpu_a", "cpu_b", "relation", "median_ns"}, {}};
   pairs.rows.push_back({0, 1, "shared_l3", Cell(28.2, 1)});
   pairs.rows.push_back({0, 2, "cross_package", Cell()});
-  const auto cells = c2c_heatmap_cells(pairs);
+  const auto cells = pair_heatmap_cells(pairs);
   REQUIRE(cells.size() == 1);
   CHECK(cells[0].cpu_a == 0);
   CHECK(cells[0].cpu_b == 1);
   CHECK(cells[0].value == Approx(28.2));
   CHECK(cells[0].relation == "shared_l3");
-  CHECK(c2c_heatmap_cells(ProbeTable{"other", {"cpu", "x"}, {}}).empty());
+  CHECK(pair_heatmap_cells(ProbeTable{"other", {"cpu", "x"}, {}}).empty());
+}
+
+}  // namespace jitterd
+
+namespace jitterd {
+
+TEST_CASE("probe_section_html: one section for every page, the tables drawn by their shape") {
+  const std::vector<ProbeTable> tables{
+      {"pairs",
+       {"cpu_a", "cpu_b", "relation", "median_ns"},
+       {{0, 1, "shared_l3", Cell(28.0, 1)}},
+       TableShape::pair_heatmap},
+      {"checks", {"status", "check"}, {{"FAIL", "isolated"}, {"PASS", "governor"}}, TableShape::checklist}};
+  const std::vector<std::string> notes{"a <note>"};
+  const std::string report = probe_section_html({.heading = "probe c2c", .tables = tables, .notes = notes});
+  CHECK(report.rfind("<h2>probe c2c</h2>\n<div class=\"heatmaps\"><figure><svg", 0) == 0);
+  CHECK(report.find("<section") == std::string::npos);
+  CHECK_THAT(report, Catch::Contains("<td class=\"fail\">FAIL</td>"));
+  CHECK_THAT(report, Catch::Contains("<td class=\"pass\">PASS</td>"));
+  CHECK_THAT(report, Catch::EndsWith("<ul class=\"notes\"><li>a &lt;note&gt;</li></ul>\n"));
+  const std::string status = probe_section_html(
+      {.heading = "c2c", .heading_level = 3, .id = "probe-c2c", .meta_html = "<p class=\"meta\">not run yet</p>"});
+  CHECK(status ==
+        "<section class=\"probe\" id=\"probe-c2c\"><h3>c2c</h3>\n<p class=\"meta\">not run yet</p></section>\n");
+  const std::string compared = probe_section_html({.heading = "Pacing",
+                                                   .figures_html = {"<figure>a</figure>", "<figure>b</figure>"},
+                                                   .summary_html = "<div>"});
+  CHECK(compared == "<h2>Pacing</h2>\n<div class=\"heatmaps\"><figure>a</figure><figure>b</figure></div>\n<div>");
 }
 
 }  // namespace jitterd

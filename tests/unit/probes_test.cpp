@@ -172,3 +172,26 @@ TEST_CASE("the registry builds each probe under its own name, and nothing else",
   }
   CHECK(make_probe("kernel", ProbesSettings{}) == nullptr);
 }
+
+TEST_CASE("the registry keeps each probe's facts: baselines, report, allowances, shapes", "[probes]") {
+  CHECK(probe_facts("kernel") == nullptr);
+  for (const std::string_view name : default_baseline_probe_names()) CHECK(probe_facts(name)->in_baselines);
+  const std::vector<std::string_view> defaults(default_baseline_probe_names());
+  CHECK(defaults == std::vector<std::string_view>{"clock", "kernel_cost", "pacing", "c2c"});
+  CHECK(probe_facts("posture")->report == ReportKind::checklist);
+  CHECK(probe_facts("c2c")->report_over_cpus != nullptr);
+  CHECK(probe_facts("clock")->report_over_cpus == nullptr);
+  const ProbesSettings over = probe_facts("c2c")->report_over_cpus(ProbesSettings{}, {0, 2, 3});
+  CHECK(over.c2c.pairs.selection == PairSelection::all);
+  CHECK(over.c2c.cpus == std::vector<int>{0, 2, 3});
+  const std::vector<std::string_view> compared(comparison_probe_names());
+  CHECK(compared == std::vector<std::string_view>{"c2c", "kernel_cost", "pacing", "clock", "pinning"});
+  std::vector<ProbeTable> tables{{"pairs (line allocated and first touched by cpu_a, the initiator)", {}, {}},
+                                 {"relation classes", {}, {}}};
+  shape_tables("c2c", tables);
+  CHECK(tables[0].shape == TableShape::pair_heatmap);
+  CHECK(tables[1].shape == TableShape::rows);
+  std::vector<ProbeTable> checklist{{"isolation checklist for sampled cpus 1", {}, {}}};
+  shape_tables("posture", checklist);
+  CHECK(checklist[0].shape == TableShape::checklist);
+}

@@ -70,8 +70,10 @@ StatusSnapshot snapshot() {
   machine.facts.clocksource = "tsc";
   machine.since_unix_seconds = 1.7e9;
   posture.result.machine = machine;
-  posture.result.tables.push_back(
-      {"isolation checklist", {"status", "check", "cpu", "reason"}, {{"FAIL", "irq " + hostile, 3, hostile}}});
+  posture.result.tables.push_back({"isolation checklist",
+                                   {"status", "check", "cpu", "reason"},
+                                   {{"FAIL", "irq " + hostile, 3, hostile}},
+                                   TableShape::checklist});
   posture.result.notes.push_back("note " + hostile);
   s.probes.push_back(std::make_shared<const ProbeStatus>(posture));
   ProbeStatus failed("clock");

@@ -1,0 +1,45 @@
+// The checklist the posture checks fill, shared by the files that hold them (posture_checks.cpp:
+// CPU sets, SMT, tasks, machine settings; posture_irq_checks.cpp: device IRQs). Private to
+// probes/posture_*; pure, one thread at a time.
+#pragma once
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probes/posture_checks.h"
+
+namespace jitterd {
+
+// The lines of one checklist, in the order they are added; a PASS line keeps no fix.
+class Checklist {
+ public:
+  Checklist(const Posture& posture, const std::vector<int>& sampled) : posture_(posture), sampled_(sampled) {}
+  void add(std::string check, std::optional<int> cpu, CheckStatus status, std::string reason, bool expectation,
+           std::vector<std::string> fix = {}) {
+    if (status == CheckStatus::pass) fix.clear();
+    checks_.push_back({std::move(check), cpu, status, std::move(reason), expectation, std::move(fix)});
+  }
+  const Posture& posture() const { return posture_; }
+  const std::vector<int>& sampled() const { return sampled_; }
+  std::vector<PostureCheck> take() { return std::move(checks_); }
+
+ private:
+  const Posture& posture_;
+  const std::vector<int>& sampled_;
+  std::vector<PostureCheck> checks_;
+};
+
+// "12.5 s": an interval as the checklist's reasons write it.
+inline std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", seconds);
+  return text;
+}
+
+// device_irqs: may fire (affinity) and did fire (counts over the interval), per sampled CPU.
+void check_device_irqs(Checklist& list, const Posture& p, const PostureExpectations& expect,
+                       const std::optional<IrqFiring>& fired);
+
+}  // namespace jitterd

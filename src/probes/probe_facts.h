@@ -1,0 +1,101 @@
+// The facts kept per probe beside its registry entry (probes/probe_registry.cpp), as plain data
+// that the layers above interpret: how `jitterd report` runs it once, what the sampling plan checks
+// of its settings, compare's run-to-run allowances and row conditions for its tables, and how a
+// page draws it. Code above probes/ asks the registry for these instead of testing a probe's name.
+// Pure types and functions; safe from any thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/host_reader.h"
+#include "probes/probe.h"
+#include "probes/probes_settings.h"
+
+namespace jitterd {
+
+// How `jitterd report PROBE` shows the probe.
+enum class ReportKind {
+  tables,     // its tables as table, JSON, CSV or HTML; --save writes them into a baseline
+  checklist,  // a verdict per check (report posture): exit code by verdict, --format script for the
+              // fixes, no HTML page and nothing to save into a baseline
+};
+
+// What a plan check is given (sampling/sampling_plan.cpp), once the CPUs are chosen.
+struct PlanFacts {
+  const HostReader& host;
+  const std::vector<int>& sampled;  // the CPUs with samplers
+  const std::vector<int>& usable;   // online and allowed: where jitterd may run a probe
+  // The longest a probe's step may pause a sampler when the probe runs on a sampled CPU.
+  std::chrono::nanoseconds sampler_step_limit;
+  // How the configuration writes a duration (config/duration.h), so a message quotes it as a file would.
+  std::function<std::string(std::chrono::nanoseconds)> duration_text;
+};
+
+// One problem a plan check found, as a configuration error will name it: the key ("probes.pacing.duration"),
+// the message, and where the file says it: at `key`, or at `fallback_key` when the file does not hold
+// `key` (a default that is wrong only beside the CPU the file chose).
+struct SettingProblem {
+  std::string key;
+  std::string message;
+  std::string fallback_key;
+};
+
+using PlanCheck = std::vector<SettingProblem> (*)(const ProbesSettings&, const PlanFacts&);
+
+// A figure of the probe's tables that compare may test, and how far it may move between two runs of
+// an unchanged machine (compare/allowances.h applies them): `figure` is a column whose samples back
+// it ("median_ns"); cv the relative run-to-run spread on bare metal, guest_cv under a hypervisor;
+// none: not tested there, `untested`/`guest_untested` saying why.
+struct AllowanceRow {
+  std::string_view figure;
+  std::optional<double> cv;
+  std::optional<double> guest_cv;
+  std::string_view untested;
+  std::string_view guest_untested;
+};
+
+// A row of the probe's tables whose figures hold only while `column` stays within one slot
+// (1 / `rate_column` seconds) of its schedule; past it the row is shown, not tested, because
+// `broken` ("pacer fell behind its schedule"). compare/probe_rows.cpp applies them.
+struct RowCondition {
+  std::string_view column, rate_column, broken;
+};
+
+// The tables of the probe whose title starts with `title_prefix` render as `shape`.
+struct TableShapeRule {
+  std::string_view title_prefix{};
+  TableShape shape = TableShape::rows;
+};
+
+// Everything kept per probe besides its settings and its type.
+struct ProbeFacts {
+  // It measures once and its result is a figure to compare, so `jitterd baseline --probes` may
+  // run it; posture and attribution judge the machine over time instead.
+  bool in_baselines = false;
+  bool in_default_baseline = false;  // run by `jitterd baseline` without --probes
+  ReportKind report = ReportKind::tables;
+  // `jitterd report PROBE --cpus LIST` runs it over LIST (or every CPU jitterd may use) rather than
+  // the configured CPUs: the settings for that one run; null: the flag is refused.
+  ProbesSettings (*report_over_cpus)(ProbesSettings, const std::vector<int>& cpus) = nullptr;
+  PlanCheck plan_check = nullptr;
+  std::span<const AllowanceRow> allowances{};
+  std::span<const RowCondition> row_conditions{};
+  TableShapeRule shaped_table{};
+  // Its section of the comparison page: the heading, and where it sits (lowest first); an empty
+  // heading: no section.
+  std::string_view comparison_heading{};
+  int comparison_rank = 0;
+};
+
+// A problem when the probe's `cpu` setting names a CPU jitterd may not run on, else none: the
+// shared part of the plan checks of probes that take a `cpu`.
+std::optional<SettingProblem> probe_cpu_problem(std::string_view probe, std::optional<int> cpu,
+                                                const PlanFacts& facts);
+
+}  // namespace jitterd

@@ -1,0 +1,51 @@
+#include "report/probe_section.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "report/heatmap.h"
+#include "report/html.h"
+
+namespace jitterd {
+
+std::string pair_heatmap_figure(const ProbeTable& table) {
+  return "<figure>" + heatmap_svg(pair_heatmap_cells(table), "median one-way latency") + "</figure>";
+}
+
+std::string shaped_table_html(const ProbeTable& table) {
+  std::string html = table_html(table);
+  if (table.shape != TableShape::checklist) return html;
+  for (const char* status : {"PASS", "WARN", "FAIL"}) {
+    const std::string plain = std::string("<td>") + status + "</td>";
+    std::string css = status;
+    std::transform(css.begin(), css.end(), css.begin(), [](unsigned char c) { return std::tolower(c); });
+    const std::string classed = "<td class=\"" + css + "\">" + status + "</td>";
+    for (std::size_t at = html.find(plain); at != std::string::npos; at = html.find(plain, at + classed.size()))
+      html.replace(at, plain.size(), classed);
+  }
+  return html;
+}
+
+std::string probe_section_html(const ProbeSection& section) {
+  std::string out = section.id.empty() ? "" : "<section class=\"probe\" id=\"" + html_escape(section.id) + "\">";
+  out += fmt::format("<h{0}>{1}</h{0}>\n", section.heading_level, html_escape(section.heading));
+  out += section.meta_html;
+  std::string figures;
+  for (const std::string& figure : section.figures_html) figures += figure;
+  for (const ProbeTable& t : section.tables)
+    if (t.shape == TableShape::pair_heatmap) figures += pair_heatmap_figure(t);
+  if (!figures.empty()) out += "<div class=\"heatmaps\">" + figures + "</div>\n";
+  out += section.summary_html;
+  for (const ProbeTable& t : section.tables) out += shaped_table_html(t);
+  if (!section.notes.empty()) {
+    out += "<ul class=\"notes\">";
+    for (const std::string& n : section.notes) out += "<li>" + html_escape(n) + "</li>";
+    out += "</ul>\n";
+  }
+  if (!section.id.empty()) out += "</section>\n";
+  return out;
+}
+
+}  // namespace jitterd
