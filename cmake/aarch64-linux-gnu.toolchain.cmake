@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross-compiles for aarch64 with Debian's g++-aarch64-linux-gnu and runs the
 # results (try_run, ctest, catch_discover_tests) under qemu-user.
 #   cmake -S . -B build-aarch64 -G Ninja \

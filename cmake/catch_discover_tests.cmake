@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Lists the test cases of a Catch2 v2 test binary and writes a ctest file that registers each one
 # as its own test, labelled unit, and concurrency too when it is tagged [concurrency]. Run after
 # each link of the binary (jitterd_discover_catch_tests in tests/CMakeLists.txt):

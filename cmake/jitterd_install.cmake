@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Install rules for the binary, its configuration and the systemd unit (generated from
 # systemd/jitterd.service.in), laid out by GNUInstallDirs. Included by the top CMakeLists.txt.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs at install time (install(CODE) in cmake/jitterd_install.cmake), when CMAKE_INSTALL_PREFIX is
 # the prefix of this install, which `cmake --install --prefix` may have changed since configuring.
 # Installs the configuration and the systemd unit generated for that prefix, so that the unit

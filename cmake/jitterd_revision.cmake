@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Writes OUTPUT, a header defining JITTERD_REVISION as `git describe --always --dirty` of
 # SOURCE_DIR. Run at every build (the jitterd_revision target), it rewrites OUTPUT only when the
 # text changes, so an unchanged revision recompiles and relinks nothing. Outside a git checkout

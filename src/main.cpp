@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jitterd's entry point: picks the verb and maps failures to exit codes (64 usage, 78 config,
 // a bad flag value included, 65/66/73 a baseline file, 1 anything else). Nothing else lives here.
 #include <iostream>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Selectors and thresholds of jitterd's dashboards and rules: the one file to edit.
 
 The monitoring-mixin convention (`_config`), in Python: change a value here, run

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """jitterd's Grafana dashboards (schema 39, Grafana 10/11), built from config.CONFIG.
 
 Every dashboard has one `datasource` variable (Prometheus), multi-select `job` and `instance`

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Generates jitterd's Grafana dashboards and Prometheus rules from config.py.
 
     python3 grafana/mixin/generate.py                 rewrite the committed files under grafana/

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """jitterd's Prometheus recording and alerting rules, built from config.CONFIG.
 
 Recording rules are named level:metric:operation (Prometheus' convention); the fleet dashboard

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Keeps the generated copies of the Helm chart in step with their sources:
 #   - grafana/dashboards/*.json          -> packaging/helm/jitterd/dashboards/ (dashboard ConfigMaps)
 #   - grafana/prometheus/*.yml, *.yaml   -> packaging/helm/jitterd/rules/      (PrometheusRules)

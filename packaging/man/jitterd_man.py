@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Generates the man pages jitterd(8), jitterd-VERB(8) and jitterd.yaml(5) from their sources.
 
 jitterd(8) is the built binary's own help: `jitterd --help` (description, synopsis, verbs, exit

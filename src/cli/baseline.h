@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Taking a baseline: `jitterd baseline` (samplers for a duration, then the chosen probes, saved to
 // a file) and the recording half of `jitterd report --save`. The samplers' histograms are read
 // once per sub-window by the calling (housekeeping) thread, never by the sampler loop; each

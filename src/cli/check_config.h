@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The check-config verb: reads and validates the configuration as `run` would, plans the sampling on
 // this machine, and prints what it would sample and why; errors come as ConfigErrors (exit 78 in
 // main). Called once from main's thread.

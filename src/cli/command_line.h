@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command line: a verb (run, the default; check-config; report [TOPIC]; baseline; compare) and the
 // node_exporter-style flags that verb takes, parsed by CLI11 into a plain CommandLine the rest of
 // the program reads. A flag the verb does not take is a usage error naming it. Values that are

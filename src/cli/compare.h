@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `jitterd compare` verb: reads the two baselines the command line names (two files, or two
 // time ranges of Prometheus history with --prometheus), compares them (compare/comparison.h) and
 // prints the comparison in the format asked for (table, CSV, JSON, or the HTML page of

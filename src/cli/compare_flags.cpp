@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cli/verb_flags.h"
 
 #include <algorithm>
@@ -49,7 +50,7 @@ void add_compare_flags(CLI::App& compare, CommandLine& cl, ReportFlags& flags) {
                   "set run-to-run allowances (cv, 0..2) in place of the measured ones: NAME=CV,... with NAME a "
                   "group (" +
                       joined(allowance_groups()) +
-                      ") or one figure of it (c2c.median_ns, kernel_cost.p99_ns; README \"Before and after\")")
+                      ") or one figure of it (c2c.median_ns, kernel_cost.p99_ns; docs/before-and-after.md)")
       ->type_name("NAME=CV,...");
   compare
       .add_option("--prometheus-timeout", flags.prometheus_timeout,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cli/html_report.h"
 
 #include <fmt/format.h>
@@ -276,8 +277,8 @@ std::string comparison_html(const Comparison& c, const Baseline& before, const B
       "test, the tail rates by a rate-ratio test allowing for over-dispersion, the max by the highest tail rate "
       "it "
       "reaches; the probes' quantiles by a quantile test on their saved samples; each also beyond its run-to-run "
-      "allowance (the allowance column, a relative spread; a guest's when either run was in a VM: README "
-      "\"Before and after\"). change_% = (after - before) / before. " +
+      "allowance (the allowance column, a relative spread; a guest's when either run was in a VM: "
+      "docs/before-and-after.md). change_% = (after - before) / before. " +
       std::string(kReadingNote) + "</footer>\n";
   return html_page("jitterd compare: " + field_value(after.fingerprint, "hostname"), body);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML forms of `jitterd report` and `jitterd compare` (--format html): one self-contained
 // page (report/html.h) per run. A comparison shows what changed (fingerprint and configuration)
 // first, then per CPU the gap distributions before and after as one exceedance plot with the

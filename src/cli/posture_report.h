@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `jitterd report posture`: the one-shot isolation checker for runbooks. Reads the posture
 // through --path.sysfs/--path.procfs, judges it for the configured CPUs with the configured
 // `expect:` section, prints the PASS/WARN/FAIL checklist with a reason and a fix per line (or

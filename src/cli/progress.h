@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a long command is doing and how far along it is, for a person at a terminal: one line on
 // standard error ("sampling cpus 1-3: 12/60 s"), redrawn in place with \r once a second by a
 // thread of its own and erased when the command moves on or ends. Only when standard error is a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `report` verb: sample the configured CPUs once, continuously, for a given duration and print
 // per CPU the gap statistics that tick-counter jitter tools print (samples, mean and standard
 // deviation in ticks and ns), with percentiles, max, interruptions and stolen share added; and

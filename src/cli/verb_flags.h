@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the verbs' flag parsing shares, split by verb: command_line.cpp (report, baseline, the
 // common flags and the verb itself) and compare_flags.cpp (compare's two files or --prometheus).
 // Private to those files; call from the main thread.

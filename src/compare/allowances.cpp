@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "compare/allowances.h"
 
 #include <fmt/format.h>
@@ -11,7 +12,7 @@
 namespace jitterd {
 
 // The gap figures, measured on this project's 2-CPU KVM guest: four sets of 22 back-to-back
-// baselines while the machine was shared (README "Before and after" gives each spread); measured
+// baselines while the machine was shared (docs/before-and-after.md gives each spread); measured
 // only there, so bare metal keeps the same values. The probes' rows sit beside their registry
 // entries, measured the same way (their bare-metal values the tighter ones measured while the host
 // kept the vCPUs in place).

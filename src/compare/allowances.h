@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run-to-run allowances of `jitterd compare`: how far each figure it tests may move between two
 // runs of an unchanged machine, declared in one table and applied the same way to every figure.
 //
@@ -7,8 +8,7 @@
 // figure has a cv for bare metal and one for a guest, used when either baseline's fingerprint says
 // it ran under a hypervisor; a figure without one there is shown "not tested" with the table's
 // reason (a tail that spreads by orders of magnitude between runs has no honest test). The values
-// were measured over back-to-back baselines on this project's 2-CPU KVM guest (README "Before and
-// after"); `--allowance` sets them for another machine. Pure functions.
+// were measured over back-to-back baselines on this project's 2-CPU KVM guest (docs/before-and-after.md); `--allowance` sets them for another machine. Pure functions.
 #pragma once
 
 #include <optional>

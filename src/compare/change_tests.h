@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The statistics behind `jitterd compare`: is the "after" run different from the "before" run by
 // more than run-to-run noise, and by enough to matter? Two tests, both two-sided:
 //  - Mann-Whitney U on per-sub-window values (a quantile, an interruption rate, a stolen share):

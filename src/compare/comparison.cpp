@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "compare/comparison.h"
 
 #include <fmt/format.h>
@@ -99,7 +100,7 @@ Comparison compare_baselines(const Baseline& before, const std::string& bp, cons
     out.notes.push_back(fmt::format(
         "in a VM ({} ran under a hypervisor: fingerprint.hypervisor): each figure is judged against its "
         "allowance for a guest, where the probes' run-to-run spread is larger, and the figures whose spread "
-        "there is too large to test are shown as not tested (README \"Before and after\")",
+        "there is too large to test are shown as not tested (docs/before-and-after.md)",
         which));
   }
   if (!allowances.empty()) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The comparison of two baselines, whatever their source (files, Prometheus history): first what
 // changed (fingerprint and configuration), then what it did, per CPU and figure, each with a
 // verdict from compare/change_tests.h, and its text, CSV and JSON formats. Baselines that cannot

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How `jitterd compare` judges one figure and the gap figures of one CPU: the within-run test
 // (compare/change_tests.h), then the figure's run-to-run allowance (compare/allowances.h). Internal
 // to compare/ (comparison.cpp and probe_rows.cpp); pure functions.

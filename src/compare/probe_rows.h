@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The probes' figures of `jitterd compare`: each numeric cell of a probe table both runs have, shown
 // before and after and tested on the samples behind it when both runs kept them (format 1.1), or
 // shown "not tested" with why (a row that breaks its probe's condition, too few samples, a file

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small client of Prometheus's HTTP API (/api/v1/query and /api/v1/label/.../values) over
 // libcurl, for `jitterd compare --prometheus`. Each call is one blocking GET; the answer's
 // envelope ({"status": "success", "data": ...}) is checked here, so callers see only `data`.

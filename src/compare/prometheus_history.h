@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `jitterd compare --prometheus URL --instance I --before RANGE --after RANGE`: a second source
 // of Baselines, read from what Prometheus scraped from a running jitterd instead of from files,
 // so that compare's tests, verdicts and renderers stay the one mechanism.

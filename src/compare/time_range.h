@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The time ranges of `jitterd compare --prometheus`: START/END, each RFC 3339 or unix seconds.
 // Pure functions, safe from any thread.
 #pragma once

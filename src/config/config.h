@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's settings and the strict reader that fills them from YAML. Strict means an unknown
 // key, a wrong type or an out-of-range value is an error that names file:line:column, the key,
 // what is allowed and what was seen, and every error in the file is reported at once, so an

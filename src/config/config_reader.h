@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The strict configuration reader's machinery: walking mappings (unknown and duplicate keys are
 // errors), typed values with ranges, and error collection, each error citing file:line:column and
 // the dotted key. The sections are read by config.cpp (the top level, cpus, sampler, web, log) and

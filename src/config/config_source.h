@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the running Config comes from: a file (or, for a one-shot report, the built-in defaults
 // when there is none), then the command line's overrides, which go through the very rules the
 // file's values do (config/value_checks.h) and never through YAML text. A bad flag is a

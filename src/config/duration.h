@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Durations as people write them in the configuration file ("250ns", "10us", "1.5ms", "2s", "5m",
 // "1h") and as jitterd writes them back in messages. Parsing and formatting are exact in whole
 // nanoseconds, so format_duration's output always parses back to the same value. Pure functions,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `probes:` and `expect:` sections of the configuration, read straight into the probes' own
 // settings types (probes/probe_registry.h) with the strict reader's rules and ranges. Private to
 // config/; called by ConfigReader::read for one document on one thread.

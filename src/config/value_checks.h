@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rules for the settings a command-line flag can set too (web.listen_address,
 // web.telemetry_path, log.level), as plain functions: the YAML reader and the flags call the same
 // ones, so a value is valid in both places or in neither, and the message reads the same. Pure;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "config/web_config.h"
 
 #include <arpa/inet.h>
@@ -111,7 +112,7 @@ class WebConfigReader {
          {"http_server_config", [&](const Entry& e) { read_http(e, security); }},
          {"basic_auth_users", [&](const Entry& e) { read_users(e, security.basic_auth_users); }},
          {"rate_limit", unsupported("rate limiting is not supported; the server's connection limits "
-                                    "apply instead (see the README)")}});
+                                    "apply instead (see docs/operations.md)")}});
     return security;
   }
 

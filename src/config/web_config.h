@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web server's settings beyond two scalars: the listen address and telemetry path checks
 // (shared by the YAML reader, the flags and the server, which binds what parse_listen_address
 // gives), and the web configuration file (`--web.config.file`, `web.config_file`) in the Prometheus

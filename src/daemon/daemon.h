@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `run` verb: the long-running service. Its main thread is the only housekeeping loop: it
 // waits for signals (SIGHUP reload, SIGTERM/SIGINT stop) with a timeout that paces the rolling
 // windows and the systemd watchdog. Call run_daemon once, from main().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spdlog set-up: a synchronous stderr logger (no logging thread to place on a CPU). When stderr
 // is the journal (JOURNAL_STREAM matches it), lines carry a syslog priority prefix ("<4>") and
 // no timestamp, since journald adds its own.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs the periodic probes: one thread, created by the main thread after it is restricted to the
 // housekeeping CPUs, runs one probe at a time (probes never overlap), each at its own interval.
 // The first round starts shortly after start-up so every probe's metrics appear early. A probe

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sd_notify protocol through libsystemd: readiness, reload, stop, status and watchdog
 // messages. Without NOTIFY_SOCKET every call is a no-op, so the daemon runs the same by hand.
 // Thread-safety: call from the main thread.

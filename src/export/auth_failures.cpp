@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "export/auth_failures.h"
 
 #include <netinet/in.h>

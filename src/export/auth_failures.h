@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A short memory of failed basic auth logins, per client address: the keyed digests
 // (BasicAuth::digest) of the credentials that failed, so that the same wrong credentials from the
 // same address are refused again without a bcrypt. A failed pair can never succeed later on the

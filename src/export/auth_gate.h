@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Basic auth for the web server's workers without a bcrypt on them (issue 24: before, every failed
 // login cost a full bcrypt on one of the two workers, and 64 clients guessing passwords stopped
 // /metrics). A request's credentials are decided at once when they can be:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "export/build_info.h"
 
 #include "jitterd_revision.h"  // JITTERD_REVISION, written at build time by cmake/jitterd_revision.cmake

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What build of jitterd is running: version, source revision, compiler and architecture, for
 // `jitterd --version`, the status page and jitterd_build_info. Constant; safe from any thread.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one prometheus-cpp Collectable of the daemon: every family is built at scrape time from the
 // samplers' single-writer counters (relaxed loads) and the housekeeping window summaries, so the
 // hot loop never touches a prometheus-cpp object or its mutexes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web server's view of its open connections, fed by libmicrohttpd's notifications, for two
 // jobs libmicrohttpd 0.9.75 does not do:
 //  - a request deadline: a connection whose request has not fully arrived within `deadline` of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web server's thread for password hashing (bcrypt), so that a login never runs on a
 // libmicrohttpd worker and a flood of logins cannot delay a scrape whose password is already
 // verified: a few threads (kHashThreads in auth_gate.h) at SCHED_BATCH (a worker that wakes takes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web server's listening TCP socket, opened by jitterd rather than by libmicrohttpd so that a
 // bind failure names the address and the errno text, and so that a restarted server (a reload)
 // takes over the same socket: connections waiting in its accept queue are served by the new server

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's live baseline, the download on kBaselineDownloadPath (status_page.h): a pure
 // function of a StatusSnapshot (what Collector::status() takes at request time) and the samplers'
 // rolling windows, recorded by the one recorder (report/baseline_recorder.h) like every baseline.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building prometheus-cpp families at scrape time, for the collector's parts (collector.cpp,
 // sampler_families.cpp): a family, a sample in it, a family of one sample. Pure; any thread.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The samplers' part of /metrics: the tick counter's families, then per sampled CPU its gap
 // histogram, window quantiles and state, a pure function of the readings one scrape took
 // (export/collector.h SamplerReading). Called by the collector on a scraping thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's live status page on "/" and its JSON form (the baseline download is
 // live_baseline.h): pure functions of a StatusSnapshot (what Collector::status() takes at request time, the same state a scrape
 // reads), so the web server's threads render them and no sampler does any work for them. Every

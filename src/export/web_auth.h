@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who may talk to the web server: basic auth against bcrypt hashes (libxcrypt's crypt_r, compared
 // in constant time, successes cached), and the TLS client-certificate policy each GnuTLS session gets before its
 // handshake. libmicrohttpd 0.9.75 only asks for a client certificate when it has a CA list and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "export/web_content.h"
 
 #include <zlib.h>

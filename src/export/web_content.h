@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the web server answers, as plain functions of the request: which route a path and method
 // take (the status page's, export/status_page.h, among them), the credentials of a basic auth
 // header, and gzip for clients that accept it. No I/O and no libmicrohttpd here, so each is tested

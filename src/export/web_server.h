@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP(S) side: libmicrohttpd (with GnuTLS) serving the collector's families in the
 // Prometheus text format on the telemetry path, and the status page on "/" with its JSON form and
 // baseline download (export/status_page.h), all behind the TLS and basic auth of the web
@@ -11,7 +12,7 @@
 // the constructing thread: construct from the daemon's main thread, which is restricted to the
 // housekeeping CPUs first (so rendering a page or hashing a password never runs on a sampled CPU).
 //
-// Limits (the README's Operations section documents them): at most kConnectionLimit connections,
+// Limits (docs/operations.md documents them): at most kConnectionLimit connections,
 // kPerAddressLimit from one client address (more are accepted and closed at once); beyond the
 // total, new connections wait in the kernel's accept queue until a slot frees. A connection silent
 // for kIdleTimeout, or whose request has not fully arrived kRequestDeadline after it opened or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one place that pins threads: reading this thread's allowed CPUs, restricting it (and the
 // threads it creates later, which inherit the mask), and running work on a temporary thread
 // allowed only on given CPUs. Thin wrappers over sched_{get,set}affinity; safe from any thread,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "host/attribution.h"
 #include "host/text.h"
 

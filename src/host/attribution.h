@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Explains one window of one CPU's interruptions (gaps above the threshold) by the interrupt and
 // softirq counts that CPU took in the same window. It is an estimate from counts, not a trace:
 // the kernel counts events, not which gap each one caused, and stock kernels lack the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "host/cache_topology.h"
 
 #include <algorithm>

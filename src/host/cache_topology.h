@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where each online CPU sits relative to the others, beyond what Topology holds: the caches it
 // shares (cpuN/cache/indexM), its cluster (topology/cluster_cpus_list) and its NUMA node
 // (devices/system/node/nodeK/cpulist), and from these the relation of any two CPUs, which labels

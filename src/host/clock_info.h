@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the kernel says about clocks: the clocksource it keeps time with (a KVM guest on
 // kvm-clock instead of tsc is the classic regression), and from /proc/cpuinfo the CPU flags that
 // say whether the counter can be trusted (constant_tsc, nonstop_tsc, tsc_known_freq; aarch64's

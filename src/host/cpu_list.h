@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel's two ways of writing a set of CPUs: the cpu-list format of
 // /sys/devices/system/cpu/{online,isolated,...} and thread_siblings_list ("0-3,5,8-11"), and
 // the hex mask format of /proc/irq/*/smp_affinity and Cpus_allowed ("00000000,0000000f").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decides which CPUs get a sampler and which are left for housekeeping (HTTP, main, scheduler,
 // logging), from the config's `cpus:` setting, the machine's topology and this process's allowed
 // CPUs (sched_getaffinity at start-up). Rule 1 of the design, "the daemon must not measure

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An open sysfs or procfs directory and the files in it, read with openat(2) into a caller's
 // fixed buffer: the reader for the thousands of small files a large machine's posture and its
 // samplers' threads have (a 1,024-CPU posture run reads about 37,000), where walking the whole path,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one file writer of jitterd (as host_reader.h holds the one file reader): a file is replaced
 // whole, never written in place, and safely in a directory other users may write to (/tmp, a
 // shared results folder), where jitterd may run as root.

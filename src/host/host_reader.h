@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HostReader is the one door through which jitterd reads the machine: every sysfs and procfs
 // file is read relative to a configurable root ("/sys" and "/proc" by default, set from
 // --path.sysfs and --path.procfs as in node_exporter), so tests and users can point the daemon at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-CPU interrupt and softirq counters from /proc/interrupts and /proc/softirqs, and the
 // per-CPU differences between two readings: the raw material for explaining a window's gaps
 // ("CPU 3 took 40 local timer interrupts and 12 from mlx5_comp3 while it lost 52 samples").

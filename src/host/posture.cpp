@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the posture through a HostReader (the parsers are in posture_parse.cpp).
 #include "host/posture.h"
 

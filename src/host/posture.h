@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The machine's isolation posture and fingerprint: what the kernel command line asked for
 // (isolcpus=, nohz_full=, rcu_nocbs=, irqaffinity=, C-state limits, ...), what the kernel
 // actually did (isolated and tickless CPUs, SMT, governors, idle states, clocksource,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pure parsers behind posture.h: the kernel command line and its isolation parameters,
 // /proc/stat CPU times, and the small sysfs and procfs formats posture reading meets. Plain
 // functions over text, tested on literal strings; safe from any thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tasks (threads) of the machine as procfs shows them, for the posture's stray-task check:
 // each thread's name, the CPU it last ran on (field 39 of /proc/PID/task/TID/stat), the CPUs it
 // may run on (Cpus_allowed_list in .../status) and whether it is a kernel thread (PF_KTHREAD).

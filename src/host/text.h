@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The few text helpers every sysfs, procfs and configuration parser needs, in one place so they
 // agree on what a blank is, the one way prose (titles, notes, label values) writes a number, and
 // the one way text from outside (task and IRQ names, the kernel command line, BIOS strings, a

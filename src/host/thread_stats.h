@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-thread scheduler counters from /proc/PID/task/TID/status. A sampler's involuntary context
 // switches say that something preempted it: the most direct explanation of a long gap. Read by
 // the housekeeping side between windows, never by a sampler itself (it would be a syscall in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the kernel says about the machine's CPUs: which exist, are online, are isolated
 // (isolcpus=) or run tickless (nohz_full=), and how online CPUs share cores and packages. Read
 // once through a HostReader at start-up and on reload; CPU selection, c2c pair labelling and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel side of trace_events.h: finding tracefs, opening the perf events, draining rings.
 #include "host/trace_events.h"
 

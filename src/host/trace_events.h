@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Names the kernel event behind each interruption, where attribution.h can only share a window's
 // interruptions among interrupt counts. Per CPU, perf_event_open(2) records the irq, softirq and
 // sched_switch tracepoints (and on x86 the APIC vector ones: the local timer and the IPIs are not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pure half of trace_events.h: tracepoint format files, perf sample decoding, the ring walk,
 // matching interruptions to the events that overlapped them, and each event's cause. Plain
 // functions over plain values, tested on literal data; safe from any thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A kernel clock read as nanoseconds: the one conversion of a timespec the measurement code
 // uses (CLOCK_MONOTONIC_RAW for calibration, CLOCK_MONOTONIC for sleeps and pacing); and the
 // wall clock as Unix seconds for exported timestamps. Safe from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How many ticks per second the counter runs at, and how that was learned. On aarch64 the
 // architecture states it (cntfrq_el0); elsewhere it is measured against CLOCK_MONOTONIC_RAW,
 // which NTP never slews, either sleeping across the window or busy-waiting through it; on x86-64

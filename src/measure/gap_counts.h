@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one CPU's sampler counters hold, or added over a span (a sub-window, a window step, a
 // whole run), in the counters' own unit, ticks: the gap histogram, the sampled ticks, the
 // interruptions and the ticks they took. The one per-CPU figures type in ticks: the baseline

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Log-linear histogram of gaps in ticks: exact below 16 ticks, then every power of two split into
 // 16 linear sub-buckets, so no bucket is wider than 1/16 (6.25%) of its lower edge and 976
 // buckets cover every 64-bit value. Written by hand rather than borrowed because the hot loop

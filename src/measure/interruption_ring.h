@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The last N interruptions of one sampler (start tick, duration in ticks), kept for attribution
 // and for the fidelity test. One writer (the sampler thread) pushes; any thread may copy out the
 // recent entries, and entries the writer overwrote while being copied are dropped, not torn.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pinning probe's loop: the sampler loop's spin (a histogram of gaps between consecutive
 // counter reads) that also looks at which CPU it runs on every kMigrationCheckEvery gaps, so the
 // same loop run pinned and then unpinned shows what migrations cost, side by side. The caller

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What common kernel operations cost on this machine, in counter ticks (cpu-tests style tables:
 // a counter read, clock_gettime per clock id, a bare syscall, thread create, fork). Each
 // operation is timed many times between two counter reads and summarised by exact order

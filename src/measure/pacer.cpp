@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "measure/pacer.h"
 
 #include "measure/clock_ns.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rate-limiter accuracy, the kernel of the pacing probe (the "packet rate" study): a sender must
 // hit a target rate, and we measure the rate it achieved and how late each send was. Sends are
 // scheduled on absolute slots (start + k / rate), never "previous send + interval", so one late

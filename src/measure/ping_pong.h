@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The measurement kernel of the core-to-core (c2c) latency probe: two pinned threads hand a cache
 // line back and forth, and one-way latency is the round-trip time / 2 (core-to-core-latency,
 // c2clat). Two methods: `cas`, compare-and-swap ping-pong on one shared line, and `two_lines`,

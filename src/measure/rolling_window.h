@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sliding-window view of a cumulative histogram: every push stores only the buckets that changed
 // since the previous push, so a 60 s window costs a few kilobytes per CPU. Owned by one
 // housekeeping thread (not thread-safe); never touched by the sampler loop.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sampling loop: spin reading the tick counter and record every gap between two reads.
 // SamplerShared is written by exactly one sampler thread and read by housekeeping threads with
 // relaxed loads; the loop makes no syscall, allocation, lock, log call or atomic read-modify-write.

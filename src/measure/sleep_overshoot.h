@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How much longer than asked a relative sleep lasts: timer slack, the tick, wake-up and
 // scheduling latency together, as seen by any thread that sleeps to pace itself. Measured with
 // CLOCK_MONOTONIC around clock_nanosleep(CLOCK_MONOTONIC, relative); the first sample is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tick counter: one ordered read per architecture, chosen once at start-up and compiled into
 // the sampler loop as a template argument so the hot loop carries no branch on the method.
 // Every function here is safe from any thread; read_ticks<M>() is what the hot loop calls.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ticks to nanoseconds by one fixed-point multiply and shift, exact to the rounding of the
 // multiplier (< 1 ppb for 25 MHz..10 GHz) and safe for any 64-bit delta thanks to a 128-bit
 // product. Immutable after construction: share it freely between threads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exact maximum gap per time slot, kept by the sampler thread itself so no reader ever resets
 // anything the writer owns. Slots are keyed by tick time (tick / slot_ticks); the reader takes
 // the max over the slots that fall inside its window. One writer; any number of readers. The

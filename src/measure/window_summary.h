@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The gap statistics jitterd reports for a stretch of samples: quantiles from a histogram
 // snapshot, capped by the exact maximum. A pure function of plain values; safe from any thread.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/attribution_probe.h"
 
 #include <algorithm>

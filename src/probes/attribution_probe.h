@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attribution probe: why the sampled CPUs were interrupted. Every interval (one attribution
 // window) it reads /proc/interrupts and /proc/softirqs and each sampler's interruption counters,
 // and per sampled CPU exports what fired there (counters by cause category; by source for at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which CPU pairs the c2c latency probe measures, each labelled with its relation and NUMA
 // nodes, and which of them one run probes. The series count stays bounded: the default
 // `representative` selection probes one pair per relation class present (plus every pair among

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Core-to-core (c2c) latency probe: the one-way cache-coherence latency between pairs of CPUs,
 // measured by ping-pong on fresh cache lines (measure/ping_pong.h) with both sides running at once
 // on the two CPUs' own threads (a sampled CPU's sampler, paused; any other CPU, when allowed, a

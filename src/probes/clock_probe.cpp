@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/clock_probe.h"
 
 #include "host/clock_info.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Clock probe: is the counter still what the samplers think it is? Calibrates it two ways
 // (busy pause loop and across a sleep, both against CLOCK_MONOTONIC_RAW), reads what the
 // architecture and kernel claim (cntfrq_el0, CPUID 0x15/0x16, cpuinfo MHz, tsc_known_freq), and

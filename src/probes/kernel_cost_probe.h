@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernel-cost probe: min, median and p99 cost of a counter read, clock_gettime per clock id, a
 // bare syscall, thread create+join and fork+wait (the cpu-tests table, kept current; exported in
 // seconds, shown in ticks too). Runs pinned on one CPU: by default the first housekeeping CPU.

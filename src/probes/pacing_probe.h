@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pacing probe: how accurately can this machine send at a target rate? Two pacers (a counter
 // busy-wait and a clock_gettime busy-wait) schedule sends on absolute slots at each configured
 // rate for a fixed duration, on one CPU (by default the first housekeeping CPU; a sampled CPU's

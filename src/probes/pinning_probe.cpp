@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/pinning_probe.h"
 
 #include "host/cpu_list.h"

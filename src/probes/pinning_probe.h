@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pinning probe: the sampler's gap loop for a short window pinned to one housekeeping CPU, then
 // unpinned (allowed on every housekeeping CPU), with percentiles and migrations side by side:
 // what pinning buys on this machine right now.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The checklist the posture checks fill, shared by the files that hold them (posture_checks.cpp:
 // CPU sets, SMT, tasks, machine settings; posture_irq_checks.cpp: device IRQs). Private to
 // probes/posture_*; pure, one thread at a time.

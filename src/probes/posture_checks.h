@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The isolation checklist: a Posture (host/posture.h) judged for the CPUs jitterd samples, line
 // by line PASS, WARN or FAIL with the reason. Two kinds of line: the expectations the operator
 // wrote (`expect:`; unmet is FAIL and is exported as jitterd_expectation_unmet{check,cpu}), and

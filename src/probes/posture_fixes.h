@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixes of the isolation checklist (posture_checks.h): for each WARN and FAIL, the change that
 // would fix it, as precisely as the facts allow, in the words of the tool that makes it. Each line
 // is either a shell command (`sysctl -w vm.stat_interval=10`) or a comment starting with "# " (a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Posture probe: re-reads the isolation posture and the machine's fingerprint every interval,
 // exports them (per CPU where the value is per CPU), judges them with posture_checks.h, and
 // notices a changed fingerprint (kernel, command line, microcode, BIOS, CPU model): it counts the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The interface every periodic probe implements, and what it returns. A probe measures something
 // once per run and hands back metric samples (plain data: only export/ knows prometheus-cpp) and
 // tables of typed cells for `jitterd report`. Probes run one at a time on the scheduler's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The facts kept per probe beside its registry entry (probes/probe_registry.cpp), as plain data
 // that the layers above interpret: how `jitterd report` runs it once, what the sampling plan checks
 // of its settings, compare's run-to-run allowances and row conditions for its tables, and how a

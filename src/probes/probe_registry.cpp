@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/probe_registry.h"
 
 #include <algorithm>
@@ -85,7 +86,7 @@ constexpr AllowanceRow kPacingAllowances[] = {
 // A pacer keeps its absolute schedule only while its p99 lateness stays within one slot (1 / target
 // rate). Past it, its CPU was taken for longer than a slot and every send after that was late until
 // it caught up, so the run measured that CPU's other load rather than the pacer: two runs of an
-// unchanged but shared machine then differ by orders of magnitude (README "Before and after").
+// unchanged but shared machine then differ by orders of magnitude (docs/before-and-after.md).
 constexpr RowCondition kPacingConditions[] = {{"p99_late_ns", "target_per_s", "pacer fell behind its schedule"}};
 
 // On a sampled CPU each rate pauses that CPU's sampler for the whole duration.

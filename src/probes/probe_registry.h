@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every periodic probe, listed once: its name (as in metrics, probe="...", and as the topic of
 // `jitterd report <probe>`), its settings inside ProbesSettings, how to build it, and every other
 // fact kept per probe (probes/probe_facts.h: one-shot runs, plan checks, compare's allowances and

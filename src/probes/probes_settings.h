@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The probes' settings, one member per probe, each of the probe's own type: what the
 // configuration's `probes:` section fills (config/probe_sections.h) and the registry builds probes
 // from. Pure data; safe from any thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who runs where: the tasks procfs shows (host/tasks.h) sorted, for one CPU, into jitterd's own,
 // the per-CPU kernel threads that belong on that CPU (ksoftirqd/N, cpuhp/N, migration/N, rcuc/N,
 // kworker/N:*, ...), the application's (names matching `expect.application_tasks`), and strays:

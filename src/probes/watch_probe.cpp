@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/watch_probe.h"
 
 #include <time.h>

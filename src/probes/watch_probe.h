@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Watch probe: the CPUs that run the application, which jitterd may not spin on. Every interval
 // (1 s by default) it takes one reading of the watch engine (watch/watch_engine.h) over the
 // watched CPUs (ProbeContext::watched, chosen by the sampling plan from `watch.cpus`) and exports

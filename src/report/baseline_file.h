@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 // A baseline: one complete measurement saved to a file so that a later run can be compared with
 // it (`jitterd baseline`, `jitterd report --save`, `jitterd compare`). It holds what the machine
 // was (fingerprint), how jitterd measured (configuration), each sampled CPU's full-resolution gap
 // histogram and per-sub-window figures (what compare's tests need), and the probes' tables.
 //
-// The file is versioned JSON (README "Before and after"): format "jitterd-baseline",
+// The file is versioned JSON (docs/before-and-after.md): format "jitterd-baseline",
 // format_version "MAJOR.MINOR". A reader accepts its own major version and older ones and
 // refuses a newer major; minor versions only add fields. Writing replaces a regular file whole
 // (host/file_writer.h: a temporary file no one can name in advance, renamed over the target), so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one baseline recorder: every source of baselines (a `jitterd baseline` file and `report
 // --save`, the daemon's live download, Prometheus history; next the application CPUs and the
 // fleet) hands it plain figures (per CPU, what its counters added per sub-window and in all;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The heatmap of a table of CPU pairs (core-to-core latency, or its change between two runs) as
 // inline SVG, for every page that draws one (report/probe_section.h). Pure functions, safe from any
 // thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HTML for every page jitterd writes: the `report` and `compare` files and the daemon's own live
 // pages. One self-contained document per page: inline CSS shared by all of them, inline SVG for
 // plots, no script, no font and nothing fetched (a Content-Security-Policy meta forbids it), so a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON that comes from outside jitterd (a baseline file, a Prometheus answer) parsed strictly, in
 // one pass and linear time, so that no input is quietly misread or costs more than its size:
 // nlohmann-json keeps the last of a key given twice (a hand-edited or forged file would say two

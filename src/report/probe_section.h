@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One probe's section, the same on every page jitterd writes: the HTML report of `jitterd report`,
 // the comparison page of `jitterd compare`, and the daemon's status page. A page says what it knows
 // of the probe (when it ran, compare's verdicts) and hands over the probe's tables; the tables say

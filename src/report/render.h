@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Report rendering, the one place where typed cells (probes/probe.h Cell) become text, for every
 // report: aligned text tables (fmt; numbers right, text left), JSON (nlohmann; numbers stay
 // numbers, every digit kept, keys in the order written), and CSV by RFC 4180 (a field holding a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sampling/probe_context.h"
 
 #include "host/affinity.h"

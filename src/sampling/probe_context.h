@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The context probes run in under a sampling plan: the machine, the counter, the sampled and
 // housekeeping CPUs, and how to reach a CPU. Outside the daemon (`jitterd report`) every CPU is
 // reached through a temporary pinned thread; in the daemon a sampled CPU is reached through its

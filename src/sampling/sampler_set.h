@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sampler workers of one configuration, started together behind one barrier, plus the
 // housekeeping view of them: rolling-window summaries and the sampler threads' context switches,
 // refreshed by update_windows() (called once a second by the daemon's main loop) and read by the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One sampler thread for one CPU: pins itself, then allocates and first-touches its memory on
 // that CPU, locks it, warms up (the warm-up window is discarded but gives the loop's floor),
 // waits at the start barrier, and spins in spans (continuous, or bursts of `spin` every

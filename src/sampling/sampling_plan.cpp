@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sampling/sampling_plan.h"
 
 #include <stdexcept>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // From the configuration (config/config_source.h: the file with the flags applied) to what will be
 // sampled: the CPU selection checked against this machine, and per-CPU sampler settings. Shared
 // by run, report and check-config. Call from the main thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sampling/sampling_start.h"
 
 #include "host/affinity.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one start sequence of sampling, for the daemon and for the verbs that sample (`baseline`,
 // `report`): the calling thread is restricted to the plan's housekeeping CPUs first (threads
 // inherit affinity, so none that jitterd starts later runs on a sampled CPU, and the counter is

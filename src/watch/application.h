@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The application jitterd watches, named once in the configuration (`application:`), and the
 // search for its threads: by task name (fnmatch(3) patterns over /proc/PID/task/TID/stat's comm)
 // and/or by cgroup (a cgroup v2 directory's cgroup.threads; with both, a thread must be in the

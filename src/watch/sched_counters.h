@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scheduler's own counters, world-readable and exact on the CPUs jitterd watches:
 // /proc/PID/task/TID/schedstat (a thread's time on the CPU, its time waiting on the run queue,
 // its timeslices) and /proc/schedstat (per CPU: the time tasks ran there and waited there,

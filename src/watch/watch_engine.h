@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The watch engine: what the kernel took from the CPUs that run the application, read from the
 // kernel's own counters without running anything there (the `counts` method; it needs no
 // privilege). Each reading takes, per watched CPU, the interrupts and softirqs it counted

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A basic-auth flood against the real jitterd (issue 24): for each attacker count, the
 legitimate scraper's latency (its password already verified, so cached) while that many threads
 send wrong passwords (tests/integration/auth_flood.py says how). One daemon, basic auth with a

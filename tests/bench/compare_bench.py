@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Figures for docs/before-and-after.md (not a ctest test: it takes minutes).
 
 false-alarms: N pairs of back-to-back baselines of the configured CPUs on this machine, each pair

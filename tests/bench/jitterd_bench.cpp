@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jitterd_bench: the cost of jitterd's sampler loop against a bare loop with the same counter
 // read, on the same CPU, interleaved in one run; the c2c probe's cost per pair and its agreement
 // with an independent ping-pong on the same pair; then scrape time and memory. A program, not a

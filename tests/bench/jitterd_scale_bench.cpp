@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jitterd_scale_bench: what jitterd's housekeeping costs on a machine of 256 and 1,024 CPUs, measured
 // on synthetic inputs through the real code (issue 14, "Everything else at 1024 CPUs"). A
 // generated sysfs/procfs tree of the machine's size (synthetic_host.h) is read by the real readers

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Cost of the status page against the real jitterd: N sequential GETs of each path over one
 keep-alive loopback connection, once the window is full and every probe has run; prints the median
 and p99 of the request time (render + loopback transfer: the render dominates) and the size.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Synthetic machine trees for the scale benchmark (jitterd_scale_bench) and its unit test: the
 // sysfs and procfs files a real x86 server of 2-8 sockets with SMT and several L3 domains per
 // socket has, at the size such a machine has them (a /proc/interrupts of 1,000 IRQs by 1,024

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Does watching a CPU disturb it? The interrupts a watched CPU takes, with jitterd watching it
 and without, side by side in one run.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Load and soak benchmark of the web server, against the real jitterd (issue 10).
 
 Prints figures for docs/benchmarks.md, asserts nothing about time. Phases, one daemon:

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The HTML reports in a real headless browser (Debian's chromium), driven by the Chrome DevTools
 Protocol through Debian's python3-websocket.
 

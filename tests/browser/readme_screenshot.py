@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The README's screenshot of `jitterd compare --format html` (not a ctest test: it needs root and
 takes a minute): a real comparison on this machine, two baselines of CPU 1 with the probes
 (kernel_cost and pacing on CPU 0, c2c pairing CPUs 0 and 1), the second taken while noise_injector

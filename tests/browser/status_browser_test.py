@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The daemon's live status page in a real headless browser (Debian's chromium over the DevTools
 protocol, the helpers of browser_test.py).
 

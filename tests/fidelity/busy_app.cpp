@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // busy_app: a stand-in for the application jitterd watches: one thread named --name (the task
 // name jitterd's `application.tasks` patterns match) pinned to --cpu that busy-polls a memory
 // location for --duration and never sleeps, as a trading or packet loop does. With --priority it

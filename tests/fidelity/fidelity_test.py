@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Fidelity: does jitterd see noise that we know is there?
 
 noise_injector (SCHED_FIFO, pinned to the sampled CPU) steals 300 x 200 us, one every 10 ms, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // noise_injector: steals a known amount of one CPU, so a test can check what jitterd reports.
 //
 // Pins itself to --cpu, becomes SCHED_FIFO at --priority (so it preempts a SCHED_OTHER sampler

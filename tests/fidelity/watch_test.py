@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Watched CPUs against ground truth: does jitterd count what the kernel took from an application
 it does not run beside?
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The baseline file reader on arbitrary text, as `jitterd compare` reads a file: every input gives
 // a Baseline or a BaselineError (65, naming the file), never another exception, a crash or
 // unbounded memory; and a baseline read is written back as a file that reads again to the same.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The configuration reader on arbitrary YAML: every input gives a Config or ConfigErrors (each
 // error printable and placed), never another exception, a crash or unbounded memory.
 #include "config/config.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU lists ("0-3,8") and masks ("ff,00000001"): any text parses or is refused with a reason; a
 // parsed list formats to a text that parses back to the same CPUs.
 #include <algorithm>

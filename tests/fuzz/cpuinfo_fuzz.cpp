@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/cpuinfo: the clock fields and any named field, from any text.
 #include "fuzz_input.h"
 #include "host/clock_info.h"

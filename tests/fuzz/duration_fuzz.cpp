@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Durations ("100ms", "1h30m"): any text parses or is refused; a parsed one formats to a text
 // that parses back to the same duration.
 #include "config/duration.h"

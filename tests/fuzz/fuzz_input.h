@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the libFuzzer targets: the input as text, and a cheap way to split it.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel command line (/proc/cmdline) and the isolation parameters read from it, from any
 // text; every CPU list a parameter names parses or is refused.
 #include "fuzz_input.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/interrupts and /proc/softirqs: any text gives a table (short or odd rows kept as far as
 // they go), whose CPU columns can be looked up.
 #include "fuzz_input.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/stat and a thread's /proc/<pid>/task/<tid>/status: any text parses to what it holds;
 // busy shares between two readings stay within [0, 1].
 #include "fuzz_input.h"

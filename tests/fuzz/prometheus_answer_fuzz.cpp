@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Prometheus API answer on arbitrary text, as `jitterd compare --prometheus` reads one: the
 // envelope (prometheus_data), the range query's matrix and the baseline rebuilt from it
 // (baseline_from_samples, with the sub-window compare would choose). Every input gives a baseline

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tracepoint format reader and the perf record decoders. The input is a tracefs format file
 // and a byte string: the first two bytes give the format text's length, the rest after it is
 // decoded as one record and walked as a ring buffer (of the largest power-of-two size it fills,

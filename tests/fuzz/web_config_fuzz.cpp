@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web configuration file (exporter-toolkit format) and the web flags: any text gives a
 // WebSecurity or ConfigErrors. File names in it are resolved against an empty directory, so an
 // input can only name files that do not exist there or absolute paths (read with the daemon's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a client sends that the web server parses itself: the Accept-Encoding value (qvalues per
 // RFC 9110) and the Authorization value of basic auth. Any text gives an answer; credentials
 // never hold a NUL, and a qvalue is 0..1000 thousandths.

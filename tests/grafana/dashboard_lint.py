@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Static checks of Grafana dashboards against a real /metrics scrape (standard library only).
 
 lint(board, exposition) returns a list of problems, each one line naming the dashboard and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Static check of grafana/dashboards/*.json against real scrapes of the real jitterd.
 
 The metric names and types come from two real scrapes, taken once every probe has run: the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared by the tests of grafana/: paths, the daemon configuration that exports every family
 this machine can, the rules file's recorded names, and the committed dashboards."""
 

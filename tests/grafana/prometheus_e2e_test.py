@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """End to end: a real Prometheus (1 s scrape and evaluation) scraping the real jitterd, with the
 shipped grafana/prometheus/jitterd.rules.yml loaded.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A real Prometheus (Debian's `prometheus` package) for the tests: started on 127.0.0.1 on a free
 port with a temporary storage folder, 1 s scrape and evaluation intervals, scraping one jitterd
 with a given rules file; its HTTP API polled with deadlines, never fixed sleeps."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """promtool on grafana/prometheus/: `check rules` must be clean (no warnings either) and
 `test rules` must pass for every test file under grafana/prometheus/tests/ (every alert has a
 case that fires it and one that must not); every alert has a runbook entry in docs/dashboards-and-alerts.md.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The jitter spike alert fires on real noise, in a real Prometheus.
 
 The rules are generated for this test through their own configuration

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The attribution method: logged once when the daemon starts, again only when it changes (a
 reload that restarts the probes with the same method logs nothing), and exported as
 jitterd_attribution_method_info{method}. And, as root, what tracepoint attribution needs as

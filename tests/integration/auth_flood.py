@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A basic-auth flood against the real jitterd, for auth_flood_test.py and
 tests/bench/auth_flood_bench.py: N attacking threads in a process of their own (so that their
 work never holds the measuring client's interpreter lock) send wrong passwords, half of them the

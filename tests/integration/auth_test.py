@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Basic auth under attack, against the real jitterd (issue 24):
 
 - 64 clients guessing passwords for 10 s leave the scrapes of a client whose password is

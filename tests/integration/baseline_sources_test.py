@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The three sources of baselines give the same fingerprint for the same machine (one recipe,
 report/baseline_recorder.h). One running jitterd (CPU 1 sampled, posture and clock probes on) is
 scraped by a real Prometheus (Debian's `prometheus`, 1 s scrapes); then, from that one machine:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The command line as users meet it: check-config, --help/--version (global and per verb), usage
 errors (a flag the verb does not take among them), flag values checked like the file's, the report
 verb in its three formats with numbers as numbers, a missing config file, and a sysfs tree with

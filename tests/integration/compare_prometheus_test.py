@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """compare --prometheus against a real Prometheus (Debian's `prometheus`, 1 s scrapes, on
 127.0.0.1) scraping the real jitterd, which samples CPU 1 continuously.
 

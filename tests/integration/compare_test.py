@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Baselines and compare with the real binary on CPU 1 (what `cpus: auto` samples on a 2-CPU
 machine).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A sampled CPU taken offline while jitterd runs, and brought back; then a watched one.
 
 When a CPU goes offline the kernel moves its threads elsewhere and widens their affinity; a

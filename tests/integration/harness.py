@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared helpers for the integration tests: start the real jitterd, scrape it, stop it.
 
 Every test script runs as `python3 SCRIPT --jitterd PATH [unittest args]` (ctest passes the

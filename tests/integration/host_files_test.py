@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """sysfs and procfs files that vanish while the daemon runs, and come back.
 
 The daemon reads the machine through --path.sysfs and --path.procfs, here a copy of the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The attacks of the security audit (issue 24) on what jitterd writes and reads, each reproduced
 against the real binary:
 

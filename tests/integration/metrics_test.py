@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The real daemon's /metrics: valid for promtool, every documented series present for the first
 sampled CPU, histograms and summaries consistent, counters moving, the status page, a custom
 telemetry path, and a clear failure when the port is taken.

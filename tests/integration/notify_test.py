@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """systemd notification protocol, checked on a unix datagram socket of our own: READY=1 only once
 /metrics answers, WATCHDOG=1 pings, RELOADING=1/READY=1 around SIGHUP, STOPPING=1 and a clean
 exit within 2 s on SIGTERM.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """SIGHUP reloads: a broken file is rejected with every error as file:line:col while the old
 configuration keeps serving; a good changed file takes effect. Both show in the reload metrics.
 

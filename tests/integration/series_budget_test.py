@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Series per sampled CPU, counted on a real scrape of the daemon with the shipped configuration
 (config/jitterd.yaml, only the listen address and the posture interval changed so that every probe
 has run twice within the test): DESIGN's cardinality budget, checked.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The status page on "/", its JSON form and the baseline download, from the real daemon.
 
 - /status.json holds the numbers /metrics exports: both are read between two /status.json

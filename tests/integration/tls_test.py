@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """TLS and basic auth from a web configuration file (--web.config.file, exporter-toolkit format),
 as curl and Python's ssl see them: the right CA and password work, a wrong or missing password is
 401, an expired server certificate is refused by the client, client certificates are required and

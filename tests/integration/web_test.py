@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The web server under pressure and by the book: idle and slowloris connections do not delay a
 scrape, silent and slow clients are dropped, SIGTERM stays fast with connections open, GET/HEAD
 and 405/404 semantics, gzip, IPv6, bind errors, the web threads' CPUs, and reloads that restart the

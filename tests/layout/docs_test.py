@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The documentation holds together: README.md is a front door of at most 400 lines that links
 every page of docs/ and CHANGELOG.md, and no relative link or #anchor in README.md, CHANGELOG.md or docs/*.md is
 dead (anchors as GitHub makes them from headings). Also: every metric family of the golden scrape

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks the direction of includes in src/: a folder may include only itself and the folders
 below it, and the lowest folders see no third-party library.
 

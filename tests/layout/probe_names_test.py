@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks that no code in src/ outside probes/ and config/ names a probe: a probe's facts (whether a
 baseline or `report` runs it, its plan check, compare's allowances and row conditions, how its
 tables render) sit beside its registry entry (src/probes/probe_registry.cpp), and the layers above

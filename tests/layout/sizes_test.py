@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks the sizes in src/: no file over 450 lines, no function over 80 (docs/DESIGN.md, "Habits":
 files of a few hundred lines, functions of a screen).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks a `helm template` rendering of packaging/helm/jitterd (run by helm_test.sh).
 
 Usage: chart_check.py RENDERED.yaml --samplers N [--perfmon] [--dashboards N] [--rules N]

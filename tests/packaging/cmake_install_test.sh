@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --install` with the default prefix puts every file where systemd and docs/install.md say.
 #
 # Usage: cmake_install_test.sh SOURCE_DIR BUILD_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package, as a user gets it.
 #
 # Usage: deb_test.sh build SOURCE_DIR BUILD_DIR

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by deb_test.sh and rpm_test.sh: a fresh Debian 12 root to install a package into, and
 # commands run inside it. The caller defines out (BUILD_DIR/packages), ok, fail and skip, and
 # sets root (the root's path; fresh_root sets it).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Helm chart and its plain rendering, offline: helm lint, helm template (defaults, the
 # own helm commands of docs/install.md, and a copy of the chart holding test dashboards and rules), every
 # rendered object validated against the Kubernetes schemas (kubernetes-validate, strict) and

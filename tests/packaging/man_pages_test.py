@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The man pages and the references they are generated from cannot disagree.
 
 jitterd(8) is generated from the binary's --help, jitterd-VERB(8) from the verb's section of

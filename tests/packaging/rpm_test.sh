@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The RPM.
 #
 # Usage: rpm_test.sh build SOURCE_DIR BUILD_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Prometheus scrape configurations of packaging/prometheus, each checked by promtool check
 # config (which also checks the file_sd targets files a config matches). Debian 12's promtool is
 # built without Kubernetes service discovery, so kubernetes.yml is checked by upstream promtool,

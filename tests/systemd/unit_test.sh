@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks the systemd unit as the build generates it: hardening score and a clean verify, alone and
 # with the opt-in tracepoints drop-in, and that the unit and the configuration agree on the
 # attribution method (tracepoints off in both by default, docs/operations.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The attribution probe on a scratch /proc whose interrupt counts move between windows and a
 // SamplerShared whose counters the test sets: the window-delta method, exactly.
 #include "probes/attribution_probe.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attribution of a window's interruptions to interrupt causes: the classifier on x86, arm64 and
 // softirq rows, the exact largest-remainder split, and the documented rule (proportional shares
 // that sum exactly, capping at the events with the rest unexplained, softirqs as coincident

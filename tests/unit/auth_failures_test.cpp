@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory of failed logins per client address, with the time passed in, and which address a
 // client counts as.
 #include "export/auth_failures.h"

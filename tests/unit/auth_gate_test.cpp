@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hashing pool and the gate in front of it, without libmicrohttpd: "resume" is a counter here.
 // Bounds, the order suspend-then-resume, the failure memory in front of the pool, and a stop that
 // does not wait for a hash in progress.

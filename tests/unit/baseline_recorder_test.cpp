@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one baseline recorder: the fingerprint recipe, its unknown fields, the sub-windows it
 // records from tick counts.
 #include "report/baseline_recorder.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plan_pairs (all, representative, explicit list) on the placements of the fixture machines, and
 // next_pairs' budgeted continuation over several runs.
 #include "probes/c2c_pairs.h"

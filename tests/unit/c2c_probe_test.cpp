@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The c2c probe: its statistics and exports on synthetic pair records, its scope rules, a real
 // pair measured with both sides at once (skipped on a single CPU), and a pair whose side cannot
 // run failing fast with the CPU named instead of hanging for the timeout.

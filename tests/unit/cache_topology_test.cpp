@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // read_placements and classify_pair against the fixture trees two_socket_smt, amd_multi_ccx and
 // vm_2cpu, and against scratch trees for broken cache, cluster and node files.
 #include "host/cache_topology.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The statistics of compare on plain numbers: the rank test and the rate test find a real shift,
 // stay quiet on samples of one distribution, and the verdict needs a practical effect as well.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Clocksource and /proc/cpuinfo clock facts: the parser on literal text, the readers on the
 // smt8_isolated (Intel on tsc), missing_isolated (KVM guest on kvm-clock) and aarch64_vm fixtures.
 #include "host/clock_info.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Baselines and compare: the file format round-trips and refuses what it cannot read (with the
 // file and the reason), compare refuses baselines that cannot be compared, and on synthetic runs
 // the verdicts are right: one distribution twice is "no significant change" (false alarms counted

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The limits that keep a hostile or careless configuration file from costing memory, output or a
 // blocked reader (issue 10): regular files only, a size cap, a cap on values (aliases counted at
 // each use) and on nesting, a cap on listed errors, and messages that stay printable.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The strict configuration reader: the shipped default file, every error kind against its golden
 // message in tests/fixtures/config/expected/, durations as the file writes them, and the command
 // line's overrides checked by the same rules.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel cpu-list and hex-mask formats, tested on literal strings.
 #include "host/cpu_list.h"
 

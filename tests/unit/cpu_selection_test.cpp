@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // select_cpus: the `cpus:` rules on the fixture machines and on hand-built topologies.
 #include "host/cpu_selection.h"
 #include "fixture_tree.h"

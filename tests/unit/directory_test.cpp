@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The openat reader of small sysfs/procfs files (host/directory.h) on scratch trees: missing,
 // empty, larger than its buffer, without a trailing newline; listing and subdirectories.
 #include "host/directory.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one file writer: a regular file or a new name is replaced whole, through a temporary file no
 // one can name in advance; links, devices, FIFOs and directories are refused and left as they
 // were; a full device gives the system's words. Each test works in its own fresh directory.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Machine trees for host/ tests: readers over the committed fixtures in tests/fixtures/<machine>,
 // and scratch sysfs trees built on the fly for files the fixtures do not break.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The golden /metrics: one scrape of the real collector, serialized by prometheus-cpp's
 // TextSerializer as the web server sends it, checked by `promtool check metrics` and compared
 // with tests/golden/metrics.prom, so that a renamed, added or removed series is a reviewed diff.

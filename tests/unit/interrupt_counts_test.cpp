@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /proc/interrupts and /proc/softirqs: the parsers on literal x86 (full and with an offline CPU),
 // arm64 and softirq texts, the reader on scratch proc trees, and per-CPU deltas between two
 // snapshots (new sources, counters going backwards, global rows, CPUs without a baseline).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The isolation checklist on hand-built postures (each rule, expectations against the rules of
 // thumb, the worst status), and the posture probe on a scratch tree whose fingerprint changes.
 #include "probes/posture_checks.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Isolation posture and fingerprint: the parsers on literal kernel text, then read_posture on the
 // tuned_server (isolated, tickless, one IRQ leaking onto an isolated CPU), untuned_laptop
 // (powersave, deep C-states, IRQs everywhere) and vm_missing (a KVM guest lacking most files)

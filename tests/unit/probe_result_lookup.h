@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lookups into a ProbeResult for the probe tests: the metrics of one name, one label's value, and
 // the value of the first metric carrying a given subset of labels (a test failure if none does).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // compare --prometheus without a server: time ranges, the API envelope, and a baseline rebuilt
 // from a range's raw samples (increments between scrapes, a reset, sub-windows, quantiles at the
 // exported bounds, the fingerprint from the _info series), compared by the one compare.

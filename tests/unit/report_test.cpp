@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Report rendering: typed cells to text tables, JSON and RFC 4180 CSV, for the gap report, a
 // probe's tables and the posture checklist alike.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The status page, its JSON and the live baseline, on fixed readings: every text from the machine
 // escaped, the JSON's numbers the ones /metrics exports, a baseline that reads back, the refresh
 // parameter's bounds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scale benchmark's generated machine trees (tests/bench/synthetic_host.h) read through
 // jitterd's real readers: the CPUs, their topology classes, the isolation posture, the interrupt
 // tables and the tasks are what the shape says, so the benchmark cannot measure an empty or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Context-switch counters from /proc/PID/task/TID/status: the parser on literal text, the reader
 // on the smt8_isolated fixture's procfs.
 #include "host/thread_stats.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tick arithmetic shared by the measure/ tests that inject gaps of a known length.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // read_topology (and the HostReader under it) against the fixture trees in tests/fixtures and a
 // few trees built on the fly for files the fixtures do not break.
 #include "host/topology.h"

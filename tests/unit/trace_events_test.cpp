@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernel tracepoint events: the format parser and the sample decoder on formats copied from a
 // 6.x kernel and hand-built perf records, the ring walk across the wrap-around, matching
 // interruptions to events (overlap, slack, empty, nested, many against brute force), the cause

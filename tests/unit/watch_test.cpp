@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The watch engine on scratch /proc trees whose counters the test moves between readings: the
 // application's threads coming and going, a reused thread number, a CPU going offline, and the
 // parsers of the scheduler's counters; the configuration and CPU selection of watched CPUs.

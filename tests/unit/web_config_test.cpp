@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web layer's configuration: listen addresses, telemetry paths, and the web configuration file
 // (exporter-toolkit format) with every error it can give, against the test-only certificates in
 // tests/fixtures/web.
@@ -237,7 +238,7 @@ TEST_CASE("web configuration errors name file:line:column and the key", "[web_co
        "curve_preferences, client_allowed_sans, got a sequence"},
       {"rate_limit: {interval: 1s, burst: 20}\n",
        "web.yml:1:13: rate_limit: not supported: rate limiting is not supported; the server's connection limits "
-       "apply instead (see the README)"},
+       "apply instead (see docs/operations.md)"},
       {"tls_server_config:\n  key_file: server.key\n",
        "web.yml:2:3: tls_server_config: needs cert_file (or cert)"},
       {"tls_server_config:\n  cert_file: server.crt\n", "web.yml:2:3: tls_server_config: needs key_file (or key)"},

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the web server answers, on literal strings: routes and methods, Accept-Encoding, gzip, and basic auth against bcrypt hashes.
 #include "export/web_content.h"
 
