@@ -26,19 +26,14 @@ import time
 
 ROWS = ("LOC", "RES", "CAL", "TLB", "IWI")
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import harness  # noqa: E402  (PROBES_OFF: the every-probe-off section the tests share)
+
 CONFIG = """\
 cpus: []
 web: {{listen_address: "127.0.0.1:0"}}
 application: {{tasks: ["busyapp*"]}}
 watch: {{cpus: "{cpu}", method: counts, interval: 1s}}
-probes:
-  clock: {{enabled: false}}
-  pacing: {{enabled: false}}
-  kernel_cost: {{enabled: false}}
-  pinning: {{enabled: false}}
-  c2c: {{enabled: false}}
-  posture: {{enabled: false}}
-  attribution: {{enabled: false}}
 """
 
 
@@ -100,7 +95,7 @@ def main():
             with tempfile.TemporaryDirectory() as tmp:
                 config = os.path.join(tmp, "jitterd.yaml")
                 with open(config, "w", encoding="ascii") as f:
-                    f.write(CONFIG.format(cpu=args.cpu))
+                    f.write(CONFIG.format(cpu=args.cpu) + harness.PROBES_OFF)
                 log = open(os.path.join(tmp, "log"), "w", encoding="utf-8")
                 daemon = subprocess.Popen([args.jitterd, "run", "--config", config], stdout=log, stderr=log)
                 time.sleep(3)  # started, first window read

@@ -75,6 +75,13 @@ std::string watch_schedstat(std::uint64_t run1) {
          " 0 0\ndomain0 3 1 2 3\n";
 }
 
+// Interrupt and softirq counts that stay at 0, and 100 s of uptime: a tree for the thread tests.
+void write_quiet_cpus(const jitterd::testing::ScratchTree& proc) {
+  proc.write("interrupts", watch_interrupts(true, 0, 0, 0));
+  proc.write("softirqs", watch_softirqs(0));
+  proc.write("uptime", "100.00 50.00\n");
+}
+
 }  // namespace
 
 TEST_CASE("scheduler counters: a thread's schedstat and /proc/schedstat", "[watch]") {
@@ -154,9 +161,7 @@ TEST_CASE("watch engine: interrupts by cause, the application's preemptions and 
 
 TEST_CASE("watch engine: threads come and go, a reused thread number is a new thread", "[watch]") {
   jitterd::testing::ScratchTree sys, proc;
-  proc.write("interrupts", watch_interrupts(true, 0, 0, 0));
-  proc.write("softirqs", watch_softirqs(0));
-  proc.write("uptime", "100.00 50.00\n");
+  write_quiet_cpus(proc);
   write_thread(proc, {40, 41, "trader-poll", 100, 1, 3, 0, 0, 0});
   const HostReader host(sys.root(), proc.root());
   WatchEngine engine({{"trader*"}, ""}, {1});
@@ -193,9 +198,7 @@ TEST_CASE("watch engine: threads come and go, a reused thread number is a new th
 TEST_CASE("watch engine: a new process is found by the next whole walk, at once if the old one is gone",
           "[watch]") {
   jitterd::testing::ScratchTree sys, proc;
-  proc.write("interrupts", watch_interrupts(true, 0, 0, 0));
-  proc.write("softirqs", watch_softirqs(0));
-  proc.write("uptime", "100.00 50.00\n");
+  write_quiet_cpus(proc);
   write_thread(proc, {40, 41, "trader-poll", 100, 1, 0, 0, 0, 0});
   const HostReader host(sys.root(), proc.root());
   WatchEngine engine({{"trader*"}, ""}, {1});
@@ -249,9 +252,7 @@ TEST_CASE("watch engine: a watched CPU offline, then back", "[watch]") {
 
 TEST_CASE("watch engine: the application by cgroup, a cgroup that disappears", "[watch]") {
   jitterd::testing::ScratchTree sys, proc;
-  proc.write("interrupts", watch_interrupts(true, 0, 0, 0));
-  proc.write("softirqs", watch_softirqs(0));
-  proc.write("uptime", "100.00 50.00\n");
+  write_quiet_cpus(proc);
   sys.write("fs/cgroup/system.slice/trader.service/cgroup.threads", "41\n42\n");
   write_thread(proc, {40, 41, "trader-poll", 100, 1, 3, 0, 0, 0});
   write_thread(proc, {40, 42, "trader-log", 100, 1, 3, 0, 0, 0});
