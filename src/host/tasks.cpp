@@ -10,8 +10,6 @@
 namespace jitterd {
 namespace {
 
-constexpr unsigned long kPfKthread = 0x00200000;  // include/linux/sched.h
-
 std::vector<int> numeric_entries(const std::vector<std::string>& names) {
   std::vector<int> out;
   for (const std::string& name : names)
@@ -51,16 +49,23 @@ std::optional<TaskStat> parse_task_stat(std::string_view text) {
   return stat;
 }
 
-std::optional<std::vector<int>> parse_cpus_allowed_list(std::string_view status_text) {
-  constexpr std::string_view key = "Cpus_allowed_list:";
-  std::size_t at = 0;
-  while (at < status_text.size()) {
-    const std::size_t end = std::min(status_text.find('\n', at), status_text.size());
-    const std::string_view line = status_text.substr(at, end - at);
-    if (line.substr(0, key.size()) == key) return parse_cpu_list(trim(line.substr(key.size())), nullptr);
-    at = end + 1;
+std::optional<std::string_view> status_field(std::string_view status_text, std::string_view key) {
+  for (std::size_t start = 0; start < status_text.size();) {
+    const std::size_t end = std::min(status_text.find('\n', start), status_text.size());
+    std::string_view line = status_text.substr(start, end - start);
+    start = end + 1;
+    if (line.size() <= key.size() || line.substr(0, key.size()) != key || line[key.size()] != ':') continue;
+    line.remove_prefix(key.size() + 1);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    return line;
   }
   return std::nullopt;
+}
+
+std::optional<std::vector<int>> parse_cpus_allowed_list(std::string_view status_text) {
+  const std::optional<std::string_view> value = status_field(status_text, "Cpus_allowed_list");
+  if (!value) return std::nullopt;
+  return parse_cpu_list(trim(*value), nullptr);
 }
 
 // Each task's two files are opened from its process's task directory (openat) into one stack
@@ -77,8 +82,7 @@ std::vector<TaskSeen> read_tasks(const HostReader& host) {
       const std::optional<std::string_view> stat_text = task_dir.read((task + "/stat").c_str(), buffer);
       const std::optional<TaskStat> stat = stat_text ? parse_task_stat(*stat_text) : std::nullopt;
       if (!stat) continue;  // exited meanwhile
-      TaskSeen task_seen{
-          pid, tid, stat->comm, stat->processor, {}, (stat->flags & kPfKthread) != 0, stat->start_ticks};
+      TaskSeen task_seen{pid, tid, stat->comm, stat->processor, {}, is_kernel_thread(*stat), stat->start_ticks};
       if (const std::optional<std::string_view> status = task_dir.read((task + "/status").c_str(), buffer))
         task_seen.allowed = parse_cpus_allowed_list(*status).value_or(std::vector<int>{});
       tasks.push_back(std::move(task_seen));

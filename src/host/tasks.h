@@ -28,6 +28,14 @@ struct TaskStat {
 // std::nullopt for text that is not a stat line with at least 39 fields.
 std::optional<TaskStat> parse_task_stat(std::string_view text);
 
+// PF_KTHREAD (include/linux/sched.h) in TaskStat::flags: a kernel thread.
+inline bool is_kernel_thread(const TaskStat& stat) { return (stat.flags & 0x00200000) != 0; }
+
+// The value of the `key:` line of a /proc/PID/status text, its leading blanks dropped, or
+// std::nullopt. The key is matched at a line start, so "voluntary_ctxt_switches" is not found
+// inside "nonvoluntary_ctxt_switches".
+std::optional<std::string_view> status_field(std::string_view status_text, std::string_view key);
+
 // The Cpus_allowed_list of /proc/PID/status text, or std::nullopt.
 std::optional<std::vector<int>> parse_cpus_allowed_list(std::string_view status_text);
 

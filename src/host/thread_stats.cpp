@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "host/thread_stats.h"
+#include "host/tasks.h"
 #include "host/text.h"
 
 #include <string>
@@ -7,24 +8,10 @@
 namespace jitterd {
 namespace {
 
-// The value after "key:" on its own line, or std::nullopt. The key is matched at a line start
-// so "voluntary_ctxt_switches" is not found inside "nonvoluntary_ctxt_switches".
+// The number of the status file's `key:` line, or std::nullopt.
 std::optional<uint64_t> find_counter(std::string_view text, std::string_view key) {
-  for (size_t start = 0; start < text.size();) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    if (line.size() <= key.size() || line.substr(0, key.size()) != key || line[key.size()] != ':') {
-      continue;
-    }
-    line.remove_prefix(key.size() + 1);
-    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) {
-      line.remove_prefix(1);
-    }
-    return parse_number<uint64_t>(line);
-  }
-  return std::nullopt;
+  const std::optional<std::string_view> value = status_field(text, key);
+  return value ? parse_number<uint64_t>(*value) : std::nullopt;
 }
 
 }  // namespace

@@ -64,21 +64,6 @@ std::vector<int> read_online(const HostReader& host, const Topology& topo, std::
   return read_list(host, cpu_file("online"), how + describe_cpu_list(fallback), problems).value_or(fallback);
 }
 
-// nohz_full is absent on kernels built without CONFIG_NO_HZ_FULL, and some kernels print
-// "(null)" when nohz_full= was not given; both simply mean no tickless CPUs.
-std::vector<int> read_nohz_full(const HostReader& host, std::vector<std::string>& problems) {
-  const std::string relative = cpu_file("nohz_full");
-  const std::optional<std::string> text = host.read_sys(relative);
-  if (!text) {
-    problems.push_back(host.sys_path(relative).string() +
-                       ": missing, as on kernels built without CONFIG_NO_HZ_FULL; "
-                       "treating the nohz_full set as empty");
-    return {};
-  }
-  if (*text == "(null)") return {};
-  return read_list(host, relative, "treating the nohz_full set as empty", problems).value_or(std::vector<int>{});
-}
-
 // One integer file of a CPU's topology directory, or `fallback` with a problem line.
 int read_topology_int(const HostReader& host, const Directory& topology, int cpu, const char* name, int fallback,
                       FileBuffer& buffer, std::vector<std::string>& problems) {
@@ -126,6 +111,21 @@ CpuTopology read_cpu(const HostReader& host, const Directory& cpus, int cpu, Fil
 }
 
 }  // namespace
+
+// nohz_full is absent on kernels built without CONFIG_NO_HZ_FULL, and some kernels print
+// "(null)" when nohz_full= was not given; both simply mean no tickless CPUs.
+std::vector<int> read_nohz_full(const HostReader& host, std::vector<std::string>& problems) {
+  const std::string relative = cpu_file("nohz_full");
+  const std::optional<std::string> text = host.read_sys(relative);
+  if (!text) {
+    problems.push_back(host.sys_path(relative).string() +
+                       ": missing, as on kernels built without CONFIG_NO_HZ_FULL; "
+                       "treating the nohz_full set as empty");
+    return {};
+  }
+  if (*text == "(null)") return {};
+  return read_list(host, relative, "treating the nohz_full set as empty", problems).value_or(std::vector<int>{});
+}
 
 const CpuTopology* Topology::find(int cpu) const {
   const auto it = std::lower_bound(cpus.begin(), cpus.end(), cpu,

@@ -33,6 +33,10 @@ struct Topology {
   std::vector<int> siblings_of(int cpu) const;
 };
 
+// The kernel's nohz_full set: empty, with a problem line, where the file is missing (a kernel built
+// without CONFIG_NO_HZ_FULL), and empty where it reads "(null)" (no nohz_full= given).
+std::vector<int> read_nohz_full(const HostReader& host, std::vector<std::string>& problems);
+
 // Reads devices/system/cpu/{possible,present,online,offline,isolated,nohz_full} and, for each
 // online CPU, cpuN/topology/{core_id,physical_package_id,thread_siblings_list}.
 Topology read_topology(const HostReader& host);

@@ -160,11 +160,6 @@ void AttributionProbe::export_totals(ProbeResult& result) const {
   result.metrics.push_back(gauge("jitterd_attribution_method_info",
                                  "1, labelled with the attribution method in use: tracepoints or window_deltas.",
                                  {{"method", method_}}, 1));
-  const auto counter = [](std::string name, std::string help, ProbeLabels labels, double value) {
-    ProbeMetric m = gauge(std::move(name), std::move(help), std::move(labels), value);
-    m.type = ProbeMetricType::counter;
-    return m;
-  };
   for (const auto& [cpu, totals] : totals_) {
     const std::string c = std::to_string(cpu);
     for (const std::string& cause : all_causes(reader_ != nullptr)) {

@@ -59,12 +59,10 @@ void add_pair_metrics(const PairRecord& r, ProbeResult& result) {
                                    "When the pair was last measured (Unix time).", pair_labels(r),
                                    r.unix_seconds));
   }
-  ProbeMetric failures =
-      gauge("jitterd_c2c_pair_failures_total",
-            "Attempts to measure the pair that failed (a side timed out or could not run on its CPU).",
-            pair_labels(r), static_cast<double>(r.failures));
-  failures.type = ProbeMetricType::counter;
-  result.metrics.push_back(std::move(failures));
+  result.metrics.push_back(
+      counter("jitterd_c2c_pair_failures_total",
+              "Attempts to measure the pair that failed (a side timed out or could not run on its CPU).",
+              pair_labels(r), static_cast<double>(r.failures)));
 }
 
 // Every attempted pair has its cell: a pair whose every attempt failed reads "failed", so a CPU

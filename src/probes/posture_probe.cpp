@@ -348,11 +348,9 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
             "1, labelled with the kernel release and command line, microcode revision, BIOS vendor, "
             "version and date, CPU model, and whether the CPU says it runs under a hypervisor.",
             fields, 1));
-  ProbeMetric changes =
-      gauge("jitterd_fingerprint_changes_total", "Fingerprint changes seen since jitterd started.", {},
-            static_cast<double>(fingerprint_changes_));
-  changes.type = ProbeMetricType::counter;
-  result.metrics.push_back(std::move(changes));
+  result.metrics.push_back(counter("jitterd_fingerprint_changes_total",
+                                   "Fingerprint changes seen since jitterd started.", {},
+                                   static_cast<double>(fingerprint_changes_)));
   result.metrics.push_back(
       gauge("jitterd_fingerprint_since_timestamp_seconds",
             "When the current fingerprint was first seen: start-up, or its last change (Unix time).", {},

@@ -37,6 +37,12 @@ ProbeMetric gauge(std::string name, std::string help, ProbeLabels labels, double
   return m;
 }
 
+ProbeMetric counter(std::string name, std::string help, ProbeLabels labels, double value) {
+  ProbeMetric m = gauge(std::move(name), std::move(help), std::move(labels), value);
+  m.type = ProbeMetricType::counter;
+  return m;
+}
+
 ProbeMetric histogram_seconds(std::string name, std::string help, ProbeLabels labels,
                               const HistogramSnapshot& snapshot, const TickScale& scale,
                               const std::vector<double>& bounds, double sum_seconds) {

@@ -203,6 +203,8 @@ ProbeStatus run_probe(Probe& probe, ProbeContext& context);
 
 // Helpers for probe implementations.
 ProbeMetric gauge(std::string name, std::string help, ProbeLabels labels, double value);
+// The same, typed as a counter (a name ending in _total).
+ProbeMetric counter(std::string name, std::string help, ProbeLabels labels, double value);
 // A histogram in seconds from a snapshot in `scale` units, with the given upper bounds.
 ProbeMetric histogram_seconds(std::string name, std::string help, ProbeLabels labels,
                               const HistogramSnapshot& snapshot, const TickScale& scale,

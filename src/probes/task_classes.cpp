@@ -4,6 +4,7 @@
 #include <fnmatch.h>
 
 #include "host/cpu_list.h"
+#include "watch/application.h"
 
 namespace jitterd {
 namespace {
@@ -17,12 +18,6 @@ bool belongs_on(const std::string& comm, int cpu) {
   }
   // kworker/N:M and kworker/N:MH (high priority), with a "-workqueue" suffix on newer kernels.
   return fnmatch(("kworker/" + n + ":*").c_str(), comm.c_str(), 0) == 0;
-}
-
-bool matches(const std::string& comm, const std::vector<std::string>& patterns) {
-  for (const std::string& pattern : patterns)
-    if (fnmatch(pattern.c_str(), comm.c_str(), 0) == 0) return true;
-  return false;
 }
 
 }  // namespace
@@ -44,7 +39,7 @@ std::string_view to_string(TaskClass task_class) {
 TaskClass classify_task(const TaskSeen& task, int cpu, int own_pid, const std::vector<std::string>& application) {
   if (task.pid == own_pid) return TaskClass::jitterd;
   if (task.kernel_thread && belongs_on(task.comm, cpu)) return TaskClass::kernel_percpu;
-  if (matches(task.comm, application)) return TaskClass::application;
+  if (matches_any_pattern(application, task.comm)) return TaskClass::application;
   return TaskClass::stray;
 }
 

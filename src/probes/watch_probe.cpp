@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "probes/watch_probe.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <thread>
 
 #include "host/attribution.h"
 #include "host/text.h"
+#include "measure/clock_ns.h"
 
 namespace jitterd {
 namespace {
@@ -17,11 +16,7 @@ constexpr std::array<std::string_view, 6> kIrqCauses = {"timer", "ipi_resched", 
 constexpr std::array<std::string_view, 4> kSoftirqCauses = {"timer", "softirq_net", "softirq_rcu",
                                                             "softirq_other"};
 
-double monotonic_seconds() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
-}
+double monotonic_seconds() { return static_cast<double>(clock_ns(CLOCK_MONOTONIC)) * 1e-9; }
 
 std::uint64_t count_of(const std::map<std::string, std::uint64_t>& counts, std::string_view cause) {
   const auto found = counts.find(std::string(cause));
@@ -32,12 +27,6 @@ std::uint64_t sum_of(const std::map<std::string, std::uint64_t>& counts) {
   std::uint64_t sum = 0;
   for (const auto& [cause, n] : counts) sum += n;
   return sum;
-}
-
-ProbeMetric counter(std::string name, std::string help, ProbeLabels labels, double value) {
-  ProbeMetric m = gauge(std::move(name), std::move(help), std::move(labels), value);
-  m.type = ProbeMetricType::counter;
-  return m;
 }
 
 void add_cpu_metrics(const WatchedCpu& c, const WatchReading& reading, std::vector<ProbeMetric>& out) {

@@ -11,19 +11,12 @@
 namespace jitterd {
 namespace {
 
-constexpr unsigned long kPfKthread = 0x00200000;  // include/linux/sched.h
 constexpr std::string_view kCgroupRoot = "/sys/fs/cgroup";
 
 // The Tgid of a /proc/TID/status text, or 0.
 int thread_group_of(std::string_view status) {
-  constexpr std::string_view key = "Tgid:";
-  for (std::size_t at = 0; at < status.size();) {
-    const std::size_t end = std::min(status.find('\n', at), status.size());
-    const std::string_view line = status.substr(at, end - at);
-    if (line.substr(0, key.size()) == key) return parse_number<int>(trim(line.substr(key.size()))).value_or(0);
-    at = end + 1;
-  }
-  return 0;
+  const std::optional<std::string_view> value = status_field(status, "Tgid");
+  return value ? parse_number<int>(trim(*value)).value_or(0) : 0;
 }
 
 // One thread read from `dir`: <procfs>/PID/task/TID, or <procfs>/TID when the process is not
@@ -33,7 +26,7 @@ std::optional<ApplicationThread> read_thread(const HostReader& host, int tid, co
   const std::optional<std::string> stat_text = host.read_proc(dir + "/stat");
   const std::optional<TaskStat> stat = stat_text ? parse_task_stat(*stat_text) : std::nullopt;
   const std::optional<std::string> status = host.read_proc(dir + "/status");
-  if (!stat || !status || (stat->flags & kPfKthread) != 0) return std::nullopt;
+  if (!stat || !status || is_kernel_thread(*stat)) return std::nullopt;
   ApplicationThread thread{thread_group_of(*status), tid, stat->comm, stat->start_ticks, stat->processor, {}};
   thread.allowed = parse_cpus_allowed_list(*status).value_or(std::vector<int>{});
   return thread;

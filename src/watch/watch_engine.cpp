@@ -6,8 +6,8 @@
 #include <algorithm>
 
 #include "host/attribution.h"
-#include "host/cpu_list.h"
 #include "host/text.h"
+#include "host/topology.h"
 
 namespace jitterd {
 namespace {
@@ -54,9 +54,8 @@ WatchReading WatchEngine::read(const HostReader& host, double monotonic_seconds)
   count_threads(host, reading);
   previous_uptime_ = uptime;
 
-  const std::optional<std::string> nohz = host.read_sys(std::string(kSysCpuDir) + "/nohz_full");
-  const std::vector<int> nohz_cpus =
-      nohz ? parse_cpu_list(trim(*nohz), nullptr).value_or(std::vector<int>{}) : std::vector<int>{};
+  std::vector<std::string> nohz_problems;  // a kernel without nohz_full: the posture says so, not each reading
+  const std::vector<int> nohz_cpus = read_nohz_full(host, nohz_problems);
   for (int cpu : cpus_) {
     WatchedCpu& totals = states_[cpu].totals;
     totals.nohz_full = std::find(nohz_cpus.begin(), nohz_cpus.end(), cpu) != nohz_cpus.end();
