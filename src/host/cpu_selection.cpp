@@ -38,7 +38,7 @@ Machine describe_machine(const Topology& topo, const Cpus& allowed_affinity) {
   return m;
 }
 
-CpuSelectionResult fail(std::string error) { return CpuSelectionResult{std::nullopt, {std::move(error)}}; }
+CpuSelectionResult fail(std::string error) { return CpuSelectionResult{std::nullopt, {std::move(error)}, {}}; }
 
 CpuSelectionResult no_housekeeping(const Cpus& sampled, const Machine& m) {
   return fail("no CPU left for housekeeping: sampled " + list(sampled) + " covers every allowed CPU (" +
@@ -65,7 +65,8 @@ CpuSelectionResult succeed(Cpus sampled, Cpus housekeeping, std::vector<std::str
     notes.push_back("cpus: sampled CPUs sharing a core with housekeeping (SMT siblings): " + list(shared) +
                     "; expect the daemon's own activity in their numbers");
   }
-  return CpuSelectionResult{CpuSelection{std::move(sampled), std::move(housekeeping), std::move(notes), {}}, {}};
+  return CpuSelectionResult{
+      CpuSelection{std::move(sampled), std::move(housekeeping), std::move(notes), {}}, {}, {}};
 }
 
 // One thread per core: a spinning sampler's sibling thread shares its core's pipeline and caches,
@@ -159,10 +160,16 @@ CpuSelectionResult select_auto(const Topology& topo, const Machine& m, bool all_
 }
 
 // Why `cpu` cannot be sampled, or "" if it can.
-std::string why_unusable(int cpu, const Topology& topo, const Machine& m) {
+// Why `cpu` is no CPU of this machine, or "" if it is one.
+std::string why_missing(int cpu, const Topology& topo, const Machine& m) {
   if (!contains(sorted_unique(topo.possible), cpu) && !contains(m.online, cpu)) {
     return "does not exist (possible: " + list(sorted_unique(topo.possible)) + ")";
   }
+  return {};
+}
+
+std::string why_unusable(int cpu, const Topology& topo, const Machine& m) {
+  if (std::string why = why_missing(cpu, topo, m); !why.empty()) return why;
   if (!contains(m.online, cpu)) return "not online (online: " + list(m.online) + ")";
   if (!contains(m.affinity, cpu) && !contains(m.isolated, cpu)) {
     return "not in this process's allowed CPUs (allowed: " + list(m.affinity) + ")";
@@ -190,15 +197,15 @@ CpuSelectionResult select_listed(const Cpus& listed, const Topology& topo, const
 }
 
 // The listed watched CPUs that cannot be watched: they do not exist, or they are also sampled.
-std::vector<std::string> watch_list_errors(const CpuRequest& request, const Cpus& watched, const Topology& topo) {
+std::vector<std::string> watch_list_errors(const CpuRequest& request, const Cpus& watched, const Topology& topo,
+                                           const Machine& m) {
   std::vector<std::string> errors;
-  const Cpus possible = sorted_unique(topo.possible);
+  const Cpus sampled = sorted_unique(request.list);
   for (int cpu : watched) {
-    if (!contains(possible, cpu) && !contains(sorted_unique(topo.online), cpu))
-      errors.push_back("watch.cpus: cpu " + std::to_string(cpu) + " does not exist (possible: " + list(possible) +
-                       ")");
-    else if (!request.automatic && contains(sorted_unique(request.list), cpu))
-      errors.push_back("watch.cpus: cpu " + std::to_string(cpu) +
+    if (std::string why = why_missing(cpu, topo, m); !why.empty())
+      errors.push_back("cpu " + std::to_string(cpu) + " " + why);
+    else if (!request.automatic && contains(sampled, cpu))
+      errors.push_back("cpu " + std::to_string(cpu) +
                        " is also in cpus: a CPU is either sampled (jitterd spins there) or watched (the "
                        "application runs there), not both");
   }
@@ -236,8 +243,9 @@ CpuSelectionResult select_cpus(const CpuRequest& request, const Topology& topolo
   Machine machine = describe_machine(topology, allowed_affinity);
   const Cpus watch_listed =
       request.watch == CpuRequest::Watch::listed ? sorted_unique(request.watch_list) : Cpus{};
-  if (std::vector<std::string> errors = watch_list_errors(request, watch_listed, topology); !errors.empty())
-    return CpuSelectionResult{std::nullopt, std::move(errors)};
+  if (std::vector<std::string> errors = watch_list_errors(request, watch_listed, topology, machine);
+      !errors.empty())
+    return CpuSelectionResult{std::nullopt, {}, std::move(errors)};
   // The application's CPUs are neither a candidate for sampling nor a place for housekeeping.
   const Machine full = machine;
   machine.allowed = cpus_minus(machine.allowed, watch_listed);

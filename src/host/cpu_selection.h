@@ -39,7 +39,8 @@ struct CpuSelection {
 // Either a selection, or every reason there is none (one per unusable CPU where that applies).
 struct CpuSelectionResult {
   std::optional<CpuSelection> selection;
-  std::vector<std::string> errors;
+  std::vector<std::string> errors;        // about `cpus` (the sampled CPUs) or the whole selection
+  std::vector<std::string> watch_errors;  // about the listed watched CPUs (`watch.cpus`)
 };
 
 // auto: the online isolated CPUs if any, else every allowed online CPU except the lowest one and

@@ -63,12 +63,11 @@ SamplingPlan make_sampling_plan(Config config, const HostReader& host, const std
   CpuSelectionResult result = select_cpus(request, topology, allowed);
   if (!result.selection) {
     std::vector<ConfigError> errors;
-    for (const auto& e : result.errors) {
-      // Errors about the watched CPUs cite watch.cpus; the rest, cpus.
-      const std::string key = e.rfind("watch.cpus: ", 0) == 0 ? "watch.cpus" : "cpus";
+    for (const auto& [key, messages] :
+         {std::pair<std::string, const std::vector<std::string>*>{"cpus", &result.errors},
+          {"watch.cpus", &result.watch_errors}}) {
       const SourceMark mark = plan.config.mark_of(key);
-      errors.push_back({plan.config.path, mark.line, mark.column, key,
-                        key == "cpus" ? e : e.substr(std::string_view("watch.cpus: ").size())});
+      for (const std::string& e : *messages) errors.push_back({plan.config.path, mark.line, mark.column, key, e});
     }
     throw ConfigErrors(std::move(errors));
   }

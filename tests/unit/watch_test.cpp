@@ -334,13 +334,13 @@ TEST_CASE("CPU selection with watched CPUs", "[watch][cpu_selection]") {
   request.watch_list = {2};  // both sampled and watched
   r = select_cpus(request, topo, {0, 1, 2, 3});
   REQUIRE_FALSE(r.selection);
-  CHECK(r.errors.at(0).find("watch.cpus: cpu 2 is also in cpus") == 0);
+  CHECK(r.watch_errors.at(0).find("cpu 2 is also in cpus") == 0);
 
   request.list = {};
   request.watch_list = {9};
   r = select_cpus(request, topo, {0, 1, 2, 3});
   REQUIRE_FALSE(r.selection);
-  CHECK(r.errors.at(0).find("does not exist") != std::string::npos);
+  CHECK(r.watch_errors.at(0).find("does not exist") != std::string::npos);
 
   request.watch_list = {0, 1};  // nothing left for the daemon
   r = select_cpus(request, topo, {0, 1});
