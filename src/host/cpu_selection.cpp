@@ -250,6 +250,9 @@ CpuSelectionResult select_cpus(const CpuRequest& request, const Topology& topolo
   const Machine full = machine;
   machine.allowed = cpus_minus(machine.allowed, watch_listed);
   machine.isolated = cpus_minus(machine.isolated, watch_listed);
+  if (machine.allowed.empty() && !full.allowed.empty())  // not "none is online": the watch took them
+    return fail("no CPU left for housekeeping: the watched CPUs " + list(watch_listed) +
+                " cover every allowed CPU (" + list(full.allowed) + "); leave at least one out");
   CpuSelectionResult result = request.automatic ? select_auto(topology, machine, request.all_threads_per_core)
                                                 : select_listed(sorted_unique(request.list), topology, machine);
   if (!result.selection || request.watch == CpuRequest::Watch::none) return result;

@@ -345,4 +345,7 @@ TEST_CASE("CPU selection with watched CPUs", "[watch][cpu_selection]") {
   request.watch_list = {0, 1};  // nothing left for the daemon
   r = select_cpus(request, topo, {0, 1});
   REQUIRE_FALSE(r.selection);
+  CHECK(
+      r.errors.at(0) ==
+      "no CPU left for housekeeping: the watched CPUs 0-1 cover every allowed CPU (0-1); leave at least one out");
 }
