@@ -346,11 +346,14 @@ void read_watch_section(ConfigReader& r, const Entry& section, WatchSettings& wa
                    }},
                   {"method",
                    [&](const Entry& e) {
-                     if (const auto name = r.choice(e, {"auto", "bpf", "tracepoints", "counts"}))
-                       watch.method = *name == "bpf"           ? WatchMethod::bpf
-                                      : *name == "tracepoints" ? WatchMethod::tracepoints
-                                      : *name == "counts"      ? WatchMethod::counts
-                                                               : WatchMethod::automatic;
+                     // The names are watch_method_name's, the one list of them.
+                     constexpr WatchMethod methods[] = {WatchMethod::automatic, WatchMethod::bpf,
+                                                        WatchMethod::tracepoints, WatchMethod::counts};
+                     std::vector<std::string_view> names;
+                     for (WatchMethod m : methods) names.push_back(watch_method_name(m));
+                     if (const auto name = r.choice(e, names))
+                       for (WatchMethod m : methods)
+                         if (watch_method_name(m) == *name) watch.method = m;
                    }},
                   {"interval", [&](const Entry& e) { assign(watch.interval, r.duration(e, 100ms, 1h)); }}});
 }

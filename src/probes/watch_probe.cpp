@@ -29,8 +29,13 @@ std::uint64_t sum_of(const std::map<std::string, std::uint64_t>& counts) {
   return sum;
 }
 
+// Timer interrupts per second over the last window; none for an offline CPU or before a window.
+std::optional<double> timer_rate(const WatchedCpu& c, double window_seconds) {
+  if (!c.online || window_seconds <= 0) return std::nullopt;
+  return static_cast<double>(c.window_timer_interrupts) / window_seconds;
+}
+
 void add_cpu_metrics(const WatchedCpu& c, const WatchReading& reading, std::vector<ProbeMetric>& out) {
-  const double window_seconds = reading.window_seconds;
   const std::string cpu = std::to_string(c.cpu);
   out.push_back(gauge("jitterd_watch_cpu_online",
                       "1 if the watched CPU is online (it has a column in /proc/interrupts).", {{"cpu", cpu}},
@@ -67,13 +72,14 @@ void add_cpu_metrics(const WatchedCpu& c, const WatchReading& reading, std::vect
     out.push_back(counter("jitterd_watch_other_tasks_seconds_total",
                           "Time tasks other than the application ran on the watched CPU (/proc/schedstat).",
                           {{"cpu", cpu}}, static_cast<double>(c.other_tasks_ns) * 1e-9));
-  if (!c.online || window_seconds <= 0) return;  // no current figure for an offline CPU
+  const std::optional<double> rate = timer_rate(c, reading.window_seconds);
+  if (!rate) return;  // no current figure for an offline CPU
   out.push_back(gauge("jitterd_watch_application_threads", "The application's threads on the watched CPU.",
                       {{"cpu", cpu}}, static_cast<double>(c.application_threads)));
   out.push_back(gauge("jitterd_watch_timer_interrupt_rate_hertz",
                       "Timer interrupts per second on the watched CPU over the last window: near 0 when the tick "
                       "is stopped (nohz_full), HZ when it is not.",
-                      {{"cpu", cpu}}, static_cast<double>(c.window_timer_interrupts) / window_seconds));
+                      {{"cpu", cpu}}, *rate));
 }
 
 ProbeTable cpu_table(const WatchReading& reading) {
@@ -84,8 +90,7 @@ ProbeTable cpu_table(const WatchReading& reading) {
   for (const WatchedCpu& c : reading.cpus) {
     const std::uint64_t irqs = sum_of(c.interrupts), softirqs = sum_of(c.softirqs);
     Cell rate;  // none: no window yet, or the CPU is offline
-    if (reading.window_seconds > 0 && c.online)
-      rate = Cell(static_cast<double>(c.window_timer_interrupts) / reading.window_seconds, 1);
+    if (const std::optional<double> hertz = timer_rate(c, reading.window_seconds)) rate = Cell(*hertz, 1);
     table.rows.push_back(
         {c.cpu, Cell(c.online), Cell(c.nohz_full), c.application_threads, c.preemptions,
          Cell(static_cast<double>(c.wait_ns) * 1e-6, 3),
@@ -118,8 +123,7 @@ ProbeTable window_table(const WatchReading& reading, const std::vector<WatchedCp
          per_second(c.wait_ns, before->wait_ns, 1e-6),
          per_second(sum_of(c.interrupts), sum_of(before->interrupts)),
          per_second(count_of(c.interrupts, "device_irq"), count_of(before->interrupts, "device_irq")),
-         per_second(sum_of(c.softirqs), sum_of(before->softirqs)),
-         Cell(static_cast<double>(c.window_timer_interrupts) / seconds, 1)});
+         per_second(sum_of(c.softirqs), sum_of(before->softirqs)), Cell(*timer_rate(c, seconds), 1)});
   }
   return table;
 }

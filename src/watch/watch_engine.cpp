@@ -53,6 +53,7 @@ WatchReading WatchEngine::read(const HostReader& host, double monotonic_seconds)
   const std::optional<double> uptime = read_uptime(host);
   count_threads(host, reading);
   previous_uptime_ = uptime;
+  count_other_tasks();  // the CPU's run time and the application's, both counted by now
 
   std::vector<std::string> nohz_problems;  // a kernel without nohz_full: the posture says so, not each reading
   const std::vector<int> nohz_cpus = read_nohz_full(host, nohz_problems);
@@ -132,13 +133,11 @@ void WatchEngine::count_threads(const HostReader& host, WatchReading& reading) {
     const std::optional<ContextSwitches> switches = read_thread_context_switches(host, thread.pid, thread.tid);
     if (!sched || !switches) continue;  // exited meanwhile
     const ThreadKey key{thread.tid, thread.start_ticks};
-    ThreadState state;
+    ThreadState state;  // a thread started since the last reading: all it counted is new
     if (const auto known = threads_.find(key); known != threads_.end()) {
       state = known->second;
-    } else if (previous_uptime_ &&
-               static_cast<double>(thread.start_ticks) / ticks_per_second >= *previous_uptime_) {
-      state.totals.preemptions = 0;  // started since the last reading: all it counted is new
-    } else {
+    } else if (!previous_uptime_ ||
+               static_cast<double>(thread.start_ticks) / ticks_per_second < *previous_uptime_) {
       state.sched = *sched;  // there before jitterd looked: counts from now
       state.switches = *switches;
     }
@@ -164,6 +163,9 @@ void WatchEngine::count_threads(const HostReader& host, WatchReading& reading) {
     seen.emplace(key, std::move(state));
   }
   threads_ = std::move(seen);
+}
+
+void WatchEngine::count_other_tasks() {
   for (int cpu : cpus_) {
     CpuState& state = states_[cpu];
     // Never down: the application's time is current, the CPU's is booked when a task leaves it.

@@ -101,6 +101,7 @@ class WatchEngine {
   void count_interrupts(const InterruptSnapshot& now);
   void count_threads(const HostReader& host, WatchReading& reading);
   void count_cpu_time(const std::map<int, SchedTimes>& schedstat);
+  void count_other_tasks();
 
   ApplicationSettings application_;
   std::vector<int> cpus_;  // sorted
