@@ -335,27 +335,28 @@ void read_application_section(ConfigReader& r, const Entry& section, Application
 
 void read_watch_section(ConfigReader& r, const Entry& section, WatchSettings& watch) {
   watch.enabled = true;
-  r.read_mapping(section,
-                 {{"cpus",
-                   [&](const Entry& e) {
-                     CpuSetting cpus;
-                     r.read_cpus(e, cpus, false);
-                     watch.cpus_automatic = cpus.automatic;
-                     watch.cpus = cpus.list;
-                     watch.cpus_text = cpus.text;
-                   }},
-                  {"method",
-                   [&](const Entry& e) {
-                     // The names are watch_method_name's, the one list of them.
-                     constexpr WatchMethod methods[] = {WatchMethod::automatic, WatchMethod::bpf,
-                                                        WatchMethod::tracepoints, WatchMethod::counts};
-                     std::vector<std::string_view> names;
-                     for (WatchMethod m : methods) names.push_back(watch_method_name(m));
-                     if (const auto name = r.choice(e, names))
-                       for (WatchMethod m : methods)
-                         if (watch_method_name(m) == *name) watch.method = m;
-                   }},
-                  {"interval", [&](const Entry& e) { assign(watch.interval, r.duration(e, 100ms, 1h)); }}});
+  r.read_mapping(section, {{"cpus",
+                            [&](const Entry& e) {
+                              CpuSetting cpus;
+                              r.read_cpus(e, cpus, false);
+                              watch.cpus_automatic = cpus.automatic;
+                              watch.cpus = cpus.list;
+                              watch.cpus_text = cpus.text;
+                            }},
+                           {"method",
+                            [&](const Entry& e) {
+                              // The names are watch_method_name's, the one list of them.
+                              constexpr WatchMethod methods[] = {WatchMethod::automatic, WatchMethod::bpf,
+                                                                 WatchMethod::tracepoints, WatchMethod::counts};
+                              std::vector<std::string_view> names;
+                              for (WatchMethod m : methods) names.push_back(watch_method_name(m));
+                              if (const auto name = r.choice(e, names))
+                                for (WatchMethod m : methods)
+                                  if (watch_method_name(m) == *name) watch.method = m;
+                            }},
+                           {"interval", [&](const Entry& e) { assign(watch.interval, r.duration(e, 100ms, 1h)); }},
+                           {"outlier_threshold",
+                            [&](const Entry& e) { assign(watch.outlier_threshold, r.duration(e, 1us, 1s)); }}});
 }
 
 void name_application_once(ProbesSettings& probes) {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <thread>
 
+#include <unistd.h>
+
 #include "host/attribution.h"
 #include "host/text.h"
 #include "measure/clock_ns.h"
@@ -35,7 +37,8 @@ std::optional<double> timer_rate(const WatchedCpu& c, double window_seconds) {
   return static_cast<double>(c.window_timer_interrupts) / window_seconds;
 }
 
-void add_cpu_metrics(const WatchedCpu& c, const WatchReading& reading, std::vector<ProbeMetric>& out) {
+void add_cpu_metrics(const WatchedCpu& c, const WatchReading& reading, bool stolen_from_bpf,
+                     std::vector<ProbeMetric>& out) {
   const std::string cpu = std::to_string(c.cpu);
   out.push_back(gauge("jitterd_watch_cpu_online",
                       "1 if the watched CPU is online (it has a column in /proc/interrupts).", {{"cpu", cpu}},
@@ -61,10 +64,12 @@ void add_cpu_metrics(const WatchedCpu& c, const WatchReading& reading, std::vect
   out.push_back(counter("jitterd_watch_voluntary_switches_total",
                         "Voluntary context switches (sleeps) of the application's threads on the watched CPU.",
                         {{"cpu", cpu}}, static_cast<double>(c.voluntary_switches)));
-  out.push_back(counter("jitterd_watch_stolen_seconds_total",
-                        "Time taken from the application's threads on the watched CPU, by cause (counts: the "
-                        "run-queue wait while another task ran, cause preempted).",
-                        {{"cpu", cpu}, {"cause", "preempted"}}, static_cast<double>(c.wait_ns) * 1e-9));
+  if (!stolen_from_bpf)  // bpf books every cause's time, preempted included
+    out.push_back(
+        counter("jitterd_watch_stolen_seconds_total",
+                "Time taken on the watched CPU, by cause (counts: the application's run-queue wait while "
+                "another task ran, cause preempted).",
+                {{"cpu", cpu}, {"cause", "preempted"}}, static_cast<double>(c.wait_ns) * 1e-9));
   out.push_back(counter("jitterd_watch_application_run_seconds_total",
                         "Time the application's threads ran on the watched CPU.", {{"cpu", cpu}},
                         static_cast<double>(c.application_run_ns) * 1e-9));
@@ -178,7 +183,7 @@ ProbeResult watch_result(const WatchReading& reading, const std::vector<WatchedC
       1));
   result.metrics.push_back(gauge("jitterd_watch_window_seconds", "The length of the watch probe's last window.",
                                  {}, reading.window_seconds));
-  for (const WatchedCpu& c : reading.cpus) add_cpu_metrics(c, reading, result.metrics);
+  for (const WatchedCpu& c : reading.cpus) add_cpu_metrics(c, reading, method == "bpf", result.metrics);
   result.tables = {window_table(reading, previous), cpu_table(reading), cause_table(reading),
                    thread_table(reading)};
   if (!reading.other_tasks_measured)
@@ -195,10 +200,41 @@ ProbeResult watch_result(const WatchReading& reading, const std::vector<WatchedC
   return result;
 }
 
+void WatchProbe::open_engines(const ProbeContext& context) {
+  engine_ = std::make_unique<WatchEngine>(settings_.application, context.watched);
+  bpf_.reset();
+  previous_bpf_.reset();
+  history_ = {};
+  method_ = "counts";
+  const bool wants_bpf = settings_.method == WatchMethod::automatic || settings_.method == WatchMethod::bpf;
+  if (settings_.method == WatchMethod::counts) {
+    reason_ = "as configured";
+  } else if (settings_.method == WatchMethod::tracepoints) {
+    reason_ =
+        "the tracepoints method is not built: perf's tracepoint rings wake their reader with an irq_work on the "
+        "traced CPU, which a watched CPU must not take; use bpf";
+  } else if (context.watched.empty()) {
+    reason_ = "no CPU is watched";
+  }
+  if (!wants_bpf || context.watched.empty()) return;
+  BpfWatch::Options options{context.watched, static_cast<std::uint64_t>(settings_.outlier_threshold.count()),
+                            static_cast<int>(getpid())};
+  std::string why_not;
+  bpf_ = BpfWatch::open(options, why_not);
+  if (bpf_) {
+    method_ = "bpf";
+    reason_ = settings_.method == WatchMethod::bpf ? "as configured" : "auto: the BPF program loaded";
+  } else {
+    reason_ = why_not;
+  }
+}
+
 WatchReading WatchProbe::take_reading(ProbeContext& context) {
   if (!engine_ || engine_->cpus() != context.watched) {
-    engine_ = std::make_unique<WatchEngine>(settings_.application, context.watched);
-    previous_ = engine_->read(context.host, monotonic_seconds()).cpus;  // the baseline of the first window
+    open_engines(context);
+    const WatchReading first = engine_->read(context.host, monotonic_seconds());
+    previous_ = first.cpus;  // the baseline of the first window
+    read_bpf(first);
     const auto until = std::chrono::steady_clock::now() + settings_.interval;
     while (std::chrono::steady_clock::now() < until) {
       context.check_cancelled();
@@ -209,18 +245,31 @@ WatchReading WatchProbe::take_reading(ProbeContext& context) {
   return engine_->read(context.host, monotonic_seconds());
 }
 
+std::optional<BpfReading> WatchProbe::read_bpf(const WatchReading& reading) {
+  if (!bpf_) return std::nullopt;
+  std::vector<int> tids;
+  for (const WatchedThread& t : reading.threads) tids.push_back(t.thread.tid);
+  bpf_->set_application(tids);
+  BpfReading now = bpf_->read();
+  history_.add(now);
+  if (!previous_bpf_) previous_bpf_ = now;  // the first reading: the baseline of the first window
+  return now;
+}
+
 ProbeResult WatchProbe::run(ProbeContext& context) {
   const WatchReading reading = take_reading(context);
+  const std::optional<BpfReading> bpf = read_bpf(reading);
   const std::string_view requested = watch_method_name(settings_.method);
-  const bool asked_for_counts = settings_.method == WatchMethod::counts;
-  const std::string reason =
-      asked_for_counts ? "as configured"
-                       : "this build reads watched CPUs from the kernel's counters only (the bpf and tracepoints "
-                         "engines are not built yet)";
-  ProbeResult result = watch_result(reading, previous_, "counts", requested, reason);
+  ProbeResult result = watch_result(reading, previous_, method_, requested, reason_);
   previous_ = reading.cpus;
-  const bool fell_back = settings_.method == WatchMethod::bpf || settings_.method == WatchMethod::tracepoints;
-  result.states["method"] = {"counts (" + reason + ")", fell_back};
+  if (bpf) {
+    add_bpf_result(*bpf, previous_bpf_ ? &*previous_bpf_ : nullptr, reading, history_, bpf_->missing_tracepoints(),
+                   result);
+    previous_bpf_ = *bpf;
+  }
+  // Asked for bpf or tracepoints and given counts: a warning until it changes.
+  const bool fell_back = settings_.method != WatchMethod::automatic && requested != method_;
+  result.states["method"] = {method_ + " (" + reason_ + ")", fell_back};
   const std::size_t threads = reading.threads.size();
   if (settings_.application.named() && threads == 0)
     result.states["application"] = {"no thread of the application on a watched CPU", true};

@@ -6,9 +6,11 @@
 // vocabulary (hard IRQs and IPIs by cause, softirqs by cause, and `preempted` for the time
 // another task ran while the application wanted the CPU). Its first run takes two readings one
 // interval apart, so `jitterd report watch` shows a whole window. Methods, exported as
-// jitterd_watch_method_info: `counts` (the kernel's counters, no privilege); `bpf` and
-// `tracepoints` are asked-for methods this build does not have yet, so they fall back to counts
-// and say so. Used by one thread at a time (the probe scheduler's).
+// jitterd_watch_method_info: `bpf` (watch/bpf_watch.h: every interruption paired entry to exit in
+// the kernel, with its length and who caused it; `auto` picks it where it loads) and `counts` (the
+// kernel's counters, no privilege), which every method reads too. `tracepoints` is not built (its
+// perf rings would wake the reader from the watched CPU) and falls back to counts, saying so.
+// Used by one thread at a time (the probe scheduler's).
 #pragma once
 
 #include <chrono>
@@ -18,7 +20,9 @@
 #include <vector>
 
 #include "probes/probe.h"
+#include "probes/watch_bpf_result.h"
 #include "watch/application.h"
+#include "watch/bpf_watch.h"
 #include "watch/watch_engine.h"
 
 namespace jitterd {
@@ -37,6 +41,8 @@ struct WatchSettings {
   std::string cpus_text = "auto";
   WatchMethod method = WatchMethod::automatic;
   std::chrono::nanoseconds interval{std::chrono::seconds(1)};
+  // bpf: each single interruption or preemption this long or longer is kept with who caused it.
+  std::chrono::nanoseconds outlier_threshold{std::chrono::microseconds(10)};
   ApplicationSettings application;
   bool operator==(const WatchSettings&) const = default;
 };
@@ -49,11 +55,18 @@ class WatchProbe : public Probe {
   ProbeResult run(ProbeContext& context) override;
 
  private:
+  void open_engines(const ProbeContext& context);
   WatchReading take_reading(ProbeContext& context);
+  std::optional<BpfReading> read_bpf(const WatchReading& reading);
 
   WatchSettings settings_;
   std::unique_ptr<WatchEngine> engine_;
   std::vector<WatchedCpu> previous_;  // the totals of the previous reading, for the window's rates
+  std::unique_ptr<BpfWatch> bpf_;     // loaded for method auto or bpf where it can
+  std::optional<BpfReading> previous_bpf_;
+  WatchBpfHistory history_;
+  std::string method_ = "counts";  // what jitterd_watch_method_info says, and why
+  std::string reason_;
 };
 
 // The metrics and tables of one reading (exposed for tests). `previous`: the totals of the

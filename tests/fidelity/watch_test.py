@@ -43,6 +43,7 @@ refused.
 """
 
 import argparse
+import json
 import re
 import signal
 import os
@@ -70,7 +71,10 @@ STOLEN_TOLERANCE = 0.10
 INJECTOR = None  # set in __main__
 APP = None
 
-CONFIG = f"""\
+def config(method):
+    # bpf: outliers from 100 us, so that the injections' (200 us) are the latest ones listed and
+    # the timer ticks of a virtual machine (tens of us each) are not.
+    return f"""\
 cpus: []
 web:
   listen_address: "127.0.0.1:0"
@@ -78,8 +82,9 @@ application:
   tasks: ["busyapp*"]
 watch:
   cpus: "{CPU}"
-  method: counts
+  method: {method}
   interval: 500ms
+  outlier_threshold: 100us
 {harness.PROBES_OFF}"""
 
 
@@ -150,10 +155,18 @@ class SwitchTrace:
         return count, wait, by
 
 
-class WatchFidelityTest(harness.DaemonTestCase):
+class WatchFidelityTest:
+    """The test, for one method: METHOD, and the families that method counts preemptions and
+    interrupts in."""
+
+    METHOD = None
+    PREEMPTIONS = None  # (family, labels beside cpu)
+    INTERRUPTS = None   # the family whose cause="tlb" counts TLB shootdowns
+
     def watch_values(self, daemon):
         samples = daemon.scrape()
-        preempted = harness.select(samples, "jitterd_watch_preemptions_total", cpu=str(CPU))
+        family, labels = self.PREEMPTIONS
+        preempted = harness.select(samples, family, cpu=str(CPU), **labels)
         stolen = harness.select(samples, "jitterd_watch_stolen_seconds_total", cpu=str(CPU), cause="preempted")
         threads = harness.select(samples, "jitterd_watch_application_threads", cpu=str(CPU))
         last = harness.select(samples, "jitterd_probe_last_run_timestamp_seconds", probe="watch")
@@ -168,10 +181,18 @@ class WatchFidelityTest(harness.DaemonTestCase):
             lambda: (lambda v: v if v and v[3] > after else None)(self.watch_values(daemon)),
             timeout=10, what="a watch probe run")
 
+    def method_in_use(self, daemon):
+        info = harness.wait_until(lambda: harness.select(daemon.scrape(), "jitterd_watch_method_info"),
+                                  timeout=15, what="jitterd_watch_method_info")
+        labels = dict(next(iter(info)))
+        if labels.get("method") != self.METHOD:
+            self.skipTest(f"method {self.METHOD} not in use: {labels.get('reason')}")
+
     def test_injected_preemptions_are_counted(self):
         # The daemon first: nothing of its start-up may wait for a per-CPU worker of CPU 1 while
         # a real-time loop without throttling holds that CPU.
-        daemon = self.daemon(CONFIG)
+        daemon = self.daemon(config(self.METHOD))
+        self.method_in_use(daemon)
         with open(RT_RUNTIME, encoding="ascii") as f:
             saved = f.read().strip()
         self.addCleanup(write_rt_runtime, saved)
@@ -187,7 +208,10 @@ class WatchFidelityTest(harness.DaemonTestCase):
                                    timeout=15, what="the application's thread on cpu 1")
         self.assertEqual(first[2], 1, "one application thread on the watched CPU")
         self.assertNotIn(CPU, self.daemon_cpus(daemon), "the daemon runs no thread on the watched CPU")
+        self.check_preemptions(daemon, app)
+        self.check_shootdowns(daemon, app)
 
+    def check_preemptions(self, daemon, app):
         trace = SwitchTrace(CPU, app.pid)
         self.addCleanup(trace.close)
         count = int(INJECT_SECONDS * 1e6 / PERIOD_US)
@@ -217,8 +241,8 @@ class WatchFidelityTest(harness.DaemonTestCase):
         counted = after[0] - before[0]
         stolen = after[1] - before[1]
         others = ", ".join(f"{task} {n} ({w * 1e3:.2f} ms)" for task, (n, w) in sorted(by_task.items()))
-        print(f"{count} injections of {SPIN_US} us every {PERIOD_US} us, {slept} after a sleep; the tracer saw "
-              f"{traced} preemptions ({traced_wait * 1e3:.3f} ms of run-queue wait): the injector "
+        print(f"{self.METHOD}: {count} injections of {SPIN_US} us every {PERIOD_US} us, {slept} after a sleep; the "
+              f"tracer saw {traced} preemptions ({traced_wait * 1e3:.3f} ms of run-queue wait): the injector "
               f"{by_injector} ({injector_wait * 1e3:.3f} ms), others: {others or 'none'}; jitterd counted "
               f"{counted:.0f} preemptions and {stolen * 1e3:.3f} ms; injected spins {spins * 1e3:.3f} ms, "
               f"deadline to end {held * 1e3:.3f} ms; a switch away and back costs "
@@ -229,23 +253,28 @@ class WatchFidelityTest(harness.DaemonTestCase):
         self.assertLessEqual(abs(by_injector - slept), PREEMPTION_TOLERANCE * slept,
                              "the tracer's preemptions by the injector against the injections")
         self.assertLessEqual(abs(stolen - traced_wait), STOLEN_TOLERANCE * traced_wait,
-                             "jitterd's run-queue wait against the tracer's")
+                             "jitterd's stolen time against the tracer's run-queue wait")
         self.assertGreaterEqual(injector_wait, (1 - STOLEN_TOLERANCE) * median_spin * by_injector)
         self.assertLessEqual(injector_wait, (1 + STOLEN_TOLERANCE) * held)
+        self.check_named(daemon, before[4], after[4], by_injector)
 
-        # D. Known IPIs: TLB shootdowns from the application's second thread.
+    def check_named(self, daemon, before, after, by_injector):
+        """Who preempted the application (bpf only)."""
+
+    def check_shootdowns(self, daemon, app):
+        """D. Known IPIs: TLB shootdowns from the application's second thread."""
         before = self.next_reading(daemon, time.time())
         app.send_signal(signal.SIGUSR1)
         line = app.stderr.readline().strip()
         self.assertEqual(line, f"busy_app: shootdowns {SHOOTDOWNS}")
         after = self.next_reading(daemon, time.time())
         tlb = self.tlb_count(after[4]) - self.tlb_count(before[4])
-        print(f"{SHOOTDOWNS} TLB shootdowns sent to cpu {CPU}; jitterd counted {tlb:.0f}", file=sys.stderr)
+        print(f"{self.METHOD}: {SHOOTDOWNS} TLB shootdowns sent to cpu {CPU}; jitterd counted {tlb:.0f}",
+              file=sys.stderr)
         self.assertLessEqual(abs(tlb - SHOOTDOWNS), TLB_TOLERANCE * SHOOTDOWNS)
 
-    @staticmethod
-    def tlb_count(samples):
-        (value,) = harness.select(samples, "jitterd_watch_interrupts_total", cpu=str(CPU), cause="tlb").values()
+    def tlb_count(self, samples):
+        (value,) = harness.select(samples, self.INTERRUPTS, cpu=str(CPU), cause="tlb").values()
         return value
 
     @staticmethod
@@ -265,6 +294,44 @@ class WatchFidelityTest(harness.DaemonTestCase):
             except FileNotFoundError:
                 continue
         return cpus
+
+
+def status_table(daemon, title):
+    """The rows of the watch probe's table `title` on /status.json."""
+    status = json.loads(daemon.scrape_text("/status.json"))
+    (watch,) = [p for p in status["probes"] if p["name"] == "watch"]
+    (table,) = [t for t in watch["tables"] if t["title"] == title]
+    return table["rows"]
+
+
+class CountsWatchTest(WatchFidelityTest, harness.DaemonTestCase):
+    """counts: the application's involuntary switches and run-queue wait, /proc/interrupts' TLB."""
+
+    METHOD = "counts"
+    PREEMPTIONS = ("jitterd_watch_preemptions_total", {})
+    INTERRUPTS = "jitterd_watch_interrupts_total"
+
+
+class BpfWatchTest(WatchFidelityTest, harness.DaemonTestCase):
+    """bpf: each preemption and IPI paired entry to exit in the kernel, and who preempted."""
+
+    METHOD = "bpf"
+    PREEMPTIONS = ("jitterd_watch_interruptions_total", {"cause": "preempted"})
+    INTERRUPTS = "jitterd_watch_interruptions_total"
+
+    def check_named(self, daemon, before, after, by_injector):
+        def stray(samples):
+            return sum(harness.select(samples, "jitterd_watch_preemptions_by_class_total", cpu=str(CPU),
+                                      **{"class": "stray"}).values())
+
+        strays = stray(after) - stray(before)
+        print(f"bpf: {strays:.0f} preemptions by stray tasks, {by_injector} by the injector", file=sys.stderr)
+        self.assertGreaterEqual(strays, (1 - PREEMPTION_TOLERANCE) * by_injector,
+                                "the injector's preemptions counted as a stray task's")
+        rows = status_table(daemon, "the latest outliers (bpf), newest last")
+        named = [row for row in rows if row[2] == "preempted" and row[4].startswith("noise_injector[")]
+        self.assertTrue(named, f"the injector named among the latest outliers: {rows}")
+        self.assertTrue(all(row[4].endswith("(stray)") for row in named), named)
 
 
 if __name__ == "__main__":

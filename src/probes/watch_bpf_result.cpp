@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "probes/watch_bpf_result.h"
+
+#include <algorithm>
+#include <array>
+
+#include "host/attribution.h"
+#include "host/text.h"
+
+namespace jitterd {
+namespace {
+
+// The histogram's exported buckets: durations under 2^(b+1) ns for b from kFirstBucket, 1.024 us,
+// to kLastBucket, 1.07 s; the program's lower buckets fold into the first, its last into +Inf.
+constexpr std::size_t kFirstBucket = 9, kLastBucket = 29;
+
+// The causes the engine books to, in attribution's order, then `preempted`.
+std::vector<std::string> causes() {
+  std::vector<std::string> out;
+  for (std::string_view cause : cause_names) out.emplace_back(cause);
+  out.emplace_back("preempted");
+  return out;
+}
+
+struct CauseFigures {
+  std::uint64_t count = 0, ns = 0, max_ns = 0;
+};
+
+std::map<std::string, CauseFigures> by_cause(const BpfCpuFigures& cpu) {
+  std::map<std::string, CauseFigures> out;
+  for (std::size_t s = 0; s < cpu.sources.size(); ++s) {
+    CauseFigures& c = out[std::string(bpf_source_cause(s))];
+    c.count += cpu.sources[s].count;
+    c.ns += cpu.sources[s].ns;
+    c.max_ns = std::max(c.max_ns, cpu.sources[s].max_ns);
+  }
+  return out;
+}
+
+const BpfCpuFigures* find_cpu(const BpfReading* reading, int cpu) {
+  if (reading == nullptr) return nullptr;
+  for (const BpfCpuFigures& c : reading->cpus)
+    if (c.cpu == cpu) return &c;
+  return nullptr;
+}
+
+std::string irq_name(const WatchReading& counts, int cpu, int irq) {
+  const std::string number = std::to_string(irq);
+  for (const WatchedCpu& c : counts.cpus)
+    if (c.cpu == cpu)
+      for (const auto& [key, n] : c.device_irqs)
+        if (key.first == number) return key.second;
+  return "";
+}
+
+ProbeMetric duration_histogram(const BpfCpuFigures& cpu) {
+  ProbeMetric m = gauge("jitterd_watch_interruption_duration_seconds",
+                        "Single interruptions of the watched CPU and preemptions of the application, by length "
+                        "(bpf; power-of-two buckets, each bound exclusive).",
+                        {{"cpu", std::to_string(cpu.cpu)}}, 0);
+  m.type = ProbeMetricType::histogram;
+  std::array<std::uint64_t, kBpfBuckets> all{};
+  for (const BpfFigures& f : cpu.sources) {
+    for (std::size_t b = 0; b < kBpfBuckets; ++b) all[b] += f.buckets[b];
+    m.count += f.count;
+    m.sum += static_cast<double>(f.ns) * 1e-9;
+  }
+  std::uint64_t cumulative = 0;
+  for (std::size_t b = 0; b <= kLastBucket; ++b) {
+    cumulative += all[b];
+    if (b >= kFirstBucket) m.buckets.emplace_back(static_cast<double>(std::uint64_t{2} << b) * 1e-9, cumulative);
+  }
+  return m;
+}
+
+void add_cpu_metrics(const BpfCpuFigures& cpu, const WatchReading& counts, std::vector<ProbeMetric>& out) {
+  const std::string label = std::to_string(cpu.cpu);
+  const std::map<std::string, CauseFigures> figures = by_cause(cpu);
+  for (const std::string& cause : causes()) {
+    const auto found = figures.find(cause);
+    const CauseFigures f = found == figures.end() ? CauseFigures{} : found->second;
+    out.push_back(counter("jitterd_watch_interruptions_total",
+                          "Interruptions of the watched CPU (bpf: each paired entry to exit in the kernel) and "
+                          "preemptions of the application, by cause.",
+                          {{"cpu", label}, {"cause", cause}}, static_cast<double>(f.count)));
+    out.push_back(
+        counter("jitterd_watch_stolen_seconds_total",
+                "Time taken on the watched CPU, by cause (bpf: each interruption's own time, nested ones "
+                "counted once; preempted: the application runnable while another task ran).",
+                {{"cpu", label}, {"cause", cause}}, static_cast<double>(f.ns) * 1e-9));
+    out.push_back(gauge("jitterd_watch_longest_interruption_seconds",
+                        "The longest single interruption of the watched CPU by cause since the watch began (bpf).",
+                        {{"cpu", label}, {"cause", cause}}, static_cast<double>(f.max_ns) * 1e-9));
+  }
+  for (std::size_t s = 0; s < cpu.sources.size(); ++s) {
+    const std::string_view task_class = bpf_source_task_class(s);
+    if (task_class.empty()) continue;
+    out.push_back(
+        counter("jitterd_watch_preemptions_by_class_total",
+                "Preemptions of the application on the watched CPU by the class of the task that took it "
+                "(bpf): jitterd, kernel_percpu, application, stray.",
+                {{"cpu", label}, {"class", std::string(task_class)}}, static_cast<double>(cpu.sources[s].count)));
+  }
+  out.push_back(duration_histogram(cpu));
+  for (std::size_t bit = 0; bit < cpu.tick_stop_failures.size(); ++bit)
+    if (bit < 6 || cpu.tick_stop_failures[bit] > 0)
+      out.push_back(counter("jitterd_watch_tick_stop_failures_total",
+                            "Times the watched CPU could not stop its tick, by the dependency that kept it "
+                            "(timer:tick_stop; bpf).",
+                            {{"cpu", label}, {"dependency", std::string(bpf_tick_dependency_name(bit))}},
+                            static_cast<double>(cpu.tick_stop_failures[bit])));
+  for (const auto& [irq, f] : cpu.device_irqs)
+    out.push_back(counter("jitterd_watch_device_irq_seconds_total",
+                          "Time device interrupt handlers took on the watched CPU, by IRQ (bpf).",
+                          {{"cpu", label}, {"irq", std::to_string(irq)}, {"name", irq_name(counts, cpu.cpu, irq)}},
+                          static_cast<double>(f.ns) * 1e-9));
+  const std::pair<std::string_view, std::uint64_t> faults[] = {
+      {"outliers_lost", cpu.outliers_lost}, {"unmatched_exits", cpu.unmatched_exits}, {"too_deep", cpu.too_deep}};
+  for (const auto& [kind, n] : faults)
+    out.push_back(
+        counter("jitterd_watch_bpf_faults_total",
+                "What the BPF engine could not count on the watched CPU: outliers_lost (the outlier ring "
+                "was full), unmatched_exits (an exit without its entry), too_deep (nesting too deep).",
+                {{"cpu", label}, {"kind", std::string(kind)}}, static_cast<double>(n)));
+}
+
+ProbeTable cause_table(const BpfReading& now, const BpfReading* before, double seconds) {
+  ProbeTable table{"interruptions by cause (bpf; per_s and stolen_ms_per_s: the last window)",
+                   {"cpu", "cause", "count", "stolen_ms", "longest_us", "per_s", "stolen_ms_per_s"},
+                   {}};
+  for (const BpfCpuFigures& cpu : now.cpus) {
+    const BpfCpuFigures* then = find_cpu(before, cpu.cpu);
+    const std::map<std::string, CauseFigures> figures = by_cause(cpu);
+    const std::map<std::string, CauseFigures> earlier =
+        then ? by_cause(*then) : std::map<std::string, CauseFigures>{};
+    for (const auto& [cause, f] : figures) {
+      if (f.count == 0) continue;
+      Cell rate, stolen_rate;
+      if (then != nullptr && seconds > 0) {
+        const auto e = earlier.find(cause);
+        const CauseFigures old = e == earlier.end() ? CauseFigures{} : e->second;
+        rate = Cell(static_cast<double>(f.count - std::min(f.count, old.count)) / seconds, 1);
+        stolen_rate = Cell(static_cast<double>(f.ns - std::min(f.ns, old.ns)) * 1e-6 / seconds, 3);
+      }
+      table.rows.push_back({cpu.cpu, cause, f.count, Cell(static_cast<double>(f.ns) * 1e-6, 3),
+                            Cell(static_cast<double>(f.max_ns) * 1e-3, 1), rate, stolen_rate});
+    }
+  }
+  return table;
+}
+
+ProbeTable outlier_table(const WatchBpfHistory& history) {
+  ProbeTable table{"the latest outliers (bpf), newest last", {"end_s", "cpu", "cause", "duration_us", "who"}, {}};
+  for (const NamedOutlier& n : history.recent)
+    table.rows.push_back({Cell(static_cast<double>(n.outlier.end_ns) * 1e-9, 3), n.outlier.cpu, n.cause,
+                          Cell(static_cast<double>(n.outlier.duration_ns) * 1e-3, 1), n.who});
+  return table;
+}
+
+ProbeTable tick_stop_table(const BpfReading& now) {
+  ProbeTable table{"tick stop failures by dependency (bpf)", {"cpu", "dependency", "count"}, {}};
+  for (const BpfCpuFigures& cpu : now.cpus) {
+    for (std::size_t bit = 0; bit < cpu.tick_stop_failures.size(); ++bit)
+      if (cpu.tick_stop_failures[bit] > 0)
+        table.rows.push_back({cpu.cpu, std::string(bpf_tick_dependency_name(bit)), cpu.tick_stop_failures[bit]});
+    if (cpu.tick_stop_failures_unknown > 0)
+      table.rows.push_back({cpu.cpu, "unknown", cpu.tick_stop_failures_unknown});
+  }
+  return table;
+}
+
+}  // namespace
+
+NamedOutlier name_outlier(const BpfOutlier& outlier) {
+  NamedOutlier n{outlier, std::string(bpf_source_cause(outlier.source)),
+                 std::string(bpf_source_task_class(outlier.source)), ""};
+  const std::string name = printable(outlier.name);
+  if (!n.task_class.empty())
+    n.who = name + "[" + std::to_string(outlier.id) + "] (" + n.task_class + ")";
+  else if (bpf_source_name(outlier.source) == "device_irq")
+    n.who = "irq " + std::to_string(outlier.id) + (name.empty() ? "" : " " + name);
+  else
+    n.who = std::string(bpf_source_name(outlier.source));
+  return n;
+}
+
+void WatchBpfHistory::add(const BpfReading& reading) {
+  outliers_dropped += reading.outliers_dropped;
+  for (const BpfOutlier& o : reading.outliers) {
+    NamedOutlier named = name_outlier(o);
+    outliers[{o.cpu, named.cause}] += 1;
+    recent.push_back(std::move(named));
+    if (recent.size() > kRecentOutliers) recent.pop_front();
+  }
+}
+
+void add_bpf_result(const BpfReading& now, const BpfReading* before, const WatchReading& counts,
+                    const WatchBpfHistory& history, const std::vector<std::string>& missing, ProbeResult& result) {
+  for (const BpfCpuFigures& cpu : now.cpus) add_cpu_metrics(cpu, counts, result.metrics);
+  for (const auto& [key, n] : history.outliers)
+    result.metrics.push_back(counter(
+        "jitterd_watch_outliers_total", "Interruptions and preemptions at or above watch.outlier_threshold (bpf).",
+        {{"cpu", std::to_string(key.first)}, {"cause", key.second}}, static_cast<double>(n)));
+  for (const std::string& tracepoint : missing)
+    result.metrics.push_back(gauge("jitterd_watch_tracepoint_missing",
+                                   "1 for each optional tracepoint this kernel lacks; what it would count is not "
+                                   "counted (bpf).",
+                                   {{"tracepoint", tracepoint}}, 1));
+  result.tables.push_back(cause_table(now, before, counts.window_seconds));
+  result.tables.push_back(outlier_table(history));
+  result.tables.push_back(tick_stop_table(now));
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& t : missing) list += (list.empty() ? "" : ", ") + t;
+    result.notes.push_back("this kernel lacks the tracepoints " + list + ": what they would count is not counted");
+  }
+  if (history.outliers_dropped > 0)
+    result.notes.push_back(std::to_string(history.outliers_dropped) +
+                           " outliers were drained but not kept (more than " +
+                           std::to_string(kMaxOutliersPerReading) + " in one reading)");
+}
+
+}  // namespace jitterd

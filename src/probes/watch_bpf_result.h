@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the watch probe exports from its BPF engine (watch/bpf_watch.h), beside the counts: per
+// watched CPU and cause, the interruptions the kernel paired entry to exit and the time each
+// took (nested time once), the preemptions of the application by the class of the task that took
+// the CPU, a histogram of single interruptions, the longest per cause, timer:tick_stop failures
+// by dependency, and the latest outliers with who caused them. Plain data in, metrics and tables
+// out; one thread at a time (the watch probe's).
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "probes/probe.h"
+#include "watch/bpf_watch.h"
+#include "watch/watch_engine.h"
+
+namespace jitterd {
+
+// The outliers the status page and `report watch` list, newest last.
+inline constexpr std::size_t kRecentOutliers = 32;
+
+// An outlier as people read it: which cause, which source, and who.
+struct NamedOutlier {
+  BpfOutlier outlier;
+  std::string cause;       // attribution's vocabulary, "preempted" for a task
+  std::string task_class;  // a preemption's: jitterd, kernel_percpu, application, stray
+  std::string who;         // "irq 36 virtio0-input", "noise_injector[1234] (stray)", "local_timer"
+};
+
+NamedOutlier name_outlier(const BpfOutlier& outlier);
+
+// What the probe keeps between readings for the BPF part of its result.
+struct WatchBpfHistory {
+  std::deque<NamedOutlier> recent;                                // at most kRecentOutliers
+  std::map<std::pair<int, std::string>, std::uint64_t> outliers;  // (cpu, cause) -> since start
+  std::uint64_t outliers_dropped = 0;  // drained beyond kMaxOutliersPerReading in one reading
+  void add(const BpfReading& reading);
+};
+
+// Adds the BPF engine's metrics and tables. `counts`: the counts reading of the same window (for
+// the device IRQs' names); `before`: the previous BPF reading, for the last window's rates (none
+// for the first); `missing`: the optional tracepoints this kernel lacks.
+void add_bpf_result(const BpfReading& now, const BpfReading* before, const WatchReading& counts,
+                    const WatchBpfHistory& history, const std::vector<std::string>& missing, ProbeResult& result);
+
+}  // namespace jitterd

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+// The watch's BPF program: what the kernel takes from the watched CPUs, measured in the kernel
+// without running anything of jitterd's there. Raw tracepoints (CAP_BPF and CAP_PERFMON; no
+// tracefs, no perf_event_paranoid) pair each interruption's entry and exit on its own CPU: hard
+// IRQs (irq_handler_*), the x86 APIC vectors (irq_vectors: the local timer and the IPIs, which
+// are no irq_handler events there), softirqs, NMIs (nmi_handler gives its own length), and the
+// application's preemptions (sched_switch away from one of its threads while it was runnable,
+// back to it). Nested time counts once, as the innermost's: a frame's own time is its wall time
+// less what was booked on that CPU while it ran. Per CPU and source it keeps the count, the
+// time, the longest and a log2 histogram in per-CPU maps the loader reads once a window (a read
+// of a per-CPU map copies memory; it sends the CPU nothing); each interruption at or above the
+// outlier threshold goes to a ring with BPF_RB_NO_WAKEUP, so no irq_work wakes a reader on the
+// watched CPU. timer:tick_stop failures count by dependency.
+//
+// Dual-licensed: the kernel lets only GPL-compatible programs call the tracing helpers, and its
+// list of accepted licence strings has no Apache pairing, so the program declares "GPL" below;
+// the file may be used under either licence (the rest of jitterd is Apache-2.0 only).
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <stdbool.h>
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "watch_bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+// The kernel's types, only the fields read here; CO-RE relocates each to this kernel's offset.
+struct task_struct {
+  int pid;
+  int tgid;
+  unsigned int flags;
+  int nr_cpus_allowed;
+  char comm[16];
+} __attribute__((preserve_access_index));
+
+struct irqaction {
+  const char* name;
+} __attribute__((preserve_access_index));
+
+#define PF_KTHREAD 0x00200000
+#define TASK_RUNNING 0
+#define TLB_REMOTE_SHOOTDOWN 1  // enum tlb_flush_reason
+#define JD_MAX_DEPTH 8          // a power of two: the stack index is masked for the verifier
+
+// Set by the loader before the program loads.
+const volatile __u64 outlier_threshold_ns = 10000;
+const volatile __u32 jitterd_tgid = 0;
+
+struct frame {
+  __u64 start;
+  __u64 booked_at_entry;  // the CPU's `booked` when the frame began
+  __u32 source;           // may turn from a call-function IPI into JD_SRC_TLB
+  __u32 entry_source;     // what the exit must match
+  __u32 id;
+  __u32 pad;
+};
+
+struct cpu_state {
+  __u64 booked;  // every nanosecond booked to a source on this CPU: frames' own time and NMIs
+  __u32 depth;
+  __u32 off_tid;  // the application's thread preempted, while off_since is set
+  struct frame stack[JD_MAX_DEPTH];
+  __u64 off_since;  // when the application's thread was switched out while runnable; 0: not
+  __u64 off_booked;
+  __u32 preempter_pid, preempter_tgid;
+  __u16 preempter_flags, pad[3];
+  char preempter_comm[16];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u8);
+} watched SEC(".maps");  // 1 on a watched CPU (the loader writes every CPU's slot)
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u32);
+  __type(value, __u8);
+} application SEC(".maps");  // the application's thread ids
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct cpu_state);
+} states SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, JD_SOURCES);
+  __type(key, __u32);
+  __type(value, struct jd_figures);
+} figures SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct jd_cpu_counters);
+} counters SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, struct jd_irq_key);
+  __type(value, struct jd_irq_figures);
+} irqs SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 256 * 1024);
+} outliers SEC(".maps");
+
+static __always_inline bool on_watched_cpu(void) {
+  __u32 zero = 0;
+  __u8* flag = bpf_map_lookup_elem(&watched, &zero);
+  return flag && *flag;
+}
+
+static __always_inline struct cpu_state* cpu_state(void) {
+  __u32 zero = 0;
+  return bpf_map_lookup_elem(&states, &zero);
+}
+
+static __always_inline struct jd_cpu_counters* cpu_counters(void) {
+  __u32 zero = 0;
+  return bpf_map_lookup_elem(&counters, &zero);
+}
+
+static __always_inline __u32 log2_u64(__u64 v) {
+  __u32 r = 0;
+  if (v >> 32) { v >>= 32; r += 32; }
+  if (v >> 16) { v >>= 16; r += 16; }
+  if (v >> 8) { v >>= 8; r += 8; }
+  if (v >> 4) { v >>= 4; r += 4; }
+  if (v >> 2) { v >>= 2; r += 2; }
+  if (v >> 1) r += 1;
+  return r;
+}
+
+static __always_inline void book(__u32 source, __u64 ns) {
+  struct jd_figures* f = bpf_map_lookup_elem(&figures, &source);
+  if (!f) return;
+  __u32 bucket = log2_u64(ns);
+  if (bucket >= JD_BUCKETS) bucket = JD_BUCKETS - 1;
+  f->count += 1;
+  f->ns += ns;
+  if (ns > f->max_ns) f->max_ns = ns;
+  f->buckets[bucket & (JD_BUCKETS - 1)] += 1;
+}
+
+static __always_inline void keep_outlier(struct jd_outlier* o) {
+  if (bpf_ringbuf_output(&outliers, o, sizeof(*o), BPF_RB_NO_WAKEUP) != 0) {
+    struct jd_cpu_counters* c = cpu_counters();
+    if (c) c->outliers_lost += 1;
+  }
+}
+
+static __always_inline void enter(__u32 source, __u32 id) {
+  if (!on_watched_cpu()) return;
+  struct cpu_state* s = cpu_state();
+  if (!s) return;
+  __u32 d = s->depth;
+  s->depth = d + 1;
+  if (d >= JD_MAX_DEPTH) {
+    struct jd_cpu_counters* c = cpu_counters();
+    if (c) c->too_deep += 1;
+    return;
+  }
+  struct frame* f = &s->stack[d & (JD_MAX_DEPTH - 1)];
+  f->start = bpf_ktime_get_ns();
+  f->booked_at_entry = s->booked;
+  f->source = source;
+  f->entry_source = source;
+  f->id = id;
+}
+
+static __always_inline void leave(__u32 source, const struct irqaction* action) {
+  if (!on_watched_cpu()) return;
+  struct cpu_state* s = cpu_state();
+  if (!s) return;
+  __u64 now = bpf_ktime_get_ns();
+  __u32 d = s->depth;
+  if (d == 0) {
+    struct jd_cpu_counters* c = cpu_counters();
+    if (c) c->unmatched_exits += 1;
+    return;
+  }
+  d -= 1;
+  s->depth = d;
+  if (d >= JD_MAX_DEPTH) return;  // a frame too deep to have been kept
+  struct frame* f = &s->stack[d & (JD_MAX_DEPTH - 1)];
+  if (f->entry_source != source) {  // an entry missed (attached mid-interrupt): start afresh
+    s->depth = 0;
+    struct jd_cpu_counters* c = cpu_counters();
+    if (c) c->unmatched_exits += 1;
+    return;
+  }
+  __u64 wall = now - f->start;
+  __u64 nested = s->booked - f->booked_at_entry;
+  __u64 own = wall > nested ? wall - nested : 0;
+  __sync_fetch_and_add(&s->booked, own);
+  book(f->source, own);
+  __u32 cpu = bpf_get_smp_processor_id();
+  if (source == JD_SRC_DEVICE_IRQ) {
+    struct jd_irq_key key = {.cpu = cpu, .irq = f->id};
+    struct jd_irq_figures* irq = bpf_map_lookup_elem(&irqs, &key);
+    if (!irq) {
+      struct jd_irq_figures zero = {};
+      bpf_map_update_elem(&irqs, &key, &zero, BPF_NOEXIST);
+      irq = bpf_map_lookup_elem(&irqs, &key);
+    }
+    if (irq) {
+      irq->count += 1;
+      irq->ns += own;
+      if (own > irq->max_ns) irq->max_ns = own;
+    }
+  }
+  if (own < outlier_threshold_ns) return;
+  struct jd_outlier o = {};
+  o.end_ns = now;
+  o.duration_ns = own;
+  o.cpu = cpu;
+  o.source = (__u16)f->source;
+  o.id = f->id;
+  if (action) bpf_probe_read_kernel_str(o.name, sizeof(o.name), BPF_CORE_READ(action, name));
+  keep_outlier(&o);
+}
+
+SEC("raw_tp/irq_handler_entry")
+int BPF_PROG(irq_entry, int irq, struct irqaction* action) {
+  enter(JD_SRC_DEVICE_IRQ, (__u32)irq);
+  return 0;
+}
+
+SEC("raw_tp/irq_handler_exit")
+int BPF_PROG(irq_exit, int irq, struct irqaction* action, int ret) {
+  leave(JD_SRC_DEVICE_IRQ, action);
+  return 0;
+}
+
+SEC("raw_tp/softirq_entry")
+int BPF_PROG(softirq_entry, unsigned int vec) {
+  if (vec <= JD_SRC_SOFTIRQ_LAST - JD_SRC_SOFTIRQ_FIRST) enter(JD_SRC_SOFTIRQ_FIRST + vec, vec);
+  return 0;
+}
+
+SEC("raw_tp/softirq_exit")
+int BPF_PROG(softirq_exit, unsigned int vec) {
+  if (vec <= JD_SRC_SOFTIRQ_LAST - JD_SRC_SOFTIRQ_FIRST) leave(JD_SRC_SOFTIRQ_FIRST + vec, 0);
+  return 0;
+}
+
+// The x86 APIC vectors: one entry and one exit program each, the vector number as the id.
+#define JD_VECTOR(event, source)                  \
+  SEC("raw_tp/" #event "_entry")                  \
+  int BPF_PROG(event##_entry, int vector) {       \
+    enter(source, (__u32)vector);                 \
+    return 0;                                     \
+  }                                               \
+  SEC("raw_tp/" #event "_exit")                   \
+  int BPF_PROG(event##_exit, int vector) {        \
+    leave(source, 0);                             \
+    return 0;                                     \
+  }
+
+JD_VECTOR(local_timer, JD_SRC_LOCAL_TIMER)
+JD_VECTOR(reschedule, JD_SRC_RESCHEDULE)
+JD_VECTOR(call_function, JD_SRC_CALL_FUNCTION)
+JD_VECTOR(call_function_single, JD_SRC_CALL_FUNCTION_SINGLE)
+JD_VECTOR(irq_work, JD_SRC_IRQ_WORK)
+JD_VECTOR(x86_platform_ipi, JD_SRC_PLATFORM_IPI)
+JD_VECTOR(thermal_apic, JD_SRC_THERMAL_APIC)
+JD_VECTOR(threshold_apic, JD_SRC_THRESHOLD_APIC)
+JD_VECTOR(deferred_error_apic, JD_SRC_DEFERRED_ERROR_APIC)
+JD_VECTOR(spurious_apic, JD_SRC_SPURIOUS_APIC)
+JD_VECTOR(error_apic, JD_SRC_ERROR_APIC)
+
+// A call-function IPI that flushes this CPU's TLB for another CPU is a TLB shootdown.
+SEC("raw_tp/tlb_flush")
+int BPF_PROG(tlb_flush, int reason, unsigned long pages) {
+  if (reason != TLB_REMOTE_SHOOTDOWN || !on_watched_cpu()) return 0;
+  struct cpu_state* s = cpu_state();
+  if (!s || s->depth == 0 || s->depth > JD_MAX_DEPTH) return 0;
+  struct frame* f = &s->stack[(s->depth - 1) & (JD_MAX_DEPTH - 1)];
+  if (f->source == JD_SRC_CALL_FUNCTION || f->source == JD_SRC_CALL_FUNCTION_SINGLE) f->source = JD_SRC_TLB;
+  return 0;
+}
+
+// The NMI handler's own length; an NMI inside a frame is taken out of that frame's time.
+SEC("raw_tp/nmi_handler")
+int BPF_PROG(nmi_handler, void* handler, __s64 delta_ns, int handled) {
+  if (delta_ns <= 0 || !on_watched_cpu()) return 0;
+  struct cpu_state* s = cpu_state();
+  if (!s) return 0;
+  __sync_fetch_and_add(&s->booked, (__u64)delta_ns);
+  book(JD_SRC_NMI, (__u64)delta_ns);
+  return 0;
+}
+
+SEC("raw_tp/tick_stop")
+int BPF_PROG(tick_stop, int success, int dependency) {
+  if (success || !on_watched_cpu()) return 0;
+  struct jd_cpu_counters* c = cpu_counters();
+  if (!c) return 0;
+  __u32 bit = dependency ? log2_u64((__u32)dependency) : JD_TICK_DEPENDENCIES;
+  if (bit < JD_TICK_DEPENDENCIES)
+    c->tick_stop_failures[bit & (JD_TICK_DEPENDENCIES - 1)] += 1;
+  else
+    c->tick_stop_failures_unknown += 1;
+  return 0;
+}
+
+static __always_inline __u32 preempter_source(const struct cpu_state* s) {
+  if (s->preempter_tgid == jitterd_tgid && jitterd_tgid != 0) return JD_SRC_PREEMPT_JITTERD;
+  if ((s->preempter_flags & JD_TASK_KERNEL_THREAD) && (s->preempter_flags & JD_TASK_PER_CPU))
+    return JD_SRC_PREEMPT_KERNEL_PERCPU;
+  if (s->preempter_flags & JD_TASK_APPLICATION) return JD_SRC_PREEMPT_APPLICATION;
+  return JD_SRC_PREEMPT_STRAY;
+}
+
+// The application's thread back on the CPU: the time it waited, less what interrupts took
+// meanwhile (booked to them), went to the task that preempted it.
+static __always_inline void preemption_ended(struct cpu_state* s, __u64 now) {
+  __u64 wall = now - s->off_since;
+  __u64 nested = s->booked - s->off_booked;
+  __u64 own = wall > nested ? wall - nested : 0;
+  __u32 source = preempter_source(s);
+  s->off_since = 0;
+  book(source, own);
+  if (own < outlier_threshold_ns) return;
+  struct jd_outlier o = {};
+  o.end_ns = now;
+  o.duration_ns = own;
+  o.cpu = bpf_get_smp_processor_id();
+  o.source = (__u16)source;
+  o.task_flags = s->preempter_flags;
+  o.id = s->preempter_pid;
+  o.tgid = s->preempter_tgid;
+  __builtin_memcpy(o.name, s->preempter_comm, sizeof(o.name));
+  keep_outlier(&o);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
+             unsigned int prev_state) {
+  if (!on_watched_cpu()) return 0;
+  struct cpu_state* s = cpu_state();
+  if (!s) return 0;
+  __u64 now = bpf_ktime_get_ns();
+  // No task switch happens inside an interrupt or a softirq (PREEMPT_RT's threaded softirqs
+  // aside): a frame still open here lost its exit, so the stack starts afresh.
+  if (s->depth != 0) {
+    struct jd_cpu_counters* c = cpu_counters();
+    if (c) c->unmatched_exits += 1;
+    s->depth = 0;
+  }
+  __u32 next_tid = (__u32)BPF_CORE_READ(next, pid);
+  if (s->off_since && next_tid == s->off_tid) preemption_ended(s, now);
+  if (prev_state != TASK_RUNNING) return 0;  // it sleeps: a voluntary switch
+  __u32 prev_tid = (__u32)bpf_get_current_pid_tgid();  // current is still prev here
+  if (!bpf_map_lookup_elem(&application, &prev_tid)) return 0;
+  s->off_since = now;
+  s->off_booked = s->booked;
+  s->off_tid = prev_tid;
+  s->preempter_pid = next_tid;
+  s->preempter_tgid = (__u32)BPF_CORE_READ(next, tgid);
+  __u16 flags = 0;
+  if (BPF_CORE_READ(next, flags) & PF_KTHREAD) flags |= JD_TASK_KERNEL_THREAD;
+  if (BPF_CORE_READ(next, nr_cpus_allowed) == 1) flags |= JD_TASK_PER_CPU;
+  if (bpf_map_lookup_elem(&application, &next_tid)) flags |= JD_TASK_APPLICATION;
+  s->preempter_flags = flags;
+  BPF_CORE_READ_STR_INTO(&s->preempter_comm, next, comm);
+  return 0;
+}

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+// What the watch's BPF program (watch.bpf.c) and its loader (watch/bpf_watch.cpp) share: the
+// sources of time taken from a watched CPU, the per-CPU figures kept for each, and the record of
+// one outlier. Plain C, included by the BPF program (clang -target bpf) and by C++; the layout is
+// the maps' value layout, so both sides must build from this one file.
+#ifndef JITTERD_WATCH_BPF_H
+#define JITTERD_WATCH_BPF_H
+
+#ifdef __cplusplus
+#include <cstdint>
+typedef std::uint64_t jd_u64;
+typedef std::uint32_t jd_u32;
+typedef std::uint16_t jd_u16;
+typedef std::uint8_t jd_u8;
+#else
+typedef __u64 jd_u64;
+typedef __u32 jd_u32;
+typedef __u16 jd_u16;
+typedef __u8 jd_u8;
+#endif
+
+// Where the time went: one interrupt vector, NMI, device IRQ, softirq vector or class of task
+// that ran while the application wanted the CPU. The loader maps each to attribution's causes.
+enum jd_source {
+  JD_SRC_LOCAL_TIMER = 0,
+  JD_SRC_RESCHEDULE,
+  JD_SRC_CALL_FUNCTION,
+  JD_SRC_CALL_FUNCTION_SINGLE,
+  JD_SRC_TLB,  // a call-function IPI that flushed the TLB for another CPU (tlb:tlb_flush inside it)
+  JD_SRC_IRQ_WORK,
+  JD_SRC_PLATFORM_IPI,
+  JD_SRC_THERMAL_APIC,
+  JD_SRC_THRESHOLD_APIC,
+  JD_SRC_DEFERRED_ERROR_APIC,
+  JD_SRC_SPURIOUS_APIC,
+  JD_SRC_ERROR_APIC,
+  JD_SRC_NMI,
+  JD_SRC_DEVICE_IRQ,
+  JD_SRC_SOFTIRQ_FIRST,                            // softirq vector 0 (HI) ...
+  JD_SRC_SOFTIRQ_LAST = JD_SRC_SOFTIRQ_FIRST + 9,  // ... to vector 9 (RCU)
+  // The application preempted, by the class of the task that took the CPU (probes/task_classes.h's):
+  JD_SRC_PREEMPT_JITTERD,        // one of jitterd's own threads
+  JD_SRC_PREEMPT_KERNEL_PERCPU,  // a kernel thread bound to that CPU (ksoftirqd/N, kworker/N:M, ...)
+  JD_SRC_PREEMPT_APPLICATION,    // another of the application's threads
+  JD_SRC_PREEMPT_STRAY,          // anything else: a task that should not run on an isolated CPU
+  JD_SOURCES
+};
+
+// Single interruptions by duration: bucket b holds durations in [2^b, 2^(b+1)) ns (bucket 0 also
+// 0 and 1 ns), the last one everything from 2^(JD_BUCKETS-1) ns (about 2.1 s) up.
+#define JD_BUCKETS 32
+
+// One source's figures on one CPU, cumulative from the program's load.
+struct jd_figures {
+  jd_u64 count;
+  jd_u64 ns;  // the time it took, its nested interruptions taken out (they count as their own)
+  jd_u64 max_ns;
+  jd_u64 buckets[JD_BUCKETS];
+};
+
+// Per-CPU counters of the program itself and of timer:tick_stop.
+#define JD_TICK_DEPENDENCIES 8  // timer:tick_stop's dependency bits: POSIX_TIMER, PERF_EVENTS, SCHED, ...
+struct jd_cpu_counters {
+  jd_u64 tick_stop_failures[JD_TICK_DEPENDENCIES];  // by dependency bit
+  jd_u64 tick_stop_failures_unknown;                // no dependency bit, or one beyond JD_TICK_DEPENDENCIES
+  jd_u64 outliers_lost;                             // the outlier ring was full
+  jd_u64 unmatched_exits;                           // an exit with no entry (the program attached mid-interrupt)
+  jd_u64 too_deep;                                  // nesting beyond JD_MAX_DEPTH, not counted
+};
+
+// Device IRQs by number, per CPU: a hash map's key and value.
+struct jd_irq_key {
+  jd_u32 cpu;
+  jd_u32 irq;
+};
+struct jd_irq_figures {
+  jd_u64 count;
+  jd_u64 ns;
+  jd_u64 max_ns;
+};
+
+// An interruption or preemption of at least the outlier threshold, in the outlier ring.
+struct jd_outlier {
+  jd_u64 end_ns;       // bpf_ktime_get_ns (CLOCK_MONOTONIC) at its end
+  jd_u64 duration_ns;  // nested interruptions taken out
+  jd_u32 cpu;
+  jd_u16 source;      // enum jd_source
+  jd_u16 task_flags;  // JD_TASK_* for a preemption
+  jd_u32 id;          // the IRQ number, the softirq vector, or the preempting task's pid
+  jd_u32 tgid;        // the preempting task's process
+  char name[16];      // the IRQ's handler name or the preempting task's comm
+};
+#define JD_TASK_KERNEL_THREAD 1
+#define JD_TASK_PER_CPU 2  // allowed on one CPU only
+#define JD_TASK_APPLICATION 4
+
+#endif

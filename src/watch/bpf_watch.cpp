@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "watch/bpf_watch.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "watch_bpf.h"
+#include "watch_bpf.skel.h"
+
+namespace jitterd {
+namespace {
+
+static_assert(kBpfBuckets == JD_BUCKETS);
+static_assert(sizeof(BpfCpuFigures::tick_stop_failures) / sizeof(std::uint64_t) == JD_TICK_DEPENDENCIES);
+
+constexpr std::array<std::string_view, JD_SOURCES> kSourceNames = {"local_timer",
+                                                                   "reschedule",
+                                                                   "call_function",
+                                                                   "call_function_single",
+                                                                   "tlb",
+                                                                   "irq_work",
+                                                                   "x86_platform_ipi",
+                                                                   "thermal_apic",
+                                                                   "threshold_apic",
+                                                                   "deferred_error_apic",
+                                                                   "spurious_apic",
+                                                                   "error_apic",
+                                                                   "nmi",
+                                                                   "device_irq",
+                                                                   "softirq_HI",
+                                                                   "softirq_TIMER",
+                                                                   "softirq_NET_TX",
+                                                                   "softirq_NET_RX",
+                                                                   "softirq_BLOCK",
+                                                                   "softirq_IRQ_POLL",
+                                                                   "softirq_TASKLET",
+                                                                   "softirq_SCHED",
+                                                                   "softirq_HRTIMER",
+                                                                   "softirq_RCU",
+                                                                   "preempt_jitterd",
+                                                                   "preempt_kernel_percpu",
+                                                                   "preempt_application",
+                                                                   "preempt_stray"};
+
+static_assert(!kSourceNames.back().empty(), "a name for every source");
+
+constexpr std::array<std::string_view, JD_SOURCES> kSourceCauses = {
+    "timer",         "ipi_resched",   "ipi_call",      "ipi_call",      "tlb",         "other_irq",
+    "other_irq",     "other_irq",     "other_irq",     "other_irq",     "other_irq",   "other_irq",
+    "other_irq",     "device_irq",    "softirq_other", "timer",         "softirq_net", "softirq_net",
+    "softirq_other", "softirq_other", "softirq_other", "softirq_other", "timer",       "softirq_rcu",
+    "preempted",     "preempted",     "preempted",     "preempted"};
+
+static_assert(!kSourceCauses.back().empty(), "a cause for every source");
+
+constexpr std::array<std::string_view, JD_TICK_DEPENDENCIES> kTickDependencies = {
+    "POSIX_TIMER", "PERF_EVENTS", "SCHED", "CLOCK_UNSTABLE", "RCU", "RCU_EXP", "bit6", "bit7"};
+
+// The tracepoint behind each program; a required one missing means the engine cannot work.
+struct ProgramTracepoint {
+  std::string_view program, tracepoint;
+  bool required;
+};
+constexpr ProgramTracepoint kTracepoints[] = {
+    {"sched_switch", "sched:sched_switch", true}, {"irq_entry", "irq:irq_handler_entry", true},
+    {"irq_exit", "irq:irq_handler_exit", true},   {"softirq_entry", "irq:softirq_entry", true},
+    {"softirq_exit", "irq:softirq_exit", true},   {"tlb_flush", "tlb:tlb_flush", false},
+    {"nmi_handler", "nmi:nmi_handler", false},    {"tick_stop", "timer:tick_stop", false},
+};
+
+std::string tracepoint_of(std::string_view program) {
+  for (const ProgramTracepoint& t : kTracepoints)
+    if (t.program == program) return std::string(t.tracepoint);
+  return "irq_vectors:" + std::string(program);  // the x86 vectors' programs are named as their events
+}
+
+bool required(std::string_view program) {
+  for (const ProgramTracepoint& t : kTracepoints)
+    if (t.program == program) return t.required;
+  return false;
+}
+
+// libbpf reports through one global callback; the last lines of the current load are kept for
+// the reason a load failed (libbpf's own words, e.g. the verifier's or a missing BTF type).
+thread_local std::string libbpf_log;
+
+int keep_libbpf_log(enum libbpf_print_level level, const char* format, va_list args) {
+  if (level == LIBBPF_DEBUG) return 0;
+  char line[512];
+  const int n = std::vsnprintf(line, sizeof(line), format, args);
+  if (n > 0 && libbpf_log.size() < 4096) libbpf_log += line;
+  return 0;
+}
+
+std::string last_log_line() {
+  std::string log = libbpf_log;
+  while (!log.empty() && (log.back() == '\n' || log.back() == ' ')) log.pop_back();
+  const auto newline = log.rfind('\n');
+  return newline == std::string::npos ? log : log.substr(newline + 1);
+}
+
+std::string load_failure(int error) {
+  if (error == EPERM || error == EACCES)
+    return "loading the BPF program needs CAP_BPF and CAP_PERFMON (or root): " + std::string(std::strerror(error));
+  std::string why = "the BPF program did not load: " + std::string(std::strerror(error));
+  const std::string log = last_log_line();
+  if (!log.empty()) why += " (libbpf: " + log + ")";
+  return why;
+}
+
+std::size_t value_stride(std::size_t size) { return (size + 7) / 8 * 8; }  // per-CPU map values
+
+int outlier_arrived(void* context, void* data, std::size_t size) {
+  BpfReading* reading = *static_cast<BpfReading**>(context);  // BpfWatch::read's, set while it drains
+  if (reading == nullptr || size < sizeof(jd_outlier)) return 0;
+  jd_outlier raw;
+  std::memcpy(&raw, data, sizeof(raw));
+  if (reading->outliers.size() >= kMaxOutliersPerReading) {
+    reading->outliers_dropped += 1;
+    return 0;
+  }
+  BpfOutlier o;
+  o.end_ns = raw.end_ns;
+  o.duration_ns = raw.duration_ns;
+  o.cpu = static_cast<int>(raw.cpu);
+  o.source = raw.source < JD_SOURCES ? std::size_t{raw.source} : std::size_t{JD_SRC_DEVICE_IRQ};
+  o.id = raw.id;
+  o.tgid = raw.tgid;
+  o.kernel_thread = (raw.task_flags & JD_TASK_KERNEL_THREAD) != 0;
+  o.per_cpu = (raw.task_flags & JD_TASK_PER_CPU) != 0;
+  o.application = (raw.task_flags & JD_TASK_APPLICATION) != 0;
+  o.name.assign(raw.name, strnlen(raw.name, sizeof(raw.name)));
+  reading->outliers.push_back(std::move(o));
+  return 0;
+}
+
+}  // namespace
+
+std::string_view bpf_source_name(std::size_t source) { return source < JD_SOURCES ? kSourceNames[source] : "?"; }
+std::string_view bpf_source_cause(std::size_t source) { return source < JD_SOURCES ? kSourceCauses[source] : "?"; }
+std::string_view bpf_source_task_class(std::size_t source) {
+  switch (source) {
+    case JD_SRC_PREEMPT_JITTERD:
+      return "jitterd";
+    case JD_SRC_PREEMPT_KERNEL_PERCPU:
+      return "kernel_percpu";
+    case JD_SRC_PREEMPT_APPLICATION:
+      return "application";
+    case JD_SRC_PREEMPT_STRAY:
+      return "stray";
+    default:
+      return "";
+  }
+}
+std::string_view bpf_tick_dependency_name(std::size_t bit) {
+  return bit < kTickDependencies.size() ? kTickDependencies[bit] : "?";
+}
+
+struct BpfWatch::Loaded {
+  watch_bpf* skeleton = nullptr;
+  std::vector<bpf_link*> links;
+  ring_buffer* ring = nullptr;
+  BpfReading* filling = nullptr;  // the reading the ring's callback adds to
+  int possible_cpus = 0;
+
+  ~Loaded() {
+    if (ring) ring_buffer__free(ring);
+    for (bpf_link* link : links) bpf_link__destroy(link);
+    if (skeleton) watch_bpf__destroy(skeleton);
+  }
+};
+
+BpfWatch::BpfWatch(Options options) : loaded_(std::make_unique<Loaded>()), options_(std::move(options)) {}
+BpfWatch::~BpfWatch() = default;
+
+std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& why_not) {
+  std::error_code ignored;
+  if (!std::filesystem::exists("/sys/kernel/btf/vmlinux", ignored)) {
+    why_not = "the kernel has no BTF (/sys/kernel/btf/vmlinux is missing), which the BPF program needs";
+    return nullptr;
+  }
+  libbpf_set_print(keep_libbpf_log);
+  libbpf_log.clear();
+  std::unique_ptr<BpfWatch> watch(new BpfWatch(options));
+  Loaded& l = *watch->loaded_;
+  l.possible_cpus = libbpf_num_possible_cpus();
+  if (l.possible_cpus <= 0) {
+    why_not = "libbpf could not count the possible CPUs";
+    return nullptr;
+  }
+  l.skeleton = watch_bpf__open();
+  if (!l.skeleton) {
+    why_not = load_failure(errno);
+    return nullptr;
+  }
+  l.skeleton->rodata->outlier_threshold_ns = options.outlier_threshold_ns;
+  l.skeleton->rodata->jitterd_tgid = static_cast<std::uint32_t>(options.jitterd_tgid);
+  if (const int error = watch_bpf__load(l.skeleton); error != 0) {
+    why_not = load_failure(-error);
+    return nullptr;
+  }
+  bpf_program* program = nullptr;
+  bpf_object__for_each_program(program, l.skeleton->obj) {
+    const std::string_view name = bpf_program__name(program);
+    bpf_link* link = bpf_program__attach(program);
+    if (link) {
+      l.links.push_back(link);
+      continue;
+    }
+    const int error = errno;
+    if (required(name)) {
+      why_not = "could not attach to the tracepoint " + tracepoint_of(name) + ": " + std::strerror(error);
+      return nullptr;
+    }
+    watch->missing_.push_back(tracepoint_of(name));
+  }
+  // Which CPUs are watched: every CPU's slot of the per-CPU flag, written once every program is attached, so
+  // no interruption is seen entering with its exit program not yet there.
+  std::vector<std::uint8_t> flags(value_stride(1) * static_cast<std::size_t>(l.possible_cpus), 0);
+  for (int cpu : options.cpus)
+    if (cpu >= 0 && cpu < l.possible_cpus) flags[value_stride(1) * static_cast<std::size_t>(cpu)] = 1;
+  const std::uint32_t zero = 0;
+  if (bpf_map_update_elem(bpf_map__fd(l.skeleton->maps.watched), &zero, flags.data(), BPF_ANY) != 0) {
+    why_not = "could not write the BPF program's watched CPUs: " + std::string(std::strerror(errno));
+    return nullptr;
+  }
+  l.ring = ring_buffer__new(bpf_map__fd(l.skeleton->maps.outliers), outlier_arrived, &l.filling, nullptr);
+  if (!l.ring) {
+    why_not = "could not open the BPF outlier ring: " + std::string(std::strerror(errno));
+    return nullptr;
+  }
+  return watch;
+}
+
+void BpfWatch::set_application(const std::vector<int>& tids) {
+  std::vector<int> wanted = tids;
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  const int fd = bpf_map__fd(loaded_->skeleton->maps.application);
+  std::vector<int> gone, added;
+  std::set_difference(application_.begin(), application_.end(), wanted.begin(), wanted.end(),
+                      std::back_inserter(gone));
+  std::set_difference(wanted.begin(), wanted.end(), application_.begin(), application_.end(),
+                      std::back_inserter(added));
+  for (int tid : gone) {
+    const auto key = static_cast<std::uint32_t>(tid);
+    bpf_map_delete_elem(fd, &key);
+  }
+  std::vector<int> kept;
+  const std::uint8_t one = 1;
+  for (int tid : added) {
+    const auto key = static_cast<std::uint32_t>(tid);
+    if (bpf_map_update_elem(fd, &key, &one, BPF_ANY) != 0) continue;  // the map is full: counted by absence
+    kept.push_back(tid);
+  }
+  std::vector<int> now;
+  std::set_difference(application_.begin(), application_.end(), gone.begin(), gone.end(), std::back_inserter(now));
+  now.insert(now.end(), kept.begin(), kept.end());
+  std::sort(now.begin(), now.end());
+  application_ = std::move(now);
+}
+
+BpfReading BpfWatch::read() {
+  Loaded& l = *loaded_;
+  BpfReading reading;
+  const auto cpus = static_cast<std::size_t>(l.possible_cpus);
+  for (int cpu : options_.cpus) {
+    BpfCpuFigures figures;
+    figures.cpu = cpu;
+    figures.sources.resize(JD_SOURCES);
+    reading.cpus.push_back(std::move(figures));
+  }
+  const auto in_range = [&](int cpu) { return cpu >= 0 && static_cast<std::size_t>(cpu) < cpus; };
+  std::vector<jd_figures> per_cpu(cpus);
+  static_assert(sizeof(jd_figures) % 8 == 0);
+  for (std::uint32_t source = 0; source < JD_SOURCES; ++source) {
+    if (bpf_map_lookup_elem(bpf_map__fd(l.skeleton->maps.figures), &source, per_cpu.data()) != 0) continue;
+    for (BpfCpuFigures& c : reading.cpus) {
+      if (!in_range(c.cpu)) continue;
+      const jd_figures& raw = per_cpu[static_cast<std::size_t>(c.cpu)];
+      BpfFigures& f = c.sources[source];
+      f.count = raw.count;
+      f.ns = raw.ns;
+      f.max_ns = raw.max_ns;
+      std::copy(std::begin(raw.buckets), std::end(raw.buckets), f.buckets.begin());
+    }
+  }
+  std::vector<jd_cpu_counters> counters(cpus);
+  static_assert(sizeof(jd_cpu_counters) % 8 == 0);
+  const std::uint32_t zero = 0;
+  if (bpf_map_lookup_elem(bpf_map__fd(l.skeleton->maps.counters), &zero, counters.data()) == 0)
+    for (BpfCpuFigures& c : reading.cpus) {
+      if (!in_range(c.cpu)) continue;
+      const jd_cpu_counters& raw = counters[static_cast<std::size_t>(c.cpu)];
+      std::copy(std::begin(raw.tick_stop_failures), std::end(raw.tick_stop_failures),
+                c.tick_stop_failures.begin());
+      c.tick_stop_failures_unknown = raw.tick_stop_failures_unknown;
+      c.outliers_lost = raw.outliers_lost;
+      c.unmatched_exits = raw.unmatched_exits;
+      c.too_deep = raw.too_deep;
+    }
+  // Device IRQs: a walk of the hash map's keys (at most its 4096 entries).
+  const int irq_fd = bpf_map__fd(l.skeleton->maps.irqs);
+  jd_irq_key key{}, next{};
+  const jd_irq_key* previous = nullptr;
+  for (int walked = 0; walked < 4096 && bpf_map_get_next_key(irq_fd, previous, &next) == 0; ++walked) {
+    key = next;
+    previous = &key;
+    jd_irq_figures raw{};
+    if (bpf_map_lookup_elem(irq_fd, &key, &raw) != 0) continue;
+    for (BpfCpuFigures& c : reading.cpus)
+      if (c.cpu == static_cast<int>(key.cpu))
+        c.device_irqs[static_cast<int>(key.irq)] = {raw.count, raw.ns, raw.max_ns};
+  }
+  l.filling = &reading;
+  ring_buffer__consume(l.ring);
+  l.filling = nullptr;
+  return reading;
+}
+
+}  // namespace jitterd

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// The watch's BPF engine: loads watch.bpf.c (built into a libbpf skeleton at build time), tells
+// it which CPUs are watched and which threads are the application's, and reads what it counted.
+// The program pairs each interruption's entry and exit in the kernel, on the CPU it happened on,
+// and keeps per-CPU figures by source (a vector, a device IRQ, a softirq, a class of preempting
+// task): count, time (nested interruptions counted once, as the innermost's), the longest and a
+// log2 histogram; interruptions at or above the outlier threshold also go to a ring the reader
+// drains each window. Reading copies the per-CPU maps on the reader's CPU: no IPI, no perf
+// counter, no MSR, no wakeup on a watched CPU.
+//
+// Loading needs CAP_BPF and CAP_PERFMON (or root) and a kernel with BTF; open() says why it
+// could not, so the watch falls back to the counts. Used by one thread at a time.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jitterd {
+
+// The sources the program books time to, in its enum jd_source order, named as the kernel does:
+// "local_timer", "reschedule", "call_function", ..., "nmi", "device_irq", "softirq_HI", ...,
+// "preempt_jitterd", "preempt_kernel_percpu", "preempt_application", "preempt_stray".
+std::string_view bpf_source_name(std::size_t source);
+// The source's cause in attribution's vocabulary (host/attribution.h cause_names), "preempted"
+// for the preemption sources.
+std::string_view bpf_source_cause(std::size_t source);
+// The preempting task's class for a preemption source, in probes/task_classes.h's words
+// ("jitterd", "kernel_percpu", "application", "stray"), "" for the others.
+std::string_view bpf_source_task_class(std::size_t source);
+
+inline constexpr std::size_t kBpfBuckets = 32;  // bucket b: [2^b, 2^(b+1)) ns; the last open-ended
+
+struct BpfFigures {
+  std::uint64_t count = 0, ns = 0, max_ns = 0;
+  std::array<std::uint64_t, kBpfBuckets> buckets{};
+  bool operator==(const BpfFigures&) const = default;
+};
+
+struct BpfIrqFigures {
+  std::uint64_t count = 0, ns = 0, max_ns = 0;
+  bool operator==(const BpfIrqFigures&) const = default;
+};
+
+// One watched CPU, cumulative since the program loaded.
+struct BpfCpuFigures {
+  int cpu = 0;
+  std::vector<BpfFigures> sources;                    // indexed by source
+  std::map<int, BpfIrqFigures> device_irqs;           // by IRQ number
+  std::array<std::uint64_t, 8> tick_stop_failures{};  // by dependency bit (bpf_tick_dependency_name)
+  std::uint64_t tick_stop_failures_unknown = 0;
+  std::uint64_t outliers_lost = 0;    // the ring was full
+  std::uint64_t unmatched_exits = 0;  // an exit with no entry: the program attached mid-interrupt
+  std::uint64_t too_deep = 0;         // nesting beyond the program's stack
+};
+
+// timer:tick_stop's dependency bit b: "POSIX_TIMER", "PERF_EVENTS", "SCHED", "CLOCK_UNSTABLE",
+// "RCU", "RCU_EXP", then "bit6", "bit7".
+std::string_view bpf_tick_dependency_name(std::size_t bit);
+
+struct BpfOutlier {
+  std::uint64_t end_ns = 0;  // CLOCK_MONOTONIC
+  std::uint64_t duration_ns = 0;
+  int cpu = 0;
+  std::size_t source = 0;
+  std::uint32_t id = 0;  // IRQ number, softirq vector, or the preempting task's pid
+  std::uint32_t tgid = 0;
+  bool kernel_thread = false, per_cpu = false, application = false;
+  std::string name;  // the IRQ's handler, or the preempting task's name (as the kernel has it)
+};
+
+struct BpfReading {
+  std::vector<BpfCpuFigures> cpus;     // the watched CPUs, in order
+  std::vector<BpfOutlier> outliers;    // drained from the ring since the previous reading, oldest first
+  std::uint64_t outliers_dropped = 0;  // drained but beyond kMaxOutliersPerReading, not kept
+};
+
+inline constexpr std::size_t kMaxOutliersPerReading = 1024;
+
+class BpfWatch {
+ public:
+  struct Options {
+    std::vector<int> cpus;  // the watched CPUs
+    std::uint64_t outlier_threshold_ns = 10000;
+    int jitterd_tgid = 0;  // preemptions by these threads are jitterd's own
+  };
+  // Loads and attaches the program; nullptr and `why_not` (one line) when it cannot.
+  static std::unique_ptr<BpfWatch> open(const Options& options, std::string& why_not);
+  ~BpfWatch();
+  BpfWatch(const BpfWatch&) = delete;
+  BpfWatch& operator=(const BpfWatch&) = delete;
+
+  // The application's threads now; the program counts preemptions of these only.
+  void set_application(const std::vector<int>& tids);
+  BpfReading read();
+  // The optional tracepoints this kernel lacks ("irq_vectors:thermal_apic_entry", ...).
+  const std::vector<std::string>& missing_tracepoints() const { return missing_; }
+  const std::vector<int>& cpus() const { return options_.cpus; }
+
+ private:
+  struct Loaded;
+  explicit BpfWatch(Options options);
+  std::unique_ptr<Loaded> loaded_;
+  Options options_;
+  std::vector<std::string> missing_;
+  std::vector<int> application_;  // sorted, as in the program's map
+};
+
+}  // namespace jitterd
