@@ -9,6 +9,7 @@
 #   /usr/share/man/man8/jitterd.8.gz, man5/jitterd.yaml.5.gz (and under /usr/local/share/man)
 #   /usr/share/jitterd/systemd/jitterd-tracepoints.conf (and under /usr/local/share): the opt-in
 #     drop-in for attribution by tracepoints, off by default (README, Operations)
+#   /usr/share/jitterd/systemd/jitterd-bpf.conf: the opt-in drop-in for the watch's bpf method
 #
 # The unit goes to PREFIX/lib/systemd/system: /usr/lib/systemd/system is where Debian's packages
 # put units (systemd reads it, and /lib is /usr/lib on a merged-/usr system), and
@@ -48,6 +49,9 @@ configure_file(systemd/jitterd.service.in ${JITTERD_GENERATED_UNIT} @ONLY)
 set(JITTERD_TRACEPOINTS_DROPIN_FULL ${CMAKE_INSTALL_FULL_DATADIR}/jitterd/systemd/jitterd-tracepoints.conf)
 set(JITTERD_GENERATED_DROPIN ${CMAKE_BINARY_DIR}/systemd/jitterd-tracepoints.conf)
 configure_file(systemd/jitterd-tracepoints.conf ${JITTERD_GENERATED_DROPIN} @ONLY)
+set(JITTERD_BPF_DROPIN_FULL ${CMAKE_INSTALL_FULL_DATADIR}/jitterd/systemd/jitterd-bpf.conf)
+set(JITTERD_GENERATED_BPF_DROPIN ${CMAKE_BINARY_DIR}/systemd/jitterd-bpf.conf)
+configure_file(systemd/jitterd-bpf.conf ${JITTERD_GENERATED_BPF_DROPIN} @ONLY)
 
 install(TARGETS jitterd RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(CODE "

@@ -31,6 +31,11 @@ function(jitterd_install_files)
   set(dropin "${JITTERD_BINARY_DIR}/systemd/install/jitterd-tracepoints.conf")
   configure_file("${JITTERD_SOURCE_DIR}/systemd/jitterd-tracepoints.conf" "${dropin}" @ONLY)
   file(INSTALL DESTINATION "${CMAKE_INSTALL_FULL_DATADIR}/jitterd/systemd" TYPE FILE FILES "${dropin}")
+  # The same for the watch's bpf method, used only with a `watch:` section.
+  set(JITTERD_BPF_DROPIN_FULL "${CMAKE_INSTALL_FULL_DATADIR}/jitterd/systemd/jitterd-bpf.conf")
+  set(bpf_dropin "${JITTERD_BINARY_DIR}/systemd/install/jitterd-bpf.conf")
+  configure_file("${JITTERD_SOURCE_DIR}/systemd/jitterd-bpf.conf" "${bpf_dropin}" @ONLY)
+  file(INSTALL DESTINATION "${CMAKE_INSTALL_FULL_DATADIR}/jitterd/systemd" TYPE FILE FILES "${bpf_dropin}")
 
   set(config "${CMAKE_INSTALL_FULL_SYSCONFDIR}/jitterd/jitterd.yaml")
   if(NOT config STREQUAL JITTERD_DEFAULT_CONFIG_PATH)

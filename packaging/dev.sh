@@ -38,6 +38,8 @@ readonly deps_packages=(
     # the web server: libmicrohttpd with GnuTLS, zlib (gzip), libxcrypt (bcrypt)
     libmicrohttpd-dev libgnutls28-dev zlib1g-dev libcrypt-dev
     libcli11-dev nlohmann-json3-dev libfmt-dev
+    # the watch's BPF program: clang's bpf target builds it, bpftool makes its skeleton, libbpf loads it
+    clang-14 libbpf-dev bpftool
     # compare --prometheus: the HTTP client
     libcurl4-openssl-dev
     catch2

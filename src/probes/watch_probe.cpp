@@ -270,6 +270,7 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
   // Asked for bpf or tracepoints and given counts: a warning until it changes.
   const bool fell_back = settings_.method != WatchMethod::automatic && requested != method_;
   result.states["method"] = {method_ + " (" + reason_ + ")", fell_back};
+  result.notes.push_back("method: " + method_ + " (" + reason_ + ")");
   const std::size_t threads = reading.threads.size();
   if (settings_.application.named() && threads == 0)
     result.states["application"] = {"no thread of the application on a watched CPU", true};

@@ -144,6 +144,7 @@ int outlier_arrived(void* context, void* data, std::size_t size) {
 
 }  // namespace
 
+std::size_t bpf_source_count() { return JD_SOURCES; }
 std::string_view bpf_source_name(std::size_t source) { return source < JD_SOURCES ? kSourceNames[source] : "?"; }
 std::string_view bpf_source_cause(std::size_t source) { return source < JD_SOURCES ? kSourceCauses[source] : "?"; }
 std::string_view bpf_source_task_class(std::size_t source) {

@@ -26,6 +26,7 @@ namespace jitterd {
 // "local_timer", "reschedule", "call_function", ..., "nmi", "device_irq", "softirq_HI", ...,
 // "preempt_jitterd", "preempt_kernel_percpu", "preempt_application", "preempt_stray".
 std::string_view bpf_source_name(std::size_t source);
+std::size_t bpf_source_count();
 // The source's cause in attribution's vocabulary (host/attribution.h cause_names), "preempted"
 // for the preemption sources.
 std::string_view bpf_source_cause(std::size_t source);

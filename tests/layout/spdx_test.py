@@ -3,7 +3,10 @@
 """Every source file of the tree says its licence in its first lines: `SPDX-License-Identifier:
 Apache-2.0` (the project's licence, LICENSE), as `// ...` in C and C++ and `# ...` in Python, shell
 and CMake, after a `#!` line where there is one. Data (tests/fixtures, tests/golden) and generated
-files (grafana/dashboards, grafana/prometheus) carry none.
+files (grafana/dashboards, grafana/prometheus) carry none. The one exception is the BPF program's
+folder, src/watch/bpf/: the kernel lets only GPL-compatible programs call its tracing helpers, so
+its files say `Apache-2.0 OR GPL-2.0-only` and each *.bpf.c declares SEC("license") = "GPL"; no
+other file may say anything but Apache-2.0.
 
 Usage: spdx_test.py SOURCE_DIR. Exit 0 when every file has it, 1 naming each one that does not.
 """
@@ -12,6 +15,9 @@ import os
 import sys
 
 LINE = "SPDX-License-Identifier: Apache-2.0"
+DUAL_LINE = "SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only"
+DUAL_DIR = "src/watch/bpf/"
+BPF_LICENCE = 'SEC("license") = "GPL";'
 SKIPPED_DIRS = {".git", "__pycache__", "node_modules"}
 SKIPPED_PREFIXES = ("build", "tests/fixtures", "tests/golden", "grafana/dashboards", "grafana/prometheus",
                     "tests/browser/screenshots")
@@ -38,14 +44,18 @@ def main():
                 continue
             checked += 1
             with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as f:
-                head = [f.readline() for _ in range(3)]
-            if not any(LINE in line for line in head):
-                missing.append(relative)
-    for relative in sorted(missing):
-        print(f"FAIL: {relative}: no '{LINE}' in its first lines", file=sys.stderr)
+                text = f.read()
+            head = text.splitlines()[:3]
+            wanted_line = DUAL_LINE if relative.startswith(DUAL_DIR) else LINE
+            if not any(line.rstrip().endswith(wanted_line) for line in head):
+                missing.append(f"{relative}: no '{wanted_line}' in its first lines")
+            elif relative.endswith(".bpf.c") and BPF_LICENCE not in text:
+                missing.append(f"{relative}: no {BPF_LICENCE} for the kernel")
+    for problem in sorted(missing):
+        print(f"FAIL: {problem}", file=sys.stderr)
     if missing:
         return 1
-    print(f"ok: {checked} source files say {LINE}")
+    print(f"ok: {checked} source files say {LINE} (those of {DUAL_DIR}: {DUAL_LINE})")
     return 0
 
 

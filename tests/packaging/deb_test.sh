@@ -71,7 +71,7 @@ build_and_check() {
         /usr/share/man/man8/jitterd.8.gz /usr/share/man/man5/jitterd.yaml.5.gz \
         /usr/share/man/man8/jitterd-run.8.gz /usr/share/man/man8/jitterd-check-config.8.gz /usr/share/man/man8/jitterd-report.8.gz /usr/share/man/man8/jitterd-baseline.8.gz /usr/share/man/man8/jitterd-compare.8.gz \
         /usr/share/doc/jitterd/copyright /usr/share/doc/jitterd/changelog.gz \
-        /usr/share/jitterd/systemd/jitterd-tracepoints.conf; do
+        /usr/share/jitterd/systemd/jitterd-tracepoints.conf /usr/share/jitterd/systemd/jitterd-bpf.conf; do
         grep -qxF "$path" <<<"$listing" || fail "$(basename "$deb") lacks $path"
     done
     grep -q '^/lib/' <<<"$listing" && fail "$(basename "$deb") installs under /lib: $(grep '^/lib/' <<<"$listing" | head -3)"
@@ -220,7 +220,8 @@ install_and_check() {
         fail "jitterd check-config on the installed configuration"
     fi
     if bash "$src/tests/systemd/unit_test.sh" "$root/usr/bin/jitterd" "$root/usr/lib/systemd/system/jitterd.service" \
-        "$root/usr/share/jitterd/systemd/jitterd-tracepoints.conf" "$root/etc/jitterd/jitterd.yaml"; then
+        "$root/usr/share/jitterd/systemd/jitterd-tracepoints.conf" "$root/etc/jitterd/jitterd.yaml" \
+        "$root/usr/share/jitterd/systemd/jitterd-bpf.conf"; then
         ok "installed unit: systemd-analyze security and verify (tests/systemd/unit_test.sh)"
     else
         fail "the installed unit fails tests/systemd/unit_test.sh"

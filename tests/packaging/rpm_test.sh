@@ -44,7 +44,7 @@ ok "built $(basename "$rpm")"
 files=$(rpm -qlp "$rpm" 2>/dev/null)
 echo "$files"
 expected=(/usr/bin/jitterd /usr/lib/systemd/system/jitterd.service /etc/jitterd /etc/jitterd/jitterd.yaml
-    /usr/share/man/man8/jitterd.8 /usr/share/man/man5/jitterd.yaml.5 /usr/share/jitterd/systemd/jitterd-tracepoints.conf
+    /usr/share/man/man8/jitterd.8 /usr/share/man/man5/jitterd.yaml.5 /usr/share/jitterd/systemd/jitterd-tracepoints.conf /usr/share/jitterd/systemd/jitterd-bpf.conf
     /usr/share/man/man8/jitterd-run.8 /usr/share/man/man8/jitterd-check-config.8 /usr/share/man/man8/jitterd-report.8 /usr/share/man/man8/jitterd-baseline.8 /usr/share/man/man8/jitterd-compare.8)
 for f in "${expected[@]}"; do
     grep -qE "^$f(\.gz)?$" <<<"$files" || fail "rpm -qlp lacks $f"
@@ -138,7 +138,7 @@ install_and_check() {
     for path in /usr/bin/jitterd /usr/lib/systemd/system/jitterd.service /etc/jitterd/jitterd.yaml \
         /usr/share/man/man8/jitterd.8 /usr/share/man/man5/jitterd.yaml.5 \
         /usr/share/man/man8/jitterd-run.8 /usr/share/man/man8/jitterd-check-config.8 /usr/share/man/man8/jitterd-report.8 /usr/share/man/man8/jitterd-baseline.8 /usr/share/man/man8/jitterd-compare.8 \
-        /usr/share/jitterd/systemd/jitterd-tracepoints.conf; do
+        /usr/share/jitterd/systemd/jitterd-tracepoints.conf /usr/share/jitterd/systemd/jitterd-bpf.conf; do
         # A man page may be compressed (brp-compress, where the build host's rpm has it).
         compgen -G "$root$path*" >/dev/null || fail "installed root lacks $path"
     done

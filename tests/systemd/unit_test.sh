@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Checks the systemd unit as the build generates it: hardening score and a clean verify, alone and
-# with the opt-in tracepoints drop-in, and that the unit and the configuration agree on the
-# attribution method (tracepoints off in both by default, docs/operations.md).
+# with the opt-in tracepoints drop-in and with the opt-in bpf drop-in, and that the unit and the
+# configuration agree on the attribution method (tracepoints off in both by default,
+# docs/operations.md).
 #
-# Usage: unit_test.sh BINARY UNIT [DROPIN CONFIG]
+# Usage: unit_test.sh BINARY UNIT [DROPIN CONFIG [BPF_DROPIN]]
 #   BINARY  the freshly built jitterd (stands in for the installed one)
 #   UNIT    BUILD/systemd/jitterd.service, generated from systemd/jitterd.service.in
 #   DROPIN  BUILD/systemd/jitterd-tracepoints.conf, generated from systemd/jitterd-tracepoints.conf
 #   CONFIG  the shipped configuration, config/jitterd.yaml
+#   BPF_DROPIN  BUILD/systemd/jitterd-bpf.conf, generated from systemd/jitterd-bpf.conf
 # Exit 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).
 set -euo pipefail
 
 # The bounds docs/operations.md states: the unit alone measured 1.8, with the drop-in 2.1 (systemd 252).
 readonly max_exposure=2.5
 readonly max_exposure_tracepoints=2.5
+readonly max_exposure_bpf=2.5
 
-if (($# != 2 && $# != 4)); then
-    echo "usage: $0 BINARY UNIT [DROPIN CONFIG]" >&2
+if (($# != 2 && $# != 4 && $# != 5)); then
+    echo "usage: $0 BINARY UNIT [DROPIN CONFIG [BPF_DROPIN]]" >&2
     exit 2
 fi
 if ! command -v systemd-analyze >/dev/null; then
@@ -32,11 +35,16 @@ unit_name=$(basename -- "$unit")
 [[ -f $unit ]] || { echo "FAIL: $unit: no such file" >&2; exit 1; }
 dropin=
 config=
-if (($# == 4)); then
+bpf_dropin=
+if (($# >= 4)); then
     dropin=$(realpath -- "$3")
     config=$(realpath -- "$4")
     [[ -f $dropin ]] || { echo "FAIL: $dropin: no such file" >&2; exit 1; }
     [[ -f $config ]] || { echo "FAIL: $config: no such file" >&2; exit 1; }
+fi
+if (($# == 5)); then
+    bpf_dropin=$(realpath -- "$5")
+    [[ -f $bpf_dropin ]] || { echo "FAIL: $bpf_dropin: no such file" >&2; exit 1; }
 fi
 
 status=0
@@ -68,7 +76,7 @@ fi
 # /etc/systemd/system/jitterd.service.d/.
 tmp=$(mktemp -d)
 trap 'rm -rf -- "$tmp"' EXIT
-mkdir -p "$tmp/plain" "$tmp/tracepoints/$unit_name.d"
+mkdir -p "$tmp/plain" "$tmp/tracepoints/$unit_name.d" "$tmp/bpf/$unit_name.d"
 BINARY=$binary awk '
     /^ExecStart=\/[^ ]*\/jitterd( |$)/ {
         sub(/^ExecStart=\/[^ ]*\/jitterd/, "")
@@ -83,6 +91,8 @@ BINARY=$binary awk '
 ' "$unit" >"$tmp/plain/$unit_name" || fail "$unit: no 'ExecStart=/.../jitterd' line to redirect"
 cp -- "$tmp/plain/$unit_name" "$tmp/tracepoints/$unit_name"
 [[ -n $dropin ]] && cp -- "$dropin" "$tmp/tracepoints/$unit_name.d/tracepoints.conf"
+cp -- "$tmp/plain/$unit_name" "$tmp/bpf/$unit_name"
+[[ -n $bpf_dropin ]] && cp -- "$bpf_dropin" "$tmp/bpf/$unit_name.d/bpf.conf"
 
 # check_unit LABEL DIR MAX: the hardening score of DIR/UNIT (with DIR/UNIT.d/) at most MAX, and a
 # silent verify. Leaves systemd-analyze security's output in $security_out.
@@ -152,6 +162,20 @@ if [[ -n $dropin ]]; then
     else
         echo "ok: $(basename -- "$config") (tracepoints: $asked) and $unit_name agree"
     fi
+fi
+
+if [[ -n $bpf_dropin ]]; then
+    check_unit "$unit_name + $(basename -- "$bpf_dropin")" "$tmp/bpf" "$max_exposure_bpf"
+    for cap in CAP_BPF CAP_PERFMON; do
+        for key in CapabilityBoundingSet AmbientCapabilities; do
+            grep -qE "^$key=.*\<$cap\>" "$bpf_dropin" || fail "$bpf_dropin: no $cap in $key="
+        done
+    done
+    grep -qE '^SystemCallFilter=bpf$' "$bpf_dropin" \
+        || fail "$bpf_dropin: bpf(2) (in @privileged, which the unit filters out) is not allowed"
+    grep -qF -- "$perf_allowed" <<<"$security_out" \
+        && fail "with $(basename -- "$bpf_dropin"), perf_event_open is let through; bpf needs only bpf(2)"
+    grep -n '@[A-Za-z_]*@' "$bpf_dropin" >&2 && fail "$bpf_dropin: placeholders left unsubstituted (lines above)"
 fi
 
 exit "$status"
