@@ -8,8 +8,10 @@ interrupts it pairs grow between two readings, every interruption has its entry 
 exit after the first reading) and `jitterd report watch` prints the tables by cause. Then the
 same daemon without CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN (root's bounding set cut by setpriv):
 method auto falls back to counts and says why, naming the capabilities; method bpf does the same
-and warns in the log. Skips without root, without CPU 1, without setpriv, or where this kernel
-cannot load the program at all (the reason is printed).
+and warns in the log. Last, as the unit with systemd/jitterd-bpf.conf runs it: user nobody with
+exactly CAP_BPF and CAP_PERFMON loads the program; with either alone it falls back, naming both.
+Skips without root, without CPU 1, without setpriv, or where this kernel cannot load the program
+at all (the reason is printed).
 
 Usage: watch_bpf_test.py --jitterd BINARY [unittest args]
 """
@@ -107,6 +109,29 @@ class WatchBpfTest(harness.DaemonTestCase):
         self.assertIn("CAP_BPF", info["reason"])
         self.assertTrue(harness.select(daemon.scrape(), "jitterd_watch_interrupts_total", cpu=str(CPU)),
                         "the counts still come")
+
+    def method_as_nobody(self, caps):
+        self.bpf_daemon().stop()  # skips where even root cannot load it
+        os.chmod(self.workdir, 0o755)  # nobody reads the configuration and writes nothing
+        daemon = self.daemon(config("auto"), start=False)
+        os.chmod(daemon.config_path, 0o644)
+        c = "".join(f",+{cap}" for cap in caps)
+        daemon.args = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", f"--inh-caps=-all{c}",
+                       f"--ambient-caps=-all{c}", f"--bounding-set=-all{c}", "--"] + daemon.args
+        daemon.start()
+        info = method_info(daemon)
+        self.stop_ok(daemon)
+        return info
+
+    def test_the_drop_in_capabilities_suffice(self):
+        info = self.method_as_nobody(["bpf", "perfmon"])
+        self.assertEqual(info["method"], "bpf", info["reason"])
+
+    def test_either_capability_alone_does_not(self):
+        for caps in (["bpf"], ["perfmon"]):
+            info = self.method_as_nobody(caps)
+            self.assertEqual(info["method"], "counts", caps)
+            self.assertIn("CAP_BPF and CAP_PERFMON", info["reason"])
 
     def test_bpf_asked_for_warns_and_falls_back(self):
         daemon, info = self.without_bpf_capabilities("bpf")

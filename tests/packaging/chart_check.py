@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Checks a `helm template` rendering of packaging/helm/jitterd (run by helm_test.sh).
 
-Usage: chart_check.py RENDERED.yaml --samplers N [--perfmon] [--dashboards N] [--rules N]
+Usage: chart_check.py RENDERED.yaml --samplers N [--perfmon] [--bpf] [--dashboards N] [--rules N]
        [--kubernetes-version V] [--promtool PATH]
 Every object of a built-in kind is validated against the Kubernetes schemas (kubernetes-validate,
 strict: no unknown field); ServiceMonitor and PrometheusRule, which it has no schema for, are
@@ -35,6 +35,7 @@ def main():
     p.add_argument("rendered")
     p.add_argument("--samplers", type=int, required=True)
     p.add_argument("--perfmon", action="store_true")
+    p.add_argument("--bpf", action="store_true", help="the watch's bpf method: BPF and PERFMON")
     p.add_argument("--dashboards", type=int, default=0)
     p.add_argument("--rules", type=int, default=0)
     p.add_argument("--kubernetes-version", default="1.30.0")
@@ -79,7 +80,7 @@ def main():
     if str(res.get("requests", {}).get("cpu")) != want_cpu:
         fail(f"cpu request {res.get('requests', {}).get('cpu')}, expected {want_cpu} whole CPUs ({a.samplers} samplers + 1)")
     caps = c.get("securityContext", {}).get("capabilities", {})
-    want_caps = ["SYS_NICE", "IPC_LOCK"] + (["PERFMON"] if a.perfmon else [])
+    want_caps = ["SYS_NICE", "IPC_LOCK"] + (["BPF"] if a.bpf else []) + (["PERFMON"] if a.perfmon or a.bpf else [])
     if caps.get("drop") != ["ALL"] or sorted(caps.get("add", [])) != sorted(want_caps):
         fail(f"capabilities {caps}, expected drop ALL, add {want_caps}")
     sc = c.get("securityContext", {})

@@ -77,6 +77,8 @@ cp "$src"/tests/packaging/fixtures/grafana/prometheus/*.yml "$tmp/chart/rules/"
 "$helm" template jt "$tmp/chart" --namespace obs --set samplerCpus=3 --set tracepoints.enabled=true \
     --set config.log.level=debug >"$tmp/fixture.yaml" || fail "helm template (test dashboards and rules)"
 check "$tmp/fixture.yaml" --samplers 3 --perfmon --dashboards 1 --rules 1 || fail "the rendering with test dashboards and rules"
+"$helm" template jt "$tmp/chart" --namespace obs --set bpf.enabled=true >"$tmp/bpf.yaml" || fail "helm template (bpf)"
+check "$tmp/bpf.yaml" --samplers 1 --bpf --dashboards 1 --rules 1 || fail "the rendering with bpf.enabled"
 
 # 3. The helm install / upgrade lines of docs/install.md, as helm template (no cluster here).
 n=0
