@@ -84,6 +84,13 @@ CONFIG = {
     "watchTickFor": "10m",
     # JitterdWatchedApplicationAbsent: no thread of the application on any watched CPU.
     "watchAbsentFor": "5m",
+    # JitterdWatchedApplicationPreemptedByStray (bpf): a task that is neither jitterd's, nor the
+    # application's, nor a kernel thread bound to the CPU preempted the application, within the
+    # rate interval.
+    "watchStrayFor": "0m",
+    # JitterdWatchedCpuTickStopFailing (bpf): a nohz_full watched CPU cannot stop its tick, by the
+    # dependency that keeps it.
+    "watchTickStopFor": "10m",
 
     # Dashboards.
     "dashboardTags": ["jitterd"],

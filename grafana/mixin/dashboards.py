@@ -293,8 +293,9 @@ def host(c):
            [target(f"rate(jitterd_attribution_coincident_interruptions_total{{{SELC}}}[{RI}])",
                    "{{instance}} cpu {{cpu}}")], h=5),
         row("Watched CPUs (the application's)"),
-        ts("Time taken from the application", "Per watched CPU, the share of time the application's threads "
-           "waited on the run queue while another task ran (jitterd_watch_stolen_seconds_total), by cause.",
+        ts("Time taken from the application", "Per watched CPU, the share of time taken, by cause "
+           "(jitterd_watch_stolen_seconds_total): with method bpf each interruption's own time and the "
+           "application's preemptions; with counts its run-queue wait while another task ran.",
            "percentunit",
            [target(f"sum by (instance, cpu, cause) (rate(jitterd_watch_stolen_seconds_total{{{SEL}}}[{RI}]))",
                    "{{instance}} cpu {{cpu}} {{cause}}")], stack=True),
@@ -310,6 +311,20 @@ def host(c):
         ts("Timer tick rate", "Timer interrupts per second on each watched CPU over the daemon's last window: "
            "about 0 to 1 where the tick is stopped (nohz_full), HZ where it runs.", "hertz",
            [target(f"jitterd_watch_timer_interrupt_rate_hertz{{{SEL}}}", "{{instance}} cpu {{cpu}}")]),
+        panel("heatmap", "Single interruptions on watched CPUs",
+              "Interruptions and preemptions per second on the watched CPUs by their length (bpf; "
+              "power-of-two buckets of jitterd_watch_interruption_duration_seconds).", "s",
+              [target(f"sum by (le) (rate(jitterd_watch_interruption_duration_seconds_bucket{{{SEL}}}[{RI}]))",
+                      "{{le}}", fmt="heatmap")], w=12, h=8,
+              options={"calculate": False, "yAxis": {"unit": "s", "axisPlacement": "left"}, "cellGap": 1}),
+        ts("Preemptions by who took the CPU/s", "Preemptions of the application per second by the class of "
+           "the task that took the CPU (bpf): jitterd, kernel_percpu, application, stray.", "ops",
+           [target(f"sum by (instance, cpu, class) (rate(jitterd_watch_preemptions_by_class_total{{{SEL}}}[{RI}]))",
+                   "{{instance}} cpu {{cpu}} {{class}}")]),
+        ts("Tick-stop failures/s", "Times a watched CPU could not stop its tick, by the dependency that kept it "
+           "(timer:tick_stop; bpf).", "ops",
+           [target(f"sum by (instance, cpu, dependency) (rate(jitterd_watch_tick_stop_failures_total{{{SEL}}}[{RI}]))",
+                   "{{instance}} cpu {{cpu}} {{dependency}}")]),
         info_table("Watch method and the application", "How the watched CPUs are read, and the application's "
                    "threads found on each.",
                    f"jitterd_watch_method_info{{{SEL}}} or jitterd_watch_application_threads{{{SEL}}}",

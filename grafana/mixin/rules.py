@@ -236,6 +236,23 @@ def alerting_rules(c):
                "No thread of the application runs on the watched CPUs.",
                "jitterd on {{ $labels.instance }} finds no thread of the application (application.tasks, "
                "application.cgroup) on any watched CPU: the application is down, renamed or runs elsewhere."),
+        _alert("JitterdWatchedApplicationPreemptedByStray",
+               f"sum by (job, instance, cpu) (increase(jitterd_watch_preemptions_by_class_total"
+               f"{{{sel},class=\"stray\"}}[{ri}])) > 0",
+               c["watchStrayFor"], "warning",
+               "A stray task preempted the application on a watched CPU.",
+               "The application on CPU {{ $labels.cpu }} of {{ $labels.instance }} was preempted "
+               f"{{{{ $value | humanize }}}} times within {ri} by tasks that belong neither to it, nor to "
+               "jitterd, nor to the CPU's own kernel threads; `jitterd report watch` lists the latest "
+               "by name (bpf method)."),
+        _alert("JitterdWatchedCpuTickStopFailing",
+               f"sum by (job, instance, cpu, dependency) (rate(jitterd_watch_tick_stop_failures_total{{{sel}}}[{ri}])) > 0\n"
+               f"and on (job, instance, cpu)\njitterd_watch_cpu_nohz_full{{{sel}}} == 1",
+               c["watchTickStopFor"], "warning",
+               "A nohz_full CPU that runs the application cannot stop its tick.",
+               "Watched CPU {{ $labels.cpu }} of {{ $labels.instance }} failed to stop its tick "
+               "{{ $value | humanize }} times a second because of {{ $labels.dependency }} "
+               "(timer:tick_stop, bpf method)."),
         _alert("JitterdConfigReloadRejected",
                f"jitterd_config_last_reload_successful{{{sel}}} == 0",
                c["reloadRejectedFor"], "warning",

@@ -61,6 +61,15 @@ def _nothing_watched(prometheus):
     return None
 
 
+def _no_bpf(prometheus):
+    reason = _nothing_watched(prometheus)
+    if reason:
+        return reason
+    if not prometheus.values('jitterd_watch_method_info{job="jitterd",method="bpf"}'):
+        return "the watch reads counts here (the BPF program did not load): the bpf panels have no series"
+    return None
+
+
 # (dashboard uid, panel title) -> a function of the Prometheus returning the reason the panel
 # may be empty on this machine, or None when it must have data here.
 ALLOWED_EMPTY = {
@@ -73,6 +82,9 @@ ALLOWED_EMPTY = {
     ("jitterd-host", "Interrupts on watched CPUs"): _nothing_watched,
     ("jitterd-host", "Timer tick rate"): _nothing_watched,
     ("jitterd-host", "Watch method and the application"): _nothing_watched,
+    ("jitterd-host", "Single interruptions on watched CPUs"): _no_bpf,
+    ("jitterd-host", "Preemptions by who took the CPU/s"): _no_bpf,
+    ("jitterd-host", "Tick-stop failures/s"): _no_bpf,
 }
 
 
