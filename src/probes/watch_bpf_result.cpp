@@ -114,6 +114,11 @@ void add_cpu_metrics(const BpfCpuFigures& cpu, const WatchReading& counts, std::
                           "Time device interrupt handlers took on the watched CPU, by IRQ (bpf).",
                           {{"cpu", label}, {"irq", std::to_string(irq)}, {"name", irq_name(counts, cpu.cpu, irq)}},
                           static_cast<double>(f.ns) * 1e-9));
+  for (const auto& [sender, n] : top_ipi_senders(cpu.ipi_senders))
+    out.push_back(counter("jitterd_watch_ipis_sent_total",
+                          "IPIs sent to the watched CPU by the sending task's name (ipi:ipi_send_cpu and "
+                          "ipi_send_cpumask; bpf), the 16 busiest, the rest as sender=\"other\".",
+                          {{"cpu", label}, {"sender", printable(sender)}}, static_cast<double>(n)));
   const std::pair<std::string_view, std::uint64_t> faults[] = {
       {"outliers_lost", cpu.outliers_lost}, {"unmatched_exits", cpu.unmatched_exits}, {"too_deep", cpu.too_deep}};
   for (const auto& [kind, n] : faults)
@@ -157,6 +162,14 @@ ProbeTable outlier_table(const WatchBpfHistory& history) {
   return table;
 }
 
+ProbeTable ipi_sender_table(const BpfReading& now) {
+  ProbeTable table{"IPIs sent to watched CPUs by sender (bpf)", {"cpu", "sender", "count"}, {}};
+  for (const BpfCpuFigures& cpu : now.cpus)
+    for (const auto& [sender, n] : top_ipi_senders(cpu.ipi_senders))
+      table.rows.push_back({cpu.cpu, printable(sender), n});
+  return table;
+}
+
 ProbeTable tick_stop_table(const BpfReading& now) {
   ProbeTable table{"tick stop failures by dependency (bpf)", {"cpu", "dependency", "count"}, {}};
   for (const BpfCpuFigures& cpu : now.cpus) {
@@ -170,6 +183,18 @@ ProbeTable tick_stop_table(const BpfReading& now) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::uint64_t>> top_ipi_senders(
+    const std::map<std::string, std::uint64_t>& senders) {
+  std::vector<std::pair<std::string, std::uint64_t>> all(senders.begin(), senders.end());
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (all.size() <= kMaxIpiSendersPerCpu) return all;
+  std::uint64_t rest = 0;
+  for (std::size_t i = kMaxIpiSendersPerCpu; i < all.size(); ++i) rest += all[i].second;
+  all.resize(kMaxIpiSendersPerCpu);
+  all.emplace_back("other", rest);
+  return all;
+}
 
 NamedOutlier name_outlier(const BpfOutlier& outlier) {
   NamedOutlier n{outlier, std::string(bpf_source_cause(outlier.source)),
@@ -195,7 +220,8 @@ void WatchBpfHistory::add(const BpfReading& reading) {
 }
 
 void add_bpf_result(const BpfReading& now, const BpfReading* before, const WatchReading& counts,
-                    const WatchBpfHistory& history, const std::vector<std::string>& missing, ProbeResult& result) {
+                    const WatchBpfHistory& history, const std::vector<std::string>& missing,
+                    std::size_t application_untracked, ProbeResult& result) {
   for (const BpfCpuFigures& cpu : now.cpus) add_cpu_metrics(cpu, counts, result.metrics);
   for (const auto& [key, n] : history.outliers)
     result.metrics.push_back(counter(
@@ -209,6 +235,20 @@ void add_bpf_result(const BpfReading& now, const BpfReading* before, const Watch
   result.tables.push_back(cause_table(now, before, counts.window_seconds));
   result.tables.push_back(outlier_table(history));
   result.tables.push_back(tick_stop_table(now));
+  result.tables.push_back(ipi_sender_table(now));
+  result.metrics.push_back(
+      counter("jitterd_watch_ipi_senders_untracked_total",
+              "IPIs to watched CPUs whose sender the program's full map could not take (bpf).", {},
+              static_cast<double>(now.ipi_senders_untracked)));
+  result.metrics.push_back(gauge("jitterd_watch_application_untracked_threads",
+                                 "The application's threads the program's full map could not take: their "
+                                 "preemptions are not counted (bpf).",
+                                 {}, static_cast<double>(application_untracked)));
+  if (application_untracked > 0)
+    result.notes.push_back(
+        std::to_string(application_untracked) +
+        " of the application's threads do not fit the BPF program's map (16,384 threads): their "
+        "preemptions are not counted");
   if (!missing.empty()) {
     std::string list;
     for (const std::string& t : missing) list += (list.empty() ? "" : ", ") + t;

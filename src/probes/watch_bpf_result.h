@@ -20,6 +20,9 @@
 
 namespace jitterd {
 
+// IPI senders exported by name per watched CPU; the others are summed as sender="other".
+inline constexpr std::size_t kMaxIpiSendersPerCpu = 16;
+
 // The outliers the status page and `report watch` list, newest last.
 inline constexpr std::size_t kRecentOutliers = 32;
 
@@ -44,7 +47,14 @@ struct WatchBpfHistory {
 // Adds the BPF engine's metrics and tables. `counts`: the counts reading of the same window (for
 // the device IRQs' names); `before`: the previous BPF reading, for the last window's rates (none
 // for the first); `missing`: the optional tracepoints this kernel lacks.
+// `application_untracked`: the application's threads the program's map could not take.
 void add_bpf_result(const BpfReading& now, const BpfReading* before, const WatchReading& counts,
-                    const WatchBpfHistory& history, const std::vector<std::string>& missing, ProbeResult& result);
+                    const WatchBpfHistory& history, const std::vector<std::string>& missing,
+                    std::size_t application_untracked, ProbeResult& result);
+
+// The senders of IPIs to one CPU, the kMaxIpiSendersPerCpu busiest by name (ties by name) and the
+// rest summed as "other", busiest first.
+std::vector<std::pair<std::string, std::uint64_t>> top_ipi_senders(
+    const std::map<std::string, std::uint64_t>& senders);
 
 }  // namespace jitterd

@@ -264,7 +264,7 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
   previous_ = reading.cpus;
   if (bpf) {
     add_bpf_result(*bpf, previous_bpf_ ? &*previous_bpf_ : nullptr, reading, history_, bpf_->missing_tracepoints(),
-                   result);
+                   bpf_->application_untracked(), result);
     previous_bpf_ = *bpf;
   }
   // Asked for bpf or tracepoints and given counts: a warning until it changes.

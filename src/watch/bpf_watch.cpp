@@ -74,6 +74,7 @@ constexpr ProgramTracepoint kTracepoints[] = {
     {"irq_exit", "irq:irq_handler_exit", true},   {"softirq_entry", "irq:softirq_entry", true},
     {"softirq_exit", "irq:softirq_exit", true},   {"tlb_flush", "tlb:tlb_flush", false},
     {"nmi_handler", "nmi:nmi_handler", false},    {"tick_stop", "timer:tick_stop", false},
+    {"ipi_send_cpu", "ipi:ipi_send_cpu", false},  {"ipi_send_cpumask", "ipi:ipi_send_cpumask", false},
 };
 
 std::string tracepoint_of(std::string_view program) {
@@ -142,6 +143,71 @@ int outlier_arrived(void* context, void* data, std::size_t size) {
   return 0;
 }
 
+// The per-CPU figures of each source: one lookup per source copies every CPU's slot.
+void read_figures(int fd, std::size_t cpus, BpfReading& reading) {
+  static_assert(sizeof(jd_figures) % 8 == 0);
+  std::vector<jd_figures> per_cpu(cpus);
+  for (std::uint32_t source = 0; source < JD_SOURCES; ++source) {
+    if (bpf_map_lookup_elem(fd, &source, per_cpu.data()) != 0) continue;
+    for (BpfCpuFigures& c : reading.cpus) {
+      if (c.cpu < 0 || static_cast<std::size_t>(c.cpu) >= cpus) continue;
+      const jd_figures& raw = per_cpu[static_cast<std::size_t>(c.cpu)];
+      BpfFigures& f = c.sources[source];
+      f.count = raw.count;
+      f.ns = raw.ns;
+      f.max_ns = raw.max_ns;
+      std::copy(std::begin(raw.buckets), std::end(raw.buckets), f.buckets.begin());
+    }
+  }
+}
+
+void read_counters(int fd, std::size_t cpus, BpfReading& reading) {
+  static_assert(sizeof(jd_cpu_counters) % 8 == 0);
+  std::vector<jd_cpu_counters> counters(cpus);
+  const std::uint32_t zero = 0;
+  if (bpf_map_lookup_elem(fd, &zero, counters.data()) != 0) return;
+  for (BpfCpuFigures& c : reading.cpus) {
+    if (c.cpu < 0 || static_cast<std::size_t>(c.cpu) >= cpus) continue;
+    const jd_cpu_counters& raw = counters[static_cast<std::size_t>(c.cpu)];
+    std::copy(std::begin(raw.tick_stop_failures), std::end(raw.tick_stop_failures), c.tick_stop_failures.begin());
+    c.tick_stop_failures_unknown = raw.tick_stop_failures_unknown;
+    c.outliers_lost = raw.outliers_lost;
+    c.unmatched_exits = raw.unmatched_exits;
+    c.too_deep = raw.too_deep;
+  }
+  for (const jd_cpu_counters& raw : counters) reading.ipi_senders_untracked += raw.ipi_senders_untracked;
+}
+
+// Device IRQs: a walk of the hash map's keys (at most its 4096 entries).
+void read_device_irqs(int fd, BpfReading& reading) {
+  jd_irq_key key{}, next{};
+  const jd_irq_key* previous = nullptr;
+  for (int walked = 0; walked < 4096 && bpf_map_get_next_key(fd, previous, &next) == 0; ++walked) {
+    key = next;
+    previous = &key;
+    jd_irq_figures raw{};
+    if (bpf_map_lookup_elem(fd, &key, &raw) != 0) continue;
+    for (BpfCpuFigures& c : reading.cpus)
+      if (c.cpu == static_cast<int>(key.cpu))
+        c.device_irqs[static_cast<int>(key.irq)] = {raw.count, raw.ns, raw.max_ns};
+  }
+}
+
+// IPIs sent to watched CPUs by sender: a walk of the hash map's keys (at most its 4096 entries).
+void read_ipi_senders(int fd, BpfReading& reading) {
+  jd_ipi_sender_key key{}, next{};
+  const jd_ipi_sender_key* previous = nullptr;
+  for (int walked = 0; walked < 4096 && bpf_map_get_next_key(fd, previous, &next) == 0; ++walked) {
+    key = next;
+    previous = &key;
+    std::uint64_t count = 0;
+    if (bpf_map_lookup_elem(fd, &key, &count) != 0) continue;
+    for (BpfCpuFigures& c : reading.cpus)
+      if (c.cpu == static_cast<int>(key.cpu))
+        c.ipi_senders[std::string(key.comm, strnlen(key.comm, sizeof(key.comm)))] += count;
+  }
+}
+
 }  // namespace
 
 std::size_t bpf_source_count() { return JD_SOURCES; }
@@ -204,9 +270,19 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
   }
   l.skeleton->rodata->outlier_threshold_ns = options.outlier_threshold_ns;
   l.skeleton->rodata->jitterd_tgid = static_cast<std::uint32_t>(options.jitterd_tgid);
+  l.skeleton->rodata->watched_count =
+      static_cast<std::uint32_t>(std::min<std::size_t>(options.cpus.size(), JD_MAX_WATCHED));
   if (const int error = watch_bpf__load(l.skeleton); error != 0) {
     why_not = load_failure(-error);
     return nullptr;
+  }
+  // The watched CPUs as a list too, for an IPI sent to one from another CPU.
+  for (std::uint32_t i = 0; i < l.skeleton->rodata->watched_count; ++i) {
+    const auto cpu = static_cast<std::uint32_t>(options.cpus[i]);
+    if (bpf_map_update_elem(bpf_map__fd(l.skeleton->maps.watched_list), &i, &cpu, BPF_ANY) != 0) {
+      why_not = "could not write the BPF program's list of watched CPUs: " + std::string(std::strerror(errno));
+      return nullptr;
+    }
   }
   bpf_program* program = nullptr;
   bpf_object__for_each_program(program, l.skeleton->obj) {
@@ -257,9 +333,13 @@ void BpfWatch::set_application(const std::vector<int>& tids) {
   }
   std::vector<int> kept;
   const std::uint8_t one = 1;
+  application_untracked_ = 0;
   for (int tid : added) {
     const auto key = static_cast<std::uint32_t>(tid);
-    if (bpf_map_update_elem(fd, &key, &one, BPF_ANY) != 0) continue;  // the map is full: counted by absence
+    if (bpf_map_update_elem(fd, &key, &one, BPF_ANY) != 0) {  // the map is full
+      application_untracked_ += 1;
+      continue;
+    }
     kept.push_back(tid);
   }
   std::vector<int> now;
@@ -272,55 +352,17 @@ void BpfWatch::set_application(const std::vector<int>& tids) {
 BpfReading BpfWatch::read() {
   Loaded& l = *loaded_;
   BpfReading reading;
-  const auto cpus = static_cast<std::size_t>(l.possible_cpus);
   for (int cpu : options_.cpus) {
     BpfCpuFigures figures;
     figures.cpu = cpu;
     figures.sources.resize(JD_SOURCES);
     reading.cpus.push_back(std::move(figures));
   }
-  const auto in_range = [&](int cpu) { return cpu >= 0 && static_cast<std::size_t>(cpu) < cpus; };
-  std::vector<jd_figures> per_cpu(cpus);
-  static_assert(sizeof(jd_figures) % 8 == 0);
-  for (std::uint32_t source = 0; source < JD_SOURCES; ++source) {
-    if (bpf_map_lookup_elem(bpf_map__fd(l.skeleton->maps.figures), &source, per_cpu.data()) != 0) continue;
-    for (BpfCpuFigures& c : reading.cpus) {
-      if (!in_range(c.cpu)) continue;
-      const jd_figures& raw = per_cpu[static_cast<std::size_t>(c.cpu)];
-      BpfFigures& f = c.sources[source];
-      f.count = raw.count;
-      f.ns = raw.ns;
-      f.max_ns = raw.max_ns;
-      std::copy(std::begin(raw.buckets), std::end(raw.buckets), f.buckets.begin());
-    }
-  }
-  std::vector<jd_cpu_counters> counters(cpus);
-  static_assert(sizeof(jd_cpu_counters) % 8 == 0);
-  const std::uint32_t zero = 0;
-  if (bpf_map_lookup_elem(bpf_map__fd(l.skeleton->maps.counters), &zero, counters.data()) == 0)
-    for (BpfCpuFigures& c : reading.cpus) {
-      if (!in_range(c.cpu)) continue;
-      const jd_cpu_counters& raw = counters[static_cast<std::size_t>(c.cpu)];
-      std::copy(std::begin(raw.tick_stop_failures), std::end(raw.tick_stop_failures),
-                c.tick_stop_failures.begin());
-      c.tick_stop_failures_unknown = raw.tick_stop_failures_unknown;
-      c.outliers_lost = raw.outliers_lost;
-      c.unmatched_exits = raw.unmatched_exits;
-      c.too_deep = raw.too_deep;
-    }
-  // Device IRQs: a walk of the hash map's keys (at most its 4096 entries).
-  const int irq_fd = bpf_map__fd(l.skeleton->maps.irqs);
-  jd_irq_key key{}, next{};
-  const jd_irq_key* previous = nullptr;
-  for (int walked = 0; walked < 4096 && bpf_map_get_next_key(irq_fd, previous, &next) == 0; ++walked) {
-    key = next;
-    previous = &key;
-    jd_irq_figures raw{};
-    if (bpf_map_lookup_elem(irq_fd, &key, &raw) != 0) continue;
-    for (BpfCpuFigures& c : reading.cpus)
-      if (c.cpu == static_cast<int>(key.cpu))
-        c.device_irqs[static_cast<int>(key.irq)] = {raw.count, raw.ns, raw.max_ns};
-  }
+  const auto cpus = static_cast<std::size_t>(l.possible_cpus);
+  read_figures(bpf_map__fd(l.skeleton->maps.figures), cpus, reading);
+  read_counters(bpf_map__fd(l.skeleton->maps.counters), cpus, reading);
+  read_device_irqs(bpf_map__fd(l.skeleton->maps.irqs), reading);
+  read_ipi_senders(bpf_map__fd(l.skeleton->maps.ipi_senders), reading);
   l.filling = &reading;
   ring_buffer__consume(l.ring);
   l.filling = nullptr;

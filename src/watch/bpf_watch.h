@@ -57,6 +57,8 @@ struct BpfCpuFigures {
   std::uint64_t outliers_lost = 0;    // the ring was full
   std::uint64_t unmatched_exits = 0;  // an exit with no entry: the program attached mid-interrupt
   std::uint64_t too_deep = 0;         // nesting beyond the program's stack
+  // IPIs sent to this CPU by the sending task's name (ipi:ipi_send_cpu and ipi_send_cpumask).
+  std::map<std::string, std::uint64_t> ipi_senders;
 };
 
 // timer:tick_stop's dependency bit b: "POSIX_TIMER", "PERF_EVENTS", "SCHED", "CLOCK_UNSTABLE",
@@ -75,9 +77,10 @@ struct BpfOutlier {
 };
 
 struct BpfReading {
-  std::vector<BpfCpuFigures> cpus;     // the watched CPUs, in order
-  std::vector<BpfOutlier> outliers;    // drained from the ring since the previous reading, oldest first
-  std::uint64_t outliers_dropped = 0;  // drained but beyond kMaxOutliersPerReading, not kept
+  std::vector<BpfCpuFigures> cpus;          // the watched CPUs, in order
+  std::vector<BpfOutlier> outliers;         // drained from the ring since the previous reading, oldest first
+  std::uint64_t outliers_dropped = 0;       // drained but beyond kMaxOutliersPerReading, not kept
+  std::uint64_t ipi_senders_untracked = 0;  // IPIs to watched CPUs whose sender the full map could not take
 };
 
 inline constexpr std::size_t kMaxOutliersPerReading = 1024;
@@ -101,6 +104,9 @@ class BpfWatch {
   // The optional tracepoints this kernel lacks ("irq_vectors:thermal_apic_entry", ...).
   const std::vector<std::string>& missing_tracepoints() const { return missing_; }
   const std::vector<int>& cpus() const { return options_.cpus; }
+  // Of the threads set_application was last given, those the program's full map could not take
+  // (their preemptions are not counted).
+  std::size_t application_untracked() const { return application_untracked_; }
 
  private:
   struct Loaded;
@@ -109,6 +115,7 @@ class BpfWatch {
   Options options_;
   std::vector<std::string> missing_;
   std::vector<int> application_;  // sorted, as in the program's map
+  std::size_t application_untracked_ = 0;
 };
 
 }  // namespace jitterd

@@ -272,6 +272,10 @@ class WatchFidelityTest:
         print(f"{self.METHOD}: {SHOOTDOWNS} TLB shootdowns sent to cpu {CPU}; jitterd counted {tlb:.0f}",
               file=sys.stderr)
         self.assertLessEqual(abs(tlb - SHOOTDOWNS), TLB_TOLERANCE * SHOOTDOWNS)
+        self.check_senders(before[4], after[4])
+
+    def check_senders(self, before, after):
+        """Who sent the IPIs (bpf only)."""
 
     def tlb_count(self, samples):
         (value,) = harness.select(samples, self.INTERRUPTS, cpu=str(CPU), cause="tlb").values()
@@ -313,7 +317,22 @@ class CountsWatchTest(WatchFidelityTest, harness.DaemonTestCase):
 
 
 class BpfWatchTest(WatchFidelityTest, harness.DaemonTestCase):
-    """bpf: each preemption and IPI paired entry to exit in the kernel, and who preempted."""
+    """bpf: each preemption and IPI paired entry to exit in the kernel, who preempted, and who sent
+    the IPIs (busy_app's thread "tlb-shooter"; where the kernel has ipi:ipi_send_cpumask)."""
+
+    def check_senders(self, before, after):
+        if harness.select(after, "jitterd_watch_tracepoint_missing", tracepoint="ipi:ipi_send_cpumask"):
+            print("bpf: this kernel has no ipi:ipi_send_cpumask; the IPIs' senders are not checked", file=sys.stderr)
+            return
+
+        def sent(samples):
+            return sum(harness.select(samples, "jitterd_watch_ipis_sent_total", cpu=str(CPU),
+                                      sender="tlb-shooter").values())
+
+        shooter = sent(after) - sent(before)
+        print(f"bpf: {shooter:.0f} IPIs sent to cpu {CPU} by tlb-shooter", file=sys.stderr)
+        self.assertLessEqual(abs(shooter - SHOOTDOWNS), TLB_TOLERANCE * SHOOTDOWNS,
+                             "the shootdowns' IPIs counted under their sender")
 
     METHOD = "bpf"
     PREEMPTIONS = ("jitterd_watch_interruptions_total", {"cause": "preempted"})

@@ -87,7 +87,8 @@ TEST_CASE("bpf result: figures by cause, the histogram, preemptions by class, ti
   counts.cpus.push_back(watched);
   WatchBpfHistory history;
   ProbeResult result;
-  add_bpf_result(now, &before, counts, history, {"irq_vectors:thermal_apic_entry"}, result);
+  for (int i = 0; i < 20; ++i) c.ipi_senders["task" + std::to_string(i)] = static_cast<std::uint64_t>(100 - i);
+  add_bpf_result(now, &before, counts, history, {"irq_vectors:thermal_apic_entry"}, 0, result);
 
   CHECK(value(result, "jitterd_watch_interruptions_total", {{"cpu", "3"}, {"cause", "timer"}}) == 3);
   CHECK(value(result, "jitterd_watch_stolen_seconds_total", {{"cpu", "3"}, {"cause", "timer"}}) ==
@@ -109,6 +110,11 @@ TEST_CASE("bpf result: figures by cause, the histogram, preemptions by class, ti
   CHECK(value(result, "jitterd_watch_bpf_faults_total", {{"cpu", "3"}, {"kind", "outliers_lost"}}) == 1);
   CHECK(value(result, "jitterd_watch_tracepoint_missing", {{"tracepoint", "irq_vectors:thermal_apic_entry"}}) ==
         1);
+
+  // IPI senders: the 16 busiest by name, the other four summed.
+  CHECK(named(result, "jitterd_watch_ipis_sent_total").size() == kMaxIpiSendersPerCpu + 1);
+  CHECK(value(result, "jitterd_watch_ipis_sent_total", {{"cpu", "3"}, {"sender", "task0"}}) == 100);
+  CHECK(value(result, "jitterd_watch_ipis_sent_total", {{"cpu", "3"}, {"sender", "other"}}) == 84 + 83 + 82 + 81);
 
   const auto histograms = named(result, "jitterd_watch_interruption_duration_seconds");
   REQUIRE(histograms.size() == 1);

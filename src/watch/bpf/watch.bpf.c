@@ -40,6 +40,10 @@ struct irqaction {
   const char* name;
 } __attribute__((preserve_access_index));
 
+struct cpumask {
+  unsigned long bits[1];
+} __attribute__((preserve_access_index));
+
 #define PF_KTHREAD 0x00200000
 #define TASK_RUNNING 0
 #define TLB_REMOTE_SHOOTDOWN 1  // enum tlb_flush_reason
@@ -48,6 +52,7 @@ struct irqaction {
 // Set by the loader before the program loads.
 const volatile __u64 outlier_threshold_ns = 10000;
 const volatile __u32 jitterd_tgid = 0;
+const volatile __u32 watched_count = 0;  // entries of watched_list
 
 struct frame {
   __u64 start;
@@ -76,6 +81,20 @@ struct {
   __type(key, __u32);
   __type(value, __u8);
 } watched SEC(".maps");  // 1 on a watched CPU (the loader writes every CPU's slot)
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, JD_MAX_WATCHED);
+  __type(key, __u32);
+  __type(value, __u32);
+} watched_list SEC(".maps");  // the watched CPUs, for an IPI sent from another CPU
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 4096);
+  __type(key, struct jd_ipi_sender_key);
+  __type(value, __u64);
+} ipi_senders SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -301,6 +320,54 @@ int BPF_PROG(nmi_handler, void* handler, __s64 delta_ns, int handled) {
   if (!s) return 0;
   __sync_fetch_and_add(&s->booked, (__u64)delta_ns);
   book(JD_SRC_NMI, (__u64)delta_ns);
+  return 0;
+}
+
+// An IPI sent to a watched CPU, counted by the sending task (the sender runs elsewhere: this
+// program runs on the sending CPU and looks the target up in watched_list).
+static __always_inline void count_ipi_sender(__u32 cpu) {
+  struct jd_ipi_sender_key key = {};
+  key.cpu = cpu;
+  bpf_get_current_comm(&key.comm, sizeof(key.comm));
+  __u64* n = bpf_map_lookup_elem(&ipi_senders, &key);
+  if (!n) {
+    __u64 zero = 0;
+    bpf_map_update_elem(&ipi_senders, &key, &zero, BPF_NOEXIST);
+    n = bpf_map_lookup_elem(&ipi_senders, &key);
+  }
+  if (n) {
+    __sync_fetch_and_add(n, 1);
+    return;
+  }
+  struct jd_cpu_counters* c = cpu_counters();  // the sending CPU's slot: the loader sums every CPU's
+  if (c) c->ipi_senders_untracked += 1;
+}
+
+static __always_inline bool is_watched(__u32 cpu) {
+  for (__u32 i = 0; i < JD_MAX_WATCHED && i < watched_count; ++i) {
+    __u32 key = i;
+    __u32* listed = bpf_map_lookup_elem(&watched_list, &key);
+    if (listed && *listed == cpu) return true;
+  }
+  return false;
+}
+
+SEC("raw_tp/ipi_send_cpu")
+int BPF_PROG(ipi_send_cpu, unsigned int cpu, unsigned long callsite, void* callback) {
+  if (is_watched(cpu)) count_ipi_sender(cpu);
+  return 0;
+}
+
+SEC("raw_tp/ipi_send_cpumask")
+int BPF_PROG(ipi_send_cpumask, struct cpumask* mask, unsigned long callsite, void* callback) {
+  for (__u32 i = 0; i < JD_MAX_WATCHED && i < watched_count; ++i) {
+    __u32 key = i;
+    __u32* cpu = bpf_map_lookup_elem(&watched_list, &key);
+    if (!cpu) break;
+    unsigned long word = 0;
+    if (bpf_probe_read_kernel(&word, sizeof(word), (const char*)mask + (*cpu / 64) * sizeof(word)) != 0) continue;
+    if (word & (1UL << (*cpu % 64))) count_ipi_sender(*cpu);
+  }
   return 0;
 }
 

@@ -66,6 +66,8 @@ struct jd_cpu_counters {
   jd_u64 outliers_lost;                             // the outlier ring was full
   jd_u64 unmatched_exits;                           // an exit with no entry (the program attached mid-interrupt)
   jd_u64 too_deep;                                  // nesting beyond JD_MAX_DEPTH, not counted
+  jd_u64
+      ipi_senders_untracked;  // IPIs sent from this CPU to a watched one that the full sender map could not take
 };
 
 // Device IRQs by number, per CPU: a hash map's key and value.
@@ -78,6 +80,15 @@ struct jd_irq_figures {
   jd_u64 ns;
   jd_u64 max_ns;
 };
+
+// IPIs sent to a watched CPU, by the task that sent them (ipi:ipi_send_cpu, ipi_send_cpumask): a
+// hash map's key; its value is the count.
+struct jd_ipi_sender_key {
+  jd_u32 cpu;     // the watched CPU the IPI was sent to
+  char comm[16];  // the sending task's name
+};
+// At most this many watched CPUs are looked up in an IPI's CPU mask.
+#define JD_MAX_WATCHED 1024
 
 // An interruption or preemption of at least the outlier threshold, in the outlier ring.
 struct jd_outlier {
