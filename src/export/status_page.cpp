@@ -13,6 +13,7 @@
 
 #include "export/live_baseline.h"
 #include "host/text.h"
+#include "probes/probe_registry.h"
 #include "report/html.h"
 #include "report/probe_section.h"
 
@@ -195,16 +196,36 @@ std::string probe_run_html(const StatusSnapshot& s, const ProbeStatus& p) {
   return out;
 }
 
+// The heading of a probe's section of its own (ProbeFacts::status_heading), empty for one listed
+// among the probes.
+std::string_view own_heading(const ProbeStatus& p) {
+  const ProbeFacts* facts = probe_facts(p.name);
+  return facts ? facts->status_heading : std::string_view();
+}
+
+std::string probe_section(const StatusSnapshot& s, const ProbeStatus& p) {
+  ProbeSection section{.heading = p.name, .heading_level = 3, .id = "probe-" + p.name};
+  section.meta_html = probe_run_html(s, p);
+  if (p.ran && (p.success || !p.result.tables.empty())) {
+    section.tables = p.result.tables;
+    section.notes = p.result.notes;
+  }
+  return probe_section_html(section);
+}
+
+// The probes with a section of their own, each under its <h2>.
+std::string own_sections(const StatusSnapshot& s) {
+  std::string out;
+  for (const ProbeStatus& p : statuses_of(s))
+    if (const std::string_view heading = own_heading(p); !heading.empty())
+      out += "<h2>" + esc(heading) + "</h2>\n" + probe_section(s, p);
+  return out;
+}
+
 std::string probe_sections(const StatusSnapshot& s) {
   std::string out;
   for (const ProbeStatus& p : statuses_of(s)) {
-    ProbeSection section{.heading = p.name, .heading_level = 3, .id = "probe-" + p.name};
-    section.meta_html = probe_run_html(s, p);
-    if (p.ran && (p.success || !p.result.tables.empty())) {
-      section.tables = p.result.tables;
-      section.notes = p.result.notes;
-    }
-    out += probe_section_html(section);
+    if (own_heading(p).empty()) out += probe_section(s, p);
   }
   if (out.empty()) out = "<p class=\"meta\">no probe configured</p>\n";
   return out;
@@ -337,6 +358,7 @@ std::string status_html(const StatusSnapshot& s, std::string_view telemetry_path
     body += "<p class=\"meta\">no sampler running</p>\n";
   else
     body += sampler_table(s) + cpu_plots(s);
+  body += own_sections(s);
   body += "<h2>Probes</h2>\n" + probe_sections(s);
   body += "<h2>Fingerprint</h2>\n" + fingerprint_html(s);
   body += fmt::format(

@@ -92,6 +92,9 @@ struct ProbeFacts {
   // heading: no section.
   std::string_view comparison_heading{};
   int comparison_rank = 0;
+  // Not empty: the status page shows the probe in a section of its own under this heading, after
+  // the samplers, instead of among the probes.
+  std::string_view status_heading{};
 };
 
 // A problem when the probe's `cpu` setting names a CPU jitterd may not run on, else none: the

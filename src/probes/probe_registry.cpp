@@ -25,8 +25,8 @@ constexpr ProbeFacts kPostureFacts{.report = ReportKind::checklist,
 
 constexpr ProbeFacts kAttributionFacts{};
 // Watch: the application's CPUs, chosen with the sampled ones (host/cpu_selection), read over time;
-// not a baseline figure yet.
-constexpr ProbeFacts kWatchFacts{};
+// not a baseline figure yet. On the status page beside the samplers: the CPUs that matter most.
+constexpr ProbeFacts kWatchFacts{.status_heading = "Watched CPUs (the application's)"};
 
 // --- clock ---
 

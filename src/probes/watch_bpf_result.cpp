@@ -129,6 +129,42 @@ void add_cpu_metrics(const BpfCpuFigures& cpu, const WatchReading& counts, std::
                 {{"cpu", label}, {"kind", std::string(kind)}}, static_cast<double>(n)));
 }
 
+std::uint64_t tick_stop_failures(const BpfCpuFigures& cpu) {
+  std::uint64_t n = cpu.tick_stop_failures_unknown;
+  for (std::uint64_t each : cpu.tick_stop_failures) n += each;
+  return n;
+}
+
+// Per watched CPU, the last window at a glance: the share of the time taken, interruptions and
+// preemptions per second, tick-stop failures per second.
+ProbeTable glance_table(const BpfReading& now, const BpfReading* before, double seconds) {
+  ProbeTable table{"watched CPUs, the last window (bpf)",
+                   {"cpu", "stolen_share", "interruptions_per_s", "preemptions_per_s", "tick_stop_failures_per_s"},
+                   {}};
+  for (const BpfCpuFigures& cpu : now.cpus) {
+    const BpfCpuFigures* then = find_cpu(before, cpu.cpu);
+    if (then == nullptr || seconds <= 0) {
+      table.rows.push_back({cpu.cpu, Cell(), Cell(), Cell(), Cell()});
+      continue;
+    }
+    const std::map<std::string, CauseFigures> a = by_cause(*then), b = by_cause(cpu);
+    std::uint64_t ns = 0, interruptions = 0, preemptions = 0;
+    for (const auto& [cause, f] : b) {
+      const auto old = a.find(cause);
+      const CauseFigures was = old == a.end() ? CauseFigures{} : old->second;
+      ns += f.ns - std::min(f.ns, was.ns);
+      (cause == "preempted" ? preemptions : interruptions) += f.count - std::min(f.count, was.count);
+    }
+    const std::uint64_t ticks =
+        tick_stop_failures(cpu) - std::min(tick_stop_failures(cpu), tick_stop_failures(*then));
+    table.rows.push_back({cpu.cpu, Cell(static_cast<double>(ns) * 1e-9 / seconds, 6),
+                          Cell(static_cast<double>(interruptions) / seconds, 1),
+                          Cell(static_cast<double>(preemptions) / seconds, 1),
+                          Cell(static_cast<double>(ticks) / seconds, 1)});
+  }
+  return table;
+}
+
 ProbeTable cause_table(const BpfReading& now, const BpfReading* before, double seconds) {
   ProbeTable table{"interruptions by cause (bpf; per_s and stolen_ms_per_s: the last window)",
                    {"cpu", "cause", "count", "stolen_ms", "longest_us", "per_s", "stolen_ms_per_s"},
@@ -232,6 +268,7 @@ void add_bpf_result(const BpfReading& now, const BpfReading* before, const Watch
                                    "1 for each optional tracepoint this kernel lacks; what it would count is not "
                                    "counted (bpf).",
                                    {{"tracepoint", tracepoint}}, 1));
+  result.tables.push_back(glance_table(now, before, counts.window_seconds));
   result.tables.push_back(cause_table(now, before, counts.window_seconds));
   result.tables.push_back(outlier_table(history));
   result.tables.push_back(tick_stop_table(now));

@@ -13,6 +13,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "probes/probe_registry.h"
 #include "report/html.h"
 
 namespace jitterd {
@@ -207,6 +208,30 @@ TEST_CASE("refresh is a whole number of seconds, bounded; 0 is off", "[status_pa
   CHECK_FALSE(parse_refresh("-5"));
   CHECK_FALSE(parse_refresh("5s"));
   CHECK_FALSE(parse_refresh("x"));
+}
+
+TEST_CASE("a probe with a section of its own (the watch) sits under its heading after the samplers",
+          "[status_page]") {
+  StatusSnapshot s = snapshot();
+  const ProbeFacts* facts = probe_facts("watch");
+  REQUIRE(facts != nullptr);
+  REQUIRE_FALSE(facts->status_heading.empty());
+  ProbeStatus watch("watch");
+  watch.ran = watch.success = true;
+  watch.result.tables.push_back(
+      {"watched CPUs, the last window (bpf)", {"cpu", "stolen_share"}, {{2, Cell(0.5, 3)}}});
+  s.probes.push_back(std::make_shared<const ProbeStatus>(watch));
+  const std::string page = status_html(s, "/m", 0);
+  const auto own = page.find("<h2>" + html_escape(facts->status_heading) + "</h2>");
+  const auto samplers = page.find("<h2>Samplers</h2>"), probes = page.find("<h2>Probes</h2>");
+  REQUIRE(own != std::string::npos);
+  CHECK(samplers < own);
+  CHECK(own < probes);
+  const auto section = page.find("id=\"probe-watch\"");
+  CHECK(section > own);
+  CHECK(section < probes);
+  CHECK(page.find("id=\"probe-watch\"", probes) == std::string::npos);  // once, not among the probes too
+  CHECK(page.find("id=\"probe-posture\"") > probes);
 }
 
 }  // namespace jitterd
