@@ -45,7 +45,8 @@ files=$(rpm -qlp "$rpm" 2>/dev/null)
 echo "$files"
 expected=(/usr/bin/jitterd /usr/lib/systemd/system/jitterd.service /etc/jitterd /etc/jitterd/jitterd.yaml
     /usr/share/man/man8/jitterd.8 /usr/share/man/man5/jitterd.yaml.5 /usr/share/jitterd/systemd/jitterd-tracepoints.conf
-    /usr/share/man/man8/jitterd-run.8 /usr/share/man/man8/jitterd-check-config.8 /usr/share/man/man8/jitterd-report.8 /usr/share/man/man8/jitterd-baseline.8 /usr/share/man/man8/jitterd-compare.8)
+    /usr/share/man/man8/jitterd-run.8 /usr/share/man/man8/jitterd-check-config.8 /usr/share/man/man8/jitterd-report.8 /usr/share/man/man8/jitterd-baseline.8 /usr/share/man/man8/jitterd-compare.8
+    /usr/include/jitterd/loop_probe.h /usr/share/pkgconfig/jitterd-loop-probe.pc /usr/share/cmake/jitterd-loop-probe/jitterd-loop-probe-config.cmake /usr/share/cmake/jitterd-loop-probe/jitterd-loop-probe-config-version.cmake)
 for f in "${expected[@]}"; do
     grep -qE "^$f(\.gz)?$" <<<"$files" || fail "rpm -qlp lacks $f"
 done
