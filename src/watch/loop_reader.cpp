@@ -10,6 +10,7 @@
 #include <cstring>
 #include <set>
 
+#include "host/descriptor.h"
 #include "host/directory.h"
 #include "host/tasks.h"
 #include "host/text.h"
@@ -20,20 +21,6 @@ namespace jitterd {
 namespace {
 
 constexpr int kCopyAttempts = 4;
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 LoopFileRead refused(LoopRefusal reason, std::string message) {
   LoopFileRead out;
@@ -75,7 +62,7 @@ std::optional<LoopFileRead> check_file(int fd, const std::vector<uid_t>& allowed
 }  // namespace
 
 LoopFileRead read_loop_file(const std::filesystem::path& path, const std::vector<uid_t>& allowed_users) {
-  const Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  const Descriptor fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) {
     if (errno == ELOOP) return refused(LoopRefusal::not_regular, "is a symbolic link, not a regular file");
     return refused(LoopRefusal::unreadable, std::string("open: ") + std::strerror(errno));

@@ -52,6 +52,15 @@ void record_script(jitterd_loop_probe* probe, std::uint64_t start) {
 
 std::vector<uid_t> me() { return {::geteuid()}; }
 
+// The loop rx0 in `dir` (made), with one script recorded.
+jitterd_loop_probe* open_recorded(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  jitterd_loop_probe* probe = open_in(dir, "rx0");
+  REQUIRE(probe != nullptr);
+  record_script(probe, 1000);
+  return probe;
+}
+
 }  // namespace
 
 TEST_CASE("loop reader: reads back what the library recorded, in the sampler's buckets", "[loop]") {
@@ -104,10 +113,7 @@ TEST_CASE("loop reader: a symlink, a FIFO, another user's file and a short file 
 TEST_CASE("loop tracker: up while its writer lives and progresses, down when it stops or dies", "[loop]") {
   ScratchTree tree;
   const auto dir = tree.root() / "loops";
-  std::filesystem::create_directories(dir);
-  jitterd_loop_probe* probe = open_in(dir, "rx0");
-  REQUIRE(probe != nullptr);
-  record_script(probe, 1000);
+  jitterd_loop_probe* probe = open_recorded(dir);
   tree.write("proc/" + std::to_string(::getpid()) + "/stat",
              loop_stat_line(::getpid(), probe->segment->start_time));
   LoopTracker tracker({dir, me(), std::chrono::seconds(5)});
@@ -141,10 +147,7 @@ TEST_CASE("loop tracker: up while its writer lives and progresses, down when it 
 TEST_CASE("loop tracker: a replaced file starts again; counts going down are refused once", "[loop]") {
   ScratchTree tree;
   const auto dir = tree.root() / "loops";
-  std::filesystem::create_directories(dir);
-  jitterd_loop_probe* probe = open_in(dir, "rx0");
-  REQUIRE(probe != nullptr);
-  record_script(probe, 1000);
+  jitterd_loop_probe* probe = open_recorded(dir);
   record_script(probe, 10'000'000);
   LoopTracker tracker({dir, me(), std::chrono::seconds(5)});
   tracker.scan(tree.reader(), 100.0);
