@@ -74,6 +74,7 @@ ok "the unit is where systemd reads units; the binary's default --config is the 
 example=$src/examples/loop_probe/poll_loop.c
 cflags=$(PKG_CONFIG_PATH=$tmp/stage/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$tmp/stage \
     pkg-config --cflags jitterd-loop-probe 2>&1) || fail "pkg-config jitterd-loop-probe: $cflags"
+cflags=${cflags%% }  # pkg-config ends the line with a blank
 [[ $cflags == "-I$tmp/stage/usr/include" ]] || fail "pkg-config --cflags jitterd-loop-probe gives '$cflags'"
 # shellcheck disable=SC2086 # the flags are words
 cc -std=c11 -Wall -Wextra -Werror -pedantic $cflags "$example" -o "$tmp/poll_loop_pc" 2>"$tmp/cc.log" \
