@@ -6,7 +6,9 @@ nothing); a real /metrics scrape shows each loop's series with its labels, movin
 ends removes its series, one killed goes down as its writer is gone. Then hostile segments beside
 a live loop: truncated, a symlink, another user's (as root), a wrong magic, a newer layout, a
 FIFO, a dead writer's; each gives its log line naming the file and its refusal count, and the
-daemon keeps serving the live loop.
+daemon keeps serving the live loop. Last, loops come and go for 25 s (a new probe every quarter
+second, a refused file beside them): the daemon's descriptors stay the same and its RSS within
+2 MiB (a short form of the issue's ten minutes).
 
 Usage: loop_test.py --jitterd BIN --poll-loop BIN --ring-loop BIN
 """
@@ -177,6 +179,48 @@ class LoopTest(harness.DaemonTestCase):
         after = sum(harness.select(later, "jitterd_loop_gap_seconds_count", loop="live").values())
         self.assertGreater(after, before, "the live loop stopped moving beside the hostile segments")
         self.assertEqual(harness.http_get(daemon.url())[0], 200)
+        self.stop_ok(daemon)
+
+    def test_probes_coming_and_going_leave_descriptors_and_memory_flat(self):
+        # Loops open, run 0.2 s and close one after another (a new name each, so each is a new
+        # probe to the daemon), and a refused file comes and goes beside them; the daemon reads
+        # every 100 ms. Its descriptors and RSS are taken once the churn has run 5 s and again
+        # 20 s later.
+        config = loops_config(self.loops).replace("interval: 200ms", "interval: 100ms")
+        daemon = self.daemon(config)
+        pid = daemon.process.pid
+
+        def usage():
+            with open(f"/proc/{pid}/status", encoding="utf-8") as status:
+                rss = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+            return len(os.listdir(f"/proc/{pid}/fd")), rss
+
+        cpu = cpus_allowed()[-1]
+        junk = os.path.join(self.loops, "jitterd-loop.junk")
+        cycles, first, started = 0, None, time.monotonic()
+        while time.monotonic() - started < 25:
+            loop = LoopExample(POLL_LOOP, f"churn{cycles}", cpu, 0.2, self.loops)
+            self.examples.append(loop)
+            with open(junk, "wb") as out:
+                out.write(b"x" * 1000)
+            loop.process.wait(10)
+            loop.stop()
+            self.examples.remove(loop)
+            os.unlink(junk)
+            cycles += 1
+            if first is None and time.monotonic() - started >= 5:
+                time.sleep(0.3)  # the daemon has seen the last loop go
+                first = usage()
+        time.sleep(0.5)
+        last = usage()
+        refused = next(iter(harness.select(daemon.scrape(), "jitterd_loop_refused_total", reason="magic").values()))
+        print(f"churn: {cycles} loops came and went; descriptors {first[0]} -> {last[0]}, RSS {first[1]} -> "
+              f"{last[1]} kB; wrong-magic refusals {refused:.0f}", file=sys.stderr)
+        self.assertGreater(cycles, 20, "too few loops came and went to say anything")
+        self.assertGreater(refused, 0, "the daemon never saw the refused file")
+        self.assertEqual(last[0], first[0], "the daemon's descriptors changed while loops came and went")
+        self.assertLessEqual(last[1] - first[1], 2048, "the daemon's RSS grew by more than 2 MiB")
+        self.assertNotIn("churn", "".join(l for l in daemon.scrape_text().splitlines() if l.startswith("jitterd_loop_up")))
         self.stop_ok(daemon)
 
 
