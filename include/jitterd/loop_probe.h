@@ -238,6 +238,8 @@ typedef struct jitterd_loop_probe {
   struct jitterd_loop_slot *slot;
   uint32_t slot_count, ring_capacity;
   int started;
+  dev_t device; /* the segment file's identity: close removes that file only */
+  ino_t inode;
 } jitterd_loop_probe;
 
 static inline int jitterd_loop_name_ok_(const char *name) {
@@ -411,6 +413,13 @@ static inline jitterd_loop_probe *jitterd_loop_open(const char *name, int cpu, c
     free(p);
     return NULL;
   }
+  {
+    struct stat file;
+    if (fstat(fd, &file) == 0) {
+      p->device = file.st_dev;
+      p->inode = file.st_ino;
+    }
+  }
   close(fd);
   return p;
 }
@@ -511,10 +520,12 @@ static inline void jitterd_loop_flush(jitterd_loop_probe *p) {
   if (p != NULL && p->started && (p->n & (JITTERD_LOOP_CHECK_EVERY - 1)) != 0) jitterd_loop_publish_(p, p->prev);
 }
 
-/* Unmaps and removes the segment: jitterd then drops the probe. NULL is ignored. */
+/* Unmaps and removes the segment: jitterd then drops the probe. The file is removed only while
+ * it is still this probe's (a later open of the same name replaced it otherwise). NULL is ignored. */
 static inline void jitterd_loop_close(jitterd_loop_probe *p) {
+  struct stat file;
   if (p == NULL) return;
-  unlink(p->path);
+  if (stat(p->path, &file) == 0 && file.st_dev == p->device && file.st_ino == p->inode) unlink(p->path);
   munmap(p->segment, p->mapped_bytes);
   free(p);
 }

@@ -181,3 +181,22 @@ TEST_CASE("loop tracker: a replaced file starts again; counts going down are ref
   munmap(probe->segment, probe->mapped_bytes);
   free(probe);
 }
+
+TEST_CASE("loop library: a second open of a name replaces the file, and the first close leaves it", "[loop]") {
+  ScratchTree tree;
+  jitterd_loop_probe* first = open_in(tree.root(), "rx0");
+  REQUIRE(first != nullptr);
+  jitterd_loop_probe* second = open_in(tree.root(), "rx0");
+  REQUIRE(second != nullptr);
+  record_script(second, 1000);
+  jitterd_loop_close(first);  // the older writer goes: the file under the name is the second's
+  const LoopFileRead read = read_loop_file(tree.root() / "jitterd-loop.rx0", me());
+  INFO(read.message);
+  REQUIRE(read.reading);
+  CHECK(read.reading->samples == 5000);
+  jitterd_loop_close(second);
+  CHECK_FALSE(std::filesystem::exists(tree.root() / "jitterd-loop.rx0"));
+  std::size_t left = 0;  // no temporary file left behind either
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(tree.root())) ++left;
+  CHECK(left == 0);
+}
