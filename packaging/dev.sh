@@ -24,7 +24,7 @@
 #   bash packaging/dev.sh fuzz [SECONDS] [TARGET...]
 #                                         libFuzzer targets (clang-14, ASan+UBSan) in build-fuzz,
 #                                         each run SECONDS (10) over its corpus; all without TARGET
-#   bash packaging/dev.sh format          rewrite src/ and tests/ C++ files with clang-format-14
+#   bash packaging/dev.sh format          rewrite src/, tests/, include/ and examples/ C and C++ files with clang-format-14
 #   bash packaging/dev.sh format-check    list the files that format would change; fail if any
 #
 # With CI set in the environment, compiler warnings are errors (-DJITTERD_WERROR=ON).
@@ -63,7 +63,7 @@ readonly package_packages=(debhelper dpkg-dev lintian rpm debootstrap git python
 # libFuzzer: clang and its runtime libraries; the targets of tests/fuzz/CMakeLists.txt.
 readonly fuzz_packages=(clang-14 libclang-rt-14-dev)
 readonly fuzz_targets=(config duration cpu_list proc_interrupts proc_stat cpuinfo kernel_cmdline trace_format
-    web_config web_request baseline_file prometheus_answer proc_schedstat)
+    web_config web_request baseline_file prometheus_answer proc_schedstat loop_segment)
 # The style is .clang-format at the top; one clang-format version, so all agree on the output.
 readonly clang_format=clang-format-14
 jobs=$(nproc)
@@ -375,7 +375,8 @@ cmd_bench_scale() {
 
 # Prints, NUL-separated, the C++ files that clang-format owns: sources and tests, not fixtures.
 format_files() {
-    find src tests -path tests/fixtures -prune -o -type f \( -name '*.cpp' -o -name '*.h' \) -print0 \
+    find src tests include examples -path tests/fixtures -prune -o -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \) \
+        -print0 \
         | sort -z
 }
 
@@ -387,7 +388,7 @@ format_deps() {
 
 cmd_format() {
     format_deps
-    say "format: $clang_format -i over src/ and tests/"
+    say "format: $clang_format -i over src/, tests/, include/ and examples/"
     format_files | xargs -0 -r "$clang_format" -i --style=file
 }
 

@@ -38,8 +38,10 @@ Config ConfigReader::read(const YAML::Node& root) {
                 {"expect", [&](const Entry& e) { read_expect_section(*this, e, config.probes.posture.expect); }},
                 {"application",
                  [&](const Entry& e) { read_application_section(*this, e, config.probes.watch.application); }},
-                {"watch", [&](const Entry& e) { read_watch_section(*this, e, config.probes.watch); }}});
+                {"watch", [&](const Entry& e) { read_watch_section(*this, e, config.probes.watch); }},
+                {"loops", [&](const Entry& e) { read_loops_section(*this, e, config.probes.loops); }}});
   name_application_once(config.probes);
+  config.probes.loops.window = config.sampler.window;  // a loop's summaries span a sampled CPU's window
   config.marks = marks_;
   return config;
 }

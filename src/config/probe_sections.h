@@ -17,6 +17,9 @@ void read_expect_section(ConfigReader& reader, const Entry& section, PostureExpe
 void read_application_section(ConfigReader& reader, const Entry& section, ApplicationSettings& application);
 // `watch:`: the CPUs that run the application (`cpus`) and how they are read (`method`).
 void read_watch_section(ConfigReader& reader, const Entry& section, WatchSettings& watch);
+// `loops:`: the applications' loop probe segments (`directory`), whose are accepted (`users`),
+// when a loop that stopped is down (`stale_after`).
+void read_loops_section(ConfigReader& reader, const Entry& section, LoopSettings& loops);
 // The application is named once: the posture probe's application_tasks (the older spelling,
 // expect.application_tasks, still read) also holds application.tasks.
 void name_application_once(ProbesSettings& probes);

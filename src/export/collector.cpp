@@ -11,6 +11,7 @@
 #include "export/sampler_families.h"
 #include "export/text_format.h"
 #include "host/text.h"
+#include "measure/gap_bounds.h"
 
 namespace jitterd {
 
@@ -20,12 +21,7 @@ using prometheus::MetricFamily;
 using prometheus::MetricType;
 }  // namespace
 
-const std::vector<double>& gap_histogram_bounds() {
-  static const std::vector<double> bounds = {1e-8,   2.5e-8, 5e-8,   1e-7,   2.5e-7, 5e-7,   1e-6, 2.5e-6,
-                                             5e-6,   1e-5,   2.5e-5, 5e-5,   1e-4,   2.5e-4, 5e-4, 1e-3,
-                                             2.5e-3, 5e-3,   1e-2,   2.5e-2, 5e-2,   1e-1};
-  return bounds;
-}
+const std::vector<double>& gap_histogram_bounds() { return gap_bounds_seconds(); }
 
 void read_sampler_state(const SamplerShared& shared, WindowDetail window, SamplerReading& r) {
   r.sampling = true;

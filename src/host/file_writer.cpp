@@ -10,27 +10,13 @@
 #include <cstring>
 #include <random>
 
+#include "host/descriptor.h"
 #include "host/host_reader.h"
 
 namespace jitterd {
 namespace {
 
 constexpr const char* kOnlyRegular = "jitterd replaces only a regular file or writes a new one";
-
-// A descriptor closed when it goes out of scope.
-class Descriptor {
- public:
-  explicit Descriptor(int fd) : fd_(fd) {}
-  ~Descriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 std::string errno_text(int error) { return std::strerror(error); }
 

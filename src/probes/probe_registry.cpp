@@ -27,6 +27,9 @@ constexpr ProbeFacts kAttributionFacts{};
 // Watch: the application's CPUs, chosen with the sampled ones (host/cpu_selection), read over time;
 // not a baseline figure yet. On the status page beside the samplers: the CPUs that matter most.
 constexpr ProbeFacts kWatchFacts{.status_heading = "Watched CPUs (the application's)"};
+// Loops: the applications' own loops (their segments in loops.directory), read over time; not a
+// baseline figure yet.
+constexpr ProbeFacts kLoopFacts{};
 
 // --- clock ---
 
@@ -175,6 +178,7 @@ constexpr ProbeEntry kProbes[] = {
     entry<PostureProbe, &ProbesSettings::posture>("posture", kPostureFacts),
     entry<AttributionProbe, &ProbesSettings::attribution>("attribution", kAttributionFacts),
     entry<WatchProbe, &ProbesSettings::watch>("watch", kWatchFacts),
+    entry<LoopProbe, &ProbesSettings::loops>("loops", kLoopFacts),
     entry<ClockProbe, &ProbesSettings::clock>("clock", kClockFacts),
     entry<KernelCostProbe, &ProbesSettings::kernel_cost>("kernel_cost", kKernelCostFacts),
     entry<PinningProbe, &ProbesSettings::pinning>("pinning", kPinningFacts),

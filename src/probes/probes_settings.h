@@ -8,6 +8,7 @@
 #include "probes/c2c_probe.h"
 #include "probes/clock_probe.h"
 #include "probes/kernel_cost_probe.h"
+#include "probes/loop_probe.h"
 #include "probes/pacing_probe.h"
 #include "probes/pinning_probe.h"
 #include "probes/posture_probe.h"
@@ -24,6 +25,7 @@ struct ProbesSettings {
   PostureSettings posture;
   AttributionSettings attribution;
   WatchSettings watch;  // the top-level watch: and application: sections
+  LoopSettings loops;   // the top-level loops: section
   bool operator==(const ProbesSettings&) const = default;
 };
 

@@ -10,6 +10,10 @@ libsystemd, CLI11, nlohmann-json, fmt, libmicrohttpd, GnuTLS, zlib, libcurl), an
 in compare/ only (its Prometheus client, compare --prometheus, is its one user; cli/ no longer
 sees it).
 
+The public headers of include/ (include/jitterd/loop_probe.h, which applications include) include
+only system headers (<...>): they are below every folder of src/, which may include them as
+"jitterd/..." (measure/ excepted: the standard library only).
+
 Usage: include_direction_test.py SRC_DIR
 Exit 0 when every include points down, 1 naming each file, line and include that does not.
 """
@@ -61,11 +65,24 @@ def violations(src: pathlib.Path):
                     yield relative, number, name, f"{target}/ is above {folder}/"
                 elif target not in RANK and (src / target).is_dir():
                     yield relative, number, name, f"{target}/ is not in the layer order"
+            if name.startswith("jitterd/") and folder == "measure":
+                yield relative, number, name, "measure/ sees the standard library only"
             if folder in LIBRARY_FREE and (name.startswith(LIBRARY_PREFIXES) or name in LIBRARY_HEADERS):
                 yield relative, number, name, f"{folder}/ uses no third-party library"
             for prefix, owner in OWNED_PREFIXES.items():
                 if name.startswith(prefix) and folder != owner:
                     yield relative, number, name, f"{prefix} is used by {owner}/ only"
+
+
+def public_header_violations(include: pathlib.Path):
+    """Yields (file, line number, include, why) for a public header that includes anything but a
+    system header."""
+    for path in sorted(include.rglob("*.h")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            match = INCLUDE.match(line)
+            if match and match.group(1) == '"':
+                yield f"../include/{path.relative_to(include).as_posix()}", number, match.group(2), \
+                    "a public header includes system headers only"
 
 
 def main(argv):
@@ -86,6 +103,9 @@ def main(argv):
         failed = True
         where = f"src/{relative}:{number}" if number else f"src/{relative}"
         print(f"FAIL: {where}: includes {name}: {why}" if name else f"FAIL: {where}: {why}")
+    for relative, number, name, why in public_header_violations(src.parent / "include"):
+        failed = True
+        print(f"FAIL: src/{relative}:{number}: includes {name}: {why}")
     for relative, name in sorted(KNOWN_BACK_EDGES - seen_known):
         print(f"note: the known back edge src/{relative} -> {name} is gone: "
               f"delete it from KNOWN_BACK_EDGES in {pathlib.Path(__file__).name}")

@@ -7,7 +7,9 @@
 #      names /usr/bin/jitterd and /etc/jitterd/jitterd.yaml;
 #   2. DESTDIR=TMP cmake --install BUILD_DIR (when BUILD_DIR has the default prefix) installs
 #      exactly the files of docs/install.md, the unit in a directory systemd reads, and a binary whose
-#      default --config is the installed configuration.
+#      default --config is the installed configuration;
+#   3. the loop probe library builds its C example from the staged install alone, through pkg-config
+#      and through find_package(jitterd-loop-probe).
 # Exit 0 pass, 1 fail, 77 skip.
 set -euo pipefail
 (($# == 2)) || { echo "usage: $0 SOURCE_DIR BUILD_DIR" >&2; exit 2; }
@@ -43,7 +45,8 @@ DESTDIR=$tmp/stage cmake --install "$build" >"$tmp/install.log" 2>&1 || { cat "$
 grep -q 'CMake Warning' "$tmp/install.log" && fail "cmake --install warns: $(cat "$tmp/install.log")"
 expected=(/usr/bin/jitterd /etc/jitterd/jitterd.yaml /usr/lib/systemd/system/jitterd.service
     /usr/share/man/man8/jitterd.8 /usr/share/man/man5/jitterd.yaml.5 /usr/share/jitterd/systemd/jitterd-tracepoints.conf /usr/share/jitterd/systemd/jitterd-bpf.conf
-    /usr/share/man/man8/jitterd-run.8 /usr/share/man/man8/jitterd-check-config.8 /usr/share/man/man8/jitterd-report.8 /usr/share/man/man8/jitterd-baseline.8 /usr/share/man/man8/jitterd-compare.8)
+    /usr/share/man/man8/jitterd-run.8 /usr/share/man/man8/jitterd-check-config.8 /usr/share/man/man8/jitterd-report.8 /usr/share/man/man8/jitterd-baseline.8 /usr/share/man/man8/jitterd-compare.8
+    /usr/include/jitterd/loop_probe.h /usr/share/pkgconfig/jitterd-loop-probe.pc /usr/share/cmake/jitterd-loop-probe/jitterd-loop-probe-config.cmake /usr/share/cmake/jitterd-loop-probe/jitterd-loop-probe-config-version.cmake)
 for f in "$src"/grafana/dashboards/*.json; do [[ -f $f ]] && expected+=("/usr/share/jitterd/grafana/dashboards/$(basename "$f")"); done
 for f in "$src"/grafana/prometheus/*.yml "$src"/grafana/prometheus/*.yaml; do [[ -f $f ]] && expected+=("/usr/share/jitterd/prometheus/$(basename "$f")"); done
 if [[ -d $src/grafana/provisioning ]]; then
@@ -65,4 +68,30 @@ fi
 default=$("$tmp/stage/usr/bin/jitterd" run --help | sed -n 's/.*--config FILE=\([^ ]*\).*/\1/p')
 [[ $default == /etc/jitterd/jitterd.yaml ]] || fail "the installed binary's default --config is '$default'"
 ok "the unit is where systemd reads units; the binary's default --config is the installed file"
+
+# 3. The loop probe library as an application uses it, from the staged install only: pkg-config's
+# Cflags, and find_package(jitterd-loop-probe) with its INTERFACE target, each building the C example.
+example=$src/examples/loop_probe/poll_loop.c
+cflags=$(PKG_CONFIG_PATH=$tmp/stage/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$tmp/stage \
+    pkg-config --cflags jitterd-loop-probe 2>&1) || fail "pkg-config jitterd-loop-probe: $cflags"
+cflags=${cflags%% }  # pkg-config ends the line with a blank
+[[ $cflags == "-I$tmp/stage/usr/include" ]] || fail "pkg-config --cflags jitterd-loop-probe gives '$cflags'"
+# shellcheck disable=SC2086 # the flags are words
+cc -std=c11 -Wall -Wextra -Werror -pedantic $cflags "$example" -o "$tmp/poll_loop_pc" 2>"$tmp/cc.log" \
+    || fail "the example does not build with pkg-config's flags: $(cat "$tmp/cc.log")"
+mkdir -p "$tmp/consumer"
+cat >"$tmp/consumer/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(consumer LANGUAGES C)
+find_package(jitterd-loop-probe 0.1 REQUIRED)
+add_executable(poll_loop ${EXAMPLE})
+set_target_properties(poll_loop PROPERTIES C_STANDARD 11 C_EXTENSIONS OFF)
+target_link_libraries(poll_loop PRIVATE jitterd::loop_probe)
+CMAKE
+if cmake -S "$tmp/consumer" -B "$tmp/consumer/build" -DCMAKE_PREFIX_PATH="$tmp/stage/usr" -DEXAMPLE="$example" \
+    >"$tmp/consumer.log" 2>&1 && cmake --build "$tmp/consumer/build" >>"$tmp/consumer.log" 2>&1; then
+    ok "the loop probe library builds its example through pkg-config and find_package(jitterd-loop-probe)"
+else
+    fail "find_package(jitterd-loop-probe) from the staged install: $(tail -20 "$tmp/consumer.log")"
+fi
 exit "$status"

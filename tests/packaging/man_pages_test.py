@@ -153,10 +153,10 @@ def main():
 
     # 3. Keys: docs/configuration.md's table (jitterd.yaml(5)) against the annotated configuration and the binary.
     config = (src / "config/jitterd.yaml").read_text()
-    # The sections that are off unless written (expect:, application:, watch:) are commented
+    # The sections that are off unless written (expect:, application:, watch:, loops:) are commented
     # example blocks in the shipped file: their keys count as the file's.
     expect_yaml = ""
-    for section in ("expect", "application", "watch"):
+    for section in ("expect", "application", "watch", "loops"):
         example = re.search(rf"^# {section}:\n((?:#   .*\n)+)", config, re.M)
         if not example:
             fail(f"config/jitterd.yaml: no commented `# {section}:` example block")

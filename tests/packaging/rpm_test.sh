@@ -45,7 +45,8 @@ files=$(rpm -qlp "$rpm" 2>/dev/null)
 echo "$files"
 expected=(/usr/bin/jitterd /usr/lib/systemd/system/jitterd.service /etc/jitterd /etc/jitterd/jitterd.yaml
     /usr/share/man/man8/jitterd.8 /usr/share/man/man5/jitterd.yaml.5 /usr/share/jitterd/systemd/jitterd-tracepoints.conf /usr/share/jitterd/systemd/jitterd-bpf.conf
-    /usr/share/man/man8/jitterd-run.8 /usr/share/man/man8/jitterd-check-config.8 /usr/share/man/man8/jitterd-report.8 /usr/share/man/man8/jitterd-baseline.8 /usr/share/man/man8/jitterd-compare.8)
+    /usr/share/man/man8/jitterd-run.8 /usr/share/man/man8/jitterd-check-config.8 /usr/share/man/man8/jitterd-report.8 /usr/share/man/man8/jitterd-baseline.8 /usr/share/man/man8/jitterd-compare.8
+    /usr/include/jitterd/loop_probe.h /usr/share/pkgconfig/jitterd-loop-probe.pc /usr/share/cmake/jitterd-loop-probe/jitterd-loop-probe-config.cmake /usr/share/cmake/jitterd-loop-probe/jitterd-loop-probe-config-version.cmake)
 for f in "${expected[@]}"; do
     grep -qE "^$f(\.gz)?$" <<<"$files" || fail "rpm -qlp lacks $f"
 done
@@ -171,9 +172,11 @@ install_and_check() {
     left=$(comm -13 <(echo "$before") <(echo "$after") | tr '\n' ' ')
     # rpm keeps an edited %config file as .rpmsave (and so its folder): nothing else may be left,
     # but /usr/share/licenses, the parent of the %license folder, which the filesystem package owns
-    # on RPM distributions and rpm created here (a Debian root has none).
-    [[ $left == "./etc/jitterd ./etc/jitterd/jitterd.yaml.rpmsave " ||
-        $left == "./etc/jitterd ./etc/jitterd/jitterd.yaml.rpmsave ./usr/share/licenses " ]] \
+    # on RPM distributions, and /usr/share/cmake, the parent of the loop probe's CMake package,
+    # which cmake-filesystem owns there; rpm created both here (a Debian root has neither).
+    local shared_parents=${left/.\/usr\/share\/cmake /}
+    shared_parents=${shared_parents/.\/usr\/share\/licenses /}
+    [[ $shared_parents == "./etc/jitterd ./etc/jitterd/jitterd.yaml.rpmsave " ]] \
         && ok "rpm -e jitterd: unit disabled, files gone but the edited configuration (jitterd.yaml.rpmsave)" \
         || fail "erase left: $left"
     rm -rf -- "$root"

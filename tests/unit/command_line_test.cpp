@@ -138,8 +138,9 @@ TEST_CASE("bad arguments name themselves", "[command_line]") {
   CHECK_THROWS_WITH(parse_command_line({"run", "report"}), Catch::Contains("run: unexpected argument \"report\""));
   CHECK_THROWS_WITH(
       parse_command_line({"report", "c2x"}),
-      Catch::Contains("unknown topic \"c2x\" (allowed: gaps, posture, attribution, watch, clock, kernel_cost, "
-                      "pinning, pacing, c2c)"));
+      Catch::Contains(
+          "unknown topic \"c2x\" (allowed: gaps, posture, attribution, watch, loops, clock, kernel_cost, "
+          "pinning, pacing, c2c)"));
   CHECK_THROWS_WITH(parse_command_line({"report", "kernel"}), Catch::Contains("unknown topic \"kernel\""));
   CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "extra"}),
                     Catch::Contains("unexpected argument \"extra\""));

@@ -441,7 +441,7 @@ TEST_CASE("error text omits what is unknown", "[config]") {
 TEST_CASE("a message stays on one line whatever the file holds", "[config]") {
   CHECK(first_error("? |\n  two\n  lines\n: 1\n") ==
         "test.yaml:1:3: two\\nlines\\n: unknown key (allowed: cpus, cpus_per_core, sampler, web, log, "
-        "probes, expect, application, watch)");
+        "probes, expect, application, watch, loops)");
   CHECK(first_error("log: {level: \"in\\tfo\"}") ==
         "test.yaml:1:14: log.level: must be one of trace, debug, info, warn, error, critical, off, "
         "got \"in\\x09fo\"");
@@ -512,14 +512,15 @@ TEST_CASE("format_duration output parses back to the same value", "[config][dura
 }
 
 TEST_CASE("every registered probe has a probes: section that disables it", "[config]") {
-  // Except watch: it runs where the top-level watch: section asks for it, and only there.
-  REQUIRE(make_enabled_probes(ProbesSettings{}).size() == probe_names().size() - 1);
-  CHECK(make_enabled_probes(parse("watch: {cpus: 1}").probes).size() == probe_names().size());
+  // Except watch and loops: each runs where its top-level section (watch:, loops:) asks for it,
+  // and only there.
+  REQUIRE(make_enabled_probes(ProbesSettings{}).size() == probe_names().size() - 2);
+  CHECK(make_enabled_probes(parse("watch: {cpus: 1}\nloops: {}").probes).size() == probe_names().size());
   for (const std::string_view name : probe_names()) {
-    if (name == "watch") continue;
+    if (name == "watch" || name == "loops") continue;
     const Config config = parse("probes: {" + std::string(name) + ": {enabled: false}}");
     const auto enabled = make_enabled_probes(config.probes);
-    CHECK(enabled.size() == probe_names().size() - 2);
+    CHECK(enabled.size() == probe_names().size() - 3);
     for (const auto& probe : enabled) CHECK(probe->name() != name);
   }
 }

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// The top-level `loops:` section: where the applications' loop probes write their segments, whose
+// segments are accepted, and when a loop that stopped is down (probes/loop_probe.h).
+#include <algorithm>
+
+#include "config/probe_sections.h"
+
+namespace jitterd::config_detail {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+bool printable_text(const std::string& text, std::size_t max) {
+  return !text.empty() && text.size() <= max &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+}
+
+// An absolute directory path of printable characters without "." or ".." components.
+void read_loop_directory(ConfigReader& r, const Entry& entry, std::string& directory) {
+  const std::string allowed = "an absolute directory path such as \"/dev/shm\"";
+  const std::optional<std::string> text = r.scalar(entry, allowed);
+  if (!text) return;
+  bool ok = printable_text(*text, 4096) && (*text)[0] == '/';
+  for (std::size_t at = 1; ok && at <= text->size();) {
+    const std::size_t end = std::min(text->find('/', at), text->size());
+    const std::string part = text->substr(at, end - at);
+    ok = part != "." && part != "..";
+    at = end + 1;
+  }
+  if (!ok) {
+    r.expect(entry, allowed);
+    return;
+  }
+  directory = *text;
+}
+
+// 1..64 user names (letters, digits, '_', '-', '.', at most 32) or numeric uids.
+void read_loop_users(ConfigReader& r, const Entry& entry, std::vector<std::string>& users) {
+  const std::string allowed = "a sequence of 1..64 user names or numeric uids (e.g. [root, trader])";
+  if (!entry.value.IsSequence() || entry.value.size() == 0 || entry.value.size() > 64) {
+    r.expect(entry, allowed);
+    return;
+  }
+  std::vector<std::string> read;
+  bool valid = true;
+  for (const YAML::Node& node : entry.value) {
+    const Entry item{entry.key + "[" + std::to_string(read.size()) + "]", node, mark_of(node, entry.mark)};
+    const std::string item_rule = "a user name (letters, digits, '_', '-', '.', at most 32) or a numeric uid";
+    const std::optional<std::string> text = r.scalar(item, item_rule);
+    const bool ok = text && printable_text(*text, 32) && (*text)[0] != '-' &&
+                    std::all_of(text->begin(), text->end(), [](char c) {
+                      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                             c == '_' || c == '-' || c == '.';
+                    });
+    if (text && !ok) r.expect(item, item_rule);
+    valid = valid && ok;
+    read.push_back(text.value_or(""));
+  }
+  if (valid) users = std::move(read);
+}
+
+}  // namespace
+
+void read_loops_section(ConfigReader& r, const Entry& section, LoopSettings& loops) {
+  loops.enabled = true;
+  r.read_mapping(section,
+                 {{"directory", [&](const Entry& e) { read_loop_directory(r, e, loops.directory); }},
+                  {"users", [&](const Entry& e) { read_loop_users(r, e, loops.users); }},
+                  {"stale_after", [&](const Entry& e) { assign(loops.stale_after, r.duration(e, 1s, 1h)); }},
+                  {"interval", [&](const Entry& e) { assign(loops.interval, r.duration(e, 100ms, 1h)); }}});
+}
+
+}  // namespace jitterd::config_detail

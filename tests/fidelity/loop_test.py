@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The application's own loop against ground truth: does the loop probe record what was taken
+from it, as the sampler does?
+
+The C example loop (examples/loop_probe/poll_loop: a busy poll on a UDP socket, recording each
+iteration with the loop probe library) runs pinned to CPU 1 at SCHED_FIFO priority 10, as a
+production poll loop on an isolated core would (so the other tasks of a busy machine cannot
+stretch its gaps), with a daemon that samples nothing reading its segment (loops: section).
+noise_injector (SCHED_FIFO priority 50, CPU 1) then wakes every 10 ms and spins 200 us, 300 times,
+printing each injection's timer deadline and spin in the same counter (lfence; rdtsc). The loop
+is then killed, its segment (left behind by a dead writer) read back here, and its interruption
+ring matched with the injections by overlap, as tests/fidelity/fidelity_test.py does the
+sampler's:
+
+  A. at least 99% of the injections match an interruption of the loop's ring, and every matched
+     gap contains its whole spin (start tick and duration recorded right);
+  B. the median matched gap lies within 10% of the injection: at least 90% of the spin alone, at
+     most 110% of deadline to spin end (the timer interrupt, wake-up and switches are part of
+     what the loop loses); the median switch cost (gap minus spin) is printed;
+  C. the daemon's jitterd_loop_stolen_seconds_total{loop="fidelity"} grows over the injections by
+     at least 95% of the injected time (deadline to spin end, overlaps counted once) and at most
+     110% of it plus twice the loop's own noise, measured first over a window as long without
+     injections.
+
+Usage: loop_test.py --jitterd BINARY --injector NOISE_INJECTOR --poll-loop POLL_LOOP
+Exit 77 (skip) without root, without CPU 1 and one more CPU, or when SCHED_FIFO is refused.
+"""
+
+import argparse
+import os
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import harness  # noqa: E402
+import fidelity_test  # noqa: E402  (match, the injector's prerequisites)
+
+CPU = 1
+COUNT = 300
+POLL_LOOP = None  # set in __main__
+
+MATCHED_SHARE_MIN = 0.99
+MEDIAN_TOLERANCE = 0.10
+STOLEN_SHARE_MIN = 0.95
+
+
+def union_ticks(intervals):
+    """Total length of the union of (start, end) intervals."""
+    total, reach = 0, None
+    for start, end in sorted(intervals):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
+def ring_of(path):
+    """A loop segment's counter frequency and interruption ring (docs/loops.md's layout):
+    (hertz, [(start, duration), ...])."""
+    with open(path, "rb") as segment:
+        data = segment.read()
+    hertz = struct.unpack_from("<Q", data, 48)[0]
+    capacity = struct.unpack_from("<I", data, 60)[0]
+    ring_offset = struct.unpack_from("<Q", data, 112)[0]
+    head = struct.unpack_from("<Q", data, 448)[0]
+    entries = []
+    for sequence in range(max(0, head - capacity), head):
+        entries.append(struct.unpack_from("<QQ", data, ring_offset + 16 * (sequence % capacity)))
+    return hertz, entries
+
+
+class LoopFidelityTest(harness.DaemonTestCase):
+    def test_the_loop_records_every_injection(self):
+        loops = os.path.join(self.workdir, "loops")
+        os.mkdir(loops)
+        config = f"""\
+cpus: []
+web:
+  listen_address: "127.0.0.1:0"
+loops:
+  directory: {loops}
+  interval: 200ms
+{harness.PROBES_OFF}"""
+        env = dict(os.environ, JITTERD_LOOP_DIR=loops)
+        loop = subprocess.Popen(["chrt", "-f", "10", POLL_LOOP, "fidelity", str(CPU), "0"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (loop.poll() is None and loop.kill(), loop.wait(10), loop.stderr.close()))
+        segment = os.path.join(loops, "jitterd-loop.fidelity")
+        harness.wait_until(lambda: os.path.exists(segment) or loop.poll() is not None, 10, what="the loop's segment")
+        if loop.poll() is not None:
+            self.fail(f"the loop exited {loop.returncode}: {loop.stderr.read()}")
+        daemon = self.daemon(config)
+        stolen = "jitterd_loop_stolen_seconds_total"
+        harness.wait_until(lambda: harness.select(daemon.scrape(), "jitterd_loop_interruption_threshold_seconds",
+                                                  loop="fidelity"), 10, what="the loop past its warm-up")
+        # The loop's own noise first: what it loses over as long a window without injections.
+        quiet_start, quiet_before = time.monotonic(), daemon.value(stolen, loop="fidelity")
+        time.sleep(3.0)
+        quiet_seconds = time.monotonic() - quiet_start
+        quiet = daemon.value(stolen, loop="fidelity") - quiet_before
+        started = time.monotonic()
+        before = daemon.value(stolen, loop="fidelity")
+        runs = fidelity_test.run_injector()
+        time.sleep(0.6)  # a publication (every 1024 gaps) and a reading (every 200 ms) later
+        samples = daemon.scrape()
+        window_seconds = time.monotonic() - started
+        after = next(iter(harness.select(samples, stolen, loop="fidelity").values()))
+        threshold = next(iter(harness.select(samples, "jitterd_loop_interruption_threshold_seconds",
+                                             loop="fidelity").values()))
+        loop.send_signal(signal.SIGKILL)
+        loop.wait(10)
+        hertz, kept = ring_of(segment)
+        injections = [(start, end) for _, start, end in runs]
+        pairs = [(i, m) for i, m in zip(injections, fidelity_test.match(injections, kept)) if m is not None]
+        contained = sum(1 for (s, e), (a, d) in pairs if a <= s and a + d >= e)
+
+        def median_us(ticks):
+            return statistics.median(ticks) / hertz * 1e6 if ticks else 0.0
+        occupied_us = median_us([end - deadline for deadline, _, end in runs])
+        spin_us = median_us([e - s for s, e in injections])
+        matched_us = median_us([d for _, (_, d) in pairs])
+        switch_us = median_us([d - (e - s) for (s, e), (_, d) in pairs])
+        # What the injector held, each injection from its deadline to its spin's end, counted once
+        # where they overlap (injections whose deadlines passed while RT throttling held the CPU
+        # run back to back).
+        injected = union_ticks([(deadline, end) for deadline, _, end in runs]) / hertz
+        noise = quiet / quiet_seconds * window_seconds
+        allowed = (1 + MEDIAN_TOLERANCE) * injected + 2 * noise
+        growth = after - before
+        print(f"loop fidelity: matched {len(pairs)}/{len(injections)} ({contained} contain the whole spin); "
+              f"median injection {occupied_us:.1f} us (spin {spin_us:.1f} us), median matched gap "
+              f"{matched_us:.1f} us, switch cost {switch_us:.1f} us; threshold {threshold * 1e6:.2f} us; "
+              f"stolen grew {growth * 1e3:.2f} ms for {injected * 1e3:.2f} ms injected "
+              f"({growth / injected:.3f}), the loop's own noise {noise * 1e3:.2f} ms over as long; "
+              f"ring kept {len(kept)}", file=sys.stderr)
+        self.assertGreaterEqual(len(pairs) / len(injections), MATCHED_SHARE_MIN, "injections missing from the ring")
+        self.assertEqual(contained, len(pairs), "matched gaps that do not contain their spin")
+        low, high = spin_us * (1 - MEDIAN_TOLERANCE), occupied_us * (1 + MEDIAN_TOLERANCE)
+        self.assertTrue(low <= matched_us <= high,
+                        f"median matched gap {matched_us:.1f} us outside [{low:.1f}, {high:.1f}] us")
+        self.assertGreaterEqual(growth, STOLEN_SHARE_MIN * injected)
+        self.assertLessEqual(growth, allowed, f"stolen grew past 110% of the injected time plus twice the noise "
+                                              f"({allowed * 1e3:.2f} ms)")
+        self.stop_ok(daemon)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--injector", required=True, help="the noise_injector binary")
+    parser.add_argument("--poll-loop", required=True, help="examples/loop_probe's poll_loop")
+    args, rest = parser.parse_known_args()
+    fidelity_test.INJECTOR = os.path.realpath(args.injector)
+    POLL_LOOP = os.path.realpath(args.poll_loop)
+    sys.argv = [sys.argv[0]] + rest
+    harness.main([fidelity_test.prerequisites])

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+// The loops probe on a scratch directory: a loop the library writes is exported as a sampled
+// CPU's families are, under jitterd_loop_ with its loop, cpu and own labels; a refused segment
+// gives no series but its refusal count, and the table names it with why; users are resolved;
+// the loops: section of the configuration.
+#include <unistd.h>
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/config.h"
+#include "fixture_tree.h"
+#include "jitterd/loop_probe.h"
+#include "probes/loop_probe.h"
+
+using namespace jitterd;
+using jitterd::testing::ScratchTree;
+
+namespace {
+
+const ProbeMetric* loop_metric(const ProbeResult& result, const std::string& name, const std::string& label = "",
+                               const std::string& value = "") {
+  for (const ProbeMetric& m : result.metrics) {
+    if (m.name != name) continue;
+    if (label.empty()) return &m;
+    for (const auto& [k, v] : m.labels)
+      if (k == label && v == value) return &m;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("loops probe: a loop is exported like a sampled CPU, a refused segment by its reason", "[loop]") {
+  ScratchTree tree;
+  jitterd_loop_options options{};
+  const std::string dir = tree.root().string();
+  options.directory = dir.c_str();
+  options.counter = JITTERD_LOOP_COUNTER_CALLER;
+  options.hertz = 1'000'000'000;
+  jitterd_loop_probe* probe = jitterd_loop_open("rx0", 2, "nic=eth0", &options);
+  REQUIRE(probe != nullptr);
+  std::uint64_t now = 5000;
+  for (int i = 0; i <= 8192; ++i) jitterd_loop_record_at(probe, now += 50);
+  tree.write(
+      "proc/" + std::to_string(::getpid()) + "/stat", std::to_string(::getpid()) + " (t) R" + [&] {
+        std::string fields;
+        for (int f = 4; f <= 52; ++f)
+          fields += " " + (f == 22 ? std::to_string(probe->segment->start_time) : std::string("0"));
+        return fields;
+      }() + "\n");
+  std::ofstream(tree.root() / "jitterd-loop.bad") << std::string(4096, 'x');
+  LoopSettings settings;
+  settings.enabled = true;
+  settings.directory = dir;
+  LoopProbe loops(settings);
+  ProbeContext context;
+  context.host = tree.reader();
+  const ProbeResult first = loops.run(context);  // the window starts here
+  for (int i = 0; i < 1024; ++i) jitterd_loop_record_at(probe, now += i == 100 ? 100'000 : 50);
+  const ProbeResult result = loops.run(context);
+  jitterd_loop_close(probe);
+
+  const ProbeMetric* up = loop_metric(result, "jitterd_loop_up", "loop", "rx0");
+  REQUIRE(up != nullptr);
+  CHECK(up->value == 1);
+  CHECK(up->labels == ProbeLabels{{"loop", "rx0"}, {"cpu", "2"}, {"nic", "eth0"}});
+  const ProbeMetric* gaps = loop_metric(result, "jitterd_loop_gap_seconds");
+  REQUIRE(gaps != nullptr);
+  CHECK(gaps->count == 8192 + 1024);
+  CHECK(loop_metric(result, "jitterd_loop_interruptions_total")->value == 1);
+  CHECK(loop_metric(result, "jitterd_loop_stolen_seconds_total")->value == Approx(100e-6));
+  const ProbeMetric* window_max = loop_metric(result, "jitterd_loop_window_max_gap_seconds");
+  REQUIRE(window_max != nullptr);
+  CHECK(window_max->value == Approx(100e-6));
+  CHECK(loop_metric(result, "jitterd_loop_floor_seconds")->value == Approx(50e-9));
+  CHECK(loop_metric(result, "jitterd_loop_interruption_threshold_seconds")->value == Approx(1e-6));
+  const ProbeMetric* window = loop_metric(result, "jitterd_loop_window_gap_seconds");
+  REQUIRE(window != nullptr);
+  REQUIRE(window->quantiles.size() == 4);
+  CHECK(window->quantiles[3].second == Approx(100e-6));  // p99.99 of 1024 gaps: the largest, capped by the max
+  CHECK(window->quantiles[0].second <= 53e-9);           // p50: the 50-tick bucket's upper edge
+  // The refused file: no loop series, one refusal, a row saying why.
+  CHECK(loop_metric(result, "jitterd_loop_refused_total", "reason", "magic")->value == 1);
+  CHECK(loop_metric(result, "jitterd_loop_refused_total", "reason", "owner")->value == 0);
+  REQUIRE(result.tables.size() == 1);
+  CHECK(result.tables[0].rows.size() == 2);
+  bool logged = false;
+  for (const std::string& line : first.warnings)  // logged once, when first refused
+    logged = logged || (line.find("jitterd-loop.bad: refused (magic)") != std::string::npos);
+  CHECK(logged);
+  CHECK(result.warnings.empty());
+}
+
+TEST_CASE("loops probe: users are uids, names from the user database, root and jitterd's by default", "[loop]") {
+  std::vector<std::string> unknown;
+  CHECK(loop_allowed_users({}, &unknown) == std::vector<uid_t>{0, ::geteuid()});
+  CHECK(loop_allowed_users({"root", "1234", "no-such-user-here"}, &unknown) == std::vector<uid_t>{0, 1234});
+  CHECK(unknown == std::vector<std::string>{"no-such-user-here"});
+}
+
+TEST_CASE("loops probe: the loops: section, strict as every section", "[loop]") {
+  const Config none = parse_config("cpus: [0]\n", "test.yaml");
+  CHECK_FALSE(none.probes.loops.enabled);
+  const Config loops = parse_config(
+      "sampler:\n  window: 30s\nloops:\n  directory: /run/app/loops\n  users: [root, 1001, trader]\n"
+      "  stale_after: 5s\n  interval: 2s\n",
+      "test.yaml");
+  CHECK(loops.probes.loops.enabled);
+  CHECK(loops.probes.loops.directory == "/run/app/loops");
+  CHECK(loops.probes.loops.users == std::vector<std::string>{"root", "1001", "trader"});
+  CHECK(loops.probes.loops.stale_after == std::chrono::seconds(5));
+  CHECK(loops.probes.loops.interval == std::chrono::seconds(2));
+  CHECK(loops.probes.loops.window == std::chrono::seconds(30));
+  for (const char* bad :
+       {"loops:\n  directory: relative/dir\n", "loops:\n  directory: /a/../b\n", "loops:\n  users: []\n",
+        "loops:\n  users: [\"a b\"]\n", "loops:\n  stale_after: 10ms\n", "loops:\n  owner: root\n"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(parse_config(bad, "test.yaml"), ConfigErrors);
+  }
+}
