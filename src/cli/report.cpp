@@ -43,11 +43,11 @@ CpuGapReport report_cpu(const SamplerWorker& worker) {
     r.mean_ns = r.mean_ticks * ns_per_tick;
     r.stddev_ns = r.stddev_ticks * ns_per_tick;
     r.min_ns = ns(shared->min_gap.load());
-    const WindowSummary summary = summarize(snapshot, max, s.scale);
-    r.p50_ns = summary.p50 * 1e9;
-    r.p99_ns = summary.p99 * 1e9;
-    r.p999_ns = summary.p999 * 1e9;
-    r.p9999_ns = summary.p9999 * 1e9;
+    const CpuFigures summary = summarize(snapshot, max, s.scale);
+    r.p50_ns = summary.p50_ns;
+    r.p99_ns = summary.p99_ns;
+    r.p999_ns = summary.p999_ns;
+    r.p9999_ns = summary.p9999_ns;
     r.max_ns = ns(max);
   }
   r.floor_ns = ns(worker.startup().floor_ticks);
