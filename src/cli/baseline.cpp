@@ -50,8 +50,7 @@ std::vector<BaselineCpu> record_sub_windows(SamplerSet& samplers, Duration durat
     const SamplerShared* shared = worker.shared();
     if (!shared) continue;
     set_totals(c, read_counts(*shared), counter_hertz);
-    c.floor_ns = static_cast<double>(worker.startup().floor_ticks) * ns_per_tick;
-    c.threshold_ns = static_cast<double>(worker.startup().threshold_ticks) * ns_per_tick;
+    set_limits(c, worker.startup().floor_ticks, worker.startup().threshold_ticks, counter_hertz);
     c.max_ns = static_cast<double>(shared->max_gap.load(std::memory_order_relaxed)) * ns_per_tick;
   }
   return cpus;

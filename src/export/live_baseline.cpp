@@ -30,8 +30,7 @@ BaselineCpu live_cpu(const SamplerReading& r, const WindowParts* w, double hertz
       total.add(part.added);
     }
     set_totals(c, total, hertz);
-    c.floor_ns = static_cast<double>(r.startup.floor_ticks) * 1e9 / hertz;
-    c.threshold_ns = static_cast<double>(r.startup.threshold_ticks) * 1e9 / hertz;
+    set_limits(c, r.startup.floor_ticks, r.startup.threshold_ticks, hertz);
     if (w->detail.summary.valid) c.max_ns = w->detail.summary.max_ns;
   } else if (c.error.empty()) {
     c.error = "not sampling when the baseline was taken";
