@@ -17,18 +17,6 @@
 #include "sampling/sampling_start.h"
 
 namespace jitterd {
-namespace {
-
-GapCountsTicks read_counters(const SamplerShared& shared) {
-  GapCountsTicks c;
-  shared.histogram.snapshot(c.gaps);
-  c.sampled_ticks = shared.sampled_ticks.load(std::memory_order_relaxed);
-  c.interruptions = shared.interruption_count.load(std::memory_order_relaxed);
-  c.interrupted_ticks = shared.interrupted_ticks.load(std::memory_order_relaxed);
-  return c;
-}
-
-}  // namespace
 
 std::vector<BaselineCpu> record_sub_windows(SamplerSet& samplers, Duration duration, double counter_hertz) {
   const double ns_per_tick = 1e9 / counter_hertz;
@@ -36,7 +24,7 @@ std::vector<BaselineCpu> record_sub_windows(SamplerSet& samplers, Duration durat
   std::vector<GapCountsTicks> previous(samplers.size());
   for (std::size_t i = 0; i < samplers.size(); ++i) {
     cpus[i].cpu = samplers.worker(i).settings().cpu;
-    if (const SamplerShared* shared = samplers.worker(i).shared()) previous[i] = read_counters(*shared);
+    if (const SamplerShared* shared = samplers.worker(i).shared()) previous[i] = read_counts(*shared);
   }
   const auto sub_window = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(kSubWindowSeconds));
@@ -48,7 +36,7 @@ std::vector<BaselineCpu> record_sub_windows(SamplerSet& samplers, Duration durat
     for (std::size_t i = 0; i < samplers.size(); ++i) {
       const SamplerShared* shared = samplers.worker(i).shared();
       if (!shared) continue;
-      const GapCountsTicks now = read_counters(*shared);
+      const GapCountsTicks now = read_counts(*shared);
       add_sub_window(cpus[i], now.minus(previous[i]), counter_hertz);
       previous[i] = now;
     }
@@ -61,9 +49,8 @@ std::vector<BaselineCpu> record_sub_windows(SamplerSet& samplers, Duration durat
     c.error = worker.startup().error;
     const SamplerShared* shared = worker.shared();
     if (!shared) continue;
-    set_totals(c, read_counters(*shared), counter_hertz);
-    c.floor_ns = static_cast<double>(worker.startup().floor_ticks) * ns_per_tick;
-    c.threshold_ns = static_cast<double>(worker.startup().threshold_ticks) * ns_per_tick;
+    set_totals(c, read_counts(*shared), counter_hertz);
+    set_limits(c, worker.startup().floor_ticks, worker.startup().threshold_ticks, counter_hertz);
     c.max_ns = static_cast<double>(shared->max_gap.load(std::memory_order_relaxed)) * ns_per_tick;
   }
   return cpus;

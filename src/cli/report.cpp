@@ -30,31 +30,17 @@ CpuGapReport report_cpu(const SamplerWorker& worker) {
   r.error = worker.startup().error;
   const SamplerShared* shared = worker.shared();
   if (!shared) return r;
-  HistogramSnapshot snapshot;
-  shared->histogram.snapshot(snapshot);
-  const auto ns = [&](std::uint64_t ticks) { return s.scale.to_seconds(ticks) * 1e9; };
-  const double ns_per_tick = 1e9 / s.scale.hertz();
-  r.samples = snapshot.total();
-  const std::uint64_t sampled = shared->sampled_ticks.load();
-  const std::uint64_t max = shared->max_gap.load();
+  const GapCountsTicks counts = read_counts(*shared);
+  static_cast<CpuFigures&>(r) = cpu_figures(counts, shared->max_gap.load(), s.scale);
+  set_limits(r, worker.startup().floor_ticks, worker.startup().threshold_ticks, s.scale);
   if (r.samples > 0) {
-    r.mean_ticks = static_cast<double>(sampled) / static_cast<double>(r.samples);
-    r.stddev_ticks = snapshot.approximate_stddev();
+    const double ns_per_tick = 1e9 / s.scale.hertz();
+    r.mean_ticks = static_cast<double>(counts.sampled_ticks) / static_cast<double>(r.samples);
+    r.stddev_ticks = counts.gaps.approximate_stddev();
     r.mean_ns = r.mean_ticks * ns_per_tick;
     r.stddev_ns = r.stddev_ticks * ns_per_tick;
-    r.min_ns = ns(shared->min_gap.load());
-    const WindowSummary summary = summarize(snapshot, max, s.scale);
-    r.p50_ns = summary.p50 * 1e9;
-    r.p99_ns = summary.p99 * 1e9;
-    r.p999_ns = summary.p999 * 1e9;
-    r.p9999_ns = summary.p9999 * 1e9;
-    r.max_ns = ns(max);
+    r.min_ns = s.scale.to_fractional_ns(shared->min_gap.load());
   }
-  r.floor_ns = ns(worker.startup().floor_ticks);
-  r.threshold_ns = ns(worker.startup().threshold_ticks);
-  r.interruptions = shared->interruption_count.load();
-  r.sampled_seconds = s.scale.to_seconds(sampled);
-  r.stolen_seconds = s.scale.to_seconds(shared->interrupted_ticks.load());
   r.stolen_share = r.sampled_seconds > 0 ? r.stolen_seconds / r.sampled_seconds : 0;
   r.kept = shared->interruptions.copy_since(0);
   return r;

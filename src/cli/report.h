@@ -12,21 +12,20 @@
 
 #include "cli/command_line.h"
 #include "measure/counter_calibration.h"
+#include "measure/cpu_figures.h"
 #include "probes/probe.h"
 #include "sampling/sampler_worker.h"
 
 namespace jitterd {
 
-struct CpuGapReport {
+// One CPU of the report: its figures over the run (measure/cpu_figures.h) and what only the
+// report shows.
+struct CpuGapReport : CpuFigures {
   int cpu = 0;
-  std::string error;  // non-empty: this CPU was not sampled
-  std::uint64_t samples = 0;
+  std::string error;                        // non-empty: this CPU was not sampled
   double mean_ticks = 0, stddev_ticks = 0;  // mean exact; stddev from bucket midpoints
-  double mean_ns = 0, stddev_ns = 0;
-  double min_ns = 0, p50_ns = 0, p99_ns = 0, p999_ns = 0, p9999_ns = 0, max_ns = 0;
-  double floor_ns = 0, threshold_ns = 0;
-  std::uint64_t interruptions = 0;
-  double sampled_seconds = 0, stolen_seconds = 0, stolen_share = 0;
+  double mean_ns = 0, stddev_ns = 0, min_ns = 0;
+  double stolen_share = 0;
   std::vector<Interruption> kept;  // the ring's content, oldest first
 };
 

@@ -12,7 +12,7 @@ namespace {
 std::vector<double> per_window(const BaselineCpu& cpu, const std::function<double(const SubWindow&)>& figure) {
   std::vector<double> values;
   for (const SubWindow& w : cpu.sub_windows)
-    if (w.seconds > 0) values.push_back(figure(w));
+    if (w.sampled_seconds > 0) values.push_back(figure(w));
   return values;
 }
 
@@ -68,7 +68,7 @@ void compare_cpu(Comparison& out, const Baseline& before_run, const BaselineCpu&
   const auto per_second = [](double value, double seconds) { return seconds > 0 ? value / seconds : 0.0; };
   {
     const auto rate = [&](const SubWindow& w) {
-      return per_second(static_cast<double>(w.interruptions), w.seconds);
+      return per_second(static_cast<double>(w.interruptions), w.sampled_seconds);
     };
     const std::vector<double> b = per_window(before, rate), a = per_window(after, rate);
     out.figures.push_back(judged(judging, "gaps.interruptions_per_s", scope, "interruptions_per_s",
@@ -77,7 +77,7 @@ void compare_cpu(Comparison& out, const Baseline& before_run, const BaselineCpu&
                                  rank_test_name(b.size(), a.size()), mann_whitney_p(b, a)));
   }
   {
-    const auto share = [&](const SubWindow& w) { return per_second(w.stolen_seconds, w.seconds); };
+    const auto share = [&](const SubWindow& w) { return per_second(w.stolen_seconds, w.sampled_seconds); };
     const std::vector<double> b = per_window(before, share), a = per_window(after, share);
     out.figures.push_back(judged(judging, "gaps.stolen_share", scope, "stolen_share",
                                  per_second(before.stolen_seconds, before.sampled_seconds),
@@ -92,8 +92,8 @@ void compare_cpu(Comparison& out, const Baseline& before_run, const BaselineCpu&
     const auto count = [&](const SubWindow& w) { return static_cast<double>(w.over_threshold[t]); };
     const std::vector<double> b = per_window(before, count), a = per_window(after, count);
     double b_total = 0, a_total = 0, b_seconds = 0, a_seconds = 0;
-    for (const SubWindow& w : before.sub_windows) b_total += count(w), b_seconds += w.seconds;
-    for (const SubWindow& w : after.sub_windows) a_total += count(w), a_seconds += w.seconds;
+    for (const SubWindow& w : before.sub_windows) b_total += count(w), b_seconds += w.sampled_seconds;
+    for (const SubWindow& w : after.sub_windows) a_total += count(w), a_seconds += w.sampled_seconds;
     const double dispersion = count_dispersion(b, a);
     const double p = rate_ratio_p(static_cast<std::uint64_t>(b_total), b_seconds,
                                   static_cast<std::uint64_t>(a_total), a_seconds, dispersion);

@@ -250,7 +250,7 @@ BaselineCpu cpu_baseline(int cpu, const CpuWindows& c, const Gathered& g, double
     out.interruptions += whole(c.interruptions[w]);
     if (c.sampled[w] <= 0) continue;
     SubWindow sub;
-    sub.seconds = c.sampled[w];
+    sub.sampled_seconds = c.sampled[w];
     sub.samples = whole(cumulative.rbegin()->second);
     sub.p50_ns = exported_quantile_ns(cumulative, 0.5);
     sub.p99_ns = exported_quantile_ns(cumulative, 0.99);

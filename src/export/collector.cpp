@@ -33,6 +33,16 @@ void read_sampler_state(const SamplerShared& shared, WindowDetail window, Sample
   r.window = r.window_detail.summary;
 }
 
+CpuFigures window_figures(const SamplerReading& r) {
+  CpuFigures f = r.window;
+  f.valid = r.sampling && f.valid && f.span_seconds > 0;
+  const TickScale& scale = r.settings.scale;
+  set_counted(f, r.window_detail.sampled_ticks, r.window_detail.interruptions, r.window_detail.interrupted_ticks,
+              scale);
+  set_limits(f, r.startup.floor_ticks, r.startup.threshold_ticks, scale);
+  return f;
+}
+
 std::vector<SamplerReading> read_samplers(const SamplerSet& set) {
   std::vector<SamplerReading> out;
   for (std::size_t i = 0; i < set.size(); ++i) {

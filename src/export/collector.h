@@ -29,6 +29,8 @@ namespace jitterd {
 const std::vector<double>& gap_histogram_bounds();
 
 // One sampler as a scrape sees it: plain values, so the families are a pure function of them.
+// Its counters stay in ticks, as the sampler counts them (exact, never converted in the loop):
+// the input that measure/cpu_figures.h turns into CpuFigures (window_figures, the families).
 struct SamplerReading {
   SamplerSettings settings;
   SamplerStartup startup;
@@ -42,7 +44,7 @@ struct SamplerReading {
   std::uint64_t interruptions = 0;
   std::uint64_t interrupted_ticks = 0;
   std::uint64_t sampled_ticks = 0;
-  WindowSummary window;
+  CpuFigures window;  // the window's gap figures (WindowDetail::summary)
   // window's summary again, with its gaps, counters, sequence and the thread's context switches
   // (read by update_windows, not at scrape time)
   WindowDetail window_detail;
@@ -67,6 +69,10 @@ struct StatusSnapshot {
 // update read them (no file is read at scrape time). read_samplers' step per worker, exposed for
 // the scale benchmark.
 void read_sampler_state(const SamplerShared& shared, WindowDetail window, SamplerReading& r);
+
+// The figures of `r`'s current window, as the status page's both forms and the live baseline
+// take them: the window's gap figures with its counters' and the sampler's floor and threshold.
+CpuFigures window_figures(const SamplerReading& r);
 
 // Reads every sampler of `set` (relaxed loads of its single-writer counters, its window detail).
 std::vector<SamplerReading> read_samplers(const SamplerSet& set);

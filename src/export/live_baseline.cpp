@@ -30,9 +30,8 @@ BaselineCpu live_cpu(const SamplerReading& r, const WindowParts* w, double hertz
       total.add(part.added);
     }
     set_totals(c, total, hertz);
-    c.floor_ns = static_cast<double>(r.startup.floor_ticks) * 1e9 / hertz;
-    c.threshold_ns = static_cast<double>(r.startup.threshold_ticks) * 1e9 / hertz;
-    if (w->detail.summary.valid) c.max_ns = w->detail.summary.max * 1e9;
+    set_limits(c, r.startup.floor_ticks, r.startup.threshold_ticks, hertz);
+    if (w->detail.summary.valid) c.max_ns = w->detail.summary.max_ns;
   } else if (c.error.empty()) {
     c.error = "not sampling when the baseline was taken";
   }
@@ -69,7 +68,7 @@ Baseline live_baseline(const StatusSnapshot& s, const std::vector<WindowParts>& 
     cpus.push_back(live_cpu(s.samplers[i], w, s.frequency.hertz > 0 ? s.frequency.hertz : 1e9));
     r.cpus.push_back(s.samplers[i].settings.cpu);
     if (w != nullptr && s.samplers[i].sampling)
-      r.duration_seconds = std::max(r.duration_seconds, w->detail.summary.seconds);
+      r.duration_seconds = std::max(r.duration_seconds, w->detail.summary.span_seconds);
   }
   if (!s.samplers.empty()) {
     const SamplerSettings& first = s.samplers.front().settings;

@@ -70,30 +70,36 @@ struct SamplerFamilies {
     sample(up, {{"cpu", cpu}}, r.up ? 1 : 0);
     if (!r.sampling) return;
     sample(cpu_losses, {{"cpu", cpu}}, static_cast<double>(r.cpu_losses));
-    sample(floor, {{"cpu", cpu}}, s.scale.to_seconds(r.startup.floor_ticks));
-    sample(threshold, {{"cpu", cpu}}, s.scale.to_seconds(r.startup.threshold_ticks));
+    // The whole run's figures (the window's are r.window); /metrics exports seconds.
+    CpuFigures run;
+    set_counted(run, r.sampled_ticks, r.interruptions, r.interrupted_ticks, s.scale);
+    set_limits(run, r.startup.floor_ticks, r.startup.threshold_ticks, s.scale);
+    sample(floor, {{"cpu", cpu}}, ns_to_seconds(run.floor_ns));
+    sample(threshold, {{"cpu", cpu}}, ns_to_seconds(run.threshold_ns));
     ClientMetric h;
     h.label = {{"cpu", cpu}};
     const auto counts = coarse_cumulative_counts(r.gaps, s.scale, bounds);
     for (std::size_t b = 0; b < bounds.size(); ++b) h.histogram.bucket.push_back({counts[b], bounds[b]});
     h.histogram.sample_count = r.gaps.total();
     h.histogram.bucket.push_back({h.histogram.sample_count, std::numeric_limits<double>::infinity()});
-    h.histogram.sample_sum = s.scale.to_seconds(r.sampled_ticks);
+    h.histogram.sample_sum = run.sampled_seconds;
     const std::uint64_t h_count = h.histogram.sample_count;
     const double h_sum = h.histogram.sample_sum;
     histogram.metric.push_back(std::move(h));
-    sample(interruptions, {{"cpu", cpu}}, static_cast<double>(r.interruptions));
-    sample(stolen, {{"cpu", cpu}}, s.scale.to_seconds(r.interrupted_ticks));
-    sample(sampled, {{"cpu", cpu}}, s.scale.to_seconds(r.sampled_ticks));
-    const WindowSummary& summary = r.window;
+    sample(interruptions, {{"cpu", cpu}}, static_cast<double>(run.interruptions));
+    sample(stolen, {{"cpu", cpu}}, run.stolen_seconds);
+    sample(sampled, {{"cpu", cpu}}, run.sampled_seconds);
+    const CpuFigures& summary = r.window;
     ClientMetric q;
     q.label = {{"cpu", cpu}};
     q.summary.sample_count = h_count;
     q.summary.sample_sum = h_sum;
     if (summary.valid) {
-      q.summary.quantile = {
-          {0.5, summary.p50}, {0.99, summary.p99}, {0.999, summary.p999}, {0.9999, summary.p9999}};
-      sample(window_max, {{"cpu", cpu}}, summary.max);
+      q.summary.quantile = {{0.5, ns_to_seconds(summary.p50_ns)},
+                            {0.99, ns_to_seconds(summary.p99_ns)},
+                            {0.999, ns_to_seconds(summary.p999_ns)},
+                            {0.9999, ns_to_seconds(summary.p9999_ns)}};
+      sample(window_max, {{"cpu", cpu}}, ns_to_seconds(summary.max_ns));
     }
     quantiles.metric.push_back(std::move(q));
     if (const auto& cs = r.window_detail.context_switches) {

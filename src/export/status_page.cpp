@@ -37,35 +37,6 @@ std::string sampler_problem(const SamplerReading& r) {
   return text + fmt::format("; not sampled meanwhile, retrying every {} ms", kCpuRetry.count());
 }
 
-// The figures of one sampler's current window, as both forms print them.
-struct CpuFigures {
-  bool valid = false;
-  double seconds = 0;
-  double p50 = 0, p99 = 0, p999 = 0, p9999 = 0, max = 0;  // seconds
-  double interruptions_per_second = 0;
-  double stolen_ratio = 0;
-  double floor = 0, threshold = 0;  // seconds
-};
-
-CpuFigures figures_of(const SamplerReading& r) {
-  CpuFigures f;
-  const WindowSummary& w = r.window;  // what /metrics exports
-  const TickScale& scale = r.settings.scale;
-  f.floor = scale.to_seconds(r.startup.floor_ticks);
-  f.threshold = scale.to_seconds(r.startup.threshold_ticks);
-  if (!r.sampling || !w.valid || w.seconds <= 0) return f;
-  f.valid = true;
-  f.seconds = w.seconds;
-  f.p50 = w.p50;
-  f.p99 = w.p99;
-  f.p999 = w.p999;
-  f.p9999 = w.p9999;
-  f.max = w.max;
-  f.interruptions_per_second = static_cast<double>(r.window_detail.interruptions) / w.seconds;
-  f.stolen_ratio = scale.to_seconds(r.window_detail.interrupted_ticks) / w.seconds;
-  return f;
-}
-
 // The probes' shared snapshots, as references.
 auto statuses_of(const StatusSnapshot& s) {
   return s.probes | std::views::transform([](const auto& p) -> const ProbeStatus& { return *p; });
@@ -106,8 +77,12 @@ double window_end(const StatusSnapshot& s) {
 
 std::string esc(std::string_view text) { return html_escape(text); }
 
-// Seconds as microseconds with three decimals (nanosecond digits): what the browser test reads.
-std::string micros(double seconds) { return fmt::format("{:.3f}", seconds * 1e6); }
+// Nanoseconds as microseconds with three decimals, by way of seconds (the page's numbers are
+// /metrics' to the last digit): what the browser test reads.
+std::string micros(double ns) { return fmt::format("{:.3f}", ns_to_seconds(ns) * 1e6); }
+
+// The rates the page shows per second of the window.
+double per_window_second(double value, const CpuFigures& f) { return value / f.span_seconds; }
 
 std::string yes_no(bool value, bool good_when = true) {
   return fmt::format("<td class=\"{}\">{}</td>", value == good_when ? "ok" : "bad", value ? "yes" : "no");
@@ -146,7 +121,7 @@ std::string sampler_table(const StatusSnapshot& s) {
       "<th class=\"num\">threshold</th><th>note</th></tr></thead><tbody>\n";
   for (const SamplerReading& r : s.samplers) {
     const int cpu = r.settings.cpu;
-    const CpuFigures f = figures_of(r);
+    const CpuFigures f = window_figures(r);
     out += fmt::format("<tr id=\"cpu{}\"><td>{}</td>", cpu, cpu);
     out += yes_no(r.up) + yes_no(r.startup.pinned && !r.off_cpu) + yes_no(r.startup.memory_locked);
     out += fmt::format("<td class=\"num\">{}</td>", r.startup.realtime_priority);
@@ -154,15 +129,17 @@ std::string sampler_table(const StatusSnapshot& s) {
       return fmt::format("<td class=\"num\" id=\"cpu{}-{}\">{}</td>", cpu, name, text);
     };
     if (f.valid) {
-      out += num("window", fmt::format("{:.1f}", f.seconds)) + num("p50", micros(f.p50)) +
-             num("p99", micros(f.p99)) + num("p999", micros(f.p999)) + num("p9999", micros(f.p9999)) +
-             num("max", micros(f.max)) + num("interruptions", fmt::format("{:.2f}", f.interruptions_per_second)) +
-             num("stolen", fmt::format("{:.4f}", f.stolen_ratio * 100));
+      out +=
+          num("window", fmt::format("{:.1f}", f.span_seconds)) + num("p50", micros(f.p50_ns)) +
+          num("p99", micros(f.p99_ns)) + num("p999", micros(f.p999_ns)) + num("p9999", micros(f.p9999_ns)) +
+          num("max", micros(f.max_ns)) +
+          num("interruptions", fmt::format("{:.2f}", per_window_second(static_cast<double>(f.interruptions), f))) +
+          num("stolen", fmt::format("{:.4f}", per_window_second(f.stolen_seconds, f) * 100));
     } else {
       out += "<td colspan=\"8\" class=\"meta\">no window yet</td>";
     }
-    out +=
-        num("floor", r.sampling ? micros(f.floor) : "") + num("threshold", r.sampling ? micros(f.threshold) : "");
+    out += num("floor", r.sampling ? micros(f.floor_ns) : "") +
+           num("threshold", r.sampling ? micros(f.threshold_ns) : "");
     out += "<td class=\"wrap\">" + esc(sampler_problem(r)) + "</td></tr>\n";
   }
   return out + "</tbody></table></div>\n";
@@ -176,7 +153,7 @@ std::string cpu_plots(const StatusSnapshot& s) {
     const std::string title = fmt::format("cpu {}: gaps longer than x, this window", r.settings.cpu);
     out += fmt::format("<section class=\"cpu\"><h3>cpu {}</h3>", r.settings.cpu) +
            exceedance_plot_svg({{"window", exceedance_points(r.window_detail.gaps, ns_per_tick)}},
-                               r.settings.scale.to_seconds(r.startup.threshold_ticks) * 1e9, title) +
+                               window_figures(r).threshold_ns, title) +
            "</section>";
   }
   return out + "</div>\n";
@@ -282,7 +259,7 @@ Json status_json(const StatusSnapshot& s, std::string_view telemetry_path) {
        s.samplers.empty() ? 0.0 : std::chrono::duration<double>(s.samplers.front().settings.window).count()}};
   Json cpus = Json::array();
   for (const SamplerReading& r : s.samplers) {
-    const CpuFigures f = figures_of(r);
+    const CpuFigures f = window_figures(r);
     Json c{{"cpu", r.settings.cpu},
            {"up", r.up},
            {"pinned", r.startup.pinned && !r.off_cpu},
@@ -291,19 +268,19 @@ Json status_json(const StatusSnapshot& s, std::string_view telemetry_path) {
            {"sampling", r.sampling},
            {"error", sampler_problem(r)},
            {"cpu_losses", r.cpu_losses},
-           {"loop_floor_seconds", r.sampling ? Json(f.floor) : Json()},
-           {"interruption_threshold_seconds", r.sampling ? Json(f.threshold) : Json()}};
+           {"loop_floor_seconds", r.sampling ? Json(ns_to_seconds(f.floor_ns)) : Json()},
+           {"interruption_threshold_seconds", r.sampling ? Json(ns_to_seconds(f.threshold_ns)) : Json()}};
     if (f.valid)
-      c["window"] = {{"seconds", f.seconds},
-                     {"samples", r.window.samples},
-                     {"p50_seconds", f.p50},
-                     {"p99_seconds", f.p99},
-                     {"p99_9_seconds", f.p999},
-                     {"p99_99_seconds", f.p9999},
-                     {"max_seconds", f.max},
-                     {"interruptions", r.window_detail.interruptions},
-                     {"interruptions_per_second", f.interruptions_per_second},
-                     {"stolen_ratio", f.stolen_ratio}};
+      c["window"] = {{"seconds", f.span_seconds},
+                     {"samples", f.samples},
+                     {"p50_seconds", ns_to_seconds(f.p50_ns)},
+                     {"p99_seconds", ns_to_seconds(f.p99_ns)},
+                     {"p99_9_seconds", ns_to_seconds(f.p999_ns)},
+                     {"p99_99_seconds", ns_to_seconds(f.p9999_ns)},
+                     {"max_seconds", ns_to_seconds(f.max_ns)},
+                     {"interruptions", f.interruptions},
+                     {"interruptions_per_second", per_window_second(static_cast<double>(f.interruptions), f)},
+                     {"stolen_ratio", per_window_second(f.stolen_seconds, f)}};
     else
       c["window"] = nullptr;
     cpus.push_back(std::move(c));

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "measure/gap_counts.h"
 #include "measure/histogram.h"
 #include "measure/interruption_ring.h"
 #include "measure/tick.h"
@@ -38,6 +39,16 @@ struct SamplerShared {
   std::atomic<std::uint64_t> max_gap{0};
   std::atomic<std::uint64_t> heartbeat_tick{0};  // tick of the last check: progress proof
 };
+
+// What `shared`'s counters hold now (relaxed loads): for housekeeping threads, never the loop.
+inline GapCountsTicks read_counts(const SamplerShared& shared) {
+  GapCountsTicks c;
+  shared.histogram.snapshot(c.gaps);
+  c.sampled_ticks = shared.sampled_ticks.load(std::memory_order_relaxed);
+  c.interruptions = shared.interruption_count.load(std::memory_order_relaxed);
+  c.interrupted_ticks = shared.interrupted_ticks.load(std::memory_order_relaxed);
+  return c;
+}
 
 // Writer-side values that persist across spans (bursts) of one sampler.
 struct SamplerWriterState {

@@ -18,12 +18,13 @@ class TickScale {
   std::uint64_t to_ns(std::uint64_t ticks) const {
     return static_cast<std::uint64_t>((static_cast<unsigned __int128>(ticks) * mult_) >> shift_);
   }
-  double to_seconds(std::uint64_t ticks) const {
-    // A double of the 128-bit product keeps 1e-16 relative precision, even for deltas of days.
+  // Nanoseconds as a double, not rounded down to whole ones: a double of the 128-bit product keeps
+  // 1e-16 relative precision, even for deltas of days.
+  double to_fractional_ns(std::uint64_t ticks) const {
     return std::ldexp(static_cast<double>(static_cast<unsigned __int128>(ticks) * mult_),
-                      -static_cast<int>(shift_)) *
-           1e-9;
+                      -static_cast<int>(shift_));
   }
+  double to_seconds(std::uint64_t ticks) const { return to_fractional_ns(ticks) * 1e-9; }
   std::uint64_t from_ns(std::uint64_t ns) const;
   std::uint64_t multiplier() const { return mult_; }
   unsigned shift() const { return shift_; }

@@ -30,7 +30,7 @@ Json histogram_json(const HistogramSnapshot& histogram) {
 }
 
 Json sub_window_json(const SubWindow& w) {
-  return {{"seconds", w.seconds},
+  return {{"seconds", w.sampled_seconds},
           {"samples", w.samples},
           {"p50_ns", w.p50_ns},
           {"p99_ns", w.p99_ns},
@@ -168,7 +168,7 @@ HistogramSnapshot histogram_from(const Reader& r, const Json& buckets, const std
 
 SubWindow sub_window_from(const Reader& r, const Json& j, const std::string& where, std::size_t thresholds) {
   SubWindow w;
-  w.seconds = r.number(j, where, "seconds");
+  w.sampled_seconds = r.number(j, where, "seconds");
   w.samples = r.count(j, where, "samples");
   w.p50_ns = r.number(j, where, "p50_ns");
   w.p99_ns = r.number(j, where, "p99_ns");
@@ -277,7 +277,7 @@ SubWindow sub_window_of(const HistogramSnapshot& delta, double ns_per_tick, doub
                         std::uint64_t interruptions, double stolen_seconds,
                         const std::vector<double>& thresholds_ns) {
   SubWindow w;
-  w.seconds = seconds;
+  w.sampled_seconds = seconds;
   w.samples = delta.total();
   const auto quantile_ns = [&](double q) { return static_cast<double>(delta.quantile(q)) * ns_per_tick; };
   w.p50_ns = quantile_ns(0.5);

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "measure/cpu_figures.h"
 #include "measure/histogram.h"
 #include "probes/probe.h"
 #include "report/render.h"
@@ -41,22 +42,19 @@ inline constexpr const char* kBaselineFormatName = "jitterd-baseline";
 // Gaps at or above these are counted per sub-window: compare judges the tail by these rates.
 inline const std::vector<double> kTailThresholdsNs{10'000, 20'000, 50'000, 100'000, 1'000'000};
 
-struct SubWindow {
-  double seconds = 0;  // sampled time in the sub-window
-  std::uint64_t samples = 0;
-  double p50_ns = 0, p99_ns = 0, p999_ns = 0, p9999_ns = 0;  // bucket upper edges
-  std::uint64_t interruptions = 0;
-  double stolen_seconds = 0;
+// A sub-window: the CPU's figures over it (the file holds sampled_seconds as "seconds",
+// samples, the quantiles (bucket upper edges, not capped: a sub-window has no max),
+// interruptions and stolen_seconds) and its tail counts.
+struct SubWindow : CpuFigures {
   std::vector<std::uint64_t> over_threshold;  // per kTailThresholdsNs
 };
 
-struct BaselineCpu {
+// A sampled CPU: its figures over the whole run (the file holds samples, sampled and stolen
+// seconds, interruptions, floor, threshold and max; its quantiles come from the histogram, by
+// baseline_quantile_ns), its histogram and its sub-windows.
+struct BaselineCpu : CpuFigures {
   int cpu = 0;
-  std::string error;  // non-empty: not sampled
-  std::uint64_t samples = 0;
-  double sampled_seconds = 0, stolen_seconds = 0;
-  std::uint64_t interruptions = 0;
-  double floor_ns = 0, threshold_ns = 0, max_ns = 0;
+  std::string error;            // non-empty: not sampled
   HistogramSnapshot histogram;  // ticks
   std::vector<SubWindow> sub_windows;
 };

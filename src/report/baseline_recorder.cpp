@@ -57,6 +57,12 @@ void set_totals(BaselineCpu& cpu, const GapCountsTicks& total, double counter_he
   cpu.interruptions = total.interruptions;
 }
 
+void set_limits(BaselineCpu& cpu, std::uint64_t floor_ticks, std::uint64_t threshold_ticks, double counter_hertz) {
+  const double ns_per_tick = 1e9 / counter_hertz;
+  cpu.floor_ns = static_cast<double>(floor_ticks) * ns_per_tick;
+  cpu.threshold_ns = static_cast<double>(threshold_ticks) * ns_per_tick;
+}
+
 BaselineProbe baseline_probe(const ProbeStatus& status) {
   return {status.name,         status.success,        status.error, status.result.tables,
           status.result.notes, status.result.samples, true};

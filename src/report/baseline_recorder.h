@@ -42,10 +42,17 @@ const std::vector<std::string>& baseline_fingerprint_keys();
 // The configuration key naming the fields a source could not know, and why.
 inline constexpr const char* kFingerprintUnknownKey = "fingerprint_unknown";
 
+// The baseline's figures from ticks. These three convert by the file's own rule (seconds: ticks /
+// counter_hertz; nanoseconds: ticks × (1e9 / counter_hertz)), not by TickScale as
+// measure/cpu_figures.h does: sub_window_of's tail counts must fall on the same side of each
+// threshold as in every earlier file of the same counter frequency.
+//
 // Appends the sub-window `added` to `cpu` (nothing when it sampled no time).
 void add_sub_window(BaselineCpu& cpu, const GapCountsTicks& added, double counter_hertz);
 // Sets `cpu`'s histogram, samples, sampled and stolen seconds and interruptions from `total`.
 void set_totals(BaselineCpu& cpu, const GapCountsTicks& total, double counter_hertz);
+// Sets `cpu`'s loop floor and interruption threshold from the sampler's.
+void set_limits(BaselineCpu& cpu, std::uint64_t floor_ticks, std::uint64_t threshold_ticks, double counter_hertz);
 
 // What a source knows of its recording besides the CPUs and the probes.
 struct BaselineRecording {

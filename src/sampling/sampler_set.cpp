@@ -46,7 +46,7 @@ void advance_sampler_window(SamplerWindowState& state, const SamplerShared& shar
   out.gaps = state.window.window();
   out.summary = summarize(out.gaps, shared.window_max.max_between(from, now), settings.scale);
   out.summary.valid = out.summary.valid && from != now;
-  out.summary.seconds = settings.scale.to_seconds(now - from);
+  out.summary.span_seconds = settings.scale.to_seconds(now - from);
   out.sampled_ticks = points.back().sampled_ticks - points.front().sampled_ticks;
   out.interruptions = points.back().interruptions - points.front().interruptions;
   out.interrupted_ticks = points.back().interrupted_ticks - points.front().interrupted_ticks;
@@ -91,7 +91,7 @@ void SamplerSet::update_windows() {
     if (workers_[i]->shared()) summaries_[i].context_switches = read;
 }
 
-WindowSummary SamplerSet::window(std::size_t index) const {
+CpuFigures SamplerSet::window(std::size_t index) const {
   std::lock_guard lock(summaries_mutex_);
   return summaries_[index].summary;
 }

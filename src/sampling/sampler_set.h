@@ -16,9 +16,9 @@
 
 #include "host/host_reader.h"
 #include "host/thread_stats.h"
+#include "measure/cpu_figures.h"
 #include "measure/gap_counts.h"
 #include "measure/rolling_window.h"
-#include "measure/window_summary.h"
 #include "sampling/sampler_worker.h"
 
 namespace jitterd {
@@ -29,10 +29,11 @@ struct WindowCounters {
   std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;
 };
 
-// One sampler's rolling window as the last update_windows() left it: the summary /metrics
-// exports, the gaps behind it and the sampler's counters over the same span.
+// One sampler's rolling window as the last update_windows() left it: the gap figures /metrics
+// exports (summary: the span, samples, quantiles and max), the gaps behind them and the sampler's
+// counters over the same span (ticks: the input of the counters' figures).
 struct WindowDetail {
-  WindowSummary summary;
+  CpuFigures summary;
   std::uint64_t sequence = 0;   // update_windows() calls so far; equal sequence, same window
   double end_unix_seconds = 0;  // wall time of that update
   HistogramSnapshot gaps;       // ticks, within the window
@@ -96,7 +97,7 @@ class SamplerSet {
   std::size_t size() const { return workers_.size(); }
   const SamplerWorker& worker(std::size_t index) const { return *workers_[index]; }
   SamplerWorker& worker(std::size_t index) { return *workers_[index]; }
-  WindowSummary window(std::size_t index) const;
+  CpuFigures window(std::size_t index) const;
   WindowDetail window_detail(std::size_t index) const;
   // The current window with its steps, oldest first (none before two updates), taken together
   // under the lock update_windows() takes: for a download, not for every scrape.

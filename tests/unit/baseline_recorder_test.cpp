@@ -73,7 +73,7 @@ TEST_CASE("sub-windows and totals come from tick counts", "[baseline_recorder]")
   add_sub_window(cpu, added, 1e9);
   add_sub_window(cpu, GapCountsTicks{}, 1e9);  // nothing sampled: no sub-window
   REQUIRE(cpu.sub_windows.size() == 1);
-  CHECK(cpu.sub_windows[0].seconds == Approx(0.5));
+  CHECK(cpu.sub_windows[0].sampled_seconds == Approx(0.5));
   CHECK(cpu.sub_windows[0].samples == 10);
   CHECK(cpu.sub_windows[0].interruptions == 2);
   set_totals(cpu, added, 1e9);
