@@ -34,7 +34,7 @@ ProbeLabels loop_labels(const LoopState& state) {
   return labels;
 }
 
-void add_counts(ProbeResult& out, const LoopState& state, const WindowSummary* summary) {
+void add_counts(ProbeResult& out, const LoopState& state, const CpuFigures* summary) {
   const LoopSegmentReading& r = state.reading;
   const TickScale scale(static_cast<double>(r.header.hertz));
   const ProbeLabels labels = loop_labels(state);
@@ -52,9 +52,13 @@ void add_counts(ProbeResult& out, const LoopState& state, const WindowSummary* s
                                 scale.to_seconds(r.counts.sampled_ticks)));
   std::vector<std::pair<double, double>> quantiles;
   if (summary != nullptr && summary->valid) {
-    quantiles = {{0.5, summary->p50}, {0.99, summary->p99}, {0.999, summary->p999}, {0.9999, summary->p9999}};
+    quantiles = {{0.5, ns_to_seconds(summary->p50_ns)},
+                 {0.99, ns_to_seconds(summary->p99_ns)},
+                 {0.999, ns_to_seconds(summary->p999_ns)},
+                 {0.9999, ns_to_seconds(summary->p9999_ns)}};
     out.metrics.push_back(gauge("jitterd_loop_window_max_gap_seconds",
-                                "Exact largest loop gap over the rolling window.", labels, summary->max));
+                                "Exact largest loop gap over the rolling window.", labels,
+                                ns_to_seconds(summary->max_ns)));
   }
   out.metrics.push_back(summary_metric("jitterd_loop_window_gap_seconds",
                                        "Loop gap quantiles over the rolling window (upper edge of the histogram "
@@ -111,7 +115,7 @@ LoopProbe::LoopProbe(LoopSettings settings)
       tracker_(
           {settings_.directory, loop_allowed_users(settings_.users, &unknown_users_), settings_.stale_after}) {}
 
-ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, WindowSummary>& summaries) {
+ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, CpuFigures>& summaries) {
   ProbeResult out;
   ProbeTable table{
       "loop probes in " + printable(tracker.settings().directory.string()),
@@ -148,7 +152,7 @@ ProbeResult LoopProbe::run(ProbeContext& context) {
   const double now_unix = unix_seconds();
   tracker_.scan(context.host, now_unix);
   const auto now_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC));
-  std::map<std::string, WindowSummary> summaries;
+  std::map<std::string, CpuFigures> summaries;
   for (auto it = windows_.begin(); it != windows_.end();) {
     const auto state = tracker_.loops().find(it->first);
     const bool keep =

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "measure/cpu_figures.h"
 #include "measure/rolling_window.h"
-#include "measure/window_summary.h"
 #include "probes/probe.h"
 #include "watch/loop_reader.h"
 
@@ -59,6 +59,6 @@ class LoopProbe : public Probe {
 };
 
 // The metrics and table of the tracker's last scan (exposed for tests): `summaries` by file name.
-ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, WindowSummary>& summaries);
+ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, CpuFigures>& summaries);
 
 }  // namespace jitterd

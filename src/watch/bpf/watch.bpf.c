@@ -154,11 +154,26 @@ static __always_inline struct jd_cpu_counters* cpu_counters(void) {
 
 static __always_inline __u32 log2_u64(__u64 v) {
   __u32 r = 0;
-  if (v >> 32) { v >>= 32; r += 32; }
-  if (v >> 16) { v >>= 16; r += 16; }
-  if (v >> 8) { v >>= 8; r += 8; }
-  if (v >> 4) { v >>= 4; r += 4; }
-  if (v >> 2) { v >>= 2; r += 2; }
+  if (v >> 32) {
+    v >>= 32;
+    r += 32;
+  }
+  if (v >> 16) {
+    v >>= 16;
+    r += 16;
+  }
+  if (v >> 8) {
+    v >>= 8;
+    r += 8;
+  }
+  if (v >> 4) {
+    v >>= 4;
+    r += 4;
+  }
+  if (v >> 2) {
+    v >>= 2;
+    r += 2;
+  }
   if (v >> 1) r += 1;
   return r;
 }
@@ -277,16 +292,16 @@ int BPF_PROG(softirq_exit, unsigned int vec) {
 }
 
 // The x86 APIC vectors: one entry and one exit program each, the vector number as the id.
-#define JD_VECTOR(event, source)                  \
-  SEC("raw_tp/" #event "_entry")                  \
-  int BPF_PROG(event##_entry, int vector) {       \
-    enter(source, (__u32)vector);                 \
-    return 0;                                     \
-  }                                               \
-  SEC("raw_tp/" #event "_exit")                   \
-  int BPF_PROG(event##_exit, int vector) {        \
-    leave(source, 0);                             \
-    return 0;                                     \
+#define JD_VECTOR(event, source)            \
+  SEC("raw_tp/" #event "_entry")            \
+  int BPF_PROG(event##_entry, int vector) { \
+    enter(source, (__u32)vector);           \
+    return 0;                               \
+  }                                         \
+  SEC("raw_tp/" #event "_exit")             \
+  int BPF_PROG(event##_exit, int vector) {  \
+    leave(source, 0);                       \
+    return 0;                               \
   }
 
 JD_VECTOR(local_timer, JD_SRC_LOCAL_TIMER)
@@ -430,7 +445,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct* prev, struct task_s
   }
   __u32 next_tid = (__u32)BPF_CORE_READ(next, pid);
   if (s->off_since && next_tid == s->off_tid) preemption_ended(s, now);
-  if (prev_state != TASK_RUNNING) return 0;  // it sleeps: a voluntary switch
+  if (prev_state != TASK_RUNNING) return 0;            // it sleeps: a voluntary switch
   __u32 prev_tid = (__u32)bpf_get_current_pid_tgid();  // current is still prev here
   if (!bpf_map_lookup_elem(&application, &prev_tid)) return 0;
   s->off_since = now;
