@@ -28,7 +28,7 @@ std::size_t source_named(std::string_view name) {
   return 0;
 }
 
-BpfCpuFigures cpu_figures(int cpu) {
+BpfCpuFigures bpf_cpu_figures(int cpu) {
   BpfCpuFigures c;
   c.cpu = cpu;
   c.sources.resize(bpf_source_count());
@@ -66,7 +66,7 @@ TEST_CASE("bpf sources: each named, with a cause of attribution's and a class fo
 
 TEST_CASE("bpf result: figures by cause, the histogram, preemptions by class, tick stops", "[watch][bpf]") {
   BpfReading before;
-  before.cpus.push_back(cpu_figures(3));
+  before.cpus.push_back(bpf_cpu_figures(3));
   BpfReading now = before;
   BpfCpuFigures& c = now.cpus[0];
   observe(c.sources[source_named("local_timer")], 3000);
