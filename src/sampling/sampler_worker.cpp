@@ -211,11 +211,13 @@ bool SamplerWorker::run_span(std::uint64_t end_tick) {
 // are refused the CPU and the heartbeat goes on, so the watchdog sees a waiting sampler, not a
 // stalled one. Returns false when asked to stop.
 bool SamplerWorker::wait_for_cpu() {
-  cpu_losses_.fetch_add(1, std::memory_order_relaxed);
   off_cpu_since_.store(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(),
                        std::memory_order_relaxed);
   pin_error_.store(0, std::memory_order_relaxed);
   off_cpu_.store(true, std::memory_order_relaxed);
+  // Counted last, with release (cpu_losses() acquires): whoever sees this loss also sees the
+  // sampler off its CPU, or back on it, never the count without the state.
+  cpu_losses_.fetch_add(1, std::memory_order_release);
   for (;;) {
     refuse_pending_tasks("the CPU is offline or the sampler cannot pin itself to it");
     publish(shared_->heartbeat_tick, read_ticks(settings_.method));

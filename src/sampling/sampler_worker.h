@@ -96,7 +96,7 @@ class SamplerWorker {
   // True from the moment the loop found itself off its CPU until it has pinned itself back.
   bool off_cpu() const { return off_cpu_.load(std::memory_order_relaxed); }
   // How many times the loop found itself off its CPU.
-  std::uint64_t cpu_losses() const { return cpu_losses_.load(std::memory_order_relaxed); }
+  std::uint64_t cpu_losses() const { return cpu_losses_.load(std::memory_order_acquire); }
   // While off_cpu(): when the loop found itself off its CPU (Unix seconds, 0 if not known yet),
   // and the errno of its last attempt to pin itself back (EINVAL: the CPU is offline or outside
   // the process's cpuset; 0: the kernel took the mask, yet the thread ran elsewhere).
