@@ -178,34 +178,40 @@ void read_counters(int fd, std::size_t cpus, BpfReading& reading) {
   for (const jd_cpu_counters& raw : counters) reading.ipi_senders_untracked += raw.ipi_senders_untracked;
 }
 
-// Device IRQs: a walk of the hash map's keys (at most its 4096 entries).
-void read_device_irqs(int fd, BpfReading& reading) {
-  jd_irq_key key{}, next{};
-  const jd_irq_key* previous = nullptr;
-  for (int walked = 0; walked < 4096 && bpf_map_get_next_key(fd, previous, &next) == 0; ++walked) {
+// Every entry of one of the program's hash maps (each holds at most kHashEntries): a walk of its
+// keys, then each key's value; an entry deleted between the two is skipped.
+constexpr int kHashEntries = 4096;
+template <typename Key, typename Value, typename Visit>
+void walk_hash(int fd, Visit visit) {
+  Key key{}, next{};
+  const Key* previous = nullptr;
+  for (int walked = 0; walked < kHashEntries && bpf_map_get_next_key(fd, previous, &next) == 0; ++walked) {
     key = next;
     previous = &key;
-    jd_irq_figures raw{};
-    if (bpf_map_lookup_elem(fd, &key, &raw) != 0) continue;
-    for (BpfCpuFigures& c : reading.cpus)
-      if (c.cpu == static_cast<int>(key.cpu))
-        c.device_irqs[static_cast<int>(key.irq)] = {raw.count, raw.ns, raw.max_ns};
+    Value value{};
+    if (bpf_map_lookup_elem(fd, &key, &value) == 0) visit(key, value);
   }
 }
 
-// IPIs sent to watched CPUs by sender: a walk of the hash map's keys (at most its 4096 entries).
+BpfCpuFigures* watched_cpu(BpfReading& reading, std::uint32_t cpu) {
+  for (BpfCpuFigures& c : reading.cpus)
+    if (c.cpu == static_cast<int>(cpu)) return &c;
+  return nullptr;
+}
+
+void read_device_irqs(int fd, BpfReading& reading) {
+  walk_hash<jd_irq_key, jd_irq_figures>(fd, [&](const jd_irq_key& key, const jd_irq_figures& raw) {
+    if (BpfCpuFigures* c = watched_cpu(reading, key.cpu))
+      c->device_irqs[static_cast<int>(key.irq)] = {raw.count, raw.ns, raw.max_ns};
+  });
+}
+
+// IPIs sent to watched CPUs, by the sender's name.
 void read_ipi_senders(int fd, BpfReading& reading) {
-  jd_ipi_sender_key key{}, next{};
-  const jd_ipi_sender_key* previous = nullptr;
-  for (int walked = 0; walked < 4096 && bpf_map_get_next_key(fd, previous, &next) == 0; ++walked) {
-    key = next;
-    previous = &key;
-    std::uint64_t count = 0;
-    if (bpf_map_lookup_elem(fd, &key, &count) != 0) continue;
-    for (BpfCpuFigures& c : reading.cpus)
-      if (c.cpu == static_cast<int>(key.cpu))
-        c.ipi_senders[std::string(key.comm, strnlen(key.comm, sizeof(key.comm)))] += count;
-  }
+  walk_hash<jd_ipi_sender_key, std::uint64_t>(fd, [&](const jd_ipi_sender_key& key, std::uint64_t count) {
+    if (BpfCpuFigures* c = watched_cpu(reading, key.cpu))
+      c->ipi_senders[std::string(key.comm, strnlen(key.comm, sizeof(key.comm)))] += count;
+  });
 }
 
 }  // namespace
