@@ -185,6 +185,7 @@ void read_attribution_probe(ConfigReader& r, const Entry& section, AttributionSe
       section, {{"enabled", [&](const Entry& e) { assign(attribution.enabled, r.boolean(e)); }},
                 {"interval",
                  [&](const Entry& e) { assign(attribution.interval, r.duration(e, min_interval, max_interval)); }},
+                {"bpf", [&](const Entry& e) { assign(attribution.bpf, r.boolean(e)); }},
                 {"tracepoints", [&](const Entry& e) { assign(attribution.tracepoints, r.boolean(e)); }},
                 {"source_detail", [&](const Entry& e) {
                    assign(attribution.source_detail, r.integer(e, 0, 64, " sources per cpu"));

@@ -55,11 +55,15 @@ std::optional<CpuidRegisters> cpuid(unsigned leaf) {
 }  // namespace
 
 ClockTickPair pair_clock_with_ticks(TickMethod method, int attempts) {
+  return pair_other_clock_with_ticks(method, CLOCK_MONOTONIC_RAW, attempts);
+}
+
+ClockTickPair pair_other_clock_with_ticks(TickMethod method, clockid_t clock, int attempts) {
   // Keep the tightest bracket: an interruption between the three reads only widens it.
   ClockTickPair best{0, 0, std::numeric_limits<std::uint64_t>::max()};
   for (int i = 0; i < attempts; ++i) {
     const std::uint64_t before = read_ticks(method);
-    const std::int64_t ns = monotonic_raw_ns();
+    const std::int64_t ns = clock_ns(clock);
     const std::uint64_t after = read_ticks(method);
     if (after - before < best.bracket) best = {ns, before + (after - before) / 2, after - before};
   }

@@ -7,6 +7,8 @@
 // thread before sampling starts or while it is paused, never from the hot loop.
 #pragma once
 
+#include <time.h>
+
 #include <chrono>
 #include <optional>
 #include <string>
@@ -30,6 +32,9 @@ struct ClockTickPair {
 };
 
 ClockTickPair pair_clock_with_ticks(TickMethod method, int attempts = 32);
+// The same with another clock: CLOCK_MONOTONIC, the clock BPF programs stamp events with
+// (bpf_ktime_get_ns), for matching a sampler's gaps with them.
+ClockTickPair pair_other_clock_with_ticks(TickMethod method, clockid_t clock, int attempts = 32);
 
 // Counter ticks per second over `window`, measured against CLOCK_MONOTONIC_RAW.
 CounterFrequency calibrate_against_monotonic_raw(TickMethod method, std::chrono::nanoseconds window);

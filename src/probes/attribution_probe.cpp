@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <tuple>
 
 #include "host/attribution.h"
 
@@ -68,6 +69,9 @@ struct TickToClock {
   }
 };
 
+// The causes named per CPU in the last window's table (bpf), most interruptions first.
+constexpr std::size_t kNamedRowsPerCpu = 8;
+
 // The eight sources that fired most on `cpu` over the window, most first, as rows of `table`.
 void add_top_sources(ProbeTable& table, int cpu, std::vector<SourceDelta> top) {
   std::sort(top.begin(), top.end(), [](const SourceDelta& l, const SourceDelta& r) { return l.delta > r.delta; });
@@ -85,8 +89,61 @@ std::string_view cause_of_overlap(const std::vector<TraceEvent>& events, EventRa
   return best ? cause_of_event(*best) : unexplained;
 }
 
+std::vector<const BpfOutlier*> match_bpf_records(const std::vector<TimedInterval>& intervals,
+                                                 const std::vector<BpfOutlier>& records, std::uint64_t slack_ns) {
+  // By end: an interval's records start at the first that ends after it began, and stop at the
+  // first that both starts and ends after it ended (a record is a whole interruption, so one that
+  // began later cannot have a parent overlapping the interval: the sampler ran in between).
+  std::vector<const BpfOutlier*> by_end;
+  by_end.reserve(records.size());
+  for (const BpfOutlier& r : records) by_end.push_back(&r);
+  std::sort(by_end.begin(), by_end.end(),
+            [](const BpfOutlier* l, const BpfOutlier* r) { return l->end_ns < r->end_ns; });
+  std::vector<const BpfOutlier*> out;
+  out.reserve(intervals.size());
+  for (const TimedInterval& interval : intervals) {
+    const std::uint64_t from = interval.start_ns > slack_ns ? interval.start_ns - slack_ns : 0;
+    const std::uint64_t to = interval.end_ns + slack_ns;
+    auto it = std::lower_bound(by_end.begin(), by_end.end(), from,
+                               [](const BpfOutlier* r, std::uint64_t t) { return r->end_ns < t; });
+    const BpfOutlier* best = nullptr;
+    for (; it != by_end.end() && ((*it)->start_ns <= to || (*it)->end_ns <= to); ++it) {
+      if ((*it)->start_ns > to) continue;
+      if (!best || (*it)->duration_ns > best->duration_ns) best = *it;
+    }
+    out.push_back(best);
+  }
+  return out;
+}
+
+void AttributionProbe::open_methods(const ProbeContext& context) {
+  tried_methods_ = true;
+  std::string bpf_why;
+  if (!settings_.bpf) {
+    open_tracepoints(context);
+    return;
+  }
+  if (context.bpf) {
+    bpf_owner_ = context.bpf;
+    bpf_ = bpf_owner_->get(context.sampler_thread_of);
+    if (bpf_ && bpf_->options().sampled.empty()) bpf_ = nullptr;  // a context that asked for the watched CPUs only
+    if (bpf_) {
+      method_ = "bpf";
+      method_reason_ = "the BPF engine covers the sampled cpus";
+      return;
+    }
+    bpf_why =
+        bpf_owner_->why_not().empty() ? "the BPF engine does not cover the sampled cpus" : bpf_owner_->why_not();
+  } else {
+    bpf_why = "no BPF engine in this context";
+  }
+  open_tracepoints(context);
+  // The BPF engine is used where it loads: its absence is said, not warned about (tracepoints
+  // asked for and not given still warn, as open_tracepoints decides).
+  method_reason_ += "; " + bpf_why;
+}
+
 void AttributionProbe::open_tracepoints(const ProbeContext& context) {
-  tried_tracepoints_ = true;
   if (!settings_.tracepoints) {
     method_reason_ = "tracepoints: false in the configuration";
     return;
@@ -133,6 +190,51 @@ std::map<std::string, std::uint64_t> AttributionProbe::match_cpu(int cpu, const 
   return by_cause;
 }
 
+std::map<std::string, std::uint64_t> AttributionProbe::match_cpu_bpf(int cpu,
+                                                                     const std::vector<Interruption>& fresh,
+                                                                     const ClockTickPair& now, double hertz,
+                                                                     ProbeTable& who) {
+  BpfSampledEvents taken = bpf_->take_sampled(cpu);
+  std::uint64_t& seen = bpf_lost_seen_[cpu];
+  bpf_lost_ += taken.dropped + (taken.lost > seen ? taken.lost - seen : 0);
+  seen = std::max(seen, taken.lost);
+  const TickToClock to_clock{previous_pair_.value_or(now), now, hertz};
+  std::vector<TimedInterval> intervals;
+  for (const Interruption& i : fresh) {
+    const std::int64_t start = to_clock(i.start_tick);
+    const std::int64_t end = to_clock(i.start_tick + i.duration_ticks);
+    intervals.push_back({static_cast<std::uint64_t>(std::max<std::int64_t>(start, 0)),
+                         static_cast<std::uint64_t>(std::max<std::int64_t>(end, 0))});
+  }
+  std::map<std::string, std::uint64_t> by_cause;
+  // What took the interruptions, by source and name (the IRQ's handler, the preempting task).
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::uint64_t, std::uint64_t>> named;
+  const std::vector<const BpfOutlier*> matched = match_bpf_records(intervals, taken.events, kTraceSlackNs);
+  for (std::size_t i = 0; i < matched.size(); ++i) {
+    const std::string cause(matched[i] ? bpf_source_cause(matched[i]->source) : unexplained);
+    ++by_cause[cause];
+    totals_[cpu].stolen_seconds[cause] += static_cast<double>(fresh[i].duration_ticks) / hertz;
+    if (!matched[i]) continue;
+    if (const std::string_view task_class = bpf_source_task_class(matched[i]->source); !task_class.empty())
+      totals_[cpu].preempted_by_class[std::string(task_class)] += 1;
+    auto& [count, longest] = named[{cause, std::string(bpf_source_name(matched[i]->source)), matched[i]->name}];
+    count += 1;
+    longest = std::max(longest, fresh[i].duration_ticks);
+  }
+  std::vector<
+      std::pair<std::tuple<std::string, std::string, std::string>, std::pair<std::uint64_t, std::uint64_t>>>
+      rows(named.begin(), named.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& l, const auto& r) { return l.second.first > r.second.first; });
+  if (rows.size() > kNamedRowsPerCpu) rows.resize(kNamedRowsPerCpu);
+  for (const auto& [key, value] : rows) {
+    const auto& [cause, source, name] = key;
+    who.rows.push_back(
+        {cpu, cause, source, name, value.first, Cell(static_cast<double>(value.second) / hertz * 1e6, 1)});
+  }
+  return by_cause;
+}
+
 std::vector<AttributionProbe::SamplerCounts> AttributionProbe::read_samplers(
     const ProbeContext& context, const std::vector<int>& sampled, std::vector<std::string>& notes) const {
   std::vector<SamplerCounts> readings;
@@ -157,12 +259,13 @@ std::vector<AttributionProbe::SamplerCounts> AttributionProbe::read_samplers(
 
 // The totals since the probe started, as counters, and the method in use.
 void AttributionProbe::export_totals(ProbeResult& result) const {
-  result.metrics.push_back(gauge("jitterd_attribution_method_info",
-                                 "1, labelled with the attribution method in use: tracepoints or window_deltas.",
-                                 {{"method", method_}}, 1));
+  result.metrics.push_back(
+      gauge("jitterd_attribution_method_info",
+            "1, labelled with the attribution method in use: bpf, tracepoints or window_deltas.",
+            {{"method", method_}}, 1));
   for (const auto& [cpu, totals] : totals_) {
     const std::string c = std::to_string(cpu);
-    for (const std::string& cause : all_causes(reader_ != nullptr)) {
+    for (const std::string& cause : all_causes(reader_ != nullptr || bpf_ != nullptr)) {
       const auto found = totals.interruptions.find(cause);
       const auto stolen = totals.stolen_seconds.find(cause);
       result.metrics.push_back(
@@ -179,6 +282,18 @@ void AttributionProbe::export_totals(ProbeResult& result) const {
         counter("jitterd_attribution_coincident_interruptions_total",
                 "Interruptions of a sampled CPU that coincided with an interrupt, softirq or task switch.",
                 {{"cpu", c}}, static_cast<double>(totals.coincident)));
+    if (bpf_) {
+      for (std::string_view task_class : {"jitterd", "kernel_percpu", "application", "stray"}) {
+        const auto found = totals.preempted_by_class.find(std::string(task_class));
+        result.metrics.push_back(
+            counter("jitterd_attribution_preemptions_by_class_total",
+                    "Interruptions of a sampled CPU caused by a task that preempted its sampler (bpf), by the "
+                    "task's class: "
+                    "jitterd, kernel_percpu, application or stray.",
+                    {{"cpu", c}, {"class", std::string(task_class)}},
+                    found == totals.preempted_by_class.end() ? 0.0 : static_cast<double>(found->second)));
+      }
+    }
     for (const auto& [kind, category] : event_categories) {
       const auto found = totals.events_by_cause.find({std::string(kind), std::string(category)});
       result.metrics.push_back(
@@ -198,10 +313,12 @@ void AttributionProbe::export_totals(ProbeResult& result) const {
                   static_cast<double>(named.second)));
     }
   }
-  if (reader_) {
-    result.metrics.push_back(counter("jitterd_attribution_trace_lost_events_total",
-                                     "Trace events the kernel dropped because a ring filled up between reads.", {},
-                                     static_cast<double>(reader_->lost())));
+  if (reader_ || bpf_) {
+    result.metrics.push_back(counter(
+        "jitterd_attribution_trace_lost_events_total",
+        "Trace events (bpf: the engine's records of the sampled CPUs) lost because a ring or queue filled up "
+        "between reads.",
+        {}, static_cast<double>(reader_ ? reader_->lost() : bpf_lost_)));
   }
 }
 
@@ -209,7 +326,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
   const double hertz = context.frequency.hertz;
   if (!(hertz > 0)) throw std::runtime_error("no counter frequency to convert interruptions with");
   ProbeResult result;
-  if (!tried_tracepoints_) open_tracepoints(context);
+  if (!tried_methods_) open_methods(context);
   std::vector<std::string> problems;
   const InterruptSnapshot snapshot = read_interrupt_counts(context.host, &problems);
   std::vector<int> sampled = context.sampled;
@@ -218,8 +335,20 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
   // Every sampler's counters and ring first, then the trace events: an interruption copied here
   // has its events in the kernel's ring already (they happened inside it).
   std::vector<SamplerCounts> readings = read_samplers(context, sampled, result.notes);
-  const ClockTickPair pair = pair_clock_with_ticks(context.method);
+  // The engine stamps with CLOCK_MONOTONIC, perf here with CLOCK_MONOTONIC_RAW.
+  const ClockTickPair pair =
+      bpf_ ? pair_other_clock_with_ticks(context.method, CLOCK_MONOTONIC) : pair_clock_with_ticks(context.method);
   const std::vector<TraceEvent> events = reader_ ? reader_->drain() : std::vector<TraceEvent>{};
+  if (bpf_) {  // a sampler that restarted has a new thread
+    std::vector<int> tids;
+    for (int cpu : sampled)
+      if (const auto thread = context.sampler_thread_of ? context.sampler_thread_of(cpu) : std::nullopt)
+        tids.push_back(static_cast<int>(thread->tid));
+    bpf_->set_sampler_threads(tids);
+  }
+  ProbeTable who_table{"last window: what took the interruptions (bpf), most first",
+                       {"cpu", "cause", "source", "name", "count", "longest_us"},
+                       {}};
 
   ProbeTable window_table{
       "last window by cause (" + method_ + ")", {"cpu", "interruptions", "cause", "count"}, {}};
@@ -249,10 +378,11 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     }
     std::map<std::string, std::uint64_t> by_cause;
     std::uint64_t interruptions = 0;
-    if (reader_) {
+    if (reader_ || bpf_) {
       // By sequence number: exactly the interruptions pushed since the last window, kept or not.
       interruptions = r.end_sequence - before.next_sequence;
-      by_cause = match_cpu(r.cpu, r.fresh, events, pair, hertz);
+      by_cause = bpf_ ? match_cpu_bpf(r.cpu, r.fresh, pair, hertz, who_table)
+                      : match_cpu(r.cpu, r.fresh, events, pair, hertz);
       if (interruptions > r.fresh.size()) by_cause[std::string(not_kept)] += interruptions - r.fresh.size();
     } else {
       interruptions = r.count - before.interruptions;
@@ -278,6 +408,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
   export_totals(result);
   result.tables.push_back(std::move(window_table));
   result.tables.push_back(std::move(sources_table));
+  if (bpf_) result.tables.push_back(std::move(who_table));
   result.notes.push_back("method: " + method_ + " (" + method_reason_ + ")");
   result.states["method"] = {method_ + " (" + method_reason_ + ")", fell_back_};
   result.notes.insert(result.notes.end(), problems.begin(), problems.end());

@@ -3,7 +3,12 @@
 // window) it reads /proc/interrupts and /proc/softirqs and each sampler's interruption counters,
 // and per sampled CPU exports what fired there (counters by cause category; by source for at
 // most `source_detail` sources) and a breakdown of the window's interruptions by most likely
-// cause, as counters. Two methods, exported as jitterd_attribution_method_info:
+// cause, as counters. Three methods, exported as jitterd_attribution_method_info:
+//   bpf: where the context's BPF engine loads (watch/shared_bpf_watch.h, the same program that
+//     watches the application's CPUs), each interruption the sampler kept is matched to the
+//     engine's records of that CPU (every interruption, softirq or preemption of the sampler down
+//     to a quarter of its threshold, with its start, end and own time): its cause is the record
+//     that took the most of it, named as the watch names a watched CPU's interruptions;
 //   tracepoints: where the kernel lets jitterd open the irq, softirq and sched_switch tracepoints
 //     (host/trace_events.h), each interruption the sampler kept is matched to the events that
 //     overlapped it in time, so its cause is what actually ran (an IRQ by name, a softirq, a task);
@@ -35,6 +40,8 @@ struct AttributionSettings {
   // (jitterd_attribution_source_events_total) for the N sources of each CPU with the most events
   // since start. The configuration allows 0..64.
   std::size_t source_detail = 0;
+  // The BPF engine (watch/shared_bpf_watch.h) where it loads: the first choice, as for the watch.
+  bool bpf = true;
   bool operator==(const AttributionSettings&) const = default;
 };
 
@@ -46,6 +53,12 @@ inline constexpr std::uint64_t kTraceSlackNs = 2000;
 // The most likely cause of one interruption among the events that overlapped it: a hard IRQ or
 // IPI first, then a softirq, then a task switch ("preempted"); "unexplained" for none.
 std::string_view cause_of_overlap(const std::vector<TraceEvent>& events, EventRange overlap);
+
+// For each interval (CLOCK_MONOTONIC, sorted by start), the BPF record that took the most own
+// time among those overlapping it within `slack_ns` (records of the interval's CPU only, any
+// order); nullptr for none. Nested records overlap their parent: the one that took longer wins.
+std::vector<const BpfOutlier*> match_bpf_records(const std::vector<TimedInterval>& intervals,
+                                                 const std::vector<BpfOutlier>& records, std::uint64_t slack_ns);
 
 class AttributionProbe : public Probe {
  public:
@@ -65,6 +78,7 @@ class AttributionProbe : public Probe {
         events;  // (kind, source) -> (name, count)
     std::map<std::pair<std::string, std::string>, std::uint64_t> events_by_cause;  // (kind, cause) -> count
     std::uint64_t coincident = 0;
+    std::map<std::string, std::uint64_t> preempted_by_class;  // bpf: the preempting task's class
   };
   // A sampled CPU's counters and ring as read at the start of a run (tracepoints: the ring's
   // entries since the last window in `fresh`).
@@ -73,7 +87,10 @@ class AttributionProbe : public Probe {
     std::uint64_t count, ticks, end_sequence;
     std::vector<Interruption> fresh;
   };
+  void open_methods(const ProbeContext& context);
   void open_tracepoints(const ProbeContext& context);
+  std::map<std::string, std::uint64_t> match_cpu_bpf(int cpu, const std::vector<Interruption>& fresh,
+                                                     const ClockTickPair& now, double hertz, ProbeTable& who);
   std::vector<SamplerCounts> read_samplers(const ProbeContext& context, const std::vector<int>& sampled,
                                            std::vector<std::string>& notes) const;
   void export_totals(ProbeResult& result) const;
@@ -87,9 +104,13 @@ class AttributionProbe : public Probe {
   std::map<int, CpuWindow> windows_;
   std::map<int, CpuTotals> totals_;
   std::unique_ptr<TraceEventReader> reader_;
+  std::shared_ptr<SharedBpfWatch> bpf_owner_;  // the context's engine, kept alive while used
+  BpfWatch* bpf_ = nullptr;
+  std::uint64_t bpf_lost_ = 0;  // records the engine could not keep for the sampled CPUs (cumulative)
+  std::map<int, std::uint64_t> bpf_lost_seen_;  // each CPU's kernel-side loss counter as last read
   std::string method_ = "window_deltas";
   std::string method_reason_;
-  bool tried_tracepoints_ = false;
+  bool tried_methods_ = false;
   bool fell_back_ = false;  // tracepoints asked for, window deltas in use
 };
 

@@ -29,6 +29,7 @@
 #include "measure/sampler_loop.h"
 #include "measure/tick.h"
 #include "measure/tick_scale.h"
+#include "watch/shared_bpf_watch.h"
 
 namespace jitterd {
 
@@ -163,6 +164,11 @@ struct ProbeContext {
   // The running sampler of `cpu` (its counters and interruption ring, which any thread may read),
   // or nullptr when the CPU is not sampled or its sampler is not running. Unset outside the daemon.
   std::function<const SamplerShared*(int cpu)> sampler_of;
+  // The running sampler of `cpu`: its thread and threshold (nullopt as for sampler_of).
+  std::function<std::optional<SamplerThread>(int cpu)> sampler_thread_of;
+  // The context's one BPF engine (watch/shared_bpf_watch.h), shared by the watch and attribution
+  // probes; null when neither wants it. Probes keep a copy of the pointer while they use it.
+  std::shared_ptr<SharedBpfWatch> bpf;
   // Set when the daemon stops; probes look at it between their units of work (a rate, a
   // calibration, a window), so a stop waits for at most one unit.
   std::shared_ptr<const std::atomic<bool>> cancel;

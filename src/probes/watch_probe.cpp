@@ -202,7 +202,7 @@ ProbeResult watch_result(const WatchReading& reading, const std::vector<WatchedC
 
 void WatchProbe::open_engines(const ProbeContext& context) {
   engine_ = std::make_unique<WatchEngine>(settings_.application, context.watched);
-  bpf_.reset();
+  bpf_ = nullptr;
   previous_bpf_.reset();
   history_ = {};
   method_ = "counts";
@@ -217,15 +217,17 @@ void WatchProbe::open_engines(const ProbeContext& context) {
     reason_ = "no CPU is watched";
   }
   if (!wants_bpf || context.watched.empty()) return;
-  BpfWatch::Options options{context.watched, static_cast<std::uint64_t>(settings_.outlier_threshold.count()),
-                            static_cast<int>(getpid())};
-  std::string why_not;
-  bpf_ = BpfWatch::open(options, why_not);
-  if (bpf_) {
+  // The context's one engine, shared with the attribution probe (watch/shared_bpf_watch.h).
+  bpf_owner_ = context.bpf;
+  bpf_ = bpf_owner_ ? bpf_owner_->get(context.sampler_thread_of) : nullptr;
+  if (bpf_ && bpf_->cpus() != context.watched) {
+    bpf_ = nullptr;
+    reason_ = "the BPF engine of this context watches other CPUs";
+  } else if (bpf_) {
     method_ = "bpf";
     reason_ = settings_.method == WatchMethod::bpf ? "as configured" : "auto: the BPF program loaded";
   } else {
-    reason_ = why_not;
+    reason_ = bpf_owner_ ? bpf_owner_->why_not() : "no BPF engine in this context";
   }
 }
 

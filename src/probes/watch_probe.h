@@ -61,8 +61,9 @@ class WatchProbe : public Probe {
 
   WatchSettings settings_;
   std::unique_ptr<WatchEngine> engine_;
-  std::vector<WatchedCpu> previous_;  // the totals of the previous reading, for the window's rates
-  std::unique_ptr<BpfWatch> bpf_;     // loaded for method auto or bpf where it can
+  std::vector<WatchedCpu> previous_;           // the totals of the previous reading, for the window's rates
+  std::shared_ptr<SharedBpfWatch> bpf_owner_;  // the context's engine, kept alive while used
+  BpfWatch* bpf_ = nullptr;                    // loaded for method auto or bpf where it can
   std::optional<BpfReading> previous_bpf_;
   WatchBpfHistory history_;
   std::string method_ = "counts";  // what jitterd_watch_method_info says, and why

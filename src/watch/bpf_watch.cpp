@@ -9,8 +9,10 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <stdexcept>
+#include <utility>
 
 #include "watch_bpf.h"
 #include "watch_bpf.skel.h"
@@ -117,18 +119,9 @@ std::string load_failure(int error) {
   return why;
 }
 
-std::size_t value_stride(std::size_t size) { return (size + 7) / 8 * 8; }  // per-CPU map values
-
-int outlier_arrived(void* context, void* data, std::size_t size) {
-  BpfReading* reading = *static_cast<BpfReading**>(context);  // BpfWatch::read's, set while it drains
-  if (reading == nullptr || size < sizeof(jd_outlier)) return 0;
-  jd_outlier raw;
-  std::memcpy(&raw, data, sizeof(raw));
-  if (reading->outliers.size() >= kMaxOutliersPerReading) {
-    reading->outliers_dropped += 1;
-    return 0;
-  }
+BpfOutlier outlier_of(const jd_outlier& raw) {
   BpfOutlier o;
+  o.start_ns = raw.start_ns;
   o.end_ns = raw.end_ns;
   o.duration_ns = raw.duration_ns;
   o.cpu = static_cast<int>(raw.cpu);
@@ -139,8 +132,7 @@ int outlier_arrived(void* context, void* data, std::size_t size) {
   o.per_cpu = (raw.task_flags & JD_TASK_PER_CPU) != 0;
   o.application = (raw.task_flags & JD_TASK_APPLICATION) != 0;
   o.name.assign(raw.name, strnlen(raw.name, sizeof(raw.name)));
-  reading->outliers.push_back(std::move(o));
-  return 0;
+  return o;
 }
 
 // The per-CPU figures of each source: one lookup per source copies every CPU's slot.
@@ -161,11 +153,17 @@ void read_figures(int fd, std::size_t cpus, BpfReading& reading) {
   }
 }
 
-void read_counters(int fd, std::size_t cpus, BpfReading& reading) {
+std::vector<jd_cpu_counters> all_counters(int fd, std::size_t cpus) {
   static_assert(sizeof(jd_cpu_counters) % 8 == 0);
   std::vector<jd_cpu_counters> counters(cpus);
   const std::uint32_t zero = 0;
-  if (bpf_map_lookup_elem(fd, &zero, counters.data()) != 0) return;
+  if (bpf_map_lookup_elem(fd, &zero, counters.data()) != 0) return {};
+  return counters;
+}
+
+void read_counters(int fd, std::size_t cpus, BpfReading& reading) {
+  const std::vector<jd_cpu_counters> counters = all_counters(fd, cpus);
+  if (counters.empty()) return;
   for (BpfCpuFigures& c : reading.cpus) {
     if (c.cpu < 0 || static_cast<std::size_t>(c.cpu) >= cpus) continue;
     const jd_cpu_counters& raw = counters[static_cast<std::size_t>(c.cpu)];
@@ -237,12 +235,46 @@ std::string_view bpf_tick_dependency_name(std::size_t bit) {
   return bit < kTickDependencies.size() ? kTickDependencies[bit] : "?";
 }
 
+std::size_t bpf_ring_bytes(std::size_t watched, std::size_t sampled) {
+  const std::size_t wanted = watched * (256u << 10) + sampled * (2u << 20);
+  std::size_t bytes = 256u << 10;
+  while (bytes < wanted && bytes < (64u << 20)) bytes *= 2;
+  return bytes;
+}
+
 struct BpfWatch::Loaded {
   watch_bpf* skeleton = nullptr;
   std::vector<bpf_link*> links;
   ring_buffer* ring = nullptr;
-  BpfReading* filling = nullptr;  // the reading the ring's callback adds to
   int possible_cpus = 0;
+  std::vector<std::uint32_t> role;  // by CPU, JD_ROLE_*
+  // Drained from the ring, waiting for read() (watched CPUs) or take_sampled() (sampled ones).
+  std::vector<BpfOutlier> watched_pending;
+  std::uint64_t watched_dropped = 0;
+  std::map<int, std::deque<BpfOutlier>> sampled_pending;
+  std::map<int, std::uint64_t> sampled_dropped;
+
+  static int arrived(void* context, void* data, std::size_t size) {
+    Loaded& l = *static_cast<Loaded*>(context);
+    if (size < sizeof(jd_outlier)) return 0;
+    jd_outlier raw;
+    std::memcpy(&raw, data, sizeof(raw));
+    const std::uint32_t role = raw.cpu < l.role.size() ? l.role[raw.cpu] : JD_ROLE_NONE;
+    if (role == JD_ROLE_SAMPLED) {
+      std::deque<BpfOutlier>& pending = l.sampled_pending[static_cast<int>(raw.cpu)];
+      if (pending.size() >= kMaxSampledEventsPerCpu) {
+        pending.pop_front();
+        l.sampled_dropped[static_cast<int>(raw.cpu)] += 1;
+      }
+      pending.push_back(outlier_of(raw));
+    } else if (role == JD_ROLE_WATCHED) {
+      if (l.watched_pending.size() >= kMaxOutliersPerReading)
+        l.watched_dropped += 1;
+      else
+        l.watched_pending.push_back(outlier_of(raw));
+    }
+    return 0;
+  }
 
   ~Loaded() {
     if (ring) ring_buffer__free(ring);
@@ -274,7 +306,13 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
     why_not = load_failure(errno);
     return nullptr;
   }
-  l.skeleton->rodata->outlier_threshold_ns = options.outlier_threshold_ns;
+  if (const int error = bpf_map__set_max_entries(
+          l.skeleton->maps.outliers,
+          static_cast<std::uint32_t>(bpf_ring_bytes(options.cpus.size(), options.sampled.size())));
+      error != 0) {
+    why_not = load_failure(-error);
+    return nullptr;
+  }
   l.skeleton->rodata->jitterd_tgid = static_cast<std::uint32_t>(options.jitterd_tgid);
   l.skeleton->rodata->watched_count =
       static_cast<std::uint32_t>(std::min<std::size_t>(options.cpus.size(), JD_MAX_WATCHED));
@@ -305,17 +343,25 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
     }
     watch->missing_.push_back(tracepoint_of(name));
   }
-  // Which CPUs are watched: every CPU's slot of the per-CPU flag, written once every program is attached, so
-  // no interruption is seen entering with its exit program not yet there.
-  std::vector<std::uint8_t> flags(value_stride(1) * static_cast<std::size_t>(l.possible_cpus), 0);
+  // Each CPU's role: every CPU's slot of the per-CPU array, written once every program is attached, so no
+  // interruption is seen entering with its exit program not yet there. A CPU both watched and sampled (the
+  // sampling plan allows neither) would be sampled.
+  static_assert(sizeof(jd_cpu_role) % 8 == 0);
+  std::vector<jd_cpu_role> roles(static_cast<std::size_t>(l.possible_cpus), jd_cpu_role{});
+  l.role.assign(roles.size(), JD_ROLE_NONE);
   for (int cpu : options.cpus)
-    if (cpu >= 0 && cpu < l.possible_cpus) flags[value_stride(1) * static_cast<std::size_t>(cpu)] = 1;
+    if (cpu >= 0 && cpu < l.possible_cpus)
+      roles[static_cast<std::size_t>(cpu)] = {options.outlier_threshold_ns, JD_ROLE_WATCHED, 0};
+  for (const SampledCpu& c : options.sampled)
+    if (c.cpu >= 0 && c.cpu < l.possible_cpus)
+      roles[static_cast<std::size_t>(c.cpu)] = {c.outlier_threshold_ns, JD_ROLE_SAMPLED, 0};
+  for (std::size_t cpu = 0; cpu < roles.size(); ++cpu) l.role[cpu] = roles[cpu].role;
   const std::uint32_t zero = 0;
-  if (bpf_map_update_elem(bpf_map__fd(l.skeleton->maps.watched), &zero, flags.data(), BPF_ANY) != 0) {
-    why_not = "could not write the BPF program's watched CPUs: " + std::string(std::strerror(errno));
+  if (bpf_map_update_elem(bpf_map__fd(l.skeleton->maps.roles), &zero, roles.data(), BPF_ANY) != 0) {
+    why_not = "could not write the BPF program's CPU roles: " + std::string(std::strerror(errno));
     return nullptr;
   }
-  l.ring = ring_buffer__new(bpf_map__fd(l.skeleton->maps.outliers), outlier_arrived, &l.filling, nullptr);
+  l.ring = ring_buffer__new(bpf_map__fd(l.skeleton->maps.outliers), &Loaded::arrived, &l, nullptr);
   if (!l.ring) {
     why_not = "could not open the BPF outlier ring: " + std::string(std::strerror(errno));
     return nullptr;
@@ -323,37 +369,45 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
   return watch;
 }
 
-void BpfWatch::set_application(const std::vector<int>& tids) {
-  std::vector<int> wanted = tids;
-  std::sort(wanted.begin(), wanted.end());
-  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+void BpfWatch::set_application(const std::vector<int>& tids) { track(tids, samplers_); }
+void BpfWatch::set_sampler_threads(const std::vector<int>& tids) { track(application_, tids); }
+
+// The program's map of tracked threads made the union of both lists, by difference.
+void BpfWatch::track(std::vector<int> application, std::vector<int> samplers) {
+  for (std::vector<int>* list : {&application, &samplers}) {
+    std::sort(list->begin(), list->end());
+    list->erase(std::unique(list->begin(), list->end()), list->end());
+  }
+  std::vector<int> wanted;
+  std::set_union(application.begin(), application.end(), samplers.begin(), samplers.end(),
+                 std::back_inserter(wanted));
   const int fd = bpf_map__fd(loaded_->skeleton->maps.application);
   std::vector<int> gone, added;
-  std::set_difference(application_.begin(), application_.end(), wanted.begin(), wanted.end(),
-                      std::back_inserter(gone));
-  std::set_difference(wanted.begin(), wanted.end(), application_.begin(), application_.end(),
-                      std::back_inserter(added));
+  std::set_difference(tracked_.begin(), tracked_.end(), wanted.begin(), wanted.end(), std::back_inserter(gone));
+  std::set_difference(wanted.begin(), wanted.end(), tracked_.begin(), tracked_.end(), std::back_inserter(added));
   for (int tid : gone) {
     const auto key = static_cast<std::uint32_t>(tid);
     bpf_map_delete_elem(fd, &key);
   }
   std::vector<int> kept;
   const std::uint8_t one = 1;
-  application_untracked_ = 0;
   for (int tid : added) {
     const auto key = static_cast<std::uint32_t>(tid);
-    if (bpf_map_update_elem(fd, &key, &one, BPF_ANY) != 0) {  // the map is full
-      application_untracked_ += 1;
-      continue;
-    }
-    kept.push_back(tid);
+    if (bpf_map_update_elem(fd, &key, &one, BPF_ANY) == 0) kept.push_back(tid);  // else the map is full
   }
   std::vector<int> now;
-  std::set_difference(application_.begin(), application_.end(), gone.begin(), gone.end(), std::back_inserter(now));
+  std::set_difference(tracked_.begin(), tracked_.end(), gone.begin(), gone.end(), std::back_inserter(now));
   now.insert(now.end(), kept.begin(), kept.end());
   std::sort(now.begin(), now.end());
-  application_ = std::move(now);
+  tracked_ = std::move(now);
+  application_untracked_ = 0;
+  for (int tid : application)
+    if (!std::binary_search(tracked_.begin(), tracked_.end(), tid)) application_untracked_ += 1;
+  application_ = std::move(application);
+  samplers_ = std::move(samplers);
 }
+
+void BpfWatch::drain() { ring_buffer__consume(loaded_->ring); }
 
 BpfReading BpfWatch::read() {
   Loaded& l = *loaded_;
@@ -369,10 +423,28 @@ BpfReading BpfWatch::read() {
   read_counters(bpf_map__fd(l.skeleton->maps.counters), cpus, reading);
   read_device_irqs(bpf_map__fd(l.skeleton->maps.irqs), reading);
   read_ipi_senders(bpf_map__fd(l.skeleton->maps.ipi_senders), reading);
-  l.filling = &reading;
-  ring_buffer__consume(l.ring);
-  l.filling = nullptr;
+  drain();
+  reading.outliers = std::move(l.watched_pending);
+  reading.outliers_dropped = std::exchange(l.watched_dropped, 0);
+  l.watched_pending.clear();
   return reading;
+}
+
+BpfSampledEvents BpfWatch::take_sampled(int cpu) {
+  Loaded& l = *loaded_;
+  drain();
+  BpfSampledEvents out;
+  if (const auto pending = l.sampled_pending.find(cpu); pending != l.sampled_pending.end()) {
+    out.events.assign(std::make_move_iterator(pending->second.begin()),
+                      std::make_move_iterator(pending->second.end()));
+    l.sampled_pending.erase(pending);
+  }
+  out.dropped = std::exchange(l.sampled_dropped[cpu], 0);
+  const std::vector<jd_cpu_counters> counters =
+      all_counters(bpf_map__fd(l.skeleton->maps.counters), static_cast<std::size_t>(l.possible_cpus));
+  if (cpu >= 0 && static_cast<std::size_t>(cpu) < counters.size())
+    out.lost = counters[static_cast<std::size_t>(cpu)].outliers_lost;
+  return out;
 }
 
 }  // namespace jitterd

@@ -8,6 +8,11 @@
 // drains each window. Reading copies the per-CPU maps on the reader's CPU: no IPI, no perf
 // counter, no MSR, no wakeup on a watched CPU.
 //
+// The same program covers the sampled CPUs for the attribution probe, so the gaps of a sampled CPU
+// and the interruptions of a watched one are named by one engine in one vocabulary: there the
+// sampler's preemptions count, and the outliers (down to a quarter of the sampler's threshold)
+// wait in a bounded queue per CPU until the attribution probe takes them (take_sampled).
+//
 // Loading needs CAP_BPF and CAP_PERFMON (or root) and a kernel with BTF; open() says why it
 // could not, so the watch falls back to the counts. Used by one thread at a time.
 #pragma once
@@ -66,7 +71,8 @@ struct BpfCpuFigures {
 std::string_view bpf_tick_dependency_name(std::size_t bit);
 
 struct BpfOutlier {
-  std::uint64_t end_ns = 0;  // CLOCK_MONOTONIC
+  std::uint64_t start_ns = 0;  // CLOCK_MONOTONIC: its entry, or the switch away from the thread
+  std::uint64_t end_ns = 0;    // CLOCK_MONOTONIC
   std::uint64_t duration_ns = 0;
   int cpu = 0;
   std::size_t source = 0;
@@ -85,12 +91,32 @@ struct BpfReading {
 
 inline constexpr std::size_t kMaxOutliersPerReading = 1024;
 
+// A sampled CPU's outliers since it was last taken, oldest first.
+struct BpfSampledEvents {
+  std::vector<BpfOutlier> events;
+  std::uint64_t dropped = 0;  // beyond kMaxSampledEventsPerCpu between two takes: the oldest went
+  std::uint64_t lost = 0;     // cumulative: the kernel's ring was full (every CPU's records share it)
+};
+
+// Held per sampled CPU between two takes (the attribution probe's interval, 10 s by default): a
+// CPU whose tick runs at 1000 Hz fills a tenth of it.
+inline constexpr std::size_t kMaxSampledEventsPerCpu = 1u << 17;
+
+// The outlier ring's size for `watched` watched and `sampled` sampled CPUs: 256 KiB per watched
+// CPU (read every second) and 2 MiB per sampled CPU (read every attribution interval: ten
+// seconds of a 1000 Hz tick is 640 KB of records), a power of two between 256 KiB and 64 MiB.
+std::size_t bpf_ring_bytes(std::size_t watched, std::size_t sampled);
 class BpfWatch {
  public:
+  struct SampledCpu {
+    int cpu = 0;
+    std::uint64_t outlier_threshold_ns = 0;
+  };
   struct Options {
     std::vector<int> cpus;  // the watched CPUs
     std::uint64_t outlier_threshold_ns = 10000;
-    int jitterd_tgid = 0;  // preemptions by these threads are jitterd's own
+    int jitterd_tgid = 0;             // preemptions by these threads are jitterd's own
+    std::vector<SampledCpu> sampled;  // the sampled CPUs covered for attribution
   };
   // Loads and attaches the program; nullptr and `why_not` (one line) when it cannot.
   static std::unique_ptr<BpfWatch> open(const Options& options, std::string& why_not);
@@ -98,12 +124,18 @@ class BpfWatch {
   BpfWatch(const BpfWatch&) = delete;
   BpfWatch& operator=(const BpfWatch&) = delete;
 
-  // The application's threads now; the program counts preemptions of these only.
+  // The application's threads now; on the watched CPUs the program counts preemptions of these.
   void set_application(const std::vector<int>& tids);
+  // The samplers' threads now; on the sampled CPUs the program counts preemptions of these.
+  void set_sampler_threads(const std::vector<int>& tids);
+  // The watched CPUs' figures, and their outliers since the last read.
   BpfReading read();
+  // `cpu`'s outliers since the last take (a sampled CPU; empty for any other).
+  BpfSampledEvents take_sampled(int cpu);
   // The optional tracepoints this kernel lacks ("irq_vectors:thermal_apic_entry", ...).
   const std::vector<std::string>& missing_tracepoints() const { return missing_; }
   const std::vector<int>& cpus() const { return options_.cpus; }
+  const Options& options() const { return options_; }
   // Of the threads set_application was last given, those the program's full map could not take
   // (their preemptions are not counted).
   std::size_t application_untracked() const { return application_untracked_; }
@@ -114,7 +146,10 @@ class BpfWatch {
   std::unique_ptr<Loaded> loaded_;
   Options options_;
   std::vector<std::string> missing_;
-  std::vector<int> application_;  // sorted, as in the program's map
+  void track(std::vector<int> application, std::vector<int> samplers);
+  void drain();
+  std::vector<int> application_, samplers_;  // as last set, sorted
+  std::vector<int> tracked_;                 // sorted, as in the program's map
   std::size_t application_untracked_ = 0;
 };
 

@@ -23,10 +23,14 @@ import harness
 from harness import select
 
 METHOD_LINE = re.compile(r"probe attribution: method: (\S+) \((.*)\)$", re.M)
+# The BPF engine off, so the perf path is what is tested here (tests/fidelity/attribution_test.py
+# tests the bpf method).
+WINDOW_DELTAS_CONFIG = harness.BURST_CONFIG.replace(
+    "  attribution: {interval: 10s}", "  attribution: {interval: 10s, bpf: false}")
 TRACEPOINTS_CONFIG = harness.BURST_CONFIG.replace(
-    "  attribution: {interval: 10s}", "  attribution: {interval: 10s, tracepoints: true}")
+    "  attribution: {interval: 10s}", "  attribution: {interval: 10s, bpf: false, tracepoints: true}")
 # A change to another probe: the reload restarts every probe, attribution's method unchanged.
-OTHER_PROBE_CONFIG = harness.BURST_CONFIG.replace("  posture: {interval: 10s}", "  posture: {interval: 11s}")
+OTHER_PROBE_CONFIG = WINDOW_DELTAS_CONFIG.replace("  posture: {interval: 10s}", "  posture: {interval: 11s}")
 
 
 class AttributionMethodTest(harness.DaemonTestCase):
@@ -56,8 +60,24 @@ class AttributionMethodTest(harness.DaemonTestCase):
         return harness.wait_until(lambda: self.attribution_runs(daemon) > after and self.attribution_runs(daemon),
                                   timeout=30, interval=0.2, what="an attribution run")
 
-    def test_logged_once_and_again_when_it_changes(self):
+    def test_by_default_the_bpf_engine_where_it_loads(self):
+        """The default configuration: the BPF engine as root on a kernel with BTF, else window deltas,
+        saying why bpf is not used (not as a warning: bpf is wanted where it loads)."""
         daemon = self.daemon()
+        lines = harness.wait_until(lambda: self.method_lines(daemon), timeout=20, interval=0.2,
+                                   what=f"the method line; log:\n{daemon.log()}")
+        method, reason = lines[0]
+        self.assertEqual(self.exported_method(daemon), method)
+        if os.geteuid() == 0 and os.path.exists("/sys/kernel/btf/vmlinux"):
+            self.assertEqual((method, reason), ("bpf", "the BPF engine covers the sampled cpus"))
+        else:
+            self.assertEqual(method, "window_deltas")
+            self.assertTrue(reason.startswith("tracepoints: false in the configuration; "), reason)
+        self.assertNotRegex(daemon.log(), r"(?m)warn.*probe attribution: method:")
+        self.stop_ok(daemon)
+
+    def test_logged_once_and_again_when_it_changes(self):
+        daemon = self.daemon(WINDOW_DELTAS_CONFIG)
         harness.wait_until(lambda: self.method_lines(daemon), timeout=20, interval=0.2,
                            what=f"the method line; log:\n{daemon.log()}")
         self.assertEqual(self.method_lines(daemon),

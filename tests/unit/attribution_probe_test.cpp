@@ -102,7 +102,8 @@ TEST_CASE("cause of an overlap: a hard IRQ before a softirq before a task switch
   CHECK(cause_of_overlap(events, {1, 1}) == "unexplained");
 }
 
-TEST_CASE("attribution with tracepoints off: the method line says so, not as a warning", "[attribution_probe]") {
+TEST_CASE("attribution with tracepoints off and no BPF engine: the method line says so, not as a warning",
+          "[attribution_probe]") {
   jitterd::testing::ScratchTree sys, proc;
   proc.write("interrupts", interrupts(500, 7));
   proc.write("softirqs", softirqs);
@@ -112,13 +113,79 @@ TEST_CASE("attribution with tracepoints off: the method line says so, not as a w
   context.frequency.hertz = 1e9;
   context.sampled = {1};
   context.sampler_of = [&](int cpu) { return cpu == 1 ? &shared : nullptr; };
-  AttributionProbe probe(AttributionSettings{});  // the default: tracepoints off
+  AttributionProbe probe(AttributionSettings{});  // the default: bpf where it loads, tracepoints off
   for (int run = 0; run < 2; ++run) {
     const ProbeResult result = probe.run(context);
     CHECK(value(result, "jitterd_attribution_method_info", {{"method", "window_deltas"}}) == 1);
     CHECK(result.warnings.empty());
     REQUIRE(result.states.count("method") == 1);
     CHECK(result.states.at("method") ==
-          ProbeState{"window_deltas (tracepoints: false in the configuration)", false});
+          ProbeState{"window_deltas (tracepoints: false in the configuration; no BPF engine in this context)",
+                     false});
   }
+}
+
+namespace {
+
+BpfOutlier record(std::uint64_t start_ns, std::uint64_t end_ns, std::uint64_t own_ns, std::string name) {
+  BpfOutlier r;
+  r.start_ns = start_ns;
+  r.end_ns = end_ns;
+  r.duration_ns = own_ns;
+  r.name = std::move(name);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("bpf records matched to gaps: the record that took most of the gap names it", "[attribution_probe]") {
+  // A softirq (own 3 us) with a timer IRQ nested in it (own 10 us), in the order the program
+  // emits them (the inner one ends first); a preemption of 50 us later; a record far away.
+  const std::vector<BpfOutlier> records{
+      record(1'000'000, 1'013'000, 10'000, "timer"),  // inner, emitted first
+      record(999'000, 1'014'000, 3'000, "softirq"),   // its parent: earlier start, later end
+      record(2'000'000, 2'050'000, 50'000, "stray-task"),
+      record(9'000'000, 9'020'000, 20'000, "far"),
+  };
+  const std::vector<TimedInterval> gaps{
+      {998'500, 1'014'500},    // the softirq and its IRQ
+      {2'000'400, 2'050'100},  // the preemption, its edges within the slack
+      {5'000'000, 5'030'000},  // nothing there: unexplained
+  };
+  const std::vector<const BpfOutlier*> matched = match_bpf_records(gaps, records, 2000);
+  REQUIRE(matched.size() == 3);
+  REQUIRE(matched[0] != nullptr);
+  CHECK(matched[0]->name == "timer");  // 10 us of own time beats the softirq's 3 us
+  REQUIRE(matched[1] != nullptr);
+  CHECK(matched[1]->name == "stray-task");
+  CHECK(matched[2] == nullptr);
+}
+
+TEST_CASE("bpf records matched to gaps: the slack bounds an overlap on both sides", "[attribution_probe]") {
+  const std::vector<BpfOutlier> records{record(10'000, 12'000, 2'000, "before"),
+                                        record(30'500, 31'000, 500, "after")};
+  // The gap [14'000, 28'000]: "before" ends 2 us before it starts, "after" begins 2.5 us after it ends.
+  CHECK(match_bpf_records({{14'000, 28'000}}, records, 2000)[0]->name == "before");
+  CHECK(match_bpf_records({{14'001, 28'000}}, records, 2000)[0] == nullptr);
+  CHECK(match_bpf_records({{14'100, 28'600}}, records, 2000)[0]->name == "after");
+  CHECK(match_bpf_records({{15'000, 28'000}}, records, 0)[0] == nullptr);
+  CHECK(match_bpf_records({}, records, 2000).empty());
+  CHECK(match_bpf_records({{0, 100}}, {}, 2000)[0] == nullptr);
+}
+
+TEST_CASE("a sampled CPU's outlier threshold: a quarter of its sampler's, within bounds", "[attribution_probe]") {
+  CHECK(sampled_outlier_threshold_ns(20'000) == 5'000);
+  CHECK(sampled_outlier_threshold_ns(400) == kSampledOutlierFloorNs);
+  CHECK(sampled_outlier_threshold_ns(0) == kSampledOutlierDefaultNs);
+  CHECK(sampled_outlier_threshold_ns(std::nullopt) == kSampledOutlierDefaultNs);
+}
+
+TEST_CASE("the BPF outlier ring: sized for the CPUs it covers, a power of two within bounds",
+          "[attribution_probe]") {
+  CHECK(bpf_ring_bytes(0, 0) == 256u << 10);
+  CHECK(bpf_ring_bytes(1, 0) == 256u << 10);
+  CHECK(bpf_ring_bytes(3, 0) == 1u << 20);
+  CHECK(bpf_ring_bytes(0, 1) == 2u << 20);
+  CHECK(bpf_ring_bytes(2, 3) == 8u << 20);
+  CHECK(bpf_ring_bytes(1000, 1000) == 64u << 20);
 }

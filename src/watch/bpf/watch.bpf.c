@@ -12,6 +12,11 @@
 // outlier threshold goes to a ring with BPF_RB_NO_WAKEUP, so no irq_work wakes a reader on the
 // watched CPU. timer:tick_stop failures count by dependency.
 //
+// The same program covers the sampled CPUs for attribution (role JD_ROLE_SAMPLED): there the
+// thread whose preemptions count is the sampler, and the outliers, down to a fraction of the
+// sampler's threshold, let the attribution probe name what made each of the sampler's gaps in
+// the vocabulary the watched CPUs use.
+//
 // Dual-licensed: the kernel lets only GPL-compatible programs call the tracing helpers, and its
 // list of accepted licence strings has no Apache pairing, so the program declares "GPL" below;
 // the file may be used under either licence (the rest of jitterd is Apache-2.0 only).
@@ -50,7 +55,6 @@ struct cpumask {
 #define JD_MAX_DEPTH 8          // a power of two: the stack index is masked for the verifier
 
 // Set by the loader before the program loads.
-const volatile __u64 outlier_threshold_ns = 10000;
 const volatile __u32 jitterd_tgid = 0;
 const volatile __u32 watched_count = 0;  // entries of watched_list
 
@@ -79,8 +83,8 @@ struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, 1);
   __type(key, __u32);
-  __type(value, __u8);
-} watched SEC(".maps");  // 1 on a watched CPU (the loader writes every CPU's slot)
+  __type(value, struct jd_cpu_role);
+} roles SEC(".maps");  // each CPU's role and outlier threshold (the loader writes every CPU's slot)
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -101,7 +105,7 @@ struct {
   __uint(max_entries, 16384);
   __type(key, __u32);
   __type(value, __u8);
-} application SEC(".maps");  // the application's thread ids
+} application SEC(".maps");  // the threads whose preemptions count: the application's and the samplers'
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -133,14 +137,17 @@ struct {
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
-  __uint(max_entries, 256 * 1024);
+  __uint(max_entries, 256 * 1024);  // the loader sizes it for the CPUs it covers
 } outliers SEC(".maps");
 
-static __always_inline bool on_watched_cpu(void) {
+// This CPU's role, or NULL where the program does nothing.
+static __always_inline const struct jd_cpu_role* cpu_role(void) {
   __u32 zero = 0;
-  __u8* flag = bpf_map_lookup_elem(&watched, &zero);
-  return flag && *flag;
+  const struct jd_cpu_role* r = bpf_map_lookup_elem(&roles, &zero);
+  return r && r->role != JD_ROLE_NONE ? r : 0;
 }
+
+static __always_inline bool on_covered_cpu(void) { return cpu_role() != 0; }
 
 static __always_inline struct cpu_state* cpu_state(void) {
   __u32 zero = 0;
@@ -197,7 +204,7 @@ static __always_inline void keep_outlier(struct jd_outlier* o) {
 }
 
 static __always_inline void enter(__u32 source, __u32 id) {
-  if (!on_watched_cpu()) return;
+  if (!on_covered_cpu()) return;
   struct cpu_state* s = cpu_state();
   if (!s) return;
   __u32 d = s->depth;
@@ -216,7 +223,8 @@ static __always_inline void enter(__u32 source, __u32 id) {
 }
 
 static __always_inline void leave(__u32 source, const struct irqaction* action) {
-  if (!on_watched_cpu()) return;
+  const struct jd_cpu_role* role = cpu_role();
+  if (!role) return;
   struct cpu_state* s = cpu_state();
   if (!s) return;
   __u64 now = bpf_ktime_get_ns();
@@ -256,8 +264,9 @@ static __always_inline void leave(__u32 source, const struct irqaction* action) 
       if (own > irq->max_ns) irq->max_ns = own;
     }
   }
-  if (own < outlier_threshold_ns) return;
+  if (own < role->outlier_threshold_ns) return;
   struct jd_outlier o = {};
+  o.start_ns = f->start;
   o.end_ns = now;
   o.duration_ns = own;
   o.cpu = cpu;
@@ -319,7 +328,7 @@ JD_VECTOR(error_apic, JD_SRC_ERROR_APIC)
 // A call-function IPI that flushes this CPU's TLB for another CPU is a TLB shootdown.
 SEC("raw_tp/tlb_flush")
 int BPF_PROG(tlb_flush, int reason, unsigned long pages) {
-  if (reason != TLB_REMOTE_SHOOTDOWN || !on_watched_cpu()) return 0;
+  if (reason != TLB_REMOTE_SHOOTDOWN || !on_covered_cpu()) return 0;
   struct cpu_state* s = cpu_state();
   if (!s || s->depth == 0 || s->depth > JD_MAX_DEPTH) return 0;
   struct frame* f = &s->stack[(s->depth - 1) & (JD_MAX_DEPTH - 1)];
@@ -330,7 +339,7 @@ int BPF_PROG(tlb_flush, int reason, unsigned long pages) {
 // The NMI handler's own length; an NMI inside a frame is taken out of that frame's time.
 SEC("raw_tp/nmi_handler")
 int BPF_PROG(nmi_handler, void* handler, __s64 delta_ns, int handled) {
-  if (delta_ns <= 0 || !on_watched_cpu()) return 0;
+  if (delta_ns <= 0 || !on_covered_cpu()) return 0;
   struct cpu_state* s = cpu_state();
   if (!s) return 0;
   __sync_fetch_and_add(&s->booked, (__u64)delta_ns);
@@ -388,7 +397,7 @@ int BPF_PROG(ipi_send_cpumask, struct cpumask* mask, unsigned long callsite, voi
 
 SEC("raw_tp/tick_stop")
 int BPF_PROG(tick_stop, int success, int dependency) {
-  if (success || !on_watched_cpu()) return 0;
+  if (success || !on_covered_cpu()) return 0;
   struct jd_cpu_counters* c = cpu_counters();
   if (!c) return 0;
   __u32 bit = dependency ? log2_u64((__u32)dependency) : JD_TICK_DEPENDENCIES;
@@ -409,8 +418,9 @@ static __always_inline __u32 preempter_source(const struct cpu_state* s) {
 
 // The application's thread back on the CPU: the time it waited, less what interrupts took
 // meanwhile (booked to them), went to the task that preempted it.
-static __always_inline void preemption_ended(struct cpu_state* s, __u64 now) {
-  __u64 wall = now - s->off_since;
+static __always_inline void preemption_ended(struct cpu_state* s, __u64 now, __u64 outlier_threshold_ns) {
+  __u64 start = s->off_since;
+  __u64 wall = now - start;
   __u64 nested = s->booked - s->off_booked;
   __u64 own = wall > nested ? wall - nested : 0;
   __u32 source = preempter_source(s);
@@ -418,6 +428,7 @@ static __always_inline void preemption_ended(struct cpu_state* s, __u64 now) {
   book(source, own);
   if (own < outlier_threshold_ns) return;
   struct jd_outlier o = {};
+  o.start_ns = start;
   o.end_ns = now;
   o.duration_ns = own;
   o.cpu = bpf_get_smp_processor_id();
@@ -432,7 +443,8 @@ static __always_inline void preemption_ended(struct cpu_state* s, __u64 now) {
 SEC("raw_tp/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
              unsigned int prev_state) {
-  if (!on_watched_cpu()) return 0;
+  const struct jd_cpu_role* role = cpu_role();
+  if (!role) return 0;
   struct cpu_state* s = cpu_state();
   if (!s) return 0;
   __u64 now = bpf_ktime_get_ns();
@@ -444,7 +456,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct* prev, struct task_s
     s->depth = 0;
   }
   __u32 next_tid = (__u32)BPF_CORE_READ(next, pid);
-  if (s->off_since && next_tid == s->off_tid) preemption_ended(s, now);
+  if (s->off_since && next_tid == s->off_tid) preemption_ended(s, now, role->outlier_threshold_ns);
   if (prev_state != TASK_RUNNING) return 0;            // it sleeps: a voluntary switch
   __u32 prev_tid = (__u32)bpf_get_current_pid_tgid();  // current is still prev here
   if (!bpf_map_lookup_elem(&application, &prev_tid)) return 0;

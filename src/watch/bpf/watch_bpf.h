@@ -90,9 +90,23 @@ struct jd_ipi_sender_key {
 // At most this many watched CPUs are looked up in an IPI's CPU mask.
 #define JD_MAX_WATCHED 1024
 
-// An interruption or preemption of at least the outlier threshold, in the outlier ring.
+// What the program does on one CPU (a per-CPU array's value, written by the loader for every
+// CPU): nothing, watch it (the application's CPU), or watch it for the attribution of a sampled
+// CPU's gaps. Both keep the same figures; the roles differ in which threads' preemptions count
+// (the application's or the sampler's) and in the outlier threshold.
+#define JD_ROLE_NONE 0
+#define JD_ROLE_WATCHED 1
+#define JD_ROLE_SAMPLED 2
+struct jd_cpu_role {
+  jd_u64 outlier_threshold_ns;  // interruptions this long or longer (own time) go to the outlier ring
+  jd_u32 role;                  // JD_ROLE_*
+  jd_u32 pad;
+};
+
+// An interruption or preemption of at least its CPU's outlier threshold, in the outlier ring.
 struct jd_outlier {
-  jd_u64 end_ns;       // bpf_ktime_get_ns (CLOCK_MONOTONIC) at its end
+  jd_u64 start_ns;     // bpf_ktime_get_ns (CLOCK_MONOTONIC) at its start (entry, or the switch away)
+  jd_u64 end_ns;       // bpf_ktime_get_ns at its end
   jd_u64 duration_ns;  // nested interruptions taken out
   jd_u32 cpu;
   jd_u16 source;      // enum jd_source
