@@ -92,6 +92,23 @@ CONFIG = {
     # dependency that keeps it.
     "watchTickStopFor": "10m",
 
+    # The applications' own loops (the loops: section; docs/loops.md): the same alerts as a
+    # sampled CPU's, with thresholds of their own (an application's iteration does work a
+    # sampler's does not). JitterdLoopDown: a loop whose writer died or whose heartbeat stopped.
+    "loopDownFor": "2m",
+    # JitterdLoopJitterSpike: the window's exact largest gap of a loop.
+    "loopJitterSpikeMaxGapSeconds": 0.0002,
+    "loopJitterSpikeFor": "5m",
+    # JitterdLoopTailLatencyHigh: the window's p99.99 gap of a loop.
+    "loopTailP9999Seconds": 0.00005,
+    "loopTailFor": "15m",
+    # JitterdLoopStolenShareHigh: time stolen by interruptions / time the loop recorded.
+    "loopStolenShareThreshold": 0.001,
+    "loopStolenShareFor": "15m",
+    # JitterdLoopSegmentRefused: a loop segment refused within the rate interval (the loop is not
+    # measured).
+    "loopRefusedFor": "0m",
+
     # Dashboards.
     "dashboardTags": ["jitterd"],
     "dashboardUidPrefix": "jitterd-",
@@ -105,4 +122,6 @@ CONFIG = {
     "fleetP9999Steps": [0.00001, 0.00005],
     "fleetStolenShareSteps": [0.0001, 0.001],
     "fleetInterruptionsSteps": [1, 100],  # per second
+    "fleetLoopMaxGapSteps": [0.00005, 0.0002],
+    "fleetLoopP9999Steps": [0.00001, 0.00005],
 }

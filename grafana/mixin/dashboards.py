@@ -202,6 +202,40 @@ def _fleet_table(c, title, description, by_cpu):
                                   {"id": "organize", "options": {"excludeByName": {"Time": True, "quantile": True}}}])
 
 
+def _fleet_loop_table(c):
+    ri = c["rateInterval"]
+    exprs = [
+        f"max by (job, instance, loop, cpu) (jitterd_loop_window_max_gap_seconds{{{SEL}}})",
+        f'max by (job, instance, loop, cpu) (jitterd_loop_window_gap_seconds{{{SEL}, quantile="0.9999"}})',
+        f"max by (job, instance, loop, cpu) (instance_loop:jitterd_loop_stolen_share:ratio_rate{ri}{{{SEL}}})",
+        f"max by (job, instance, loop, cpu) (instance_loop:jitterd_loop_interruptions:rate{ri}{{{SEL}}})",
+        f"max by (job, instance, loop, cpu) (jitterd_loop_up{{{SEL}}})",
+    ]
+    names = ["Window max", "Window p99.99", "Stolen share", "Interruptions/s", "Up"]
+    units = ["s", "s", "percentunit", "ops", "none"]
+    steps = [c["fleetLoopMaxGapSteps"], c["fleetLoopP9999Steps"], c["fleetStolenShareSteps"],
+             c["fleetInterruptionsSteps"], None]
+    overrides = []
+    for i, (name, unit, step) in enumerate(zip(names, units, steps)):
+        props = [{"id": "unit", "value": unit}, {"id": "displayName", "value": name}]
+        if step:
+            props += [{"id": "custom.cellOptions", "value": {"type": "color-background"}},
+                      {"id": "thresholds", "value": _thresholds(step)}]
+        else:
+            props += [{"id": "custom.cellOptions", "value": {"type": "color-background"}},
+                      {"id": "thresholds", "value": _thresholds([1], ("red", "green"))}]
+        overrides.append({"matcher": {"id": "byName", "options": f"Value #{chr(ord('A') + i)}"},
+                          "properties": props})
+    return panel("table", "Application loops by worst jitter",
+                 "Per application loop (the loops: section): the exact largest gap and the p99.99 of its "
+                 f"rolling window, the share of its time stolen by interruptions and interruptions per second "
+                 f"over {ri} (recording rules), and whether it is up. Colours follow grafana/mixin/config.py.",
+                 "s", [table_target(e) for e in exprs], w=24, h=8, overrides=overrides,
+                 options={"sortBy": [{"displayName": "Window max", "desc": True}]},
+                 transformations=[{"id": "merge", "options": {}},
+                                  {"id": "organize", "options": {"excludeByName": {"Time": True}}}])
+
+
 def fleet(c):
     ri = c["rateInterval"]
     panels = [
@@ -224,6 +258,7 @@ def fleet(c):
                      "thresholds of grafana/mixin/config.py.", by_cpu=False),
         _fleet_table(c, "CPUs by worst jitter",
                      "The same per sampled CPU: which CPUs of which hosts are noisy now.", by_cpu=True),
+        _fleet_loop_table(c),
         row("Over time"),
         ts("Worst window max by instance", "Largest gap of the last window over each instance's sampled CPUs.",
            "s", [target(f"instance:jitterd_sampler_window_max_gap_seconds:max{{{SEL}}}", "{{instance}}")], log=10),
@@ -329,6 +364,42 @@ def host(c):
                    "threads found on each.",
                    f"jitterd_watch_method_info{{{SEL}}} or jitterd_watch_application_threads{{{SEL}}}",
                    w=12, h=5, exclude=("Time", "__name__")),
+        row("Loops (the applications' own)"),
+        ts("Loop window quantiles", "Per application loop (the loops: section, docs/loops.md): p50, p99, p99.9 "
+           "and p99.99 gap over the rolling window (jitterd_loop_window_gap_seconds; bucket upper edges), "
+           "as a sampled CPU's.", "s",
+           [target(f"jitterd_loop_window_gap_seconds{{{SEL}}}",
+                   "{{instance}} {{loop}} cpu {{cpu}} p{{quantile}}")], log=10),
+        ts("Loop window max", "Exact largest gap of each loop over the rolling window: what the loop spike "
+           "alert watches.", "s",
+           [target(f"jitterd_loop_window_max_gap_seconds{{{SEL}}}", "{{instance}} {{loop}} cpu {{cpu}}")], log=10),
+        ts("Loop interruptions/s", "Gaps of the loop at or above its interruption threshold per second.", "ops",
+           [target(f"rate(jitterd_loop_interruptions_total{{{SEL}}}[{RI}])", "{{instance}} {{loop}} cpu {{cpu}}")]),
+        ts("Loop stolen share", "Time stolen by interruptions / time the loop recorded.", "percentunit",
+           [target(f"rate(jitterd_loop_stolen_seconds_total{{{SEL}}}[{RI}])\n/\n"
+                   f"rate(jitterd_loop_sampled_seconds_total{{{SEL}}}[{RI}])", "{{instance}} {{loop}} cpu {{cpu}}")]),
+        panel("table", "Loop health", "Per loop: up (its writer lives and its heartbeat moves), seconds since "
+              "its heartbeat last moved, its floor (smallest gap of its warm-up) and interruption threshold.",
+              "none",
+              [table_target(f"jitterd_loop_up{{{SEL}}}"),
+               table_target(f"time() - jitterd_loop_last_seen_timestamp_seconds{{{SEL}}}"),
+               table_target(f"jitterd_loop_floor_seconds{{{SEL}}}"),
+               table_target(f"jitterd_loop_interruption_threshold_seconds{{{SEL}}}")], w=16, h=6,
+              transformations=[{"id": "merge", "options": {}},
+                               {"id": "organize", "options": {"excludeByName": {"Time": True, "__name__": True},
+                                                              "renameByName": {
+                                   "Value #A": "up", "Value #B": "last seen (s ago)", "Value #C": "floor",
+                                   "Value #D": "threshold"}}}],
+              overrides=[{"matcher": {"id": "byName", "options": name},
+                          "properties": [{"id": "unit", "value": "s"}]}
+                         for name in ("last seen (s ago)", "floor", "threshold")] +
+                        [{"matcher": {"id": "byName", "options": "up"},
+                          "properties": [{"id": "custom.cellOptions", "value": {"type": "color-background"}},
+                                         {"id": "thresholds", "value": _thresholds([1], ("red", "green"))}]}]),
+        ts("Loop segments refused/s", "Loop segments jitterd refused per second, by reason "
+           "(jitterd_loop_refused_total; the log and `jitterd report loops` name the file and why).", "ops",
+           [target(f"sum by (instance, reason) (rate(jitterd_loop_refused_total{{{SEL}}}[{RI}]))",
+                   "{{instance}} {{reason}}")], w=8, h=6),
         row("Sampler"),
         ts("Loop floor and threshold", "The loop's smallest gap in the warm-up (its resolution) and the "
            "interruption threshold in use.", "s",
@@ -364,8 +435,9 @@ def host(c):
     ]
     return dashboard(c, "host", "jitterd / Host and CPU detail",
                      "Per sampled CPU: the gap distribution, window quantiles and max, interruptions, stolen "
-                     "share, attribution; per watched CPU: what the kernel took from the application; sampler "
-                     "health and the machine's fingerprint.", panels, cpu=True)
+                     "share, attribution; per watched CPU: what the kernel took from the application; per "
+                     "application loop: its window quantiles and max, interruptions, stolen share and health; "
+                     "sampler health and the machine's fingerprint.", panels, cpu=True)
 
 
 def c2c(c):

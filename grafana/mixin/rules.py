@@ -80,6 +80,15 @@ def recording_rules(c):
             "expr": f"sum by (job, instance) (1 - jitterd_probe_success{{{sel}}})",
         },
         {
+            "record": f"instance_loop:jitterd_loop_interruptions:rate{ri}",
+            "expr": f"rate(jitterd_loop_interruptions_total{{{sel}}}[{ri}])",
+        },
+        {
+            "record": f"instance_loop:jitterd_loop_stolen_share:ratio_rate{ri}",
+            "expr": (f"rate(jitterd_loop_stolen_seconds_total{{{sel}}}[{ri}])\n"
+                     f"/\nrate(jitterd_loop_sampled_seconds_total{{{sel}}}[{ri}])"),
+        },
+        {
             "record": f"instance_relation:jitterd_c2c_class_median_latency_seconds:avg_over_time{c['c2cBaselineWindow']}",
             "expr": (f"avg_over_time(jitterd_c2c_class_pair_median_latency_seconds"
                      f"{{{sel},quantile=\"0.5\"}}[{c['c2cBaselineWindow']}])"),
@@ -141,6 +150,38 @@ def alerting_rules(c):
                "Interruptions steal too much of a sampled CPU.",
                "Interruptions stole {{ $value | humanizePercentage }} of CPU {{ $labels.cpu }} on "
                f"{{{{ $labels.instance }}}} over {ri}, above {percent(c['stolenShareThreshold'])}."),
+        _alert("JitterdLoopDown", f"jitterd_loop_up{{{sel}}} == 0", c["loopDownFor"], "critical",
+               "An application's loop is down.",
+               "The loop {{ $labels.loop }} on CPU {{ $labels.cpu }} of {{ $labels.instance }} has a segment "
+               "but its writer is gone or its heartbeat stopped: the application stopped or no longer "
+               "records its loop (jitterd report loops says which)."),
+        _alert("JitterdLoopJitterSpike",
+               f"jitterd_loop_window_max_gap_seconds{{{sel}}} > {c['loopJitterSpikeMaxGapSeconds']}",
+               c["loopJitterSpikeFor"], "warning",
+               "Jitter spike in an application's loop.",
+               "The loop {{ $labels.loop }} on CPU {{ $labels.cpu }} of {{ $labels.instance }} was interrupted "
+               "for up to {{ $value | humanizeDuration }} within the last window, above "
+               f"{seconds(c['loopJitterSpikeMaxGapSeconds'])} for {c['loopJitterSpikeFor']}."),
+        _alert("JitterdLoopTailLatencyHigh",
+               f"jitterd_loop_window_gap_seconds{{{sel},quantile=\"0.9999\"}} > {c['loopTailP9999Seconds']}",
+               c["loopTailFor"], "warning",
+               "The p99.99 gap of an application's loop is high.",
+               "The p99.99 gap of the loop {{ $labels.loop }} on CPU {{ $labels.cpu }} of "
+               f"{{{{ $labels.instance }}}} is {{{{ $value | humanizeDuration }}}}, above "
+               f"{seconds(c['loopTailP9999Seconds'])} for {c['loopTailFor']}."),
+        _alert("JitterdLoopStolenShareHigh",
+               f"instance_loop:jitterd_loop_stolen_share:ratio_rate{ri} > {c['loopStolenShareThreshold']}",
+               c["loopStolenShareFor"], "warning",
+               "Interruptions steal too much of an application's loop.",
+               "Interruptions stole {{ $value | humanizePercentage }} of the loop {{ $labels.loop }} on CPU "
+               f"{{{{ $labels.cpu }}}} of {{{{ $labels.instance }}}} over {ri}, above "
+               f"{percent(c['loopStolenShareThreshold'])}."),
+        _alert("JitterdLoopSegmentRefused",
+               f"increase(jitterd_loop_refused_total{{{sel}}}[{ri}]) > 0", c["loopRefusedFor"], "warning",
+               "jitterd refused a loop segment.",
+               "jitterd on {{ $labels.instance }} refused a loop segment ({{ $labels.reason }}) within "
+               f"{ri}: that loop is not measured. The daemon's log names the file and why; "
+               "`jitterd report loops` lists the refused segments."),
         _alert("JitterdExpectationUnmet", f"jitterd_expectation_unmet{{{sel}}} == 1",
                c["expectationUnmetFor"], "warning",
                "An isolation expectation is not met (isolation drift).",

@@ -190,13 +190,156 @@ std::string probe_section(const StatusSnapshot& s, const ProbeStatus& p) {
   return probe_section_html(section);
 }
 
-// The probes with a section of their own, each under its <h2>.
+// The loops' labels as the page shows them: "nic=eth0, queue=0".
+std::string labels_text(const ProbeLabels& labels) {
+  std::string out;
+  for (const auto& [k, v] : labels) out += (out.empty() ? "" : ", ") + k + "=" + v;
+  return out;
+}
+
+// The id of a loop's row, cells and plot: its name is letters, digits, '_', '-' and '.', which an
+// id may hold (escaped all the same).
+std::string loop_id(const LoopView& loop) { return "loop-" + loop.loop; }
+
+// Per loop, what the samplers' table shows per CPU, over the loop's rolling window, with the
+// cells the browser test reads (id LOOP-p99 and so on).
+std::string loop_table(const StatusSnapshot& s, const LoopsReading& reading) {
+  std::string out =
+      "<div class=\"table-wrap\"><table id=\"loops\"><caption>per application loop, over the rolling window "
+      "(gaps in &micro;s; last seen: when its heartbeat last moved)</caption><thead><tr>"
+      "<th>loop</th><th>cpu</th><th>labels</th><th class=\"num\">pid</th><th>up</th>"
+      "<th class=\"num\">last seen s ago</th><th class=\"num\">window&nbsp;s</th><th class=\"num\">p50</th>"
+      "<th class=\"num\">p99</th><th class=\"num\">p99.9</th><th class=\"num\">p99.99</th>"
+      "<th class=\"num\">max</th><th class=\"num\">interr./s</th><th class=\"num\">stolen&nbsp;%</th>"
+      "<th class=\"num\">floor</th><th class=\"num\">threshold</th><th>note</th></tr></thead><tbody>\n";
+  for (const LoopView& loop : reading.loops) {
+    const std::string id = esc(loop_id(loop));
+    const CpuFigures& f = loop.window;
+    const auto num = [&](const char* name, const std::string& text) {
+      return fmt::format("<td class=\"num\" id=\"{}-{}\">{}</td>", id, name, text);
+    };
+    out += fmt::format("<tr id=\"{}\"><td>{}</td><td>{}</td><td class=\"wrap\">{}</td>", id, esc(loop.loop),
+                       loop.cpu, esc(labels_text(loop.labels)));
+    out += fmt::format("<td class=\"num\">{}</td>", loop.pid) + yes_no(loop.up);
+    out +=
+        num("last-seen", loop.last_seen_unix_seconds > 0
+                             ? fmt::format("{:.1f}", std::max(0.0, s.unix_seconds - loop.last_seen_unix_seconds))
+                             : std::string("never"));
+    if (f.valid && f.span_seconds > 0) {
+      out +=
+          num("window", fmt::format("{:.1f}", f.span_seconds)) + num("p50", micros(f.p50_ns)) +
+          num("p99", micros(f.p99_ns)) + num("p999", micros(f.p999_ns)) + num("p9999", micros(f.p9999_ns)) +
+          num("max", micros(f.max_ns)) +
+          num("interruptions", fmt::format("{:.2f}", per_window_second(static_cast<double>(f.interruptions), f))) +
+          num("stolen", fmt::format("{:.4f}", per_window_second(f.stolen_seconds, f) * 100));
+    } else {
+      out += "<td colspan=\"8\" class=\"meta\">no window yet</td>";
+    }
+    out += num("floor", loop.warmed_up ? micros(f.floor_ns) : "") +
+           num("threshold", loop.warmed_up ? micros(f.threshold_ns) : "");
+    out += "<td class=\"wrap\">" + esc(loop.up ? std::string() : loop.why) + "</td></tr>\n";
+  }
+  return out + "</tbody></table></div>\n";
+}
+
+// A section per loop: its exceedance plot over the window, as a sampled CPU's.
+std::string loop_plots(const LoopsReading& reading) {
+  std::string out = "<div class=\"cpus\">";
+  for (const LoopView& loop : reading.loops) {
+    if (loop.window_gaps.total() == 0) continue;
+    const std::string title =
+        fmt::format("loop {} on cpu {}: gaps longer than x, this window", loop.loop, loop.cpu);
+    out += fmt::format("<section class=\"cpu\" id=\"{}-plot\"><h3>loop {} (cpu {})</h3>", esc(loop_id(loop)),
+                       esc(loop.loop), loop.cpu) +
+           exceedance_plot_svg({{"window", exceedance_points(loop.window_gaps, loop.ns_per_tick)}},
+                               loop.warmed_up ? loop.window.threshold_ns : 0, title) +
+           "</section>";
+  }
+  return out + "</div>\n";
+}
+
+std::string refused_table(const LoopsReading& reading) {
+  std::string out =
+      "<div class=\"table-wrap\"><table id=\"loops-refused\"><caption>segments refused (no series; "
+      "jitterd_loop_refused_total counts them by reason)</caption><thead><tr><th>file</th><th>reason</th>"
+      "<th>why</th></tr></thead><tbody>\n";
+  for (const RefusedLoopSegment& r : reading.refused)
+    out += "<tr><td>" + esc(r.file) + "</td><td>" + esc(r.reason) + "</td><td class=\"wrap\">" + esc(r.why) +
+           "</td></tr>\n";
+  return out + "</tbody></table></div>\n";
+}
+
+// The loops probe's section: when it last read the directory, a row and a plot per loop, the
+// refused segments with why.
+std::string loops_section(const StatusSnapshot& s, const ProbeStatus& p, const LoopsReading& reading) {
+  std::string out = "<section class=\"probe\" id=\"probe-" + esc(p.name) + "\">" + probe_run_html(s, p);
+  out += fmt::format("<p class=\"meta\">{} loop{} and {} refused segment{} in <code>{}</code></p>\n",
+                     reading.loops.size(), reading.loops.size() == 1 ? "" : "s", reading.refused.size(),
+                     reading.refused.size() == 1 ? "" : "s", esc(reading.directory));
+  if (!reading.loops.empty()) out += loop_table(s, reading) + loop_plots(reading);
+  if (!reading.refused.empty()) out += refused_table(reading);
+  return out + "</section>\n";
+}
+
+// The probes with a section of their own, each under its <h2>: the loops' as loops_section draws
+// it, any other as its tables.
 std::string own_sections(const StatusSnapshot& s) {
   std::string out;
   for (const ProbeStatus& p : statuses_of(s))
     if (const std::string_view heading = own_heading(p); !heading.empty())
-      out += "<h2>" + esc(heading) + "</h2>\n" + probe_section(s, p);
+      out += "<h2>" + esc(heading) + "</h2>\n" +
+             (p.ran && p.result.loops ? loops_section(s, p, *p.result.loops) : probe_section(s, p));
   return out;
+}
+
+// What the loops probe last read, or nullptr when it is not configured or has not run.
+const LoopsReading* loops_reading(const StatusSnapshot& s) {
+  for (const ProbeStatus& p : statuses_of(s))
+    if (p.ran && p.result.loops) return &*p.result.loops;
+  return nullptr;
+}
+
+// A loop's window figures in the JSON, as a sampled CPU's.
+Json window_json(const CpuFigures& f) {
+  if (!f.valid || f.span_seconds <= 0) return nullptr;
+  return {{"seconds", f.span_seconds},
+          {"samples", f.samples},
+          {"p50_seconds", ns_to_seconds(f.p50_ns)},
+          {"p99_seconds", ns_to_seconds(f.p99_ns)},
+          {"p99_9_seconds", ns_to_seconds(f.p999_ns)},
+          {"p99_99_seconds", ns_to_seconds(f.p9999_ns)},
+          {"max_seconds", ns_to_seconds(f.max_ns)},
+          {"interruptions", f.interruptions},
+          {"interruptions_per_second", per_window_second(static_cast<double>(f.interruptions), f)},
+          {"stolen_ratio", per_window_second(f.stolen_seconds, f)}};
+}
+
+Json loops_json(const LoopsReading& reading) {
+  Json loops = Json::array();
+  for (const LoopView& loop : reading.loops) {
+    Json labels = Json::object();
+    for (const auto& [k, v] : loop.labels) labels[k] = v;
+    loops.push_back(
+        {{"loop", loop.loop},
+         {"file", loop.file},
+         {"cpu", loop.cpu},
+         {"labels", std::move(labels)},
+         {"pid", loop.pid},
+         {"up", loop.up},
+         {"error", loop.up ? std::string() : loop.why},
+         {"last_seen_unix_seconds", loop.last_seen_unix_seconds > 0 ? Json(loop.last_seen_unix_seconds) : Json()},
+         {"loop_floor_seconds", loop.warmed_up ? Json(ns_to_seconds(loop.window.floor_ns)) : Json()},
+         {"interruption_threshold_seconds",
+          loop.warmed_up ? Json(ns_to_seconds(loop.window.threshold_ns)) : Json()},
+         {"gaps", loop.gaps},
+         {"interruptions", loop.interruptions},
+         {"stolen_seconds", loop.stolen_seconds},
+         {"window", window_json(loop.window)}});
+  }
+  Json refused = Json::array();
+  for (const RefusedLoopSegment& r : reading.refused)
+    refused.push_back({{"file", r.file}, {"reason", r.reason}, {"why", r.why}});
+  return {{"directory", reading.directory}, {"loops", std::move(loops)}, {"refused", std::move(refused)}};
 }
 
 std::string probe_sections(const StatusSnapshot& s) {
@@ -303,6 +446,8 @@ Json status_json(const StatusSnapshot& s, std::string_view telemetry_path) {
     probes.push_back(std::move(o));
   }
   j["probes"] = std::move(probes);
+  const LoopsReading* loops = loops_reading(s);
+  j["loops"] = loops ? loops_json(*loops) : Json();
   const FingerprintView f = fingerprint_of(s);
   if (f.known) {
     Json fields = Json::object();

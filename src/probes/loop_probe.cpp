@@ -96,6 +96,31 @@ std::vector<Cell> table_row(const std::string& file, const LoopState& state) {
           Cell(printable(state.message))};
 }
 
+LoopView loop_view(const std::string& file, const LoopState& state, const LoopWindowFigures* window) {
+  const LoopSegmentReading& r = state.reading;
+  const TickScale scale(static_cast<double>(r.header.hertz));
+  LoopView view{.file = file,
+                .loop = r.header.name,
+                .cpu = static_cast<int>(r.header.cpu),
+                .labels = r.header.labels,
+                .pid = r.header.pid,
+                .up = state.up,
+                .why = state.message,
+                .last_seen_unix_seconds = state.last_seen_unix,
+                .warmed_up = r.threshold_ticks != 0,
+                .ns_per_tick = scale.to_fractional_ns(1),
+                .gaps = r.counts.gaps.total(),
+                .interruptions = r.counts.interruptions,
+                .stolen_seconds = scale.to_seconds(r.counts.interrupted_ticks)};
+  if (window != nullptr) {
+    view.window = window->figures;
+    view.window_gaps = window->gaps;
+  } else {
+    set_limits(view.window, r.floor_ticks, r.threshold_ticks, scale);
+  }
+  return view;
+}
+
 }  // namespace
 
 std::vector<uid_t> loop_allowed_users(const std::vector<std::string>& users, std::vector<std::string>* unknown) {
@@ -115,8 +140,9 @@ LoopProbe::LoopProbe(LoopSettings settings)
       tracker_(
           {settings_.directory, loop_allowed_users(settings_.users, &unknown_users_), settings_.stale_after}) {}
 
-ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, CpuFigures>& summaries) {
+ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, LoopWindowFigures>& windows) {
   ProbeResult out;
+  LoopsReading reading{.directory = tracker.settings().directory.string()};
   ProbeTable table{
       "loop probes in " + printable(tracker.settings().directory.string()),
       {"file", "loop", "cpu", "pid", "state", "refused", "gaps", "interruptions", "stolen_seconds", "why"},
@@ -124,7 +150,10 @@ ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, 
       TableShape::rows};
   for (const auto& [file, state] : tracker.loops()) {
     table.rows.push_back(table_row(file, state));
-    if (state.refused) continue;
+    if (state.refused) {
+      reading.refused.push_back({file, std::string(loop_refusal_name(state.reason)), state.message});
+      continue;
+    }
     const ProbeLabels labels = loop_labels(state);
     out.metrics.push_back(gauge(
         "jitterd_loop_up", "1 while the loop's segment is accepted, its writer lives and its heartbeat moves.",
@@ -132,8 +161,10 @@ ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, 
     out.metrics.push_back(gauge("jitterd_loop_last_seen_timestamp_seconds",
                                 "When jitterd last saw the loop's heartbeat move (Unix time).", labels,
                                 state.last_seen_unix));
-    const auto summary = summaries.find(file);
-    add_counts(out, state, summary == summaries.end() ? nullptr : &summary->second);
+    const auto window = windows.find(file);
+    const LoopWindowFigures* figures = window == windows.end() ? nullptr : &window->second;
+    add_counts(out, state, figures == nullptr ? nullptr : &figures->figures);
+    reading.loops.push_back(loop_view(file, state, figures));
   }
   for (LoopRefusal reason : kLoopRefusals) {
     const auto count = tracker.refusals().find(reason);
@@ -145,6 +176,7 @@ ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, 
   out.notes.push_back(std::to_string(tracker.loops().size()) + " segment(s) in " +
                       printable(tracker.settings().directory.string()));
   out.tables.push_back(std::move(table));
+  out.loops = std::move(reading);
   return out;
 }
 
@@ -152,7 +184,7 @@ ProbeResult LoopProbe::run(ProbeContext& context) {
   const double now_unix = unix_seconds();
   tracker_.scan(context.host, now_unix);
   const auto now_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC));
-  std::map<std::string, CpuFigures> summaries;
+  std::map<std::string, LoopWindowFigures> figures;
   for (auto it = windows_.begin(); it != windows_.end();) {
     const auto state = tracker_.loops().find(it->first);
     const bool keep =
@@ -164,13 +196,27 @@ ProbeResult LoopProbe::run(ProbeContext& context) {
     const LoopSegmentReading& r = state.reading;
     Window& window =
         windows_.try_emplace(file, Window{state.inode, RollingWindow(settings_.window.count())}).first->second;
+    // As a sampler's window (sampling/sampler_set.h advance_sampler_window), on the daemon's
+    // clock: the histogram's changes and the counters over the same readings.
     window.gaps.push(r.counts.gaps, now_ns);
+    window.points.push_back({now_ns, r.counts.sampled_ticks, r.counts.interruptions, r.counts.interrupted_ticks});
+    const std::uint64_t start_ns = window.gaps.start_tick();
+    while (window.points.size() > 1 && window.points.front().now_ns < start_ns) window.points.pop_front();
     const TickScale scale(static_cast<double>(r.header.hertz));
     const std::uint64_t span = scale.from_ns(static_cast<std::uint64_t>(settings_.window.count()));
     const std::uint64_t from = r.heartbeat_tick > span ? r.heartbeat_tick - span : 0;
-    summaries[file] = summarize(window.gaps.window(), r.max_between(from, r.heartbeat_tick), scale);
+    LoopWindowFigures& f = figures[file];
+    f.gaps = window.gaps.window();
+    f.figures = summarize(f.gaps, r.max_between(from, r.heartbeat_tick), scale);
+    f.figures.valid = f.figures.valid && start_ns != now_ns;
+    f.figures.span_seconds = ns_to_seconds(static_cast<double>(now_ns - start_ns));
+    const Point& first = window.points.front();
+    const Point& last = window.points.back();
+    set_counted(f.figures, last.sampled_ticks - first.sampled_ticks, last.interruptions - first.interruptions,
+                last.interrupted_ticks - first.interrupted_ticks, scale);
+    set_limits(f.figures, r.floor_ticks, r.threshold_ticks, scale);
   }
-  ProbeResult out = loop_result(tracker_, summaries);
+  ProbeResult out = loop_result(tracker_, figures);
   for (const std::string& user : unknown_users_)
     out.warnings.push_back("loops.users: no user '" + printable(user) + "' in the user database; left out");
   unknown_users_.clear();

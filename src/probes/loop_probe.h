@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,6 +41,14 @@ struct LoopSettings {
 // does not know goes to *unknown and is left out); root and jitterd's own user when none is set.
 std::vector<uid_t> loop_allowed_users(const std::vector<std::string>& users, std::vector<std::string>* unknown);
 
+// A loop's rolling window as the probe last computed it: the figures a sampled CPU's window has
+// (span, quantiles, exact max, interruptions and stolen time within it, floor and threshold) and
+// the gaps behind them, in the loop's ticks.
+struct LoopWindowFigures {
+  CpuFigures figures;
+  HistogramSnapshot gaps;
+};
+
 class LoopProbe : public Probe {
  public:
   explicit LoopProbe(LoopSettings settings);
@@ -48,9 +57,15 @@ class LoopProbe : public Probe {
   ProbeResult run(ProbeContext& context) override;
 
  private:
+  // The loop's counters at one reading, on the daemon's monotonic clock (ns).
+  struct Point {
+    std::uint64_t now_ns = 0;
+    std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;
+  };
   struct Window {
     ino_t inode = 0;
     RollingWindow gaps;
+    std::deque<Point> points{};  // the readings within the window, as SamplerWindowState::counters
   };
   LoopSettings settings_;
   std::vector<std::string> unknown_users_;
@@ -58,7 +73,8 @@ class LoopProbe : public Probe {
   std::map<std::string, Window> windows_;  // by file name, for the accepted loops
 };
 
-// The metrics and table of the tracker's last scan (exposed for tests): `summaries` by file name.
-ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, CpuFigures>& summaries);
+// The metrics, table and typed reading (ProbeResult::loops) of the tracker's last scan (exposed
+// for tests): `windows` by file name.
+ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, LoopWindowFigures>& windows);
 
 }  // namespace jitterd

@@ -25,6 +25,7 @@
 #include "host/host_reader.h"
 #include "host/posture.h"
 #include "measure/counter_calibration.h"
+#include "measure/cpu_figures.h"
 #include "measure/histogram.h"
 #include "measure/sampler_loop.h"
 #include "measure/tick.h"
@@ -136,6 +137,39 @@ struct MachineReading {
   std::uint64_t changes = 0;      // fingerprint changes seen since jitterd started
 };
 
+// One application loop as the loops probe last read it (probes/loop_probe.h), typed: what the
+// status page shows of it, read here and not back from the exported metrics.
+struct LoopView {
+  std::string file{};  // the segment's file name, jitterd-loop.NAME
+  std::string loop{};  // its name, the `loop` label
+  int cpu = 0;
+  ProbeLabels labels{};  // the loop's own, besides loop and cpu
+  std::int32_t pid = 0;
+  bool up = false;
+  std::string why{};                  // why it is down ("" while up)
+  double last_seen_unix_seconds = 0;  // when its heartbeat last moved (0: never)
+  bool warmed_up = false;             // its floor and threshold are known (in `window`)
+  // Over the rolling window, as a sampled CPU's: span, quantiles, exact max, interruptions and
+  // stolen time within it, floor and threshold. Not valid before two readings.
+  CpuFigures window{};
+  HistogramSnapshot window_gaps{};  // in the loop's counter ticks, within the window
+  double ns_per_tick = 0;
+  // Since the segment was made.
+  std::uint64_t gaps = 0, interruptions = 0;
+  double stolen_seconds = 0;
+};
+
+// A segment the loops probe refused, and why (docs/loops.md#refusals).
+struct RefusedLoopSegment {
+  std::string file{}, reason{}, why{};
+};
+
+struct LoopsReading {
+  std::string directory{};
+  std::vector<LoopView> loops{};  // by file name
+  std::vector<RefusedLoopSegment> refused{};
+};
+
 struct ProbeResult {
   std::vector<ProbeMetric> metrics;
   std::vector<ProbeTable> tables;
@@ -144,6 +178,7 @@ struct ProbeResult {
   std::map<std::string, ProbeState> states;  // by subject ("method"), each run
   std::vector<ProbeSamples> samples;         // what compare tests the table's quantiles with
   std::optional<MachineReading> machine;     // set by the posture probe only
+  std::optional<LoopsReading> loops;         // set by the loops probe only
 };
 
 // Thrown by ProbeContext::check_cancelled when the daemon is stopping.

@@ -28,8 +28,8 @@ constexpr ProbeFacts kAttributionFacts{};
 // not a baseline figure yet. On the status page beside the samplers: the CPUs that matter most.
 constexpr ProbeFacts kWatchFacts{.status_heading = "Watched CPUs (the application's)"};
 // Loops: the applications' own loops (their segments in loops.directory), read over time; not a
-// baseline figure yet.
-constexpr ProbeFacts kLoopFacts{};
+// baseline figure yet. The status page shows them in a section of their own, beside the samplers.
+constexpr ProbeFacts kLoopFacts{.status_heading = "Loops (the applications' own)"};
 
 // --- clock ---
 

@@ -64,8 +64,11 @@ std::optional<LoopFileRead> check_file(int fd, const std::vector<uid_t>& allowed
 LoopFileRead read_loop_file(const std::filesystem::path& path, const std::vector<uid_t>& allowed_users) {
   const Descriptor fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) {
-    if (errno == ELOOP) return refused(LoopRefusal::not_regular, "is a symbolic link, not a regular file");
-    return refused(LoopRefusal::unreadable, std::string("open: ") + std::strerror(errno));
+    const int error = errno;
+    if (error == ELOOP) return refused(LoopRefusal::not_regular, "is a symbolic link, not a regular file");
+    LoopFileRead out = refused(LoopRefusal::unreadable, std::string("open: ") + std::strerror(error));
+    out.gone = error == ENOENT;
+    return out;
   }
   struct stat st {};
   if (auto problem = check_file(fd.get(), allowed_users, st)) return std::move(*problem);
@@ -116,10 +119,9 @@ void LoopTracker::refuse(LoopState& state, LoopRefusal reason, std::string messa
                     "): " + state.message);
 }
 
-void LoopTracker::update(const std::string& name, const HostReader& host, double now_unix) {
+void LoopTracker::update(const std::string& name, LoopFileRead read, const HostReader& host, double now_unix) {
   LoopState& state = loops_[name];
   state.file = settings_.directory / name;
-  LoopFileRead read = read_loop_file(state.file, settings_.allowed_users);
   const bool same_file = state.inode != 0 && read.device == state.device && read.inode == state.inode;
   if (read.reading && state.inode != 0 && !same_file && !state.refused)
     events_.push_back(printable(state.file.string()) +
@@ -166,8 +168,11 @@ void LoopTracker::scan(const HostReader& host, double now_unix) {
       ++over;
       continue;
     }
+    // A file removed since the listing is as if not listed: gone, not refused.
+    LoopFileRead read = read_loop_file(settings_.directory / name, settings_.allowed_users);
+    if (read.gone) continue;
     seen.insert(name);
-    update(name, host, now_unix);
+    update(name, std::move(read), host, now_unix);
   }
   for (auto it = loops_.begin(); it != loops_.end();) {
     if (seen.count(it->first) != 0) {

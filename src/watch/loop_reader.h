@@ -35,6 +35,9 @@ struct LoopFileRead {
   std::optional<LoopSegmentReading> reading;
   LoopRefusal reason = LoopRefusal::unreadable;
   std::string message;  // without the path: the caller names the file
+  // The file was not there to open (ENOENT): removed since the directory was listed, which an
+  // application closing its probe does at any moment; not a refusal.
+  bool gone = false;
   dev_t device = 0;
   ino_t inode = 0;
 };
@@ -85,7 +88,7 @@ class LoopTracker {
   const LoopTrackerSettings& settings() const { return settings_; }
 
  private:
-  void update(const std::string& name, const HostReader& host, double now_unix);
+  void update(const std::string& name, LoopFileRead read, const HostReader& host, double now_unix);
   void refuse(LoopState& state, LoopRefusal reason, std::string message);
 
   LoopTrackerSettings settings_;

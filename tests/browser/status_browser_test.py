@@ -4,15 +4,17 @@
 protocol, the helpers of browser_test.py).
 
 Starts the real daemon (one sampled CPU, posture, clock, kernel_cost and c2c pairing the sampled
-CPU with a housekeeping one), waits for a full window and every probe's first run, then loads
+CPU with a housekeeping one, and the loops probe reading an application loop: the poll_loop
+example on cpu 0), waits for a full window, the loop's window and every probe's first run, then loads
 http://ADDRESS/ and fails on any console error, uncaught exception, CSP violation or request for
 anything but the page itself. The page's visible p99 of the sampled CPU must match /status.json
 taken at the same window: the JSON is read before and after the load, and the three window
-sequences (JSON, page, JSON) must be equal, else it loads again. Also at a phone's width nothing
+sequences (JSON, page, JSON) must be equal, else it loads again; the same for the loop's p99 in
+the loops' section (the loops probe's last run equal in both JSON reads), and its plot. Also at a phone's width nothing
 but the tables scrolls sideways. Saves status.png (desktop, the top 1700 px) under --screenshots.
 Skips (77) without chromium or python3-websocket, or with fewer than two CPUs.
 
-Usage: /usr/bin/python3 status_browser_test.py --jitterd BINARY --screenshots DIR
+Usage: /usr/bin/python3 status_browser_test.py --jitterd BINARY --poll-loop BINARY --screenshots DIR
 """
 
 import argparse
@@ -51,6 +53,9 @@ probes:
   c2c: {samples: 30, round_trips: 500, allow_unsampled: true}
   posture: {interval: 10s}
   attribution: {interval: 10s}
+loops:
+  directory: {loops}
+  interval: 1s
 """
 
 LISTENING_RE = re.compile(r"listening on (127\.0\.0\.1:\d+)")
@@ -84,8 +89,9 @@ def check_page(browser, base, failures):
                             f"{expected} us")
         else:
             print(f"cpu {cpu['cpu']}: p99 {shown} us on the page and in the JSON (window {page_sequence})")
+    check_loops(browser, base, failures)
     text = evaluate(browser, "document.body.innerText")
-    for heading in ("Samplers", "Probes", "Fingerprint", "isolation checklist"):
+    for heading in ("Samplers", "Loops (the applications' own)", "Probes", "Fingerprint", "isolation checklist"):
         if heading not in text:
             failures.append(f"status page: no \"{heading}\"")
     if evaluate(browser, "document.querySelectorAll('svg.plot polyline').length") < 1:
@@ -94,9 +100,43 @@ def check_page(browser, base, failures):
         failures.append("status page: no c2c heatmap")
 
 
+def loops_run(document):
+    return next(p["last_run_unix_seconds"] for p in document["probes"] if p["name"] == "loops")
+
+
+def check_loops(browser, base, failures):
+    """The application loop's row shows the p99 of /status.json's same reading of the loops probe
+    (its last run the same before and after the load), and its plot is drawn."""
+    status_url = base + "/status.json"
+    for attempt in range(20):
+        before = get_json(status_url)
+        problems = load_url(browser, base + "/")
+        after = get_json(status_url)
+        if loops_run(before) == loops_run(after):
+            break
+    else:
+        failures.append("the loops probe ran during each of 20 page loads")
+        return
+    failures += [f"status page: {p}" for p in problems]
+    loops = [l for l in before["loops"]["loops"] if l["window"]]
+    if not loops:
+        failures.append(f"no loop with a window in /status.json: {before['loops']}")
+    for loop in loops:
+        shown = evaluate(browser, f"document.getElementById('loop-{loop['loop']}-p99').innerText")
+        expected = f"{loop['window']['p99_seconds'] * 1e6:.3f}"
+        if shown != expected:
+            failures.append(f"loop {loop['loop']}: the page shows p99 {shown} us, the JSON of the same reading "
+                            f"{expected} us")
+        else:
+            print(f"loop {loop['loop']}: p99 {shown} us on the page and in the JSON")
+        if evaluate(browser, f"document.querySelectorAll('#loop-{loop['loop']}-plot svg.plot polyline').length") < 1:
+            failures.append(f"loop {loop['loop']}: no exceedance plot")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--jitterd", required=True)
+    parser.add_argument("--poll-loop", required=True, help="examples/loop_probe/poll_loop: the application loop")
     parser.add_argument("--screenshots", required=True)
     args = parser.parse_args()
     if shutil.which("chromium") is None:
@@ -108,10 +148,16 @@ def main():
     os.makedirs(args.screenshots, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="jitterd_status_browser_")
     config = os.path.join(workdir, "jitterd.yaml")
+    loops = os.path.join(workdir, "loops")
+    os.mkdir(loops)
     with open(config, "w") as f:
-        f.write(CONFIG)
+        f.write(CONFIG.replace("{loops}", loops))
     log_path = os.path.join(workdir, "jitterd.log")
     failures = []
+    # The application's loop, on cpu 0 (cpu 1 is sampled), until the end.
+    loop = subprocess.Popen([os.path.realpath(args.poll_loop), "app_loop", "0", "0", "app=browser"],
+                            env=dict(os.environ, JITTERD_LOOP_DIR=loops), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
     with open(log_path, "w") as log:
         daemon = subprocess.Popen([os.path.realpath(args.jitterd), "run", "--config", config], stdout=log,
                                   stderr=subprocess.STDOUT)
@@ -128,7 +174,8 @@ def main():
         def ready():
             document = get_json(base + "/status.json")
             full = [c for c in document["cpus"] if c["window"] and c["window"]["seconds"] >= 8.5]
-            return full and all(p["ran"] for p in document["probes"])
+            looping = document["loops"] and any(l["window"] for l in document["loops"]["loops"])
+            return full and looping and all(p["ran"] for p in document["probes"])
 
         wait_until(ready, 60, interval=0.2, what="a full window and every probe's first run")
         browser = Browser(workdir)
@@ -143,6 +190,8 @@ def main():
         if overflow > 0:
             failures.append(f"status page (phone): the page is {overflow} px wider than the screen")
     finally:
+        loop.kill()
+        loop.wait()
         if browser is not None:
             browser.close()
         daemon.send_signal(signal.SIGTERM)

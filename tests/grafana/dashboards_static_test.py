@@ -2,17 +2,18 @@
 # SPDX-License-Identifier: Apache-2.0
 """Static check of grafana/dashboards/*.json against real scrapes of the real jitterd.
 
-The metric names and types come from two real scrapes, taken once every probe has run: the
-daemon on this machine with every probe and detail option on, and the daemon reading the
+The metric names and types come from real scrapes, taken once every probe has run: the
+daemon on this machine with every probe and detail option on, the daemon reading the
 tuned-server fixture tree (--path.sysfs/--path.procfs), which has the cpufreq and idle-state
-files a VM lacks. A dashboard fails on: invalid JSON, duplicate panel ids, not exactly one
+files a VM lacks, a daemon watching cpu 1, and a daemon reading an application loop (the
+poll_loop example, for the jitterd_loop_ families). A dashboard fails on: invalid JSON, duplicate panel ids, not exactly one
 datasource variable, a target or annotation not using it, a rate/increase without
 $__rate_interval, a counter outside rate/increase, a panel without unit or description, a
 metric name neither scrape exports nor the rules record, missing job/instance variables, a
 heatmap that calculates. The second half feeds the checker broken copies of a real dashboard
 and expects each defect to be reported, so the checker itself cannot pass vacuously.
 
-Usage: dashboards_static_test.py --jitterd BINARY [unittest args]; exit 77 (skip) with fewer
+Usage: dashboards_static_test.py --jitterd BINARY --poll-loop BINARY [unittest args]; exit 77 (skip) with fewer
 than 2 CPUs.
 """
 
@@ -59,12 +60,34 @@ def scrape_watching(workdir):
         daemon.kill()
 
 
+def scrape_looping(workdir):
+    """A scrape of a daemon that reads an application loop (the jitterd_loop_ families), once the
+    loop has warmed up and its window has two readings."""
+    directory = os.path.join(workdir, "loops")
+    os.mkdir(directory)
+    loop = common.ExampleLoop(directory)
+    daemon = harness.Daemon(workdir, "cpus: []\nweb:\n  listen_address: \"127.0.0.1:0\"\n" +
+                            common.LOOPS_SECTION.format(directory=directory) + harness.PROBES_OFF)
+    try:
+        daemon.start(timeout=20)
+        wanted = ("jitterd_loop_window_max_gap_seconds", "jitterd_loop_floor_seconds")
+        return harness.wait_until(
+            lambda: (lambda t: t if all(n in t for n in wanted) else None)(daemon.scrape_text()),
+            timeout=30, interval=0.5, what="the loop's window and floor")
+    finally:
+        if daemon.stop() != 0:
+            print(f"warning: jitterd did not stop cleanly; log:\n{daemon.log()}", file=sys.stderr)
+        daemon.kill()
+        loop.stop()
+
+
 def setUpModule():
     global EXPOSITION
     EXPOSITION = dashboard_lint.Exposition()
     with tempfile.TemporaryDirectory(prefix="jitterd-dash-") as here, \
             tempfile.TemporaryDirectory(prefix="jitterd-dash-fixture-") as fixture, \
-            tempfile.TemporaryDirectory(prefix="jitterd-dash-watch-") as watching:
+            tempfile.TemporaryDirectory(prefix="jitterd-dash-watch-") as watching, \
+            tempfile.TemporaryDirectory(prefix="jitterd-dash-loops-") as looping:
         # Both daemons at once: the second run of the clock probe (drift) takes 10 s.
         root = common.FIXTURE_ROOT
         results = {}
@@ -82,7 +105,8 @@ def setUpModule():
             t.join()
         # Then the watching daemon: cpu 1 is sampled by the first one while it runs.
         results["watch"] = scrape_watching(watching)
-        if set(results) != {"machine", "fixture", "watch"}:
+        results["loops"] = scrape_looping(looping)
+        if set(results) != {"machine", "fixture", "watch", "loops"}:
             raise AssertionError(f"a scrape failed (got {sorted(results)}); see the errors above")
         for text in results.values():
             EXPOSITION.add(text)
@@ -237,4 +261,5 @@ class Generator(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    common.take_poll_loop()
     harness.main([harness.require_two_cpus])

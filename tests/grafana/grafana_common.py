@@ -64,8 +64,53 @@ watch:
 """ + harness.PROBES_OFF
 
 
-def full_config(cpus="1"):
-    return FULL_CONFIG.format(cpus=cpus)
+# The applications' loops: the poll_loop example (examples/loop_probe) writing into a scratch
+# directory that the daemon's loops: section reads (the jitterd_loop_ families).
+LOOPS_SECTION = """\
+loops:
+  directory: {directory}
+  stale_after: 2s
+  interval: 500ms
+"""
+
+POLL_LOOP = None  # set by take_poll_loop()
+
+
+def take_poll_loop():
+    """Takes --poll-loop BIN out of sys.argv (the rest is harness.main's)."""
+    global POLL_LOOP
+    import argparse
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--poll-loop", required=True, help="examples/loop_probe/poll_loop")
+    own, rest = parser.parse_known_args()
+    POLL_LOOP = os.path.realpath(own.poll_loop)
+    sys.argv = [sys.argv[0]] + rest
+
+
+class ExampleLoop:
+    """poll_loop NAME on `cpu`, writing its segment into `directory` until stopped."""
+
+    def __init__(self, directory, name="dashboards", cpu=0):
+        import subprocess
+        env = dict(os.environ, JITTERD_LOOP_DIR=directory)
+        self.process = subprocess.Popen([POLL_LOOP, name, str(cpu), "0", "app=dashboards"], env=env,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        path = os.path.join(directory, "jitterd-loop." + name)
+        harness.wait_until(lambda: os.path.exists(path) or self.process.poll() is not None, 10,
+                           what=f"the segment {path}")
+        if not os.path.exists(path):
+            raise AssertionError(f"poll_loop exited with {self.process.returncode} before writing {path}")
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(10)
+
+
+def full_config(cpus="1", loops=None):
+    """FULL_CONFIG, with a loops: section reading `loops` when given."""
+    text = FULL_CONFIG.format(cpus=cpus)
+    return text + LOOPS_SECTION.format(directory=loops) if loops else text
 
 
 def recorded_names(rules_text=None):

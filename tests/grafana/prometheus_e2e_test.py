@@ -12,7 +12,9 @@ Once every probe has run (the clock probe twice) and the rates have two samples:
     enough to hold one 10 s attribution window), returns `success` from /api/v1/query_range, and every panel
     has a non-empty result except those listed in ALLOWED_EMPTY, each with its reason.
 
-Usage: prometheus_e2e_test.py --jitterd BINARY [unittest args]; exit 77 (skip) without the
+With an application loop (the poll_loop example on cpu 0) read by the daemon's loops: section,
+so that the loops' panels and rules have data too.
+Usage: prometheus_e2e_test.py --jitterd BINARY --poll-loop BINARY [unittest args]; exit 77 (skip) without the
 prometheus package or with fewer than 2 CPUs.
 """
 
@@ -98,7 +100,11 @@ class PrometheusEndToEnd(unittest.TestCase):
         import tempfile
         cls._tmp = tempfile.TemporaryDirectory(prefix="jitterd-prom-")
         workdir = cls._tmp.name
-        cls.daemon = harness.Daemon(workdir, common.full_config())
+        # An application loop on cpu 0 (cpu 1 is sampled): the loops' panels, rules and alerts.
+        loops = os.path.join(workdir, "loops")
+        os.mkdir(loops)
+        cls.loop = common.ExampleLoop(loops, cpu=0)
+        cls.daemon = harness.Daemon(workdir, common.full_config(loops=loops))
         cls.daemon.start(timeout=20)
         cls.prometheus = prometheus_harness.Prometheus(workdir, cls.daemon.address, cls.daemon.telemetry_path,
                                                        common.RULES_FILE)
@@ -114,6 +120,7 @@ class PrometheusEndToEnd(unittest.TestCase):
         cls.prometheus.stop()
         cls.daemon.stop()
         cls.daemon.kill()
+        cls.loop.stop()
         cls._tmp.cleanup()
 
     @classmethod
@@ -121,10 +128,14 @@ class PrometheusEndToEnd(unittest.TestCase):
         p = cls.prometheus
 
         def ready():
-            probes = p.values('count(jitterd_probe_last_run_timestamp_seconds{job="jitterd"})')
+            # The configured probes of FULL_CONFIG (the loops probe runs too, every 500 ms).
+            probes = p.values(f'count(jitterd_probe_last_run_timestamp_seconds{{job="jitterd", '
+                              f'probe=~"{"|".join(common.PROBES)}"}})')
             drift = p.values('jitterd_clock_drift_ratio{job="jitterd"}')
             # Two scrapes after the first attribution window: every rate has two samples.
-            rates = p.values('instance_cpu:jitterd_sampler_interruptions:rate5m')
+            rates = (p.values('instance_cpu:jitterd_sampler_interruptions:rate5m')
+                     and p.values('instance_loop:jitterd_loop_stolen_share:ratio_rate5m')
+                     and p.values('jitterd_loop_window_max_gap_seconds'))
             events = p.values('count_over_time(jitterd_attribution_events_total{job="jitterd"}[1m])')
             return (probes and float(probes[0]["value"][1]) == len(common.PROBES) and drift and rates
                     and events and min(float(e["value"][1]) for e in events) >= 16)
@@ -199,4 +210,5 @@ class PrometheusEndToEnd(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    common.take_poll_loop()
     harness.main(prerequisites())

@@ -13,6 +13,7 @@ second, a refused file beside them): the daemon's descriptors stay the same and 
 Usage: loop_test.py --jitterd BIN --poll-loop BIN --ring-loop BIN
 """
 import argparse
+import json
 import os
 import signal
 import stat
@@ -185,6 +186,75 @@ class LoopTest(harness.DaemonTestCase):
         after = sum(harness.select(later, "jitterd_loop_gap_seconds_count", loop="live").values())
         self.assertGreater(after, before, "the live loop stopped moving beside the hostile segments")
         self.assertEqual(harness.http_get(daemon.url())[0], 200)
+        self.stop_ok(daemon)
+
+    def test_status_page_and_json_show_each_loop_and_the_refused_segments(self):
+        # The loops probe reads once a second: /status.json is read before and after a scrape,
+        # and when the probe did not run in between, the three saw the same reading and its
+        # numbers compare exactly.
+        cpus = cpus_allowed()
+        self.example(POLL_LOOP, "status_loop", cpus[0], 0, "kind=c")
+        with open(os.path.join(self.loops, "jitterd-loop.junk"), "wb") as junk:
+            junk.write(b"<script>" * 100)
+        daemon = self.daemon(loops_config(self.loops).replace("interval: 200ms", "interval: 1s"))
+
+        def status():
+            status_code, body = harness.http_get(daemon.url("/status.json"))
+            self.assertEqual(status_code, 200)
+            return json.loads(body)
+
+        def loops_probe(document):
+            return next(p for p in document["probes"] if p["name"] == "loops")
+
+        def loop_in(document):
+            found = [l for l in (document["loops"] or {}).get("loops", []) if l["loop"] == "status_loop"]
+            return found[0] if found and found[0]["window"] else None
+
+        harness.wait_until(lambda: loop_in(status()), 15, interval=0.2, what="status_loop's window in /status.json")
+        for _ in range(20):
+            before, samples, after = status(), daemon.scrape(), status()
+            if loops_probe(before)["last_run_unix_seconds"] == loops_probe(after)["last_run_unix_seconds"]:
+                break
+        else:
+            self.fail("the loops probe ran during each of 20 scrapes")
+        loop = loop_in(before)
+        self.assertEqual(before["loops"]["directory"], self.loops)
+        self.assertEqual((loop["cpu"], loop["labels"], loop["up"], loop["error"]), (cpus[0], {"kind": "c"}, True, ""))
+        one = lambda name, **pairs: next(iter(harness.select(samples, name, loop="status_loop", **pairs).values()))
+        # /metrics writes 16 significant digits (text_format.cpp), the JSON every digit: the same
+        # double to 1e-9 relative, as integration_status compares a sampled CPU's.
+        same = lambda figure, name, **pairs: self.assertAlmostEqual(
+            figure, one(name, **pairs), delta=abs(figure) * 1e-9, msg=name + str(pairs))
+        window = loop["window"]
+        for quantile, key in (("0.5", "p50_seconds"), ("0.99", "p99_seconds"), ("0.999", "p99_9_seconds"),
+                              ("0.9999", "p99_99_seconds")):
+            same(window[key], "jitterd_loop_window_gap_seconds", quantile=quantile)
+        same(window["max_seconds"], "jitterd_loop_window_max_gap_seconds")
+        self.assertLessEqual(window["p99_seconds"], window["max_seconds"])
+        self.assertGreater(window["seconds"], 0)
+        self.assertGreater(window["samples"], 0)
+        same(loop["loop_floor_seconds"], "jitterd_loop_floor_seconds")
+        same(loop["interruption_threshold_seconds"], "jitterd_loop_interruption_threshold_seconds")
+        self.assertEqual(loop["interruptions"], one("jitterd_loop_interruptions_total"))
+        self.assertEqual(loop["gaps"], one("jitterd_loop_gap_seconds_count"))
+        self.assertAlmostEqual(loop["last_seen_unix_seconds"], one("jitterd_loop_last_seen_timestamp_seconds"),
+                               delta=1e-5)
+        self.assertEqual(1, one("jitterd_loop_up"))
+        self.assertGreaterEqual(window["stolen_ratio"], 0)
+        self.assertLess(window["stolen_ratio"], 1)
+        refused = before["loops"]["refused"]
+        self.assertEqual([(r["file"], r["reason"]) for r in refused], [("jitterd-loop.junk", "magic")])
+        self.assertTrue(refused[0]["why"])
+        # The page: the loops' section with the same figures, the refused file with why, nothing
+        # from the file unescaped.
+        status_code, page = harness.http_get(daemon.url("/"))
+        self.assertEqual(status_code, 200)
+        self.assertIn("<h2>Loops (the applications&#39; own)</h2>", page)
+        self.assertRegex(page, r'<tr id="loop-status_loop"><td>status_loop</td><td>%d</td>' % cpus[0])
+        self.assertRegex(page, r'id="loop-status_loop-p99">\d+\.\d{3}<')
+        self.assertIn('id="loop-status_loop-plot"', page)
+        self.assertIn("<td>jitterd-loop.junk</td><td>magic</td>", page)
+        self.assertNotIn("<script>", page)
         self.stop_ok(daemon)
 
     def test_probes_coming_and_going_leave_descriptors_and_memory_flat(self):

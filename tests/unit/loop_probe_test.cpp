@@ -91,6 +91,38 @@ TEST_CASE("loops probe: a loop is exported like a sampled CPU, a refused segment
     logged = logged || (line.find("jitterd-loop.bad: refused (magic)") != std::string::npos);
   CHECK(logged);
   CHECK(result.warnings.empty());
+  // The typed reading the status page shows: the window's figures as a sampled CPU's, and the
+  // refused file with why.
+  REQUIRE(result.loops.has_value());
+  CHECK(result.loops->directory == dir);
+  REQUIRE(result.loops->loops.size() == 1);
+  const LoopView& rx = result.loops->loops[0];
+  CHECK(rx.loop == "rx0");
+  CHECK(rx.file == "jitterd-loop.rx0");
+  CHECK(rx.cpu == 2);
+  CHECK(rx.labels == ProbeLabels{{"nic", "eth0"}});
+  CHECK(rx.pid == ::getpid());
+  CHECK(rx.up);
+  CHECK(rx.warmed_up);
+  CHECK(rx.gaps == 8192 + 1024);
+  CHECK(rx.interruptions == 1);
+  CHECK(rx.ns_per_tick == 1);
+  REQUIRE(rx.window.valid);
+  CHECK(rx.window.samples == 1024);  // the gaps between the two runs
+  CHECK(rx.window.span_seconds > 0);
+  CHECK(rx.window.interruptions == 1);
+  CHECK(rx.window.stolen_seconds == Approx(100e-6));
+  CHECK(rx.window.max_ns == Approx(100'000));
+  CHECK(rx.window.floor_ns == Approx(50));
+  CHECK(rx.window.threshold_ns == Approx(1000));
+  CHECK(rx.window_gaps.total() == 1024);
+  REQUIRE(result.loops->refused.size() == 1);
+  CHECK(result.loops->refused[0].file == "jitterd-loop.bad");
+  CHECK(result.loops->refused[0].reason == "magic");
+  CHECK_FALSE(result.loops->refused[0].why.empty());
+  // The first run: no window yet.
+  REQUIRE(first.loops.has_value());
+  CHECK_FALSE(first.loops->loops.at(0).window.valid);
 }
 
 TEST_CASE("loops probe: users are uids, names from the user database, root and jitterd's by default", "[loop]") {

@@ -107,6 +107,11 @@ TEST_CASE("loop reader: a symlink, a FIFO, another user's file and a short file 
   CHECK(read_loop_file(tree.root() / "jitterd-loop.short", me()).reason == LoopRefusal::truncated);
   std::filesystem::resize_file(tree.root() / "jitterd-loop.short", 100);
   CHECK(read_loop_file(tree.root() / "jitterd-loop.short", me()).reason == LoopRefusal::truncated);
+  // A file removed since the directory was listed is gone, not refused; any other failure to
+  // open it is.
+  CHECK(read_loop_file(tree.root() / "jitterd-loop.removed", me()).gone);
+  CHECK_FALSE(read_loop_file(tree.root() / "jitterd-loop.link", me()).gone);
+  CHECK_FALSE(read_loop_file(tree.root() / "jitterd-loop.short", me()).gone);
   jitterd_loop_close(probe);
 }
 

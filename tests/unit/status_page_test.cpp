@@ -131,6 +131,112 @@ TEST_CASE("the status JSON holds the window figures /metrics exports", "[status_
   CHECK(j["fingerprint"]["since_unix_seconds"].get<double>() == 1.7e9);
 }
 
+namespace {
+
+// The loops probe's last run: one loop up over a 2 s window (10,000 gaps of 50 ns, 2 of 100 us at
+// 1 GHz), one down, and a refused segment, with text from outside in every field it can reach.
+StatusSnapshot with_loops() {
+  StatusSnapshot s = snapshot();
+  ProbeStatus loops("loops");
+  loops.ran = loops.success = true;
+  loops.last_run_unix_seconds = 1.7e9 + 9;
+  const TickScale ns(1e9);
+  LoopsReading reading{.directory = "/dev/shm/" + hostile};
+  LoopView rx{.file = "jitterd-loop.rx0",
+              .loop = "rx0",
+              .cpu = 2,
+              .labels = {{"nic", hostile}},
+              .pid = 4242,
+              .up = true,
+              .last_seen_unix_seconds = 1.7e9 + 8.5,
+              .warmed_up = true,
+              .ns_per_tick = 1,
+              .gaps = 50'000,
+              .interruptions = 7,
+              .stolen_seconds = 700e-6};
+  rx.window_gaps = gaps({{50, 10'000}, {100'000, 2}});
+  rx.window = summarize(rx.window_gaps, 100'000, ns);
+  rx.window.span_seconds = 2;
+  set_counted(rx.window, 0, 2, 200'000, ns);
+  set_limits(rx.window, 50, 1000, ns);
+  reading.loops.push_back(rx);
+  LoopView gone{.file = "jitterd-loop.gone", .loop = "gone", .cpu = 1, .pid = 17, .why = "writer gone " + hostile};
+  reading.loops.push_back(gone);
+  reading.refused.push_back({"jitterd-loop.bad", "magic", "magic 0x" + hostile});
+  loops.result.loops = reading;
+  s.probes.push_back(std::make_shared<const ProbeStatus>(loops));
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("the status page shows each loop as a sampled CPU, and the refused segments with why", "[status_page]") {
+  const StatusSnapshot s = with_loops();
+  const std::string page = status_html(s, "/m", 0);
+  CHECK(page.find("<script") == std::string::npos);
+  const auto section = page.find("<h2>Loops (the applications&#39; own)</h2>");
+  REQUIRE(section != std::string::npos);
+  CHECK(section > page.find("<h2>Samplers</h2>"));
+  CHECK(section < page.find("<h2>Probes</h2>"));
+  CHECK(page.find("id=\"probe-loops\"", section) != std::string::npos);
+  // Its own section, not also listed among the probes.
+  CHECK(page.find("id=\"probe-loops\"", page.find("<h2>Probes</h2>")) == std::string::npos);
+  const double p99 = ns_to_seconds(s.probes.back()->result.loops->loops[0].window.p99_ns);
+  CHECK(p99 == Approx(51e-9));  // rank 9901 of 10,002 is a 50 ns gap: its bucket's upper edge
+  CHECK(page.find("id=\"loop-rx0-p99\">" + fmt::format("{:.3f}", p99 * 1e6) + "<") != std::string::npos);
+  CHECK(page.find("id=\"loop-rx0-max\">100.000<") != std::string::npos);
+  CHECK(page.find("id=\"loop-rx0-interruptions\">1.00<") != std::string::npos);
+  CHECK(page.find("id=\"loop-rx0-stolen\">0.0100<") != std::string::npos);  // 200 us of 2 s
+  CHECK(page.find("id=\"loop-rx0-floor\">0.050<") != std::string::npos);
+  CHECK(page.find("id=\"loop-rx0-threshold\">1.000<") != std::string::npos);
+  CHECK(page.find("id=\"loop-rx0-last-seen\">1.5<") != std::string::npos);
+  CHECK(page.find("id=\"loop-rx0-plot\"") != std::string::npos);
+  CHECK(page.find("nic=" + html_escape(hostile)) != std::string::npos);
+  // The loop that is down: no window, its reason; no plot without gaps.
+  CHECK(page.find("<tr id=\"loop-gone\">") != std::string::npos);
+  CHECK(page.find("id=\"loop-gone-last-seen\">never<") != std::string::npos);
+  CHECK(page.find(html_escape("writer gone " + hostile)) != std::string::npos);
+  CHECK(page.find("id=\"loop-gone-plot\"") == std::string::npos);
+  CHECK(page.find("<td>jitterd-loop.bad</td><td>magic</td>") != std::string::npos);
+  CHECK(page.find(html_escape("magic 0x" + hostile)) != std::string::npos);
+  CHECK(page.find("2 loops and 1 refused segment in <code>/dev/shm/" + html_escape(hostile)) != std::string::npos);
+}
+
+TEST_CASE("the status JSON holds each loop's window figures and the refused segments", "[status_page]") {
+  const StatusSnapshot s = with_loops();
+  const Json j = status_json(s, "/m");
+  REQUIRE(j["loops"].is_object());
+  CHECK(j["loops"]["directory"] == "/dev/shm/" + hostile);
+  REQUIRE(j["loops"]["loops"].size() == 2);
+  const Json& rx = j["loops"]["loops"][0];
+  const CpuFigures& f = s.probes.back()->result.loops->loops[0].window;
+  CHECK(rx["loop"] == "rx0");
+  CHECK(rx["cpu"] == 2);
+  CHECK(rx["labels"]["nic"] == hostile);
+  CHECK(rx["up"] == true);
+  CHECK(rx["pid"] == 4242);
+  CHECK(rx["gaps"] == 50'000);
+  CHECK(rx["interruptions"] == 7);
+  CHECK(rx["stolen_seconds"].get<double>() == Approx(700e-6));
+  CHECK(rx["loop_floor_seconds"].get<double>() == Approx(50e-9));
+  CHECK(rx["interruption_threshold_seconds"].get<double>() == Approx(1e-6));
+  CHECK(rx["last_seen_unix_seconds"].get<double>() == 1.7e9 + 8.5);
+  CHECK(rx["window"]["p99_seconds"].get<double>() == ns_to_seconds(f.p99_ns));
+  CHECK(rx["window"]["max_seconds"].get<double>() == Approx(100e-6));
+  CHECK(rx["window"]["interruptions_per_second"].get<double>() == Approx(1));
+  CHECK(rx["window"]["stolen_ratio"].get<double>() == Approx(100e-6));
+  const Json& gone = j["loops"]["loops"][1];
+  CHECK(gone["up"] == false);
+  CHECK(gone["error"] == "writer gone " + hostile);
+  CHECK(gone["window"].is_null());
+  CHECK(gone["last_seen_unix_seconds"].is_null());
+  CHECK(gone["loop_floor_seconds"].is_null());
+  REQUIRE(j["loops"]["refused"].size() == 1);
+  CHECK(j["loops"]["refused"][0]["reason"] == "magic");
+  CHECK(j["loops"]["refused"][0]["why"] == "magic 0x" + hostile);
+  CHECK(status_json(snapshot(), "/m")["loops"].is_null());  // no loops probe
+}
+
 TEST_CASE("a sampler off its CPU: the JSON's error and the page's note say which CPU, since when and why",
           "[status_page]") {
   StatusSnapshot s = snapshot();
