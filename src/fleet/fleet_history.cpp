@@ -202,7 +202,8 @@ void add_batch_figures(FleetHistory& history, const BatchAnswers& answers, const
              stolen = per_cpu(answers.stolen, source);
   std::map<std::string, FleetHost*> hosts;
   for (FleetHost& h : history.hosts) hosts[h.instance] = &h;
-  for (auto& [key, cumulative] : buckets) {
+  for (auto& [cpu_key, cumulative] : buckets) {
+    const CpuKey key = cpu_key;  // a lambda below uses it (clang 14 cannot capture a binding)
     const auto host = hosts.find(key.first);
     const auto seconds = sampled.find(key);
     if (host == hosts.end() || seconds == sampled.end() || !(seconds->second > 0)) continue;
