@@ -109,6 +109,15 @@ FleetReport analyse_fleet(const FleetHistory& history, const FleetSelection& sel
     for (CohortFigure& c : compare_cohort(figures, cohorts[r.reference], hosts, options.criteria))
       r.comparisons.emplace_back(value, std::move(c));
   }
+  for (const auto& [value, hosts] : cohorts)
+    if (value != r.reference && std::none_of(hosts.begin(), hosts.end(), [&](const HostValues& h) {
+          return std::any_of(cohorts[r.reference].begin(), cohorts[r.reference].end(),
+                             [&](const HostValues& ref) { return ref.stratum == h.stratum; });
+        }))
+      r.notes.push_back(
+          fmt::format("{}=\"{}\": no host shares a CPU model with the reference cohort, so none is "
+                      "compared (like against like only)",
+                      selection.by, value));
   std::vector<CohortFigure*> family;
   for (auto& [value, c] : r.comparisons) family.push_back(&c);
   judge_family(family, options.criteria);
@@ -156,6 +165,18 @@ ProbeTable fleet_comparisons_table(const FleetReport& r) {
                       number(c.test.high, digits_for(c.test.high)), number(change, 1),
                       number(c.floor, digits_for(c.floor)), number(c.test.p, 6), number(c.adjusted_p, 6)});
   }
+  return t;
+}
+
+ProbeTable fleet_hosts_table(const FleetReport& r) {
+  ProbeTable t{"hosts", {"host", r.by, "cpu_model"}, {}, TableShape::rows};
+  for (const FigureSpec& f : r.figures) t.columns.push_back(f.name);
+  for (const auto& [cohort, hosts] : r.cohort_hosts)
+    for (const HostValues& h : hosts) {
+      std::vector<Cell> row{h.host, cohort, h.stratum};
+      for (double v : h.values) row.push_back(number(v, digits_for(v)));
+      t.rows.push_back(std::move(row));
+    }
   return t;
 }
 
@@ -246,6 +267,7 @@ std::string fleet_json(const FleetReport& r) {
            {"comparisons", table_records(fleet_comparisons_table(r))},
            {"drifted_hosts", table_records(fleet_drift_table(r))},
            {"classes", table_records(fleet_classes_table(r))},
+           {"hosts", table_records(fleet_hosts_table(r))},
            {"left_out", r.left_out},
            {"notes", r.notes},
            {"queries", r.queries}});

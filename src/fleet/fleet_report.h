@@ -63,6 +63,8 @@ ProbeTable fleet_cohorts_table(const FleetReport& report);
 ProbeTable fleet_comparisons_table(const FleetReport& report);
 ProbeTable fleet_drift_table(const FleetReport& report);
 ProbeTable fleet_classes_table(const FleetReport& report);
+// Every host's values (JSON only: a column per figure row).
+ProbeTable fleet_hosts_table(const FleetReport& report);
 std::string fleet_aa_line(const FleetReport& report);
 
 std::string fleet_text(const FleetReport& report);

@@ -184,8 +184,9 @@ std::vector<CohortFigure> compare_cohort(const std::vector<FigureSpec>& figures,
     CohortFigure c;
     c.figure = figures[f].name;
     c.test = stratified_rank_test(list, criteria.confidence);
-    c.reference_median = reference_values.empty() ? 0 : median_of(reference_values);
-    c.other_median = other_values.empty() ? 0 : median_of(other_values);
+    // NaN (no value) where no host of that side shares a hardware stratum with the other side.
+    c.reference_median = median_of(reference_values);
+    c.other_median = median_of(other_values);
     c.floor = figures[f].cv * std::fabs(c.reference_median);
     c.finding = c.test.reference < criteria.min_hosts || c.test.other < criteria.min_hosts ? Finding::too_few_hosts
                                                                                            : Finding::no_change;

@@ -86,7 +86,7 @@ std::string_view to_string(Finding finding);
 struct CohortFigure {
   std::string figure;
   RankTest test;
-  double reference_median = 0, other_median = 0;  // over the comparable hosts
+  double reference_median = 0, other_median = 0;  // over the comparable hosts; NaN when none
   double floor = 0;                               // cv x reference median: the smallest shift called
   double adjusted_p = 1;
   Finding finding = Finding::no_change;
