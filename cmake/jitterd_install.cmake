@@ -73,7 +73,7 @@ install(CODE "
 # tests/packaging/man_pages_test.py checks the keys and flags of docs/ against the binary.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 set(JITTERD_MAN_DIR ${CMAKE_BINARY_DIR}/man)
-set(JITTERD_VERBS run check-config report baseline compare)
+set(JITTERD_VERBS run check-config report baseline compare fleet)
 set(JITTERD_VERB_MAN_PAGES)
 foreach(verb IN LISTS JITTERD_VERBS)
   list(APPEND JITTERD_VERB_MAN_PAGES ${JITTERD_MAN_DIR}/jitterd-${verb}.8)

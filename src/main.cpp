@@ -11,6 +11,7 @@
 #include "cli/check_config.h"
 #include "cli/command_line.h"
 #include "cli/compare.h"
+#include "cli/fleet.h"
 #include "cli/report.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
@@ -51,6 +52,8 @@ int main(int argc, char** argv) {
         return jitterd::run_baseline(cl);
       case jitterd::Verb::compare:
         return jitterd::run_compare(cl);
+      case jitterd::Verb::fleet:
+        return jitterd::run_fleet(cl);
       default:
         return jitterd::run_daemon(jitterd::config_source(cl), jitterd::host_reader(cl));
     }

@@ -29,6 +29,8 @@ Synopsis:
   jitterd compare BEFORE AFTER    what changed between two baselines, and what it did
   jitterd compare --prometheus URL --instance HOST:PORT --before START/END --after START/END
                                   the same from what Prometheus scraped, at the exported buckets
+  jitterd fleet --prometheus URL --range START/END --by FIELD [--where MATCHERS]
+                                  cohorts of hosts compared over one range, and drifted hosts
   jitterd VERB --help             the flags VERB takes
 
 Exit codes: 0 success, 64 bad command line, 78 bad configuration (a bad value of --web.* or
@@ -264,6 +266,7 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
 CommandLine parse_command_line(const std::vector<std::string>& args) {
   CommandLine cl;
   ReportFlags report_flags;
+  FleetFlags fleet_flags;
   CLI::App app{
       "jitterd measures how quiet CPUs are: pinned samplers time every gap in their loop, and\n"
       "probes time clocks, pacing, kernel operations and core-to-core latency.",
@@ -292,7 +295,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       "compare two baselines, or two ranges of Prometheus history: what changed, and what it did, with a "
       "verdict per figure");
   add_compare_flags(*compare, cl, report_flags);
-  for (CLI::App* verb : {run, check, report, baseline, compare}) verb->allow_extras();
+  CLI::App* fleet = add_fleet_verb(app, cl, report_flags, fleet_flags);
+  for (CLI::App* verb : {run, check, report, baseline, compare, fleet}) verb->allow_extras();
   app.footer(kSynopsis);  // after the verbs, which would inherit it
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
@@ -323,6 +327,10 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     cl.verb = Verb::baseline;
     cl.report_duration = checked_duration(report_flags.duration, "see jitterd baseline --help");
     cl.baseline_probes = checked_probes(report_flags.probes, "see jitterd baseline --help");
+  } else if (fleet->parsed()) {
+    reject_extras(app, *fleet);
+    cl.verb = Verb::fleet;
+    check_fleet(cl, *fleet, report_flags, fleet_flags);
   } else if (compare->parsed()) {
     reject_extras(app, *compare);
     cl.verb = Verb::compare;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The command line: a verb (run, the default; check-config; report [TOPIC]; baseline; compare) and the
+// The command line: a verb (run, the default; check-config; report [TOPIC]; baseline; compare; fleet) and the
 // node_exporter-style flags that verb takes, parsed by CLI11 into a plain CommandLine the rest of
 // the program reads. A flag the verb does not take is a usage error naming it. Values that are
 // configuration settings (--web.*, --log.level) are only carried here: config/config_source.h
@@ -15,6 +15,8 @@
 #include "compare/allowances.h"
 #include "config/config_source.h"
 #include "config/duration.h"
+#include "fleet/fleet_history.h"
+#include "fleet/fleet_report.h"
 #include "host/host_reader.h"
 
 namespace jitterd {
@@ -22,7 +24,7 @@ namespace jitterd {
 inline constexpr const char* kDefaultConfigPath =
     JITTERD_DEFAULT_CONFIG_PATH;  // CMake: <sysconfdir>/jitterd/jitterd.yaml
 
-enum class Verb { run, report, baseline, compare, check_config, help, version };
+enum class Verb { run, report, baseline, compare, fleet, check_config, help, version };
 enum class ReportFormat { table, json, csv, script, html };  // script: report posture only; html: not posture
 
 struct CommandLine {
@@ -54,6 +56,11 @@ struct CommandLine {
   // compare --allowance NAME=CV,...: run-to-run allowances in place of the measured ones
   // (compare/allowances.h), checked here.
   std::vector<AllowanceSetting> compare_allowances;
+  // fleet --prometheus URL --range START/END --by FIELD: what to read and how to judge it (the
+  // Prometheus flags above are shared with compare).
+  std::string fleet_range;
+  FleetSelection fleet_selection;
+  FleetOptions fleet_options;
   std::string help;  // Verb::help: the text asked for, jitterd's or one verb's
 };
 

@@ -11,6 +11,27 @@ namespace jitterd {
 
 using namespace std::chrono_literals;
 
+void add_prometheus_connection_flags(CLI::App& verb, CommandLine& cl, ReportFlags& flags) {
+  verb.add_option("--prometheus-bearer-token-file", cl.prometheus_bearer_token_file,
+                  "with --prometheus: send Authorization: Bearer with the token in FILE")
+      ->type_name("FILE");
+  verb.add_option("--prometheus-basic-auth-user", cl.prometheus_basic_auth_user,
+                  "with --prometheus: send HTTP basic auth as USER, the password read from "
+                  "--prometheus-basic-auth-password-file (never given on the command line)")
+      ->type_name("USER");
+  verb.add_option("--prometheus-basic-auth-password-file", cl.prometheus_basic_auth_password_file,
+                  "with --prometheus-basic-auth-user: the file holding the password (its first line)")
+      ->type_name("FILE");
+  verb.add_option("--prometheus-timeout", flags.prometheus_timeout,
+                  "with --prometheus: the limit of each request, connection included (100ms..1h)")
+      ->type_name("DURATION")
+      ->capture_default_str();
+  verb.add_option("--prometheus-max-bytes", flags.prometheus_max_bytes,
+                  "with --prometheus: the largest answer read, once decoded, in bytes or with KiB, MiB or GiB "
+                  "(1KiB..16GiB; default 64MiB: the gap-histogram bucket series of 1,000 hosts x 16 CPUs)")
+      ->type_name("SIZE");
+}
+
 void add_compare_flags(CLI::App& compare, CommandLine& cl, ReportFlags& flags) {
   compare.add_option("BEFORE", cl.compare_before, "the baseline taken first")->type_name("");
   compare.add_option("AFTER", cl.compare_after, "the baseline taken after the change")->type_name("");
@@ -33,35 +54,13 @@ void add_compare_flags(CLI::App& compare, CommandLine& cl, ReportFlags& flags) {
                   "1/120 of the shorter range)")
       ->type_name("DURATION");
   compare
-      .add_option("--prometheus-bearer-token-file", cl.prometheus_bearer_token_file,
-                  "with --prometheus: send Authorization: Bearer with the token in FILE")
-      ->type_name("FILE");
-  compare
-      .add_option("--prometheus-basic-auth-user", cl.prometheus_basic_auth_user,
-                  "with --prometheus: send HTTP basic auth as USER, the password read from "
-                  "--prometheus-basic-auth-password-file (never given on the command line)")
-      ->type_name("USER");
-  compare
-      .add_option("--prometheus-basic-auth-password-file", cl.prometheus_basic_auth_password_file,
-                  "with --prometheus-basic-auth-user: the file holding the password (its first line)")
-      ->type_name("FILE");
-  compare
       .add_option("--allowance", flags.allowance,
                   "set run-to-run allowances (cv, 0..2) in place of the measured ones: NAME=CV,... with NAME a "
                   "group (" +
                       joined(allowance_groups()) +
                       ") or one figure of it (c2c.median_ns, kernel_cost.p99_ns; docs/before-and-after.md)")
       ->type_name("NAME=CV,...");
-  compare
-      .add_option("--prometheus-timeout", flags.prometheus_timeout,
-                  "with --prometheus: the limit of each request, connection included (100ms..1h)")
-      ->type_name("DURATION")
-      ->capture_default_str();
-  compare
-      .add_option("--prometheus-max-bytes", flags.prometheus_max_bytes,
-                  "with --prometheus: the largest answer read, once decoded, in bytes or with KiB, MiB or GiB "
-                  "(1KiB..16GiB; default 64MiB: the gap-histogram bucket series of 1,000 hosts x 16 CPUs)")
-      ->type_name("SIZE");
+  add_prometheus_connection_flags(compare, cl, flags);
 }
 
 namespace {
@@ -86,6 +85,35 @@ std::optional<std::size_t> parse_byte_size(const std::string& text) {
 }
 
 }  // namespace
+
+void check_prometheus_connection(CommandLine& cl, const CLI::App& verb, const ReportFlags& flags) {
+  const std::string hint = "see jitterd " + verb.get_name() + " --help";
+  if (cl.prometheus_basic_auth_user.empty() != cl.prometheus_basic_auth_password_file.empty())
+    throw UsageError(
+        "--prometheus-basic-auth-user and --prometheus-basic-auth-password-file: give both or neither", hint);
+  if (!cl.prometheus_basic_auth_user.empty() && !cl.prometheus_bearer_token_file.empty())
+    throw UsageError(
+        "--prometheus-basic-auth-user and --prometheus-bearer-token-file: one Authorization header, so one of "
+        "them",
+        hint);
+  if (cl.prometheus_basic_auth_user.find(':') != std::string::npos)
+    throw UsageError("--prometheus-basic-auth-user: a user name cannot hold ':' (basic auth splits there)", hint);
+  {
+    const std::optional<Duration> timeout = parse_duration(flags.prometheus_timeout);
+    if (!timeout || *timeout < 100ms || *timeout > 1h)
+      throw UsageError("--prometheus-timeout: must be 100ms..1h, got \"" + flags.prometheus_timeout + "\"", hint);
+    cl.prometheus_timeout = *timeout;
+  }
+  if (verb.count("--prometheus-max-bytes") > 0) {
+    const std::optional<std::size_t> bytes = parse_byte_size(flags.prometheus_max_bytes);
+    if (!bytes || *bytes < (1u << 10) || *bytes > (std::size_t{16} << 30))
+      throw UsageError(
+          "--prometheus-max-bytes: must be 1KiB..16GiB (bytes, or a number with KiB, MiB or GiB), got \"" +
+              flags.prometheus_max_bytes + "\"",
+          hint);
+    cl.prometheus_max_bytes = *bytes;
+  }
+}
 
 void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& flags) {
   const std::string hint = "see jitterd compare --help";
@@ -134,31 +162,7 @@ void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& 
     throw UsageError("--before " + cl.prometheus_before + " and --after " + cl.prometheus_after +
                          ": the ranges overlap; compare two ranges that do not (they may touch)",
                      hint);
-  if (cl.prometheus_basic_auth_user.empty() != cl.prometheus_basic_auth_password_file.empty())
-    throw UsageError(
-        "--prometheus-basic-auth-user and --prometheus-basic-auth-password-file: give both or neither", hint);
-  if (!cl.prometheus_basic_auth_user.empty() && !cl.prometheus_bearer_token_file.empty())
-    throw UsageError(
-        "--prometheus-basic-auth-user and --prometheus-bearer-token-file: one Authorization header, so one of "
-        "them",
-        hint);
-  if (cl.prometheus_basic_auth_user.find(':') != std::string::npos)
-    throw UsageError("--prometheus-basic-auth-user: a user name cannot hold ':' (basic auth splits there)", hint);
-  {
-    const std::optional<Duration> timeout = parse_duration(flags.prometheus_timeout);
-    if (!timeout || *timeout < 100ms || *timeout > 1h)
-      throw UsageError("--prometheus-timeout: must be 100ms..1h, got \"" + flags.prometheus_timeout + "\"", hint);
-    cl.prometheus_timeout = *timeout;
-  }
-  if (compare.count("--prometheus-max-bytes") > 0) {
-    const std::optional<std::size_t> bytes = parse_byte_size(flags.prometheus_max_bytes);
-    if (!bytes || *bytes < (1u << 10) || *bytes > (std::size_t{16} << 30))
-      throw UsageError(
-          "--prometheus-max-bytes: must be 1KiB..16GiB (bytes, or a number with KiB, MiB or GiB), got \"" +
-              flags.prometheus_max_bytes + "\"",
-          hint);
-    cl.prometheus_max_bytes = *bytes;
-  }
+  check_prometheus_connection(cl, compare, flags);
   if (compare.count("--sub-window") > 0) {
     const std::optional<Duration> sub_window = parse_duration(flags.sub_window);
     if (!sub_window || *sub_window < 100ms || *sub_window > 24h)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the verbs' flag parsing shares, split by verb: command_line.cpp (report, baseline, the
-// common flags and the verb itself) and compare_flags.cpp (compare's two files or --prometheus).
+// common flags and the verb itself), compare_flags.cpp (compare's two files or --prometheus, and
+// the Prometheus connection flags) and fleet_flags.cpp (fleet).
 // Private to those files; call from the main thread.
 #pragma once
 
@@ -42,8 +43,25 @@ struct ReportFlags {
 void add_format_flag(CLI::App& verb, ReportFlags& flags, const std::string& what, bool with_script = false);
 
 void add_compare_flags(CLI::App& compare, CommandLine& cl, ReportFlags& flags);
+// The Prometheus connection flags compare --prometheus and fleet share (auth, timeout, size).
+void add_prometheus_connection_flags(CLI::App& verb, CommandLine& cl, ReportFlags& flags);
+// Their checks; `verb` names the verb in messages.
+void check_prometheus_connection(CommandLine& cl, const CLI::App& verb, const ReportFlags& flags);
 
 // Two files, or --prometheus with its instance and two ranges; never a mix.
 void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& flags);
+
+// fleet's own flags, kept as text and checked afterwards.
+struct FleetFlags {
+  std::string classes;
+  std::string alpha = "0.05";
+  std::string min_hosts = "5";
+  std::string adjustment = "holm";
+  std::string aa_splits = "100";
+};
+// The fleet verb, added to `app` with its flags.
+CLI::App* add_fleet_verb(CLI::App& app, CommandLine& cl, ReportFlags& flags, FleetFlags& fleet_flags);
+// Sets cl.report_format too (table, json, csv or html).
+void check_fleet(CommandLine& cl, const CLI::App& fleet, const ReportFlags& flags, const FleetFlags& fleet_flags);
 
 }  // namespace jitterd

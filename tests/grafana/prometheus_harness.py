@@ -44,8 +44,9 @@ scrape_configs:
 
 
 class Prometheus:
-    def __init__(self, workdir, target, metrics_path, rules_file):
+    def __init__(self, workdir, target, metrics_path, rules_file, args=()):
         self.workdir = workdir
+        self.args = list(args)  # more flags for prometheus (e.g. --query.max-samples)
         self.config_path = os.path.join(workdir, "prometheus.yml")
         with open(self.config_path, "w", encoding="utf-8") as f:
             f.write(CONFIG.format(rules=rules_file, path=metrics_path, target=target))
@@ -60,7 +61,7 @@ class Prometheus:
                 self.process = subprocess.Popen(
                     [shutil.which("prometheus"), f"--config.file={self.config_path}",
                      f"--storage.tsdb.path={os.path.join(self.workdir, 'data')}",
-                     f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"],
+                     f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"] + self.args,
                     stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
             def ready():

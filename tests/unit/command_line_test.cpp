@@ -132,7 +132,7 @@ TEST_CASE("report flags outside their topic are usage errors", "[command_line]")
 TEST_CASE("bad arguments name themselves", "[command_line]") {
   CHECK_THROWS_WITH(
       parse_command_line({"serve"}),
-      Catch::Contains("unknown verb \"serve\" (allowed: run, check-config, report, baseline, compare)"));
+      Catch::Contains("unknown verb \"serve\" (allowed: run, check-config, report, baseline, compare, fleet)"));
   CHECK_THROWS_WITH(parse_command_line({"--config"}), Catch::Contains("--config"));
   CHECK_THROWS_WITH(parse_command_line({"report", "--format", "xml"}), Catch::Contains("xml"));
   CHECK_THROWS_WITH(parse_command_line({"run", "report"}), Catch::Contains("run: unexpected argument \"report\""));
@@ -279,4 +279,39 @@ TEST_CASE("command line: compare --allowance sets run-to-run allowances, each to
   CHECK_THAT(usage_error("c2c=0.3,c2c=0.4"), Catch::Contains("c2c given twice"));
   CHECK_THAT(usage_error("pacing.p99_late_ns=0.5"), Catch::Contains("never tested"));
   CHECK_THAT(usage_error(""), Catch::Contains("--allowance: empty"));
+}
+
+TEST_CASE("fleet: --prometheus, --range and --by, each flag checked") {
+  const CommandLine cl = parse_command_line(
+      {"fleet", "--prometheus", "http://p:9090", "--range", "100/700", "--by", "kernel", "--class",
+       "bios_vendor,microcode", "--alpha", "0.01", "--adjustment", "bh", "--min-hosts", "8", "--format", "html"});
+  CHECK(cl.verb == Verb::fleet);
+  CHECK(cl.fleet_selection.range.start == 100);
+  CHECK(cl.fleet_selection.range.end == 700);
+  CHECK(cl.fleet_selection.by == "kernel");
+  CHECK(cl.fleet_selection.class_fields == std::vector<std::string>{"bios_vendor", "microcode"});
+  CHECK(cl.fleet_options.criteria.alpha == 0.01);
+  CHECK(cl.fleet_options.criteria.adjustment == Adjustment::benjamini_hochberg);
+  CHECK(cl.fleet_options.criteria.min_hosts == 8);
+  CHECK(cl.report_format == ReportFormat::html);
+  const std::vector<std::string> base{"fleet",   "--prometheus", "http://p:9090", "--range",
+                                      "100/700", "--by",         "kernel"};
+  const auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  CHECK_THROWS_WITH(parse_command_line({"fleet", "--prometheus", "http://p:9090", "--range", "100/700"}),
+                    Catch::Contains("--by is needed"));
+  CHECK_THROWS_WITH(parse_command_line({"fleet", "--by", "kernel", "--range", "100/700"}),
+                    Catch::Contains("--prometheus is needed"));
+  CHECK_THROWS_WITH(parse_command_line(with({"--alpha", "0.5"})), Catch::Contains("--alpha: must be 0.0001..0.2"));
+  CHECK_THROWS_WITH(parse_command_line(with({"--min-hosts", "2"})), Catch::Contains("--min-hosts"));
+  CHECK_THROWS_WITH(parse_command_line(with({"--adjustment", "bonferroni"})), Catch::Contains("holm or bh"));
+  CHECK_THROWS_WITH(parse_command_line(with({"--class", "bios-vendor"})), Catch::Contains("not a label name"));
+  CHECK_THROWS_WITH(parse_command_line(with({"--where", "x=\"1\"}"})), Catch::Contains("--where"));
+  CHECK_THROWS_WITH(
+      parse_command_line({"fleet", "--prometheus", "http://p:9090", "--range", "700/100", "--by", "k"}),
+      Catch::Contains("--range"));
+  CHECK_THROWS_WITH(parse_command_line(with({"--instance", "a:1"})), Catch::Contains("--instance"));
 }

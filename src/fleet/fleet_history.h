@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// The hosts of `jitterd fleet` read from Prometheus: who is in the fleet (the
+// jitterd_fingerprint_info series matching --where over the range), and each host's per-CPU
+// figures over the same range, from PromQL aggregations evaluated at the range's end and batched
+// over many hosts per query (an `instance=~"a|b|..."` matcher), never one query per host:
+//   sum by (instance, cpu, le) (increase(jitterd_sampler_gap_seconds_bucket{...}[RANGE]))
+//   sum by (instance, cpu) (increase(jitterd_sampler_{sampled_seconds,interruptions,stolen_seconds}_total{...}[RANGE]))
+// increase() counts a counter reset as compare --prometheus does, and extrapolates to the range's
+// edges (so counts are not whole; the quantiles are ratios of counts and do not move by it). Per
+// CPU: p50/p99/p99.9/p99.99 as the exported bucket upper bound holding the rank (the largest finite
+// bound for the +Inf bucket), interruptions per sampled second, stolen seconds per sampled second,
+// and the gaps over each tail threshold (the exported bound at or above each of
+// report/baseline_file.h kTailThresholdsNs) per sampled second.
+// A batch is sized so that the samples it loads stay under Prometheus's default
+// --query.max-samples (50 million), from the scrape count of the fingerprint series; a batch
+// Prometheus still refuses for too many samples is halved and asked again.
+// Throws BaselineError: 65 no host in the range, a host's series of the wrong shape, a refusal at
+// one host; 64 a --by or --class field no fingerprint series has; 69 (prometheus_client.h).
+// Pure functions apart from read_fleet_history; call from one thread.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compare/prometheus_client.h"
+#include "compare/time_range.h"
+#include "report/baseline_file.h"  // BaselineError
+
+namespace jitterd {
+
+// What to read: the range, the fingerprint selection, the cohort and class fields.
+struct FleetSelection {
+  TimeRange range;
+  std::string by;                         // the cohort field (a label of jitterd_fingerprint_info)
+  std::string where;                      // PromQL label matchers, as inside {...}; "" for every host
+  std::vector<std::string> class_fields;  // with cpu_model: the drift classes
+};
+
+inline constexpr const char* kFingerprintSeries = "jitterd_fingerprint_info";
+inline constexpr int kExitFleetUsage = 64;  // a field the fingerprint series has not
+
+struct FleetHost {
+  std::string instance;
+  std::map<std::string, std::string> fingerprint;  // every label but __name__ and instance
+  std::map<int, std::vector<double>> cpus;         // per sampled CPU, one value per figure name
+};
+
+struct FleetHistory {
+  std::vector<FleetHost> hosts;           // by instance
+  std::vector<std::string> figure_names;  // p50_ns, ..., gaps_over_25us_per_s
+  std::vector<std::string> left_out;      // "host: why" (changed cohort inside the range, no samples)
+  std::vector<std::string> notes;
+  std::size_t queries = 0;
+  double most_scrapes = 0;  // of one fingerprint series over the range: the scrapes a series holds
+};
+
+// The fingerprints of a count_over_time(jitterd_fingerprint_info{...}[RANGE]) answer's result:
+// one host per instance, the label set with the most scrapes where it changed in fields other
+// than --by, cpu_model and the --class fields; a host whose --by, cpu_model or --class value
+// changed inside the range is left out and listed. Throws as above.
+FleetHistory fleet_hosts(const Json& result, const FleetSelection& selection, const std::string& source);
+
+// `instance=~"..."` matching exactly these instances (regular-expression and PromQL escaped).
+std::string instance_matcher(const std::vector<std::string>& instances);
+
+// The per-CPU figures from the four aggregated answers' results (instant vectors) of a batch, added
+// to the hosts of `history` they name. `bounds_ns` gathers the exported finite bounds seen.
+struct BatchAnswers {
+  Json buckets, sampled, interruptions, stolen;
+};
+void add_batch_figures(FleetHistory& history, const BatchAnswers& answers, const std::string& source);
+
+// The fleet as Prometheus has it.
+FleetHistory read_fleet_history(const PrometheusClient& client, const FleetSelection& selection);
+
+}  // namespace jitterd

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fleet/fleet_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "compare/allowances.h"
+#include "report/baseline_file.h"
+#include "report/render.h"
+
+namespace jitterd {
+
+std::vector<FigureSpec> fleet_figures(const std::vector<std::string>& cpu_figures, double range_seconds,
+                                      bool guest) {
+  std::vector<FigureSpec> out;
+  for (const std::string& name : cpu_figures) {
+    const std::string allowance = name.rfind("gaps_over_", 0) == 0 ? "gaps.tail_rates" : "gaps." + name;
+    const double cv = allowance_for(allowance, guest, {}).cv.value_or(0.5);
+    // A rate or a share: one event (or second) over the range, so that a zero has a log.
+    const bool quantile = name.size() > 3 && name.compare(name.size() - 3, 3, "_ns") == 0;
+    const double resolution = quantile ? 0 : 1 / std::max(1.0, range_seconds);
+    out.push_back({name + " (worst CPU)", cv, resolution});
+    out.push_back({name + " (median CPU)", cv, resolution});
+  }
+  return out;
+}
+
+std::vector<double> host_values(const FleetHost& host, std::size_t cpu_figures) {
+  std::vector<double> out;
+  for (std::size_t f = 0; f < cpu_figures; ++f) {
+    std::vector<double> per_cpu;
+    for (const auto& [cpu, values] : host.cpus)
+      if (f < values.size() && !std::isnan(values[f])) per_cpu.push_back(values[f]);
+    out.push_back(per_cpu.empty() ? NAN : *std::max_element(per_cpu.begin(), per_cpu.end()));
+    out.push_back(median_of(per_cpu));
+  }
+  return out;
+}
+
+namespace {
+
+std::string field_of(const FleetHost& h, const std::string& field) {
+  const auto it = h.fingerprint.find(field);
+  return it == h.fingerprint.end() ? "" : it->second;
+}
+
+// Identical hardware within one cohort: the cohort comparison answers for the --by field, so a
+// cohort that differs from the rest of its hardware is not a set of drifted hosts.
+std::string class_key(const FleetHost& h, const FleetSelection& selection) {
+  std::string key = "cpu_model=" + field_of(h, "cpu_model");
+  if (selection.by != "cpu_model") key += "," + selection.by + "=" + field_of(h, selection.by);
+  for (const std::string& field : selection.class_fields) key += "," + field + "=" + field_of(h, field);
+  return key;
+}
+
+std::string chosen_reference(const std::map<std::string, std::vector<HostValues>>& cohorts,
+                             const std::string& asked, const std::string& by) {
+  if (!asked.empty()) {
+    if (cohorts.count(asked) != 0) return asked;
+    std::vector<std::string> values;
+    for (const auto& [value, hosts] : cohorts) values.push_back("\"" + value + "\"");
+    throw BaselineError(kExitFleetUsage, fmt::format("--reference \"{}\": no host has {}=\"{}\" in the range; the "
+                                                     "cohorts are {}",
+                                                     asked, by, asked, fmt::join(values, ", ")));
+  }
+  std::string largest;
+  std::size_t most = 0;
+  for (const auto& [value, hosts] : cohorts)
+    if (hosts.size() > most) largest = value, most = hosts.size();
+  return largest;
+}
+
+}  // namespace
+
+FleetReport analyse_fleet(const FleetHistory& history, const FleetSelection& selection,
+                          const FleetOptions& options) {
+  FleetReport r;
+  r.by = selection.by;
+  r.where = selection.where;
+  r.range = selection.range.text;
+  r.criteria = options.criteria;
+  r.drift_criteria = options.drift;
+  r.left_out = history.left_out;
+  r.notes = history.notes;
+  r.queries = history.queries;
+  const bool guest = std::any_of(history.hosts.begin(), history.hosts.end(),
+                                 [](const FleetHost& h) { return field_of(h, "hypervisor") == "yes"; });
+  const std::vector<FigureSpec> figures =
+      fleet_figures(history.figure_names, selection.range.end - selection.range.start, guest);
+  std::map<std::string, std::vector<HostValues>> cohorts;
+  std::vector<ClassedHost> classed;
+  for (const FleetHost& h : history.hosts) {
+    HostValues v{h.instance, field_of(h, "cpu_model"), host_values(h, history.figure_names.size())};
+    cohorts[field_of(h, selection.by)].push_back(v);
+    classed.push_back({v, class_key(h, selection), h.fingerprint});
+  }
+  r.reference = chosen_reference(cohorts, options.reference, selection.by);
+  for (const auto& [value, hosts] : cohorts) r.cohorts.push_back({value, hosts.size(), value == r.reference});
+  if (cohorts.size() < 2)
+    r.notes.push_back(
+        fmt::format("every host has {}=\"{}\": one cohort, nothing to compare (the drifted hosts "
+                    "are still judged)",
+                    selection.by, r.reference));
+  for (const auto& [value, hosts] : cohorts) {
+    if (value == r.reference) continue;
+    for (CohortFigure& c : compare_cohort(figures, cohorts[r.reference], hosts, options.criteria))
+      r.comparisons.emplace_back(value, std::move(c));
+  }
+  for (const auto& [value, hosts] : cohorts)
+    if (value != r.reference && std::none_of(hosts.begin(), hosts.end(), [&](const HostValues& h) {
+          return std::any_of(cohorts[r.reference].begin(), cohorts[r.reference].end(),
+                             [&](const HostValues& ref) { return ref.stratum == h.stratum; });
+        }))
+      r.notes.push_back(
+          fmt::format("{}=\"{}\": no host shares a CPU model with the reference cohort, so none is "
+                      "compared (like against like only)",
+                      selection.by, value));
+  std::vector<CohortFigure*> family;
+  for (auto& [value, c] : r.comparisons) family.push_back(&c);
+  judge_family(family, options.criteria);
+  r.tests = static_cast<std::size_t>(std::count_if(
+      family.begin(), family.end(), [](const CohortFigure* c) { return c->finding != Finding::too_few_hosts; }));
+  r.aa = aa_false_alarm_rate(figures, cohorts[r.reference], options.criteria, options.aa_splits, options.aa_seed);
+  r.drift = find_drifted_hosts(figures, classed, options.drift);
+  r.figures = figures;
+  r.cohort_hosts = std::move(cohorts);
+  return r;
+}
+
+namespace {
+
+Cell number(double v, int digits) { return std::isfinite(v) ? Cell(v, digits) : Cell(); }
+
+// Digits enough for a figure: nanoseconds whole, rates and shares to four significant digits.
+int digits_for(double v) {
+  if (!std::isfinite(v) || v == 0 || std::fabs(v) >= 100) return 0;
+  return std::clamp(3 - static_cast<int>(std::floor(std::log10(std::fabs(v)))), 0, 9);
+}
+
+}  // namespace
+
+ProbeTable fleet_cohorts_table(const FleetReport& r) {
+  ProbeTable t{"cohorts", {r.by, "hosts", "reference"}, {}, TableShape::rows};
+  for (const CohortRow& c : r.cohorts) t.rows.push_back({c.value, c.hosts, Cell(c.reference)});
+  return t;
+}
+
+ProbeTable fleet_comparisons_table(const FleetReport& r) {
+  ProbeTable t{"comparisons",
+               {r.by, "figure", "verdict", "reference_hosts", "hosts", "reference_median", "median", "shift",
+                "shift_low", "shift_high", "change_percent", "floor", "p", "adjusted_p"},
+               {},
+               TableShape::rows};
+  for (const auto& [value, c] : r.comparisons) {
+    const double change = c.reference_median != 0 ? 100 * c.test.shift / c.reference_median : NAN;
+    Cell verdict{std::string(to_string(c.finding))};
+    if (c.finding == Finding::worse || c.finding == Finding::better) verdict.html_class = verdict.text;
+    t.rows.push_back({value, c.figure, verdict, c.test.reference, c.test.other,
+                      number(c.reference_median, digits_for(c.reference_median)),
+                      number(c.other_median, digits_for(c.other_median)),
+                      number(c.test.shift, digits_for(c.test.shift)), number(c.test.low, digits_for(c.test.low)),
+                      number(c.test.high, digits_for(c.test.high)), number(change, 1),
+                      number(c.floor, digits_for(c.floor)), number(c.test.p, 6), number(c.adjusted_p, 6)});
+  }
+  return t;
+}
+
+ProbeTable fleet_hosts_table(const FleetReport& r) {
+  ProbeTable t{"hosts", {"host", r.by, "cpu_model"}, {}, TableShape::rows};
+  for (const FigureSpec& f : r.figures) t.columns.push_back(f.name);
+  for (const auto& [cohort, hosts] : r.cohort_hosts)
+    for (const HostValues& h : hosts) {
+      std::vector<Cell> row{h.host, cohort, h.stratum};
+      for (double v : h.values) row.push_back(number(v, digits_for(v)));
+      t.rows.push_back(std::move(row));
+    }
+  return t;
+}
+
+ProbeTable fleet_drift_table(const FleetReport& r) {
+  ProbeTable t{"drifted hosts",
+               {"host", "class", "figure", "value", "class_median", "ratio", "differs_in"},
+               {},
+               TableShape::rows};
+  for (const DriftedHost& h : r.drift.hosts)
+    for (const DriftedFigure& f : h.figures)
+      t.rows.push_back({h.host, h.class_key, f.figure, number(f.value, digits_for(f.value)),
+                        number(f.class_median, digits_for(f.class_median)), number(f.ratio, 2),
+                        fmt::format("{}", fmt::join(h.differing_fields, " "))});
+  return t;
+}
+
+ProbeTable fleet_classes_table(const FleetReport& r) {
+  ProbeTable t{"classes", {"class", "hosts", "judged"}, {}, TableShape::rows};
+  for (const HardwareClass& c : r.drift.classes) t.rows.push_back({c.class_key, c.hosts, Cell(c.judged)});
+  return t;
+}
+
+std::string fleet_aa_line(const FleetReport& r) {
+  return fmt::format(
+      "A/A: {} of {} random halvings of the reference cohort ({}=\"{}\") gave a verdict: a false alarm rate of "
+      "{:.1f}% on this fleet's own data (alpha {} after {} over {} tests)",
+      r.aa.with_verdict, r.aa.splits, r.by, r.reference, 100 * r.aa.rate(), r.criteria.alpha,
+      to_string(r.criteria.adjustment), r.tests);
+}
+
+namespace {
+
+std::string drift_lines(const FleetReport& r) {
+  std::string text;
+  for (const DriftedHost& h : r.drift.hosts) {
+    std::vector<std::string> parts;
+    for (const DriftedFigure& f : h.figures)
+      parts.push_back(fmt::format("{} {:.3g}x its class", f.figure, f.ratio));
+    text += fmt::format("  {}: {}; {}\n", h.host, fmt::join(parts, ", "),
+                        h.differing_fields.empty()
+                            ? std::string("differs from its class's majority in no field")
+                            : fmt::format("differs in {}", fmt::join(h.differing_fields, ", ")));
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string fleet_text(const FleetReport& r) {
+  std::string text = fmt::format("jitterd fleet: {}, cohorts by {}{}; reference {}=\"{}\"\n", r.range, r.by,
+                                 r.where.empty() ? "" : " where " + r.where, r.by, r.reference);
+  text += fleet_aa_line(r) + "\n\n";
+  text += "Cohorts\n" + table_text(fleet_cohorts_table(r)) + "\n";
+  std::size_t verdicts = 0;
+  for (const auto& [value, c] : r.comparisons)
+    verdicts += c.finding == Finding::worse || c.finding == Finding::better;
+  text += fmt::format(
+      "Comparisons with the reference ({} verdicts; hosts as the unit, the worst and the median CPU "
+      "of each; shift: Hodges-Lehmann, cohort - reference, {:.0f}% interval)\n",
+      verdicts, 100 * r.criteria.confidence);
+  text += table_text(fleet_comparisons_table(r)) + "\n";
+  text += fmt::format("Drifted hosts ({}): beyond {} robust standard deviations of their class (median, MAD)\n",
+                      r.drift.hosts.size(), r.drift_criteria.k);
+  text += drift_lines(r);
+  if (!r.drift.hosts.empty()) text += table_text(fleet_drift_table(r));
+  text += "\nClasses\n" + table_text(fleet_classes_table(r));
+  if (!r.left_out.empty()) text += "\nLeft out\n  " + fmt::format("{}", fmt::join(r.left_out, "\n  ")) + "\n";
+  if (!r.notes.empty()) text += "\nNotes\n  " + fmt::format("{}", fmt::join(r.notes, "\n  ")) + "\n";
+  return text;
+}
+
+std::string fleet_csv(const FleetReport& r) {
+  return table_csv(fleet_cohorts_table(r)) + "\n" + table_csv(fleet_comparisons_table(r)) + "\n" +
+         table_csv(fleet_drift_table(r)) + "\n" + table_csv(fleet_classes_table(r));
+}
+
+std::string fleet_json(const FleetReport& r) {
+  return json_text(
+      Json{{"range", r.range},
+           {"by", r.by},
+           {"where", r.where},
+           {"reference", r.reference},
+           {"alpha", r.criteria.alpha},
+           {"adjustment", std::string(to_string(r.criteria.adjustment))},
+           {"tests", r.tests},
+           {"aa", Json{{"splits", r.aa.splits}, {"with_verdict", r.aa.with_verdict}, {"rate", r.aa.rate()}}},
+           {"cohorts", table_records(fleet_cohorts_table(r))},
+           {"comparisons", table_records(fleet_comparisons_table(r))},
+           {"drifted_hosts", table_records(fleet_drift_table(r))},
+           {"classes", table_records(fleet_classes_table(r))},
+           {"hosts", table_records(fleet_hosts_table(r))},
+           {"left_out", r.left_out},
+           {"notes", r.notes},
+           {"queries", r.queries}});
+}
+
+}  // namespace jitterd

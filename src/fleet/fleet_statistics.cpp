@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fleet/fleet_statistics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <random>
+
+namespace jitterd {
+namespace {
+
+double two_sided_normal_p(double z) { return std::erfc(std::fabs(z) / std::sqrt(2.0)); }
+
+// The z with two_sided_normal_p(z) == 1 - confidence, by bisection (erfc is monotone).
+double normal_quantile_two_sided(double confidence) {
+  double low = 0, high = 40;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (low + high) / 2;
+    (two_sided_normal_p(mid) > 1 - confidence ? low : high) = mid;
+  }
+  return (low + high) / 2;
+}
+
+struct StratumRanks {
+  double rank_sum_other = 0, expected = 0, variance = 0;
+  double n = 0;
+};
+
+// The rank sum of `other` among the stratum's values (midranks), its mean and its variance under
+// the null hypothesis, with the tie correction.
+StratumRanks stratum_ranks(const Stratum& s) {
+  struct Ranked {
+    double value;
+    bool other;
+  };
+  std::vector<Ranked> all;
+  all.reserve(s.reference.size() + s.other.size());
+  for (double v : s.reference) all.push_back({v, false});
+  for (double v : s.other) all.push_back({v, true});
+  std::sort(all.begin(), all.end(), [](const Ranked& a, const Ranked& b) { return a.value < b.value; });
+  StratumRanks r;
+  double tie_term = 0;
+  for (std::size_t i = 0; i < all.size();) {
+    std::size_t j = i;
+    while (j < all.size() && all[j].value == all[i].value) ++j;
+    const double midrank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2.0;
+    const double tied = static_cast<double>(j - i);
+    tie_term += tied * tied * tied - tied;
+    for (std::size_t k = i; k < j; ++k)
+      if (all[k].other) r.rank_sum_other += midrank;
+    i = j;
+  }
+  const double m = static_cast<double>(s.other.size()), k = static_cast<double>(s.reference.size());
+  r.n = m + k;
+  r.expected = m * (r.n + 1) / 2;
+  r.variance = m * k / 12.0 * ((r.n + 1) - tie_term / (r.n * (r.n - 1)));
+  return r;
+}
+
+bool both_sides(const Stratum& s) { return !s.reference.empty() && !s.other.empty(); }
+
+// Hodges-Lehmann: the differences other - reference over the pairs within each stratum.
+void shift_and_interval(const std::vector<Stratum>& strata, double confidence, RankTest& out) {
+  std::vector<double> differences;
+  double pairs_variance = 0;
+  for (const Stratum& s : strata) {
+    if (!both_sides(s)) continue;
+    for (double o : s.other)
+      for (double r : s.reference) differences.push_back(o - r);
+    const double m = static_cast<double>(s.other.size()), k = static_cast<double>(s.reference.size());
+    pairs_variance += m * k * (m + k + 1) / 12.0;
+  }
+  if (differences.empty()) return;
+  // Order statistics by selection, not a sort: the A/A splits ask for them thousands of times.
+  const auto kth = [&](std::size_t k) {
+    std::nth_element(differences.begin(), differences.begin() + static_cast<std::ptrdiff_t>(k), differences.end());
+    return differences[k];
+  };
+  const std::size_t total = differences.size();
+  out.shift = total % 2 == 1 ? kth(total / 2) : (kth(total / 2 - 1) + kth(total / 2)) / 2;
+  // The interval's ends are the C-th smallest and largest differences, C from the normal
+  // approximation of the rank statistic (Lehmann 1975, 2.6).
+  const double c = std::floor(static_cast<double>(total) / 2 -
+                              normal_quantile_two_sided(confidence) * std::sqrt(pairs_variance));
+  const auto index = static_cast<std::size_t>(std::clamp(c, 0.0, static_cast<double>(total - 1)));
+  out.low = kth(index);
+  out.high = kth(total - 1 - index);
+}
+
+}  // namespace
+
+RankTest stratified_rank_test(const std::vector<Stratum>& strata, double confidence) {
+  RankTest out;
+  double statistic = 0, expected = 0, variance = 0, largest_n = 0;
+  for (const Stratum& s : strata) {
+    if (!both_sides(s)) continue;
+    out.reference += s.reference.size();
+    out.other += s.other.size();
+    const StratumRanks r = stratum_ranks(s);
+    const double weight = 1 / (r.n + 1);  // van Elteren's locally most powerful weight
+    statistic += weight * r.rank_sum_other;
+    expected += weight * r.expected;
+    variance += weight * weight * std::max(0.0, r.variance);
+    largest_n = std::max(largest_n, r.n);
+  }
+  if (out.reference == 0) return out;
+  shift_and_interval(strata, confidence, out);
+  if (variance <= 0) return out;  // every value tied
+  // Continuity: half a rank of the largest stratum (with one stratum, Mann-Whitney's 1/2).
+  const double centred = std::fabs(statistic - expected) - 0.5 / (largest_n + 1);
+  out.p = centred <= 0 ? 1.0 : two_sided_normal_p(centred / std::sqrt(variance));
+  return out;
+}
+
+std::string_view to_string(Adjustment adjustment) {
+  return adjustment == Adjustment::holm ? "holm" : "benjamini-hochberg";
+}
+
+std::vector<double> adjusted_p_values(const std::vector<double>& p_values, Adjustment adjustment) {
+  const std::size_t m = p_values.size();
+  std::vector<std::size_t> order(m);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return p_values[a] < p_values[b]; });
+  std::vector<double> adjusted(m, 1);
+  if (adjustment == Adjustment::holm) {
+    double running = 0;  // step-down: never below the previous
+    for (std::size_t i = 0; i < m; ++i) {
+      running = std::max(running, std::min(1.0, static_cast<double>(m - i) * p_values[order[i]]));
+      adjusted[order[i]] = running;
+    }
+  } else {
+    double running = 1;  // step-up: never above the next
+    for (std::size_t i = m; i-- > 0;) {
+      running = std::min(running, static_cast<double>(m) / static_cast<double>(i + 1) * p_values[order[i]]);
+      adjusted[order[i]] = std::min(1.0, running);
+    }
+  }
+  return adjusted;
+}
+
+std::string_view to_string(Finding finding) {
+  switch (finding) {
+    case Finding::worse:
+      return "worse";
+    case Finding::better:
+      return "better";
+    case Finding::too_few_hosts:
+      return "too few hosts";
+    case Finding::no_change:
+      break;
+  }
+  return "no significant change";
+}
+
+double median_of(std::vector<double> values) {
+  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return std::isnan(v); }), values.end());
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::vector<CohortFigure> compare_cohort(const std::vector<FigureSpec>& figures,
+                                         const std::vector<HostValues>& reference,
+                                         const std::vector<HostValues>& other, const FleetCriteria& criteria) {
+  std::vector<CohortFigure> out;
+  for (std::size_t f = 0; f < figures.size(); ++f) {
+    std::map<std::string, Stratum> strata;
+    for (const HostValues& h : reference)
+      if (f < h.values.size() && !std::isnan(h.values[f])) strata[h.stratum].reference.push_back(h.values[f]);
+    for (const HostValues& h : other)
+      if (f < h.values.size() && !std::isnan(h.values[f])) strata[h.stratum].other.push_back(h.values[f]);
+    std::vector<Stratum> list;
+    std::vector<double> reference_values, other_values;
+    for (auto& [name, s] : strata) {
+      if (!both_sides(s)) continue;
+      reference_values.insert(reference_values.end(), s.reference.begin(), s.reference.end());
+      other_values.insert(other_values.end(), s.other.begin(), s.other.end());
+      list.push_back(std::move(s));
+    }
+    CohortFigure c;
+    c.figure = figures[f].name;
+    c.test = stratified_rank_test(list, criteria.confidence);
+    // NaN (no value) where no host of that side shares a hardware stratum with the other side.
+    c.reference_median = median_of(reference_values);
+    c.other_median = median_of(other_values);
+    c.floor = figures[f].cv * std::fabs(c.reference_median);
+    c.finding = c.test.reference < criteria.min_hosts || c.test.other < criteria.min_hosts ? Finding::too_few_hosts
+                                                                                           : Finding::no_change;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void judge_family(std::vector<CohortFigure*> family, const FleetCriteria& criteria) {
+  std::vector<CohortFigure*> tested;
+  std::vector<double> p;
+  for (CohortFigure* c : family)
+    if (c->finding != Finding::too_few_hosts) tested.push_back(c), p.push_back(c->test.p);
+  const std::vector<double> adjusted = adjusted_p_values(p, criteria.adjustment);
+  for (std::size_t i = 0; i < tested.size(); ++i) {
+    CohortFigure& c = *tested[i];
+    c.adjusted_p = adjusted[i];
+    // The floor: a shift inside the figure's run-to-run allowance is never a verdict (a zero
+    // shift never is, even against a reference median of zero).
+    const bool large_enough = std::fabs(c.test.shift) >= c.floor && c.test.shift != 0;
+    c.finding = c.adjusted_p < criteria.alpha && large_enough
+                    ? (c.test.shift > 0 ? Finding::worse : Finding::better)
+                    : Finding::no_change;
+  }
+}
+
+AaRate aa_false_alarm_rate(const std::vector<FigureSpec>& figures, const std::vector<HostValues>& reference,
+                           const FleetCriteria& criteria, std::size_t splits, std::uint64_t seed) {
+  std::map<std::string, std::vector<const HostValues*>> by_stratum;
+  for (const HostValues& h : reference) by_stratum[h.stratum].push_back(&h);
+  std::mt19937_64 random(seed);
+  AaRate rate;
+  for (std::size_t split = 0; split < splits; ++split) {
+    std::vector<HostValues> first, second;
+    for (auto& [name, hosts] : by_stratum) {
+      // Fisher-Yates with our own index draw: the same splits on every standard library.
+      for (std::size_t i = hosts.size(); i > 1; --i) std::swap(hosts[i - 1], hosts[random() % i]);
+      for (std::size_t i = 0; i < hosts.size(); ++i) (i % 2 == 0 ? first : second).push_back(*hosts[i]);
+    }
+    std::vector<CohortFigure> family = compare_cohort(figures, first, second, criteria);
+    std::vector<CohortFigure*> pointers;
+    for (CohortFigure& c : family) pointers.push_back(&c);
+    judge_family(pointers, criteria);
+    ++rate.splits;
+    if (std::any_of(family.begin(), family.end(), [](const CohortFigure& c) {
+          return c.finding == Finding::worse || c.finding == Finding::better;
+        }))
+      ++rate.with_verdict;
+  }
+  return rate;
+}
+
+}  // namespace jitterd

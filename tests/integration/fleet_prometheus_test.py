@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""jitterd fleet against a real Prometheus (Debian's, on 127.0.0.1) whose TSDB this test fills
+with a synthetic fleet of known truth: OpenMetrics shaped like jitterd's own scrape (the gap
+histogram at the exported le bounds, the sampled, interruptions and stolen-seconds counters per
+CPU, jitterd_fingerprint_info), turned into blocks by `promtool tsdb create-blocks-from
+openmetrics`, 31 scrapes a minute apart, 2 sampled CPUs per host.
+
+The fleet: 200 hosts on two kernels (100 each), two CPU models mixed unevenly across the kernels
+(model Y's tail 1.5x model X's, so hardware alone would look like an effect), host-to-host
+spread (lognormal), and on kernel 6.6 a known effect: interruptions (and stolen time) 2x, the gap
+tail above 1 us 3x; p50 untouched. Three planted drifted hosts (kernel 6.1, model X) have a tail
+50x their class and an older bios_version. One more host changes kernel inside the range, and
+one is alone on kernel 7.0.
+  - the effect is found with its direction: interruptions_per_s and stolen_share `worse` on 6.6,
+    nothing `better`, p50 no change;
+  - the three planted hosts are listed as drifted, each differing in bios_version, and no other;
+  - the host that changed kernel is left out and listed; the lone 7.0 host's cohort is "too few
+    hosts", never a verdict; the A/A rate is printed;
+  - Prometheus runs with --query.max-samples low enough to refuse the first batch: the batch is
+    halved and asked again (a note says so), and the answer is the same;
+  - bad input: an unknown --by (64), an unknown --reference (64), a range with no data (65),
+    a port nothing listens on (69), a server answering Prometheus's own error (65).
+
+Usage: fleet_prometheus_test.py --jitterd BINARY; exit 77 (skip) without prometheus or promtool.
+"""
+
+import argparse
+import http.server
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "grafana"))
+import harness  # noqa: E402
+import prometheus_harness  # noqa: E402
+
+EXIT_USAGE, EXIT_DATA, EXIT_UNAVAILABLE = 64, 65, 69
+SCRAPES, INTERVAL = 31, 60
+BOUNDS_NS = [b * 10 ** e for e in range(1, 8) for b in (1, 2.5, 5)] + [1e8]  # 10 ns .. 100 ms, 1-2.5-5
+PLANTED = {"host-004:9100", "host-023:9100", "host-061:9100"}
+CHANGER = "host-changer:9100"
+LONE = "host-lone:9100"
+
+
+def survival(le_ns, tail_factor):
+    """Share of gaps above le: most near 100 ns, a power-law tail; above 1 us times tail_factor."""
+    base = 1.0 if le_ns < 100 else 0.5 * (100 / le_ns) ** 1.3
+    return min(1.0, base * (tail_factor if le_ns >= 1000 else 1.0))
+
+
+def hosts(seed=5):
+    rng = random.Random(seed)
+    out = []
+    for h in range(200):
+        kernel = "6.1.0-13-amd64" if h < 100 else "6.6.0-1-amd64"
+        model = "Intel Xeon X" if (h % 10 < 7 if h < 100 else h % 10 < 4) else "Intel Xeon Y"
+        instance = f"host-{h:03d}:9100"
+        tail = math.exp(rng.gauss(0, 0.25)) * (1.5 if model.endswith("Y") else 1) * (3 if h >= 100 else 1)
+        rate = 100 * math.exp(rng.gauss(0, 0.2)) * (2 if h >= 100 else 1)
+        if instance in PLANTED:
+            tail *= 50
+            assert kernel.startswith("6.1") and model.endswith("X")
+        out.append({"instance": instance, "kernel": [kernel], "model": model, "tail": tail, "rate": rate,
+                    "bios": "0.9" if instance in PLANTED else "1.4"})
+    out.append({"instance": CHANGER, "kernel": ["6.1.0-13-amd64", "6.6.0-1-amd64"], "model": "Intel Xeon X",
+                "tail": 1.0, "rate": 100.0, "bios": "1.4"})
+    out.append({"instance": LONE, "kernel": ["7.0.0-1-amd64"], "model": "Intel Xeon X", "tail": 1.0, "rate": 100.0,
+                "bios": "1.4"})
+    return out
+
+
+def le_text(ns):
+    return repr(ns / 1e9)
+
+
+def openmetrics(fleet, start, rng):
+    """The fleet's scrapes as one OpenMetrics text, family by family, series by series."""
+    lines = ["# TYPE jitterd_fingerprint_info gauge"]
+    times = [start + i * INTERVAL for i in range(SCRAPES)]
+    for host in fleet:
+        for k, kernel in enumerate(host["kernel"]):
+            part = times if len(host["kernel"]) == 1 else (times[:SCRAPES // 2] if k == 0 else times[SCRAPES // 2:])
+            labels = (f'instance="{host["instance"]}",job="jitterd",kernel="{kernel}",cmdline="quiet",'
+                      f'microcode="0x2b",bios_vendor="Acme",bios_version="{host["bios"]}",bios_date="01/01/2025",'
+                      f'cpu_model="{host["model"]}",hypervisor="no"')
+            lines += [f"jitterd_fingerprint_info{{{labels}}} 1 {t}" for t in part]
+    per_cpu = {}
+    for host in fleet:
+        for cpu in (1, 2):
+            per_cpu[(host["instance"], cpu)] = (host["tail"] * math.exp(rng.gauss(0, 0.1)),
+                                                host["rate"] * math.exp(rng.gauss(0, 0.1)))
+    gaps_per_interval = 6e7  # 1 us loops over a minute
+    lines.append("# TYPE jitterd_sampler_gap_seconds histogram")
+    for (instance, cpu), (tail, _) in per_cpu.items():
+        running = 0.0
+        for le in BOUNDS_NS + [math.inf]:
+            share = 1.0 if math.isinf(le) else 1 - survival(le, tail)
+            running = max(running, share)
+            le_label = "+Inf" if math.isinf(le) else le_text(le)
+            for i, t in enumerate(times):
+                lines.append(f'jitterd_sampler_gap_seconds_bucket{{instance="{instance}",job="jitterd",cpu="{cpu}",'
+                             f'le="{le_label}"}} {round(running * gaps_per_interval * i)} {t}')
+    for name, per_interval in (("sampled_seconds", lambda r: 59.4), ("interruptions", lambda r: r * 60),
+                               ("stolen_seconds", lambda r: r * 60 * 5e-6)):
+        lines.append(f"# TYPE jitterd_sampler_{name} counter")
+        for (instance, cpu), (_, rate) in per_cpu.items():
+            for i, t in enumerate(times):
+                lines.append(f'jitterd_sampler_{name}_total{{instance="{instance}",job="jitterd",cpu="{cpu}"}} '
+                             f'{per_interval(rate) * i:.9g} {t}')
+    lines.append("# EOF")
+    return "\n".join(lines) + "\n"
+
+
+class ErrorServer(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"status": "error", "errorType": "execution",
+                           "error": "query processing would load too many samples into memory"}).encode()
+        self.send_response(422)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+class FleetPrometheus(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="jitterd-fleet-prom-")
+        workdir = cls._tmp.name
+        # Two hours ago: inside the default retention, before the (empty) head block.
+        cls.start = (int(time.time()) - 7200) // INTERVAL * INTERVAL
+        cls.range = f"{cls.start}/{cls.start + (SCRAPES - 1) * INTERVAL}"
+        source = os.path.join(workdir, "fleet.om")
+        with open(source, "w", encoding="utf-8") as f:
+            f.write(openmetrics(hosts(), cls.start, random.Random(9)))
+        data = os.path.join(workdir, "data")
+        os.makedirs(data)
+        result = subprocess.run([shutil.which("promtool"), "tsdb", "create-blocks-from", "openmetrics", source, data],
+                                capture_output=True, text=True, timeout=300)
+        if result.returncode != 0:
+            raise AssertionError(f"promtool: {result.stdout}\n{result.stderr}")
+        os.remove(source)
+        rules = os.path.join(workdir, "rules.yml")
+        with open(rules, "w") as f:
+            f.write("groups: []\n")
+        # 5,000 samples held at once by a query (Prometheus counts the answer and the series in hand):
+        # the bucket query of all 202 hosts (9,292 series) is refused, 101 hosts are not.
+        cls.prometheus = prometheus_harness.Prometheus(workdir, "127.0.0.1:1", "/metrics", rules,
+                                                       args=["--query.max-samples=5000",
+                                                             "--storage.tsdb.retention.time=30d"])
+        cls.prometheus.start()
+        cls.answer = cls.fleet("--format", "json")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.prometheus.stop()
+        cls._tmp.cleanup()
+
+    @classmethod
+    def run_fleet(cls, *args, url=None, range_=None, by="kernel"):
+        command = ["fleet", "--prometheus", url or cls.prometheus.url(""), "--range", range_ or cls.range]
+        if by is not None:
+            command += ["--by", by]
+        return harness.run(command + list(args), timeout=120)
+
+    @classmethod
+    def fleet(cls, *args):
+        result = cls.run_fleet(*args)
+        if result.returncode != 0:
+            raise AssertionError(f"fleet exited {result.returncode}: {result.stderr}")
+        return json.loads(result.stdout)
+
+    def rows(self, cohort, figure_prefix):
+        return [r for r in self.answer["comparisons"] if r["kernel"] == cohort and r["figure"].startswith(figure_prefix)]
+
+    def test_effect_found_with_its_direction(self):
+        a = self.answer
+        self.assertEqual(a["reference"], "6.1.0-13-amd64", a["cohorts"])
+        for figure in ("interruptions_per_s", "stolen_share"):
+            for row in self.rows("6.6.0-1-amd64", figure):
+                self.assertEqual(row["verdict"], "worse", row)
+                self.assertGreater(row["shift_low"], 0, row)
+        for row in self.rows("6.6.0-1-amd64", "p50_ns"):
+            self.assertEqual(row["verdict"], "no significant change", row)
+        self.assertFalse([r for r in a["comparisons"] if r["verdict"] == "better"])
+        self.assertTrue([r for r in self.rows("6.6.0-1-amd64", "gaps_over_") if r["verdict"] == "worse"])
+        self.assertIn("splits", a["aa"])
+        self.assertEqual(a["aa"]["splits"], 100)
+
+    def test_planted_hosts_and_no_other(self):
+        drifted = {r["host"] for r in self.answer["drifted_hosts"]}
+        self.assertEqual(drifted, PLANTED, self.answer["drifted_hosts"])
+        for row in self.answer["drifted_hosts"]:
+            self.assertIn("bios_version", row["differs_in"].split(), row)
+            self.assertGreater(row["ratio"], 1, row)
+
+    def test_changed_host_left_out_and_lone_cohort_too_few(self):
+        left = "\n".join(self.answer["left_out"])
+        self.assertIn(CHANGER, left)
+        self.assertIn("kernel", left)
+        lone = [r for r in self.answer["comparisons"] if r["kernel"] == "7.0.0-1-amd64"]
+        self.assertTrue(lone)
+        self.assertTrue(all(r["verdict"] == "too few hosts" for r in lone), lone)
+        hosts_seen = sum(c["hosts"] for c in self.answer["cohorts"])
+        self.assertEqual(hosts_seen, 201)
+
+    def test_refused_batch_is_halved(self):
+        notes = "\n".join(self.answer["notes"])
+        self.assertIn("too many samples", notes)
+        self.assertGreater(self.answer["queries"], 5)
+
+    def test_table_csv_and_html(self):
+        table = self.run_fleet("--reference", "6.6.0-1-amd64")
+        self.assertEqual(table.returncode, 0, table.stderr)
+        self.assertIn("A/A:", table.stdout)
+        self.assertIn("reference kernel=\"6.6.0-1-amd64\"", table.stdout)
+        self.assertIn("better", table.stdout)  # 6.1 against 6.6: fewer interruptions
+        for host in PLANTED:
+            self.assertIn(f"{host}: ", table.stdout)
+        html = self.run_fleet("--format", "html")
+        self.assertEqual(html.returncode, 0, html.stderr)
+        self.assertTrue(html.stdout.startswith("<!DOCTYPE html>"), html.stdout[:100])
+        self.assertIn("A/A: ", html.stdout)
+        self.assertEqual(html.stdout.count("<svg"), 22)  # one strip plot per figure row
+        self.assertIn("(ref.)", html.stdout)
+        self.assertNotIn("<script", html.stdout)
+        csv = self.run_fleet("--format", "csv")
+        self.assertEqual(csv.returncode, 0, csv.stderr)
+        self.assertTrue(csv.stdout.startswith("kernel,hosts,reference\n"), csv.stdout[:200])
+
+    def assert_refused(self, result, code, *needles):
+        self.assertEqual(result.returncode, code, f"stdout: {result.stdout}\nstderr: {result.stderr}")
+        for needle in needles:
+            self.assertIn(needle, result.stderr)
+
+    def test_bad_input(self):
+        self.assert_refused(self.run_fleet(by="kernal"), EXIT_USAGE, '"kernal"', "--by", "bios_version")
+        self.assert_refused(self.run_fleet("--reference", "5.10"), EXIT_USAGE, '"5.10"', "6.6.0-1-amd64")
+        empty = f"{self.start - 86400}/{self.start - 86400 + 600}"
+        self.assert_refused(self.run_fleet(range_=empty), EXIT_DATA, "no jitterd_fingerprint_info")
+        self.assert_refused(self.run_fleet(by=None), EXIT_USAGE, "--by")
+        self.assert_refused(self.run_fleet("--format", "xml"), EXIT_USAGE, "--format")
+        port = prometheus_harness.free_port()
+        self.assert_refused(self.run_fleet(url=f"http://127.0.0.1:{port}"), EXIT_UNAVAILABLE, f"127.0.0.1:{port}")
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ErrorServer)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}"
+            self.assert_refused(self.run_fleet(url=url), EXIT_DATA, url, "too many samples")
+        finally:
+            server.shutdown()
+            server.server_close()
+
+
+def main():
+    global JITTERD
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jitterd", required=True)
+    args, rest = parser.parse_known_args()
+    JITTERD = harness.JITTERD = args.jitterd
+    missing = prometheus_harness.missing() or (None if shutil.which("promtool") else "promtool not installed")
+    if missing:
+        print(f"SKIP: {missing}")
+        return 77
+    program = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2)
+    return 0 if program.result.wasSuccessful() else 1
+
+
+JITTERD = None
+if __name__ == "__main__":
+    sys.exit(main())
