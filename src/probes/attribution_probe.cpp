@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "host/attribution.h"
+#include "measure/clock_ns.h"
 
 namespace jitterd {
 namespace {
@@ -89,33 +90,6 @@ std::string_view cause_of_overlap(const std::vector<TraceEvent>& events, EventRa
   return best ? cause_of_event(*best) : unexplained;
 }
 
-std::vector<const BpfOutlier*> match_bpf_records(const std::vector<TimedInterval>& intervals,
-                                                 const std::vector<BpfOutlier>& records, std::uint64_t slack_ns) {
-  // By end: an interval's records start at the first that ends after it began, and stop at the
-  // first that both starts and ends after it ended (a record is a whole interruption, so one that
-  // began later cannot have a parent overlapping the interval: the sampler ran in between).
-  std::vector<const BpfOutlier*> by_end;
-  by_end.reserve(records.size());
-  for (const BpfOutlier& r : records) by_end.push_back(&r);
-  std::sort(by_end.begin(), by_end.end(),
-            [](const BpfOutlier* l, const BpfOutlier* r) { return l->end_ns < r->end_ns; });
-  std::vector<const BpfOutlier*> out;
-  out.reserve(intervals.size());
-  for (const TimedInterval& interval : intervals) {
-    const std::uint64_t from = interval.start_ns > slack_ns ? interval.start_ns - slack_ns : 0;
-    const std::uint64_t to = interval.end_ns + slack_ns;
-    auto it = std::lower_bound(by_end.begin(), by_end.end(), from,
-                               [](const BpfOutlier* r, std::uint64_t t) { return r->end_ns < t; });
-    const BpfOutlier* best = nullptr;
-    for (; it != by_end.end() && ((*it)->start_ns <= to || (*it)->end_ns <= to); ++it) {
-      if ((*it)->start_ns > to) continue;
-      if (!best || (*it)->duration_ns > best->duration_ns) best = *it;
-    }
-    out.push_back(best);
-  }
-  return out;
-}
-
 void AttributionProbe::open_methods(const ProbeContext& context) {
   tried_methods_ = true;
   std::string bpf_why;
@@ -193,8 +167,11 @@ std::map<std::string, std::uint64_t> AttributionProbe::match_cpu(int cpu, const 
 std::map<std::string, std::uint64_t> AttributionProbe::match_cpu_bpf(int cpu,
                                                                      const std::vector<Interruption>& fresh,
                                                                      const ClockTickPair& now, double hertz,
-                                                                     ProbeTable& who) {
-  BpfSampledEvents taken = bpf_->take_sampled(cpu);
+                                                                     std::uint64_t read_ns, ProbeTable& who) {
+  BpfRecords taken = bpf_->take_records(cpu);
+  std::vector<BpfOutlier> records = std::move(bpf_carried_[cpu]);
+  records.insert(records.end(), std::make_move_iterator(taken.events.begin()),
+                 std::make_move_iterator(taken.events.end()));
   std::uint64_t& seen = bpf_lost_seen_[cpu];
   bpf_lost_ += taken.dropped + (taken.lost > seen ? taken.lost - seen : 0);
   seen = std::max(seen, taken.lost);
@@ -209,7 +186,7 @@ std::map<std::string, std::uint64_t> AttributionProbe::match_cpu_bpf(int cpu,
   std::map<std::string, std::uint64_t> by_cause;
   // What took the interruptions, by source and name (the IRQ's handler, the preempting task).
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::uint64_t, std::uint64_t>> named;
-  const std::vector<const BpfOutlier*> matched = match_bpf_records(intervals, taken.events, kTraceSlackNs);
+  const std::vector<const BpfOutlier*> matched = match_bpf_records(intervals, records, kTraceSlackNs);
   for (std::size_t i = 0; i < matched.size(); ++i) {
     const std::string cause(matched[i] ? bpf_source_cause(matched[i]->source) : unexplained);
     ++by_cause[cause];
@@ -221,6 +198,7 @@ std::map<std::string, std::uint64_t> AttributionProbe::match_cpu_bpf(int cpu,
     count += 1;
     longest = std::max(longest, fresh[i].duration_ticks);
   }
+  bpf_carried_[cpu] = records_after(std::move(records), read_ns, kTraceSlackNs);
   std::vector<
       std::pair<std::tuple<std::string, std::string, std::string>, std::pair<std::uint64_t, std::uint64_t>>>
       rows(named.begin(), named.end());
@@ -334,6 +312,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
 
   // Every sampler's counters and ring first, then the trace events: an interruption copied here
   // has its events in the kernel's ring already (they happened inside it).
+  const auto read_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC));  // the engine's clock
   std::vector<SamplerCounts> readings = read_samplers(context, sampled, result.notes);
   // The engine stamps with CLOCK_MONOTONIC, perf here with CLOCK_MONOTONIC_RAW.
   const ClockTickPair pair =
@@ -381,7 +360,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     if (reader_ || bpf_) {
       // By sequence number: exactly the interruptions pushed since the last window, kept or not.
       interruptions = r.end_sequence - before.next_sequence;
-      by_cause = bpf_ ? match_cpu_bpf(r.cpu, r.fresh, pair, hertz, who_table)
+      by_cause = bpf_ ? match_cpu_bpf(r.cpu, r.fresh, pair, hertz, read_ns, who_table)
                       : match_cpu(r.cpu, r.fresh, events, pair, hertz);
       if (interruptions > r.fresh.size()) by_cause[std::string(not_kept)] += interruptions - r.fresh.size();
     } else {

@@ -54,12 +54,6 @@ inline constexpr std::uint64_t kTraceSlackNs = 2000;
 // IPI first, then a softirq, then a task switch ("preempted"); "unexplained" for none.
 std::string_view cause_of_overlap(const std::vector<TraceEvent>& events, EventRange overlap);
 
-// For each interval (CLOCK_MONOTONIC, sorted by start), the BPF record that took the most own
-// time among those overlapping it within `slack_ns` (records of the interval's CPU only, any
-// order); nullptr for none. Nested records overlap their parent: the one that took longer wins.
-std::vector<const BpfOutlier*> match_bpf_records(const std::vector<TimedInterval>& intervals,
-                                                 const std::vector<BpfOutlier>& records, std::uint64_t slack_ns);
-
 class AttributionProbe : public Probe {
  public:
   explicit AttributionProbe(AttributionSettings settings) : settings_(settings) {}
@@ -90,7 +84,8 @@ class AttributionProbe : public Probe {
   void open_methods(const ProbeContext& context);
   void open_tracepoints(const ProbeContext& context);
   std::map<std::string, std::uint64_t> match_cpu_bpf(int cpu, const std::vector<Interruption>& fresh,
-                                                     const ClockTickPair& now, double hertz, ProbeTable& who);
+                                                     const ClockTickPair& now, double hertz, std::uint64_t read_ns,
+                                                     ProbeTable& who);
   std::vector<SamplerCounts> read_samplers(const ProbeContext& context, const std::vector<int>& sampled,
                                            std::vector<std::string>& notes) const;
   void export_totals(ProbeResult& result) const;
@@ -107,7 +102,8 @@ class AttributionProbe : public Probe {
   std::shared_ptr<SharedBpfWatch> bpf_owner_;  // the context's engine, kept alive while used
   BpfWatch* bpf_ = nullptr;
   std::uint64_t bpf_lost_ = 0;  // records the engine could not keep for the sampled CPUs (cumulative)
-  std::map<int, std::uint64_t> bpf_lost_seen_;  // each CPU's kernel-side loss counter as last read
+  std::map<int, std::uint64_t> bpf_lost_seen_;          // each CPU's kernel-side loss counter as last read
+  std::map<int, std::vector<BpfOutlier>> bpf_carried_;  // records of interruptions not read yet (records_after)
   std::string method_ = "window_deltas";
   std::string method_reason_;
   bool tried_methods_ = false;

@@ -7,14 +7,42 @@
 #include <algorithm>
 #include <charconv>
 
+#include "host/attribution.h"
 #include "host/text.h"
+#include "jitterd/loop_probe.h"
 #include "measure/clock_ns.h"
 #include "measure/gap_bounds.h"
 #include "measure/tick_scale.h"
+#include "probes/attribution_probe.h"
 
 namespace jitterd {
 
 namespace {
+
+// The tick method that reads the loop's counter where jitterd can pair it with CLOCK_MONOTONIC
+// (the TSC in any of its reads, the arm64 virtual counter); nullopt for CLOCK_MONOTONIC itself
+// (no pairing needed) and for the caller's own counter (no mapping possible).
+std::optional<TickMethod> loop_tick_method(std::uint32_t counter) {
+  switch (counter) {
+    case JITTERD_LOOP_COUNTER_LFENCE_RDTSC:
+      return TickMethod::lfence_rdtsc;
+    case JITTERD_LOOP_COUNTER_RDTSC:
+      return TickMethod::rdtsc;
+    case JITTERD_LOOP_COUNTER_RDTSCP:
+      return TickMethod::rdtscp;
+    case JITTERD_LOOP_COUNTER_CNTVCT:
+      return TickMethod::cntvct;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Every cause a loop exports, zero or not: the attribution probe's with the engine.
+std::vector<std::string> loop_causes() {
+  std::vector<std::string> out(cause_names.begin(), cause_names.end());
+  out.insert(out.end(), {std::string(preempted_cause), "not_kept", "unexplained"});
+  return out;
+}
 
 std::optional<uid_t> user_id(const std::string& user) {
   unsigned long number = 0;
@@ -180,8 +208,128 @@ ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, 
   return out;
 }
 
+void LoopProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeResult& out) {
+  if (!tried_bpf_) {
+    tried_bpf_ = true;
+    bpf_owner_ = context.bpf;
+    bpf_ = bpf_owner_ ? bpf_owner_->get(context.sampler_thread_of) : nullptr;
+    bpf_why_ = bpf_ ? "" : bpf_owner_ ? bpf_owner_->why_not() : "no BPF engine in this context";
+  }
+  ProbeTable who{"what took the loops' interruptions (bpf), since the last run",
+                 {"loop", "cpu", "cause", "source", "name", "count"},
+                 {}};
+  std::map<int, std::vector<BpfOutlier>> records_of;  // taken once per CPU this run
+  std::map<TickMethod, ClockTickPair> pairs;
+  for (auto it = causes_.begin(); it != causes_.end();) {
+    const auto state = tracker_.loops().find(it->first);
+    const bool keep =
+        state != tracker_.loops().end() && !state->second.refused && state->second.inode == it->second.inode;
+    it = keep ? std::next(it) : causes_.erase(it);
+  }
+  for (const auto& [file, state] : tracker_.loops()) {
+    if (state.refused) continue;
+    const LoopSegmentReading& r = state.reading;
+    const int cpu = r.header.cpu;
+    const std::optional<TickMethod> method = loop_tick_method(r.header.counter);
+    const bool monotonic = r.header.counter == JITTERD_LOOP_COUNTER_STEADY_NS;
+    std::string why;
+    if (!bpf_)
+      why = "the watch's BPF engine is not running (" + bpf_why_ + ")";
+    else if (std::find(bpf_->cpus().begin(), bpf_->cpus().end(), cpu) == bpf_->cpus().end())
+      why = "cpu " + std::to_string(cpu) + " is not watched (watch.cpus), so the BPF engine does not see it";
+    else if (!method && !monotonic)
+      why = "its counter is the application's own (" + std::string(loop_counter_name(r.header.counter)) +
+            "), which jitterd cannot map to the engine's clock";
+    if (!why.empty()) {
+      out.notes.push_back("loop " + printable(r.header.name) + ": interruptions not attributed: " + why);
+      causes_.erase(file);
+      continue;
+    }
+    const double hertz = static_cast<double>(r.header.hertz);
+    const auto threshold_ns = static_cast<std::uint64_t>(static_cast<double>(r.threshold_ticks) * 1e9 / hertz);
+    bpf_->want_records(
+        cpu, sampled_outlier_threshold_ns(r.threshold_ticks ? std::optional(threshold_ns) : std::nullopt));
+    const auto [found, first] = causes_.try_emplace(file, Causes{state.inode, r.ring_pushed, {}, {}, {}});
+    Causes& causes = found->second;
+    if (!records_of.count(cpu)) {
+      BpfRecords taken = bpf_->take_records(cpu);
+      std::vector<BpfOutlier>& records = records_of[cpu];
+      records = std::move(carried_[cpu]);
+      records.insert(records.end(), std::make_move_iterator(taken.events.begin()),
+                     std::make_move_iterator(taken.events.end()));
+    }
+    if (first) continue;  // from here on, the ring's entries are matched
+    // The ring's entries since the last run: sequences ring_pushed - ring.size() .. ring_pushed - 1.
+    const std::uint64_t oldest = r.ring_pushed - std::min<std::uint64_t>(r.ring_pushed, r.ring.size());
+    const std::uint64_t from = std::max(causes.next_sequence, oldest);
+    const std::uint64_t overwritten = from - std::min(from, causes.next_sequence);
+    causes.next_sequence = r.ring_pushed;
+    std::vector<TimedInterval> intervals;
+    std::vector<std::uint64_t> durations;
+    for (std::uint64_t seq = from; seq < r.ring_pushed; ++seq) {
+      const Interruption& i = r.ring[static_cast<std::size_t>(seq - oldest)];
+      std::uint64_t start = i.start_tick, end = i.start_tick + i.duration_ticks;
+      if (method) {  // counter ticks to CLOCK_MONOTONIC, interpolated between two pairings
+        const ClockTickPair now =
+            pairs.try_emplace(*method, pair_other_clock_with_ticks(*method, CLOCK_MONOTONIC)).first->second;
+        const auto before = previous_pairs_.find(*method);
+        const ClockTickPair& from_pair = before == previous_pairs_.end() ? now : before->second;
+        const double rate = now.tick > from_pair.tick ? static_cast<double>(now.clock_ns - from_pair.clock_ns) /
+                                                            static_cast<double>(now.tick - from_pair.tick)
+                                                      : 1e9 / hertz;
+        const auto to_clock = [&](std::uint64_t tick) {
+          return static_cast<std::uint64_t>(
+              std::max<double>(0, static_cast<double>(now.clock_ns) +
+                                      rate * (static_cast<double>(tick) - static_cast<double>(now.tick))));
+        };
+        start = to_clock(start);
+        end = to_clock(end);
+      }
+      intervals.push_back({start, end});
+      durations.push_back(i.duration_ticks);
+    }
+    const std::vector<const BpfOutlier*> matched = match_bpf_records(intervals, records_of[cpu], kTraceSlackNs);
+    causes.named.clear();
+    for (std::size_t i = 0; i < matched.size(); ++i) {
+      const std::string cause(matched[i] ? bpf_source_cause(matched[i]->source) : "unexplained");
+      causes.interruptions[cause] += 1;
+      causes.stolen_seconds[cause] += static_cast<double>(durations[i]) / hertz;
+      if (matched[i])
+        causes.named[{cause, std::string(bpf_source_name(matched[i]->source)), matched[i]->name}] += 1;
+    }
+    causes.interruptions["not_kept"] += overwritten;
+    for (const auto& [key, count] : causes.named) {
+      const auto& [cause, source, name] = key;
+      who.rows.push_back({r.header.name, cpu, cause, source, name, count});
+    }
+  }
+  for (auto& [cpu, records] : records_of)
+    carried_[cpu] = records_after(std::move(records), read_ns, kTraceSlackNs);
+  for (const auto& [method, pair] : pairs) previous_pairs_[method] = pair;
+  for (const auto& [file, causes] : causes_) {
+    const auto state = tracker_.loops().find(file);
+    const ProbeLabels labels = loop_labels(state->second);
+    for (const std::string& cause : loop_causes()) {
+      ProbeLabels with_cause = labels;
+      with_cause.emplace_back("cause", cause);
+      const auto n = causes.interruptions.find(cause);
+      const auto t = causes.stolen_seconds.find(cause);
+      out.metrics.push_back(
+          counter("jitterd_loop_interruptions_by_cause_total",
+                  "The loop's interruptions by cause, matched with the BPF engine's records of its "
+                  "cpu (a watched cpu): the attribution probe's causes.",
+                  with_cause, n == causes.interruptions.end() ? 0.0 : static_cast<double>(n->second)));
+      out.metrics.push_back(counter("jitterd_loop_stolen_seconds_by_cause_total",
+                                    "Time the loop lost to its interruptions, by cause.", with_cause,
+                                    t == causes.stolen_seconds.end() ? 0.0 : t->second));
+    }
+  }
+  if (!who.rows.empty()) out.tables.push_back(std::move(who));
+}
+
 ProbeResult LoopProbe::run(ProbeContext& context) {
   const double now_unix = unix_seconds();
+  const auto read_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC));  // the BPF engine's clock
   tracker_.scan(context.host, now_unix);
   const auto now_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC));
   std::map<std::string, LoopWindowFigures> figures;
@@ -217,6 +365,7 @@ ProbeResult LoopProbe::run(ProbeContext& context) {
     set_limits(f.figures, r.floor_ticks, r.threshold_ticks, scale);
   }
   ProbeResult out = loop_result(tracker_, figures);
+  attribute(context, read_ns, out);
   for (const std::string& user : unknown_users_)
     out.warnings.push_back("loops.users: no user '" + printable(user) + "' in the user database; left out");
   unknown_users_.clear();

@@ -8,6 +8,13 @@
 // floor and threshold, up and last seen; and jitterd_loop_refused_total by reason. Refusals and
 // loops coming, going up and down are warnings for the daemon's log, one line per change. Used
 // by one thread at a time (the probe scheduler's, or `jitterd report loops`).
+//
+// Attribution: where the loop's CPU is watched and the context's BPF engine (watch/shared_bpf_watch.h)
+// covers it, each interruption the loop's ring records is matched with the engine's records of
+// that CPU (down to a quarter of the loop's threshold), as the attribution probe matches a
+// sampler's, and counted by cause in jitterd_loop_interruptions_by_cause_total and
+// jitterd_loop_stolen_seconds_by_cause_total; the loop's counter must be one jitterd can map to
+// CLOCK_MONOTONIC (the TSC, the arm64 virtual counter or CLOCK_MONOTONIC itself).
 #pragma once
 
 #include <sys/types.h>
@@ -15,7 +22,9 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "measure/cpu_figures.h"
@@ -67,10 +76,27 @@ class LoopProbe : public Probe {
     RollingWindow gaps;
     std::deque<Point> points{};  // the readings within the window, as SamplerWindowState::counters
   };
+  // Each loop's interruptions by cause, matched with the BPF engine's records of its CPU.
+  struct Causes {
+    ino_t inode = 0;
+    std::uint64_t next_sequence = 0;  // the ring's sequence read up to
+    std::map<std::string, std::uint64_t> interruptions;
+    std::map<std::string, double> stolen_seconds;
+    std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t> named;  // last run's
+  };
+  void attribute(ProbeContext& context, std::uint64_t read_ns, ProbeResult& out);
+
   LoopSettings settings_;
   std::vector<std::string> unknown_users_;
   LoopTracker tracker_;
   std::map<std::string, Window> windows_;  // by file name, for the accepted loops
+  std::map<std::string, Causes> causes_;   // by file name, for the loops whose causes are matched
+  std::shared_ptr<SharedBpfWatch> bpf_owner_;
+  BpfWatch* bpf_ = nullptr;
+  bool tried_bpf_ = false;
+  std::string bpf_why_;
+  std::map<int, std::vector<BpfOutlier>> carried_;      // records of interruptions not read yet
+  std::map<TickMethod, ClockTickPair> previous_pairs_;  // counter to CLOCK_MONOTONIC, per counter
 };
 
 // The metrics, table and typed reading (ProbeResult::loops) of the tracker's last scan (exposed

@@ -235,6 +235,39 @@ std::string_view bpf_tick_dependency_name(std::size_t bit) {
   return bit < kTickDependencies.size() ? kTickDependencies[bit] : "?";
 }
 
+std::vector<const BpfOutlier*> match_bpf_records(const std::vector<TimedInterval>& intervals,
+                                                 const std::vector<BpfOutlier>& records, std::uint64_t slack_ns) {
+  // By end: an interval's records start at the first that ends after it began, and stop at the
+  // first that both starts and ends after it ended (a record is a whole interruption, so one that
+  // began later cannot have a parent overlapping the interval: the sampler ran in between).
+  std::vector<const BpfOutlier*> by_end;
+  by_end.reserve(records.size());
+  for (const BpfOutlier& r : records) by_end.push_back(&r);
+  std::sort(by_end.begin(), by_end.end(),
+            [](const BpfOutlier* l, const BpfOutlier* r) { return l->end_ns < r->end_ns; });
+  std::vector<const BpfOutlier*> out;
+  out.reserve(intervals.size());
+  for (const TimedInterval& interval : intervals) {
+    const std::uint64_t from = interval.start_ns > slack_ns ? interval.start_ns - slack_ns : 0;
+    const std::uint64_t to = interval.end_ns + slack_ns;
+    auto it = std::lower_bound(by_end.begin(), by_end.end(), from,
+                               [](const BpfOutlier* r, std::uint64_t t) { return r->end_ns < t; });
+    const BpfOutlier* best = nullptr;
+    for (; it != by_end.end() && ((*it)->start_ns <= to || (*it)->end_ns <= to); ++it) {
+      if ((*it)->start_ns > to) continue;
+      if (!best || (*it)->duration_ns > best->duration_ns) best = *it;
+    }
+    out.push_back(best);
+  }
+  return out;
+}
+
+std::vector<BpfOutlier> records_after(std::vector<BpfOutlier> records, std::uint64_t read_ns,
+                                      std::uint64_t slack_ns) {
+  std::erase_if(records, [&](const BpfOutlier& r) { return r.end_ns + slack_ns < read_ns; });
+  return records;
+}
+
 std::size_t bpf_ring_bytes(std::size_t watched, std::size_t sampled) {
   const std::size_t wanted = watched * (256u << 10) + sampled * (2u << 20);
   std::size_t bytes = 256u << 10;
@@ -248,11 +281,13 @@ struct BpfWatch::Loaded {
   ring_buffer* ring = nullptr;
   int possible_cpus = 0;
   std::vector<std::uint32_t> role;  // by CPU, JD_ROLE_*
-  // Drained from the ring, waiting for read() (watched CPUs) or take_sampled() (sampled ones).
+  // Drained from the ring, waiting for read() (watched CPUs) or take_records().
   std::vector<BpfOutlier> watched_pending;
   std::uint64_t watched_dropped = 0;
-  std::map<int, std::deque<BpfOutlier>> sampled_pending;
-  std::map<int, std::uint64_t> sampled_dropped;
+  std::map<int, std::deque<BpfOutlier>> records;  // by CPU: every sampled CPU, the watched ones asked for
+  std::map<int, std::uint64_t> records_dropped;
+  std::vector<std::uint64_t> watch_threshold;  // by CPU: the watch's own outlier threshold (watched CPUs)
+  std::map<int, bool> records_wanted;          // watched CPUs whose records take_records gives
 
   static int arrived(void* context, void* data, std::size_t size) {
     Loaded& l = *static_cast<Loaded*>(context);
@@ -260,14 +295,16 @@ struct BpfWatch::Loaded {
     jd_outlier raw;
     std::memcpy(&raw, data, sizeof(raw));
     const std::uint32_t role = raw.cpu < l.role.size() ? l.role[raw.cpu] : JD_ROLE_NONE;
-    if (role == JD_ROLE_SAMPLED) {
-      std::deque<BpfOutlier>& pending = l.sampled_pending[static_cast<int>(raw.cpu)];
+    const int cpu = static_cast<int>(raw.cpu);
+    if (role == JD_ROLE_SAMPLED || (role == JD_ROLE_WATCHED && l.records_wanted.count(cpu) != 0)) {
+      std::deque<BpfOutlier>& pending = l.records[cpu];
       if (pending.size() >= kMaxSampledEventsPerCpu) {
         pending.pop_front();
-        l.sampled_dropped[static_cast<int>(raw.cpu)] += 1;
+        l.records_dropped[cpu] += 1;
       }
       pending.push_back(outlier_of(raw));
-    } else if (role == JD_ROLE_WATCHED) {
+    }
+    if (role == JD_ROLE_WATCHED && raw.duration_ns >= l.watch_threshold[raw.cpu]) {
       if (l.watched_pending.size() >= kMaxOutliersPerReading)
         l.watched_dropped += 1;
       else
@@ -355,7 +392,11 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
   for (const SampledCpu& c : options.sampled)
     if (c.cpu >= 0 && c.cpu < l.possible_cpus)
       roles[static_cast<std::size_t>(c.cpu)] = {c.outlier_threshold_ns, JD_ROLE_SAMPLED, 0};
-  for (std::size_t cpu = 0; cpu < roles.size(); ++cpu) l.role[cpu] = roles[cpu].role;
+  l.watch_threshold.assign(roles.size(), 0);
+  for (std::size_t cpu = 0; cpu < roles.size(); ++cpu) {
+    l.role[cpu] = roles[cpu].role;
+    if (roles[cpu].role == JD_ROLE_WATCHED) l.watch_threshold[cpu] = roles[cpu].outlier_threshold_ns;
+  }
   const std::uint32_t zero = 0;
   if (bpf_map_update_elem(bpf_map__fd(l.skeleton->maps.roles), &zero, roles.data(), BPF_ANY) != 0) {
     why_not = "could not write the BPF program's CPU roles: " + std::string(std::strerror(errno));
@@ -430,21 +471,39 @@ BpfReading BpfWatch::read() {
   return reading;
 }
 
-BpfSampledEvents BpfWatch::take_sampled(int cpu) {
+BpfRecords BpfWatch::take_records(int cpu) {
   Loaded& l = *loaded_;
   drain();
-  BpfSampledEvents out;
-  if (const auto pending = l.sampled_pending.find(cpu); pending != l.sampled_pending.end()) {
+  BpfRecords out;
+  if (const auto pending = l.records.find(cpu); pending != l.records.end()) {
     out.events.assign(std::make_move_iterator(pending->second.begin()),
                       std::make_move_iterator(pending->second.end()));
-    l.sampled_pending.erase(pending);
+    l.records.erase(pending);
   }
-  out.dropped = std::exchange(l.sampled_dropped[cpu], 0);
+  out.dropped = std::exchange(l.records_dropped[cpu], 0);
   const std::vector<jd_cpu_counters> counters =
       all_counters(bpf_map__fd(l.skeleton->maps.counters), static_cast<std::size_t>(l.possible_cpus));
   if (cpu >= 0 && static_cast<std::size_t>(cpu) < counters.size())
     out.lost = counters[static_cast<std::size_t>(cpu)].outliers_lost;
   return out;
+}
+
+void BpfWatch::want_records(int cpu, std::uint64_t threshold_ns) {
+  Loaded& l = *loaded_;
+  if (cpu < 0 || static_cast<std::size_t>(cpu) >= l.role.size() ||
+      l.role[static_cast<std::size_t>(cpu)] != JD_ROLE_WATCHED)
+    return;
+  l.records_wanted[cpu] = true;
+  // Lower that CPU's slot of the roles map: a per-CPU array's update writes every CPU's slot, so
+  // read them all, change one, write them all (from this thread only; the program only reads it).
+  const int fd = bpf_map__fd(l.skeleton->maps.roles);
+  std::vector<jd_cpu_role> roles(static_cast<std::size_t>(l.possible_cpus));
+  const std::uint32_t zero = 0;
+  if (bpf_map_lookup_elem(fd, &zero, roles.data()) != 0) return;
+  jd_cpu_role& role = roles[static_cast<std::size_t>(cpu)];
+  if (threshold_ns >= role.outlier_threshold_ns) return;
+  role.outlier_threshold_ns = threshold_ns;
+  bpf_map_update_elem(fd, &zero, roles.data(), BPF_ANY);
 }
 
 }  // namespace jitterd

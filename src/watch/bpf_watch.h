@@ -11,7 +11,7 @@
 // The same program covers the sampled CPUs for the attribution probe, so the gaps of a sampled CPU
 // and the interruptions of a watched one are named by one engine in one vocabulary: there the
 // sampler's preemptions count, and the outliers (down to a quarter of the sampler's threshold)
-// wait in a bounded queue per CPU until the attribution probe takes them (take_sampled).
+// wait in a bounded queue per CPU until the attribution probe takes them (take_records).
 //
 // Loading needs CAP_BPF and CAP_PERFMON (or root) and a kernel with BTF; open() says why it
 // could not, so the watch falls back to the counts. Used by one thread at a time.
@@ -24,6 +24,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "host/trace_format.h"
 
 namespace jitterd {
 
@@ -91,14 +93,27 @@ struct BpfReading {
 
 inline constexpr std::size_t kMaxOutliersPerReading = 1024;
 
-// A sampled CPU's outliers since it was last taken, oldest first.
-struct BpfSampledEvents {
+// For each interval (CLOCK_MONOTONIC, sorted by start), the record that took the most own time
+// among those overlapping it within `slack_ns` (records of the interval's CPU only, any order);
+// nullptr for none. Nested records overlap their parent: the one that took longer wins.
+std::vector<const BpfOutlier*> match_bpf_records(const std::vector<TimedInterval>& intervals,
+                                                 const std::vector<BpfOutlier>& records, std::uint64_t slack_ns);
+
+// The records to keep for the next match: an interruption read at `read_ns` (CLOCK_MONOTONIC)
+// has its records in the ring already, but the ring is drained later, so the records of the
+// interruptions that end after the read (read next time) are taken now too: those that end
+// within `slack_ns` of the read or after it.
+std::vector<BpfOutlier> records_after(std::vector<BpfOutlier> records, std::uint64_t read_ns,
+                                      std::uint64_t slack_ns);
+
+// A CPU's records since they were last taken (take_records), oldest first.
+struct BpfRecords {
   std::vector<BpfOutlier> events;
   std::uint64_t dropped = 0;  // beyond kMaxSampledEventsPerCpu between two takes: the oldest went
   std::uint64_t lost = 0;     // cumulative: the kernel's ring was full (every CPU's records share it)
 };
 
-// Held per sampled CPU between two takes (the attribution probe's interval, 10 s by default): a
+// Held per CPU between two takes (the attribution probe's interval, 10 s by default): a
 // CPU whose tick runs at 1000 Hz fills a tenth of it.
 inline constexpr std::size_t kMaxSampledEventsPerCpu = 1u << 17;
 
@@ -130,8 +145,13 @@ class BpfWatch {
   void set_sampler_threads(const std::vector<int>& tids);
   // The watched CPUs' figures, and their outliers since the last read.
   BpfReading read();
-  // `cpu`'s outliers since the last take (a sampled CPU; empty for any other).
-  BpfSampledEvents take_sampled(int cpu);
+  // `cpu`'s records since the last take: a sampled CPU's always, a watched CPU's once
+  // want_records asked for them (empty for any other CPU).
+  BpfRecords take_records(int cpu);
+  // Keep a watched CPU's records down to `threshold_ns` (own time) for take_records too (a loop
+  // probe's loop runs there); the kernel's threshold for that CPU becomes the lower of this and the
+  // watch's, and read() still gives the watch only those at or above its own.
+  void want_records(int cpu, std::uint64_t threshold_ns);
   // The optional tracepoints this kernel lacks ("irq_vectors:thermal_apic_entry", ...).
   const std::vector<std::string>& missing_tracepoints() const { return missing_; }
   const std::vector<int>& cpus() const { return options_.cpus; }

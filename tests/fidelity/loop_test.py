@@ -151,6 +151,62 @@ loops:
                                               f"({allowed * 1e3:.2f} ms)")
         self.stop_ok(daemon)
 
+    def test_the_loops_interruptions_named_by_the_bpf_engine(self):
+        """D. With CPU 1 watched (the BPF engine) and the loop's process the application's, each
+        prompt injection (not delayed by RT throttling, whose pause then holds it: one gap for both)
+        is counted as the loop's interruption caused by `preempted`, at least 99% of them."""
+        if not os.path.exists("/sys/kernel/btf/vmlinux"):
+            self.skipTest("the kernel has no BTF: the BPF engine cannot load")
+        loops = os.path.join(self.workdir, "loops-bpf")
+        os.mkdir(loops)
+        config = f"""\
+cpus: []
+web:
+  listen_address: "127.0.0.1:0"
+application:
+  tasks: ["poll_loop"]
+watch:
+  cpus: "{CPU}"
+  method: auto
+loops:
+  directory: {loops}
+  interval: 200ms
+{harness.PROBES_OFF}"""
+        env = dict(os.environ, JITTERD_LOOP_DIR=loops)
+        loop = subprocess.Popen(["chrt", "-f", "10", POLL_LOOP, "fidelity", str(CPU), "0"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (loop.poll() is None and loop.kill(), loop.wait(10), loop.stderr.close()))
+        segment = os.path.join(loops, "jitterd-loop.fidelity")
+        harness.wait_until(lambda: os.path.exists(segment) or loop.poll() is not None, 10, what="the loop's segment")
+        if loop.poll() is not None:
+            self.fail(f"the loop exited {loop.returncode}: {loop.stderr.read()}")
+        daemon = self.daemon(config)
+        info = harness.wait_until(lambda: harness.select(daemon.scrape(), "jitterd_watch_method_info"),
+                                  timeout=15, what="jitterd_watch_method_info")
+        method = dict(next(iter(info)))["method"]
+        if method != "bpf":
+            self.skipTest(f"the BPF engine did not load here (watch method {method})")
+        name = "jitterd_loop_interruptions_by_cause_total"
+        harness.wait_until(lambda: harness.select(daemon.scrape(), name, loop="fidelity", cause="preempted"), 15,
+                           what=f"{name}; log:\n{daemon.log()}")
+        time.sleep(1.0)  # the watch has found the loop's threads (the application's)
+        before = daemon.scrape()
+        runs = fidelity_test.run_injector()
+        time.sleep(1.0)  # a publication and a reading later
+        after = daemon.scrape()
+        hertz = struct.unpack_from("<Q", open(segment, "rb").read(64), 48)[0]
+        prompt = sum(1 for deadline, start, _ in runs if (start - deadline) / hertz < 1e-3)
+
+        def delta(cause):
+            return (sum(harness.select(after, name, loop="fidelity", cause=cause).values())
+                    - sum(harness.select(before, name, loop="fidelity", cause=cause).values()))
+        causes = {c: delta(c) for c in ("preempted", "timer", "unexplained", "not_kept")}
+        print(f"loop attribution (bpf): {len(runs)} injections ({prompt} prompt); the loop's interruptions by "
+              f"cause over them: {causes}", file=sys.stderr)
+        self.assertGreaterEqual(causes["preempted"], MATCHED_SHARE_MIN * prompt,
+                                "the injections among the loop's interruptions caused by preemption")
+        self.stop_ok(daemon)
+
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
