@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Baselines of the application's side (format 1.2) against injected ground truth: `jitterd
+baseline` twice with a `watch:` and a `loops:` section, the second with known preemptions, then
+`jitterd compare` must call them worse on the watched CPU and in the loop.
+
+The application is the C example loop (examples/loop_probe/poll_loop: a busy poll on a UDP
+socket recording each iteration with the loop probe library) on CPU 1 at SCHED_FIFO 10, as
+production poll loops on isolated cores run; it is both the watched CPU's application (task name
+poll_loop) and the loop `app` of the files. jitterd samples no CPU (`cpus: []`): CPU 1 is the
+application's. The first baseline measures the machine's own rate of preemptions of the loop
+(the RT throttle, the fair server lending starved tasks time, other sessions' builds); the
+injection is sized against it with harness.injection_rate (twice the smallest change compare
+calls under the 0.20 allowance), at least 200 per second: noise_injector (SCHED_FIFO 50, pinned
+to CPU 1) wakes on a fixed period for the whole second baseline and spins 100 us, each wake one
+preemption of the loop and one loop gap of at least 100 us.
+
+For each method, `counts` (no privilege) and `bpf` (where its program loads; skipped with the
+reason otherwise):
+  A. both files hold watched cpu 1 (with that method, as the configuration's watch_method says)
+     and the loop `app` with one sub-window a second;
+  B. compare: watched cpu 1 preemptions_per_s is worse, and its after figure is at least half the
+     injected rate above the before figure (the injections were counted);
+  C. compare: loop app gaps_over_50us_per_s is worse;
+  D. bpf only: interruptions_over_50us_per_s (exact, from the outliers) is worse.
+
+Usage: application_baseline_test.py --jitterd BINARY --injector NOISE_INJECTOR --poll-loop POLL_LOOP
+Exit 77 (skip) without root or without CPU 1 and one more CPU.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import harness  # noqa: E402
+
+CPU = 1
+SECONDS = 10
+SPIN_US = 100
+LOOP = "app"
+INJECTOR = None  # set in __main__
+POLL_LOOP = None
+
+
+def config(method, loops):
+    return f"""\
+cpus: []
+application:
+  tasks: ["poll_loop"]
+watch:
+  cpus: "{CPU}"
+  method: {method}
+loops:
+  directory: {loops}
+{harness.PROBES_OFF}"""
+
+
+def prerequisites():
+    if os.geteuid() != 0:
+        return "needs root: the loop and the injector run SCHED_FIFO"
+    if CPU not in os.sched_getaffinity(0) or len(os.sched_getaffinity(0)) < 2:
+        return f"needs cpu {CPU} and one more CPU for jitterd"
+    return None
+
+
+def figure(comparison, scope, name):
+    for f in comparison["figures"]:
+        if f["scope"] == scope and f["figure"] == name:
+            return f
+    raise AssertionError(f"no figure {scope} {name} in {json.dumps(comparison)[:4000]}")
+
+
+class ApplicationBaselineTest(harness.DaemonTestCase):
+    def baseline(self, path, config_path):
+        result = harness.run(["baseline", "--config", config_path, "--duration", f"{SECONDS}s",
+                              "--probes", "none", "-o", path], timeout=SECONDS + 60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+
+    def check_file(self, document, method):
+        configuration = document["configuration"]
+        if method == "bpf" and not configuration.get("watch_method", "").startswith("bpf"):
+            self.skipTest(f"the bpf method did not load: {configuration.get('watch_method')}")
+        self.assertTrue(configuration["watch_method"].startswith(method), configuration)
+        watched = [w for w in document["watched"] if w["cpu"] == CPU]
+        self.assertEqual(len(watched), 1, document["watched"])
+        self.assertEqual(watched[0]["method"], method)
+        self.assertGreaterEqual(len(watched[0]["sub_windows"]), SECONDS - 1)
+        loops = [loop for loop in document["loops"] if loop["name"] == LOOP]
+        self.assertEqual(len(loops), 1, [loop["name"] for loop in document["loops"]])
+        self.assertGreaterEqual(len(loops[0]["sub_windows"]), SECONDS - 2)
+        return watched[0]
+
+    def run_method(self, method):
+        loops = os.path.join(self.workdir, "loops")
+        os.mkdir(loops)
+        config_path = os.path.join(self.workdir, "jitterd.yaml")
+        harness.write_file(config_path, config(method, loops))
+        env = dict(os.environ, JITTERD_LOOP_DIR=loops)
+        loop = subprocess.Popen(["chrt", "-f", "10", POLL_LOOP, LOOP, str(CPU), "0"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (loop.kill(), loop.wait(), loop.stderr.close()))
+        harness.wait_until(lambda: any(name.startswith("jitterd-loop.") for name in os.listdir(loops)), timeout=10,
+                           what="the loop's segment")
+        time.sleep(1)  # past the loop's warm-up (its first 4096 gaps set its threshold)
+        before_path = os.path.join(self.workdir, "before.json")
+        before = self.check_file(self.baseline(before_path, config_path), method)
+        background = before["preemptions"] / before["seconds"]
+        rate, why_not = harness.injection_rate(background, 0.20)
+        if why_not:
+            self.skipTest(why_not)
+        period_us = int(1e6 / rate)
+        count = int((SECONDS + 6) * rate)
+        print(f"{method}: {background:.1f} preemptions per s of the loop without injections; injecting "
+              f"{1e6 / period_us:.0f} per s ({SPIN_US} us each)", file=sys.stderr)
+        injector = subprocess.Popen([INJECTOR, "--cpu", str(CPU), "--priority", "50", "--period", f"{period_us}us",
+                                     "--spin", f"{SPIN_US}us", "--count", str(count)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (injector.kill(), injector.wait(), injector.stderr.close()))
+        time.sleep(1)
+        if injector.poll() is not None:
+            if injector.returncode == harness.SKIP:
+                self.skipTest(f"noise_injector: {injector.stderr.read().strip()}")
+            self.fail(f"noise_injector exited {injector.returncode}: {injector.stderr.read()}")
+        after_path = os.path.join(self.workdir, "after.json")
+        after = self.check_file(self.baseline(after_path, config_path), method)
+        self.assertIsNone(injector.poll(), "the injections lasted the whole second baseline")
+        compared = harness.run(["compare", before_path, after_path, "--format", "json"])
+        self.assertEqual(compared.returncode, 0, compared.stderr)
+        comparison = json.loads(compared.stdout)
+        preemptions = figure(comparison, f"watched cpu {CPU}", "preemptions_per_s")
+        print(f"{method}: preemptions per s {preemptions['before']:.1f} -> {preemptions['after']:.1f} "
+              f"({preemptions['verdict']}); after file {after['preemptions'] / after['seconds']:.1f}",
+              file=sys.stderr)
+        self.assertEqual(preemptions["verdict"], "worse", preemptions)
+        self.assertGreater(preemptions["after"] - preemptions["before"], 0.5 * 1e6 / period_us, preemptions)
+        loop_tail = figure(comparison, f"loop {LOOP}", "gaps_over_50us_per_s")
+        print(f"{method}: loop gaps over 50 us per s {loop_tail['before']:.1f} -> {loop_tail['after']:.1f} "
+              f"({loop_tail['verdict']})", file=sys.stderr)
+        self.assertEqual(loop_tail["verdict"], "worse", loop_tail)
+        if method == "bpf":
+            tail = figure(comparison, f"watched cpu {CPU}", "interruptions_over_50us_per_s")
+            self.assertEqual(tail["verdict"], "worse", tail)
+
+    def test_counts(self):
+        self.run_method("counts")
+
+    def test_bpf(self):
+        self.run_method("bpf")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--injector", required=True)
+    parser.add_argument("--poll-loop", required=True)
+    args, rest = parser.parse_known_args()
+    INJECTOR = os.path.realpath(args.injector)
+    POLL_LOOP = os.path.realpath(args.poll_loop)
+    sys.argv = [sys.argv[0]] + rest
+    harness.main([prerequisites])
