@@ -101,7 +101,8 @@ void compare_loops(Comparison& out, const Baseline& before, const Baseline& afte
           "counter",
           b.name, b.counter_hertz, a.counter_hertz));
     else
-      compare_gaps(out, {"loop " + b.name, b.counter_hertz, a.counter_hertz}, before, b, after, a, judging);
+      compare_gaps(out, {"loop " + b.name, b.counter_hertz, a.counter_hertz, "loop"}, before, b, after, a,
+                   judging);
   }
   for (const BaselineLoop& a : after.loops)
     if (before_loops.count(a.name) == 0)

@@ -67,7 +67,7 @@ void compare_gaps(Comparison& out, const GapScope& gap_scope, const Baseline& be
         Quantile{"p99_9_ns", 0.999, &SubWindow::p999_ns}, Quantile{"p99_99_ns", 0.9999, &SubWindow::p9999_ns}}) {
     const auto field = [&](const SubWindow& w) { return w.*quantile.field; };
     const std::vector<double> b = per_window(before, field), a = per_window(after, field);
-    out.figures.push_back(judged(judging, std::string("gaps.") + quantile.name, scope, quantile.name,
+    out.figures.push_back(judged(judging, gap_scope.allowances + "." + quantile.name, scope, quantile.name,
                                  baseline_quantile_ns(before_run, before, quantile.q, gap_scope.before_hertz),
                                  baseline_quantile_ns(after_run, after, quantile.q, gap_scope.after_hertz),
                                  rank_test_name(b.size(), a.size()), mann_whitney_p(b, a)));
@@ -78,7 +78,8 @@ void compare_gaps(Comparison& out, const GapScope& gap_scope, const Baseline& be
       return per_second(static_cast<double>(w.interruptions), w.sampled_seconds);
     };
     const std::vector<double> b = per_window(before, rate), a = per_window(after, rate);
-    out.figures.push_back(judged(judging, "gaps.interruptions_per_s", scope, "interruptions_per_s",
+    out.figures.push_back(judged(judging, gap_scope.allowances + ".interruptions_per_s", scope,
+                                 "interruptions_per_s",
                                  per_second(static_cast<double>(before.interruptions), before.sampled_seconds),
                                  per_second(static_cast<double>(after.interruptions), after.sampled_seconds),
                                  rank_test_name(b.size(), a.size()), mann_whitney_p(b, a)));
@@ -86,7 +87,7 @@ void compare_gaps(Comparison& out, const GapScope& gap_scope, const Baseline& be
   {
     const auto share = [&](const SubWindow& w) { return per_second(w.stolen_seconds, w.sampled_seconds); };
     const std::vector<double> b = per_window(before, share), a = per_window(after, share);
-    out.figures.push_back(judged(judging, "gaps.stolen_share", scope, "stolen_share",
+    out.figures.push_back(judged(judging, gap_scope.allowances + ".stolen_share", scope, "stolen_share",
                                  per_second(before.stolen_seconds, before.sampled_seconds),
                                  per_second(after.stolen_seconds, after.sampled_seconds),
                                  rank_test_name(b.size(), a.size()), mann_whitney_p(b, a)));
@@ -106,9 +107,9 @@ void compare_gaps(Comparison& out, const GapScope& gap_scope, const Baseline& be
                                   static_cast<std::uint64_t>(a_total), a_seconds, dispersion);
     const double threshold_us = before_run.tail_thresholds_ns[t] / 1000;
     FigureComparison row =
-        judged(judging, "gaps.tail_rates", scope, fmt::format("gaps_over_{}us_per_s", threshold_us),
-               per_second(b_total, b_seconds), per_second(a_total, a_seconds),
-               fmt::format("rate (dispersion {:.2f})", dispersion), p);
+        judged(judging, gap_scope.allowances + ".tail_rates", scope,
+               fmt::format("gaps_over_{}us_per_s", threshold_us), per_second(b_total, b_seconds),
+               per_second(a_total, a_seconds), fmt::format("rate (dispersion {:.2f})", dispersion), p);
     if (std::max(before.max_ns, after.max_ns) >= before_run.tail_thresholds_ns[t]) {
       max_verdict = row.verdict;
       max_test = fmt::format("as gaps_over_{}us_per_s", threshold_us);

@@ -32,11 +32,12 @@ FigureComparison judged(const Judging& judging, const std::string& allowance, st
 struct GapScope {
   std::string scope;
   double before_hertz = 0, after_hertz = 0;  // the histograms' counters
+  std::string allowances = "gaps";           // the allowance group: "gaps" (a sampled CPU) or "loop"
 };
 
 // The percentiles, interruptions and stolen share: the whole run's figure is shown, the sub-windows
 // are tested. Tail rates above fixed thresholds by the rate test; the max by the highest of them.
-// Judged against the gaps.* allowances.
+// Judged against the allowances of scope.allowances (gaps.* or loop.*).
 void compare_gaps(Comparison& out, const GapScope& scope, const Baseline& before_run, const BaselineCpu& before,
                   const Baseline& after_run, const BaselineCpu& after, const Judging& judging);
 

@@ -11,6 +11,7 @@
 #include "measure/clock_ns.h"
 #include "measure/gap_bounds.h"
 #include "measure/tick_scale.h"
+#include "probes/application_windows.h"
 
 namespace jitterd {
 
@@ -163,14 +164,32 @@ ProbeResult LoopProbe::run(ProbeContext& context) {
     if (state.refused) continue;
     const LoopSegmentReading& r = state.reading;
     Window& window =
-        windows_.try_emplace(file, Window{state.inode, RollingWindow(settings_.window.count())}).first->second;
+        windows_.try_emplace(file, Window{state.inode, RollingWindow(settings_.window.count()), {}, {}})
+            .first->second;
     window.gaps.push(r.counts.gaps, now_ns);
     const TickScale scale(static_cast<double>(r.header.hertz));
     const std::uint64_t span = scale.from_ns(static_cast<std::uint64_t>(settings_.window.count()));
     const std::uint64_t from = r.heartbeat_tick > span ? r.heartbeat_tick - span : 0;
     summaries[file] = summarize(window.gaps.window(), r.max_between(from, r.heartbeat_tick), scale);
+    if (window.previous && r.counts.sampled_ticks >= window.previous->sampled_ticks)
+      window.added.push_back(r.counts.minus(*window.previous));
+    window.previous = r.counts;
+    const auto readings =
+        static_cast<std::size_t>(std::max<std::int64_t>(1, settings_.window / settings_.interval));
+    while (window.added.size() > readings) window.added.pop_front();
   }
   ProbeResult out = loop_result(tracker_, summaries);
+  auto history = std::make_shared<ApplicationWindows>();
+  for (const auto& [file, window] : windows_) {
+    const LoopState& state = tracker_.loops().at(file);
+    const LoopSegmentReading& r = state.reading;
+    const auto summary = summaries.find(file);
+    history->loops.push_back({r.header.name, r.header.cpu, static_cast<double>(r.header.hertz),
+                              std::vector<GapCountsTicks>(window.added.begin(), window.added.end()), r.floor_ticks,
+                              r.threshold_ticks, summary == summaries.end() ? 0 : summary->second.max_ns,
+                              state.up ? "" : state.message});
+  }
+  out.application_windows = std::move(history);
   for (const std::string& user : unknown_users_)
     out.warnings.push_back("loops.users: no user '" + printable(user) + "' in the user database; left out");
   unknown_users_.clear();

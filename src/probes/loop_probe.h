@@ -13,7 +13,9 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,10 @@ class LoopProbe : public Probe {
   struct Window {
     ino_t inode = 0;
     RollingWindow gaps;
+    // The live baseline's history (probes/application_windows.h): what the counters added at each
+    // reading over the window, oldest first, and the reading before.
+    std::deque<GapCountsTicks> added;
+    std::optional<GapCountsTicks> previous;
   };
   LoopSettings settings_;
   std::vector<std::string> unknown_users_;

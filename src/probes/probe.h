@@ -135,6 +135,8 @@ struct MachineReading {
   std::uint64_t changes = 0;      // fingerprint changes seen since jitterd started
 };
 
+struct ApplicationWindows;
+
 struct ProbeResult {
   std::vector<ProbeMetric> metrics;
   std::vector<ProbeTable> tables;
@@ -143,6 +145,9 @@ struct ProbeResult {
   std::map<std::string, ProbeState> states;  // by subject ("method"), each run
   std::vector<ProbeSamples> samples;         // what compare tests the table's quantiles with
   std::optional<MachineReading> machine;     // set by the posture probe only
+  // Set by the watch and loops probes: their per-reading figures over the samplers' window, for
+  // the daemon's live baseline (probes/application_windows.h).
+  std::shared_ptr<const ApplicationWindows> application_windows;
 };
 
 // Thrown by ProbeContext::check_cancelled when the daemon is stopping.

@@ -24,6 +24,7 @@
 
 #include "measure/cpu_figures.h"
 #include "measure/histogram.h"
+#include "measure/tail_thresholds.h"
 #include "probes/probe.h"
 #include "report/render.h"
 
@@ -43,8 +44,8 @@ inline constexpr int kBaselineFormatMajor = 1;
 inline constexpr int kBaselineFormatMinor = 2;
 inline constexpr const char* kBaselineFormatName = "jitterd-baseline";
 
-// Gaps at or above these are counted per sub-window: compare judges the tail by these rates.
-inline const std::vector<double> kTailThresholdsNs{10'000, 20'000, 50'000, 100'000, 1'000'000};
+// Gaps at or above kTailThresholdsNs (measure/tail_thresholds.h) are counted per sub-window:
+// compare judges the tail by these rates.
 
 // A sub-window: the CPU's figures over it (the file holds sampled_seconds as "seconds",
 // samples, the quantiles (bucket upper edges, not capped: a sub-window has no max),

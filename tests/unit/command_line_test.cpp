@@ -268,7 +268,7 @@ TEST_CASE("command line: compare --allowance sets run-to-run allowances, each to
   // The bad token named, with what is allowed.
   CHECK_THAT(usage_error("c2c=0.3,c2x=0.2"),
              Catch::Contains("--allowance: \"c2x=0.2\": unknown figure \"c2x\"") &&
-                 Catch::Contains("allowed: gaps, watch, c2c, kernel_cost, pacing") &&
+                 Catch::Contains("allowed: gaps, loop, watch, c2c, kernel_cost, pacing") &&
                  Catch::Contains("c2c.median_ns"));
   for (const char* bad : {"c2c=3", "c2c=-0.1", "c2c=abc", "c2c=", "c2c=0.3x", "c2c=nan", "c2c=inf"}) {
     INFO(bad);

@@ -744,7 +744,7 @@ TEST_CASE("allowances: one row per tested figure, a guest's wider or not tested,
     CHECK(allowance_for(row.name, false, {{group, 0.7}, {std::string(row.name), 0.4}}).cv == 0.4);
     CHECK(allowance_for(row.name, true, {{group, 0.7}}).source == "--allowance " + group);
   }
-  CHECK(allowance_groups() == std::vector<std::string>{"gaps", "watch", "c2c", "kernel_cost", "pacing"});
+  CHECK(allowance_groups() == std::vector<std::string>{"gaps", "loop", "watch", "c2c", "kernel_cost", "pacing"});
   CHECK_FALSE(allowance_for("clock.offset_ns", false, {}).cv);
 }
 
