@@ -176,8 +176,15 @@ std::string history_selector(const std::string& instance, double seconds) {
 
 double scrape_interval_seconds(const RangeSamples& samples) {
   std::vector<double> spacing;
-  for (const Series& s : series_of(samples))
-    if (s.label("__name__") == kSampled)
+  // The sampled CPUs' counter, else (a jitterd that samples no CPU) a loop's or the watch's.
+  const std::vector<Series> all = series_of(samples);
+  const bool sampled =
+      std::any_of(all.begin(), all.end(), [](const Series& s) { return s.label("__name__") == kSampled; });
+  const bool looped = std::any_of(all.begin(), all.end(),
+                                  [](const Series& s) { return s.label("__name__") == kLoopFamilies[1].first; });
+  const std::string clock = sampled ? kSampled : looped ? kLoopFamilies[1].first : kWatchPreemptions;
+  for (const Series& s : all)
+    if (s.label("__name__") == clock)
       for (std::size_t i = 1; i < s.points.size(); ++i) spacing.push_back(s.points[i].t - s.points[i - 1].t);
   if (spacing.empty()) return 0;
   std::nth_element(spacing.begin(), spacing.begin() + static_cast<std::ptrdiff_t>(spacing.size() / 2),
@@ -543,10 +550,15 @@ HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_wi
   r.created_unix_seconds = range.end;
   r.duration_seconds = range.end - range.start;
   r.sub_window_seconds = sub_window_seconds;
+  // The loops as sampled CPUs (their families have the same shapes and buckets).
+  std::vector<std::pair<std::string, int>> loops;
+  const std::vector<Series> loop_series = loops_as_samplers(all, samples, loops);
+  const Gathered lg = gather(loop_series, samples, sub_window_seconds, windows);
   std::set<double> bounds;
-  for (const auto& [cpu, c] : g.cpus)
-    for (const auto& [le, counts] : c.cumulative)
-      if (!std::isinf(le)) bounds.insert(le);
+  for (const Gathered* gathered : {&g, &lg})
+    for (const auto& [cpu, c] : gathered->cpus)
+      for (const auto& [le, counts] : c.cumulative)
+        if (!std::isinf(le)) bounds.insert(le);
   r.histogram_bounds_ns.assign(bounds.begin(), bounds.end());
   r.tail_thresholds_ns = exported_thresholds(r.histogram_bounds_ns);
   std::vector<BaselineCpu> cpus;
@@ -561,10 +573,6 @@ HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_wi
     r.cpus.push_back(cpu);
     resets.insert(c.resets.begin(), c.resets.end());
   }
-  if (std::none_of(cpus.begin(), cpus.end(), [](const BaselineCpu& c) { return c.samples > 0; }))
-    throw BaselineError(kExitBadBaseline,
-                        fmt::format("{}: empty range: no sampled CPU has two scrapes between {} and {}",
-                                    samples.source, utc_text(range.start), utc_text(range.end)));
   for (double t : resets)
     out.notes.push_back(
         fmt::format("{}: counters reset at {} (jitterd restarted): counted from 0 after it, as "
@@ -576,9 +584,6 @@ HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_wi
   out.baseline = record_baseline(r, std::move(cpus));
   // The application's side (format 1.2): the loops as sampled CPUs, in the file's counter (their
   // histograms are at the exported bounds either way), and the watched CPUs.
-  std::vector<std::pair<std::string, int>> loops;
-  const std::vector<Series> loop_series = loops_as_samplers(all, samples, loops);
-  const Gathered lg = gather(loop_series, samples, sub_window_seconds, windows);
   for (const auto& [index, c] : lg.cpus) {
     const auto& [name, cpu] = loops[static_cast<std::size_t>(index)];
     if (c.cumulative.empty() || !std::isinf(c.cumulative.rbegin()->first)) continue;
@@ -590,6 +595,17 @@ HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_wi
     out.baseline.loops.push_back(std::move(loop));
   }
   out.baseline.watched = watched_from(all, samples, sub_window_seconds, windows, r.tail_thresholds_ns, out.notes);
+  // A jitterd that samples no CPU (its isolated CPUs all run the application) is compared by its
+  // watched CPUs and loops.
+  const auto has_samples = [](const BaselineCpu& c) { return c.samples > 0; };
+  if (std::none_of(out.baseline.cpus.begin(), out.baseline.cpus.end(), has_samples) &&
+      std::none_of(out.baseline.loops.begin(), out.baseline.loops.end(), has_samples) &&
+      out.baseline.watched.empty())
+    throw BaselineError(
+        kExitBadBaseline,
+        fmt::format("{}: empty range: no sampled CPU, loop or watched CPU has two scrapes between {} "
+                    "and {}",
+                    samples.source, utc_text(range.start), utc_text(range.end)));
   return out;
 }
 
@@ -605,8 +621,10 @@ RangeSamples read_range(const PrometheusClient& client, const std::string& insta
   const std::string query = history_selector(instance, range.end - range.start);
   s.matrix = range_result(client.query(query, range.end), fmt::format("{} (query {})", client.url(), query));
   const bool any = std::any_of(s.matrix.begin(), s.matrix.end(), [](const Json& item) {
-    return item.is_object() && item.contains("metric") && item["metric"].is_object() &&
-           item["metric"].value("__name__", "") == kSampled;
+    if (!item.is_object() || !item.contains("metric") || !item["metric"].is_object()) return false;
+    const std::string name = item["metric"].value("__name__", "");
+    return name == kSampled || name == kLoopFamilies[1].first || name == kWatchPreemptions ||
+           name == kWatchInterruptions;
   });
   if (!any) {
     const std::vector<std::string> instances = client.label_values("instance", kSampled);

@@ -25,7 +25,11 @@ reason otherwise):
   D. bpf only: interruptions_over_50us_per_s (exact, from the outliers) is worse.
 And the daemon's live download (issue 27's second source): a daemon with the same sections and a
 10 s window, its /baseline.json once its history is full (watched cpu 1 and the loop, one
-sub-window a second, no more than the window) as the before side of the same comparison.
+sub-window a second, no more than the window) as the before side of the same comparison. And
+Prometheus history (the third): a real Prometheus (Debian's, 127.0.0.1, 1 s scrapes; skipped
+without it) scraping such a daemon over two 20 s ranges, the second with injections sized against
+the first's halves: compare --prometheus calls preemptions_per_s and the loop's
+gaps_over_50us_per_s worse, and leaves the watch's tail counts out, saying why.
 
 Usage: application_baseline_test.py --jitterd BINARY --injector NOISE_INJECTOR --poll-loop POLL_LOOP
 Exit 77 (skip) without root or without CPU 1 and one more CPU.
@@ -40,7 +44,9 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grafana"))
 import harness  # noqa: E402
+import prometheus_harness  # noqa: E402
 
 CPU = 1
 SECONDS = 10
@@ -207,6 +213,77 @@ class ApplicationBaselineTest(harness.DaemonTestCase):
         with open(before_path, "w", encoding="utf-8") as f:
             f.write(body)
         self.inject_and_compare("counts (download)", before_path, before, daemon.config_path)
+
+    def test_prometheus_history(self):
+        """compare --prometheus (issue 27's third source): a real Prometheus (1 s scrapes) of a
+        daemon that samples no CPU, two ranges, the second with injections."""
+        why_not = prometheus_harness.missing()
+        if why_not:
+            self.skipTest(why_not)
+        loops = os.path.join(self.workdir, "loops")
+        os.mkdir(loops)
+        self.start_loop(loops)
+        daemon = self.daemon("web:\n  listen_address: \"127.0.0.1:0\"\n" + config("counts", loops))
+        rules = os.path.join(self.workdir, "rules.yml")
+        harness.write_file(rules, "groups: []\n")
+        prometheus = prometheus_harness.Prometheus(self.workdir, daemon.address, daemon.telemetry_path, rules)
+        self.addCleanup(prometheus.stop)
+        prometheus.start()
+
+        def last_scrape():
+            result = prometheus.values(
+                f'timestamp(jitterd_watch_preemptions_total{{instance="{daemon.address}",cpu="{CPU}"}})')
+            return float(result[0]["value"][1]) if result else 0
+
+        # compare --prometheus's sub-windows are two scrapes long: 20 s give 10 a range, enough for
+        # the rank test to reach p < 0.001.
+        seconds = 2 * SECONDS
+
+        def record():
+            start = harness.wait_until(last_scrape, 30, interval=0.2, what="a scrape of the watch")
+            harness.wait_until(lambda: last_scrape() >= start + seconds, seconds + 30, interval=0.2,
+                               what="a scrape at the range's end ingested")
+            return f"{start:.3f}/{start + seconds:.3f}"
+
+        def compare(before, after):
+            result = harness.run(["compare", "--prometheus", prometheus.url(""), "--instance", daemon.address,
+                                  "--before", before, "--after", after, "--format", "json"], timeout=60)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            return json.loads(result.stdout)
+
+        quiet = record()
+        start, end = (float(t) for t in quiet.split("/"))
+        halves = compare(f"{start:.3f}/{(start + end) / 2:.3f}", f"{(start + end) / 2:.3f}/{end:.3f}")
+        # The busier half: the quiet rate moves between seconds (cv 0.65 by counts, before-and-after.md).
+        background = max(figure(halves, f"watched cpu {CPU}", "preemptions_per_s")[side] for side in ("before", "after"))
+        loop_background = max(figure(halves, f"loop {LOOP}", "gaps_over_50us_per_s")[side]
+                              for side in ("before", "after"))
+        needs = [harness.injection_rate(background, ALLOWANCE["watch.preemptions_per_s"]),
+                 harness.injection_rate(loop_background, ALLOWANCE["loop.tail_rates"])]
+        for _, why_not in needs:
+            if why_not:
+                self.skipTest(why_not)
+        rate = max(needed for needed, _ in needs)
+        injector = subprocess.Popen([INJECTOR, "--cpu", str(CPU), "--priority", "50", "--period",
+                                     f"{int(1e6 / rate)}us", "--spin", f"{SPIN_US}us",
+                                     "--count", str(int((seconds + 40) * rate))],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (injector.kill(), injector.wait(), injector.stderr.close()))
+        time.sleep(1)
+        noisy = record()
+        comparison = compare(quiet, noisy)
+        preemptions = figure(comparison, f"watched cpu {CPU}", "preemptions_per_s")
+        loop_tail = figure(comparison, f"loop {LOOP}", "gaps_over_50us_per_s")
+        print(f"prometheus: preemptions per s {preemptions['before']:.1f} -> {preemptions['after']:.1f} "
+              f"({preemptions['verdict']}), loop gaps over 50 us per s {loop_tail['before']:.1f} -> "
+              f"{loop_tail['after']:.1f} ({loop_tail['verdict']}), injected {rate:.0f} per s", file=sys.stderr)
+        self.assertEqual(preemptions["verdict"], "worse", preemptions)
+        self.assertGreater(preemptions["after"] - preemptions["before"], 0.5 * rate, preemptions)
+        self.assertEqual(loop_tail["verdict"], "worse", loop_tail)
+        # No exported series holds single lengths: the watch's tail counts are left out, and said.
+        self.assertFalse([f for f in comparison["figures"] if f["figure"].startswith("interruptions_over_")])
+        self.assertTrue(any("no single interruption's length" in note for note in comparison["notes"]),
+                        comparison["notes"])
 
     def test_counts(self):
         self.run_method("counts")
