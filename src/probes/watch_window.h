@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // One watched CPU's figures between two readings of the watch's engines (the watch probe's,
 // probes/watch_probe.h), typed: what a baseline records per sub-window
-// (report/baseline_recorder.h). Per method:
+// (report/baseline_recorder.h), what the watch probe keeps as its history for the daemon's live
+// download (probes/application_windows.h) and what its bpf glance table shows per second, all
+// from these functions, so each means the same. Per method:
 //
 // - counts (watch/watch_engine.h): interruptions are the hard IRQs, IPIs and softirqs the kernel
 //   counted on the CPU, preemptions the application's involuntary switches there, stolen its

@@ -12,6 +12,7 @@
 #include "compare/comparison.h"
 #include "export/live_baseline.h"
 #include "probes/application_windows.h"
+#include "probes/watch_bpf_result.h"
 #include "probes/watch_window.h"
 #include "report/baseline_file.h"
 #include "report/baseline_recorder.h"
@@ -448,4 +449,31 @@ TEST_CASE("the live download holds the watch and loops probes' history as a file
   const Baseline back = baseline_from_json(baseline_json(b), "live");
   CHECK(back.watched.size() == 1);
   CHECK(back.loops.size() == 1);
+}
+
+TEST_CASE("the watch's glance table shows the typed figures a baseline records", "[application_baseline]") {
+  BpfCpuFigures cpu;
+  cpu.cpu = 5;
+  cpu.sources.resize(bpf_source_count());
+  BpfReading before;
+  before.cpus.push_back(cpu);
+  cpu.sources[source_where(false)] = {40, 40 * 2'000, 2'000, {}};
+  cpu.sources[source_where(true)] = {6, 6 * 25'000, 25'000, {}};
+  BpfReading now;
+  now.cpus.push_back(cpu);
+  WatchReading counts;
+  counts.window_seconds = 2;
+  ProbeResult result;
+  add_bpf_result(now, &before, counts, {}, {}, 0, result);
+  const auto glance = std::find_if(result.tables.begin(), result.tables.end(), [](const ProbeTable& t) {
+    return t.title == "watched CPUs, the last window (bpf)";
+  });
+  REQUIRE(glance != result.tables.end());
+  REQUIRE(glance->rows.size() == 1);
+  const WatchWindow w = bpf_windows(now, before, 2, 10'000, kTailThresholdsNs)[0];
+  CHECK(glance->rows[0][1].number == Approx(w.stolen_seconds / 2));
+  CHECK(glance->rows[0][2].number == Approx(20.0));  // 40 in 2 s
+  CHECK(glance->rows[0][3].number == Approx(3.0));   // 6 in 2 s
+  CHECK(w.interruptions == 40);
+  CHECK(w.preemptions == 6);
 }
