@@ -18,7 +18,8 @@
 
 namespace jitterd {
 
-std::vector<BaselineCpu> record_sub_windows(SamplerSet& samplers, Duration duration, double counter_hertz) {
+std::vector<BaselineCpu> record_sub_windows(SamplerSet& samplers, Duration duration, double counter_hertz,
+                                            ApplicationRecording* application) {
   const double ns_per_tick = 1e9 / counter_hertz;
   std::vector<BaselineCpu> cpus(samplers.size());
   std::vector<GapCountsTicks> previous(samplers.size());
@@ -40,6 +41,7 @@ std::vector<BaselineCpu> record_sub_windows(SamplerSet& samplers, Duration durat
       add_sub_window(cpus[i], now.minus(previous[i]), counter_hertz);
       previous[i] = now;
     }
+    if (application) application->read();
     if (deadline >= end) break;
   }
   samplers.stop();
@@ -91,12 +93,23 @@ int run_baseline(const CommandLine& cl) {
   progress.step("calibrating the counter");
   const CounterFrequency frequency = housekeeping_counter_frequency(plan);
   const double seconds = std::chrono::duration<double>(cl.report_duration).count();
-  const BaselineRecording recording = baseline_recording(plan, host, frequency, seconds);
   std::vector<BaselineCpu> cpus;
+  std::vector<BaselineWatched> watched;
+  std::vector<BaselineLoop> loops;
+  BaselineRecording recording = baseline_recording(plan, host, frequency, seconds);
   {
+    // Before the samplers start: loading the watch's BPF program is not inside a sub-window.
+    ApplicationRecording application(plan.config.probes, plan.selection.watched, host);
     const std::shared_ptr<SamplerSet> samplers = start_samplers(plan, frequency, host);
     progress.step(fmt::format("sampling cpus {}", format_cpu_list(plan.selection.sampled)), cl.report_duration);
-    cpus = record_sub_windows(*samplers, cl.report_duration, frequency.hertz);
+    cpus = record_sub_windows(*samplers, cl.report_duration, frequency.hertz, &application);
+    watched = application.watched();
+    loops = application.loops();
+    const BaselineFields fields = application.configuration();
+    recording.configuration.insert(recording.configuration.end(), fields.begin(), fields.end());
+    const std::vector<std::string> warnings = application.take_warnings();
+    if (!warnings.empty()) progress.clear();
+    for (const std::string& warning : warnings) spdlog::warn("{}", warning);
   }
   // Probes after the samplers stop, so they neither disturb the gaps nor are disturbed by them.
   ProbeContext context = make_probe_context(plan, host, frequency);
@@ -112,12 +125,18 @@ int run_baseline(const CommandLine& cl) {
     }
   }
   progress.step("writing the baseline");
-  const Baseline baseline = record_baseline(recording, std::move(cpus), std::move(probes));
+  Baseline baseline = record_baseline(recording, std::move(cpus), std::move(probes));
+  baseline.watched = std::move(watched);
+  baseline.loops = std::move(loops);
   write_baseline(baseline, cl.output_path);
   progress.clear();
+  std::vector<int> watched_cpus;
+  for (const BaselineWatched& w : baseline.watched) watched_cpus.push_back(w.cpu);
   std::cerr << fmt::format(
-      "jitterd: baseline of cpus {} ({:.1f} s, probes: {}) written to {}\n",
-      format_cpu_list(plan.selection.sampled), seconds,
+      "jitterd: baseline of {}{}{} ({:.1f} s, probes: {}) written to {}\n",
+      plan.selection.sampled.empty() ? "no sampled cpu" : "cpus " + format_cpu_list(plan.selection.sampled),
+      watched_cpus.empty() ? "" : fmt::format(", watched cpus {}", format_cpu_list(watched_cpus)),
+      baseline.loops.empty() ? "" : fmt::format(", {} loop(s)", baseline.loops.size()), seconds,
       cl.baseline_probes.empty() ? "none" : fmt::format("{}", fmt::join(cl.baseline_probes, ",")),
       cl.output_path == kStandardOutputPath ? "standard output" : cl.output_path);
   return 0;

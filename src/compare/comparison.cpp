@@ -81,6 +81,61 @@ void add_changes(Comparison& out, const std::string& group,
   }
 }
 
+// Loops by name, each as a sampled CPU (compare/judging.h compare_gaps, scope "loop NAME").
+void compare_loops(Comparison& out, const Baseline& before, const Baseline& after, const Judging& judging) {
+  std::unordered_map<std::string, const BaselineLoop*> after_loops, before_loops;
+  for (const BaselineLoop& l : after.loops) after_loops.emplace(l.name, &l);
+  for (const BaselineLoop& l : before.loops) before_loops.emplace(l.name, &l);
+  for (const BaselineLoop& b : before.loops) {
+    const auto match = after_loops.find(b.name);
+    if (match == after_loops.end()) {
+      out.notes.push_back(fmt::format("loop {}: left out, recorded only in {}", b.name, out.before_path));
+      continue;
+    }
+    const BaselineLoop& a = *match->second;
+    if (!b.error.empty() || !a.error.empty() || b.samples == 0 || a.samples == 0)
+      out.notes.push_back(fmt::format("loop {}: left out, no gaps recorded in one of them", b.name));
+    else if (std::fabs(b.counter_hertz / a.counter_hertz - 1) > 0.01)
+      out.notes.push_back(fmt::format(
+          "loop {}: left out, its counter frequencies differ by more than 1% ({:.0f} Hz vs {:.0f} Hz): another "
+          "counter",
+          b.name, b.counter_hertz, a.counter_hertz));
+    else
+      compare_gaps(out, {"loop " + b.name, b.counter_hertz, a.counter_hertz, "loop"}, before, b, after, a,
+                   judging);
+  }
+  for (const BaselineLoop& a : after.loops)
+    if (before_loops.count(a.name) == 0)
+      out.notes.push_back(fmt::format("loop {}: left out, recorded only in {}", a.name, out.after_path));
+}
+
+// Watched CPUs by number; the two methods count different things, so a CPU watched by bpf in one
+// file and by counts in the other is left out.
+void compare_watched_cpus(Comparison& out, const Baseline& before, const Baseline& after, const Judging& judging) {
+  std::unordered_map<int, const BaselineWatched*> after_watched, before_watched;
+  for (const BaselineWatched& w : after.watched) after_watched.emplace(w.cpu, &w);
+  for (const BaselineWatched& w : before.watched) before_watched.emplace(w.cpu, &w);
+  for (const BaselineWatched& b : before.watched) {
+    const auto match = after_watched.find(b.cpu);
+    if (match == after_watched.end()) {
+      out.notes.push_back(fmt::format("watched cpu {}: left out, watched only in {}", b.cpu, out.before_path));
+      continue;
+    }
+    const BaselineWatched& a = *match->second;
+    if (a.method != b.method)
+      out.notes.push_back(fmt::format(
+          "watched cpu {}: left out, watched by {} in {} and by {} in {} (the methods count different things)",
+          b.cpu, b.method, out.before_path, a.method, out.after_path));
+    else if (b.seconds <= 0 || a.seconds <= 0)
+      out.notes.push_back(fmt::format("watched cpu {}: left out, not watched in one of them", b.cpu));
+    else
+      compare_watched(out, before, b, after, a, judging);
+  }
+  for (const BaselineWatched& a : after.watched)
+    if (before_watched.count(a.cpu) == 0)
+      out.notes.push_back(fmt::format("watched cpu {}: left out, watched only in {}", a.cpu, out.after_path));
+}
+
 }  // namespace
 
 bool ran_under_hypervisor(const Baseline& baseline) {
@@ -134,6 +189,8 @@ Comparison compare_baselines(const Baseline& before, const std::string& bp, cons
     if (before_cpus.count(a.cpu) == 0)
       out.notes.push_back(fmt::format("cpu {}: left out, sampled only in {}", a.cpu, ap));
   if (!any_cpu) refuse(bp, ap, "no sampled CPU in common");
+  compare_loops(out, before, after, judging);
+  compare_watched_cpus(out, before, after, judging);
   std::unordered_map<std::string, const BaselineProbe*> after_probes;
   for (const BaselineProbe& p : after.probes) after_probes.emplace(p.name, &p);
   for (const BaselineProbe& b : before.probes) {

@@ -27,9 +27,30 @@ struct Judging {
 FigureComparison judged(const Judging& judging, const std::string& allowance, std::string scope,
                         std::string figure, double before, double after, std::string test, double p);
 
+// Whose gaps are compared: a sampled CPU's ("cpu 1", counted in the file's counter) or an
+// application loop's ("loop rx0", in the loop's own counter, which may differ between the files).
+struct GapScope {
+  std::string scope;
+  double before_hertz = 0, after_hertz = 0;  // the histograms' counters
+  std::string allowances = "gaps";           // the allowance group: "gaps" (a sampled CPU) or "loop"
+};
+
 // The percentiles, interruptions and stolen share: the whole run's figure is shown, the sub-windows
 // are tested. Tail rates above fixed thresholds by the rate test; the max by the highest of them.
+// Judged against the allowances of scope.allowances (gaps.* or loop.*).
+void compare_gaps(Comparison& out, const GapScope& scope, const Baseline& before_run, const BaselineCpu& before,
+                  const Baseline& after_run, const BaselineCpu& after, const Judging& judging);
+
+// compare_gaps for a sampled CPU: scope "cpu N", the files' counter.
 void compare_cpu(Comparison& out, const Baseline& before_run, const BaselineCpu& before, const Baseline& after_run,
                  const BaselineCpu& after, const Judging& judging);
+
+// A watched CPU measured by the same method in both (scope "watched cpu N"): interruptions and
+// preemptions per second and the stolen share, the whole run's figure shown and the sub-windows
+// tested as compare_gaps does; the tail rates by the rate test where both files know every
+// sub-window's count (otherwise a note says why not); the longest as max_ns is judged. Judged
+// against the watch.* allowances.
+void compare_watched(Comparison& out, const Baseline& before_run, const BaselineWatched& before,
+                     const Baseline& after_run, const BaselineWatched& after, const Judging& judging);
 
 }  // namespace jitterd

@@ -31,6 +31,25 @@ constexpr const char* kFingerprint = "jitterd_fingerprint_info";
 constexpr const char* kGovernor = "jitterd_posture_cpufreq_governor_info";
 constexpr const char* kClocksource = "jitterd_clocksource_current_info";
 constexpr const char* kBuild = "jitterd_build_info";
+// The application's loops (probes/loop_probe.h): a sampled CPU's families under another prefix,
+// labelled by loop and cpu.
+constexpr const char* kLoopPrefix = "jitterd_loop_";
+constexpr std::pair<const char*, const char*> kLoopFamilies[] = {
+    {"jitterd_loop_gap_seconds_bucket", kGapBuckets},
+    {"jitterd_loop_sampled_seconds_total", kSampled},
+    {"jitterd_loop_interruptions_total", kInterruptions},
+    {"jitterd_loop_stolen_seconds_total", kStolen},
+    {"jitterd_loop_floor_seconds", kFloor},
+    {"jitterd_loop_interruption_threshold_seconds", kThreshold},
+    {"jitterd_loop_window_max_gap_seconds", kWindowMax},
+};
+// The watched CPUs (probes/watch_probe.h, probes/watch_bpf_result.h).
+constexpr const char* kWatchMethod = "jitterd_watch_method_info";
+constexpr const char* kWatchInterruptions = "jitterd_watch_interruptions_total";  // bpf, by cause
+constexpr const char* kWatchInterrupts = "jitterd_watch_interrupts_total";        // counts: hard IRQs and IPIs
+constexpr const char* kWatchSoftirqs = "jitterd_watch_softirqs_total";            // counts
+constexpr const char* kWatchPreemptions = "jitterd_watch_preemptions_total";      // counts
+constexpr const char* kWatchStolen = "jitterd_watch_stolen_seconds_total";        // by cause
 
 struct Point {
   double t = 0, v = 0;
@@ -128,17 +147,44 @@ std::string history_selector(const std::string& instance, double seconds) {
     escaped += c;
   }
   std::string names;
-  for (const char* name : {kGapBuckets, kSampled, kInterruptions, kStolen, kFloor, kThreshold, kWindowMax, kDuty,
-                           kRealtime, kTickInfo, kTickHertz, kFingerprint, kGovernor, kClocksource, kBuild})
+  for (const char* name : {kGapBuckets,
+                           kSampled,
+                           kInterruptions,
+                           kStolen,
+                           kFloor,
+                           kThreshold,
+                           kWindowMax,
+                           kDuty,
+                           kRealtime,
+                           kTickInfo,
+                           kTickHertz,
+                           kFingerprint,
+                           kGovernor,
+                           kClocksource,
+                           kBuild,
+                           kWatchMethod,
+                           kWatchInterruptions,
+                           kWatchInterrupts,
+                           kWatchSoftirqs,
+                           kWatchPreemptions,
+                           kWatchStolen})
     names += (names.empty() ? "" : "|") + std::string(name);
+  for (const auto& [loop_name, sampler_name] : kLoopFamilies) names += "|" + std::string(loop_name);
   return fmt::format("{{__name__=~\"{}\",instance=\"{}\"}}[{}ms]", names, escaped,
                      static_cast<long long>(std::ceil(seconds * 1000)));
 }
 
 double scrape_interval_seconds(const RangeSamples& samples) {
   std::vector<double> spacing;
-  for (const Series& s : series_of(samples))
-    if (s.label("__name__") == kSampled)
+  // The sampled CPUs' counter, else (a jitterd that samples no CPU) a loop's or the watch's.
+  const std::vector<Series> all = series_of(samples);
+  const bool sampled =
+      std::any_of(all.begin(), all.end(), [](const Series& s) { return s.label("__name__") == kSampled; });
+  const bool looped = std::any_of(all.begin(), all.end(),
+                                  [](const Series& s) { return s.label("__name__") == kLoopFamilies[1].first; });
+  const std::string clock = sampled ? kSampled : looped ? kLoopFamilies[1].first : kWatchPreemptions;
+  for (const Series& s : all)
+    if (s.label("__name__") == clock)
       for (std::size_t i = 1; i < s.points.size(); ++i) spacing.push_back(s.points[i].t - s.points[i - 1].t);
   if (spacing.empty()) return 0;
   std::nth_element(spacing.begin(), spacing.begin() + static_cast<std::ptrdiff_t>(spacing.size() / 2),
@@ -356,6 +402,132 @@ std::string info_label(const Gathered& g, const char* name, const char* label) {
   return it == g.info.end() ? std::string() : it->second.label(label);
 }
 
+// The loops' series as a sampled CPU's (the same shapes: jitterd_loop_X is jitterd_sampler_X),
+// each loop's cpu label replaced by its index in `names`, so that gather() and cpu_baseline()
+// read them as they read a sampled CPU.
+std::vector<Series> loops_as_samplers(const std::vector<Series>& all, const RangeSamples& samples,
+                                      std::vector<std::pair<std::string, int>>& loops) {
+  std::vector<Series> out;
+  for (const Series& s : all) {
+    const std::string name = s.label("__name__");
+    if (name.rfind(kLoopPrefix, 0) != 0) continue;
+    const auto family = std::find_if(std::begin(kLoopFamilies), std::end(kLoopFamilies),
+                                     [&](const auto& f) { return name == f.first; });
+    if (family == std::end(kLoopFamilies)) continue;
+    const std::string loop = s.label("loop"), cpu_text = s.label("cpu");
+    if (loop.empty() || cpu_text.empty() || cpu_text.find_first_not_of("0123456789") != std::string::npos ||
+        cpu_text.size() > 7)
+      wrong_shape(samples.source, fmt::format("a {} series without loop and cpu labels", name));
+    auto known = std::find_if(loops.begin(), loops.end(), [&](const auto& l) { return l.first == loop; });
+    if (known == loops.end()) {
+      if (loops.size() >= kBaselineMaxLoops)
+        wrong_shape(samples.source, fmt::format("loop series of more than {} loops", kBaselineMaxLoops));
+      loops.emplace_back(loop, std::stoi(cpu_text));
+      known = std::prev(loops.end());
+    }
+    Series renamed = s;
+    renamed.labels["__name__"] = family->second;
+    renamed.labels["cpu"] = std::to_string(known - loops.begin());
+    out.push_back(std::move(renamed));
+  }
+  return out;
+}
+
+// A cpu label as a CPU number, or -1.
+int cpu_label(const Series& s) {
+  const std::string text = s.label("cpu");
+  if (text.empty() || text.size() > 7 || text.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoi(text);
+}
+
+// The watched CPUs from the watch probe's counters, per sub-window: interruptions, preemptions and
+// stolen seconds, by the method the range's last jitterd_watch_method_info names (bpf: its
+// interruptions by cause, `preempted` the preemptions; counts: the kernel's interrupt and softirq
+// counters, the application's involuntary switches and run-queue wait). Each sub-window's seconds
+// are those its increments of the preemptions counter cover. Lengths are not exported at that
+// resolution: the longest and the tail counts are unknown.
+std::vector<BaselineWatched> watched_from(const std::vector<Series>& all, const RangeSamples& samples,
+                                          double sub_window_seconds, std::size_t windows,
+                                          const std::vector<double>& tail_thresholds_ns,
+                                          std::vector<std::string>& notes) {
+  const Series* method_info = nullptr;
+  for (const Series& s : all)
+    if (!s.points.empty() && s.label("__name__") == kWatchMethod &&
+        (method_info == nullptr || later(s, *method_info)))
+      method_info = &s;
+  if (method_info == nullptr) return {};
+  const std::string method = method_info->label("method");
+  if (method != kWatchMethodBpf && method != kWatchMethodCounts) {
+    notes.push_back(fmt::format("{}: watched CPUs left out: the watch's method is \"{}\"", samples.source,
+                                method.substr(0, 40)));
+    return {};
+  }
+  for (const Series& s : all)
+    if (s.label("__name__") == kWatchMethod && s.label("method") != method && !s.points.empty()) {
+      notes.push_back(
+          fmt::format("{}: the watch's method changed inside the range (to {}): watched CPUs counted "
+                      "by it",
+                      samples.source, method));
+      break;
+    }
+  const bool bpf = method == kWatchMethodBpf;
+  const auto window_of = [&](double t) {
+    const double k = std::floor((t - samples.range.start) / sub_window_seconds);
+    return static_cast<std::size_t>(std::clamp(k, 0.0, static_cast<double>(windows - 1)));
+  };
+  struct Windows {
+    std::vector<double> seconds, interruptions, preemptions, stolen;
+  };
+  std::map<int, Windows> cpus;
+  for (const Series& s : all) {
+    const std::string name = s.label("__name__");
+    const std::string cause = s.label("cause");
+    std::vector<double> Windows::*target = nullptr;
+    if (bpf && name == kWatchInterruptions)
+      target = cause == "preempted" ? &Windows::preemptions : &Windows::interruptions;
+    else if (!bpf && (name == kWatchInterrupts || name == kWatchSoftirqs))
+      target = &Windows::interruptions;
+    else if (!bpf && name == kWatchPreemptions)
+      target = &Windows::preemptions;
+    else if (name == kWatchStolen && (bpf || cause == "preempted"))
+      target = &Windows::stolen;
+    if (target == nullptr) continue;
+    const int cpu = cpu_label(s);
+    if (cpu < 0) wrong_shape(samples.source, fmt::format("a {} series without a cpu label", name));
+    if (cpus.size() >= kBaselineMaxCpus && cpus.count(cpu) == 0)
+      wrong_shape(samples.source, fmt::format("watch series of more than {} CPUs", kBaselineMaxCpus));
+    Windows& w = cpus[cpu];
+    for (auto* v : {&w.seconds, &w.interruptions, &w.preemptions, &w.stolen}) v->resize(windows);
+    for (const Increment& inc : increments(s, nullptr)) (w.*target)[window_of(inc.t)] += inc.amount;
+    // The time the preemptions' counter covers (bpf: its `preempted` cause; counts: the counter).
+    const bool clock = bpf ? (name == kWatchInterruptions && cause == "preempted") : name == kWatchPreemptions;
+    if (clock)
+      for (std::size_t i = 1; i < s.points.size(); ++i)
+        w.seconds[window_of(s.points[i].t)] += s.points[i].t - s.points[i - 1].t;
+  }
+  std::vector<BaselineWatched> out;
+  for (const auto& [cpu, w] : cpus) {
+    BaselineWatched watched;
+    watched.cpu = cpu;
+    watched.method = method;
+    watched.tail_unknown = "Prometheus history holds no single interruption's length (compare --prometheus)";
+    for (std::size_t i = 0; i < windows; ++i) {
+      if (w.seconds[i] <= 0) continue;
+      WatchedFigures f;
+      f.seconds = w.seconds[i];
+      f.interruptions = whole(w.interruptions[i]);
+      f.preemptions = whole(w.preemptions[i]);
+      f.stolen_seconds = w.stolen[i];
+      f.over_threshold.assign(tail_thresholds_ns.size(), std::nullopt);
+      watched.sub_windows.push_back(std::move(f));
+    }
+    if (watched.sub_windows.empty()) continue;
+    set_watched_totals(watched);
+    out.push_back(std::move(watched));
+  }
+  return out;
+}
+
 }  // namespace
 
 HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_window_seconds) {
@@ -378,10 +550,15 @@ HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_wi
   r.created_unix_seconds = range.end;
   r.duration_seconds = range.end - range.start;
   r.sub_window_seconds = sub_window_seconds;
+  // The loops as sampled CPUs (their families have the same shapes and buckets).
+  std::vector<std::pair<std::string, int>> loops;
+  const std::vector<Series> loop_series = loops_as_samplers(all, samples, loops);
+  const Gathered lg = gather(loop_series, samples, sub_window_seconds, windows);
   std::set<double> bounds;
-  for (const auto& [cpu, c] : g.cpus)
-    for (const auto& [le, counts] : c.cumulative)
-      if (!std::isinf(le)) bounds.insert(le);
+  for (const Gathered* gathered : {&g, &lg})
+    for (const auto& [cpu, c] : gathered->cpus)
+      for (const auto& [le, counts] : c.cumulative)
+        if (!std::isinf(le)) bounds.insert(le);
   r.histogram_bounds_ns.assign(bounds.begin(), bounds.end());
   r.tail_thresholds_ns = exported_thresholds(r.histogram_bounds_ns);
   std::vector<BaselineCpu> cpus;
@@ -396,10 +573,6 @@ HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_wi
     r.cpus.push_back(cpu);
     resets.insert(c.resets.begin(), c.resets.end());
   }
-  if (std::none_of(cpus.begin(), cpus.end(), [](const BaselineCpu& c) { return c.samples > 0; }))
-    throw BaselineError(kExitBadBaseline,
-                        fmt::format("{}: empty range: no sampled CPU has two scrapes between {} and {}",
-                                    samples.source, utc_text(range.start), utc_text(range.end)));
   for (double t : resets)
     out.notes.push_back(
         fmt::format("{}: counters reset at {} (jitterd restarted): counted from 0 after it, as "
@@ -409,6 +582,30 @@ HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_wi
   r.configuration = history_configuration(cpus, g);
   r.configuration.emplace_back("histogram", "exported le bounds");
   out.baseline = record_baseline(r, std::move(cpus));
+  // The application's side (format 1.2): the loops as sampled CPUs, in the file's counter (their
+  // histograms are at the exported bounds either way), and the watched CPUs.
+  for (const auto& [index, c] : lg.cpus) {
+    const auto& [name, cpu] = loops[static_cast<std::size_t>(index)];
+    if (c.cumulative.empty() || !std::isinf(c.cumulative.rbegin()->first)) continue;
+    BaselineLoop loop;
+    static_cast<BaselineCpu&>(loop) = cpu_baseline(index, c, lg, r.counter_hertz, r.tail_thresholds_ns, windows);
+    loop.name = name;
+    loop.cpu = cpu;
+    loop.counter_hertz = r.counter_hertz;
+    out.baseline.loops.push_back(std::move(loop));
+  }
+  out.baseline.watched = watched_from(all, samples, sub_window_seconds, windows, r.tail_thresholds_ns, out.notes);
+  // A jitterd that samples no CPU (its isolated CPUs all run the application) is compared by its
+  // watched CPUs and loops.
+  const auto has_samples = [](const BaselineCpu& c) { return c.samples > 0; };
+  if (std::none_of(out.baseline.cpus.begin(), out.baseline.cpus.end(), has_samples) &&
+      std::none_of(out.baseline.loops.begin(), out.baseline.loops.end(), has_samples) &&
+      out.baseline.watched.empty())
+    throw BaselineError(
+        kExitBadBaseline,
+        fmt::format("{}: empty range: no sampled CPU, loop or watched CPU has two scrapes between {} "
+                    "and {}",
+                    samples.source, utc_text(range.start), utc_text(range.end)));
   return out;
 }
 
@@ -424,8 +621,10 @@ RangeSamples read_range(const PrometheusClient& client, const std::string& insta
   const std::string query = history_selector(instance, range.end - range.start);
   s.matrix = range_result(client.query(query, range.end), fmt::format("{} (query {})", client.url(), query));
   const bool any = std::any_of(s.matrix.begin(), s.matrix.end(), [](const Json& item) {
-    return item.is_object() && item.contains("metric") && item["metric"].is_object() &&
-           item["metric"].value("__name__", "") == kSampled;
+    if (!item.is_object() || !item.contains("metric") || !item["metric"].is_object()) return false;
+    const std::string name = item["metric"].value("__name__", "");
+    return name == kSampled || name == kLoopFamilies[1].first || name == kWatchPreemptions ||
+           name == kWatchInterruptions;
   });
   if (!any) {
     const std::vector<std::string> instances = client.label_values("instance", kSampled);

@@ -46,7 +46,7 @@ std::string history_selector(const std::string& instance, double seconds);
 double scrape_interval_seconds(const RangeSamples& samples);
 
 // `sub_window_seconds`: the same for both ranges. Throws BaselineError (65) naming the source
-// when the range holds no sampled CPU with two scrapes, its series have the wrong shape (a value
+// when the range holds no sampled CPU, loop or watched CPU with two scrapes, its series have the wrong shape (a value
 // that is not a finite number included), or it holds more than kBaselineMaxCpus CPUs.
 HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_window_seconds);
 

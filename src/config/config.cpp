@@ -42,6 +42,7 @@ Config ConfigReader::read(const YAML::Node& root) {
                 {"loops", [&](const Entry& e) { read_loops_section(*this, e, config.probes.loops); }}});
   name_application_once(config.probes);
   config.probes.loops.window = config.sampler.window;  // a loop's summaries span a sampled CPU's window
+  config.probes.watch.window = config.sampler.window;  // the watch's history spans it too
   config.marks = marks_;
   return config;
 }

@@ -13,6 +13,7 @@
 #include "measure/clock_ns.h"
 #include "measure/gap_bounds.h"
 #include "measure/tick_scale.h"
+#include "probes/application_windows.h"
 #include "probes/attribution_probe.h"
 
 namespace jitterd {
@@ -343,7 +344,8 @@ ProbeResult LoopProbe::run(ProbeContext& context) {
     if (state.refused) continue;
     const LoopSegmentReading& r = state.reading;
     Window& window =
-        windows_.try_emplace(file, Window{state.inode, RollingWindow(settings_.window.count())}).first->second;
+        windows_.try_emplace(file, Window{state.inode, RollingWindow(settings_.window.count()), {}, {}, {}})
+            .first->second;
     // As a sampler's window (sampling/sampler_set.h advance_sampler_window), on the daemon's
     // clock: the histogram's changes and the counters over the same readings.
     window.gaps.push(r.counts.gaps, now_ns);
@@ -363,9 +365,27 @@ ProbeResult LoopProbe::run(ProbeContext& context) {
     set_counted(f.figures, last.sampled_ticks - first.sampled_ticks, last.interruptions - first.interruptions,
                 last.interrupted_ticks - first.interrupted_ticks, scale);
     set_limits(f.figures, r.floor_ticks, r.threshold_ticks, scale);
+    // The live baseline's history: what the counters added at each reading over the window.
+    if (window.previous && r.counts.sampled_ticks >= window.previous->sampled_ticks)
+      window.added.push_back(r.counts.minus(*window.previous));
+    window.previous = r.counts;
+    const auto readings =
+        static_cast<std::size_t>(std::max<std::int64_t>(1, settings_.window / settings_.interval));
+    while (window.added.size() > readings) window.added.pop_front();
   }
   ProbeResult out = loop_result(tracker_, figures);
   attribute(context, read_ns, out);
+  auto history = std::make_shared<ApplicationWindows>();
+  for (const auto& [file, window] : windows_) {
+    const LoopState& state = tracker_.loops().at(file);
+    const LoopSegmentReading& r = state.reading;
+    const auto summary = figures.find(file);
+    history->loops.push_back({r.header.name, r.header.cpu, static_cast<double>(r.header.hertz),
+                              std::vector<GapCountsTicks>(window.added.begin(), window.added.end()), r.floor_ticks,
+                              r.threshold_ticks, summary == figures.end() ? 0 : summary->second.figures.max_ns,
+                              state.up ? "" : state.message});
+  }
+  out.application_windows = std::move(history);
   for (const std::string& user : unknown_users_)
     out.warnings.push_back("loops.users: no user '" + printable(user) + "' in the user database; left out");
   unknown_users_.clear();

@@ -23,6 +23,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -75,6 +76,10 @@ class LoopProbe : public Probe {
     ino_t inode = 0;
     RollingWindow gaps;
     std::deque<Point> points{};  // the readings within the window, as SamplerWindowState::counters
+    // The live baseline's history (probes/application_windows.h): what the counters added at each
+    // reading over the window, oldest first, and the reading before.
+    std::deque<GapCountsTicks> added;
+    std::optional<GapCountsTicks> previous;
   };
   // Each loop's interruptions by cause, matched with the BPF engine's records of its CPU.
   struct Causes {

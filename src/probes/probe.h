@@ -170,6 +170,8 @@ struct LoopsReading {
   std::vector<RefusedLoopSegment> refused{};
 };
 
+struct ApplicationWindows;
+
 struct ProbeResult {
   std::vector<ProbeMetric> metrics;
   std::vector<ProbeTable> tables;
@@ -179,6 +181,9 @@ struct ProbeResult {
   std::vector<ProbeSamples> samples;         // what compare tests the table's quantiles with
   std::optional<MachineReading> machine;     // set by the posture probe only
   std::optional<LoopsReading> loops;         // set by the loops probe only
+  // Set by the watch and loops probes: their per-reading figures over the samplers' window, for
+  // the daemon's live baseline (probes/application_windows.h).
+  std::shared_ptr<const ApplicationWindows> application_windows;
 };
 
 // Thrown by ProbeContext::check_cancelled when the daemon is stopping.

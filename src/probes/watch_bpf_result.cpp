@@ -6,6 +6,7 @@
 
 #include "host/attribution.h"
 #include "host/text.h"
+#include "probes/watch_window.h"
 
 namespace jitterd {
 namespace {
@@ -136,30 +137,27 @@ std::uint64_t tick_stop_failures(const BpfCpuFigures& cpu) {
 }
 
 // Per watched CPU, the last window at a glance: the share of the time taken, interruptions and
-// preemptions per second, tick-stop failures per second.
+// preemptions per second (the typed figures a baseline records per sub-window, probes/watch_window.h),
+// tick-stop failures per second.
 ProbeTable glance_table(const BpfReading& now, const BpfReading* before, double seconds) {
   ProbeTable table{"watched CPUs, the last window (bpf)",
                    {"cpu", "stolen_share", "interruptions_per_s", "preemptions_per_s", "tick_stop_failures_per_s"},
                    {}};
+  const std::vector<WatchWindow> windows =
+      before != nullptr ? bpf_windows(now, *before, seconds, 0, {}) : std::vector<WatchWindow>{};
   for (const BpfCpuFigures& cpu : now.cpus) {
     const BpfCpuFigures* then = find_cpu(before, cpu.cpu);
-    if (then == nullptr || seconds <= 0) {
+    const auto w =
+        std::find_if(windows.begin(), windows.end(), [&](const WatchWindow& x) { return x.cpu == cpu.cpu; });
+    if (then == nullptr || w == windows.end() || w->seconds <= 0) {
       table.rows.push_back({cpu.cpu, Cell(), Cell(), Cell(), Cell()});
       continue;
     }
-    const std::map<std::string, CauseFigures> a = by_cause(*then), b = by_cause(cpu);
-    std::uint64_t ns = 0, interruptions = 0, preemptions = 0;
-    for (const auto& [cause, f] : b) {
-      const auto old = a.find(cause);
-      const CauseFigures was = old == a.end() ? CauseFigures{} : old->second;
-      ns += f.ns - std::min(f.ns, was.ns);
-      (cause == "preempted" ? preemptions : interruptions) += f.count - std::min(f.count, was.count);
-    }
     const std::uint64_t ticks =
         tick_stop_failures(cpu) - std::min(tick_stop_failures(cpu), tick_stop_failures(*then));
-    table.rows.push_back({cpu.cpu, Cell(static_cast<double>(ns) * 1e-9 / seconds, 6),
-                          Cell(static_cast<double>(interruptions) / seconds, 1),
-                          Cell(static_cast<double>(preemptions) / seconds, 1),
+    table.rows.push_back({cpu.cpu, Cell(w->stolen_seconds / w->seconds, 6),
+                          Cell(static_cast<double>(w->interruptions) / w->seconds, 1),
+                          Cell(static_cast<double>(w->preemptions) / w->seconds, 1),
                           Cell(static_cast<double>(ticks) / seconds, 1)});
   }
   return table;

@@ -9,6 +9,8 @@
 #include "host/attribution.h"
 #include "host/text.h"
 #include "measure/clock_ns.h"
+#include "measure/tail_thresholds.h"
+#include "probes/application_windows.h"
 
 namespace jitterd {
 namespace {
@@ -205,6 +207,7 @@ void WatchProbe::open_engines(const ProbeContext& context) {
   bpf_ = nullptr;
   previous_bpf_.reset();
   history_ = {};
+  windows_.clear();
   method_ = "counts";
   const bool wants_bpf = settings_.method == WatchMethod::automatic || settings_.method == WatchMethod::bpf;
   if (settings_.method == WatchMethod::counts) {
@@ -258,11 +261,39 @@ std::optional<BpfReading> WatchProbe::read_bpf(const WatchReading& reading) {
   return now;
 }
 
+void WatchProbe::record_windows(const WatchReading& reading, const std::optional<BpfReading>& bpf) {
+  const double outlier_ns = static_cast<double>(settings_.outlier_threshold.count());
+  windows_.push_back(bpf && previous_bpf_
+                         ? bpf_windows(*bpf, *previous_bpf_, reading.window_seconds, outlier_ns, kTailThresholdsNs)
+                         : counts_windows(reading, previous_, kTailThresholdsNs));
+  // As long as the samplers' window (settings_.window), oldest first.
+  const double span = std::chrono::duration<double>(settings_.window).count();
+  const auto seconds_of = [&](const std::vector<WatchWindow>& each) {
+    double seconds = 0;
+    for (const WatchWindow& w : each) seconds = std::max(seconds, w.seconds);
+    return seconds > 0 ? seconds : std::chrono::duration<double>(settings_.interval).count();
+  };
+  double held = 0;
+  for (auto it = windows_.rbegin(); it != windows_.rend(); ++it) {
+    held += seconds_of(*it);
+    if (held > span + 1e-6) {
+      windows_.erase(windows_.begin(), it.base());
+      break;
+    }
+  }
+}
+
 ProbeResult WatchProbe::run(ProbeContext& context) {
   const WatchReading reading = take_reading(context);
   const std::optional<BpfReading> bpf = read_bpf(reading);
   const std::string_view requested = watch_method_name(settings_.method);
   ProbeResult result = watch_result(reading, previous_, method_, requested, reason_);
+  record_windows(reading, bpf);
+  result.application_windows = std::make_shared<const ApplicationWindows>(
+      ApplicationWindows{method_,
+                         bpf ? static_cast<double>(settings_.outlier_threshold.count()) : 0,
+                         std::vector<std::vector<WatchWindow>>(windows_.begin(), windows_.end()),
+                         {}});
   previous_ = reading.cpus;
   if (bpf) {
     add_bpf_result(*bpf, previous_bpf_ ? &*previous_bpf_ : nullptr, reading, history_, bpf_->missing_tracepoints(),

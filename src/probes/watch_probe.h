@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 
 #include "probes/probe.h"
 #include "probes/watch_bpf_result.h"
+#include "probes/watch_window.h"
 #include "watch/application.h"
 #include "watch/bpf_watch.h"
 #include "watch/watch_engine.h"
@@ -44,6 +46,7 @@ struct WatchSettings {
   // bpf: each single interruption or preemption this long or longer is kept with who caused it.
   std::chrono::nanoseconds outlier_threshold{std::chrono::microseconds(10)};
   ApplicationSettings application;
+  std::chrono::nanoseconds window{std::chrono::seconds(60)};  // sampler.window: the history's span
   bool operator==(const WatchSettings&) const = default;
 };
 
@@ -58,6 +61,8 @@ class WatchProbe : public Probe {
   void open_engines(const ProbeContext& context);
   WatchReading take_reading(ProbeContext& context);
   std::optional<BpfReading> read_bpf(const WatchReading& reading);
+  // Appends this reading's typed figures to windows_ (before previous_ and previous_bpf_ move on).
+  void record_windows(const WatchReading& reading, const std::optional<BpfReading>& bpf);
 
   WatchSettings settings_;
   std::unique_ptr<WatchEngine> engine_;
@@ -66,6 +71,8 @@ class WatchProbe : public Probe {
   BpfWatch* bpf_ = nullptr;                    // loaded for method auto or bpf where it can
   std::optional<BpfReading> previous_bpf_;
   WatchBpfHistory history_;
+  // The typed figures of each reading over settings_.window, oldest first (the live baseline's).
+  std::deque<std::vector<WatchWindow>> windows_;
   std::string method_ = "counts";  // what jitterd_watch_method_info says, and why
   std::string reason_;
 };

@@ -57,6 +57,38 @@ Json cpu_json(const BaselineCpu& c) {
           {"sub_windows", std::move(windows)}};
 }
 
+Json loop_json(const BaselineLoop& l) {
+  Json j = cpu_json(l);
+  j["name"] = l.name;
+  j["counter_hertz"] = l.counter_hertz;
+  return j;
+}
+
+Json optional_json(const std::optional<double>& value) { return value ? Json(*value) : Json(nullptr); }
+
+Json watched_figures_json(const WatchedFigures& f) {
+  Json over = Json::array();
+  for (const std::optional<std::uint64_t>& n : f.over_threshold) over.push_back(n ? Json(*n) : Json(nullptr));
+  return {{"seconds", f.seconds},
+          {"interruptions", f.interruptions},
+          {"preemptions", f.preemptions},
+          {"stolen_seconds", f.stolen_seconds},
+          {"longest_ns", optional_json(f.longest_ns)},
+          {"over_threshold", std::move(over)}};
+}
+
+Json watched_json(const BaselineWatched& w) {
+  Json j = watched_figures_json(w);
+  Json windows = Json::array();
+  for (const WatchedFigures& f : w.sub_windows) windows.push_back(watched_figures_json(f));
+  j["cpu"] = w.cpu;
+  j["method"] = w.method;
+  j["outlier_threshold_ns"] = w.outlier_threshold_ns;
+  j["tail_unknown"] = w.tail_unknown;
+  j["sub_windows"] = std::move(windows);
+  return j;
+}
+
 Json samples_json(const ProbeSamples& s) {
   Json values = Json::array();
   for (const auto& [value, count] : s.values) values.push_back({value, count});
@@ -184,11 +216,15 @@ SubWindow sub_window_from(const Reader& r, const Json& j, const std::string& whe
   return w;
 }
 
-BaselineCpu cpu_from(const Reader& r, const Json& j, const std::string& where, std::size_t thresholds) {
-  BaselineCpu c;
+int cpu_number(const Reader& r, const Json& j, const std::string& where) {
   const std::uint64_t cpu = r.count(j, where, "cpu");
   if (cpu > 1u << 20) r.fail(where + ".cpu", "must be a CPU number");
-  c.cpu = static_cast<int>(cpu);
+  return static_cast<int>(cpu);
+}
+
+BaselineCpu cpu_from(const Reader& r, const Json& j, const std::string& where, std::size_t thresholds) {
+  BaselineCpu c;
+  c.cpu = cpu_number(r, j, where);
   c.error = r.text(j, where, "error");
   c.samples = r.count(j, where, "samples");
   c.sampled_seconds = r.number(j, where, "sampled_seconds");
@@ -205,6 +241,61 @@ BaselineCpu cpu_from(const Reader& r, const Json& j, const std::string& where, s
     c.sub_windows.push_back(
         sub_window_from(r, windows[i], fmt::format("{}.sub_windows[{}]", where, i), thresholds));
   return c;
+}
+
+BaselineLoop loop_from(const Reader& r, const Json& j, const std::string& where, std::size_t thresholds) {
+  BaselineLoop l;
+  static_cast<BaselineCpu&>(l) = cpu_from(r, j, where, thresholds);
+  l.name = r.text(j, where, "name");
+  if (l.name.empty() || l.name.size() > 255) r.fail(where + ".name", "must be a loop's name (1 to 255 bytes)");
+  l.counter_hertz = r.number(j, where, "counter_hertz");
+  if (l.counter_hertz <= 0) r.fail(where + ".counter_hertz", "must be above 0");
+  return l;
+}
+
+// `counts` measures no lengths: its longest and tail counts are always unknown.
+WatchedFigures watched_figures_from(const Reader& r, const Json& j, const std::string& where,
+                                    std::size_t thresholds, bool lengths_measured) {
+  WatchedFigures f;
+  f.seconds = r.number(j, where, "seconds");
+  f.interruptions = r.count(j, where, "interruptions");
+  f.preemptions = r.count(j, where, "preemptions");
+  f.stolen_seconds = r.number(j, where, "stolen_seconds");
+  if (!r.field(j, where, "longest_ns").is_null()) f.longest_ns = r.number(j, where, "longest_ns");
+  const Json& over = r.array(j, where, "over_threshold");
+  if (over.size() != thresholds)
+    r.fail(where + ".over_threshold",
+           fmt::format("must have one count (or null: unknown) per tail threshold ({})", thresholds));
+  for (std::size_t i = 0; i < over.size(); ++i) {
+    const std::string at = fmt::format("{}.over_threshold[{}]", where, i);
+    if (over[i].is_null()) {
+      f.over_threshold.emplace_back();
+      continue;
+    }
+    if (!lengths_measured) r.fail(at, "must be null: the counts method measures no lengths");
+    f.over_threshold.emplace_back(r.unsigned_value(over[i], at));
+  }
+  if (!lengths_measured && f.longest_ns)
+    r.fail(where + ".longest_ns", "must be null: the counts method measures no lengths");
+  return f;
+}
+
+BaselineWatched watched_from(const Reader& r, const Json& j, const std::string& where, std::size_t thresholds) {
+  BaselineWatched w;
+  w.cpu = cpu_number(r, j, where);
+  w.method = r.text(j, where, "method");
+  if (w.method != kWatchMethodBpf && w.method != kWatchMethodCounts)
+    r.fail(where + ".method", fmt::format("must be \"{}\" or \"{}\", got \"{}\"", kWatchMethodBpf,
+                                          kWatchMethodCounts, w.method.substr(0, 40)));
+  const bool lengths = w.method == kWatchMethodBpf;
+  static_cast<WatchedFigures&>(w) = watched_figures_from(r, j, where, thresholds, lengths);
+  w.outlier_threshold_ns = r.number(j, where, "outlier_threshold_ns");
+  w.tail_unknown = r.text(j, where, "tail_unknown");
+  const Json& windows = r.array(j, where, "sub_windows");
+  for (std::size_t i = 0; i < windows.size(); ++i)
+    w.sub_windows.push_back(
+        watched_figures_from(r, windows[i], fmt::format("{}.sub_windows[{}]", where, i), thresholds, lengths));
+  return w;
 }
 
 Cell cell_from(const Json& j) {
@@ -303,6 +394,10 @@ Json baseline_json(const Baseline& b) {
   for (const BaselineCpu& c : b.cpus) cpus.push_back(cpu_json(c));
   Json probes = Json::array();
   for (const BaselineProbe& p : b.probes) probes.push_back(probe_json(p));
+  Json loops = Json::array();
+  for (const BaselineLoop& l : b.loops) loops.push_back(loop_json(l));
+  Json watched = Json::array();
+  for (const BaselineWatched& w : b.watched) watched.push_back(watched_json(w));
   return {{"format", kBaselineFormatName},
           {"format_version", fmt::format("{}.{}", kBaselineFormatMajor, kBaselineFormatMinor)},
           {"created", b.created},
@@ -315,7 +410,9 @@ Json baseline_json(const Baseline& b) {
           {"sub_window_seconds", b.sub_window_seconds},
           {"tail_thresholds_ns", b.tail_thresholds_ns},
           {"cpus", std::move(cpus)},
-          {"probes", std::move(probes)}};
+          {"probes", std::move(probes)},
+          {"loops", std::move(loops)},
+          {"watched", std::move(watched)}};
 }
 
 Baseline baseline_from_json(const Json& j, const std::string& source) {
@@ -366,6 +463,37 @@ Baseline baseline_from_json(const Json& j, const std::string& source) {
     if (!inserted)
       r.fail(at + ".name", fmt::format("probe \"{}\" is given twice (also probes[{}])", first->first.substr(0, 60),
                                        first->second));
+  }
+  if (j.contains("loops")) {  // format 1.2
+    const Json& loops = r.array(j, "", "loops");
+    if (loops.size() > kBaselineMaxLoops)
+      r.fail("loops",
+             fmt::format("{} loops, more than the limit of {} (the loops probe reads at most {} segments)",
+                         loops.size(), kBaselineMaxLoops, kBaselineMaxLoops));
+    std::unordered_map<std::string, std::size_t> loop_at;  // name -> its entry
+    for (std::size_t i = 0; i < loops.size(); ++i) {
+      const std::string at = fmt::format("loops[{}]", i);
+      b.loops.push_back(loop_from(r, loops[i], at, b.tail_thresholds_ns.size()));
+      const auto [first, inserted] = loop_at.emplace(b.loops.back().name, i);
+      if (!inserted)
+        r.fail(at + ".name", fmt::format("loop \"{}\" is given twice (also loops[{}])", first->first.substr(0, 60),
+                                         first->second));
+    }
+  }
+  if (j.contains("watched")) {  // format 1.2
+    const Json& watched = r.array(j, "", "watched");
+    if (watched.size() > kBaselineMaxCpus)
+      r.fail("watched", fmt::format("{} watched CPUs, more than the limit of {} (x86-64's largest NR_CPUS)",
+                                    watched.size(), kBaselineMaxCpus));
+    std::unordered_map<int, std::size_t> watched_at;  // CPU -> its entry
+    for (std::size_t i = 0; i < watched.size(); ++i) {
+      const std::string at = fmt::format("watched[{}]", i);
+      b.watched.push_back(watched_from(r, watched[i], at, b.tail_thresholds_ns.size()));
+      const auto [first, inserted] = watched_at.emplace(b.watched.back().cpu, i);
+      if (!inserted)
+        r.fail(at + ".cpu",
+               fmt::format("watched cpu {} is given twice (also watched[{}])", first->first, first->second));
+    }
   }
   return b;
 }
@@ -422,7 +550,11 @@ std::string field_value(const std::vector<std::pair<std::string, std::string>>& 
 }
 
 double baseline_quantile_ns(const Baseline& baseline, const BaselineCpu& cpu, double q) {
-  const double ns_per_tick = 1e9 / baseline.counter_hertz;
+  return baseline_quantile_ns(baseline, cpu, q, baseline.counter_hertz);
+}
+
+double baseline_quantile_ns(const Baseline& baseline, const BaselineCpu& cpu, double q, double counter_hertz) {
+  const double ns_per_tick = 1e9 / counter_hertz;
   const double edge = static_cast<double>(cpu.histogram.quantile(q)) * ns_per_tick;
   // A fine bucket is at most 1/16 wide and exported bounds are 2x or more apart, so the bound
   // whose fine bucket holds the quantile is the first one within 1/8 below the fine edge.

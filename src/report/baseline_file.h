@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@
 
 #include "measure/cpu_figures.h"
 #include "measure/histogram.h"
+#include "measure/tail_thresholds.h"
 #include "probes/probe.h"
 #include "report/render.h"
 
@@ -33,14 +35,17 @@ namespace jitterd {
 // (x86-64's largest NR_CPUS, MAXSMP).
 inline constexpr std::size_t kBaselineMaxBytes = 64u << 20;
 inline constexpr std::size_t kBaselineMaxCpus = 8192;
+// Loops a file may hold: the loops probe reads at most 256 segments (watch/loop_reader.h).
+inline constexpr std::size_t kBaselineMaxLoops = 256;
 
 inline constexpr int kBaselineFormatMajor = 1;
-// 1.1 added probes[].samples (the individual values behind the probes' quantiles).
-inline constexpr int kBaselineFormatMinor = 1;
+// 1.1 added probes[].samples (the individual values behind the probes' quantiles); 1.2 added
+// loops[] (the application's own loops) and watched[] (the watched CPUs).
+inline constexpr int kBaselineFormatMinor = 2;
 inline constexpr const char* kBaselineFormatName = "jitterd-baseline";
 
-// Gaps at or above these are counted per sub-window: compare judges the tail by these rates.
-inline const std::vector<double> kTailThresholdsNs{10'000, 20'000, 50'000, 100'000, 1'000'000};
+// Gaps at or above kTailThresholdsNs (measure/tail_thresholds.h) are counted per sub-window:
+// compare judges the tail by these rates.
 
 // A sub-window: the CPU's figures over it (the file holds sampled_seconds as "seconds",
 // samples, the quantiles (bucket upper edges, not capped: a sub-window has no max),
@@ -57,6 +62,44 @@ struct BaselineCpu : CpuFigures {
   std::string error;            // non-empty: not sampled
   HistogramSnapshot histogram;  // ticks
   std::vector<SubWindow> sub_windows;
+};
+
+// An application's loop (probes/loop_probe.h, format 1.2): a sampled CPU's figures, in the loop's
+// own counter (`counter_hertz`, which may differ from the file's), plus its name; `cpu` is the CPU
+// the loop says it runs on.
+struct BaselineLoop : BaselineCpu {
+  std::string name;
+  double counter_hertz = 0;
+};
+
+// The watch's methods (probes/watch_probe.h) count different things: `bpf` pairs every
+// interruption (hard IRQs, IPIs, softirqs, each once) entry to exit, `counts` adds the kernel's
+// interrupt and softirq counters.
+inline constexpr const char* kWatchMethodBpf = "bpf";
+inline constexpr const char* kWatchMethodCounts = "counts";
+
+// What the watch counted on one watched CPU over a stretch (a sub-window or the whole run).
+// interruptions: hard IRQs, IPIs and softirqs; preemptions: the application's, by another task;
+// stolen_seconds: the time these took (bpf: each interruption's own time and the preemptions;
+// counts: the application's run-queue wait). longest_ns (bpf): the longest single interruption
+// or preemption, none where it is unknown (counts; a sub-window without one at or above the
+// outlier threshold). over_threshold: per tail threshold, interruptions and preemptions at least
+// that long, none where unknown (BaselineWatched::tail_unknown says why).
+struct WatchedFigures {
+  double seconds = 0;
+  std::uint64_t interruptions = 0, preemptions = 0;
+  double stolen_seconds = 0;
+  std::optional<double> longest_ns;
+  std::vector<std::optional<std::uint64_t>> over_threshold;
+};
+
+// A watched CPU (format 1.2): its figures over the run (the totals), per sub-window, and how.
+struct BaselineWatched : WatchedFigures {
+  int cpu = 0;
+  std::string method;               // kWatchMethodBpf or kWatchMethodCounts
+  double outlier_threshold_ns = 0;  // bpf: the single interruptions kept with their length
+  std::string tail_unknown;         // why a tail count is unknown; "" when every one is known
+  std::vector<WatchedFigures> sub_windows;
 };
 
 struct BaselineProbe {
@@ -91,6 +134,8 @@ struct Baseline {
   std::vector<double> histogram_bounds_ns;
   std::vector<BaselineCpu> cpus;
   std::vector<BaselineProbe> probes;
+  std::vector<BaselineLoop> loops;       // format 1.2; none in an older file
+  std::vector<BaselineWatched> watched;  // format 1.2; none in an older file
 };
 
 // A file that cannot be used as a baseline. exit_code: 66 cannot be read (EX_NOINPUT), 65 not a
@@ -115,7 +160,8 @@ SubWindow sub_window_of(const HistogramSnapshot& delta, double ns_per_tick, doub
 
 Json baseline_json(const Baseline& baseline);
 // `source` names the file in messages. Throws BaselineError (65): a field missing or of the wrong
-// kind, more than kBaselineMaxCpus CPUs, a CPU, probe or histogram bucket given twice.
+// kind, more than kBaselineMaxCpus CPUs (or watched CPUs) or kBaselineMaxLoops loops, a CPU,
+// probe, loop name, watched CPU or histogram bucket given twice.
 Baseline baseline_from_json(const Json& document, const std::string& source);
 // The text of a baseline file, parsed strictly (report/json_input.h: a key given twice, a number
 // out of range, nesting too deep) and read as above. Throws BaselineError (65).
@@ -139,5 +185,7 @@ std::string field_value(const std::vector<std::pair<std::string, std::string>>& 
 // Quantile q of a CPU's histogram in ns (upper bucket edge, capped by the max); at exported-bucket
 // resolution the `le` bound of the exported bucket holding it.
 double baseline_quantile_ns(const Baseline& baseline, const BaselineCpu& cpu, double q);
+// The same for a histogram in a counter of `counter_hertz` (a loop's own).
+double baseline_quantile_ns(const Baseline& baseline, const BaselineCpu& cpu, double q, double counter_hertz);
 
 }  // namespace jitterd

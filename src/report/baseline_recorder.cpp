@@ -63,6 +63,52 @@ void set_limits(BaselineCpu& cpu, std::uint64_t floor_ticks, std::uint64_t thres
   cpu.threshold_ns = static_cast<double>(threshold_ticks) * ns_per_tick;
 }
 
+void add_watch_windows(std::vector<BaselineWatched>& watched, const std::vector<WatchWindow>& windows,
+                       const std::string& method, double outlier_threshold_ns) {
+  for (const WatchWindow& w : windows) {
+    if (w.seconds <= 0) continue;
+    auto entry =
+        std::find_if(watched.begin(), watched.end(), [&](const BaselineWatched& b) { return b.cpu == w.cpu; });
+    if (entry == watched.end()) {
+      BaselineWatched added;
+      added.cpu = w.cpu;
+      added.method = method;
+      added.outlier_threshold_ns = method == kWatchMethodBpf ? outlier_threshold_ns : 0;
+      watched.push_back(std::move(added));
+      entry = std::prev(watched.end());
+    }
+    WatchedFigures f;
+    f.seconds = w.seconds;
+    f.interruptions = w.interruptions;
+    f.preemptions = w.preemptions;
+    f.stolen_seconds = w.stolen_seconds;
+    f.longest_ns = w.longest_ns;
+    f.over_threshold = w.over_threshold;
+    entry->sub_windows.push_back(std::move(f));
+    if (!w.tail_unknown.empty() && entry->tail_unknown.find(w.tail_unknown) == std::string::npos)
+      entry->tail_unknown += (entry->tail_unknown.empty() ? "" : "; ") + w.tail_unknown;
+  }
+}
+
+void set_watched_totals(BaselineWatched& watched) {
+  WatchedFigures& total = watched;
+  const std::size_t thresholds =
+      watched.sub_windows.empty() ? 0 : watched.sub_windows.front().over_threshold.size();
+  total = WatchedFigures{};
+  total.over_threshold.assign(thresholds, std::uint64_t{0});
+  for (const WatchedFigures& w : watched.sub_windows) {
+    total.seconds += w.seconds;
+    total.interruptions += w.interruptions;
+    total.preemptions += w.preemptions;
+    total.stolen_seconds += w.stolen_seconds;
+    if (w.longest_ns) total.longest_ns = std::max(total.longest_ns.value_or(0), *w.longest_ns);
+    for (std::size_t t = 0; t < thresholds; ++t)
+      total.over_threshold[t] = t < w.over_threshold.size() && w.over_threshold[t] && total.over_threshold[t]
+                                    ? std::optional<std::uint64_t>(*total.over_threshold[t] + *w.over_threshold[t])
+                                    : std::nullopt;
+  }
+}
+
 BaselineProbe baseline_probe(const ProbeStatus& status) {
   return {status.name,         status.success,        status.error, status.result.tables,
           status.result.notes, status.result.samples, true};

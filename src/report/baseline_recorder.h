@@ -16,6 +16,7 @@
 #include "host/posture.h"
 #include "measure/gap_counts.h"
 #include "probes/probe.h"
+#include "probes/watch_window.h"
 #include "report/baseline_file.h"
 
 namespace jitterd {
@@ -53,6 +54,18 @@ void add_sub_window(BaselineCpu& cpu, const GapCountsTicks& added, double counte
 void set_totals(BaselineCpu& cpu, const GapCountsTicks& total, double counter_hertz);
 // Sets `cpu`'s loop floor and interruption threshold from the sampler's.
 void set_limits(BaselineCpu& cpu, std::uint64_t floor_ticks, std::uint64_t threshold_ticks, double counter_hertz);
+
+// A loop (format 1.2) is a sampled CPU in its own counter: add_sub_window, set_totals and set_limits
+// with the loop's counter_hertz record it.
+
+// Appends one reading's windows (probes/watch_window.h) to `watched` as sub-windows, adding a
+// watched CPU at its first window; a window of no length (the first reading, an offline CPU) adds
+// nothing. `method`: kWatchMethodBpf or kWatchMethodCounts.
+void add_watch_windows(std::vector<BaselineWatched>& watched, const std::vector<WatchWindow>& windows,
+                       const std::string& method, double outlier_threshold_ns);
+// Sets a watched CPU's totals from its sub-windows: sums; the longest of those known (none if none
+// is); a tail count only where every sub-window knows it; tail_unknown the sub-windows' reasons.
+void set_watched_totals(BaselineWatched& watched);
 
 // What a source knows of its recording besides the CPUs and the probes.
 struct BaselineRecording {

@@ -14,12 +14,19 @@ probe-spread: R baselines of the probes (kernel_cost and pacing on CPU 0, c2c pa
               consecutive pairs compared (with --allowance, if given): how many pairs and tested
               figures had a verdict "worse" or "better", which, and how many figures each pair
               tested or left "not tested" and why.
+application-spread: R back-to-back baselines of the application's side (needs root): the example
+              loop (examples/loop_probe/poll_loop) on CPU 1 at SCHED_FIFO 10 as the application,
+              watched by --method (counts or bpf) and read as loop `app`; the R-1 consecutive pairs
+              compared: each watched and loop figure's run-to-run spread (cv from the pairs' log
+              ratios, as false-alarms) and the verdicts other than no significant change.
 compare-time: two synthetic baselines of C CPUs and S seconds (0.5 s sub-windows, gap histograms
               of ~150 buckets with a heavy tail), then times `jitterd compare` on them, as JSON and
               as HTML (and the size of each output).
 
 Usage: compare_bench.py --jitterd BINARY false-alarms [--pairs 10] [--seconds 10] [--realtime-priority 10]
        compare_bench.py --jitterd BINARY probe-spread [--runs 20] [--config YAML] [--allowance A] [FILE ...]
+       compare_bench.py --jitterd BINARY application-spread --poll-loop POLL_LOOP [--runs 10] [--seconds 10]
+                        [--method counts]
        compare_bench.py --jitterd BINARY compare-time [--cpus 64] [--seconds 60]
 """
 
@@ -83,6 +90,58 @@ def print_run_to_run_spread(log_ratios):
               f"{math.exp(max(abs(v) for v in values)):.2f}x")
     if spreads:
         print(f"  largest cv {max(spreads):.3f}, median cv {sorted(spreads)[len(spreads) // 2]:.3f}")
+
+
+APPLICATION_CONFIG = """\
+cpus: []
+application:
+  tasks: ["poll_loop"]
+watch:
+  cpus: "1"
+  method: {method}
+loops:
+  directory: {loops}
+"""
+
+
+def application_spread(jitterd, poll_loop, runs, seconds, method):
+    workdir = tempfile.mkdtemp(prefix="jitterd_application_spread_")
+    loops = os.path.join(workdir, "loops")
+    os.mkdir(loops)
+    config = os.path.join(workdir, "jitterd.yaml")
+    with open(config, "w") as f:
+        f.write(APPLICATION_CONFIG.format(method=method, loops=loops))
+    loop = subprocess.Popen(["chrt", "-f", "10", poll_loop, "app", "1", "0"], env=dict(os.environ,
+                            JITTERD_LOOP_DIR=loops), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(2)
+        paths = []
+        for run in range(runs):
+            path = os.path.join(workdir, f"{run}.json")
+            subprocess.run([jitterd, "baseline", "--config", config, "--duration", f"{seconds}s", "--probes", "none",
+                            "-o", path], check=True, capture_output=True)
+            paths.append(path)
+    finally:
+        loop.kill()
+        loop.wait()
+    log_ratios, flagged_pairs = {}, 0
+    for before, after in zip(paths, paths[1:]):
+        result = subprocess.run([jitterd, "compare", before, after, "--format", "json"], check=True,
+                                capture_output=True, text=True)
+        figures = [f for f in json.loads(result.stdout)["figures"]
+                   if f["scope"].startswith("watched cpu") or f["scope"].startswith("loop ")]
+        flagged = [f"{f['scope']} {f['figure']} {f['verdict']} ({f['before']:.4g} -> {f['after']:.4g})"
+                   for f in figures if f["verdict"] in ("worse", "better")]
+        flagged_pairs += bool(flagged)
+        for f in figures:
+            if f["before"] > 0 and f["after"] > 0:
+                kind = "watch" if f["scope"].startswith("watched") else "loop"
+                log_ratios.setdefault(f"{kind}.{f['figure']}", []).append(math.log(f["after"] / f["before"]))
+        print(f"{os.path.basename(before)} -> {os.path.basename(after)}: {len(figures)} figures, "
+              + ("; ".join(flagged) if flagged else "no change"), flush=True)
+    print(f"{flagged_pairs} of {len(paths) - 1} consecutive pairs of {seconds} s baselines (method {method}) had a "
+          f"verdict other than no significant change")
+    print_run_to_run_spread(log_ratios)
 
 
 PROBE_CONFIG = CONFIG + """probes:
@@ -221,6 +280,11 @@ def main():
     ps.add_argument("--config", help="a jitterd config whose probes: section the baselines use")
     ps.add_argument("--allowance", help="passed to jitterd compare --allowance")
     ps.add_argument("files", nargs="*")
+    ap = sub.add_parser("application-spread")
+    ap.add_argument("--poll-loop", required=True)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--method", default="counts", choices=["counts", "bpf"])
     ct = sub.add_parser("compare-time")
     ct.add_argument("--cpus", type=int, default=64)
     ct.add_argument("--seconds", type=int, default=60)
@@ -228,6 +292,8 @@ def main():
     jitterd = os.path.realpath(args.jitterd)
     if args.what == "false-alarms":
         false_alarms(jitterd, args.pairs, args.seconds, args.realtime_priority)
+    elif args.what == "application-spread":
+        application_spread(jitterd, os.path.realpath(args.poll_loop), args.runs, args.seconds, args.method)
     elif args.what == "probe-spread":
         probe_spread(jitterd, args.runs, args.files, args.config, args.allowance)
     else:

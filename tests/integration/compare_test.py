@@ -275,7 +275,7 @@ class ProbeVerdicts(unittest.TestCase):
         after = take_probe_baseline(self.workdir, "after.json")
         with open(after) as f:
             document = json.load(f)
-        self.assertEqual(document["format_version"], "1.1")
+        self.assertEqual(document["format_version"], "1.2")
         with_samples = {p["name"] for p in document["probes"] if p["samples"]}
         self.assertTrue({"kernel_cost", "pacing"} <= with_samples, with_samples)
 

@@ -211,7 +211,7 @@ TEST_CASE("baseline file: written whole and read back the same") {
   write_baseline(b, path);
   CHECK_FALSE(std::filesystem::exists(path + ".tmp." + std::to_string(::getpid())));
   const Baseline read = read_baseline(path);
-  CHECK(read.format_version == "1.1");
+  CHECK(read.format_version == "1.2");
   CHECK(read.fingerprint == b.fingerprint);
   REQUIRE(read.cpus.size() == 1);
   CHECK(read.cpus[0].histogram.counts == b.cpus[0].histogram.counts);
@@ -744,7 +744,7 @@ TEST_CASE("allowances: one row per tested figure, a guest's wider or not tested,
     CHECK(allowance_for(row.name, false, {{group, 0.7}, {std::string(row.name), 0.4}}).cv == 0.4);
     CHECK(allowance_for(row.name, true, {{group, 0.7}}).source == "--allowance " + group);
   }
-  CHECK(allowance_groups() == std::vector<std::string>{"gaps", "c2c", "kernel_cost", "pacing"});
+  CHECK(allowance_groups() == std::vector<std::string>{"gaps", "loop", "watch", "c2c", "kernel_cost", "pacing"});
   CHECK_FALSE(allowance_for("clock.offset_ns", false, {}).cv);
 }
 

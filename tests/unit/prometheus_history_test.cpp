@@ -262,3 +262,65 @@ TEST_CASE("a range of more than 8192 CPUs is refused, as a file would be", "[pro
       baseline_from_samples(samples_of(matrix, "R"), 2),
       Catch::Contains("range R: not a Prometheus range answer: sampler series of more than 8192 CPUs"));
 }
+
+TEST_CASE("loops and watched CPUs from their exported families; the watch's tail counts unknown",
+          "[prometheus_history]") {
+  // Loop rx0 on cpu 3: the sampler's shapes under jitterd_loop_ with a loop label. Watched cpu 3,
+  // method counts: `preemptions_per_s` of its application per scrape (40x after: the 0.70 allowance
+  // calls 21x).
+  const auto application = [](double slow_per_s, double preemptions_per_s) {
+    Json matrix = range_matrix(1, 0, "6.1.0");
+    for (Json item : range_matrix(3, slow_per_s, "6.1.0")) {
+      std::string name = item["metric"]["__name__"];
+      if (name.rfind("jitterd_sampler_", 0) != 0) continue;
+      item["metric"]["__name__"] = "jitterd_loop_" + name.substr(std::string("jitterd_sampler_").size());
+      if (name == "jitterd_sampler_loop_floor_seconds") item["metric"]["__name__"] = "jitterd_loop_floor_seconds";
+      item["metric"]["loop"] = "rx0";
+      matrix.push_back(item);
+    }
+    std::vector<double> preemptions, irqs, softirqs, stolen;
+    for (int i = 0; i < 10; ++i) {
+      preemptions.push_back(i * preemptions_per_s);
+      irqs.push_back(i * 100.0);
+      softirqs.push_back(i * 10.0);
+      stolen.push_back(i * preemptions_per_s * 20e-6);
+    }
+    matrix.push_back(series("jitterd_watch_method_info", {{"method", "counts"}, {"requested", "counts"}}, {1}));
+    matrix.push_back(series("jitterd_watch_preemptions_total", {{"cpu", "3"}}, preemptions));
+    matrix.push_back(series("jitterd_watch_interrupts_total", {{"cpu", "3"}, {"cause", "timer"}}, irqs));
+    matrix.push_back(series("jitterd_watch_softirqs_total", {{"cpu", "3"}, {"cause", "softirq_rcu"}}, softirqs));
+    matrix.push_back(series("jitterd_watch_stolen_seconds_total", {{"cpu", "3"}, {"cause", "preempted"}}, stolen));
+    return matrix;
+  };
+  const HistoryBaseline before = baseline_from_samples(samples_of(application(5, 5), "before"), 1);
+  REQUIRE(before.baseline.loops.size() == 1);
+  const BaselineLoop& loop = before.baseline.loops[0];
+  CHECK(loop.name == "rx0");
+  CHECK(loop.cpu == 3);
+  CHECK(loop.sub_windows.size() == 8);  // 9 increments; the last window holds two (the range's end)
+  CHECK(loop.samples == 9000);
+  REQUIRE(before.baseline.watched.size() == 1);
+  const BaselineWatched& w = before.baseline.watched[0];
+  CHECK(w.cpu == 3);
+  CHECK(w.method == "counts");
+  CHECK(w.sub_windows.size() == 8);
+  CHECK(w.seconds == Approx(9));
+  CHECK(w.preemptions == 45);
+  CHECK(w.interruptions == 990);
+  CHECK(w.stolen_seconds == Approx(45 * 20e-6));
+  CHECK_FALSE(w.over_threshold[0]);
+  CHECK(w.tail_unknown.find("no single interruption's length") != std::string::npos);
+
+  const HistoryBaseline after = baseline_from_samples(samples_of(application(100, 200), "after"), 1);
+  const Comparison c = compare_baselines(before.baseline, "before", after.baseline, "after");
+  const auto verdict = [&](const std::string& scope, const std::string& figure) {
+    for (const FigureComparison& f : c.figures)
+      if (f.scope == scope && f.figure == figure) return f.verdict;
+    return std::string("absent");
+  };
+  CHECK(verdict("watched cpu 3", "preemptions_per_s") == "worse");
+  CHECK(verdict("watched cpu 3", "interruptions_per_s") == "no significant change");
+  CHECK(verdict("watched cpu 3", "interruptions_over_10us_per_s") == "absent");
+  CHECK(verdict("loop rx0", "gaps_over_25us_per_s") == "worse");
+  CHECK(verdict("cpu 1", "interruptions_per_s") == "no significant change");
+}

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+// The watch and loops probes' rolling history of typed per-reading figures, as long as the
+// samplers' window (sampler.window): what the daemon's live download (export/live_baseline.h)
+// records as the watched CPUs and loops of its baseline, one sub-window per reading. The watch's
+// windows come from probes/watch_window.h, a loop's from the difference of two readings of its
+// segment's counters, as `jitterd baseline` records them. Plain data, shared immutable once
+// published (ProbeResult::application_windows).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "measure/gap_counts.h"
+#include "probes/watch_window.h"
+
+namespace jitterd {
+
+// One loop: what its counters added per reading, oldest first, and what it says of itself.
+struct LoopWindows {
+  std::string name;
+  int cpu = 0;
+  double counter_hertz = 0;
+  std::vector<GapCountsTicks> added;
+  std::uint64_t floor_ticks = 0, threshold_ticks = 0;
+  double max_ns = 0;  // the exact largest gap over the window
+  std::string error;  // why it is down ("" while up)
+};
+
+struct ApplicationWindows {
+  // The watch probe's: its method ("bpf" or "counts"), outlier threshold, and per reading the
+  // windows of every watched CPU, oldest first.
+  std::string watch_method;
+  double outlier_threshold_ns = 0;
+  std::vector<std::vector<WatchWindow>> watch;
+  // The loops probe's, by loop.
+  std::vector<LoopWindows> loops;
+};
+
+}  // namespace jitterd

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "probes/watch_window.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace jitterd {
+namespace {
+
+std::uint64_t added(std::uint64_t now, std::uint64_t then) { return now - std::min(now, then); }
+
+std::uint64_t total_of(const std::map<std::string, std::uint64_t>& counts) {
+  return std::accumulate(counts.begin(), counts.end(), std::uint64_t{0},
+                         [](std::uint64_t sum, const auto& entry) { return sum + entry.second; });
+}
+
+std::string ns_text(double ns) { return std::to_string(std::llround(ns)) + " ns"; }
+
+std::uint64_t longest_of(const BpfCpuFigures& cpu) {
+  std::uint64_t longest = 0;
+  for (const BpfFigures& f : cpu.sources) longest = std::max(longest, f.max_ns);
+  return longest;
+}
+
+}  // namespace
+
+std::vector<WatchWindow> counts_windows(const WatchReading& now, const std::vector<WatchedCpu>& before,
+                                        const std::vector<double>& thresholds_ns) {
+  std::vector<WatchWindow> out;
+  for (const WatchedCpu& c : now.cpus) {
+    WatchWindow w;
+    w.cpu = c.cpu;
+    w.over_threshold.assign(thresholds_ns.size(), std::nullopt);
+    w.tail_unknown = "the counts method measures no lengths";
+    const auto then =
+        std::find_if(before.begin(), before.end(), [&](const WatchedCpu& p) { return p.cpu == c.cpu; });
+    if (then != before.end() && c.online && now.window_seconds > 0) {
+      w.seconds = now.window_seconds;
+      w.interruptions = added(total_of(c.interrupts), total_of(then->interrupts)) +
+                        added(total_of(c.softirqs), total_of(then->softirqs));
+      w.preemptions = added(c.preemptions, then->preemptions);
+      w.stolen_seconds = static_cast<double>(added(c.wait_ns, then->wait_ns)) * 1e-9;
+    }
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::vector<WatchWindow> bpf_windows(const BpfReading& now, const BpfReading& before, double seconds,
+                                     double outlier_threshold_ns, const std::vector<double>& thresholds_ns) {
+  std::vector<WatchWindow> out;
+  for (const BpfCpuFigures& c : now.cpus) {
+    WatchWindow w;
+    w.cpu = c.cpu;
+    w.over_threshold.assign(thresholds_ns.size(), std::nullopt);
+    const auto then = std::find_if(before.cpus.begin(), before.cpus.end(),
+                                   [&](const BpfCpuFigures& p) { return p.cpu == c.cpu; });
+    if (then == before.cpus.end() || seconds <= 0) {
+      w.tail_unknown = "no window";
+      out.push_back(std::move(w));
+      continue;
+    }
+    w.seconds = seconds;
+    std::uint64_t ns = 0;
+    for (std::size_t s = 0; s < c.sources.size(); ++s) {
+      const BpfFigures was = s < then->sources.size() ? then->sources[s] : BpfFigures{};
+      const std::uint64_t count = added(c.sources[s].count, was.count);
+      (bpf_source_task_class(s).empty() ? w.interruptions : w.preemptions) += count;
+      ns += added(c.sources[s].ns, was.ns);
+    }
+    w.stolen_seconds = static_cast<double>(ns) * 1e-9;
+    std::vector<std::uint64_t> lengths;
+    for (const BpfOutlier& o : now.outliers)
+      if (o.cpu == c.cpu) lengths.push_back(o.duration_ns);
+    const std::uint64_t lost = added(c.outliers_lost, then->outliers_lost);
+    const std::uint64_t longest_now = longest_of(c);
+    std::optional<double> longest;
+    if (!lengths.empty()) longest = static_cast<double>(*std::max_element(lengths.begin(), lengths.end()));
+    if (longest_now > longest_of(*then))  // a new all-time longest: it happened in this window
+      longest = std::max(longest.value_or(0), static_cast<double>(longest_now));
+    w.longest_ns = longest;
+    std::vector<std::string> why;
+    if (lost > 0) why.push_back(std::to_string(lost) + " outliers lost (the ring was full)");
+    if (now.outliers_dropped > 0)
+      why.push_back(std::to_string(now.outliers_dropped) + " outliers drained beyond " +
+                    std::to_string(kMaxOutliersPerReading) + " in one reading, not kept");
+    for (std::size_t t = 0; t < thresholds_ns.size(); ++t) {
+      if (outlier_threshold_ns > thresholds_ns[t]) {
+        why.push_back("watch.outlier_threshold (" + ns_text(outlier_threshold_ns) + ") is above the " +
+                      ns_text(thresholds_ns[t]) + " tail threshold");
+        continue;
+      }
+      if (lost > 0 || now.outliers_dropped > 0) continue;
+      w.over_threshold[t] =
+          static_cast<std::uint64_t>(std::count_if(lengths.begin(), lengths.end(), [&](std::uint64_t n) {
+            return static_cast<double>(n) >= thresholds_ns[t];
+          }));
+    }
+    for (const std::string& reason : why) w.tail_unknown += (w.tail_unknown.empty() ? "" : "; ") + reason;
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+}  // namespace jitterd

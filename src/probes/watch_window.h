@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// One watched CPU's figures between two readings of the watch's engines (the watch probe's,
+// probes/watch_probe.h), typed: what a baseline records per sub-window
+// (report/baseline_recorder.h), what the watch probe keeps as its history for the daemon's live
+// download (probes/application_windows.h) and what its bpf glance table shows per second, all
+// from these functions, so each means the same. Per method:
+//
+// - counts (watch/watch_engine.h): interruptions are the hard IRQs, IPIs and softirqs the kernel
+//   counted on the CPU, preemptions the application's involuntary switches there, stolen its
+//   run-queue wait. No lengths: the longest and the tail counts are unknown.
+// - bpf (watch/bpf_watch.h): interruptions are every interruption paired entry to exit (each
+//   source but the preemptions), preemptions the application's by any task, stolen their time
+//   (nested once). The longest is exact where one at or above the outlier threshold happened
+//   in the window (the outliers carry their lengths) or the all-time longest grew in it; the count
+//   at or above a tail threshold is exact from the outliers when the outlier threshold is at or
+//   below it and none was lost (the ring full, or drained beyond kMaxOutliersPerReading) in the
+//   window, and unknown otherwise, with why.
+//
+// Pure functions; any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "watch/bpf_watch.h"
+#include "watch/watch_engine.h"
+
+namespace jitterd {
+
+struct WatchWindow {
+  int cpu = 0;
+  double seconds = 0;  // 0: no window (the first reading, or the CPU offline)
+  std::uint64_t interruptions = 0, preemptions = 0;
+  double stolen_seconds = 0;
+  std::optional<double> longest_ns;                          // none: unknown
+  std::vector<std::optional<std::uint64_t>> over_threshold;  // per threshold asked; none: unknown
+  std::string tail_unknown;                                  // why a count is unknown; "" when none is
+};
+
+// The counts method's windows, one per CPU of `now`, against `before` (the previous reading's
+// totals; a CPU not there has no window). `thresholds_ns`: the tail thresholds (all unknown).
+std::vector<WatchWindow> counts_windows(const WatchReading& now, const std::vector<WatchedCpu>& before,
+                                        const std::vector<double>& thresholds_ns);
+
+// The bpf method's windows, one per CPU of `now`, against `before` (the previous BPF reading),
+// over `seconds` (the counts reading's window, taken with it). `outlier_threshold_ns`: the
+// program's (watch.outlier_threshold).
+std::vector<WatchWindow> bpf_windows(const BpfReading& now, const BpfReading& before, double seconds,
+                                     double outlier_threshold_ns, const std::vector<double>& thresholds_ns);
+
+}  // namespace jitterd
