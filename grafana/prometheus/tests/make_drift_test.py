@@ -11,7 +11,14 @@ A synthetic fleet of known truth, 1 minute scrapes, one sampled CPU a host, ever
   its class's (fires, p99.99 figure).
 - class "Xeon B" (4 hosts, fewer than fleetDriftMinClassHosts): one 20x host, never judged.
 - class "Xeon C" (6 hosts): one 20x host for the first 20 minutes only (pending, never fires).
+
+The fleet dashboard's "Drifted hosts" query (from grafana/dashboards/jitterd-fleet.json, every job
+and instance selected) is checked on the same fleet: f and h, with their BIOS version and microcode.
+grafana_promtool_rules fails if this file's output differs from the committed test.
 """
+
+import json
+import os
 
 MINUTES = 90
 PER_MIN = 60000.0
@@ -26,7 +33,7 @@ def counter(per_min_segments):
     return " ".join(out)
 
 
-def host(name, model, tail_share, tail_minutes=MINUTES, interruptions_per_s=1.0):
+def host(name, model, tail_share, tail_minutes=MINUTES, interruptions_per_s=1.0, bios="2.1"):
     """tail_share: the share of gaps in (10 us, 200 us] for the first tail_minutes, then none."""
     segments_fast = [(PER_MIN * (1 - tail_share), tail_minutes)]
     if tail_minutes < MINUTES:
@@ -37,14 +44,14 @@ def host(name, model, tail_share, tail_minutes=MINUTES, interruptions_per_s=1.0)
         series.append((f'jitterd_sampler_gap_seconds_bucket{{{labels}, le="{le}"}}', counter([(PER_MIN, MINUTES)])))
     series.append((f"jitterd_sampler_interruptions_total{{{labels}}}", counter([(60 * interruptions_per_s, MINUTES)])))
     series.append((f'jitterd_fingerprint_info{{job="jitterd", instance="{name}:9978", kernel="6.1.0-13-amd64", '
-                   f'cpu_model="{model}", bios_version="2.1"}}', f"1x{MINUTES}"))
+                   f'cpu_model="{model}", bios_version="{bios}", microcode="0xd0003a5"}}', f"1x{MINUTES}"))
     return series
 
 
 # p99.99 interpolated in (10 us, 200 us]: 10us + (0.9999 - (1 - s)) / s * 190us; 5x for s below.
 FIVE_X = 0.0001 / (1 - 40e-6 / 190e-6)
 HOSTS = ([host(n, "Xeon A", 0) for n in "abcde"] + [host("f", "Xeon A", 0, interruptions_per_s=10.0)]
-         + [host("g", "Xeon A", FIVE_X), host("h", "Xeon A", 0.01)]
+         + [host("g", "Xeon A", FIVE_X), host("h", "Xeon A", 0.01, bios="1.9")]
          + [host(n, "Xeon B", 0) for n in ("b1", "b2", "b3")] + [host("b4", "Xeon B", 0.01)]
          + [host(n, "Xeon C", 0) for n in ("c1", "c2", "c3", "c4", "c5")] + [host("c6", "Xeon C", 0.01, 20)])
 
@@ -98,6 +105,17 @@ def main():
     for figure, cv in (("p99_99_seconds_worst_cpu", 0.5), ("interruptions_per_second_worst_cpu", 0.2)):
         print(f"          - labels: 'cpu_model:jitterd_drift_figure_ln:spread{{cpu_model=\"Xeon A\", figure=\"{figure}\"}}'\n"
               f"            value: {cv}")
+    board = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "dashboards", "jitterd-fleet.json")
+    with open(board, encoding="utf-8") as f:
+        panel = next(p for p in json.load(f)["panels"] if p.get("title") == "Drifted hosts")
+    query = panel["targets"][0]["expr"].replace("$job", ".+").replace("$instance", ".+")
+    # The ratio in thousandths (floating point: the last digits depend on the order of operations).
+    print(f"      - expr: {json.dumps('round(1000 * (' + query + '))')}\n        eval_time: 40m\n        exp_samples:")
+    for h, figure, bios, ratio in (("f", "interruptions_per_second_worst_cpu", "2.1", (10 + 1 / 300) / (1 + 1 / 300)),
+                                   ("h", "p99_99_seconds_worst_cpu", "1.9", (10e-6 + 0.99 * 190e-6) / 9.999e-6)):
+        print(f"          - labels: '{{job=\"jitterd\", instance=\"{h}:9978\", cpu_model=\"Xeon A\", "
+              f"kernel=\"6.1.0-13-amd64\", figure=\"{figure}\", bios_version=\"{bios}\", microcode=\"0xd0003a5\"}}'\n"
+              f"            value: {round(1000 * ratio)}")
     print("    alert_rule_test:")
     # Outside from the second minute: pending at 20m, firing from 31m on; c6 was outside ~24 min.
     print("      - eval_time: 20m\n        alertname: JitterdHostDriftedFromClass\n        exp_alerts: []")
