@@ -348,7 +348,8 @@ def fleet(c):
                     target(f"instance:jitterd_probes_failing:sum{{{SEL}}}", "{{instance}} probes failing")]),
     ]
     return dashboard(c, "fleet", "jitterd / Fleet overview",
-                     "Which hosts and CPUs are noisy now; unmet expectations, samplers down, failing probes.",
+                     "Which hosts and CPUs are noisy now; unmet expectations, samplers down, failing probes; "
+                     "hosts drifted from their class and the cohorts by kernel.",
                      panels)
 
 
