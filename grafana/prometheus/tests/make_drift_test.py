@@ -11,6 +11,11 @@ A synthetic fleet of known truth, 1 minute scrapes, one sampled CPU a host, ever
   its class's (fires, p99.99 figure).
 - class "Xeon B" (4 hosts, fewer than fleetDriftMinClassHosts): one 20x host, never judged.
 - class "Xeon C" (6 hosts): one 20x host for the first 20 minutes only (pending, never fires).
+- class "Xeon E" (5 hosts): p99.99 about 1, e, e, e^2, e^2 times 10 us: the MAD (1) is above half
+  the interquartile range (1), so the spread is 1.4826 x MAD, checked against this file's own
+  computation of it (interpolated quantiles, as Prometheus's).
+- class "Xeon D" (8 hosts): 5 normal, 3 with the p99.99 19.8x (a bucket away): the MAD is 0, the
+  quartiles see the three, so the spread is ln(19.8) / 1.349 and none of them is outside.
 
 The fleet dashboard's "Drifted hosts" query (from grafana/dashboards/jitterd-fleet.json, every job
 and instance selected) is checked on the same fleet: f and h, with their BIOS version and microcode.
@@ -18,6 +23,7 @@ grafana_promtool_rules fails if this file's output differs from the committed te
 """
 
 import json
+import math
 import os
 
 MINUTES = 90
@@ -28,7 +34,7 @@ def counter(per_min_segments):
     """[(per_min, minutes), ...] -> promtool's expanding notation of a cumulative counter."""
     out, value = [], 0.0
     for per_min, minutes in per_min_segments:
-        out.append(f"{value:g}+{per_min:g}x{minutes}")
+        out.append(f"{value:.12g}+{per_min:.12g}x{minutes}")
         value += per_min * (minutes + 1)
     return " ".join(out)
 
@@ -48,12 +54,40 @@ def host(name, model, tail_share, tail_minutes=MINUTES, interruptions_per_s=1.0,
     return series
 
 
+def tail_share_for(p9999):
+    """The share of gaps in (10 us, 200 us] that puts the interpolated p99.99 at p9999 seconds."""
+    return 0.0001 / (1 - (p9999 - 10e-6) / 190e-6)
+
+
+def p9999_of(tail_share):
+    return 10e-6 * 0.9999 if tail_share == 0 else 10e-6 + (0.9999 - (1 - tail_share)) / tail_share * 190e-6
+
+
+def quantile(q, values):
+    """Prometheus's quantile(): linear between the closest ranks."""
+    v, rank = sorted(values), q * (len(values) - 1)
+    low = int(math.floor(rank))
+    high = min(low + 1, len(v) - 1)
+    return v[low] + (v[high] - v[low]) * (rank - low)
+
+
+def spread(values, cv):
+    logs = [math.log(x) for x in values]
+    centre = quantile(0.5, logs)
+    mad = quantile(0.5, [abs(x - centre) for x in logs])
+    return max(1.4826 * mad, (quantile(0.75, logs) - quantile(0.25, logs)) / 1.349, cv)
+
+
+E_SHARES = [0] + [tail_share_for(10e-6 * math.exp(k)) for k in (1, 1, 2, 2)]
+
 # p99.99 interpolated in (10 us, 200 us]: 10us + (0.9999 - (1 - s)) / s * 190us; 5x for s below.
 FIVE_X = 0.0001 / (1 - 40e-6 / 190e-6)
 HOSTS = ([host(n, "Xeon A", 0) for n in "abcde"] + [host("f", "Xeon A", 0, interruptions_per_s=10.0)]
          + [host("g", "Xeon A", FIVE_X), host("h", "Xeon A", 0.01, bios="1.9")]
          + [host(n, "Xeon B", 0) for n in ("b1", "b2", "b3")] + [host("b4", "Xeon B", 0.01)]
-         + [host(n, "Xeon C", 0) for n in ("c1", "c2", "c3", "c4", "c5")] + [host("c6", "Xeon C", 0.01, 20)])
+         + [host(n, "Xeon C", 0) for n in ("c1", "c2", "c3", "c4", "c5")] + [host("c6", "Xeon C", 0.01, 20)]
+         + [host(f"d{i}", "Xeon D", 0) for i in range(1, 6)] + [host(f"d{i}", "Xeon D", 0.01) for i in range(6, 9)]
+         + [host(f"e{i}", "Xeon E", share) for i, share in enumerate(E_SHARES, start=1)])
 
 DESCRIPTION = ("The {figure} of {host}:9978 (kernel 6.1.0-13-amd64) is {ratio} times the median of its class "
                "(cpu_model Xeon A), beyond 5 robust spreads for 30m; `jitterd fleet --class ...` names the "
@@ -79,7 +113,7 @@ def main():
     # too small: no series), c6 back inside.
     print("      - expr: cpu_model:jitterd_drift_figure_ln:hosts{figure=\"p99_99_seconds_worst_cpu\"}\n"
           "        eval_time: 40m\n        exp_samples:")
-    for model, n in (("Xeon A", 8), ("Xeon B", 4), ("Xeon C", 6)):
+    for model, n in (("Xeon A", 8), ("Xeon B", 4), ("Xeon C", 6), ("Xeon D", 8), ("Xeon E", 5)):
         print(f"          - labels: 'cpu_model:jitterd_drift_figure_ln:hosts{{cpu_model=\"{model}\", figure=\"p99_99_seconds_worst_cpu\"}}'\n"
               f"            value: {n}")
     print("      - expr: instance:jitterd_drift_outside_class:bool == 1\n        eval_time: 40m\n        exp_samples:")
@@ -105,6 +139,18 @@ def main():
     for figure, cv in (("p99_99_seconds_worst_cpu", 0.5), ("interruptions_per_second_worst_cpu", 0.2)):
         print(f"          - labels: 'cpu_model:jitterd_drift_figure_ln:spread{{cpu_model=\"Xeon A\", figure=\"{figure}\"}}'\n"
               f"            value: {cv}")
+    # Xeon D: the spread from the quartiles, in thousandths; no host of it outside.
+    p9999_ratio = (10e-6 + 0.99 * 190e-6) / 9.999e-6
+    print("      - expr: round(1000 * cpu_model:jitterd_drift_figure_ln:spread{cpu_model=\"Xeon D\", figure=\"p99_99_seconds_worst_cpu\"})\n"
+          "        eval_time: 40m\n        exp_samples:\n"
+          "          - labels: '{cpu_model=\"Xeon D\", figure=\"p99_99_seconds_worst_cpu\"}'\n"
+          f"            value: {round(1000 * math.log(p9999_ratio) / 1.349)}")
+    print("      - expr: round(1000 * cpu_model:jitterd_drift_figure_ln:spread{cpu_model=\"Xeon E\", figure=\"p99_99_seconds_worst_cpu\"})\n"
+          "        eval_time: 40m\n        exp_samples:\n"
+          "          - labels: '{cpu_model=\"Xeon E\", figure=\"p99_99_seconds_worst_cpu\"}'\n"
+          f"            value: {round(1000 * spread([p9999_of(x) for x in E_SHARES], 0.5))}")
+    print("      - expr: sum(instance:jitterd_drift_outside_class:bool{cpu_model=\"Xeon D\"})\n"
+          "        eval_time: 40m\n        exp_samples:\n          - labels: '{}'\n            value: 0")
     board = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "dashboards", "jitterd-fleet.json")
     with open(board, encoding="utf-8") as f:
         panel = next(p for p in json.load(f)["panels"] if p.get("title") == "Drifted hosts")
