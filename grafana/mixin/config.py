@@ -109,6 +109,17 @@ CONFIG = {
     # measured).
     "loopRefusedFor": "0m",
 
+    # JitterdHostDriftedFromClass (docs/fleet.md, "In Prometheus"): a host whose figure (its worst
+    # sampled CPU's p99.99 gap, or interruptions per second, over rateInterval) lies more than
+    # fleetDriftScales robust spreads from the median of its class (the hosts of one cpu_model),
+    # on a log scale, for fleetDriftFor; only classes of at least fleetDriftMinClassHosts hosts
+    # are judged. The spread's floor per figure is `jitterd fleet`'s allowance cv (bare metal).
+    "fleetDriftScales": 5,
+    "fleetDriftMinClassHosts": 5,
+    "fleetDriftFor": "30m",
+    "fleetDriftP9999Cv": 0.5,
+    "fleetDriftInterruptionsCv": 0.2,
+
     # Dashboards.
     "dashboardTags": ["jitterd"],
     "dashboardUidPrefix": "jitterd-",

@@ -7,6 +7,8 @@ the variables and the time range, and the fingerprint changes as annotations. Ev
 unit and a description; every rate/increase uses $__rate_interval.
 """
 
+from rules import duration_seconds
+
 DS = {"type": "prometheus", "uid": "${datasource}"}
 SEL = 'job=~"$job", instance=~"$instance"'
 SELC = SEL + ', cpu=~"$cpu"'
@@ -236,6 +238,75 @@ def _fleet_loop_table(c):
                                   {"id": "organize", "options": {"excludeByName": {"Time": True}}}])
 
 
+def _drift_panels(c):
+    """Drifted hosts (the drift recording rules of rules.py) and the cohorts by kernel."""
+    ri = c["rateInterval"]
+    p9999 = f'instance:jitterd_drift_figure:ln{{{SEL}, figure="p99_99_seconds_worst_cpu"}}'
+    interruptions = f'instance:jitterd_drift_figure:ln{{{SEL}, figure="interruptions_per_second_worst_cpu"}}'
+    # The interruptions figure holds one interruption over the rate interval more (so that a
+    # quiet host has a log); the cohort's median is shown without it.
+    one_per_window = f"1 / {duration_seconds(ri)}"
+    cohort_exprs = [
+        f"count by (kernel) ({p9999})",
+        f"exp(quantile by (kernel) (0.25, {p9999}))",
+        f"exp(quantile by (kernel) (0.5, {p9999}))",
+        f"exp(quantile by (kernel) (0.75, {p9999}))",
+        f"exp(quantile by (kernel) (0.5, {interruptions})) - {one_per_window}",
+    ]
+    cohort_names = ["Hosts", "p99.99 (worst CPU), first quartile", "p99.99 (worst CPU), median",
+                    "p99.99 (worst CPU), third quartile", "Interruptions/s (worst CPU), median"]
+    cohort_units = ["none", "s", "s", "s", "ops"]
+    cohort_overrides = [
+        {"matcher": {"id": "byName", "options": f"Value #{chr(ord('A') + i)}"},
+         "properties": [{"id": "unit", "value": unit}, {"id": "displayName", "value": name}]}
+        for i, (name, unit) in enumerate(zip(cohort_names, cohort_units))]
+    drifted = (f"(\n  instance:jitterd_drift_figure:ratio_to_class_median{{{SEL}}}\n"
+               f"  and on (job, instance, figure)\n  instance:jitterd_drift_outside_class:bool{{{SEL}}} == 1\n)\n"
+               f"* on (job, instance) group_left (bios_version, microcode)\n"
+               f"topk by (job, instance) (1, jitterd_fingerprint_info{{{SEL}}})")
+    return [
+        row("Drifted hosts and cohorts"),
+        panel("table", "Drifted hosts",
+              "Hosts whose figure lies more than "
+              f"{c['fleetDriftScales']} robust spreads from the median of their class (the hosts of one "
+              f"cpu_model, at least {c['fleetDriftMinClassHosts']}) on a log scale, now: the figure (the worst "
+              f"sampled CPU's p99.99 gap, or interruptions per second, over {ri}), its ratio to the class's "
+              "median, the host's kernel, BIOS version and microcode. JitterdHostDriftedFromClass fires "
+              f"for a host here for {c['fleetDriftFor']}. `jitterd fleet` names the fingerprint fields in "
+              "which a host differs from its class's majority (docs/fleet.md).",
+              "none", [table_target(drifted)], w=24, h=7,
+              overrides=[{"matcher": {"id": "byName", "options": "Value"},
+                          "properties": [{"id": "displayName", "value": "Ratio to class median"},
+                                         {"id": "decimals", "value": 1}]},
+                         {"matcher": {"id": "byName", "options": "cpu_model"},
+                          "properties": [{"id": "displayName", "value": "Class (cpu_model)"}]}],
+              options={"sortBy": [{"displayName": "Ratio to class median", "desc": True}]},
+              transformations=[{"id": "organize", "options": {
+                  "excludeByName": {"Time": True, "__name__": True},
+                  "indexByName": {"instance": 0, "cpu_model": 1, "figure": 2, "Value": 3, "kernel": 4,
+                                  "bios_version": 5, "microcode": 6, "job": 7}}}]),
+        panel("table", "Cohorts by kernel",
+              "Per kernel: the hosts running it, the quartiles of their worst sampled CPU's p99.99 gap "
+              f"over {ri} (the spread of the cohort is between the first and third quartile) and the median "
+              "of their worst CPU's interruptions per second. Hosts of every CPU model together: "
+              "`jitterd fleet --by kernel` compares cohorts like against like, within each CPU model, "
+              "with a test and an effect-size floor.",
+              "s", [table_target(e) for e in cohort_exprs], w=24, h=6, overrides=cohort_overrides,
+              transformations=[{"id": "merge", "options": {}},
+                               {"id": "organize", "options": {"excludeByName": {"Time": True}}}]),
+        ts("Hosts outside their class",
+           "Per class (cpu_model) and figure: the hosts more than "
+           f"{c['fleetDriftScales']} robust spreads from the class's median now (0 in a class of fewer "
+           f"than {c['fleetDriftMinClassHosts']} hosts, which is not judged).",
+           "none", [target(f"sum by (cpu_model, figure) (instance:jitterd_drift_outside_class:bool{{{SEL}}})",
+                           "{{cpu_model}} {{figure}}")]),
+        ts("Distance from class median",
+           "Per host and figure: its distance from its class's median in robust spreads on a log scale "
+           f"(positive above); beyond {c['fleetDriftScales']} it is outside its class.",
+           "none", [target(f"instance:jitterd_drift_figure_ln:class_spreads{{{SEL}}}", "{{instance}} {{figure}}")]),
+    ]
+
+
 def fleet(c):
     ri = c["rateInterval"]
     panels = [
@@ -259,6 +330,7 @@ def fleet(c):
         _fleet_table(c, "CPUs by worst jitter",
                      "The same per sampled CPU: which CPUs of which hosts are noisy now.", by_cpu=True),
         _fleet_loop_table(c),
+    ] + _drift_panels(c) + [
         row("Over time"),
         ts("Worst window max by instance", "Largest gap of the last window over each instance's sampled CPUs.",
            "s", [target(f"instance:jitterd_sampler_window_max_gap_seconds:max{{{SEL}}}", "{{instance}}")], log=10),
@@ -276,7 +348,8 @@ def fleet(c):
                     target(f"instance:jitterd_probes_failing:sum{{{SEL}}}", "{{instance}} probes failing")]),
     ]
     return dashboard(c, "fleet", "jitterd / Fleet overview",
-                     "Which hosts and CPUs are noisy now; unmet expectations, samplers down, failing probes.",
+                     "Which hosts and CPUs are noisy now; unmet expectations, samplers down, failing probes; "
+                     "hosts drifted from their class and the cohorts by kernel.",
                      panels)
 
 

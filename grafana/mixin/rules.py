@@ -94,6 +94,103 @@ def recording_rules(c):
                      f"{{{sel},quantile=\"0.5\"}}[{c['c2cBaselineWindow']}])"),
         },
     ]
+    return rules + drift_rules(c)
+
+
+def duration_seconds(duration):
+    """'5m' -> 300: a Prometheus duration of one unit, as config.py writes them."""
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+    for unit in sorted(units, key=len, reverse=True):
+        if duration.endswith(unit) and duration[:-len(unit)].isdigit():
+            return int(duration[:-len(unit)]) * units[unit]
+    raise ValueError(f"not a single-unit Prometheus duration: {duration!r}")
+
+
+# The figures of the drift rules: (label value, PromQL of one value per host, allowance cv key).
+def drift_figures(c):
+    ri = _ri(c)
+    return [
+        # The host's worst sampled CPU's p99.99 gap over rateInterval (from the per-CPU recording
+        # rule above). A CPU without gaps in the window gives NaN, dropped by "> 0".
+        ("p99_99_seconds_worst_cpu",
+         f"max by (job, instance) (instance_cpu:jitterd_sampler_gap_seconds:histogram_quantile_rate{ri}"
+         f"{{quantile=\"0.9999\"}} > 0)",
+         "fleetDriftP9999Cv"),
+        # The host's worst sampled CPU's interruptions per second, plus one interruption over the
+        # window (jitterd fleet adds one event over its range), so that a quiet host has a log.
+        ("interruptions_per_second_worst_cpu",
+         f"max by (job, instance) (instance_cpu:jitterd_sampler_interruptions:rate{ri})\n"
+         f"+ 1 / {duration_seconds(ri)}",
+         "fleetDriftInterruptionsCv"),
+    ]
+
+
+def drift_rules(c):
+    """Drifted hosts, continuously: `jitterd fleet`'s drift rule (src/fleet/drift.cpp) in PromQL.
+
+    A class is the hosts of one cpu_model (the command adds its cohort, e.g. the kernel, and any
+    --class field; here the kernel rides along as a label). Per figure, on the natural log scale:
+    the class's median, MAD and interquartile range; its robust spread, the largest of 1.4826 x MAD,
+    IQR / 1.349 and the figure's allowance cv; each host's distance from the median in spreads, and
+    a 0/1 series "outside its class" (|distance| > fleetDriftScales, and the class of at least
+    fleetDriftMinClassHosts hosts). Every rule is linear in the hosts (no per-host queries, no
+    subqueries). Prometheus's quantile() interpolates between ranks where the command takes the
+    nearest rank: the quartiles of a small class can differ slightly.
+    """
+    sel = c["jitterdSelector"]
+    host_ln = "instance:jitterd_drift_figure:ln"
+    median, mad, iqr = ("cpu_model:jitterd_drift_figure_ln:median", "cpu_model:jitterd_drift_figure_ln:mad",
+                        "cpu_model:jitterd_drift_figure_ln:iqr")
+    hosts, scale = "cpu_model:jitterd_drift_figure_ln:hosts", "cpu_model:jitterd_drift_figure_ln:spread"
+    figures = drift_figures(c)
+    rules = []
+    for figure, value, _ in figures:
+        rules.append({
+            # ln of the host's figure, with its cpu_model and kernel from jitterd_fingerprint_info
+            # (topk keeps one fingerprint per host, so a host exporting two cannot break the join).
+            "record": host_ln,
+            "expr": (f"ln(\n  {value}\n)\n"
+                     f"+ on (job, instance) group_left (cpu_model, kernel)\n"
+                     f"0 * topk by (job, instance) (1, jitterd_fingerprint_info{{{sel}}})"),
+            "labels": {"figure": figure},
+        })
+    rules += [
+        {"record": hosts, "expr": f"count by (cpu_model, figure) ({host_ln})"},
+        {"record": median, "expr": f"quantile by (cpu_model, figure) (0.5, {host_ln})"},
+        # The median of the absolute deviations from the class's median.
+        {"record": mad,
+         "expr": (f"quantile by (cpu_model, figure) (0.5,\n"
+                  f"  abs({host_ln} - on (cpu_model, figure) group_left {median})\n)")},
+        {"record": iqr,
+         "expr": (f"quantile by (cpu_model, figure) (0.75, {host_ln})\n"
+                  f"- quantile by (cpu_model, figure) (0.25, {host_ln})")},
+    ]
+    for figure, _, cv_key in figures:
+        f = f'{{figure="{figure}"}}'
+        rules.append({
+            # max(1.4826 x MAD, IQR / 1.349, cv): each of the first two is one standard deviation
+            # of a normal sample; most hosts in one histogram bucket make the MAD 0, and the
+            # quartiles still see a quarter of the class one bucket away.
+            "record": scale,
+            "expr": (f"clamp_min(\n"
+                     f"  (1.4826 * {mad}{f} >= on (cpu_model, figure) {iqr}{f} / 1.349)\n"
+                     f"  or on (cpu_model, figure)\n  {iqr}{f} / 1.349,\n  {c[cv_key]}\n)"),
+            "labels": {"figure": figure},  # what it has already; one rule per figure for promtool's lint
+        })
+    rules += [
+        # The host's distance from its class's median, in spreads (signed: below is negative).
+        {"record": "instance:jitterd_drift_figure_ln:class_spreads",
+         "expr": (f"({host_ln} - on (cpu_model, figure) group_left {median})\n"
+                  f"/ on (cpu_model, figure) group_left\n{scale}")},
+        # The host's figure over its class's median (exp of the log distance).
+        {"record": "instance:jitterd_drift_figure:ratio_to_class_median",
+         "expr": f"exp({host_ln} - on (cpu_model, figure) group_left {median})"},
+        # 1 outside a class of at least fleetDriftMinClassHosts hosts; 0 inside, or in a class of
+        # too few hosts (not judged, as jitterd fleet lists such a class and does not judge it).
+        {"record": "instance:jitterd_drift_outside_class:bool",
+         "expr": (f"(abs(instance:jitterd_drift_figure_ln:class_spreads) > bool {c['fleetDriftScales']})\n"
+                  f"* on (cpu_model, figure) group_left ()\n({hosts} >= bool {c['fleetDriftMinClassHosts']})")},
+    ]
     return rules
 
 
@@ -294,6 +391,16 @@ def alerting_rules(c):
                "Watched CPU {{ $labels.cpu }} of {{ $labels.instance }} failed to stop its tick "
                "{{ $value | humanize }} times a second because of {{ $labels.dependency }} "
                "(timer:tick_stop, bpf method)."),
+        _alert("JitterdHostDriftedFromClass",
+               "instance:jitterd_drift_figure:ratio_to_class_median\n"
+               "and on (job, instance, figure)\n"
+               "instance:jitterd_drift_outside_class:bool == 1",
+               c["fleetDriftFor"], "warning",
+               "A host's jitter lies far outside its class of identical hardware.",
+               "The {{ $labels.figure }} of {{ $labels.instance }} (kernel {{ $labels.kernel }}) is "
+               "{{ printf \"%.3g\" $value }} times the median of its class (cpu_model {{ $labels.cpu_model }}), "
+               f"beyond {c['fleetDriftScales']} robust spreads for {c['fleetDriftFor']}; "
+               "`jitterd fleet --class ...` names the fingerprint fields in which it differs."),
         _alert("JitterdConfigReloadRejected",
                f"jitterd_config_last_reload_successful{{{sel}}} == 0",
                c["reloadRejectedFor"], "warning",

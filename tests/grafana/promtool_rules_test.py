@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """promtool on grafana/prometheus/: `check rules` must be clean (no warnings either) and
 `test rules` must pass for every test file under grafana/prometheus/tests/ (every alert has a
-case that fires it and one that must not); every alert has a runbook entry in docs/dashboards-and-alerts.md.
+case that fires it and one that must not), a generated one (make_X_test.py) being what it writes; every alert has a runbook entry in docs/dashboards-and-alerts.md.
 
 Usage: promtool_rules_test.py; exit 77 (skip) without promtool (Debian's prometheus package).
 """
@@ -48,6 +48,15 @@ def main():
     if undocumented:
         print(f"FAIL: alerts without a runbook entry in docs/dashboards-and-alerts.md: {undocumented}", file=sys.stderr)
         return 1
+    # A test file written by a generator (make_X_test.py -> jitterd_X_test.yml) is what it writes now.
+    for maker in sorted(glob.glob(os.path.join(common.GRAFANA_DIR, "prometheus", "tests", "make_*.py"))):
+        written = os.path.join(os.path.dirname(maker), "jitterd_" + os.path.basename(maker)[5:-3] + ".yml")
+        made = subprocess.run([sys.executable, maker], capture_output=True, text=True)
+        with open(written, encoding="utf-8") as f:
+            if made.returncode != 0 or made.stdout != f.read():
+                print(f"FAIL: {written} is not what {os.path.basename(maker)} writes now "
+                      f"(python3 {maker} > {written}){made.stderr}", file=sys.stderr)
+                return 1
     result = subprocess.run([promtool, "test", "rules"] + tests, capture_output=True, text=True)
     print(result.stdout + result.stderr)
     if result.returncode != 0:
