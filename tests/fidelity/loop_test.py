@@ -28,12 +28,14 @@ Exit 77 (skip) without root, without CPU 1 and one more CPU, or when SCHED_FIFO 
 """
 
 import argparse
+import json
 import os
 import signal
 import statistics
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
@@ -191,8 +193,29 @@ loops:
                            what=f"{name}; log:\n{daemon.log()}")
         time.sleep(1.0)  # the watch has found the loop's threads (the application's)
         before = daemon.scrape()
-        runs = fidelity_test.run_injector()
-        time.sleep(1.0)  # a publication and a reading later
+        # The table of what took the loop's interruptions covers one run (200 ms): read it while
+        # the injector runs, for the names of the preempting tasks.
+        names, done = set(), threading.Event()
+
+        def watch_names():
+            while not done.is_set():
+                try:
+                    status = json.loads(daemon.scrape_text("/status.json"))
+                except Exception:  # noqa: BLE001 (the daemon is busy: try again)
+                    continue
+                for probe in status.get("probes", []):
+                    for table in probe.get("tables", []):
+                        if table.get("title", "").startswith("what took the loops' interruptions"):
+                            names.update(row[4] for row in table["rows"] if row[0] == "fidelity" and row[2] == "preempted")
+                done.wait(0.1)
+        watcher = threading.Thread(target=watch_names)
+        watcher.start()
+        try:
+            runs = fidelity_test.run_injector()
+            time.sleep(1.0)  # a publication and a reading later
+        finally:
+            done.set()
+            watcher.join()
         after = daemon.scrape()
         hertz = struct.unpack_from("<Q", open(segment, "rb").read(64), 48)[0]
         prompt = sum(1 for deadline, start, _ in runs if (start - deadline) / hertz < 1e-3)
@@ -202,7 +225,8 @@ loops:
                     - sum(harness.select(before, name, loop="fidelity", cause=cause).values()))
         causes = {c: delta(c) for c in ("preempted", "timer", "unexplained", "not_kept")}
         print(f"loop attribution (bpf): {len(runs)} injections ({prompt} prompt); the loop's interruptions by "
-              f"cause over them: {causes}", file=sys.stderr)
+              f"cause over them: {causes}; preempting tasks named: {sorted(names)}", file=sys.stderr)
+        self.assertIn("noise_injector", names, "the injector named as what preempted the loop")
         self.assertGreaterEqual(causes["preempted"], MATCHED_SHARE_MIN * prompt,
                                 "the injections among the loop's interruptions caused by preemption")
         self.stop_ok(daemon)
