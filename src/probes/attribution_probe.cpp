@@ -7,6 +7,7 @@
 
 #include "host/attribution.h"
 #include "measure/clock_ns.h"
+#include "watch/bpf_records.h"
 
 namespace jitterd {
 namespace {
@@ -300,6 +301,27 @@ void AttributionProbe::export_totals(ProbeResult& result) const {
   }
 }
 
+// What fired on a CPU over the window, by source and by cause category.
+void AttributionProbe::count_events(CpuTotals& totals, const std::vector<SourceDelta>& deltas) {
+  for (const SourceDelta& d : deltas) {
+    auto& [name, count] = totals.events[{d.kind, d.source}];
+    name = d.name;
+    count += d.delta;
+    // Counted as the row was named then, so a renamed IRQ never moves past counts.
+    const std::string_view category = cause_of(d.kind, d.source, d.name);
+    if (category != not_an_interrupt) totals.events_by_cause[{d.kind, std::string(category)}] += d.delta;
+  }
+}
+
+// The samplers' threads now, for the engine's preemption records: a sampler that restarted has a new thread.
+void AttributionProbe::track_samplers(const ProbeContext& context, const std::vector<int>& sampled) {
+  std::vector<int> tids;
+  for (int cpu : sampled)
+    if (const auto thread = context.sampler_thread_of ? context.sampler_thread_of(cpu) : std::nullopt)
+      tids.push_back(static_cast<int>(thread->tid));
+  bpf_->set_sampler_threads(tids);
+}
+
 ProbeResult AttributionProbe::run(ProbeContext& context) {
   const double hertz = context.frequency.hertz;
   if (!(hertz > 0)) throw std::runtime_error("no counter frequency to convert interruptions with");
@@ -318,13 +340,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
   const ClockTickPair pair =
       bpf_ ? pair_other_clock_with_ticks(context.method, CLOCK_MONOTONIC) : pair_clock_with_ticks(context.method);
   const std::vector<TraceEvent> events = reader_ ? reader_->drain() : std::vector<TraceEvent>{};
-  if (bpf_) {  // a sampler that restarted has a new thread
-    std::vector<int> tids;
-    for (int cpu : sampled)
-      if (const auto thread = context.sampler_thread_of ? context.sampler_thread_of(cpu) : std::nullopt)
-        tids.push_back(static_cast<int>(thread->tid));
-    bpf_->set_sampler_threads(tids);
-  }
+  if (bpf_) track_samplers(context, sampled);
   ProbeTable who_table{"last window: what took the interruptions (bpf), most first",
                        {"cpu", "cause", "source", "name", "count", "longest_us"},
                        {}};
@@ -347,14 +363,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     if (!have_window) continue;  // the baseline: from here on, interruptions belong to a window
     const std::vector<SourceDelta> deltas = std::move(deltas_of[r.cpu]);
     CpuTotals& totals = totals_[r.cpu];
-    for (const SourceDelta& d : deltas) {
-      auto& [name, count] = totals.events[{d.kind, d.source}];
-      name = d.name;
-      count += d.delta;
-      // Counted as the row was named then, so a renamed IRQ never moves past counts.
-      const std::string_view category = cause_of(d.kind, d.source, d.name);
-      if (category != not_an_interrupt) totals.events_by_cause[{d.kind, std::string(category)}] += d.delta;
-    }
+    count_events(totals, deltas);
     std::map<std::string, std::uint64_t> by_cause;
     std::uint64_t interruptions = 0;
     if (reader_ || bpf_) {

@@ -82,6 +82,8 @@ class AttributionProbe : public Probe {
     std::vector<Interruption> fresh;
   };
   void open_methods(const ProbeContext& context);
+  void track_samplers(const ProbeContext& context, const std::vector<int>& sampled);
+  static void count_events(CpuTotals& totals, const std::vector<SourceDelta>& deltas);
   void open_tracepoints(const ProbeContext& context);
   std::map<std::string, std::uint64_t> match_cpu_bpf(int cpu, const std::vector<Interruption>& fresh,
                                                      const ClockTickPair& now, double hertz, std::uint64_t read_ns,

@@ -15,6 +15,7 @@
 #include "measure/tick_scale.h"
 #include "probes/application_windows.h"
 #include "probes/attribution_probe.h"
+#include "watch/bpf_records.h"
 
 namespace jitterd {
 
@@ -209,6 +210,69 @@ ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, 
   return out;
 }
 
+// Why a loop's interruptions cannot be matched with the engine's records ("" when they can).
+std::string LoopProbe::not_attributed_why(const LoopSegmentReading& r) const {
+  if (!bpf_) return "the watch's BPF engine is not running (" + bpf_why_ + ")";
+  const int cpu = r.header.cpu;
+  if (std::find(bpf_->cpus().begin(), bpf_->cpus().end(), cpu) == bpf_->cpus().end())
+    return "cpu " + std::to_string(cpu) + " is not watched (watch.cpus), so the BPF engine does not see it";
+  if (!loop_tick_method(r.header.counter) && r.header.counter != JITTERD_LOOP_COUNTER_STEADY_NS)
+    return "its counter is the application's own (" + std::string(loop_counter_name(r.header.counter)) +
+           "), which jitterd cannot map to the engine's clock";
+  return "";
+}
+
+// The ring's entries since `from` as CLOCK_MONOTONIC intervals: a TSC or arm64 counter through the
+// pairing of its read with the clock now and at the last run (interpolated), CLOCK_MONOTONIC as it is.
+std::vector<TimedInterval> LoopProbe::monotonic_intervals(const LoopSegmentReading& r, std::uint64_t from,
+                                                          std::map<TickMethod, ClockTickPair>& pairs) const {
+  const std::optional<TickMethod> method = loop_tick_method(r.header.counter);
+  const std::uint64_t oldest = r.ring_pushed - std::min<std::uint64_t>(r.ring_pushed, r.ring.size());
+  std::vector<TimedInterval> intervals;
+  for (std::uint64_t seq = from; seq < r.ring_pushed; ++seq) {
+    const Interruption& i = r.ring[static_cast<std::size_t>(seq - oldest)];
+    std::uint64_t start = i.start_tick, end = i.start_tick + i.duration_ticks;
+    if (method) {
+      const ClockTickPair now =
+          pairs.try_emplace(*method, pair_other_clock_with_ticks(*method, CLOCK_MONOTONIC)).first->second;
+      const auto before = previous_pairs_.find(*method);
+      const ClockTickPair& then = before == previous_pairs_.end() ? now : before->second;
+      const double rate = now.tick > then.tick ? static_cast<double>(now.clock_ns - then.clock_ns) /
+                                                     static_cast<double>(now.tick - then.tick)
+                                               : 1e9 / static_cast<double>(r.header.hertz);
+      const auto to_clock = [&](std::uint64_t tick) {
+        return static_cast<std::uint64_t>(
+            std::max<double>(0, static_cast<double>(now.clock_ns) +
+                                    rate * (static_cast<double>(tick) - static_cast<double>(now.tick))));
+      };
+      start = to_clock(start);
+      end = to_clock(end);
+    }
+    intervals.push_back({start, end});
+  }
+  return intervals;
+}
+
+void LoopProbe::export_causes(ProbeResult& out) const {
+  for (const auto& [file, causes] : causes_) {
+    const ProbeLabels labels = loop_labels(tracker_.loops().at(file));
+    for (const std::string& cause : loop_causes()) {
+      ProbeLabels with_cause = labels;
+      with_cause.emplace_back("cause", cause);
+      const auto n = causes.interruptions.find(cause);
+      const auto t = causes.stolen_seconds.find(cause);
+      out.metrics.push_back(
+          counter("jitterd_loop_interruptions_by_cause_total",
+                  "The loop's interruptions by cause, matched with the BPF engine's records of its "
+                  "cpu (a watched cpu): the attribution probe's causes.",
+                  with_cause, n == causes.interruptions.end() ? 0.0 : static_cast<double>(n->second)));
+      out.metrics.push_back(counter("jitterd_loop_stolen_seconds_by_cause_total",
+                                    "Time the loop lost to its interruptions, by cause.", with_cause,
+                                    t == causes.stolen_seconds.end() ? 0.0 : t->second));
+    }
+  }
+}
+
 void LoopProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeResult& out) {
   if (!tried_bpf_) {
     tried_bpf_ = true;
@@ -221,27 +285,15 @@ void LoopProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRes
                  {}};
   std::map<int, std::vector<BpfOutlier>> records_of;  // taken once per CPU this run
   std::map<TickMethod, ClockTickPair> pairs;
-  for (auto it = causes_.begin(); it != causes_.end();) {
-    const auto state = tracker_.loops().find(it->first);
-    const bool keep =
-        state != tracker_.loops().end() && !state->second.refused && state->second.inode == it->second.inode;
-    it = keep ? std::next(it) : causes_.erase(it);
-  }
+  std::erase_if(causes_, [&](const auto& entry) {
+    const auto state = tracker_.loops().find(entry.first);
+    return state == tracker_.loops().end() || state->second.refused || state->second.inode != entry.second.inode;
+  });
   for (const auto& [file, state] : tracker_.loops()) {
     if (state.refused) continue;
     const LoopSegmentReading& r = state.reading;
     const int cpu = r.header.cpu;
-    const std::optional<TickMethod> method = loop_tick_method(r.header.counter);
-    const bool monotonic = r.header.counter == JITTERD_LOOP_COUNTER_STEADY_NS;
-    std::string why;
-    if (!bpf_)
-      why = "the watch's BPF engine is not running (" + bpf_why_ + ")";
-    else if (std::find(bpf_->cpus().begin(), bpf_->cpus().end(), cpu) == bpf_->cpus().end())
-      why = "cpu " + std::to_string(cpu) + " is not watched (watch.cpus), so the BPF engine does not see it";
-    else if (!method && !monotonic)
-      why = "its counter is the application's own (" + std::string(loop_counter_name(r.header.counter)) +
-            "), which jitterd cannot map to the engine's clock";
-    if (!why.empty()) {
+    if (const std::string why = not_attributed_why(r); !why.empty()) {
       out.notes.push_back("loop " + printable(r.header.name) + ": interruptions not attributed: " + why);
       causes_.erase(file);
       continue;
@@ -260,71 +312,28 @@ void LoopProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRes
                      std::make_move_iterator(taken.events.end()));
     }
     if (first) continue;  // from here on, the ring's entries are matched
-    // The ring's entries since the last run: sequences ring_pushed - ring.size() .. ring_pushed - 1.
     const std::uint64_t oldest = r.ring_pushed - std::min<std::uint64_t>(r.ring_pushed, r.ring.size());
     const std::uint64_t from = std::max(causes.next_sequence, oldest);
-    const std::uint64_t overwritten = from - std::min(from, causes.next_sequence);
+    causes.interruptions["not_kept"] += from - std::min(from, causes.next_sequence);  // overwritten meanwhile
     causes.next_sequence = r.ring_pushed;
-    std::vector<TimedInterval> intervals;
-    std::vector<std::uint64_t> durations;
-    for (std::uint64_t seq = from; seq < r.ring_pushed; ++seq) {
-      const Interruption& i = r.ring[static_cast<std::size_t>(seq - oldest)];
-      std::uint64_t start = i.start_tick, end = i.start_tick + i.duration_ticks;
-      if (method) {  // counter ticks to CLOCK_MONOTONIC, interpolated between two pairings
-        const ClockTickPair now =
-            pairs.try_emplace(*method, pair_other_clock_with_ticks(*method, CLOCK_MONOTONIC)).first->second;
-        const auto before = previous_pairs_.find(*method);
-        const ClockTickPair& from_pair = before == previous_pairs_.end() ? now : before->second;
-        const double rate = now.tick > from_pair.tick ? static_cast<double>(now.clock_ns - from_pair.clock_ns) /
-                                                            static_cast<double>(now.tick - from_pair.tick)
-                                                      : 1e9 / hertz;
-        const auto to_clock = [&](std::uint64_t tick) {
-          return static_cast<std::uint64_t>(
-              std::max<double>(0, static_cast<double>(now.clock_ns) +
-                                      rate * (static_cast<double>(tick) - static_cast<double>(now.tick))));
-        };
-        start = to_clock(start);
-        end = to_clock(end);
-      }
-      intervals.push_back({start, end});
-      durations.push_back(i.duration_ticks);
-    }
-    const std::vector<const BpfOutlier*> matched = match_bpf_records(intervals, records_of[cpu], kTraceSlackNs);
+    const std::vector<const BpfOutlier*> matched =
+        match_bpf_records(monotonic_intervals(r, from, pairs), records_of[cpu], kTraceSlackNs);
     causes.named.clear();
     for (std::size_t i = 0; i < matched.size(); ++i) {
       const std::string cause(matched[i] ? bpf_source_cause(matched[i]->source) : "unexplained");
       causes.interruptions[cause] += 1;
-      causes.stolen_seconds[cause] += static_cast<double>(durations[i]) / hertz;
+      causes.stolen_seconds[cause] +=
+          static_cast<double>(r.ring[static_cast<std::size_t>(from + i - oldest)].duration_ticks) / hertz;
       if (matched[i])
         causes.named[{cause, std::string(bpf_source_name(matched[i]->source)), matched[i]->name}] += 1;
     }
-    causes.interruptions["not_kept"] += overwritten;
-    for (const auto& [key, count] : causes.named) {
-      const auto& [cause, source, name] = key;
-      who.rows.push_back({r.header.name, cpu, cause, source, name, count});
-    }
+    for (const auto& [key, count] : causes.named)
+      who.rows.push_back({r.header.name, cpu, std::get<0>(key), std::get<1>(key), std::get<2>(key), count});
   }
   for (auto& [cpu, records] : records_of)
     carried_[cpu] = records_after(std::move(records), read_ns, kTraceSlackNs);
   for (const auto& [method, pair] : pairs) previous_pairs_[method] = pair;
-  for (const auto& [file, causes] : causes_) {
-    const auto state = tracker_.loops().find(file);
-    const ProbeLabels labels = loop_labels(state->second);
-    for (const std::string& cause : loop_causes()) {
-      ProbeLabels with_cause = labels;
-      with_cause.emplace_back("cause", cause);
-      const auto n = causes.interruptions.find(cause);
-      const auto t = causes.stolen_seconds.find(cause);
-      out.metrics.push_back(
-          counter("jitterd_loop_interruptions_by_cause_total",
-                  "The loop's interruptions by cause, matched with the BPF engine's records of its "
-                  "cpu (a watched cpu): the attribution probe's causes.",
-                  with_cause, n == causes.interruptions.end() ? 0.0 : static_cast<double>(n->second)));
-      out.metrics.push_back(counter("jitterd_loop_stolen_seconds_by_cause_total",
-                                    "Time the loop lost to its interruptions, by cause.", with_cause,
-                                    t == causes.stolen_seconds.end() ? 0.0 : t->second));
-    }
-  }
+  export_causes(out);
   if (!who.rows.empty()) out.tables.push_back(std::move(who));
 }
 

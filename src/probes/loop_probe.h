@@ -28,6 +28,8 @@
 #include <tuple>
 #include <vector>
 
+#include "host/trace_format.h"
+#include "measure/counter_calibration.h"
 #include "measure/cpu_figures.h"
 #include "measure/rolling_window.h"
 #include "probes/probe.h"
@@ -90,6 +92,10 @@ class LoopProbe : public Probe {
     std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t> named;  // last run's
   };
   void attribute(ProbeContext& context, std::uint64_t read_ns, ProbeResult& out);
+  std::string not_attributed_why(const LoopSegmentReading& reading) const;
+  std::vector<TimedInterval> monotonic_intervals(const LoopSegmentReading& reading, std::uint64_t from,
+                                                 std::map<TickMethod, ClockTickPair>& pairs) const;
+  void export_causes(ProbeResult& out) const;
 
   LoopSettings settings_;
   std::vector<std::string> unknown_users_;

@@ -23,49 +23,6 @@ namespace {
 static_assert(kBpfBuckets == JD_BUCKETS);
 static_assert(sizeof(BpfCpuFigures::tick_stop_failures) / sizeof(std::uint64_t) == JD_TICK_DEPENDENCIES);
 
-constexpr std::array<std::string_view, JD_SOURCES> kSourceNames = {"local_timer",
-                                                                   "reschedule",
-                                                                   "call_function",
-                                                                   "call_function_single",
-                                                                   "tlb",
-                                                                   "irq_work",
-                                                                   "x86_platform_ipi",
-                                                                   "thermal_apic",
-                                                                   "threshold_apic",
-                                                                   "deferred_error_apic",
-                                                                   "spurious_apic",
-                                                                   "error_apic",
-                                                                   "nmi",
-                                                                   "device_irq",
-                                                                   "softirq_HI",
-                                                                   "softirq_TIMER",
-                                                                   "softirq_NET_TX",
-                                                                   "softirq_NET_RX",
-                                                                   "softirq_BLOCK",
-                                                                   "softirq_IRQ_POLL",
-                                                                   "softirq_TASKLET",
-                                                                   "softirq_SCHED",
-                                                                   "softirq_HRTIMER",
-                                                                   "softirq_RCU",
-                                                                   "preempt_jitterd",
-                                                                   "preempt_kernel_percpu",
-                                                                   "preempt_application",
-                                                                   "preempt_stray"};
-
-static_assert(!kSourceNames.back().empty(), "a name for every source");
-
-constexpr std::array<std::string_view, JD_SOURCES> kSourceCauses = {
-    "timer",         "ipi_resched",   "ipi_call",      "ipi_call",      "tlb",         "other_irq",
-    "other_irq",     "other_irq",     "other_irq",     "other_irq",     "other_irq",   "other_irq",
-    "other_irq",     "device_irq",    "softirq_other", "timer",         "softirq_net", "softirq_net",
-    "softirq_other", "softirq_other", "softirq_other", "softirq_other", "timer",       "softirq_rcu",
-    "preempted",     "preempted",     "preempted",     "preempted"};
-
-static_assert(!kSourceCauses.back().empty(), "a cause for every source");
-
-constexpr std::array<std::string_view, JD_TICK_DEPENDENCIES> kTickDependencies = {
-    "POSIX_TIMER", "PERF_EVENTS", "SCHED", "CLOCK_UNSTABLE", "RCU", "RCU_EXP", "bit6", "bit7"};
-
 // The tracepoint behind each program; a required one missing means the engine cannot work.
 struct ProgramTracepoint {
   std::string_view program, tracepoint;
@@ -214,60 +171,6 @@ void read_ipi_senders(int fd, BpfReading& reading) {
 
 }  // namespace
 
-std::size_t bpf_source_count() { return JD_SOURCES; }
-std::string_view bpf_source_name(std::size_t source) { return source < JD_SOURCES ? kSourceNames[source] : "?"; }
-std::string_view bpf_source_cause(std::size_t source) { return source < JD_SOURCES ? kSourceCauses[source] : "?"; }
-std::string_view bpf_source_task_class(std::size_t source) {
-  switch (source) {
-    case JD_SRC_PREEMPT_JITTERD:
-      return "jitterd";
-    case JD_SRC_PREEMPT_KERNEL_PERCPU:
-      return "kernel_percpu";
-    case JD_SRC_PREEMPT_APPLICATION:
-      return "application";
-    case JD_SRC_PREEMPT_STRAY:
-      return "stray";
-    default:
-      return "";
-  }
-}
-std::string_view bpf_tick_dependency_name(std::size_t bit) {
-  return bit < kTickDependencies.size() ? kTickDependencies[bit] : "?";
-}
-
-std::vector<const BpfOutlier*> match_bpf_records(const std::vector<TimedInterval>& intervals,
-                                                 const std::vector<BpfOutlier>& records, std::uint64_t slack_ns) {
-  // By end: an interval's records start at the first that ends after it began, and stop at the
-  // first that both starts and ends after it ended (a record is a whole interruption, so one that
-  // began later cannot have a parent overlapping the interval: the sampler ran in between).
-  std::vector<const BpfOutlier*> by_end;
-  by_end.reserve(records.size());
-  for (const BpfOutlier& r : records) by_end.push_back(&r);
-  std::sort(by_end.begin(), by_end.end(),
-            [](const BpfOutlier* l, const BpfOutlier* r) { return l->end_ns < r->end_ns; });
-  std::vector<const BpfOutlier*> out;
-  out.reserve(intervals.size());
-  for (const TimedInterval& interval : intervals) {
-    const std::uint64_t from = interval.start_ns > slack_ns ? interval.start_ns - slack_ns : 0;
-    const std::uint64_t to = interval.end_ns + slack_ns;
-    auto it = std::lower_bound(by_end.begin(), by_end.end(), from,
-                               [](const BpfOutlier* r, std::uint64_t t) { return r->end_ns < t; });
-    const BpfOutlier* best = nullptr;
-    for (; it != by_end.end() && ((*it)->start_ns <= to || (*it)->end_ns <= to); ++it) {
-      if ((*it)->start_ns > to) continue;
-      if (!best || (*it)->duration_ns > best->duration_ns) best = *it;
-    }
-    out.push_back(best);
-  }
-  return out;
-}
-
-std::vector<BpfOutlier> records_after(std::vector<BpfOutlier> records, std::uint64_t read_ns,
-                                      std::uint64_t slack_ns) {
-  std::erase_if(records, [&](const BpfOutlier& r) { return r.end_ns + slack_ns < read_ns; });
-  return records;
-}
-
 std::size_t bpf_ring_bytes(std::size_t watched, std::size_t sampled) {
   const std::size_t wanted = watched * (256u << 10) + sampled * (2u << 20);
   std::size_t bytes = 256u << 10;
@@ -288,6 +191,31 @@ struct BpfWatch::Loaded {
   std::map<int, std::uint64_t> records_dropped;
   std::vector<std::uint64_t> watch_threshold;  // by CPU: the watch's own outlier threshold (watched CPUs)
   std::map<int, bool> records_wanted;          // watched CPUs whose records take_records gives
+
+  // Every CPU's slot of the per-CPU roles array. A CPU both watched and sampled (the sampling plan
+  // allows neither) would be sampled.
+  bool write_roles(const Options& options, std::string& why_not) {
+    static_assert(sizeof(jd_cpu_role) % 8 == 0);
+    std::vector<jd_cpu_role> roles(static_cast<std::size_t>(possible_cpus), jd_cpu_role{});
+    for (int cpu : options.cpus)
+      if (cpu >= 0 && cpu < possible_cpus)
+        roles[static_cast<std::size_t>(cpu)] = {options.outlier_threshold_ns, JD_ROLE_WATCHED, 0};
+    for (const SampledCpu& c : options.sampled)
+      if (c.cpu >= 0 && c.cpu < possible_cpus)
+        roles[static_cast<std::size_t>(c.cpu)] = {c.outlier_threshold_ns, JD_ROLE_SAMPLED, 0};
+    role.assign(roles.size(), JD_ROLE_NONE);
+    watch_threshold.assign(roles.size(), 0);
+    for (std::size_t cpu = 0; cpu < roles.size(); ++cpu) {
+      role[cpu] = roles[cpu].role;
+      if (roles[cpu].role == JD_ROLE_WATCHED) watch_threshold[cpu] = roles[cpu].outlier_threshold_ns;
+    }
+    const std::uint32_t zero = 0;
+    if (bpf_map_update_elem(bpf_map__fd(skeleton->maps.roles), &zero, roles.data(), BPF_ANY) != 0) {
+      why_not = "could not write the BPF program's CPU roles: " + std::string(std::strerror(errno));
+      return false;
+    }
+    return true;
+  }
 
   static int arrived(void* context, void* data, std::size_t size) {
     Loaded& l = *static_cast<Loaded*>(context);
@@ -380,28 +308,9 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
     }
     watch->missing_.push_back(tracepoint_of(name));
   }
-  // Each CPU's role: every CPU's slot of the per-CPU array, written once every program is attached, so no
-  // interruption is seen entering with its exit program not yet there. A CPU both watched and sampled (the
-  // sampling plan allows neither) would be sampled.
-  static_assert(sizeof(jd_cpu_role) % 8 == 0);
-  std::vector<jd_cpu_role> roles(static_cast<std::size_t>(l.possible_cpus), jd_cpu_role{});
-  l.role.assign(roles.size(), JD_ROLE_NONE);
-  for (int cpu : options.cpus)
-    if (cpu >= 0 && cpu < l.possible_cpus)
-      roles[static_cast<std::size_t>(cpu)] = {options.outlier_threshold_ns, JD_ROLE_WATCHED, 0};
-  for (const SampledCpu& c : options.sampled)
-    if (c.cpu >= 0 && c.cpu < l.possible_cpus)
-      roles[static_cast<std::size_t>(c.cpu)] = {c.outlier_threshold_ns, JD_ROLE_SAMPLED, 0};
-  l.watch_threshold.assign(roles.size(), 0);
-  for (std::size_t cpu = 0; cpu < roles.size(); ++cpu) {
-    l.role[cpu] = roles[cpu].role;
-    if (roles[cpu].role == JD_ROLE_WATCHED) l.watch_threshold[cpu] = roles[cpu].outlier_threshold_ns;
-  }
-  const std::uint32_t zero = 0;
-  if (bpf_map_update_elem(bpf_map__fd(l.skeleton->maps.roles), &zero, roles.data(), BPF_ANY) != 0) {
-    why_not = "could not write the BPF program's CPU roles: " + std::string(std::strerror(errno));
-    return nullptr;
-  }
+  // Each CPU's role, written once every program is attached, so no interruption is seen entering
+  // with its exit program not yet there.
+  if (!l.write_roles(options, why_not)) return nullptr;
   l.ring = ring_buffer__new(bpf_map__fd(l.skeleton->maps.outliers), &Loaded::arrived, &l, nullptr);
   if (!l.ring) {
     why_not = "could not open the BPF outlier ring: " + std::string(std::strerror(errno));

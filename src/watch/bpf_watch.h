@@ -25,8 +25,6 @@
 #include <string_view>
 #include <vector>
 
-#include "host/trace_format.h"
-
 namespace jitterd {
 
 // The sources the program books time to, in its enum jd_source order, named as the kernel does:
@@ -92,19 +90,6 @@ struct BpfReading {
 };
 
 inline constexpr std::size_t kMaxOutliersPerReading = 1024;
-
-// For each interval (CLOCK_MONOTONIC, sorted by start), the record that took the most own time
-// among those overlapping it within `slack_ns` (records of the interval's CPU only, any order);
-// nullptr for none. Nested records overlap their parent: the one that took longer wins.
-std::vector<const BpfOutlier*> match_bpf_records(const std::vector<TimedInterval>& intervals,
-                                                 const std::vector<BpfOutlier>& records, std::uint64_t slack_ns);
-
-// The records to keep for the next match: an interruption read at `read_ns` (CLOCK_MONOTONIC)
-// has its records in the ring already, but the ring is drained later, so the records of the
-// interruptions that end after the read (read next time) are taken now too: those that end
-// within `slack_ns` of the read or after it.
-std::vector<BpfOutlier> records_after(std::vector<BpfOutlier> records, std::uint64_t read_ns,
-                                      std::uint64_t slack_ns);
 
 // A CPU's records since they were last taken (take_records), oldest first.
 struct BpfRecords {

@@ -188,7 +188,7 @@ class ScrapeTest(unittest.TestCase):
         methods = select(samples, "jitterd_attribution_method_info")
         self.assertEqual(len(methods), 1, methods)
         method = dict(next(iter(methods)))["method"]
-        self.assertIn(method, ("tracepoints", "window_deltas"))
+        self.assertIn(method, ("bpf", "tracepoints", "window_deltas"))
         by_cause = {dict(k)["cause"]: v for k, v in
                     select(samples, "jitterd_attribution_interruptions_total", cpu=self.cpu).items()}
         self.assertIn("unexplained", by_cause)

@@ -69,7 +69,7 @@ build_and_check() {
     listing=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|')
     for path in /usr/bin/jitterd /usr/lib/systemd/system/jitterd.service /etc/jitterd/jitterd.yaml \
         /usr/share/man/man8/jitterd.8.gz /usr/share/man/man5/jitterd.yaml.5.gz \
-        /usr/share/man/man8/jitterd-run.8.gz /usr/share/man/man8/jitterd-check-config.8.gz /usr/share/man/man8/jitterd-report.8.gz /usr/share/man/man8/jitterd-baseline.8.gz /usr/share/man/man8/jitterd-compare.8.gz \
+        /usr/share/man/man8/jitterd-run.8.gz /usr/share/man/man8/jitterd-check-config.8.gz /usr/share/man/man8/jitterd-report.8.gz /usr/share/man/man8/jitterd-baseline.8.gz /usr/share/man/man8/jitterd-compare.8.gz /usr/share/man/man8/jitterd-fleet.8.gz \
         /usr/share/doc/jitterd/copyright /usr/share/doc/jitterd/changelog.gz \
         /usr/share/jitterd/systemd/jitterd-tracepoints.conf /usr/share/jitterd/systemd/jitterd-bpf.conf \
         /usr/include/jitterd/loop_probe.h /usr/share/pkgconfig/jitterd-loop-probe.pc /usr/share/cmake/jitterd-loop-probe/jitterd-loop-probe-config.cmake /usr/share/cmake/jitterd-loop-probe/jitterd-loop-probe-config-version.cmake; do
@@ -196,7 +196,7 @@ install_and_check() {
 
     for path in /usr/bin/jitterd /usr/lib/systemd/system/jitterd.service /etc/jitterd/jitterd.yaml \
         /usr/share/man/man8/jitterd.8.gz /usr/share/man/man5/jitterd.yaml.5.gz /usr/share/doc/jitterd/copyright \
-        /usr/share/man/man8/jitterd-run.8.gz /usr/share/man/man8/jitterd-check-config.8.gz /usr/share/man/man8/jitterd-report.8.gz /usr/share/man/man8/jitterd-baseline.8.gz /usr/share/man/man8/jitterd-compare.8.gz; do
+        /usr/share/man/man8/jitterd-run.8.gz /usr/share/man/man8/jitterd-check-config.8.gz /usr/share/man/man8/jitterd-report.8.gz /usr/share/man/man8/jitterd-baseline.8.gz /usr/share/man/man8/jitterd-compare.8.gz /usr/share/man/man8/jitterd-fleet.8.gz; do
         [[ -e $root$path ]] || fail "installed root lacks $path"
     done
     # deb-systemd-helper names the unit by /lib/systemd/system on a merged-/usr root (/lib is

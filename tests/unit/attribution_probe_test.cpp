@@ -9,6 +9,7 @@
 
 #include "fixture_tree.h"
 #include "probe_result_lookup.h"
+#include "watch/bpf_records.h"
 
 using namespace jitterd;
 using jitterd::testing::named;

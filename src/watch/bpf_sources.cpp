@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+// The BPF program's sources of time (watch/bpf/watch_bpf.h enum jd_source) and timer:tick_stop's
+// dependency bits, named as the kernel does, and each source's cause in attribution's vocabulary
+// (host/attribution.h cause_names, "preempted" for the preemptions) and preempting task class.
+#include <array>
+#include <string_view>
+
+#include "watch/bpf_watch.h"
+#include "watch_bpf.h"
+
+namespace jitterd {
+namespace {
+
+constexpr std::array<std::string_view, JD_SOURCES> kSourceNames = {"local_timer",
+                                                                   "reschedule",
+                                                                   "call_function",
+                                                                   "call_function_single",
+                                                                   "tlb",
+                                                                   "irq_work",
+                                                                   "x86_platform_ipi",
+                                                                   "thermal_apic",
+                                                                   "threshold_apic",
+                                                                   "deferred_error_apic",
+                                                                   "spurious_apic",
+                                                                   "error_apic",
+                                                                   "nmi",
+                                                                   "device_irq",
+                                                                   "softirq_HI",
+                                                                   "softirq_TIMER",
+                                                                   "softirq_NET_TX",
+                                                                   "softirq_NET_RX",
+                                                                   "softirq_BLOCK",
+                                                                   "softirq_IRQ_POLL",
+                                                                   "softirq_TASKLET",
+                                                                   "softirq_SCHED",
+                                                                   "softirq_HRTIMER",
+                                                                   "softirq_RCU",
+                                                                   "preempt_jitterd",
+                                                                   "preempt_kernel_percpu",
+                                                                   "preempt_application",
+                                                                   "preempt_stray"};
+
+static_assert(!kSourceNames.back().empty(), "a name for every source");
+
+constexpr std::array<std::string_view, JD_SOURCES> kSourceCauses = {
+    "timer",         "ipi_resched",   "ipi_call",      "ipi_call",      "tlb",         "other_irq",
+    "other_irq",     "other_irq",     "other_irq",     "other_irq",     "other_irq",   "other_irq",
+    "other_irq",     "device_irq",    "softirq_other", "timer",         "softirq_net", "softirq_net",
+    "softirq_other", "softirq_other", "softirq_other", "softirq_other", "timer",       "softirq_rcu",
+    "preempted",     "preempted",     "preempted",     "preempted"};
+
+static_assert(!kSourceCauses.back().empty(), "a cause for every source");
+
+constexpr std::array<std::string_view, JD_TICK_DEPENDENCIES> kTickDependencies = {
+    "POSIX_TIMER", "PERF_EVENTS", "SCHED", "CLOCK_UNSTABLE", "RCU", "RCU_EXP", "bit6", "bit7"};
+
+}  // namespace
+
+std::size_t bpf_source_count() { return JD_SOURCES; }
+std::string_view bpf_source_name(std::size_t source) { return source < JD_SOURCES ? kSourceNames[source] : "?"; }
+std::string_view bpf_source_cause(std::size_t source) { return source < JD_SOURCES ? kSourceCauses[source] : "?"; }
+std::string_view bpf_source_task_class(std::size_t source) {
+  switch (source) {
+    case JD_SRC_PREEMPT_JITTERD:
+      return "jitterd";
+    case JD_SRC_PREEMPT_KERNEL_PERCPU:
+      return "kernel_percpu";
+    case JD_SRC_PREEMPT_APPLICATION:
+      return "application";
+    case JD_SRC_PREEMPT_STRAY:
+      return "stray";
+    default:
+      return "";
+  }
+}
+std::string_view bpf_tick_dependency_name(std::size_t bit) {
+  return bit < kTickDependencies.size() ? kTickDependencies[bit] : "?";
+}
+
+}  // namespace jitterd
