@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+// The series of one range's Prometheus answer: parsing, increments and gathering by kind
+// (prometheus_series.h).
+#include "compare/prometheus_series.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <iterator>
+
+#include "report/baseline_recorder.h"
+
+namespace jitterd::history_detail {
+namespace {
+
+// Exported bounds in ns, rounded to 1/1000 ns so that 1e-5 s is 10000 ns exactly.
+double bound_ns(double seconds) { return std::round(seconds * 1e12) / 1e3; }
+
+}  // namespace
+
+[[noreturn]] void wrong_shape(const std::string& source, const std::string& what) {
+  throw BaselineError(kExitBadBaseline, fmt::format("{}: not a Prometheus range answer: {}", source, what));
+}
+
+std::vector<Series> series_of(const RangeSamples& samples) {
+  const std::string& source = samples.source;
+  if (!samples.matrix.is_array()) wrong_shape(source, "the result is not a list");
+  std::vector<Series> out;
+  for (const Json& item : samples.matrix) {
+    if (!item.is_object() || !item.contains("metric") || !item["metric"].is_object() || !item.contains("values") ||
+        !item["values"].is_array())
+      wrong_shape(source, "a result without \"metric\" and \"values\"");
+    Series s;
+    for (const auto& [name, value] : item["metric"].items())
+      if (value.is_string()) s.labels[name] = value.get<std::string>();
+    for (const Json& point : item["values"]) {
+      if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_string())
+        wrong_shape(source, "a sample that is not [time, \"value\"]");
+      const std::string text = point[1].get<std::string>();
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || *end != '\0')
+        wrong_shape(source, fmt::format("a sample value \"{}\"", text.substr(0, 60)));
+      // NaN is Prometheus's stale marker; no series jitterd exports is ever infinite (1e999 reads so).
+      if (std::isinf(v))
+        wrong_shape(source, fmt::format("a sample value \"{}\" that is not a finite number", text.substr(0, 60)));
+      if (!std::isnan(v)) s.points.push_back({point[0].get<double>(), v});
+    }
+    std::sort(s.points.begin(), s.points.end(), [](const Point& a, const Point& b) { return a.t < b.t; });
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<Increment> increments(const Series& s, std::vector<double>* resets) {
+  std::vector<Increment> out;
+  for (std::size_t i = 1; i < s.points.size(); ++i) {
+    const double d = s.points[i].v - s.points[i - 1].v;
+    if (d < 0 && resets != nullptr) resets->push_back(s.points[i].t);
+    out.push_back({s.points[i].t, d >= 0 ? d : s.points[i].v});
+  }
+  return out;
+}
+
+bool later(const Series& a, const Series& b) { return a.points.back().t > b.points.back().t; }
+
+Gathered gather(const std::vector<Series>& all, const RangeSamples& samples, double sub_window_seconds,
+                std::size_t windows) {
+  const TimeRange& range = samples.range;
+  const auto window_of = [&](double t) {
+    const double k = std::floor((t - range.start) / sub_window_seconds);
+    return static_cast<std::size_t>(std::clamp(k, 0.0, static_cast<double>(windows - 1)));
+  };
+  Gathered g;
+  for (const Series& s : all) {
+    if (s.points.empty()) continue;
+    const std::string name = s.label("__name__");
+    const bool per_cpu = name.rfind("jitterd_sampler_", 0) == 0 || name == kGovernor;
+    if (!per_cpu) {
+      const auto known = g.info.find(name);
+      if (known == g.info.end() || later(s, known->second)) g.info[name] = s;
+      if (name == kFingerprint) g.fingerprints.push_back(&s);
+      continue;
+    }
+    const std::string cpu_text = s.label("cpu");
+    if (cpu_text.empty() || cpu_text.find_first_not_of("0123456789") != std::string::npos || cpu_text.size() > 7)
+      wrong_shape(samples.source, fmt::format("a {} series without a cpu label", name));
+    const int cpu = std::stoi(cpu_text);
+    std::vector<double>* target = nullptr;
+    CpuWindows* c = nullptr;
+    if (name == kGapBuckets || name == kSampled || name == kInterruptions || name == kStolen) {
+      if (g.cpus.size() >= kBaselineMaxCpus && g.cpus.count(cpu) == 0)
+        wrong_shape(samples.source, fmt::format("sampler series of more than {} CPUs", kBaselineMaxCpus));
+      c = &g.cpus[cpu];
+      for (auto* v : {&c->sampled, &c->interruptions, &c->stolen}) v->resize(windows);
+    }
+    if (name == kGapBuckets) {
+      const std::string le = s.label("le");
+      char* end = nullptr;
+      const double bound = std::strtod(le.c_str(), &end);
+      if (le.empty() || *end != '\0' || !(bound > 0))
+        wrong_shape(samples.source, fmt::format("a {} series with le=\"{}\"", name, le));
+      auto& counts = c->cumulative[std::isinf(bound) ? bound : bound_ns(bound)];
+      counts.resize(windows);
+      target = &counts;
+    } else if (name == kSampled) {
+      target = &c->sampled;
+    } else if (name == kInterruptions) {
+      target = &c->interruptions;
+    } else if (name == kStolen) {
+      target = &c->stolen;
+    } else if (name == kWindowMax) {
+      for (const Point& p : s.points) g.window_max[cpu] = std::max(g.window_max[cpu], p.v);
+    } else {
+      std::map<int, Series>& latest = name == kFloor       ? g.floor
+                                      : name == kThreshold ? g.threshold
+                                      : name == kDuty      ? g.duty
+                                      : name == kRealtime  ? g.realtime
+                                                           : g.governor;
+      const auto known = latest.find(cpu);
+      if (known == latest.end() || later(s, known->second)) latest[cpu] = s;
+    }
+    if (target != nullptr)
+      for (const Increment& inc : increments(s, name == kSampled ? &c->resets : nullptr))
+        (*target)[window_of(inc.t)] += inc.amount;
+  }
+  return g;
+}
+
+std::vector<Series> loops_as_samplers(const std::vector<Series>& all, const RangeSamples& samples,
+                                      std::vector<std::pair<std::string, int>>& loops) {
+  std::vector<Series> out;
+  for (const Series& s : all) {
+    const std::string name = s.label("__name__");
+    if (name.rfind(kLoopPrefix, 0) != 0) continue;
+    const auto family = std::find_if(std::begin(kLoopFamilies), std::end(kLoopFamilies),
+                                     [&](const auto& f) { return name == f.first; });
+    if (family == std::end(kLoopFamilies)) continue;
+    const std::string loop = s.label("loop"), cpu_text = s.label("cpu");
+    if (loop.empty() || cpu_text.empty() || cpu_text.find_first_not_of("0123456789") != std::string::npos ||
+        cpu_text.size() > 7)
+      wrong_shape(samples.source, fmt::format("a {} series without loop and cpu labels", name));
+    auto known = std::find_if(loops.begin(), loops.end(), [&](const auto& l) { return l.first == loop; });
+    if (known == loops.end()) {
+      if (loops.size() >= kBaselineMaxLoops)
+        wrong_shape(samples.source, fmt::format("loop series of more than {} loops", kBaselineMaxLoops));
+      loops.emplace_back(loop, std::stoi(cpu_text));
+      known = std::prev(loops.end());
+    }
+    Series renamed = s;
+    renamed.labels["__name__"] = family->second;
+    renamed.labels["cpu"] = std::to_string(known - loops.begin());
+    out.push_back(std::move(renamed));
+  }
+  return out;
+}
+
+int cpu_label(const Series& s) {
+  const std::string text = s.label("cpu");
+  if (text.empty() || text.size() > 7 || text.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoi(text);
+}
+
+}  // namespace jitterd::history_detail
