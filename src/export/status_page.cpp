@@ -4,14 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
 #include <ctime>
-#include <ranges>
 
-#include "export/live_baseline.h"
+#include "export/status_snapshot_views.h"
 #include "host/text.h"
 #include "probes/probe_registry.h"
 #include "report/html.h"
@@ -20,59 +17,6 @@
 namespace jitterd {
 namespace {
 
-// Why a CPU is not sampled, as the page's note and the JSON's error say it: its start-up error,
-// or, while the sampler is off its CPU, which CPU, since when and why (the errno of its last
-// attempt to pin back), as jitterd_sampler_up and _pinned read 0. Empty while it samples.
-std::string sampler_problem(const SamplerReading& r) {
-  if (!r.startup.error.empty() || !r.off_cpu) return r.startup.error;
-  const int cpu = r.settings.cpu;
-  std::string text =
-      r.pin_error == EINVAL
-          ? fmt::format(
-                "cpu {} is offline (or outside this process's cpuset): the sampler cannot pin itself to it", cpu)
-      : r.pin_error != 0
-          ? fmt::format("the sampler cannot pin itself back to cpu {} ({})", cpu, std::strerror(r.pin_error))
-          : fmt::format("the sampler was moved off cpu {}", cpu);
-  if (r.off_cpu_since > 0) text += " since " + utc_text(r.off_cpu_since);
-  return text + fmt::format("; not sampled meanwhile, retrying every {} ms", kCpuRetry.count());
-}
-
-// The probes' shared snapshots, as references.
-auto statuses_of(const StatusSnapshot& s) {
-  return s.probes | std::views::transform([](const auto& p) -> const ProbeStatus& { return *p; });
-}
-
-// What the posture probe last read of the machine, and since when (0: not known).
-struct FingerprintView {
-  std::vector<std::pair<std::string, std::string>> fields;
-  double since_unix_seconds = 0;
-  double changes = 0;
-  bool known = false;
-};
-
-FingerprintView fingerprint_of(const StatusSnapshot& s) {
-  FingerprintView f;
-  const MachineReading* reading = machine_reading(s);
-  if (reading == nullptr) return f;
-  f.fields = fingerprint_fields(reading->facts.fingerprint);
-  f.since_unix_seconds = reading->since_unix_seconds;
-  f.changes = static_cast<double>(reading->changes);
-  f.known = true;
-  return f;
-}
-
-std::uint64_t window_sequence(const StatusSnapshot& s) {
-  std::uint64_t sequence = 0;
-  for (const SamplerReading& r : s.samplers) sequence = std::max(sequence, r.window_detail.sequence);
-  return sequence;
-}
-
-double window_end(const StatusSnapshot& s) {
-  double end = 0;
-  for (const SamplerReading& r : s.samplers) end = std::max(end, r.window_detail.end_unix_seconds);
-  return end;
-}
-
 // --- HTML ---
 
 std::string esc(std::string_view text) { return html_escape(text); }
@@ -80,9 +24,6 @@ std::string esc(std::string_view text) { return html_escape(text); }
 // Nanoseconds as microseconds with three decimals, by way of seconds (the page's numbers are
 // /metrics' to the last digit): what the browser test reads.
 std::string micros(double ns) { return fmt::format("{:.3f}", ns_to_seconds(ns) * 1e6); }
-
-// The rates the page shows per second of the window.
-double per_window_second(double value, const CpuFigures& f) { return value / f.span_seconds; }
 
 std::string yes_no(bool value, bool good_when = true) {
   return fmt::format("<td class=\"{}\">{}</td>", value == good_when ? "ok" : "bad", value ? "yes" : "no");
@@ -292,13 +233,6 @@ std::string own_sections(const StatusSnapshot& s) {
   return out;
 }
 
-// What the loops probe last read, or nullptr when it is not configured or has not run.
-const LoopsReading* loops_reading(const StatusSnapshot& s) {
-  for (const ProbeStatus& p : statuses_of(s))
-    if (p.ran && p.result.loops) return &*p.result.loops;
-  return nullptr;
-}
-
 // A loop's window figures in the JSON, as a sampled CPU's.
 Json window_json(const CpuFigures& f) {
   if (!f.valid || f.span_seconds <= 0) return nullptr;
@@ -339,7 +273,9 @@ Json loops_json(const LoopsReading& reading) {
   Json refused = Json::array();
   for (const RefusedLoopSegment& r : reading.refused)
     refused.push_back({{"file", r.file}, {"reason", r.reason}, {"why", r.why}});
-  return {{"directory", reading.directory}, {"loops", std::move(loops)}, {"refused", std::move(refused)}};
+  return {{"directory", reading.directory},
+          {"loops", std::move(loops)},  // (JSON key)
+          {"refused", std::move(refused)}};
 }
 
 std::string probe_sections(const StatusSnapshot& s) {
@@ -363,6 +299,68 @@ std::string fingerprint_html(const StatusSnapshot& s) {
   for (const auto& [k, v] : f.fields)
     out += "<tr><td>" + esc(k) + "</td><td class=\"wrap\"><code>" + esc(v) + "</code></td></tr>\n";
   return out + "</tbody></table></div>\n";
+}
+
+// A sampled CPU in the JSON: how its sampler runs and its window figures.
+Json cpu_json(const SamplerReading& r) {
+  const CpuFigures f = window_figures(r);
+  Json c{{"cpu", r.settings.cpu},
+         {"up", r.up},
+         {"pinned", r.startup.pinned && !r.off_cpu},
+         {"memory_locked", r.startup.memory_locked},
+         {"realtime_priority", r.startup.realtime_priority},
+         {"sampling", r.sampling},
+         {"error", sampler_problem(r)},
+         {"cpu_losses", r.cpu_losses},
+         {"loop_floor_seconds", r.sampling ? Json(ns_to_seconds(f.floor_ns)) : Json()},
+         {"interruption_threshold_seconds", r.sampling ? Json(ns_to_seconds(f.threshold_ns)) : Json()}};
+  if (f.valid)
+    c["window"] = {{"seconds", f.span_seconds},
+                   {"samples", f.samples},
+                   {"p50_seconds", ns_to_seconds(f.p50_ns)},
+                   {"p99_seconds", ns_to_seconds(f.p99_ns)},
+                   {"p99_9_seconds", ns_to_seconds(f.p999_ns)},
+                   {"p99_99_seconds", ns_to_seconds(f.p9999_ns)},
+                   {"max_seconds", ns_to_seconds(f.max_ns)},
+                   {"interruptions", f.interruptions},
+                   {"interruptions_per_second", per_window_second(static_cast<double>(f.interruptions), f)},
+                   {"stolen_ratio", per_window_second(f.stolen_seconds, f)}};
+  else
+    c["window"] = nullptr;
+  return c;
+}
+
+// Each probe in the JSON: whether and when it ran, how, and its tables and notes.
+Json probes_json(const StatusSnapshot& s) {
+  Json probes = Json::array();
+  for (const ProbeStatus& p : statuses_of(s)) {
+    Json o{{"name", p.name}, {"ran", p.ran}};
+    if (p.ran) {
+      o["success"] = p.success;
+      o["last_run_unix_seconds"] = p.last_run_unix_seconds;
+      o["age_seconds"] = std::max(0.0, s.unix_seconds - p.last_run_unix_seconds);
+      o["duration_seconds"] = p.duration_seconds;
+      o["error"] = p.error;
+      Json tables = Json::array();
+      for (const ProbeTable& t : p.result.tables) tables.push_back(table_json(t));
+      o["tables"] = std::move(tables);
+      o["notes"] = p.result.notes;
+    }
+    probes.push_back(std::move(o));
+  }
+  return probes;
+}
+
+// The machine's fingerprint in the JSON, null while the posture probe has not read it.
+Json fingerprint_json(const StatusSnapshot& s) {
+  const FingerprintView f = fingerprint_of(s);
+  if (!f.known) return nullptr;
+  Json fields = Json::object();
+  for (const auto& [k, v] : f.fields) fields[k] = v;
+  return {{"fields", std::move(fields)},
+          {"since_unix_seconds", f.since_unix_seconds},
+          {"since", utc_text(f.since_unix_seconds)},
+          {"changes", f.changes}};
 }
 
 }  // namespace
@@ -401,64 +399,12 @@ Json status_json(const StatusSnapshot& s, std::string_view telemetry_path) {
       {"configured_seconds",
        s.samplers.empty() ? 0.0 : std::chrono::duration<double>(s.samplers.front().settings.window).count()}};
   Json cpus = Json::array();
-  for (const SamplerReading& r : s.samplers) {
-    const CpuFigures f = window_figures(r);
-    Json c{{"cpu", r.settings.cpu},
-           {"up", r.up},
-           {"pinned", r.startup.pinned && !r.off_cpu},
-           {"memory_locked", r.startup.memory_locked},
-           {"realtime_priority", r.startup.realtime_priority},
-           {"sampling", r.sampling},
-           {"error", sampler_problem(r)},
-           {"cpu_losses", r.cpu_losses},
-           {"loop_floor_seconds", r.sampling ? Json(ns_to_seconds(f.floor_ns)) : Json()},
-           {"interruption_threshold_seconds", r.sampling ? Json(ns_to_seconds(f.threshold_ns)) : Json()}};
-    if (f.valid)
-      c["window"] = {{"seconds", f.span_seconds},
-                     {"samples", f.samples},
-                     {"p50_seconds", ns_to_seconds(f.p50_ns)},
-                     {"p99_seconds", ns_to_seconds(f.p99_ns)},
-                     {"p99_9_seconds", ns_to_seconds(f.p999_ns)},
-                     {"p99_99_seconds", ns_to_seconds(f.p9999_ns)},
-                     {"max_seconds", ns_to_seconds(f.max_ns)},
-                     {"interruptions", f.interruptions},
-                     {"interruptions_per_second", per_window_second(static_cast<double>(f.interruptions), f)},
-                     {"stolen_ratio", per_window_second(f.stolen_seconds, f)}};
-    else
-      c["window"] = nullptr;
-    cpus.push_back(std::move(c));
-  }
+  for (const SamplerReading& r : s.samplers) cpus.push_back(cpu_json(r));
   j["cpus"] = std::move(cpus);
-  Json probes = Json::array();
-  for (const ProbeStatus& p : statuses_of(s)) {
-    Json o{{"name", p.name}, {"ran", p.ran}};
-    if (p.ran) {
-      o["success"] = p.success;
-      o["last_run_unix_seconds"] = p.last_run_unix_seconds;
-      o["age_seconds"] = std::max(0.0, s.unix_seconds - p.last_run_unix_seconds);
-      o["duration_seconds"] = p.duration_seconds;
-      o["error"] = p.error;
-      Json tables = Json::array();
-      for (const ProbeTable& t : p.result.tables) tables.push_back(table_json(t));
-      o["tables"] = std::move(tables);
-      o["notes"] = p.result.notes;
-    }
-    probes.push_back(std::move(o));
-  }
-  j["probes"] = std::move(probes);
+  j["probes"] = probes_json(s);
   const LoopsReading* loops = loops_reading(s);
-  j["loops"] = loops ? loops_json(*loops) : Json();
-  const FingerprintView f = fingerprint_of(s);
-  if (f.known) {
-    Json fields = Json::object();
-    for (const auto& [k, v] : f.fields) fields[k] = v;
-    j["fingerprint"] = {{"fields", std::move(fields)},
-                        {"since_unix_seconds", f.since_unix_seconds},
-                        {"since", utc_text(f.since_unix_seconds)},
-                        {"changes", f.changes}};
-  } else {
-    j["fingerprint"] = nullptr;
-  }
+  j["loops"] = loops ? loops_json(*loops) : Json();  // (JSON key)
+  j["fingerprint"] = fingerprint_json(s);
   return j;
 }
 
