@@ -159,13 +159,7 @@ SubWindow sub_window_of(const HistogramSnapshot& delta, double ns_per_tick, doub
                         const std::vector<double>& thresholds_ns);
 
 Json baseline_json(const Baseline& baseline);
-// `source` names the file in messages. Throws BaselineError (65): a field missing or of the wrong
-// kind, more than kBaselineMaxCpus CPUs (or watched CPUs) or kBaselineMaxLoops loops, a CPU,
-// probe, loop name, watched CPU or histogram bucket given twice.
-Baseline baseline_from_json(const Json& document, const std::string& source);
-// The text of a baseline file, parsed strictly (report/json_input.h: a key given twice, a number
-// out of range, nesting too deep) and read as above. Throws BaselineError (65).
-Baseline parse_baseline(std::string_view text, const std::string& source);
+// Reading a baseline from its JSON: report/baseline_reader.h.
 // Throws BaselineError: 66 unreadable, 65 larger than kBaselineMaxBytes, not valid JSON or not a
 // baseline. A pipe is read as it comes, up to the same limit.
 Baseline read_baseline(const std::string& path);

@@ -4,6 +4,7 @@
 // unbounded memory; and a baseline read is written back as a file that reads again to the same.
 #include "fuzz_input.h"
 #include "report/baseline_file.h"
+#include "report/baseline_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace jitterd;

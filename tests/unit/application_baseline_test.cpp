@@ -15,6 +15,7 @@
 #include "probes/watch_bpf_result.h"
 #include "probes/watch_window.h"
 #include "report/baseline_file.h"
+#include "report/baseline_reader.h"
 #include "report/baseline_recorder.h"
 
 using namespace jitterd;

@@ -4,6 +4,7 @@
 // parameter's bounds.
 #include "export/status_page.h"
 #include "export/live_baseline.h"
+#include "report/baseline_reader.h"
 #include "report/baseline_recorder.h"
 
 #include <fmt/format.h>
