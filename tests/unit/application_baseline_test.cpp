@@ -310,8 +310,8 @@ TEST_CASE("compare: a watched CPU unchanged is no change; injected preemptions a
     const Comparison unchanged = compare_baselines(before, "a", same, "b", {}, tight);
     for (const FigureComparison& f : unchanged.figures)
       if (f.scope == "watched cpu 3" && (f.verdict == "worse" || f.verdict == "better")) ++false_alarms;
-    const FigureComparison* d =
-        find_figure(compare_baselines(before, "a", doubled, "b", {}, tight), "watched cpu 3", "preemptions_per_s");
+    const Comparison doubled_comparison = compare_baselines(before, "a", doubled, "b", {}, tight);
+    const FigureComparison* d = find_figure(doubled_comparison, "watched cpu 3", "preemptions_per_s");
     REQUIRE(d != nullptr);
     CHECK(d->after == Approx(2 * d->before).epsilon(0.3));
     doubled_found += d->verdict == "worse";
