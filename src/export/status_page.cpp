@@ -25,6 +25,17 @@ std::string esc(std::string_view text) { return html_escape(text); }
 // /metrics' to the last digit): what the browser test reads.
 std::string micros(double ns) { return fmt::format("{:.3f}", ns_to_seconds(ns) * 1e6); }
 
+// A window's figures as table cells, for a sampled CPU's row and a loop's alike; `num` makes
+// one numeric cell with the row's id.
+template <typename Cell>
+std::string window_cells(const CpuFigures& f, const Cell& num) {
+  return num("window", fmt::format("{:.1f}", f.span_seconds)) + num("p50", micros(f.p50_ns)) +
+         num("p99", micros(f.p99_ns)) + num("p999", micros(f.p999_ns)) + num("p9999", micros(f.p9999_ns)) +
+         num("max", micros(f.max_ns)) +
+         num("interruptions", fmt::format("{:.2f}", per_window_second(static_cast<double>(f.interruptions), f))) +
+         num("stolen", fmt::format("{:.4f}", per_window_second(f.stolen_seconds, f) * 100));
+}
+
 std::string yes_no(bool value, bool good_when = true) {
   return fmt::format("<td class=\"{}\">{}</td>", value == good_when ? "ok" : "bad", value ? "yes" : "no");
 }
@@ -70,12 +81,7 @@ std::string sampler_table(const StatusSnapshot& s) {
       return fmt::format("<td class=\"num\" id=\"cpu{}-{}\">{}</td>", cpu, name, text);
     };
     if (f.valid) {
-      out +=
-          num("window", fmt::format("{:.1f}", f.span_seconds)) + num("p50", micros(f.p50_ns)) +
-          num("p99", micros(f.p99_ns)) + num("p999", micros(f.p999_ns)) + num("p9999", micros(f.p9999_ns)) +
-          num("max", micros(f.max_ns)) +
-          num("interruptions", fmt::format("{:.2f}", per_window_second(static_cast<double>(f.interruptions), f))) +
-          num("stolen", fmt::format("{:.4f}", per_window_second(f.stolen_seconds, f) * 100));
+      out += window_cells(f, num);
     } else {
       out += "<td colspan=\"8\" class=\"meta\">no window yet</td>";
     }
@@ -167,12 +173,7 @@ std::string loop_table(const StatusSnapshot& s, const LoopsReading& reading) {
                              ? fmt::format("{:.1f}", std::max(0.0, s.unix_seconds - loop.last_seen_unix_seconds))
                              : std::string("never"));
     if (f.valid && f.span_seconds > 0) {
-      out +=
-          num("window", fmt::format("{:.1f}", f.span_seconds)) + num("p50", micros(f.p50_ns)) +
-          num("p99", micros(f.p99_ns)) + num("p999", micros(f.p999_ns)) + num("p9999", micros(f.p9999_ns)) +
-          num("max", micros(f.max_ns)) +
-          num("interruptions", fmt::format("{:.2f}", per_window_second(static_cast<double>(f.interruptions), f))) +
-          num("stolen", fmt::format("{:.4f}", per_window_second(f.stolen_seconds, f) * 100));
+      out += window_cells(f, num);
     } else {
       out += "<td colspan=\"8\" class=\"meta\">no window yet</td>";
     }
