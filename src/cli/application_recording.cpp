@@ -25,30 +25,33 @@ ApplicationRecording::ApplicationRecording(const ProbesSettings& settings, std::
   if (watch_settings_.enabled && !watched_cpus_.empty()) {
     engine_ = std::make_unique<WatchEngine>(watch_settings_.application, watched_cpus_);
     method_ = kWatchMethodCounts;
-    // As the watch probe chooses (probes/watch_probe.cpp open_engines): bpf where it loads.
+    // As the watch probe chooses (probes/watch_probe.cpp open_engines): bpf where it loads,
+    // tracepoints only when asked for.
     const WatchMethod asked = watch_settings_.method;
+    const auto threshold_ns = static_cast<std::uint64_t>(watch_settings_.outlier_threshold.count());
+    const int own = static_cast<int>(::getpid());
+    std::string why_not;
     if (asked == WatchMethod::automatic || asked == WatchMethod::bpf) {
-      BpfWatch::Options options;
-      options.cpus = watched_cpus_;
-      options.outlier_threshold_ns = static_cast<std::uint64_t>(watch_settings_.outlier_threshold.count());
-      options.jitterd_tgid = static_cast<int>(::getpid());
-      std::string why_not;
-      bpf_ = BpfWatch::open(options, why_not);
+      kernel_ = BpfWatch::open({watched_cpus_, threshold_ns, own, {}}, why_not);
       method_reason_ =
-          bpf_ ? (asked == WatchMethod::bpf ? "as configured" : "auto: the BPF program loaded") : why_not;
-      if (bpf_) method_ = kWatchMethodBpf;
-      if (!bpf_ && asked == WatchMethod::bpf)
-        warnings_.push_back("watch: the bpf method did not load, watching by counts: " + why_not);
+          kernel_ ? (asked == WatchMethod::bpf ? "as configured" : "auto: the BPF program loaded") : why_not;
+    } else if (asked == WatchMethod::tracepoints) {
+      kernel_ = TraceWatch::open(host_, {watched_cpus_, threshold_ns, own}, why_not);
+      method_reason_ = kernel_ ? "as configured" : why_not;
     } else {
-      method_reason_ = asked == WatchMethod::counts ? "as configured" : "the tracepoints method is not built";
+      method_reason_ = "as configured";
     }
+    if (kernel_) method_ = std::string(kernel_->method());
+    if (!kernel_ && asked != WatchMethod::automatic && asked != WatchMethod::counts)
+      warnings_.push_back(fmt::format("watch: the {} method did not open, watching by counts: {}",
+                                      watch_method_name(asked), why_not));
     const WatchReading first = engine_->read(host_, monotonic_seconds());
     previous_counts_ = first.cpus;
-    if (bpf_) {
+    if (kernel_) {
       std::vector<int> tids;
       for (const WatchedThread& t : first.threads) tids.push_back(t.thread.tid);
-      bpf_->set_application(tids);
-      previous_bpf_ = bpf_->read();
+      kernel_->set_application(tids);
+      previous_bpf_ = kernel_->read();
     }
   }
   if (loop_settings_.enabled) {
@@ -68,16 +71,16 @@ void ApplicationRecording::read() {
 void ApplicationRecording::read_watch() {
   if (!engine_) return;
   const WatchReading now = engine_->read(host_, monotonic_seconds());
-  if (bpf_) {
+  if (kernel_) {
     std::vector<int> tids;
     for (const WatchedThread& t : now.threads) tids.push_back(t.thread.tid);
-    bpf_->set_application(tids);
-    const BpfReading reading = bpf_->read();
+    kernel_->set_application(tids);
+    const BpfReading reading = kernel_->read();
     add_watch_windows(
         watched_,
         bpf_windows(reading, previous_bpf_, now.window_seconds,
                     static_cast<double>(watch_settings_.outlier_threshold.count()), kTailThresholdsNs),
-        kWatchMethodBpf, static_cast<double>(watch_settings_.outlier_threshold.count()));
+        method_, static_cast<double>(watch_settings_.outlier_threshold.count()));
     previous_bpf_ = reading;
   } else {
     add_watch_windows(watched_, counts_windows(now, previous_counts_, kTailThresholdsNs), kWatchMethodCounts, 0);
@@ -138,7 +141,7 @@ BaselineFields ApplicationRecording::configuration() const {
   BaselineFields fields;
   if (engine_) {
     fields.emplace_back("watch_method", fmt::format("{} ({})", method_, method_reason_));
-    if (bpf_)
+    if (kernel_)
       fields.emplace_back("watch_outlier_threshold",
                           fmt::format("{}ns", watch_settings_.outlier_threshold.count()));
   }

@@ -17,6 +17,7 @@
 #include "probes/probes_settings.h"
 #include "report/baseline_recorder.h"
 #include "watch/bpf_watch.h"
+#include "watch/kernel_watch.h"
 #include "watch/loop_reader.h"
 #include "watch/watch_engine.h"
 
@@ -58,7 +59,7 @@ class ApplicationRecording {
   LoopSettings loop_settings_;
   std::vector<int> watched_cpus_;
   std::unique_ptr<WatchEngine> engine_;
-  std::unique_ptr<BpfWatch> bpf_;
+  std::unique_ptr<KernelWatch> kernel_;  // bpf, or tracepoints when asked for; none: counts
   std::string method_, method_reason_;
   std::vector<WatchedCpu> previous_counts_;
   BpfReading previous_bpf_;

@@ -241,7 +241,7 @@ std::vector<BaselineWatched> watched_from(const std::vector<Series>& all, const 
       method_info = &s;
   if (method_info == nullptr) return {};
   const std::string method = method_info->label("method");
-  if (method != kWatchMethodBpf && method != kWatchMethodCounts) {
+  if (!known_watch_method(method)) {
     notes.push_back(fmt::format("{}: watched CPUs left out: the watch's method is \"{}\"", samples.source,
                                 method.substr(0, 40)));
     return {};
@@ -254,7 +254,7 @@ std::vector<BaselineWatched> watched_from(const std::vector<Series>& all, const 
                       samples.source, method));
       break;
     }
-  const bool bpf = method == kWatchMethodBpf;
+  const bool bpf = watch_method_pairs(method);  // bpf or tracepoints: the same series
   const auto window_of = [&](double t) {
     const double k = std::floor((t - samples.range.start) / sub_window_seconds);
     return static_cast<std::size_t>(std::clamp(k, 0.0, static_cast<double>(windows - 1)));

@@ -33,7 +33,7 @@ struct TraceEventReader::CpuRing {
   }
 };
 
-TraceAvailability TraceEventReader::probe(const HostReader& host) {
+TraceAvailability TraceEventReader::probe(const HostReader& host, std::span<const TracepointSpec> specs) {
   TraceAvailability result;
   constexpr std::array<std::string_view, 2> candidates = {"kernel/tracing/events", "kernel/debug/tracing/events"};
   std::string_view events_dir;
@@ -58,7 +58,7 @@ TraceAvailability TraceEventReader::probe(const HostReader& host) {
     return result;
   }
   result.events_dir = host.sys_path(events_dir);
-  for (const TracepointSpec& spec : traced_tracepoints) {
+  for (const TracepointSpec& spec : specs) {
     const std::string relative = std::string(events_dir) + "/" + std::string(spec.path) + "/format";
     const auto text = host.read_sys(relative);
     if (!text) {
@@ -99,16 +99,22 @@ std::string open_error_hint(int error, const HostReader& host) {
          host.proc_path(paranoid).string() + " is " + host.read_proc(paranoid).value_or("unreadable") + ")";
 }
 
-int open_tracepoint(const Tracepoint& tracepoint, int cpu, std::size_t ring_bytes) {
+bool is_required(std::span<const TracepointSpec> specs, std::string_view path) {
+  return std::any_of(specs.begin(), specs.end(),
+                     [&](const TracepointSpec& s) { return s.path == path && s.required; });
+}
+
+int open_tracepoint(const Tracepoint& tracepoint, int cpu, std::size_t ring_bytes, clockid_t clock) {
   perf_event_attr attr{};
   attr.size = sizeof attr;
   attr.type = PERF_TYPE_TRACEPOINT;
   attr.config = static_cast<std::uint64_t>(tracepoint.format.id);
   attr.sample_period = 1;
   attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
-  // The samplers' interruptions are placed on CLOCK_MONOTONIC_RAW; perf's default clock is not.
+  // The samplers' interruptions are placed on CLOCK_MONOTONIC_RAW, the watch's outliers on
+  // CLOCK_MONOTONIC; perf's default clock is neither.
   attr.use_clockid = 1;
-  attr.clockid = CLOCK_MONOTONIC_RAW;
+  attr.clockid = clock;
   // Each wakeup is an irq_work interrupt on the traced CPU; nobody waits on the ring, so ask for
   // the fewest the kernel gives: one per ring's worth of data written.
   attr.watermark = 1;
@@ -118,22 +124,34 @@ int open_tracepoint(const Tracepoint& tracepoint, int cpu, std::size_t ring_byte
 
 }  // namespace
 
-TraceEventReader::TraceEventReader(const HostReader& host, const std::vector<int>& cpus, std::size_t ring_pages) {
+TraceEventReader::TraceEventReader(const HostReader& host, const std::vector<int>& cpus, std::size_t ring_pages,
+                                   std::span<const TracepointSpec> specs, clockid_t clock) {
   if (ring_pages == 0 || (ring_pages & (ring_pages - 1)) != 0)
     throw std::runtime_error("trace ring_pages must be a power of two, got " + std::to_string(ring_pages));
-  TraceAvailability availability = probe(host);
+  TraceAvailability availability = probe(host, specs);
   if (!availability.available) throw std::runtime_error("kernel tracepoints unavailable: " + availability.reason);
   tracepoints_ = std::move(availability.tracepoints);
+  missing_ = std::move(availability.missing);
 
   const auto page_bytes = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  ring_bytes_ = ring_pages * page_bytes;
+  // An optional tracepoint the kernel refuses to sample is left out as missing: irq_work_exit,
+  // for one, which perf refuses (TRACE_EVENT_PERF_PERM) since its own wakeups are irq_work.
+  std::vector<bool> refused(tracepoints_.size(), false);
   for (const int cpu : cpus) {
     auto ring = std::make_unique<CpuRing>();
     ring->cpu = cpu;
     ring->page_bytes = page_bytes;
-    for (const Tracepoint& tracepoint : tracepoints_) {
+    for (std::size_t i = 0; i < tracepoints_.size(); ++i) {
+      const Tracepoint& tracepoint = tracepoints_[i];
+      if (refused[i]) continue;
       const std::string what = "tracepoint " + tracepoint.path + " (id " + std::to_string(tracepoint.format.id) +
                                ") on CPU " + std::to_string(cpu);
-      const int fd = open_tracepoint(tracepoint, cpu, ring_pages * page_bytes);
+      const int fd = open_tracepoint(tracepoint, cpu, ring_bytes_, clock);
+      if (fd < 0 && !ring->fds.empty() && !is_required(specs, tracepoint.path)) {
+        refused[i] = true;
+        continue;
+      }
       if (fd < 0) {
         const int error = errno;
         throw std::runtime_error("perf_event_open of " + what + ": " + std::strerror(error) +
@@ -154,24 +172,50 @@ TraceEventReader::TraceEventReader(const HostReader& host, const std::vector<int
     }
     rings_.push_back(std::move(ring));
   }
+  // Left out of the list: no record of them comes, and an event's index is into what remains.
+  std::vector<Tracepoint> kept;
+  for (std::size_t i = 0; i < tracepoints_.size(); ++i) {
+    if (refused[i])
+      missing_.push_back(tracepoints_[i].path);
+    else
+      kept.push_back(std::move(tracepoints_[i]));
+  }
+  tracepoints_ = std::move(kept);
 }
 
 TraceEventReader::~TraceEventReader() = default;
 
+std::vector<std::uint64_t> TraceEventReader::bytes_written() const {
+  std::vector<std::uint64_t> out;
+  for (const auto& ring : rings_) {
+    if (ring->base == MAP_FAILED) {
+      out.push_back(0);
+      continue;
+    }
+    auto* meta = static_cast<perf_event_mmap_page*>(ring->base);
+    out.push_back(std::atomic_ref<__u64>(meta->data_head).load(std::memory_order_acquire));
+  }
+  return out;
+}
+
 std::vector<TraceEvent> TraceEventReader::drain() {
   std::vector<TraceEvent> events;
+  lost_by_ring_.resize(rings_.size());
+  std::size_t current = 0;
   const auto visit = [&](std::span<const std::byte> record) {
     if (auto event = decode_sample(record, tracepoints_)) {
       events.push_back(std::move(*event));
     } else if (const auto lost = decode_lost(record)) {
       lost_ += *lost;
+      lost_by_ring_[current] += *lost;
     } else if (perf_event_header header{};
                record.size() >= sizeof header &&
                (std::memcpy(&header, record.data(), sizeof header), header.type == PERF_RECORD_SAMPLE)) {
       ++undecoded_;
     }
   };
-  for (const auto& ring : rings_) {
+  for (; current < rings_.size(); ++current) {
+    const auto& ring = rings_[current];
     if (ring->base == MAP_FAILED) continue;
     auto* meta = static_cast<perf_event_mmap_page*>(ring->base);
     // Acquire pairs with the kernel's release of data_head: the records before it are written.

@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include <time.h>
+
 #include "host/host_reader.h"
 #include "host/trace_format.h"
 
@@ -43,12 +45,17 @@ class TraceEventReader {
   // and reads the ID and format of each of traced_tracepoints. Available when the required ones
   // are all readable; otherwise `reason` names the path and tells "not mounted" from "not root"
   // (tracefs is mode 0700). Reads only: never mounts tracefs.
-  static TraceAvailability probe(const HostReader& host);
+  // `specs`: the attribution probe's traced_tracepoints, or the watch's own list.
+  static TraceAvailability probe(const HostReader& host,
+                                 std::span<const TracepointSpec> specs = traced_tracepoints);
 
-  // Opens, for each CPU, one perf event per available tracepoint, all writing into one ring of
-  // `ring_pages` pages (a power of two). Recording starts at once. Throws std::runtime_error
-  // naming the tracepoint, the CPU and the error (with the capability needed on EACCES/EPERM).
-  TraceEventReader(const HostReader& host, const std::vector<int>& cpus, std::size_t ring_pages = 64);
+  // Opens, for each CPU, one perf event per available tracepoint of `specs`, all writing into one
+  // ring of `ring_pages` pages (a power of two), timestamped with `clock`. Recording starts at
+  // once. Throws std::runtime_error naming the tracepoint, the CPU and the error (with the
+  // capability needed on EACCES/EPERM).
+  TraceEventReader(const HostReader& host, const std::vector<int>& cpus, std::size_t ring_pages = 64,
+                   std::span<const TracepointSpec> specs = traced_tracepoints,
+                   clockid_t clock = CLOCK_MONOTONIC_RAW);
   ~TraceEventReader();
   TraceEventReader(const TraceEventReader&) = delete;
   TraceEventReader& operator=(const TraceEventReader&) = delete;
@@ -58,17 +65,30 @@ class TraceEventReader {
   std::vector<TraceEvent> drain();
 
   std::uint64_t lost() const { return lost_; }
+  // lost() by ring, in the order of `cpus`.
+  const std::vector<std::uint64_t>& lost_by_ring() const { return lost_by_ring_; }
   // Samples that decode_sample() rejected, which should stay 0.
   std::uint64_t undecoded() const { return undecoded_; }
   const std::vector<Tracepoint>& tracepoints() const { return tracepoints_; }
+  // The optional tracepoints of `specs` this kernel lacks or refuses to sample
+  // ("irq_vectors/thermal_apic_entry").
+  const std::vector<std::string>& missing() const { return missing_; }
+  // Bytes the kernel has written into each CPU's ring since it opened (its data_head), in the
+  // order of `cpus`: the kernel wakes the ring's reader with an irq_work on that CPU once per
+  // ring's worth (the watermark is the whole ring), so this over the ring's size counts them.
+  std::vector<std::uint64_t> bytes_written() const;
+  std::size_t ring_bytes() const { return ring_bytes_; }
   std::string method() const { return "tracepoints"; }
 
  private:
   struct CpuRing;
   std::vector<Tracepoint> tracepoints_;
+  std::vector<std::string> missing_;
+  std::size_t ring_bytes_ = 0;
   std::vector<std::unique_ptr<CpuRing>> rings_;
   std::vector<std::byte> scratch_;
   std::uint64_t lost_ = 0;
+  std::vector<std::uint64_t> lost_by_ring_;
   std::uint64_t undecoded_ = 0;
 };
 

@@ -98,8 +98,10 @@ std::string_view vector_description(TraceEventKind kind) {
       return "function call interrupt";
     case TraceEventKind::call_function_single_ipi:
       return "single function call interrupt";
-    default:
+    case TraceEventKind::irq_work:
       return "irq work";
+    default:
+      return "interrupt vector";
   }
 }
 
@@ -129,10 +131,42 @@ bool decode_payload(std::span<const std::byte> raw, const Tracepoint& tracepoint
     case TraceEventKind::sched_switch: {
       const auto pid = read_integer(raw, format.find("next_pid"));
       auto comm = read_string(raw, format.find("next_comm"));
-      if (!pid || !comm) return false;
+      const auto prev = read_integer(raw, format.find("prev_pid"));
+      const auto state = read_integer(raw, format.find("prev_state"));
+      if (!pid || !comm || !prev || !state) return false;
       event.number = static_cast<int>(*pid);
       event.name = std::move(*comm);
+      event.prev_tid = static_cast<int>(*prev);
+      event.value = *state;
       event.detail = "switch to " + event.name;
+      return true;
+    }
+    case TraceEventKind::irq_exit:
+    case TraceEventKind::softirq_exit: {
+      const auto number =
+          read_integer(raw, format.find(tracepoint.kind == TraceEventKind::irq_exit ? "irq" : "vec"));
+      if (!number) return false;
+      event.number = static_cast<int>(*number);
+      return true;
+    }
+    case TraceEventKind::nmi: {
+      const auto delta = read_integer(raw, format.find("delta_ns"));
+      if (!delta) return false;
+      event.value = *delta;
+      return true;
+    }
+    case TraceEventKind::tlb_flush: {
+      const auto reason = read_integer(raw, format.find("reason"));
+      if (!reason) return false;
+      event.number = static_cast<int>(*reason);
+      return true;
+    }
+    case TraceEventKind::tick_stop: {
+      const auto success = read_integer(raw, format.find("success"));
+      const auto dependency = read_integer(raw, format.find("dependency"));
+      if (!success || !dependency) return false;
+      event.number = static_cast<int>(*success);
+      event.value = *dependency;
       return true;
     }
     default: {
@@ -194,6 +228,7 @@ std::optional<TraceEvent> decode_sample(std::span<const std::byte> record,
   if (tracepoint == tracepoints.end()) return std::nullopt;
 
   TraceEvent event;
+  event.tracepoint = static_cast<std::size_t>(tracepoint - tracepoints.begin());
   event.tid = static_cast<int>(load<std::uint32_t>(record, 12));
   event.time_ns = load<std::uint64_t>(record, 16);
   event.cpu = static_cast<int>(load<std::uint32_t>(record, 24));
@@ -265,9 +300,9 @@ std::string_view cause_of_event(const TraceEvent& event) {
     case TraceEventKind::call_function_single_ipi:
       return cause_names[2];  // ipi_call
     case TraceEventKind::irq_work:
+    default:                  // the watch's kinds, which name their causes by tracepoint
       return cause_names[5];  // other_irq
   }
-  return cause_names[5];
 }
 
 std::vector<std::string_view> trace_fields_needed(TraceEventKind kind) {
@@ -277,7 +312,17 @@ std::vector<std::string_view> trace_fields_needed(TraceEventKind kind) {
     case TraceEventKind::softirq:
       return {"vec"};
     case TraceEventKind::sched_switch:
-      return {"next_comm", "next_pid"};
+      return {"next_comm", "next_pid", "prev_pid", "prev_state"};
+    case TraceEventKind::irq_exit:
+      return {"irq"};
+    case TraceEventKind::softirq_exit:
+      return {"vec"};
+    case TraceEventKind::nmi:
+      return {"delta_ns"};
+    case TraceEventKind::tlb_flush:
+      return {"reason"};
+    case TraceEventKind::tick_stop:
+      return {"success", "dependency"};
     default:
       return {"vector"};
   }

@@ -50,6 +50,15 @@ enum class TraceEventKind {
   call_function_ipi,         // x86 irq_vectors:call_function_entry (CAL)
   call_function_single_ipi,  // x86 irq_vectors:call_function_single_entry (CAL)
   irq_work,                  // x86 irq_vectors:irq_work_entry (IWI)
+  // The watch's tracepoints method (watch/trace_watch.h) pairs entries with exits; these the
+  // attribution probe does not trace:
+  irq_exit,      // irq:irq_handler_exit (number: the IRQ)
+  softirq_exit,  // irq:softirq_exit (number: vec)
+  vector_entry,  // any x86 irq_vectors:*_entry, told apart by the tracepoint (number: the vector)
+  vector_exit,   // any x86 irq_vectors:*_exit
+  nmi,           // nmi:nmi_handler, written when the handler returns (value: its delta_ns)
+  tlb_flush,     // tlb:tlb_flush (number: reason, 1 = TLB_REMOTE_SHOOTDOWN)
+  tick_stop,     // timer:tick_stop (number: success; value: the dependency mask)
 };
 
 struct TracepointSpec {
@@ -88,6 +97,12 @@ struct TraceEvent {
   std::string name;
   // For people: "irq 24 virtio0-input.0", "NET_RX", "switch to kworker/0:1", "local timer".
   std::string detail;
+  // sched_switch: prev_pid and prev_state (0: it was runnable, preempted); nmi: delta_ns;
+  // tick_stop: the dependency mask.
+  int prev_tid = -1;
+  std::int64_t value = 0;
+  // The tracepoint's index in the list decode_sample() was given (TraceEventReader::tracepoints()).
+  std::size_t tracepoint = 0;
 
   bool operator==(const TraceEvent&) const = default;
 };

@@ -57,7 +57,7 @@ std::string irq_name(const WatchReading& counts, int cpu, int irq) {
 ProbeMetric duration_histogram(const BpfCpuFigures& cpu) {
   ProbeMetric m = gauge("jitterd_watch_interruption_duration_seconds",
                         "Single interruptions of the watched CPU and preemptions of the application, by length "
-                        "(bpf; power-of-two buckets, each bound exclusive).",
+                        "(bpf, tracepoints; power-of-two buckets, each bound exclusive).",
                         {{"cpu", std::to_string(cpu.cpu)}}, 0);
   m.type = ProbeMetricType::histogram;
   std::array<std::uint64_t, kBpfBuckets> all{};
@@ -81,16 +81,17 @@ void add_cpu_metrics(const BpfCpuFigures& cpu, const WatchReading& counts, std::
     const auto found = figures.find(cause);
     const CauseFigures f = found == figures.end() ? CauseFigures{} : found->second;
     out.push_back(counter("jitterd_watch_interruptions_total",
-                          "Interruptions of the watched CPU (bpf: each paired entry to exit in the kernel) and "
+                          "Interruptions of the watched CPU (bpf, tracepoints: each paired entry to exit) and "
                           "preemptions of the application, by cause.",
                           {{"cpu", label}, {"cause", cause}}, static_cast<double>(f.count)));
-    out.push_back(
-        counter("jitterd_watch_stolen_seconds_total",
-                "Time taken on the watched CPU, by cause (bpf: each interruption's own time, nested ones "
-                "counted once; preempted: the application runnable while another task ran).",
-                {{"cpu", label}, {"cause", cause}}, static_cast<double>(f.ns) * 1e-9));
+    out.push_back(counter(
+        "jitterd_watch_stolen_seconds_total",
+        "Time taken on the watched CPU, by cause (bpf, tracepoints: each interruption's own time, nested ones "
+        "counted once; preempted: the application runnable while another task ran).",
+        {{"cpu", label}, {"cause", cause}}, static_cast<double>(f.ns) * 1e-9));
     out.push_back(gauge("jitterd_watch_longest_interruption_seconds",
-                        "The longest single interruption of the watched CPU by cause since the watch began (bpf).",
+                        "The longest single interruption of the watched CPU by cause since the watch began (bpf, "
+                        "tracepoints).",
                         {{"cpu", label}, {"cause", cause}}, static_cast<double>(f.max_ns) * 1e-9));
   }
   for (std::size_t s = 0; s < cpu.sources.size(); ++s) {
@@ -99,7 +100,7 @@ void add_cpu_metrics(const BpfCpuFigures& cpu, const WatchReading& counts, std::
     out.push_back(
         counter("jitterd_watch_preemptions_by_class_total",
                 "Preemptions of the application on the watched CPU by the class of the task that took it "
-                "(bpf): jitterd, kernel_percpu, application, stray.",
+                "(bpf, tracepoints): jitterd, kernel_percpu, application, stray.",
                 {{"cpu", label}, {"class", std::string(task_class)}}, static_cast<double>(cpu.sources[s].count)));
   }
   out.push_back(duration_histogram(cpu));
@@ -107,12 +108,12 @@ void add_cpu_metrics(const BpfCpuFigures& cpu, const WatchReading& counts, std::
     if (bit < 6 || cpu.tick_stop_failures[bit] > 0)
       out.push_back(counter("jitterd_watch_tick_stop_failures_total",
                             "Times the watched CPU could not stop its tick, by the dependency that kept it "
-                            "(timer:tick_stop; bpf).",
+                            "(timer:tick_stop; bpf, tracepoints).",
                             {{"cpu", label}, {"dependency", std::string(bpf_tick_dependency_name(bit))}},
                             static_cast<double>(cpu.tick_stop_failures[bit])));
   for (const auto& [irq, f] : cpu.device_irqs)
     out.push_back(counter("jitterd_watch_device_irq_seconds_total",
-                          "Time device interrupt handlers took on the watched CPU, by IRQ (bpf).",
+                          "Time device interrupt handlers took on the watched CPU, by IRQ (bpf, tracepoints).",
                           {{"cpu", label}, {"irq", std::to_string(irq)}, {"name", irq_name(counts, cpu.cpu, irq)}},
                           static_cast<double>(f.ns) * 1e-9));
   for (const auto& [sender, n] : top_ipi_senders(cpu.ipi_senders))
@@ -139,8 +140,8 @@ std::uint64_t tick_stop_failures(const BpfCpuFigures& cpu) {
 // Per watched CPU, the last window at a glance: the share of the time taken, interruptions and
 // preemptions per second (the typed figures a baseline records per sub-window, probes/watch_window.h),
 // tick-stop failures per second.
-ProbeTable glance_table(const BpfReading& now, const BpfReading* before, double seconds) {
-  ProbeTable table{"watched CPUs, the last window (bpf)",
+ProbeTable glance_table(const BpfReading& now, const BpfReading* before, double seconds, std::string_view method) {
+  ProbeTable table{"watched CPUs, the last window (" + std::string(method) + ")",
                    {"cpu", "stolen_share", "interruptions_per_s", "preemptions_per_s", "tick_stop_failures_per_s"},
                    {}};
   const std::vector<WatchWindow> windows =
@@ -163,10 +164,11 @@ ProbeTable glance_table(const BpfReading& now, const BpfReading* before, double 
   return table;
 }
 
-ProbeTable cause_table(const BpfReading& now, const BpfReading* before, double seconds) {
-  ProbeTable table{"interruptions by cause (bpf; per_s and stolen_ms_per_s: the last window)",
-                   {"cpu", "cause", "count", "stolen_ms", "longest_us", "per_s", "stolen_ms_per_s"},
-                   {}};
+ProbeTable cause_table(const BpfReading& now, const BpfReading* before, double seconds, std::string_view method) {
+  ProbeTable table{
+      "interruptions by cause (" + std::string(method) + "; per_s and stolen_ms_per_s: the last window)",
+      {"cpu", "cause", "count", "stolen_ms", "longest_us", "per_s", "stolen_ms_per_s"},
+      {}};
   for (const BpfCpuFigures& cpu : now.cpus) {
     const BpfCpuFigures* then = find_cpu(before, cpu.cpu);
     const std::map<std::string, CauseFigures> figures = by_cause(cpu);
@@ -188,8 +190,10 @@ ProbeTable cause_table(const BpfReading& now, const BpfReading* before, double s
   return table;
 }
 
-ProbeTable outlier_table(const WatchBpfHistory& history) {
-  ProbeTable table{"the latest outliers (bpf), newest last", {"end_s", "cpu", "cause", "duration_us", "who"}, {}};
+ProbeTable outlier_table(const WatchBpfHistory& history, std::string_view method) {
+  ProbeTable table{"the latest outliers (" + std::string(method) + "), newest last",
+                   {"end_s", "cpu", "cause", "duration_us", "who"},
+                   {}};
   for (const NamedOutlier& n : history.recent)
     table.rows.push_back({Cell(static_cast<double>(n.outlier.end_ns) * 1e-9, 3), n.outlier.cpu, n.cause,
                           Cell(static_cast<double>(n.outlier.duration_ns) * 1e-3, 1), n.who});
@@ -204,8 +208,9 @@ ProbeTable ipi_sender_table(const BpfReading& now) {
   return table;
 }
 
-ProbeTable tick_stop_table(const BpfReading& now) {
-  ProbeTable table{"tick stop failures by dependency (bpf)", {"cpu", "dependency", "count"}, {}};
+ProbeTable tick_stop_table(const BpfReading& now, std::string_view method) {
+  ProbeTable table{
+      "tick stop failures by dependency (" + std::string(method) + ")", {"cpu", "dependency", "count"}, {}};
   for (const BpfCpuFigures& cpu : now.cpus) {
     for (std::size_t bit = 0; bit < cpu.tick_stop_failures.size(); ++bit)
       if (cpu.tick_stop_failures[bit] > 0)
@@ -254,34 +259,39 @@ void WatchBpfHistory::add(const BpfReading& reading) {
 }
 
 void add_bpf_result(const BpfReading& now, const BpfReading* before, const WatchReading& counts,
-                    const WatchBpfHistory& history, const std::vector<std::string>& missing,
-                    std::size_t application_untracked, ProbeResult& result) {
+                    const WatchBpfHistory& history, const KernelWatch& engine, ProbeResult& result) {
+  const std::string_view method = engine.method();
+  const bool bpf = method == "bpf";  // the IPIs' senders and the program's thread map are bpf's
+  const std::vector<std::string>& missing = engine.missing_tracepoints();
   for (const BpfCpuFigures& cpu : now.cpus) add_cpu_metrics(cpu, counts, result.metrics);
   for (const auto& [key, n] : history.outliers)
-    result.metrics.push_back(counter(
-        "jitterd_watch_outliers_total", "Interruptions and preemptions at or above watch.outlier_threshold (bpf).",
-        {{"cpu", std::to_string(key.first)}, {"cause", key.second}}, static_cast<double>(n)));
+    result.metrics.push_back(
+        counter("jitterd_watch_outliers_total",
+                "Interruptions and preemptions at or above watch.outlier_threshold (bpf, tracepoints).",
+                {{"cpu", std::to_string(key.first)}, {"cause", key.second}}, static_cast<double>(n)));
   for (const std::string& tracepoint : missing)
     result.metrics.push_back(gauge("jitterd_watch_tracepoint_missing",
                                    "1 for each optional tracepoint this kernel lacks; what it would count is not "
-                                   "counted (bpf).",
+                                   "counted (bpf, tracepoints).",
                                    {{"tracepoint", tracepoint}}, 1));
-  result.tables.push_back(glance_table(now, before, counts.window_seconds));
-  result.tables.push_back(cause_table(now, before, counts.window_seconds));
-  result.tables.push_back(outlier_table(history));
-  result.tables.push_back(tick_stop_table(now));
-  result.tables.push_back(ipi_sender_table(now));
-  result.metrics.push_back(
-      counter("jitterd_watch_ipi_senders_untracked_total",
-              "IPIs to watched CPUs whose sender the program's full map could not take (bpf).", {},
-              static_cast<double>(now.ipi_senders_untracked)));
-  result.metrics.push_back(gauge("jitterd_watch_application_untracked_threads",
-                                 "The application's threads the program's full map could not take: their "
-                                 "preemptions are not counted (bpf).",
-                                 {}, static_cast<double>(application_untracked)));
-  if (application_untracked > 0)
+  result.tables.push_back(glance_table(now, before, counts.window_seconds, method));
+  result.tables.push_back(cause_table(now, before, counts.window_seconds, method));
+  result.tables.push_back(outlier_table(history, method));
+  result.tables.push_back(tick_stop_table(now, method));
+  if (bpf) {
+    result.tables.push_back(ipi_sender_table(now));
+    result.metrics.push_back(
+        counter("jitterd_watch_ipi_senders_untracked_total",
+                "IPIs to watched CPUs whose sender the program's full map could not take (bpf).", {},
+                static_cast<double>(now.ipi_senders_untracked)));
+    result.metrics.push_back(gauge("jitterd_watch_application_untracked_threads",
+                                   "The application's threads the program's full map could not take: their "
+                                   "preemptions are not counted (bpf).",
+                                   {}, static_cast<double>(engine.application_untracked())));
+  }
+  if (engine.application_untracked() > 0)
     result.notes.push_back(
-        std::to_string(application_untracked) +
+        std::to_string(engine.application_untracked()) +
         " of the application's threads do not fit the BPF program's map (16,384 threads): their "
         "preemptions are not counted");
   if (!missing.empty()) {
@@ -293,6 +303,18 @@ void add_bpf_result(const BpfReading& now, const BpfReading* before, const Watch
     result.notes.push_back(std::to_string(history.outliers_dropped) +
                            " outliers were drained but not kept (more than " +
                            std::to_string(kMaxOutliersPerReading) + " in one reading)");
+}
+
+void add_tracer_wakeups(const std::map<int, std::uint64_t>& wakeups, ProbeResult& result) {
+  for (const auto& [cpu, n] : wakeups)
+    result.metrics.push_back(
+        counter("jitterd_watch_tracer_wakeups_total",
+                "Interrupts the tracepoints method itself cost the watched CPU: perf wakes the ring's reader "
+                "with an irq_work there once per ring's worth of records (4 MiB).",
+                {{"cpu", std::to_string(cpu)}}, static_cast<double>(n)));
+  result.notes.push_back(
+      "tracepoints: perf's ring costs each watched CPU one irq_work per 4 MiB of records "
+      "(jitterd_watch_tracer_wakeups_total); the bpf method costs it none");
 }
 
 }  // namespace jitterd

@@ -16,6 +16,7 @@
 
 #include "probes/probe.h"
 #include "watch/bpf_watch.h"
+#include "watch/kernel_watch.h"
 #include "watch/watch_engine.h"
 
 namespace jitterd {
@@ -44,13 +45,15 @@ struct WatchBpfHistory {
   void add(const BpfReading& reading);
 };
 
-// Adds the BPF engine's metrics and tables. `counts`: the counts reading of the same window (for
-// the device IRQs' names); `before`: the previous BPF reading, for the last window's rates (none
-// for the first); `missing`: the optional tracepoints this kernel lacks.
-// `application_untracked`: the application's threads the program's map could not take.
+// Adds the kernel engine's metrics and tables (bpf or tracepoints, named in the tables' titles).
+// `counts`: the counts reading of the same window (for the device IRQs' names); `before`: the
+// previous reading, for the last window's rates (none for the first); `engine`: its method, the
+// optional tracepoints this kernel lacks and the application's threads it could not track.
 void add_bpf_result(const BpfReading& now, const BpfReading* before, const WatchReading& counts,
-                    const WatchBpfHistory& history, const std::vector<std::string>& missing,
-                    std::size_t application_untracked, ProbeResult& result);
+                    const WatchBpfHistory& history, const KernelWatch& engine, ProbeResult& result);
+
+// The tracepoints method's own cost: per watched CPU, the irq_work interrupts perf's wakeups took.
+void add_tracer_wakeups(const std::map<int, std::uint64_t>& wakeups, ProbeResult& result);
 
 // The senders of IPIs to one CPU, the kMaxIpiSendersPerCpu busiest by name (ties by name) and the
 // rest summed as "other", busiest first.

@@ -185,7 +185,8 @@ ProbeResult watch_result(const WatchReading& reading, const std::vector<WatchedC
       1));
   result.metrics.push_back(gauge("jitterd_watch_window_seconds", "The length of the watch probe's last window.",
                                  {}, reading.window_seconds));
-  for (const WatchedCpu& c : reading.cpus) add_cpu_metrics(c, reading, method == "bpf", result.metrics);
+  const bool paired = method == "bpf" || method == "tracepoints";
+  for (const WatchedCpu& c : reading.cpus) add_cpu_metrics(c, reading, paired, result.metrics);
   result.tables = {window_table(reading, previous), cpu_table(reading), cause_table(reading),
                    thread_table(reading)};
   if (!reading.other_tasks_measured)
@@ -204,29 +205,40 @@ ProbeResult watch_result(const WatchReading& reading, const std::vector<WatchedC
 
 void WatchProbe::open_engines(const ProbeContext& context) {
   engine_ = std::make_unique<WatchEngine>(settings_.application, context.watched);
-  bpf_ = nullptr;
+  kernel_ = nullptr;
+  trace_.reset();
   previous_bpf_.reset();
   history_ = {};
   windows_.clear();
   method_ = "counts";
-  const bool wants_bpf = settings_.method == WatchMethod::automatic || settings_.method == WatchMethod::bpf;
   if (settings_.method == WatchMethod::counts) {
     reason_ = "as configured";
-  } else if (settings_.method == WatchMethod::tracepoints) {
-    reason_ =
-        "the tracepoints method is not built: perf's tracepoint rings wake their reader with an irq_work on the "
-        "traced CPU, which a watched CPU must not take; use bpf";
-  } else if (context.watched.empty()) {
-    reason_ = "no CPU is watched";
+    return;
   }
-  if (!wants_bpf || context.watched.empty()) return;
+  if (context.watched.empty()) {
+    reason_ = "no CPU is watched";
+    return;
+  }
+  if (settings_.method == WatchMethod::tracepoints) {
+    const TraceWatch::Options options{context.watched,
+                                      static_cast<std::uint64_t>(settings_.outlier_threshold.count()),
+                                      static_cast<int>(::getpid())};
+    trace_ = TraceWatch::open(context.host, options, reason_);
+    if (trace_) {
+      kernel_ = trace_.get();
+      method_ = "tracepoints";
+      reason_ = "as configured";
+    }
+    return;
+  }
   // The context's one engine, shared with the attribution probe (watch/shared_bpf_watch.h).
+  // `auto` does not go on to tracepoints where it fails: their rings interrupt the watched CPU.
   bpf_owner_ = context.bpf;
-  bpf_ = bpf_owner_ ? bpf_owner_->get(context.sampler_thread_of) : nullptr;
-  if (bpf_ && bpf_->cpus() != context.watched) {
-    bpf_ = nullptr;
+  BpfWatch* bpf = bpf_owner_ ? bpf_owner_->get(context.sampler_thread_of) : nullptr;
+  if (bpf && bpf->cpus() != context.watched) {
     reason_ = "the BPF engine of this context watches other CPUs";
-  } else if (bpf_) {
+  } else if (bpf) {
+    kernel_ = bpf;
     method_ = "bpf";
     reason_ = settings_.method == WatchMethod::bpf ? "as configured" : "auto: the BPF program loaded";
   } else {
@@ -251,11 +263,11 @@ WatchReading WatchProbe::take_reading(ProbeContext& context) {
 }
 
 std::optional<BpfReading> WatchProbe::read_bpf(const WatchReading& reading) {
-  if (!bpf_) return std::nullopt;
+  if (!kernel_) return std::nullopt;
   std::vector<int> tids;
   for (const WatchedThread& t : reading.threads) tids.push_back(t.thread.tid);
-  bpf_->set_application(tids);
-  BpfReading now = bpf_->read();
+  kernel_->set_application(tids);
+  BpfReading now = kernel_->read();
   history_.add(now);
   if (!previous_bpf_) previous_bpf_ = now;  // the first reading: the baseline of the first window
   return now;
@@ -296,8 +308,8 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
                          {}});
   previous_ = reading.cpus;
   if (bpf) {
-    add_bpf_result(*bpf, previous_bpf_ ? &*previous_bpf_ : nullptr, reading, history_, bpf_->missing_tracepoints(),
-                   bpf_->application_untracked(), result);
+    add_bpf_result(*bpf, previous_bpf_ ? &*previous_bpf_ : nullptr, reading, history_, *kernel_, result);
+    if (trace_) add_tracer_wakeups(trace_->tracer_wakeups(), result);
     previous_bpf_ = *bpf;
   }
   // Asked for bpf or tracepoints and given counts: a warning until it changes.

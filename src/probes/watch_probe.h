@@ -7,10 +7,11 @@
 // another task ran while the application wanted the CPU). Its first run takes two readings one
 // interval apart, so `jitterd report watch` shows a whole window. Methods, exported as
 // jitterd_watch_method_info: `bpf` (watch/bpf_watch.h: every interruption paired entry to exit in
-// the kernel, with its length and who caused it; `auto` picks it where it loads) and `counts` (the
-// kernel's counters, no privilege), which every method reads too. `tracepoints` is not built (its
-// perf rings would wake the reader from the watched CPU) and falls back to counts, saying so.
-// Used by one thread at a time (the probe scheduler's).
+// the kernel, with its length and who caused it; `auto` picks it where it loads), `tracepoints`
+// (watch/trace_watch.h: the same figures from perf's records of the same tracepoints, paired on
+// jitterd's CPU; only when asked for, since perf's rings cost the watched CPU one irq_work per
+// ring's worth of records, each counted) and `counts` (the kernel's counters, no privilege),
+// which every method reads too. Used by one thread at a time (the probe scheduler's).
 #pragma once
 
 #include <chrono>
@@ -25,6 +26,7 @@
 #include "probes/watch_window.h"
 #include "watch/application.h"
 #include "watch/bpf_watch.h"
+#include "watch/trace_watch.h"
 #include "watch/watch_engine.h"
 
 namespace jitterd {
@@ -68,7 +70,8 @@ class WatchProbe : public Probe {
   std::unique_ptr<WatchEngine> engine_;
   std::vector<WatchedCpu> previous_;           // the totals of the previous reading, for the window's rates
   std::shared_ptr<SharedBpfWatch> bpf_owner_;  // the context's engine, kept alive while used
-  BpfWatch* bpf_ = nullptr;                    // loaded for method auto or bpf where it can
+  std::unique_ptr<TraceWatch> trace_;          // method tracepoints, where it opens
+  KernelWatch* kernel_ = nullptr;              // bpf_owner_'s or trace_, or none (counts)
   std::optional<BpfReading> previous_bpf_;
   WatchBpfHistory history_;
   // The typed figures of each reading over settings_.window, oldest first (the live baseline's).
@@ -79,7 +82,8 @@ class WatchProbe : public Probe {
 
 // The metrics and tables of one reading (exposed for tests). `previous`: the totals of the
 // reading before, for the last window's rates (empty: none yet). `method` and `reason` are what
-// jitterd_watch_method_info says.
+// jitterd_watch_method_info says; a method that pairs interruptions (bpf, tracepoints) books
+// every cause's time itself.
 ProbeResult watch_result(const WatchReading& reading, const std::vector<WatchedCpu>& previous,
                          std::string_view method, std::string_view requested, std::string_view reason);
 

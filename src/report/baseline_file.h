@@ -72,11 +72,17 @@ struct BaselineLoop : BaselineCpu {
   double counter_hertz = 0;
 };
 
-// The watch's methods (probes/watch_probe.h) count different things: `bpf` pairs every
-// interruption (hard IRQs, IPIs, softirqs, each once) entry to exit, `counts` adds the kernel's
-// interrupt and softirq counters.
+// The watch's methods (probes/watch_probe.h) count different things: `bpf` and `tracepoints` pair
+// every interruption (hard IRQs, IPIs, softirqs, each once) entry to exit, the one in the kernel,
+// the other from perf's records; `counts` adds the kernel's interrupt and softirq counters.
 inline constexpr const char* kWatchMethodBpf = "bpf";
+inline constexpr const char* kWatchMethodTracepoints = "tracepoints";
 inline constexpr const char* kWatchMethodCounts = "counts";
+// A method this version writes; one that pairs interruptions knows each one's length.
+inline bool known_watch_method(std::string_view m) {
+  return m == kWatchMethodBpf || m == kWatchMethodTracepoints || m == kWatchMethodCounts;
+}
+inline bool watch_method_pairs(std::string_view m) { return m == kWatchMethodBpf || m == kWatchMethodTracepoints; }
 
 // What the watch counted on one watched CPU over a stretch (a sub-window or the whole run).
 // interruptions: hard IRQs, IPIs and softirqs; preemptions: the application's, by another task;

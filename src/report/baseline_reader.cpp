@@ -187,10 +187,10 @@ BaselineWatched watched_from(const Reader& r, const Json& j, const std::string& 
   BaselineWatched w;
   w.cpu = cpu_number(r, j, where);
   w.method = r.text(j, where, "method");
-  if (w.method != kWatchMethodBpf && w.method != kWatchMethodCounts)
-    r.fail(where + ".method", fmt::format("must be \"{}\" or \"{}\", got \"{}\"", kWatchMethodBpf,
-                                          kWatchMethodCounts, w.method.substr(0, 40)));
-  const bool lengths = w.method == kWatchMethodBpf;
+  if (!known_watch_method(w.method))
+    r.fail(where + ".method", fmt::format("must be \"{}\", \"{}\" or \"{}\", got \"{}\"", kWatchMethodBpf,
+                                          kWatchMethodTracepoints, kWatchMethodCounts, w.method.substr(0, 40)));
+  const bool lengths = watch_method_pairs(w.method);
   static_cast<WatchedFigures&>(w) = watched_figures_from(r, j, where, thresholds, lengths);
   w.outlier_threshold_ns = r.number(j, where, "outlier_threshold_ns");
   w.tail_unknown = r.text(j, where, "tail_unknown");

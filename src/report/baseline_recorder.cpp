@@ -73,7 +73,7 @@ void add_watch_windows(std::vector<BaselineWatched>& watched, const std::vector<
       BaselineWatched added;
       added.cpu = w.cpu;
       added.method = method;
-      added.outlier_threshold_ns = method == kWatchMethodBpf ? outlier_threshold_ns : 0;
+      added.outlier_threshold_ns = watch_method_pairs(method) ? outlier_threshold_ns : 0;
       watched.push_back(std::move(added));
       entry = std::prev(watched.end());
     }

@@ -60,7 +60,7 @@ void set_limits(BaselineCpu& cpu, std::uint64_t floor_ticks, std::uint64_t thres
 
 // Appends one reading's windows (probes/watch_window.h) to `watched` as sub-windows, adding a
 // watched CPU at its first window; a window of no length (the first reading, an offline CPU) adds
-// nothing. `method`: kWatchMethodBpf or kWatchMethodCounts.
+// nothing. `method`: kWatchMethodBpf, kWatchMethodTracepoints or kWatchMethodCounts.
 void add_watch_windows(std::vector<BaselineWatched>& watched, const std::vector<WatchWindow>& windows,
                        const std::string& method, double outlier_threshold_ns);
 // Sets a watched CPU's totals from its sub-windows: sums; the longest of those known (none if none

@@ -25,6 +25,8 @@
 #include <string_view>
 #include <vector>
 
+#include "watch/kernel_watch.h"
+
 namespace jitterd {
 
 // The sources the program books time to, in its enum jd_source order, named as the kernel does:
@@ -106,7 +108,7 @@ inline constexpr std::size_t kMaxSampledEventsPerCpu = 1u << 17;
 // CPU (read every second) and 2 MiB per sampled CPU (read every attribution interval: ten
 // seconds of a 1000 Hz tick is 640 KB of records), a power of two between 256 KiB and 64 MiB.
 std::size_t bpf_ring_bytes(std::size_t watched, std::size_t sampled);
-class BpfWatch {
+class BpfWatch : public KernelWatch {
  public:
   struct SampledCpu {
     int cpu = 0;
@@ -120,16 +122,17 @@ class BpfWatch {
   };
   // Loads and attaches the program; nullptr and `why_not` (one line) when it cannot.
   static std::unique_ptr<BpfWatch> open(const Options& options, std::string& why_not);
-  ~BpfWatch();
+  ~BpfWatch() override;
   BpfWatch(const BpfWatch&) = delete;
   BpfWatch& operator=(const BpfWatch&) = delete;
 
   // The application's threads now; on the watched CPUs the program counts preemptions of these.
-  void set_application(const std::vector<int>& tids);
+  std::string_view method() const override { return "bpf"; }
+  void set_application(const std::vector<int>& tids) override;
   // The samplers' threads now; on the sampled CPUs the program counts preemptions of these.
   void set_sampler_threads(const std::vector<int>& tids);
   // The watched CPUs' figures, and their outliers since the last read.
-  BpfReading read();
+  BpfReading read() override;
   // `cpu`'s records since the last take: a sampled CPU's always, a watched CPU's once
   // want_records asked for them (empty for any other CPU).
   BpfRecords take_records(int cpu);
@@ -138,12 +141,12 @@ class BpfWatch {
   // watch's, and read() still gives the watch only those at or above its own.
   void want_records(int cpu, std::uint64_t threshold_ns);
   // The optional tracepoints this kernel lacks ("irq_vectors:thermal_apic_entry", ...).
-  const std::vector<std::string>& missing_tracepoints() const { return missing_; }
-  const std::vector<int>& cpus() const { return options_.cpus; }
+  const std::vector<std::string>& missing_tracepoints() const override { return missing_; }
+  const std::vector<int>& cpus() const override { return options_.cpus; }
   const Options& options() const { return options_; }
   // Of the threads set_application was last given, those the program's full map could not take
   // (their preemptions are not counted).
-  std::size_t application_untracked() const { return application_untracked_; }
+  std::size_t application_untracked() const override { return application_untracked_; }
 
  private:
   struct Loaded;

@@ -37,6 +37,11 @@ Over the readings of jitterd taken before and after the injections:
      address space, so CPU 1 takes 2,000 TLB shootdowns: jitterd_watch_interrupts_total{cpu="1",
      cause="tlb"} grows by them within 1%.
 
+Per method: counts (the application's involuntary switches and run-queue wait), bpf (paired in the
+kernel; the injector named, the IPIs' senders) and tracepoints (perf's records of the same
+tracepoints paired by the daemon; the injector named, its own wakeups bounded). A method that is
+not in use (BPF or perf refused) skips with the reason.
+
 Usage: watch_test.py --jitterd BINARY --injector NOISE_INJECTOR --app BUSY_APP [unittest args]
 Exit 77 (skip) without root, without CPU 1 and one more CPU, without tracefs, or when SCHED_FIFO is
 refused.
@@ -316,9 +321,34 @@ class CountsWatchTest(WatchFidelityTest, harness.DaemonTestCase):
     INTERRUPTS = "jitterd_watch_interrupts_total"
 
 
-class BpfWatchTest(WatchFidelityTest, harness.DaemonTestCase):
-    """bpf: each preemption and IPI paired entry to exit in the kernel, who preempted, and who sent
-    the IPIs (busy_app's thread "tlb-shooter"; where the kernel has ipi:ipi_send_cpumask)."""
+class PairedWatch(WatchFidelityTest):
+    """What both pairing methods count: each preemption and IPI paired entry to exit, and who
+    preempted (the injector, a stray task, named among the latest outliers)."""
+
+    PREEMPTIONS = ("jitterd_watch_interruptions_total", {"cause": "preempted"})
+    INTERRUPTS = "jitterd_watch_interruptions_total"
+
+    def check_named(self, daemon, before, after, by_injector):
+        def stray(samples):
+            return sum(harness.select(samples, "jitterd_watch_preemptions_by_class_total", cpu=str(CPU),
+                                      **{"class": "stray"}).values())
+
+        strays = stray(after) - stray(before)
+        print(f"{self.METHOD}: {strays:.0f} preemptions by stray tasks, {by_injector} by the injector",
+              file=sys.stderr)
+        self.assertGreaterEqual(strays, (1 - PREEMPTION_TOLERANCE) * by_injector,
+                                "the injector's preemptions counted as a stray task's")
+        rows = status_table(daemon, f"the latest outliers ({self.METHOD}), newest last")
+        named = [row for row in rows if row[2] == "preempted" and row[4].startswith("noise_injector[")]
+        self.assertTrue(named, f"the injector named among the latest outliers: {rows}")
+        self.assertTrue(all(row[4].endswith("(stray)") for row in named), named)
+
+
+class BpfWatchTest(PairedWatch, harness.DaemonTestCase):
+    """bpf: paired in the kernel, and who sent the IPIs (busy_app's thread "tlb-shooter"; where the
+    kernel has ipi:ipi_send_cpumask)."""
+
+    METHOD = "bpf"
 
     def check_senders(self, before, after):
         if harness.select(after, "jitterd_watch_tracepoint_missing", tracepoint="ipi:ipi_send_cpumask"):
@@ -334,23 +364,21 @@ class BpfWatchTest(WatchFidelityTest, harness.DaemonTestCase):
         self.assertLessEqual(abs(shooter - SHOOTDOWNS), TLB_TOLERANCE * SHOOTDOWNS,
                              "the shootdowns' IPIs counted under their sender")
 
-    METHOD = "bpf"
-    PREEMPTIONS = ("jitterd_watch_interruptions_total", {"cause": "preempted"})
-    INTERRUPTS = "jitterd_watch_interruptions_total"
 
-    def check_named(self, daemon, before, after, by_injector):
-        def stray(samples):
-            return sum(harness.select(samples, "jitterd_watch_preemptions_by_class_total", cpu=str(CPU),
-                                      **{"class": "stray"}).values())
+class TracepointsWatchTest(PairedWatch, harness.DaemonTestCase):
+    """tracepoints: perf's records of the same tracepoints paired on the daemon's CPU; its own cost,
+    one irq_work per ring's worth of records, is exported and stays within what it recorded."""
 
-        strays = stray(after) - stray(before)
-        print(f"bpf: {strays:.0f} preemptions by stray tasks, {by_injector} by the injector", file=sys.stderr)
-        self.assertGreaterEqual(strays, (1 - PREEMPTION_TOLERANCE) * by_injector,
-                                "the injector's preemptions counted as a stray task's")
-        rows = status_table(daemon, "the latest outliers (bpf), newest last")
-        named = [row for row in rows if row[2] == "preempted" and row[4].startswith("noise_injector[")]
-        self.assertTrue(named, f"the injector named among the latest outliers: {rows}")
-        self.assertTrue(all(row[4].endswith("(stray)") for row in named), named)
+    METHOD = "tracepoints"
+
+    def check_senders(self, before, after):
+        (wakeups,) = harness.select(after, "jitterd_watch_tracer_wakeups_total", cpu=str(CPU)).values()
+        recorded = sum(harness.select(after, "jitterd_watch_interruptions_total", cpu=str(CPU)).values())
+        print(f"tracepoints: {wakeups:.0f} wakeups of the reader on cpu {CPU} for {recorded:.0f} interruptions "
+              f"recorded", file=sys.stderr)
+        # Each interruption is two records or more of at least 40 bytes: a 4 MiB ring holds under
+        # 60,000 of them, so the wakeups cannot outnumber one per 20,000 interruptions.
+        self.assertLessEqual(wakeups, recorded / 20000 + 1)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 
 #include "compare/comparison.h"
 #include "export/live_baseline.h"
+#include "fake_kernel_watch.h"
 #include "probes/application_windows.h"
 #include "probes/watch_bpf_result.h"
 #include "probes/watch_window.h"
@@ -268,7 +269,8 @@ TEST_CASE("baseline file 1.2: loops and watched CPUs are hostile input", "[appli
   CHECK(refusal(j) == "bad.json: watched[1].cpu: watched cpu 3 is given twice (also watched[0])");
   j = good;
   j["watched"][0]["method"] = "guess";
-  CHECK(refusal(j) == "bad.json: watched[0].method: must be \"bpf\" or \"counts\", got \"guess\"");
+  CHECK(refusal(j) ==
+        "bad.json: watched[0].method: must be \"bpf\", \"tracepoints\" or \"counts\", got \"guess\"");
   j = good;
   j["watched"][0]["method"] = "counts";
   CHECK(refusal(j).find("the counts method measures no lengths") != std::string::npos);
@@ -465,7 +467,7 @@ TEST_CASE("the watch's glance table shows the typed figures a baseline records",
   WatchReading counts;
   counts.window_seconds = 2;
   ProbeResult result;
-  add_bpf_result(now, &before, counts, {}, {}, 0, result);
+  add_bpf_result(now, &before, counts, {}, jitterd::testing::FakeKernelWatch{}, result);
   const auto glance = std::find_if(result.tables.begin(), result.tables.end(), [](const ProbeTable& t) {
     return t.title == "watched CPUs, the last window (bpf)";
   });

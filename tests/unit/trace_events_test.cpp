@@ -286,6 +286,67 @@ TEST_CASE("decode_sample decodes x86 vector events", "[trace_events]") {
   CHECK(event->detail == "local timer");
 }
 
+// The watch's tracepoints method's own kinds, with formats from the same 6.18 kernel.
+std::string_view common_fields() {
+  return "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+         "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n";
+}
+
+Tracepoint watch_tracepoint(std::string path, TraceEventKind kind, int id, std::string_view fields) {
+  const std::string text =
+      "ID: " + std::to_string(id) + "\nformat:\n" + std::string(common_fields()) + std::string(fields);
+  return {std::move(path), kind, parse_tracepoint_format(text)};
+}
+
+TEST_CASE("decode_sample decodes the watch's exits, NMIs, TLB flushes, tick stops and a switch's previous task",
+          "[trace_events]") {
+  std::vector<Tracepoint> tps = tracepoints();
+  tps.push_back(watch_tracepoint("irq/irq_handler_exit", TraceEventKind::irq_exit, 224,
+                                 "\tfield:int irq;\toffset:8;\tsize:4;\tsigned:1;\n"
+                                 "\tfield:int ret;\toffset:12;\tsize:4;\tsigned:1;\n"));
+  tps.push_back(watch_tracepoint("nmi/nmi_handler", TraceEventKind::nmi, 170,
+                                 "\tfield:void * handler;\toffset:8;\tsize:8;\tsigned:0;\n"
+                                 "\tfield:s64 delta_ns;\toffset:16;\tsize:8;\tsigned:1;\n"
+                                 "\tfield:int handled;\toffset:24;\tsize:4;\tsigned:1;\n"));
+  tps.push_back(watch_tracepoint("timer/tick_stop", TraceEventKind::tick_stop, 454,
+                                 "\tfield:int success;\toffset:8;\tsize:4;\tsigned:1;\n"
+                                 "\tfield:int dependency;\toffset:12;\tsize:4;\tsigned:1;\n"));
+  tps.push_back(watch_tracepoint("tlb/tlb_flush", TraceEventKind::tlb_flush, 188,
+                                 "\tfield:int reason;\toffset:8;\tsize:4;\tsigned:1;\n"
+                                 "\tfield:unsigned long pages;\toffset:16;\tsize:8;\tsigned:0;\n"));
+  Bytes exit = raw_entry(224, 16);
+  put<std::int32_t>(exit, 8, 36);
+  const auto irq_exit = decode_sample(sample_record(0, 10, 2, exit), tps);
+  REQUIRE(irq_exit);
+  CHECK(irq_exit->kind == TraceEventKind::irq_exit);
+  CHECK(irq_exit->number == 36);
+  CHECK(irq_exit->tracepoint == 4);  // its index in the list given
+  Bytes nmi = raw_entry(170, 32);
+  put<std::int64_t>(nmi, 16, 5321);
+  const auto nmi_event = decode_sample(sample_record(0, 10, 2, nmi), tps);
+  REQUIRE(nmi_event);
+  CHECK(nmi_event->value == 5321);
+  Bytes tick = raw_entry(454, 16);
+  put<std::int32_t>(tick, 8, 0);
+  put<std::int32_t>(tick, 12, 4);
+  const auto tick_event = decode_sample(sample_record(0, 10, 2, tick), tps);
+  REQUIRE(tick_event);
+  CHECK(tick_event->number == 0);
+  CHECK(tick_event->value == 4);
+  Bytes flush = raw_entry(188, 24);
+  put<std::int32_t>(flush, 8, 1);
+  const auto flush_event = decode_sample(sample_record(0, 10, 2, flush), tps);
+  REQUIRE(flush_event);
+  CHECK(flush_event->number == 1);
+  Bytes preempted = sched_switch_raw("noise_injector", 99);
+  put<std::int64_t>(preempted, 32, 0x100);  // "R+": TASK_REPORT_MAX, preempted
+  const auto switched = decode_sample(sample_record(4321, 10, 2, preempted), tps);
+  REQUIRE(switched);
+  CHECK(switched->prev_tid == 4321);
+  CHECK(switched->value == 0x100);
+  CHECK(switched->number == 99);
+}
+
 TEST_CASE("decode_sample rejects other records and malformed ones", "[trace_events]") {
   const auto tps = tracepoints();
   const Bytes good = sample_record(0, 1, 0, softirq_raw(1));

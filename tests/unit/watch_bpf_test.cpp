@@ -10,6 +10,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "fake_kernel_watch.h"
 #include "probe_result_lookup.h"
 #include "probes/watch_bpf_result.h"
 #include "probes/watch_probe.h"
@@ -88,7 +89,9 @@ TEST_CASE("bpf result: figures by cause, the histogram, preemptions by class, ti
   WatchBpfHistory history;
   ProbeResult result;
   for (int i = 0; i < 20; ++i) c.ipi_senders["task" + std::to_string(i)] = static_cast<std::uint64_t>(100 - i);
-  add_bpf_result(now, &before, counts, history, {"irq_vectors:thermal_apic_entry"}, 0, result);
+  jitterd::testing::FakeKernelWatch engine;
+  engine.missing = {"irq_vectors:thermal_apic_entry"};
+  add_bpf_result(now, &before, counts, history, engine, result);
 
   CHECK(value(result, "jitterd_watch_interruptions_total", {{"cpu", "3"}, {"cause", "timer"}}) == 3);
   CHECK(value(result, "jitterd_watch_stolen_seconds_total", {{"cpu", "3"}, {"cause", "timer"}}) ==

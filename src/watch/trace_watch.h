@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// The watch's `tracepoints` method: perf_event_open(2) records the tracepoints the BPF program
+// attaches to (interrupt entries and exits, x86 APIC vectors, softirqs, NMIs, TLB flushes,
+// sched_switch, timer:tick_stop) on each watched CPU into a ring per CPU (host/trace_events.h),
+// and watch/trace_pairing.h pairs them on the reader's CPU into the figures the `bpf` method
+// gives. For kernels where the BPF program cannot load (no BTF, before 5.18) but tracefs and
+// CAP_PERFMON are there.
+//
+// Its cost, and why `auto` never picks it: perf wakes a ring's reader with an irq_work on the
+// traced CPU once per ring's worth of records written (the watermark is the whole ring, the fewest
+// the kernel allows), so a watched CPU takes one interrupt of jitterd's own per
+// kTraceWatchRingBytes of records: about one per 60,000 interruptions it records. Each is counted
+// (tracer_wakeups) and exported, never hidden. The IPIs' senders (ipi:ipi_send_*, which fire on
+// the sending CPU) are the bpf method's only. Used by one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/host_reader.h"
+#include "host/trace_events.h"
+#include "watch/bpf_watch.h"
+#include "watch/kernel_watch.h"
+#include "watch/trace_pairing.h"
+
+namespace jitterd {
+
+// Each watched CPU's perf ring: 4 MiB, about 60,000 records.
+inline constexpr std::size_t kTraceWatchRingBytes = std::size_t{4} << 20;
+
+// The tracepoints the method records (under <tracefs>/events), with what each does to the pairing.
+struct WatchTracepoint {
+  TracepointSpec spec;
+  PairingTracepoint pairing;
+};
+const std::vector<WatchTracepoint>& watch_tracepoints();
+
+class TraceWatch : public KernelWatch {
+ public:
+  struct Options {
+    std::vector<int> cpus;  // the watched CPUs
+    std::uint64_t outlier_threshold_ns = 10000;
+    int jitterd_tgid = 0;
+  };
+  // Opens the events; nullptr and `why_not` (one line: tracefs, the capability, the paranoid
+  // level) when it cannot.
+  static std::unique_ptr<TraceWatch> open(const HostReader& host, const Options& options, std::string& why_not);
+
+  std::string_view method() const override { return "tracepoints"; }
+  void set_application(const std::vector<int>& tids) override;
+  BpfReading read() override;
+  const std::vector<std::string>& missing_tracepoints() const override { return missing_; }
+  std::size_t application_untracked() const override { return 0; }
+  const std::vector<int>& cpus() const override { return options_.cpus; }
+  // Per watched CPU, the irq_work interrupts perf's wakeups of the reader cost it so far.
+  std::map<int, std::uint64_t> tracer_wakeups() const;
+
+ private:
+  TraceWatch(const HostReader& host, Options options);
+  const HostReader& host_;
+  Options options_;
+  TraceEventReader reader_;
+  InterruptionPairing pairing_;
+  std::vector<PairingTracepoint> roles_;  // by the reader's tracepoint index
+  std::vector<std::string> missing_;
+  std::vector<std::uint64_t> lost_seen_;  // by ring, what the pairing was told
+};
+
+}  // namespace jitterd

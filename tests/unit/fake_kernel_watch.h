@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// A KernelWatch for tests of what the watch probe makes of a reading: its method, the tracepoints
+// missing and the threads untracked are what the test sets; reading returns what it was given.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "watch/bpf_watch.h"
+#include "watch/kernel_watch.h"
+
+namespace jitterd::testing {
+
+struct FakeKernelWatch : KernelWatch {
+  std::string method_name = "bpf";
+  std::vector<std::string> missing;
+  std::size_t untracked = 0;
+  std::vector<int> watched;
+  BpfReading next;
+
+  std::string_view method() const override { return method_name; }
+  void set_application(const std::vector<int>&) override {}
+  BpfReading read() override { return next; }
+  const std::vector<std::string>& missing_tracepoints() const override { return missing; }
+  std::size_t application_untracked() const override { return untracked; }
+  const std::vector<int>& cpus() const override { return watched; }
+};
+
+}  // namespace jitterd::testing
