@@ -58,7 +58,7 @@ enum class TraceEventKind {
   vector_exit,   // any x86 irq_vectors:*_exit
   nmi,           // nmi:nmi_handler, written when the handler returns (value: its delta_ns)
   tlb_flush,     // tlb:tlb_flush (number: reason, 1 = TLB_REMOTE_SHOOTDOWN)
-  tick_stop,     // timer:tick_stop (number: success; value: the dependency mask)
+  tick_stop,     // timer:tick_stop (number: success; value: the dependency mask); the last kind
 };
 
 struct TracepointSpec {
