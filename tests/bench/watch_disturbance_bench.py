@@ -5,7 +5,7 @@ and without, side by side in one run.
 
 busy_app polls on --cpu (as the application does; an idle CPU would not show what a running
 one is sent). Then, alternately, windows of --seconds without jitterd and with a daemon that
-samples nothing and watches that CPU once a second (method counts): per window, the CPU's
+samples nothing and watches that CPU once a second (method counts, bpf, then tracepoints): per window, the CPU's
 /proc/interrupts deltas of the rows an observer could cause (CAL: function-call IPIs, as a
 cross-CPU perf counter or MSR read would send; IWI: irq_work, as a perf ring wakeup would raise;
 RES: rescheduling IPIs, as a wakeup there would; TLB; LOC, the local timer) per second, and the
@@ -143,12 +143,12 @@ def main():
     try:
         if app.stderr.readline().strip() != "busy_app: running":
             sys.exit("busy_app did not start")
-        results = {"without": [], "counts": [], "bpf": []}
+        results = {"without": [], "counts": [], "bpf": [], "tracepoints": []}
         on_cpu = {}
         costs = {}
         for _ in range(args.rounds):
             results["without"].append(window(args.cpu, args.seconds))
-            for method in ("counts", "bpf"):
+            for method in ("counts", "bpf", "tracepoints"):
                 rates, on_cpu[method], window_costs = watched_window(args, method)
                 results[method].append(rates)
                 for name, (runs, ns) in window_costs.items():

@@ -12,7 +12,9 @@ that enclose the injections:
   - jitterd_attribution_preemptions_by_class_total{class="stray"} grows by at least 99% of the
     prompt injections (an injection the throttling delayed by a millisecond or more, seen in the
     injector's own deadline and start, ran inside the sampler's throttling pause: one gap for both,
-    taken by the task that ran first) and by at most the injections plus what the machine adds on its own (real-time
+    taken by the task that ran first; likewise an injection that fell in a gap a per-CPU kernel
+    worker held longer is that worker's: up to 2% more, as many as the other classes' preemptions
+    in the same windows) and by at most the injections plus what the machine adds on its own (real-time
     throttling pauses, kernel threads that are not per-CPU such as rcu_preempt), sized as three
     times the rate measured over the attribution window before the injections, plus 10;
   - jitterd_attribution_interruptions_total{cause="preempted"} grows by at least 99% of the prompt ones;
@@ -43,6 +45,7 @@ SPIN_US = 200
 INJECTOR = None  # set in __main__
 
 SHARE_MIN = 0.99
+SHADOWED_MAX = 0.02  # of the prompt injections: those in a gap another class's task held longer
 PROMPT_SECONDS = 1e-3  # an injection that started later than this after its deadline was throttled
 STOLEN_SHARE_MIN = 0.95
 WHO_TITLE = "last window: what took the interruptions (bpf), most first"
@@ -152,7 +155,10 @@ class BpfAttributionFidelityTest(harness.DaemonTestCase):
               f"preempted ({strays:.0f} by stray tasks), {stolen * 1e3:.1f} ms stolen by preemptions "
               f"(spins {COUNT * SPIN_US / 1e3:.1f} ms), {unexplained:.0f} unexplained, {lost:.0f} records "
               f"lost; preempting tasks named: {sorted(names)}", file=sys.stderr)
-        self.assertGreaterEqual(strays, SHARE_MIN * prompt, "injections not named as stray preemptions")
+        # A gap another task held longer than the injection's spin is that task's: each preemption
+        # by another class may hide one injection, up to SHADOWED_MAX of them.
+        shadowed = min(max(preempted - strays, 0), SHADOWED_MAX * prompt)
+        self.assertGreaterEqual(strays, SHARE_MIN * prompt - shadowed, "injections not named as stray preemptions")
         self.assertLessEqual(strays, allowed, "more stray preemptions than the injections and the machine's own")
         self.assertGreaterEqual(preempted, SHARE_MIN * prompt, "injections not attributed to preemption")
         self.assertGreaterEqual(stolen, STOLEN_SHARE_MIN * COUNT * SPIN_US * 1e-6,
