@@ -15,6 +15,20 @@ constexpr int kRemoteShootdown = 1;  // enum tlb_flush_reason's TLB_REMOTE_SHOOT
 // TASK_REPORT_MAX above them for a preempted task ("R+"); a runnable task has no sleep bit.
 bool was_runnable(std::int64_t prev_state) { return (prev_state & 0xff) == 0; }
 
+// What may nest in what: a hard interrupt's handler (a vector's or a device IRQ's) runs with
+// interrupts off, and a softirq never runs inside another, so a frame of the same kind on top
+// (a softirq anywhere below) at an entry lost its exit. That happens when the recording starts
+// between an entry and its exit: perf installs each event with an IPI to the CPU, and the entry
+// of the IPI's own vector may be recorded before its exit is. (PREEMPT_RT threads device IRQ
+// handlers, so a vector may nest in one there; that is kept.)
+enum class FrameKind { vector, device, softirq };
+
+FrameKind kind_of(std::size_t source) {
+  if (source == JD_SRC_DEVICE_IRQ) return FrameKind::device;
+  if (source >= JD_SRC_SOFTIRQ_FIRST && source <= JD_SRC_SOFTIRQ_LAST) return FrameKind::softirq;
+  return FrameKind::vector;
+}
+
 std::size_t bucket_of(std::uint64_t ns) {
   const std::size_t log2 = ns == 0 ? 0 : static_cast<std::size_t>(std::bit_width(ns) - 1);
   return std::min(log2, kBpfBuckets - 1);
@@ -54,9 +68,22 @@ void InterruptionPairing::keep(BpfOutlier outlier) {
 }
 
 void InterruptionPairing::enter(CpuState& s, const TraceEvent& e, std::size_t source) {
+  const FrameKind kind = kind_of(source);
+  const auto stale = [&] {
+    if (kind == FrameKind::softirq)
+      return std::any_of(s.stack.begin(), s.stack.end(),
+                         [](const Frame& f) { return kind_of(f.entry_source) == FrameKind::softirq; });
+    return kind_of(s.stack.back().entry_source) == kind;
+  };
+  while (!s.stack.empty() && stale()) {
+    s.stack.pop_back();
+    ++s.figures.unmatched_exits;
+  }
   if (s.stack.size() >= kMaxPairingDepth) {
     ++s.figures.too_deep;
-    s.stack.push_back({});  // a placeholder, so that its exit pops it without booking
+    Frame placeholder;  // so that its exit pops it without booking
+    placeholder.source = placeholder.entry_source = source;
+    s.stack.push_back(std::move(placeholder));
     return;
   }
   Frame frame;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The tracepoints method's engine: what watch.bpf.c does in the kernel, done over perf's records of
 // the same tracepoints (host/trace_events.h) on the reader's CPU. Per watched CPU, in time order,
-// it pairs each interruption's entry with its exit (hard IRQs, the x86 APIC vectors, softirqs),
+// it pairs each interruption's entry with its exit (hard IRQs, the x86 APIC vectors, softirqs;
+// an entry of a kind that cannot nest in the frame on top ends that frame as an exit lost),
 // takes NMIs at their own length, turns a call-function IPI that flushed the TLB for another CPU
 // into `tlb`, and times each preemption of the application from the switch away (while it was
 // runnable) to the switch back; nested time counts once, as the innermost's. It keeps the figures

@@ -196,14 +196,44 @@ TEST_CASE("exits without their entry, lost records and a switch inside a frame s
   CHECK(c.sources[JD_SRC_RESCHEDULE].count == 0);
 }
 
+// Each frame a kind that may nest in the one below (PREEMPT_RT: a vector in a threaded device IRQ
+// handler, a device IRQ's entry in a vector's frame is kept as well).
+std::size_t nesting_source(std::uint64_t i) { return i % 2 == 0 ? JD_SRC_DEVICE_IRQ : JD_SRC_LOCAL_TIMER; }
+
 TEST_CASE("nesting beyond the stack is counted, and the frames below it still pair", "[trace_pairing]") {
   PairingFixture f;
-  for (std::uint64_t i = 0; i < jitterd::kMaxPairingDepth + 1; ++i) f.enter(i * 10, JD_SRC_LOCAL_TIMER);
-  for (std::uint64_t i = 0; i < jitterd::kMaxPairingDepth + 1; ++i) f.leave(1'000 + i * 10, JD_SRC_LOCAL_TIMER);
+  const std::uint64_t depth = jitterd::kMaxPairingDepth + 1;
+  for (std::uint64_t i = 0; i < depth; ++i) f.enter(i * 10, nesting_source(i));
+  for (std::uint64_t i = depth; i-- > 0;) f.leave(1'000 + (depth - i) * 10, nesting_source(i));
   const BpfCpuFigures c = watched(f.take());
   CHECK(c.too_deep == 1);
-  CHECK(c.sources[JD_SRC_LOCAL_TIMER].count == jitterd::kMaxPairingDepth);
+  CHECK(c.sources[JD_SRC_LOCAL_TIMER].count + c.sources[JD_SRC_DEVICE_IRQ].count == jitterd::kMaxPairingDepth);
   CHECK(c.unmatched_exits == 0);
+}
+
+TEST_CASE("an entry of a kind that cannot nest in the frame on top ends that frame as an exit lost",
+          "[trace_pairing]") {
+  PairingFixture f;
+  // The recording starts: perf installs each event with a function-call IPI to the CPU, whose
+  // entry is recorded before its exit's event exists.
+  for (std::uint64_t i = 0; i < 20; ++i) f.enter(i * 100, JD_SRC_CALL_FUNCTION_SINGLE);
+  f.enter(5'000, JD_SRC_LOCAL_TIMER);
+  f.leave(6'000, JD_SRC_LOCAL_TIMER);
+  f.enter(7'000, JD_SRC_SOFTIRQ_FIRST, 1);  // TIMER softirq
+  f.enter(7'500, JD_SRC_SOFTIRQ_FIRST, 9);  // RCU cannot run inside it: TIMER lost its exit
+  f.leave(8'000, JD_SRC_SOFTIRQ_FIRST, 9);
+  f.enter(9'000, JD_SRC_SOFTIRQ_FIRST, 1);
+  f.enter(9'100, JD_SRC_LOCAL_TIMER);  // a vector in a softirq: nests
+  f.leave(9'300, JD_SRC_LOCAL_TIMER);
+  f.leave(10'000, JD_SRC_SOFTIRQ_FIRST, 1);
+  const BpfCpuFigures c = watched(f.take());
+  CHECK(c.too_deep == 0);
+  CHECK(c.unmatched_exits == 21);  // 20 IPIs and the first TIMER softirq
+  CHECK(c.sources[JD_SRC_LOCAL_TIMER].count == 2);
+  CHECK(c.sources[JD_SRC_LOCAL_TIMER].ns == 1'200);
+  CHECK(c.sources[JD_SRC_SOFTIRQ_FIRST + 9].ns == 500);
+  CHECK(c.sources[JD_SRC_SOFTIRQ_FIRST + 1].count == 1);
+  CHECK(c.sources[JD_SRC_SOFTIRQ_FIRST + 1].ns == 800);  // 1,000 less the nested timer's 200
 }
 
 TEST_CASE("tick-stop failures count by their highest dependency bit", "[trace_pairing]") {
