@@ -234,9 +234,8 @@ std::string own_sections(const StatusSnapshot& s) {
   return out;
 }
 
-// A loop's window figures in the JSON, as a sampled CPU's.
-Json window_json(const CpuFigures& f) {
-  if (!f.valid || f.span_seconds <= 0) return nullptr;
+// Window figures in the JSON, a sampled CPU's and a loop's alike.
+Json window_fields(const CpuFigures& f) {
   return {{"seconds", f.span_seconds},
           {"samples", f.samples},
           {"p50_seconds", ns_to_seconds(f.p50_ns)},
@@ -247,6 +246,12 @@ Json window_json(const CpuFigures& f) {
           {"interruptions", f.interruptions},
           {"interruptions_per_second", per_window_second(static_cast<double>(f.interruptions), f)},
           {"stolen_ratio", per_window_second(f.stolen_seconds, f)}};
+}
+
+// A loop's window figures: none before a window of some length.
+Json window_json(const CpuFigures& f) {
+  if (!f.valid || f.span_seconds <= 0) return nullptr;
+  return window_fields(f);
 }
 
 Json loops_json(const LoopsReading& reading) {
@@ -315,19 +320,7 @@ Json cpu_json(const SamplerReading& r) {
          {"cpu_losses", r.cpu_losses},
          {"loop_floor_seconds", r.sampling ? Json(ns_to_seconds(f.floor_ns)) : Json()},
          {"interruption_threshold_seconds", r.sampling ? Json(ns_to_seconds(f.threshold_ns)) : Json()}};
-  if (f.valid)
-    c["window"] = {{"seconds", f.span_seconds},
-                   {"samples", f.samples},
-                   {"p50_seconds", ns_to_seconds(f.p50_ns)},
-                   {"p99_seconds", ns_to_seconds(f.p99_ns)},
-                   {"p99_9_seconds", ns_to_seconds(f.p999_ns)},
-                   {"p99_99_seconds", ns_to_seconds(f.p9999_ns)},
-                   {"max_seconds", ns_to_seconds(f.max_ns)},
-                   {"interruptions", f.interruptions},
-                   {"interruptions_per_second", per_window_second(static_cast<double>(f.interruptions), f)},
-                   {"stolen_ratio", per_window_second(f.stolen_seconds, f)}};
-  else
-    c["window"] = nullptr;
+  c["window"] = f.valid ? window_fields(f) : Json(nullptr);
   return c;
 }
 
