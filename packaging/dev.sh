@@ -59,7 +59,8 @@ readonly deps_packages=(
 readonly cross_packages=(g++-aarch64-linux-gnu qemu-user)
 # Building and checking the packages (dev.sh deb, dev.sh rpm, the package tests): git lists the
 # files a package is built from, python3-venv holds kubernetes-validate for the Helm chart test.
-readonly package_packages=(debhelper dpkg-dev lintian rpm debootstrap git python3-venv)
+# systemd-container: systemd-nspawn boots the installed package under a real systemd.
+readonly package_packages=(debhelper dpkg-dev lintian rpm debootstrap git python3-venv systemd-container)
 # libFuzzer: clang and its runtime libraries; the targets of tests/fuzz/CMakeLists.txt.
 readonly fuzz_packages=(clang-14 libclang-rt-14-dev)
 readonly fuzz_targets=(config duration cpu_list proc_interrupts proc_stat cpuinfo kernel_cmdline trace_format

@@ -220,6 +220,23 @@ install_and_check() {
         cat "$out/check-config.log" >&2
         fail "jitterd check-config on the installed configuration"
     fi
+    # Every program the unit and its drop-ins run is in the root after the install: a Depends that
+    # misses one fails at the first `systemctl reload` (ExecReload=/bin/kill without procps).
+    local unit_file exec_line program
+    for unit_file in "$root/usr/lib/systemd/system/jitterd.service" "$root"/usr/share/jitterd/systemd/*.conf; do
+        while IFS= read -r exec_line; do
+            program=${exec_line#*=}
+            program=${program#[-@:+!]}
+            program=${program#[-@:+!]}
+            program=${program%% *}
+            [[ $program == /* ]] || continue
+            if in_root test -x "$program"; then
+                ok "$(basename "$unit_file"): ${exec_line%%=*} runs $program, installed"
+            else
+                fail "$(basename "$unit_file"): ${exec_line%%=*} runs $program, which the install did not bring (a Depends missing?)"
+            fi
+        done < <(grep -E '^Exec[A-Za-z]*=' "$unit_file" || true)
+    done
     if bash "$src/tests/systemd/unit_test.sh" "$root/usr/bin/jitterd" "$root/usr/lib/systemd/system/jitterd.service" \
         "$root/usr/share/jitterd/systemd/jitterd-tracepoints.conf" "$root/etc/jitterd/jitterd.yaml" \
         "$root/usr/share/jitterd/systemd/jitterd-bpf.conf"; then

@@ -83,6 +83,9 @@ while read -r lib; do
     grep -qF "$lib()" <<<"$requires" || fail "Requires lacks $lib, which the binary needs"
 done < <(objdump -p "$build/jitterd" | awk '$1 == "NEEDED" {print $2}')
 ok "Requires names every shared library the binary needs ($(objdump -p "$build/jitterd" | grep -c NEEDED))"
+# The programs the unit runs, by path (ExecReload=/bin/kill: util-linux or procps provides it).
+grep -qx '/usr/bin/kill' <<<"$requires" && ok "Requires: /usr/bin/kill (the unit's ExecReload=)" \
+    || fail "Requires lacks /usr/bin/kill, which the unit's ExecReload= runs"
 }
 
 install_and_check() {
