@@ -22,6 +22,7 @@ Synopsis:
   jitterd check-config [FLAGS]    check the configuration and the flags as run would
   jitterd report [gaps] [FLAGS]   sample the configured CPUs once and print the gaps
   jitterd report PROBE [FLAGS]    run one probe once, as configured, and print its tables
+  jitterd report [gaps] --cpus LIST  sample LIST instead of the configured CPUs
   jitterd report c2c --cpus LIST  every pair among LIST: the core-to-core latency matrix
   jitterd report posture [FLAGS]  the isolation checklist
   jitterd baseline -o FILE [--duration 60s] [--probes LIST]
@@ -82,10 +83,19 @@ void add_common_flags(CLI::App& verb, CommandLine& cl) {
       ->type_name("LEVEL");
 }
 
+// --cpus for the verbs that sample the configured CPUs (run, check-config, baseline): overrides cpus:.
+void add_sampled_cpus_flag(CLI::App& verb, CommandLine& cl) {
+  verb.add_option_function<std::string>(
+          "--cpus", [&cl](const std::string& cpus) { cl.overrides.cpus = cpus; },
+          "overrides cpus: the CPUs to sample: auto, none (a daemon that only watches) or a list such as 2-5,8")
+      ->type_name("LIST");
+}
+
 void add_web_flags(CLI::App& verb, CommandLine& cl) {
   verb.add_option_function<std::string>(
           "--web.listen-address", [&cl](const std::string& address) { cl.overrides.listen_address = address; },
-          "overrides web.listen_address: a.b.c.d:port or [IPv6]:port (port 0: any free one, logged)")
+          "overrides web.listen_address: a.b.c.d:port, [IPv6]:port or :port (every address; port 0: any free "
+          "one, logged)")
       ->type_name("ADDR:PORT");
   verb.add_option_function<std::string>(
           "--web.telemetry-path", [&cl](const std::string& path) { cl.overrides.telemetry_path = path; },
@@ -136,7 +146,8 @@ void add_report_flags(CLI::App& report, CommandLine& cl, ReportFlags& flags) {
                   "gaps with --format json only: also list every kept interruption");
   report
       .add_option("--cpus", flags.cpus,
-                  "c2c only: the CPUs to pair, e.g. 0-7,16 (default: every CPU jitterd may use)")
+                  "gaps: the CPUs to sample (overrides cpus:, as run's --cpus); c2c: the CPUs to pair, e.g. "
+                  "0-7,16 (default: every CPU jitterd may use)")
       ->type_name("LIST");
   report.add_option("--save", cl.save_path, "also save the complete result as a baseline file (see compare)")
       ->type_name("FILE");
@@ -149,6 +160,7 @@ void add_baseline_flags(CLI::App& baseline, CommandLine& cl, ReportFlags& flags)
                   "never a link, a device or a FIFO); - for standard output")
       ->type_name("FILE")
       ->required();
+  add_sampled_cpus_flag(baseline, cl);
   baseline.add_option("--duration", flags.duration, "how long to sample, 100ms..24h")
       ->type_name("DURATION")
       ->capture_default_str();
@@ -157,6 +169,15 @@ void add_baseline_flags(CLI::App& baseline, CommandLine& cl, ReportFlags& flags)
                   "the probes to run once after sampling, comma-separated, or none: " + joined(probe_names()))
       ->type_name("LIST")
       ->capture_default_str();
+}
+
+// run and check-config: the same flags, since check-config checks what run would do.
+CLI::App* add_daemon_verb(CLI::App& app, CommandLine& cl, const std::string& name, const std::string& what) {
+  CLI::App* verb = app.add_subcommand(name, what);
+  add_common_flags(*verb, cl);
+  add_sampled_cpus_flag(*verb, cl);
+  add_web_flags(*verb, cl);
+  return verb;
 }
 
 // The probes a baseline runs: names of probes that measure once (not posture or attribution).
@@ -244,10 +265,12 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
   if (cl.report_interruptions && !(gaps && cl.report_format == ReportFormat::json)) {
     throw UsageError("--interruptions: only for report gaps --format json", hint);
   }
-  if (report.count("--cpus") > 0) {
+  if (report.count("--cpus") > 0 && gaps) {
+    cl.overrides.cpus = flags.cpus;  // checked with the file's cpus: rules (config/config_source.h)
+  } else if (report.count("--cpus") > 0) {
     if (facts == nullptr || facts->report_over_cpus == nullptr) {
       throw UsageError(
-          "--cpus: only for report " + joined(cpus_topics()) + " (the other topics use the configured cpus)",
+          "--cpus: only for report gaps, " + joined(cpus_topics()) + " (the other topics use the configured cpus)",
           hint);
     }
     std::string error;
@@ -275,14 +298,10 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   bool version = false;
   app.add_flag("--version", version, "print the version and exit");
   app.require_subcommand(0, 1);
-  CLI::App* run =
-      app.add_subcommand("run", "the daemon: sample the configured CPUs and serve /metrics (the default verb)");
-  add_common_flags(*run, cl);
-  add_web_flags(*run, cl);
+  CLI::App* run = add_daemon_verb(app, cl, "run",
+                                  "the daemon: sample the configured CPUs and serve /metrics (the default verb)");
   CLI::App* check =
-      app.add_subcommand("check-config", "check the configuration and the flags as run would, then exit");
-  add_common_flags(*check, cl);
-  add_web_flags(*check, cl);
+      add_daemon_verb(app, cl, "check-config", "check the configuration and the flags as run would, then exit");
   CLI::App* report = app.add_subcommand("report", "measure once and print a report as a table, JSON, CSV or HTML");
   add_common_flags(*report, cl);
   add_report_flags(*report, cl, report_flags);
@@ -345,9 +364,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
 }
 
 ConfigSource config_source(const CommandLine& cl) {
-  // report and baseline work without a file; run and check-config need the one they were given or the default.
-  const bool one_shot = cl.verb == Verb::report || cl.verb == Verb::baseline;
-  return {cl.config_path, one_shot && !cl.config_path_given, cl.overrides};
+  // One rule for every verb: without --config, an absent default file means the built-in
+  // defaults; a file named by --config must be there.
+  return {cl.config_path, !cl.config_path_given, cl.overrides};
 }
 
 HostReader host_reader(const CommandLine& cl) {

@@ -78,8 +78,8 @@ class UsageError : public std::invalid_argument {
 // `args` without the program name. Throws UsageError.
 CommandLine parse_command_line(const std::vector<std::string>& args);
 
-// The configuration the verb runs with: --config (report: the built-in defaults when no --config
-// is given and the default file is absent) and the flags that override its settings.
+// The configuration the verb runs with: --config (every verb: the built-in defaults when no
+// --config is given and the default file is absent) and the flags that override its settings.
 ConfigSource config_source(const CommandLine& command_line);
 // The machine as --path.sysfs and --path.procfs give it; throws ConfigErrors (file "command line")
 // naming the flag when a root is not where that filesystem is mounted.

@@ -82,6 +82,9 @@ struct Config {
   // Where each key's value stood in the file ("probes.pacing.cpu" -> 12:10), so checks against
   // the machine made after reading can cite it.
   std::map<std::string, SourceMark> marks;
+  // Keys a command-line flag set in place of the file ("cpus" -> "--cpus"): checks against the
+  // machine name the flag, not the file.
+  std::map<std::string, std::string> flags;
 
   // The mark of `key`, or {} (no line) when the file did not set it.
   SourceMark mark_of(const std::string& key) const;

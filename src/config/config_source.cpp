@@ -6,6 +6,7 @@
 
 #include "config/value_checks.h"
 #include "config/web_config.h"
+#include "host/cpu_list.h"
 
 namespace jitterd {
 namespace {
@@ -27,11 +28,43 @@ CheckedValue check_file_name(const std::string& text, std::string_view seen) {
   return {text, ""};
 }
 
+// --cpus: "auto", "none" (sample nothing: a daemon that only watches) or a CPU list, as the file's
+// cpus: takes them; cpus_per_core stays the file's.
+void apply_cpus(const std::optional<std::string>& given, Config& config, std::vector<ConfigError>& errors) {
+  if (!given) return;
+  CpuSetting cpus = config.cpus;
+  cpus.text = *given;
+  if (*given == "auto") {
+    cpus.automatic = true;
+    cpus.list.clear();
+  } else if (*given == "none") {
+    cpus.automatic = false;
+    cpus.list.clear();
+    cpus.text = "[]";
+  } else {
+    std::string reason;
+    std::optional<std::vector<int>> list = parse_cpu_list(*given, &reason);
+    if (list && list->empty()) reason = "no CPUs";
+    if (!list || list->empty()) {
+      errors.push_back(ConfigError{kCommandLineSource, 0, 0, "--cpus",
+                                   "must be auto, none or a CPU list such as \"2-5,8\", got " +
+                                       quoted_for_message(*given) + " (" + reason + ")"});
+      return;
+    }
+    cpus.automatic = false;
+    cpus.list = std::move(*list);
+  }
+  config.cpus = std::move(cpus);
+  config.marks.erase("cpus");
+  config.flags["cpus"] = "--cpus";
+}
+
 void apply_collecting(const ConfigOverrides& o, Config& config, std::vector<ConfigError>& errors) {
   apply("--web.listen-address", o.listen_address, check_listen_address, config.web.listen_address, errors);
   apply("--web.telemetry-path", o.telemetry_path, check_telemetry_path, config.web.telemetry_path, errors);
   apply("--log.level", o.log_level, check_log_level, config.log.level, errors);
   apply("--web.config.file", o.web_config_file, check_file_name, config.web.config_file, errors);
+  apply_cpus(o.cpus, config, errors);
 }
 
 }  // namespace
@@ -42,6 +75,12 @@ void apply_overrides(const ConfigOverrides& overrides, Config& config) {
   apply_collecting(overrides, changed, errors);
   if (!errors.empty()) throw ConfigErrors(std::move(errors));
   config = std::move(changed);
+}
+
+std::string config_source_text(const ConfigSource& source) {
+  if (source.defaults_when_absent && !std::filesystem::exists(source.path))
+    return "the built-in defaults (no file at " + source.path + ")";
+  return source.path;
 }
 
 Config load_config(const ConfigSource& source) {

@@ -19,6 +19,7 @@ struct ConfigOverrides {
   std::optional<std::string> telemetry_path;   // --web.telemetry-path: web.telemetry_path
   std::optional<std::string> log_level;        // --log.level: log.level
   std::optional<std::string> web_config_file;  // --web.config.file: web.config_file
+  std::optional<std::string> cpus;             // --cpus: cpus ("auto", "none" or a CPU list)
   bool operator==(const ConfigOverrides&) const = default;
 };
 
@@ -30,6 +31,10 @@ struct ConfigSource {
 
 // What ConfigError::file says for a flag.
 inline constexpr const char* kCommandLineSource = "command line";
+
+// What the configuration was read from, for messages: the path, or "the built-in defaults (no file
+// at PATH)" when the file is absent and the source allows that.
+std::string config_source_text(const ConfigSource& source);
 
 // Throws ConfigErrors naming "command line" and each bad flag; `config` is unchanged then.
 void apply_overrides(const ConfigOverrides& overrides, Config& config);

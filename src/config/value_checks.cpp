@@ -19,8 +19,9 @@ CheckedValue refuse(std::string_view allowed, std::string_view seen) {
 CheckedValue check_listen_address(const std::string& text, std::string_view seen) {
   std::string reason;
   if (!parse_listen_address(text, &reason))
-    return {std::nullopt, "must be a.b.c.d:port or [IPv6]:port, such as 0.0.0.0:9978 or [::]:9978, got " +
-                              std::string(seen) + " (" + reason + ")"};
+    return {std::nullopt,
+            "must be a.b.c.d:port, [IPv6]:port or :port, such as 0.0.0.0:9978, [::]:9978 or :9978, got " +
+                std::string(seen) + " (" + reason + ")"};
   return {text, ""};
 }
 

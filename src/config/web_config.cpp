@@ -345,6 +345,7 @@ class WebConfigReader {
 }  // namespace
 
 std::string ListenAddress::to_string() const {
+  if (every_address) return ":" + std::to_string(port);
   return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
@@ -354,12 +355,19 @@ std::optional<ListenAddress> parse_listen_address(std::string_view text, std::st
     return std::nullopt;
   };
   const std::size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos || (text.front() == '[' && text[colon - 1] != ']')) return fail("no port");
+  if (colon == std::string_view::npos || (text.front() == '[' && (colon == 0 || text[colon - 1] != ']')))
+    return fail("no port");
   const std::string_view host = text.substr(0, colon);
   const std::optional<unsigned> port = decimal(text.substr(colon + 1));
   if (!port || *port > 65535) return fail("the port must be 0..65535");
   ListenAddress address;
   address.port = static_cast<std::uint16_t>(*port);
+  if (host.empty()) {
+    address.host = "::";
+    address.ipv6 = true;
+    address.every_address = true;
+    return address;
+  }
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     address.host = std::string(host.substr(1, host.size() - 2));
     in6_addr ignored{};

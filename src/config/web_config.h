@@ -26,12 +26,15 @@ struct ListenAddress {
   std::string host;  // "0.0.0.0", "127.0.0.1", "::", "::1": as written, without brackets
   std::uint16_t port = 0;
   bool ipv6 = false;
-  std::string to_string() const;  // "0.0.0.0:9978", "[::1]:9978"
+  // ":port" (node_exporter's form): every address, IPv6 and IPv4 ("::" with IPV6_V6ONLY off, or
+  // "0.0.0.0" where the host has no IPv6)
+  bool every_address = false;
+  std::string to_string() const;  // "0.0.0.0:9978", "[::1]:9978", ":9978"
   bool operator==(const ListenAddress&) const = default;
 };
 
-// "a.b.c.d:port" (dotted quad, no leading zeros) or "[ipv6]:port", port 0..65535; nullopt with
-// the reason in *reason otherwise.
+// "a.b.c.d:port" (dotted quad, no leading zeros), "[ipv6]:port" or ":port" (every address), port
+// 0..65535; nullopt with the reason in *reason otherwise.
 std::optional<ListenAddress> parse_listen_address(std::string_view text, std::string* reason = nullptr);
 
 // Empty when `path` is a clean absolute path: "/" then segments of A-Z a-z 0-9 . _ ~ - separated by

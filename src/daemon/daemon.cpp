@@ -260,6 +260,7 @@ int run_daemon(const ConfigSource& source, const HostReader& host) {
   const std::vector<int> allowed = current_affinity();
   SamplingPlan plan = make_sampling_plan(load_config(source), runtime.host, allowed);
   set_log_level(plan.config.log.level);
+  spdlog::info("configuration: {}", config_source_text(source));
   runtime.frequency = housekeeping_counter_frequency(plan);
   spdlog::info("counter: {} at {:.0f} Hz ({}, uncertainty {:.2f} ppm)", to_string(plan.method),
                runtime.frequency.hertz, runtime.frequency.source, runtime.frequency.uncertainty_ppm);

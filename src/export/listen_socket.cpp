@@ -18,11 +18,28 @@ namespace {
 constexpr int kBacklog = 1024;
 
 [[noreturn]] void fail(const ListenAddress& address, const char* step, int error) {
-  throw std::runtime_error("cannot listen on " + address.to_string() + ": " + step + ": " + std::strerror(error));
+  throw ListenError("cannot listen on " + address.to_string() + ": " + step + ": " + std::strerror(error), error);
+}
+
+// ":PORT" on a host without IPv6 (ipv6.disable=1, or no IPv6 in this network namespace): every
+// IPv4 address, as node_exporter's Go listener does.
+ListenAddress without_ipv6(const ListenAddress& address) {
+  const int probe = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (probe >= 0) {
+    close(probe);
+    return address;
+  }
+  if (errno != EAFNOSUPPORT) return address;
+  ListenAddress v4 = address;
+  v4.host = "0.0.0.0";
+  v4.ipv6 = false;
+  return v4;
 }
 }  // namespace
 
-ListenSocket::ListenSocket(const ListenAddress& address) : address_(address) {
+ListenSocket::ListenSocket(const ListenAddress& wanted)
+    : address_(wanted.every_address ? without_ipv6(wanted) : wanted) {
+  const ListenAddress& address = address_;
   sockaddr_storage storage{};
   socklen_t length = 0;
   if (address.ipv6) {

@@ -6,16 +6,29 @@
 // Thread-safety: immutable after construction; construct and destroy from the main thread.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 
 #include "config/web_config.h"
 
 namespace jitterd {
 
+// Why a socket could not listen: the message names the address, the step and the errno text.
+class ListenError : public std::runtime_error {
+ public:
+  ListenError(const std::string& message, int error_number)
+      : std::runtime_error(message), error_number_(error_number) {}
+  int error_number() const { return error_number_; }
+
+ private:
+  int error_number_;
+};
+
 class ListenSocket {
  public:
-  // Throws std::runtime_error "cannot listen on ADDRESS: bind: Address already in use".
+  // Throws ListenError "cannot listen on ADDRESS: bind: Address already in use".
   // "[::]" listens on IPv6 and IPv4 alike (IPV6_V6ONLY off); other IPv6 addresses on IPv6 only.
+  // ":PORT" (every address) is "[::]:PORT", or "0.0.0.0:PORT" on a host without IPv6.
   explicit ListenSocket(const ListenAddress& address);
   ~ListenSocket();
   ListenSocket(const ListenSocket&) = delete;

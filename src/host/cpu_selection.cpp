@@ -27,6 +27,7 @@ struct Machine {
   Cpus affinity;  // allowed_affinity as given
   Cpus allowed;   // affinity ∩ online: where housekeeping threads can run
   Cpus isolated;  // isolated ∩ online: may be sampled even outside the affinity
+  Cpus watched;   // listed in watch.cpus: taken out of allowed and isolated, for messages
 };
 
 Machine describe_machine(const Topology& topo, const Cpus& allowed_affinity) {
@@ -154,7 +155,9 @@ CpuSelectionResult select_auto(const Topology& topo, const Machine& m, bool all_
     return fail(
         "at least two usable CPUs are needed: one to sample and one for "
         "housekeeping; online: " +
-        list(m.online) + ", allowed: " + list(m.affinity));
+        list(m.online) + ", allowed: " + list(m.affinity) +
+        (m.watched.empty() ? std::string() : ", watched (never sampled): " + list(m.watched)) +
+        "; to sample none (a daemon that only watches the application's CPUs), set cpus: [] (or --cpus none)");
   }
   return m.isolated.empty() ? auto_without_isolated(topo, m, all_threads) : auto_isolated(topo, m, all_threads);
 }
@@ -250,6 +253,7 @@ CpuSelectionResult select_cpus(const CpuRequest& request, const Topology& topolo
   const Machine full = machine;
   machine.allowed = cpus_minus(machine.allowed, watch_listed);
   machine.isolated = cpus_minus(machine.isolated, watch_listed);
+  machine.watched = watch_listed;
   if (machine.allowed.empty() && !full.allowed.empty())  // not "none is online": the watch took them
     return fail("no CPU left for housekeeping: the watched CPUs " + list(watch_listed) +
                 " cover every allowed CPU (" + list(full.allowed) + "); leave at least one out");

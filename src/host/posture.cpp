@@ -146,6 +146,7 @@ void read_cpus(const HostReader& host, Posture& posture) {
   posture.isolated = topology.isolated;
   posture.isolated_known = topology.isolated_known;
   posture.nohz_full = topology.nohz_full;
+  posture.nohz_full_supported = topology.nohz_full_supported;
   for (const CpuTopology& cpu : topology.cpus) posture.smt.thread_siblings[cpu.cpu] = cpu.thread_siblings;
   for (std::string& line : topology.problems) posture.problems.push_back(std::move(line));
 }

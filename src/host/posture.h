@@ -97,6 +97,9 @@ struct Posture {
   IsolationParams isolation;
   std::vector<int> online, offline, isolated, nohz_full;  // what the kernel did; sorted
   bool isolated_known = true;  // false when the isolated file was unreadable (isolated is then empty)
+  // false on a kernel built without CONFIG_NO_HZ_FULL (no devices/system/cpu/nohz_full): nohz_full=
+  // has no effect there, so posture never suggests it
+  bool nohz_full_supported = true;
   SmtState smt;
   std::vector<CpuFreq> cpufreq;  // online CPUs that have a cpufreq directory, by cpu
   std::vector<CpuIdle> cpuidle;  // online CPUs that have a cpuidle directory, by cpu

@@ -152,6 +152,7 @@ Topology read_topology(const HostReader& host) {
   topo.isolated = isolated.value_or(std::vector<int>{});
   topo.isolated_known = isolated.has_value();
   topo.nohz_full = read_nohz_full(host, problems);
+  topo.nohz_full_supported = host.read_sys(cpu_file("nohz_full")).has_value();
   const Directory cpus = host.sys_dir(kSysCpuDir);
   FileBuffer buffer;
   for (int cpu : topo.online) topo.cpus.push_back(read_cpu(host, cpus, cpu, buffer, problems));

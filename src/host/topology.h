@@ -24,6 +24,7 @@ struct CpuTopology {
 struct Topology {
   std::vector<int> possible, present, online, offline, isolated, nohz_full;  // sorted, unique
   bool isolated_known = true;         // false when the isolated file was unreadable (isolated is then empty)
+  bool nohz_full_supported = true;    // false when the nohz_full file is missing: no CONFIG_NO_HZ_FULL
   std::vector<CpuTopology> cpus;      // online CPUs only, sorted by cpu
   std::vector<std::string> problems;  // one human line per missing or unparsable file
 

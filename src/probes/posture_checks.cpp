@@ -65,6 +65,29 @@ void check_cpu_set(Checklist& list, const std::string& check, const std::vector<
   }
 }
 
+// A kernel built without CONFIG_NO_HZ_FULL has no nohz_full file and ignores nohz_full=: one line
+// that says so, and a fix that names what can help (another kernel), never the boot parameter.
+void check_nohz_full_unsupported(Checklist& list, const std::optional<std::vector<int>>& expected) {
+  const std::string why =
+      "the running kernel is built without CONFIG_NO_HZ_FULL (no devices/system/cpu/nohz_full): the "
+      "scheduler tick interrupts every CPU and nohz_full= has no effect on this kernel";
+  const std::vector<std::string> fix{
+      "# boot a kernel built with CONFIG_NO_HZ_FULL=y (Debian's and most distributions' stock kernels are) "
+      "before adding nohz_full=; this kernel cannot stop the tick"};
+  if (expected && !expected->empty()) {
+    list.add("nohz_full", std::nullopt, CheckStatus::fail,
+             why + " (expected nohz_full cpus " + describe_cpu_list(*expected) + ")", true, fix);
+    return;
+  }
+  if (expected) {
+    list.add("nohz_full", std::nullopt, CheckStatus::pass, "no nohz_full cpus, as expected (" + why + ")", true);
+    return;
+  }
+  if (list.sampled().empty()) return;
+  list.add("nohz_full", std::nullopt, CheckStatus::warn,
+           "sampled cpus " + describe_cpu_list(list.sampled()) + " keep the tick: " + why, false, fix);
+}
+
 void check_rcu_nocbs(Checklist& list, const Posture& p) {
   // nohz_full implies rcu_nocbs for its CPUs (Documentation/timers/no_hz.rst).
   const std::optional<std::vector<int>> listed = param_cpus(p.isolation.rcu_nocbs);
@@ -351,9 +374,11 @@ std::vector<PostureCheck> check_posture(const Posture& posture, const std::vecto
   Checklist list(posture, sampled);
   check_cpu_set(list, "isolated", posture.isolated, posture.isolated_known, expect.isolated,
                 "isolated: the scheduler may place tasks on it");
-  // A missing nohz_full file is a kernel without CONFIG_NO_HZ_FULL: the set is truly empty.
-  check_cpu_set(list, "nohz_full", posture.nohz_full, true, expect.nohz_full,
-                "nohz_full: the scheduler tick interrupts it");
+  if (posture.nohz_full_supported)
+    check_cpu_set(list, "nohz_full", posture.nohz_full, true, expect.nohz_full,
+                  "nohz_full: the scheduler tick interrupts it");
+  else
+    check_nohz_full_unsupported(list, expect.nohz_full);
   check_rcu_nocbs(list, posture);
   check_device_irqs(list, posture, expect, fired);
   check_smt(list, posture, expect.smt_siblings_idle, busy);

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "config/config_source.h"
 #include "host/cpu_list.h"
 #include "host/topology.h"
 #include "sampling/sampler_worker.h"
@@ -67,7 +68,13 @@ SamplingPlan make_sampling_plan(Config config, const HostReader& host, const std
          {std::pair<std::string, const std::vector<std::string>*>{"cpus", &result.errors},
           {"watch.cpus", &result.watch_errors}}) {
       const SourceMark mark = plan.config.mark_of(key);
-      for (const std::string& e : *messages) errors.push_back({plan.config.path, mark.line, mark.column, key, e});
+      const auto flag = plan.config.flags.find(key);
+      for (const std::string& e : *messages) {
+        if (flag != plan.config.flags.end())
+          errors.push_back({kCommandLineSource, 0, 0, flag->second, e});
+        else
+          errors.push_back({plan.config.path, mark.line, mark.column, key, e});
+      }
     }
     throw ConfigErrors(std::move(errors));
   }

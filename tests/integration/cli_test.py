@@ -143,6 +143,66 @@ class CliTest(harness.DaemonTestCase):
         self.assertExit(result, EXIT_CONFIG)
         self.assertIn(path, result.stderr)
 
+    def test_every_verb_takes_the_built_in_defaults_without_a_file(self):
+        # run and check-config exited 78 where report and baseline took the defaults: one rule now.
+        default = "/etc/jitterd/jitterd.yaml"
+        if os.path.exists(default):
+            self.skipTest(f"{default} exists on this machine, so the built-in defaults are not used")
+        check = harness.run(["check-config", "--web.listen-address", "127.0.0.1:0"], timeout=15)
+        self.assertExit(check, EXIT_OK)
+        self.assertIn(f"the built-in defaults (no file at {default}): valid", check.stdout)
+        daemon = self.daemon(None, start=False)
+        daemon.args = [harness.JITTERD, "run", "--web.listen-address", "127.0.0.1:0"]  # no --config
+        daemon.start()
+        self.assertTrue(daemon.scrape())
+        self.assertIn(f"configuration: the built-in defaults (no file at {default})", daemon.log())
+        self.stop_ok(daemon)
+
+    def test_cpus_flag_and_node_exporter_listen_address(self):
+        # --cpus for check-config, run, baseline and report gaps; --web.listen-address=:PORT.
+        if len(os.sched_getaffinity(0)) < 2:
+            self.skipTest("needs two CPUs: one to sample, one for housekeeping")
+        cpu = max(os.sched_getaffinity(0))
+        shipped = os.path.join(harness.SOURCE_DIR, "config", "jitterd.yaml")
+        check = harness.run(["check-config", "--config", shipped, "--cpus", str(cpu)], timeout=15)
+        self.assertExit(check, EXIT_OK)
+        self.assertIn(f"it samples cpus {cpu},", check.stdout)
+        none = harness.run(["check-config", "--config", shipped, "--cpus", "none"], timeout=15)
+        self.assertExit(none, EXIT_OK)
+        self.assertIn("it samples no cpu", none.stdout)
+        bad = harness.run(["check-config", "--config", shipped, "--cpus", "4096"], timeout=15)
+        self.assertExit(bad, EXIT_CONFIG)
+        self.assertIn("command line: --cpus: cpu 4096", bad.stderr)
+        report = harness.run(["report", "--config", shipped, "--cpus", str(cpu), "--duration", "300ms",
+                              "--format", "json"], timeout=60)
+        self.assertExit(report, EXIT_OK)
+        self.assertEqual([c["cpu"] for c in json.loads(report.stdout)["cpus"]], [cpu])
+        every = harness.run(["check-config", "--config", shipped, "--web.listen-address=:0"], timeout=15)
+        self.assertExit(every, EXIT_OK)
+
+    def test_check_config_names_who_holds_the_port(self):
+        # check-config passed a port in use; run then failed to listen.
+        import socket
+        holder = socket.socket()
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        self.addCleanup(holder.close)
+        port = holder.getsockname()[1]
+        shipped = os.path.join(harness.SOURCE_DIR, "config", "jitterd.yaml")
+        result = harness.run(["check-config", "--config", shipped, "--web.listen-address", f"127.0.0.1:{port}"],
+                             timeout=15)
+        self.assertExit(result, EXIT_CONFIG)
+        self.assertIn(f"command line: --web.listen-address: cannot listen on 127.0.0.1:{port}: bind: "
+                      "Address already in use (held by ", result.stderr)
+        self.assertRegex(result.stderr, rf"held by [^ ]+ \(pid {os.getpid()}\)")
+        # A running jitterd holding it is a note: checking a running daemon's file before a reload.
+        daemon = self.daemon()
+        running = harness.run(["check-config", "--config", shipped, "--web.listen-address", daemon.address],
+                              timeout=15)
+        self.assertExit(running, EXIT_OK)
+        self.assertIn(f"note: {daemon.address} is in use by jitterd (pid {daemon.process.pid})", running.stdout)
+
     def test_wrong_sysfs_and_procfs_roots_are_named(self):
         # A wrong --path.procfs went unnoticed; a wrong --path.sysfs was blamed on cpus.
         shipped = os.path.join(harness.SOURCE_DIR, "config", "jitterd.yaml")
@@ -353,9 +413,13 @@ class CliTest(harness.DaemonTestCase):
             bad = harness.run(["report", "c2c", *args], timeout=10)
             self.assertExit(bad, EXIT_USAGE)
             self.assertIn(message, bad.stderr)
+        # report gaps: --cpus overrides cpus:, by its rules (every CPU leaves none for housekeeping).
         gaps = harness.run(["report", "--cpus", listed], timeout=10)
-        self.assertExit(gaps, EXIT_USAGE)
-        self.assertIn("only for report c2c", gaps.stderr)
+        self.assertExit(gaps, EXIT_CONFIG)
+        self.assertIn("command line: --cpus: ", gaps.stderr)
+        other = harness.run(["report", "posture", "--cpus", listed], timeout=10)
+        self.assertExit(other, EXIT_USAGE)
+        self.assertIn("only for report gaps, c2c", other.stderr)
 
     def test_check_config_rejects_c2c_pairs_outside_the_scope(self):
         path = self.config("probes:\n  c2c:\n    pairs: [[0, 1], [1, 4000]]\n")

@@ -41,6 +41,13 @@ TEST_CASE("check-config takes run's flags", "[command_line]") {
   CHECK(source.path == "x");
   CHECK_FALSE(source.defaults_when_absent);
   CHECK(source.overrides == cl.overrides);
+  // One rule for every verb: no --config, no default file: the built-in defaults.
+  for (const char* verb : {"run", "check-config", "report", "baseline"}) {
+    INFO(verb);
+    std::vector<std::string> args{verb};
+    if (std::string(verb) == "baseline") args.insert(args.end(), {"-o", "b.json"});
+    CHECK(config_source(parse_command_line(args)).defaults_when_absent);
+  }
 }
 
 TEST_CASE("report: topics, formats and their topic-scoped flags", "[command_line]") {
@@ -61,6 +68,12 @@ TEST_CASE("report: topics, formats and their topic-scoped flags", "[command_line
   const auto c2c = parse_command_line({"report", "c2c", "--cpus", "0-3,8"});
   CHECK(c2c.report_cpus == std::vector<int>{0, 1, 2, 3, 8});
   CHECK_FALSE(parse_command_line({"report", "c2c"}).report_cpus.has_value());
+  // gaps, baseline, run and check-config: --cpus overrides cpus: (checked when the file is read).
+  CHECK(parse_command_line({"report", "--cpus", "1"}).overrides.cpus == "1");
+  CHECK_FALSE(parse_command_line({"report", "--cpus", "1"}).report_cpus.has_value());
+  CHECK(parse_command_line({"baseline", "-o", "b.json", "--cpus", "none"}).overrides.cpus == "none");
+  CHECK(parse_command_line({"run", "--cpus", "2-5,8"}).overrides.cpus == "2-5,8");
+  CHECK(parse_command_line({"check-config", "--cpus", "auto"}).overrides.cpus == "auto");
   CHECK(parse_command_line({"report", "posture", "--format", "csv"}).report_format == ReportFormat::csv);
 }
 
@@ -120,8 +133,8 @@ TEST_CASE("report flags outside their topic are usage errors", "[command_line]")
                     Catch::Contains("--interruptions: only for report gaps --format json"));
   CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "--interruptions", "--format", "json"}),
                     Catch::Contains("--interruptions: only for report gaps"));
-  CHECK_THROWS_WITH(parse_command_line({"report", "--cpus", "0,1"}),
-                    Catch::Contains("--cpus: only for report c2c"));
+  CHECK_THROWS_WITH(parse_command_line({"report", "posture", "--cpus", "0,1"}),
+                    Catch::Contains("--cpus: only for report gaps, c2c"));
   CHECK_THROWS_WITH(parse_command_line({"report", "--duration", "50ms"}),
                     Catch::Contains("--duration: must be 100ms..24h, got \"50ms\""));
   CHECK_THROWS_WITH(parse_command_line({"report", "c2c", "--cpus", "0"}),

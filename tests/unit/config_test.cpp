@@ -415,12 +415,13 @@ TEST_CASE("booleans and integers must be plain YAML 1.2 values", "[config]") {
         "got 99999999999999999999");
 }
 
-TEST_CASE("listen_address takes dotted-quad IPv4 or bracketed IPv6 and a port", "[config]") {
+TEST_CASE("listen_address takes dotted-quad IPv4, bracketed IPv6 or none, and a port", "[config]") {
   CHECK(parse("web: {listen_address: 10.1.2.3:0}").web.listen_address == "10.1.2.3:0");
+  CHECK(parse("web: {listen_address: \":9978\"}").web.listen_address == ":9978");
   CHECK(parse("web: {listen_address: \"[::]:80\"}").web.listen_address == "[::]:80");
   CHECK(parse("web: {listen_address: 255.255.255.255:65535}").web.listen_address == "255.255.255.255:65535");
   for (const char* bad :
-       {"9978", ":9978", "1.2.3:80", "1.2.3.4.5:80", "01.2.3.4:80", "256.0.0.1:80", "1.2.3.4:", "1.2.3.4:-1",
+       {"9978", ":", "1.2.3:80", "1.2.3.4.5:80", "01.2.3.4:80", "256.0.0.1:80", "1.2.3.4:", "1.2.3.4:-1",
         "1.2.3.4:80x", "1.2.3.4:65536", "1.2..4:80", "[::]80", "::1:80", "localhost:80"}) {
     INFO(bad);
     CHECK_THROWS_AS(parse(std::string("web: {listen_address: \"") + bad + "\"}"), ConfigErrors);
@@ -546,8 +547,8 @@ TEST_CASE("a flag cannot inject YAML: the listen address is checked as written",
   ConfigOverrides o;
   o.listen_address = "127.0.0.1:1999\\x35";
   CHECK(override_error(o) ==
-        "command line: --web.listen-address: must be a.b.c.d:port or [IPv6]:port, such as 0.0.0.0:9978 or "
-        "[::]:9978, got \"127.0.0.1:1999\\x35\" (the port must be 0..65535)");
+        "command line: --web.listen-address: must be a.b.c.d:port, [IPv6]:port or :port, such as 0.0.0.0:9978, "
+        "[::]:9978 or :9978, got \"127.0.0.1:1999\\x35\" (the port must be 0..65535)");
 }
 
 TEST_CASE("a flag cannot inject YAML: a quote in the telemetry path adds no key", "[config]") {
@@ -645,3 +646,31 @@ TEST_CASE("the web configuration file flag overrides web.config_file and is read
 }
 
 }  // namespace jitterd
+
+TEST_CASE("--cpus overrides cpus: by the file's rules and is named in errors", "[config]") {
+  ConfigOverrides bad;
+  bad.cpus = "2-";
+  CHECK(override_error(bad).rfind("command line: --cpus: must be auto, none or a CPU list", 0) == 0);
+  ConfigOverrides empty;
+  empty.cpus = "";
+  CHECK(override_error(empty).find("(no CPUs)") != std::string::npos);
+
+  Config config = parse("cpus: 1\ncpus_per_core: all\n");
+  ConfigOverrides listed;
+  listed.cpus = "2-3,5";
+  apply_overrides(listed, config);
+  CHECK_FALSE(config.cpus.automatic);
+  CHECK(config.cpus.list == std::vector<int>{2, 3, 5});
+  CHECK(config.cpus.all_threads_per_core);  // the file's
+  CHECK(config.flags.at("cpus") == "--cpus");
+  CHECK(config.mark_of("cpus").line == 0);
+  ConfigOverrides none;
+  none.cpus = "none";
+  apply_overrides(none, config);
+  CHECK_FALSE(config.cpus.automatic);
+  CHECK(config.cpus.list.empty());
+  ConfigOverrides automatic;
+  automatic.cpus = "auto";
+  apply_overrides(automatic, config);
+  CHECK(config.cpus.automatic);
+}

@@ -183,17 +183,36 @@ TEST_CASE("auto on a single SMT core samples the sibling of the housekeeping CPU
                          "the daemon's own activity in their numbers"});
 }
 
-TEST_CASE("auto needs two usable CPUs", "[cpu_selection]") {
+TEST_CASE("auto needs two usable CPUs, and says how to sample none", "[cpu_selection]") {
+  const std::string fix =
+      "; to sample none (a daemon that only watches the application's CPUs), set cpus: [] (or "
+      "--cpus none)";
   const std::string one_cpu =
       "at least two usable CPUs are needed: one to sample and one for housekeeping; "
-      "online: 0, allowed: 0";
+      "online: 0, allowed: 0" +
+      fix;
   const auto result = select_cpus(automatic, flat_topology(1), {0});
   CHECK_FALSE(result.selection);
   CHECK(result.errors == Lines{one_cpu});
   // Two online CPUs, but this process may use only one of them.
   CHECK(select_cpus(automatic, flat_topology(2), {1}).errors ==
         Lines{"at least two usable CPUs are needed: one to sample and one for housekeeping; "
-              "online: 0-1, allowed: 1"});
+              "online: 0-1, allowed: 1" +
+              fix});
+  // docs/watch.md's first steps on a 2-CPU machine: CPU 1 watched, cpus: left at auto.
+  CpuRequest watching = automatic;
+  watching.watch = CpuRequest::Watch::listed;
+  watching.watch_list = {1};
+  CHECK(select_cpus(watching, flat_topology(2), {0, 1}).errors ==
+        Lines{"at least two usable CPUs are needed: one to sample and one for housekeeping; "
+              "online: 0-1, allowed: 0-1, watched (never sampled): 1" +
+              fix});
+  CpuRequest only_watching = watching;
+  only_watching.automatic = false;
+  const auto watch_only = select_cpus(only_watching, flat_topology(2), {0, 1});
+  REQUIRE(watch_only.selection);
+  CHECK(watch_only.selection->watched == Cpus{1});
+  CHECK(watch_only.selection->sampled.empty());
 }
 
 TEST_CASE("an explicit list is sampled as given", "[cpu_selection]") {

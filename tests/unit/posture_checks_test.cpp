@@ -520,3 +520,29 @@ TEST_CASE("task classes: the kernel threads bound to a cpu belong only on it", "
   CHECK(classify_task({40, 40, "trader-md", 3, {3}, false}, 3, 1, {"trader*"}) == TaskClass::application);
   CHECK(to_string(TaskClass::kernel_percpu) == "kernel_percpu");
 }
+
+TEST_CASE("posture checks: a kernel without CONFIG_NO_HZ_FULL is never told to add nohz_full=",
+          "[posture_checks]") {
+  Posture p = quiet_machine();
+  p.nohz_full = {};
+  p.nohz_full_supported = false;
+  const std::vector<PostureCheck> checks = check_posture(p, {2, 3}, {});
+  const std::vector<PostureCheck> lines = lines_of(checks, "nohz_full");
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].status == CheckStatus::warn);
+  CHECK_FALSE(lines[0].cpu.has_value());
+  CHECK(lines[0].reason.find("CONFIG_NO_HZ_FULL") != std::string::npos);
+  for (const PostureCheck& c : checks)
+    for (const std::string& fix : c.fix) {
+      INFO(c.check << ": " << fix);
+      CHECK(fix.find("nohz_full=2") == std::string::npos);
+      CHECK((fix.rfind("#", 0) == 0 || fix.find("nohz_full=") == std::string::npos));
+    }
+
+  PostureExpectations expect;
+  expect.nohz_full = std::vector<int>{2, 3};
+  const std::vector<PostureCheck> expected = lines_of(check_posture(p, {2, 3}, expect), "nohz_full");
+  REQUIRE(expected.size() == 1);
+  CHECK(expected[0].status == CheckStatus::fail);
+  CHECK(expected[0].reason.find("expected nohz_full cpus 2-3") != std::string::npos);
+}

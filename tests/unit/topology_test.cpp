@@ -98,6 +98,8 @@ TEST_CASE("read_topology treats missing isolated, nohz_full and offline files as
   CHECK(topo.offline.empty());
   CHECK(topo.isolated.empty());
   CHECK(topo.nohz_full.empty());
+  CHECK_FALSE(topo.nohz_full_supported);
+  CHECK(read_topology(fixture_reader("vm_2cpu")).nohz_full_supported);
   CHECK(topo.cpus.size() == 2);
   const std::vector<std::string> expected{
       cpu_path("missing_isolated", "offline") + ": missing; treating the offline set as empty",

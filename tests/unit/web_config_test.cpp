@@ -52,7 +52,8 @@ constexpr const char* kServerFiles = "tls_server_config:\n  cert_file: server.cr
 
 }  // namespace
 
-TEST_CASE("listen addresses: dotted-quad IPv4 or bracketed IPv6, and a port", "[web_config]") {
+TEST_CASE("listen addresses: dotted-quad IPv4, bracketed IPv6 or none (every address), and a port",
+          "[web_config]") {
   const auto v4 = parse_listen_address("10.1.2.3:9978");
   REQUIRE(v4);
   CHECK(*v4 == ListenAddress{"10.1.2.3", 9978, false});
@@ -65,10 +66,16 @@ TEST_CASE("listen addresses: dotted-quad IPv4 or bracketed IPv6, and a port", "[
   CHECK(parse_listen_address("[2001:db8::7]:80"));
   CHECK(parse_listen_address("[::ffff:127.0.0.1]:80"));
   CHECK(parse_listen_address("255.255.255.255:1"));
+  // node_exporter's form: every address, IPv6 and IPv4 alike.
+  const auto every = parse_listen_address(":9978");
+  REQUIRE(every);
+  CHECK(*every == ListenAddress{"::", 9978, true, true});
+  CHECK(every->to_string() == ":9978");
 
   const std::vector<std::pair<std::string, std::string>> bad{
       {"9978", "no port"},
-      {":9978", "not a dotted-quad IPv4 address; host names are not taken"},
+      {":", "the port must be 0..65535"},
+      {":99999", "the port must be 0..65535"},
       {"localhost:9978", "not a dotted-quad IPv4 address; host names are not taken"},
       {"01.2.3.4:80", "not a dotted-quad IPv4 address; host names are not taken"},
       {"1.2.3:80", "not a dotted-quad IPv4 address; host names are not taken"},
