@@ -307,8 +307,9 @@ static inline int jitterd_loop_labels_ok_(const char *labels) {
 }
 
 /* Process PID's start time (clock ticks since boot): field 22 of /proc/PID/stat, after the
- * command in parentheses (which may hold spaces and parentheses itself). 0 when unreadable. */
-static inline uint64_t jitterd_loop_start_time_of_(long pid) {
+ * command in parentheses (which may hold spaces and parentheses itself); its state (field 3)
+ * into *STATE when STATE is not NULL. 0 when unreadable (PID 0: this process). */
+static inline uint64_t jitterd_loop_start_time_of_(long pid, char *state) {
   char text[1024];
   unsigned long long start = 0;
   FILE *file;
@@ -326,21 +327,23 @@ static inline uint64_t jitterd_loop_start_time_of_(long pid) {
   text[got] = '\0';
   at = strrchr(text, ')');
   if (at == NULL) return 0;
+  if (state != NULL && at[1] == ' ') *state = at[2];
   for (field = 2; field < 22 && at != NULL; ++field) at = strchr(at + 1, ' ');
   if (at == NULL || sscanf(at + 1, "%llu", &start) != 1) return 0;
   return (uint64_t)start;
 }
 
-static inline uint64_t jitterd_loop_start_time_(void) { return jitterd_loop_start_time_of_(0); }
+static inline uint64_t jitterd_loop_start_time_(void) { return jitterd_loop_start_time_of_(0, NULL); }
 
 /* Whether the segment file at PATH has a live writer: a whole header with the magic, whose pid
- * is a running process (kill 0 succeeds or is refused for permission) started at the recorded
- * time. A file that is not a segment, or a writer that is gone (its pid free or reused by a
+ * is a running process (kill 0 succeeds or is refused for permission; not a zombie) started at
+ * the recorded time. A file that is not a segment, or a writer that is gone (its pid free or reused by a
  * later process), is not live. */
 static inline int jitterd_loop_writer_alive_(const char *path) {
   unsigned char header[JITTERD_LOOP_HEADER_BYTES];
   uint64_t magic, start_time, now_start;
   int32_t pid;
+  char state = '?';
   ssize_t got;
   const int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return 0;
@@ -352,7 +355,8 @@ static inline int jitterd_loop_writer_alive_(const char *path) {
   memcpy(&start_time, header + JITTERD_LOOP_OFF_START_TIME, sizeof start_time);
   if (magic != JITTERD_LOOP_MAGIC || pid <= 0) return 0;
   if (kill((pid_t)pid, 0) != 0 && errno != EPERM) return 0;
-  now_start = jitterd_loop_start_time_of_((long)pid);
+  now_start = jitterd_loop_start_time_of_((long)pid, &state);
+  if (state == 'Z' || state == 'X') return 0; /* exited, not yet reaped */
   return start_time == 0 || now_start == 0 || now_start == start_time;
 }
 

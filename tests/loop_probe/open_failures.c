@@ -93,6 +93,18 @@ static void arguments(const char *dir) {
   check(second != NULL, "a dead writer's name opens again (its segment replaced)");
   jitterd_loop_close(second);
   check(access(path, F_OK) != 0, "close removed the replacement");
+  /* a writer that exited but is not reaped yet (a zombie) is dead too */
+  child = fork();
+  if (child == 0) _exit(open_in(dir, "rx2", 1, NULL) != NULL ? 0 : 1);
+  {
+    siginfo_t info; /* until the child has exited, leaving it unreaped */
+    check(child > 0 && waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT) == 0 && info.si_status == 0,
+          "a child opened rx2 and exited, not reaped yet");
+  }
+  second = open_in(dir, "rx2", 1, NULL);
+  check(second != NULL, "a zombie writer's name opens again");
+  jitterd_loop_close(second);
+  check(child > 0 && waitpid(child, NULL, 0) == child, "the zombie reaped");
   jitterd_loop_close(probe);
 }
 
