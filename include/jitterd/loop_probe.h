@@ -5,8 +5,12 @@
  * probe once, calls one record function per loop iteration, and closes it at exit:
  *
  *   jitterd_loop_probe *probe = jitterd_loop_open("rx0", 3, "nic=eth0", NULL);
+ *   if (probe == NULL) fprintf(stderr, "rx0: %s\n", jitterd_loop_strerror(errno));
  *   for (;;) { poll_once(); jitterd_loop_record(probe); }       // or _record_at(probe, tsc)
  *   jitterd_loop_close(probe);
+ *
+ * A failed open returns NULL with one errno per cause (jitterd_loop_strerror names the argument
+ * and its rule), and every other call accepts NULL: the loop runs on without its monitor.
  *
  * The record path is what jitterd's own sampler loop does (docs/method.md): one ordered counter
  * read (x86-64 lfence;rdtsc, aarch64 isb;mrs cntvct_el0;isb), the gap since the previous call into
@@ -19,8 +23,9 @@
  * The segment is one shared-memory file per probe, JITTERD_LOOP_DEFAULT_DIR/jitterd-loop.NAME
  * (the environment's JITTERD_LOOP_DIR or the options' directory override it), laid out as
  * docs/loops.md describes: a versioned header, the live counters, the histogram, the window max
- * slots and the ring. Open writes it under a temporary name and renames it into place, so jitterd
- * never sees a half-made segment; close unlinks it.
+ * slots and the ring. Open writes it under a temporary name and links it into place, so jitterd
+ * never sees a half-made segment, and refuses (EEXIST) a name whose writer is alive; a dead
+ * writer's segment is replaced. Close unlinks it.
  *
  * Threads: one thread per probe calls record (the loop's thread); open and close from any one
  * thread, not concurrently with record on the same probe. */
