@@ -4,7 +4,8 @@
 # applications), and its install rules: the header under PREFIX/include/jitterd, the pkg-config
 # file jitterd-loop-probe.pc and the CMake package configuration, both architecture-independent
 # and so under PREFIX/share (share/pkgconfig and share/cmake/jitterd-loop-probe, where pkg-config
-# and find_package look). Included by the top CMakeLists.txt.
+# and find_package look; both relocatable: their prefix is where they lie). Included by the top
+# CMakeLists.txt.
 add_library(jitterd_loop_probe INTERFACE)
 add_library(jitterd::loop_probe ALIAS jitterd_loop_probe)
 target_include_directories(jitterd_loop_probe INTERFACE $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/include>
@@ -15,6 +16,15 @@ if(NOT JITTERD_MEASURE_ONLY)
   set(jitterd_loop_probe_cmake_dir ${CMAKE_INSTALL_DATADIR}/cmake/jitterd-loop-probe)
   # From the package directory back up to the prefix ("../../.." for share/cmake/jitterd-loop-probe).
   file(RELATIVE_PATH JITTERD_LOOP_PROBE_UP /prefix/${jitterd_loop_probe_cmake_dir} /prefix)
+  # From the pkg-config directory back up to the prefix ("../.." for share/pkgconfig), and the
+  # include directory under it (as given when it is absolute).
+  file(RELATIVE_PATH JITTERD_LOOP_PROBE_PC_UP /prefix/${CMAKE_INSTALL_DATADIR}/pkgconfig /prefix)
+  string(REGEX REPLACE "/$" "" JITTERD_LOOP_PROBE_PC_UP "${JITTERD_LOOP_PROBE_PC_UP}")
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+    set(JITTERD_LOOP_PROBE_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+  else()
+    set(JITTERD_LOOP_PROBE_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+  endif()
   set(jitterd_loop_probe_generated ${CMAKE_BINARY_DIR}/jitterd-loop-probe)
   configure_file(${CMAKE_SOURCE_DIR}/cmake/jitterd-loop-probe.pc.in ${jitterd_loop_probe_generated}/jitterd-loop-probe.pc
                  @ONLY)

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 #include "measure/gap_counts.h"
 #include "measure/histogram.h"
@@ -73,20 +74,31 @@ inline void publish(std::atomic<std::uint64_t>& target, std::uint64_t value) {
 // fast path is a compare; seven relaxed stores to lines this thread owns) lands in that one gap,
 // where the benchmark measures it against a bare loop's tail.
 //
+// A gap is recorded while the read that ends the next one is in flight: `fence` (tick_fence<M>)
+// comes first, then the record of the previous gap (histogram, min, max, threshold), then `read`
+// (read_ticks_after_fence<M>). The record does not use the read, so on Intel, where nothing after
+// rdtsc starts before rdtsc completes, it costs the gap nothing (a bucket's load and increment
+// after the read made the loop's median gap 1.3x the bare loop's; docs/benchmarks.md). Every
+// instruction still lies between two reads, and the next fence waits for the record, so no time
+// escapes the gaps. Readers see the histogram one gap behind at most; the span's end records that
+// gap before it returns.
+//
 // `on_cpu` says whether the thread still runs on the CPU it samples. It is asked at every check
 // and before a gap at or above the threshold is recorded: a migration (the CPU went offline and
 // the kernel moved the thread away, or someone changed its affinity) always costs such a gap
 // unless the threshold is set very high, so the gap that moved the thread is normally not
 // recorded, and at most the kSamplerCheckEvery gaps since the last check ever are. The span
 // then ends and returns false; it returns true when it ended for end_tick or stop.
-template <typename ReadTicks, typename OnCpu>
+template <typename Fence, typename ReadTicks, typename OnCpu>
 bool run_sampler_loop(SamplerShared& shared, SamplerWriterState& state, std::uint64_t threshold_ticks,
-                      std::uint64_t end_tick, const std::atomic<bool>& stop, ReadTicks&& read, OnCpu&& on_cpu) {
+                      std::uint64_t end_tick, const std::atomic<bool>& stop, Fence&& fence, ReadTicks&& read,
+                      OnCpu&& on_cpu) {
   std::uint64_t local_max = 0;
   std::uint64_t local_min = state.min_gap;
   std::uint64_t n = 0;
-  const std::uint64_t first = read();
-  std::uint64_t prev = first;
+  const std::uint64_t first = (fence(), read());
+  std::uint64_t prev = (fence(), read());  // the read that ends `gap`, the gap not yet recorded
+  std::uint64_t gap = prev - first;
   const auto publish_progress = [&](std::uint64_t at) {
     shared.window_max.publish(at, local_max);
     if (local_max > state.max_gap) publish(shared.max_gap, state.max_gap = local_max);
@@ -98,29 +110,32 @@ bool run_sampler_loop(SamplerShared& shared, SamplerWriterState& state, std::uin
   };
   bool stayed = true;
   for (;;) {
-    const std::uint64_t now = read();
-    const std::uint64_t gap = now - prev;
+    fence();
+    // The record of `gap`, beside the read below.
     if (gap >= threshold_ticks) [[unlikely]] {
       if (!on_cpu()) {
+        prev -= gap;  // the span ends where the last recorded gap did
         stayed = false;
         break;
       }
-      shared.interruptions.push(now - gap, gap);
+      shared.interruptions.push(prev - gap, gap);
       publish(shared.interruption_count, ++state.interruption_count);
       publish(shared.interrupted_ticks, state.interrupted_ticks += gap);
     }
-    prev = now;
     shared.histogram.record(gap);
     local_min = std::min(local_min, gap);
     local_max = std::max(local_max, gap);
     if ((++n & (kSamplerCheckEvery - 1)) == 0) [[unlikely]] {
-      publish_progress(now);
+      publish_progress(prev);
       if (!on_cpu()) {
         stayed = false;
         break;
       }
-      if (now >= end_tick || stop.load(std::memory_order_relaxed)) break;
+      if (prev >= end_tick || stop.load(std::memory_order_relaxed)) break;
     }
+    const std::uint64_t now = read();
+    gap = now - prev;
+    prev = now;
   }
   // A span cut short by a migration ends between two checks: publish what it measured up to prev.
   if (!stayed && (n & (kSamplerCheckEvery - 1)) != 0) publish_progress(prev);
@@ -130,18 +145,28 @@ bool run_sampler_loop(SamplerShared& shared, SamplerWriterState& state, std::uin
   return stayed;
 }
 
+// The same loop with a tick source that has no separate fence (tests' scripts).
+template <typename ReadTicks, typename OnCpu>
+bool run_sampler_loop(SamplerShared& shared, SamplerWriterState& state, std::uint64_t threshold_ticks,
+                      std::uint64_t end_tick, const std::atomic<bool>& stop, ReadTicks&& read, OnCpu&& on_cpu) {
+  return run_sampler_loop(
+      shared, state, threshold_ticks, end_tick, stop, [] {}, std::forward<ReadTicks>(read),
+      std::forward<OnCpu>(on_cpu));
+}
+
 // For callers that do not pin (some tests): every CPU is the right one.
 inline constexpr int kAnyCpu = -1;
 
-// The daemon's span: read_ticks<M>, and the CPU asked of the kernel through sched_getcpu(), which
-// glibc (2.35 and later) answers from the rseq area without a system call.
+// The daemon's span: tick_fence<M> and read_ticks_after_fence<M> (read_ticks<M> in two halves),
+// and the CPU asked of the kernel through sched_getcpu(), which glibc (2.35 and later) answers
+// from the rseq area without a system call.
 template <TickMethod M>
 [[nodiscard]] bool run_sampler_span(SamplerShared& shared, SamplerWriterState& state,
                                     std::uint64_t threshold_ticks, std::uint64_t end_tick,
                                     const std::atomic<bool>& stop, int cpu) {
   return run_sampler_loop(
-      shared, state, threshold_ticks, end_tick, stop, [] { return read_ticks<M>(); },
-      [cpu] { return cpu == kAnyCpu || sched_getcpu() == cpu; });
+      shared, state, threshold_ticks, end_tick, stop, [] { tick_fence<M>(); },
+      [] { return read_ticks_after_fence<M>(); }, [cpu] { return cpu == kAnyCpu || sched_getcpu() == cpu; });
 }
 
 }  // namespace jitterd

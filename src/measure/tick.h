@@ -59,6 +59,34 @@ inline std::uint64_t read_ticks() {
   return 0;
 }
 
+// read_ticks<M>() in its two halves, for a loop that does its own work between them:
+// tick_fence<M>(); WORK; read_ticks_after_fence<M>() reads the counter after every instruction
+// before the fence, while WORK (which must not depend on the read) runs beside the read instead of
+// after it. All of WORK still lies between two reads: the next fence waits for it. On Intel the
+// instructions after rdtsc start only once it has completed (docs/benchmarks.md, "Why the loop
+// cost 1.3x on Intel"), so work placed there, even work that does not use the value, lengthens
+// every gap; placed between the fence and the read it costs nothing measurable. Methods without
+// a separate fence have an empty tick_fence and read_ticks_after_fence == read_ticks.
+// The memory clobbers keep the compiler from moving WORK's loads and stores out from between.
+template <TickMethod M>
+inline void tick_fence() {
+#if defined(__x86_64__)
+  if constexpr (M == TickMethod::lfence_rdtsc) asm volatile("lfence" : : : "memory");
+#endif
+}
+
+template <TickMethod M>
+inline std::uint64_t read_ticks_after_fence() {
+#if defined(__x86_64__)
+  if constexpr (M == TickMethod::lfence_rdtsc) {
+    std::uint32_t low, high;
+    asm volatile("rdtsc" : "=a"(low), "=d"(high) : : "memory");
+    return (static_cast<std::uint64_t>(high) << 32) | low;
+  }
+#endif
+  return read_ticks<M>();
+}
+
 // Calls f.template operator()<M>() with the method known at compile time.
 template <typename F>
 decltype(auto) dispatch_tick_method(TickMethod method, F&& f) {

@@ -9,7 +9,10 @@
 #      exactly the files of docs/install.md, the unit in a directory systemd reads, and a binary whose
 #      default --config is the installed configuration;
 #   3. the loop probe library builds its C example from the staged install alone, through pkg-config
-#      and through find_package(jitterd-loop-probe).
+#      and through find_package(jitterd-loop-probe);
+#   4. (before 2, whatever BUILD_DIR's prefix) installed under another prefix and moved elsewhere
+#      (DESTDIR), pkg-config --cflags jitterd-loop-probe names the include directory where the
+#      files are, and the docs' compile line builds the docs' example with it.
 # Exit 0 pass, 1 fail, 77 skip.
 set -euo pipefail
 (($# == 2)) || { echo "usage: $0 SOURCE_DIR BUILD_DIR" >&2; exit 2; }
@@ -32,6 +35,35 @@ else
         || fail "the generated unit's ExecStart is '$(grep '^ExecStart=' "$tmp/fresh/systemd/jitterd.service")'"
     grep -q 'systemd does not read units' "$tmp/configure.log" && fail "configure warns: $(grep -A2 'systemd does not read' "$tmp/configure.log")"
     ok "a fresh configure picks prefix /usr; the unit names /usr/bin/jitterd and /etc/jitterd/jitterd.yaml"
+fi
+
+# 4. Relocatable: installed with --prefix /opt/jitterd-relocated, the tree then lying under
+# $tmp/moved (DESTDIR), the .pc file finds its prefix from where it lies.
+moved=$tmp/moved
+if ! DESTDIR=$moved cmake --install "$build" --prefix /opt/jitterd-relocated >"$tmp/install-moved.log" 2>&1; then
+    fail "cmake --install --prefix /opt/jitterd-relocated: $(tail -5 "$tmp/install-moved.log")"
+else
+    pcdir=$moved/opt/jitterd-relocated/share/pkgconfig
+    cflags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags jitterd-loop-probe 2>&1) || fail "pkg-config: $cflags"
+    cflags=${cflags%% }
+    included=${cflags#-I}
+    if [[ $cflags != -I* || $(realpath -- "$included" 2>/dev/null) != "$moved/opt/jitterd-relocated/include" ]]; then
+        fail "relocated: pkg-config --cflags jitterd-loop-probe gives '$cflags', not the moved tree's include directory"
+    else
+        awk '/^## The library/ { on = 1 } on && /^```c$/ { code = 1; next } code && /^```$/ { exit } code { print }' \
+            "$src/docs/loops.md" >"$tmp/app.c"
+        # The docs' compile line, word for word but for the paths.
+        line=$(grep -m1 'pkg-config --cflags jitterd-loop-probe' "$src/docs/loops.md")
+        [[ $line == 'cc -std=c11 -O2 $(pkg-config --cflags jitterd-loop-probe) app.c -o app' ]] \
+            || fail "docs/loops.md's compile line changed: '$line' (update this test)"
+        if (cd "$tmp" && PKG_CONFIG_PATH=$pcdir bash -c "$line") 2>"$tmp/cc-moved.log" && [[ -x $tmp/app ]]; then
+            ok "relocated: pkg-config --cflags gives $cflags; the docs' line builds the docs' example"
+        else
+            fail "relocated: the docs' compile line failed: $(cat "$tmp/cc-moved.log")"
+        fi
+    fi
+    grep -rl "jitterd-relocated" "$moved/opt/jitterd-relocated/share/pkgconfig" >/dev/null \
+        && fail "the .pc file names the install prefix: it would not follow a moved tree"
 fi
 
 # 2. The real build's install, file by file.
@@ -75,7 +107,8 @@ example=$src/examples/loop_probe/poll_loop.c
 cflags=$(PKG_CONFIG_PATH=$tmp/stage/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$tmp/stage \
     pkg-config --cflags jitterd-loop-probe 2>&1) || fail "pkg-config jitterd-loop-probe: $cflags"
 cflags=${cflags%% }  # pkg-config ends the line with a blank
-[[ $cflags == "-I$tmp/stage/usr/include" ]] || fail "pkg-config --cflags jitterd-loop-probe gives '$cflags'"
+[[ $cflags == -I* && $(realpath -- "${cflags#-I}") == "$tmp/stage/usr/include" ]] \
+    || fail "pkg-config --cflags jitterd-loop-probe gives '$cflags'"
 # shellcheck disable=SC2086 # the flags are words
 cc -std=c11 -Wall -Wextra -Werror -pedantic $cflags "$example" -o "$tmp/poll_loop_pc" 2>"$tmp/cc.log" \
     || fail "the example does not build with pkg-config's flags: $(cat "$tmp/cc.log")"

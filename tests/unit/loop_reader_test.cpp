@@ -4,6 +4,7 @@
 // the sampler's buckets; a symlink, a FIFO, another user's file, a truncated file, a dead writer,
 // a reused pid, a replaced file and a stopped loop each give their refusal or state.
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
@@ -187,10 +188,21 @@ TEST_CASE("loop tracker: a replaced file starts again; counts going down are ref
   free(probe);
 }
 
-TEST_CASE("loop library: a second open of a name replaces the file, and the first close leaves it", "[loop]") {
+TEST_CASE("loop library: a second open of a live writer's name is refused; a dead writer's file is replaced",
+          "[loop]") {
   ScratchTree tree;
   jitterd_loop_probe* first = open_in(tree.root(), "rx0");
   REQUIRE(first != nullptr);
+  errno = 0;
+  CHECK(open_in(tree.root(), "rx0") == nullptr);  // this process writes it: alive
+  CHECK(errno == EEXIST);
+  CHECK_THAT(jitterd_loop_strerror(errno), Catch::Contains("name:"));
+  // The first writer's pid as a process that has exited (a child reaped here): dead, replaced.
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  REQUIRE(child > 0);
+  REQUIRE(waitpid(child, nullptr, 0) == child);
+  first->segment->pid = child;
   jitterd_loop_probe* second = open_in(tree.root(), "rx0");
   REQUIRE(second != nullptr);
   record_script(second, 1000);
