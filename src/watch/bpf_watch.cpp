@@ -293,7 +293,7 @@ void BpfWatch::track(std::vector<int> application, std::vector<int> samplers) {
   const std::uint8_t one = 1;
   for (int tid : added) {
     const auto key = static_cast<std::uint32_t>(tid);
-    if (bpf_map_update_elem(fd, &key, &one, BPF_ANY) == 0) kept.push_back(tid);  // else the map is full
+    if (bpf_map_update_elem(fd, &key, &one, BPF_ANY) == 0) kept.push_back(tid);  // else no memory for it
   }
   std::vector<int> now;
   std::set_difference(tracked_.begin(), tracked_.end(), gone.begin(), gone.end(), std::back_inserter(now));
