@@ -167,11 +167,12 @@ class WatchIdentityTest(harness.DaemonTestCase):
         self.assertGreaterEqual(injected, 0.9 * INJECTIONS, "the injections preempted the application")
         self.assertLessEqual(abs(counted - switches), TOLERANCE * switches,
                              "the real application's preemptions are all counted")
-        return stray, switches
+        return stray, min(injected, INJECTIONS)
 
     def test_a_user_names_the_application_and_impostors_are_not_it(self):
-        stray, switches = self.attack("  user: 0\n", 1)
-        self.assertGreaterEqual(stray, (1 - TOLERANCE) * switches, "the injector's preemptions are a stray task's")
+        stray, injections = self.attack("  user: 0\n", 1)
+        # The injector's preemptions are a stray task's (kernel workers bound to CPU 1 are not).
+        self.assertGreaterEqual(stray, (1 - TOLERANCE) * injections, "the injector's preemptions are a stray task's")
 
     def test_ipi_senders_age_out(self):
         daemon = self.bpf_daemon("  user: 0\n")
