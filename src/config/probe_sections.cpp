@@ -326,12 +326,30 @@ void read_cgroup(ConfigReader& r, const Entry& entry, std::string& cgroup) {
   cgroup = *text;
 }
 
+// A user name (letters, digits, '_', '-', '.', at most 32, not starting with '-') or a numeric uid.
+void read_application_user(ConfigReader& r, const Entry& entry, std::string& user) {
+  const std::string allowed = "a user name (letters, digits, '_', '-', '.', at most 32) or a numeric uid";
+  const std::optional<std::string> text = r.scalar(entry, allowed);
+  if (!text) return;
+  const bool ok = !text->empty() && text->size() <= 32 && (*text)[0] != '-' &&
+                  std::all_of(text->begin(), text->end(), [](char c) {
+                    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                           c == '_' || c == '-' || c == '.';
+                  });
+  if (!ok) {
+    r.expect(entry, allowed);
+    return;
+  }
+  user = *text;
+}
+
 }  // namespace
 
 void read_application_section(ConfigReader& r, const Entry& section, ApplicationSettings& application) {
   r.read_mapping(section,
                  {{"tasks", [&](const Entry& e) { read_name_patterns(r, e, "task name", application.tasks); }},
-                  {"cgroup", [&](const Entry& e) { read_cgroup(r, e, application.cgroup); }}});
+                  {"cgroup", [&](const Entry& e) { read_cgroup(r, e, application.cgroup); }},
+                  {"user", [&](const Entry& e) { read_application_user(r, e, application.user); }}});
 }
 
 void read_watch_section(ConfigReader& r, const Entry& section, WatchSettings& watch) {

@@ -13,7 +13,8 @@ void read_probes_section(ConfigReader& reader, const Entry& section, ProbesSetti
 
 // `expect:`: what the isolation posture should be (probes/posture_checks.h).
 void read_expect_section(ConfigReader& reader, const Entry& section, PostureExpectations& expect);
-// `application:`: the application's threads by name (`tasks`) and/or cgroup (`cgroup`).
+// `application:`: the application's threads by user (`user`) and/or cgroup (`cgroup`), narrowed
+// by name (`tasks`), or by name alone.
 void read_application_section(ConfigReader& reader, const Entry& section, ApplicationSettings& application);
 // `watch:`: the CPUs that run the application (`cpus`) and how they are read (`method`).
 void read_watch_section(ConfigReader& reader, const Entry& section, WatchSettings& watch);

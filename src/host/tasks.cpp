@@ -71,6 +71,13 @@ std::optional<std::vector<int>> parse_cpus_allowed_list(std::string_view status_
 // Each task's two files are opened from its process's task directory (openat) into one stack
 // buffer: a 1,024-CPU machine has thousands of tasks, and a path walk and a string per file cost
 // more than the files.
+std::optional<unsigned> parse_real_uid(std::string_view status_text) {
+  const std::optional<std::string_view> value = status_field(status_text, "Uid");
+  if (!value) return std::nullopt;
+  const std::vector<std::string_view> ids = split_words(*value);
+  return ids.empty() ? std::nullopt : parse_number<unsigned>(ids[0]);
+}
+
 std::vector<TaskSeen> read_tasks(const HostReader& host) {
   std::vector<TaskSeen> tasks;
   const Directory proc = host.proc_dir("");
@@ -82,9 +89,12 @@ std::vector<TaskSeen> read_tasks(const HostReader& host) {
       const std::optional<std::string_view> stat_text = task_dir.read((task + "/stat").c_str(), buffer);
       const std::optional<TaskStat> stat = stat_text ? parse_task_stat(*stat_text) : std::nullopt;
       if (!stat) continue;  // exited meanwhile
-      TaskSeen task_seen{pid, tid, stat->comm, stat->processor, {}, is_kernel_thread(*stat), stat->start_ticks};
-      if (const std::optional<std::string_view> status = task_dir.read((task + "/status").c_str(), buffer))
+      TaskSeen task_seen{pid, tid, stat->comm, stat->processor, {}, is_kernel_thread(*stat), stat->start_ticks,
+                         {}};
+      if (const std::optional<std::string_view> status = task_dir.read((task + "/status").c_str(), buffer)) {
         task_seen.allowed = parse_cpus_allowed_list(*status).value_or(std::vector<int>{});
+        task_seen.uid = parse_real_uid(*status);
+      }
       tasks.push_back(std::move(task_seen));
     }
   }

@@ -39,6 +39,9 @@ std::optional<std::string_view> status_field(std::string_view status_text, std::
 // The Cpus_allowed_list of /proc/PID/status text, or std::nullopt.
 std::optional<std::vector<int>> parse_cpus_allowed_list(std::string_view status_text);
 
+// The real user ID of /proc/PID/status text (the first of the Uid: line's four), or std::nullopt.
+std::optional<unsigned> parse_real_uid(std::string_view status_text);
+
 struct TaskSeen {
   int pid = 0;  // the thread group (process)
   int tid = 0;
@@ -47,6 +50,7 @@ struct TaskSeen {
   std::vector<int> allowed;  // empty when status was unreadable
   bool kernel_thread = false;
   unsigned long long start_ticks = 0;
+  std::optional<unsigned> uid;  // the real user ID; nullopt when status was unreadable
 };
 
 // Every thread under <procfs>/[0-9]*/task/[0-9]*, by pid then tid.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
 
 #include "host/attribution.h"
 #include "host/text.h"
@@ -116,7 +117,7 @@ void add_cpu_metrics(const BpfCpuFigures& cpu, const WatchReading& counts, std::
                           "Time device interrupt handlers took on the watched CPU, by IRQ (bpf, tracepoints).",
                           {{"cpu", label}, {"irq", std::to_string(irq)}, {"name", irq_name(counts, cpu.cpu, irq)}},
                           static_cast<double>(f.ns) * 1e-9));
-  for (const auto& [sender, n] : top_ipi_senders(cpu.ipi_senders))
+  for (const auto& [sender, n] : top_ipi_senders(cpu.ipi_senders, cpu.ipi_senders_other))
     out.push_back(counter("jitterd_watch_ipis_sent_total",
                           "IPIs sent to the watched CPU by the sending task's name (ipi:ipi_send_cpu and "
                           "ipi_send_cpumask; bpf), the 16 busiest, the rest as sender=\"other\".",
@@ -200,10 +201,59 @@ ProbeTable outlier_table(const WatchBpfHistory& history, std::string_view method
   return table;
 }
 
+// The program's own cost by handler and the role of the CPU it ran on (none: no role, the
+// program looked it up and returned). The time is measured where the program works (watched and
+// sampled CPUs); on the others it reads no clock, so only its runs count there.
+void add_program_costs(const BpfReading& now, std::vector<ProbeMetric>& out) {
+  for (std::size_t p = 0; p < now.programs.size(); ++p) {
+    const BpfProgramCosts& c = now.programs[p];
+    const std::string program(bpf_program_name(p));
+    const std::pair<std::string_view, const BpfProgramCost*> roles[] = {
+        {"watched", &c.watched}, {"sampled", &c.sampled}, {"none", &c.other}};
+    for (const auto& [role, cost] : roles) {
+      if (cost->runs == 0) continue;
+      out.push_back(counter("jitterd_watch_bpf_runs_total",
+                            "Runs of the watch's BPF program by handler and the role of the CPU it ran on "
+                            "(watched, sampled, none), counted by the program (bpf).",
+                            {{"program", program}, {"role", std::string(role)}}, static_cast<double>(cost->runs)));
+      if (role == "none" || !bpf_program_timed(p)) continue;
+      out.push_back(counter("jitterd_watch_bpf_run_seconds_total",
+                            "Time the watch's BPF program ran by handler on the watched and sampled CPUs, from "
+                            "its first clock read to its last, measured by the program (bpf).",
+                            {{"program", program}, {"role", std::string(role)}},
+                            static_cast<double>(cost->ns) * 1e-9));
+    }
+  }
+}
+
+// The same as a table: runs and ns per run (where timed) by handler and role, busiest first.
+ProbeTable program_cost_table(const BpfReading& now) {
+  ProbeTable table{
+      "the BPF program's own cost by handler (bpf; ns_per_run where it works: watched and sampled CPUs)",
+      {"program", "role", "runs", "ns_per_run"},
+      {}};
+  std::vector<std::tuple<std::uint64_t, std::string, std::string, Cell>> rows;
+  for (std::size_t p = 0; p < now.programs.size(); ++p) {
+    const BpfProgramCosts& c = now.programs[p];
+    const std::pair<std::string_view, const BpfProgramCost*> roles[] = {
+        {"watched", &c.watched}, {"sampled", &c.sampled}, {"none", &c.other}};
+    for (const auto& [role, cost] : roles)
+      if (cost->runs > 0)
+        rows.emplace_back(cost->runs, std::string(bpf_program_name(p)), std::string(role),
+                          role == "none" || !bpf_program_timed(p)
+                              ? Cell()
+                              : Cell(static_cast<double>(cost->ns) / static_cast<double>(cost->runs), 1));
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return std::get<0>(a) > std::get<0>(b); });
+  for (auto& [runs, program, role, per_run] : rows) table.rows.push_back({program, role, runs, per_run});
+  return table;
+}
+
 ProbeTable ipi_sender_table(const BpfReading& now) {
   ProbeTable table{"IPIs sent to watched CPUs by sender (bpf)", {"cpu", "sender", "count"}, {}};
   for (const BpfCpuFigures& cpu : now.cpus)
-    for (const auto& [sender, n] : top_ipi_senders(cpu.ipi_senders))
+    for (const auto& [sender, n] : top_ipi_senders(cpu.ipi_senders, cpu.ipi_senders_other))
       table.rows.push_back({cpu.cpu, printable(sender), n});
   return table;
 }
@@ -224,11 +274,15 @@ ProbeTable tick_stop_table(const BpfReading& now, std::string_view method) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::uint64_t>> top_ipi_senders(
-    const std::map<std::string, std::uint64_t>& senders) {
+    const std::map<std::string, std::uint64_t>& senders, std::uint64_t other) {
   std::vector<std::pair<std::string, std::uint64_t>> all(senders.begin(), senders.end());
   std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  if (all.size() <= kMaxIpiSendersPerCpu) return all;
-  std::uint64_t rest = 0;
+  if (all.size() <= kMaxIpiSendersPerCpu && other == 0) return all;
+  if (all.size() <= kMaxIpiSendersPerCpu) {
+    all.emplace_back("other", other);
+    return all;
+  }
+  std::uint64_t rest = other;
   for (std::size_t i = kMaxIpiSendersPerCpu; i < all.size(); ++i) rest += all[i].second;
   all.resize(kMaxIpiSendersPerCpu);
   all.emplace_back("other", rest);
@@ -280,20 +334,21 @@ void add_bpf_result(const BpfReading& now, const BpfReading* before, const Watch
   result.tables.push_back(tick_stop_table(now, method));
   if (bpf) {
     result.tables.push_back(ipi_sender_table(now));
+    result.tables.push_back(program_cost_table(now));
     result.metrics.push_back(
         counter("jitterd_watch_ipi_senders_untracked_total",
                 "IPIs to watched CPUs whose sender the program's full map could not take (bpf).", {},
                 static_cast<double>(now.ipi_senders_untracked)));
     result.metrics.push_back(gauge("jitterd_watch_application_untracked_threads",
-                                   "The application's threads the program's full map could not take: their "
+                                   "The application's threads the program's map could not take: their "
                                    "preemptions are not counted (bpf).",
                                    {}, static_cast<double>(engine.application_untracked())));
+    add_program_costs(now, result.metrics);
   }
   if (engine.application_untracked() > 0)
-    result.notes.push_back(
-        std::to_string(engine.application_untracked()) +
-        " of the application's threads do not fit the BPF program's map (16,384 threads): their "
-        "preemptions are not counted");
+    result.notes.push_back(std::to_string(engine.application_untracked()) +
+                           " of the application's threads could not be added to the BPF program's map: their "
+                           "preemptions are not counted");
   if (!missing.empty()) {
     std::string list;
     for (const std::string& t : missing) list += (list.empty() ? "" : ", ") + t;

@@ -56,8 +56,8 @@ void add_bpf_result(const BpfReading& now, const BpfReading* before, const Watch
 void add_tracer_wakeups(const std::map<int, std::uint64_t>& wakeups, ProbeResult& result);
 
 // The senders of IPIs to one CPU, the kMaxIpiSendersPerCpu busiest by name (ties by name) and the
-// rest summed as "other", busiest first.
+// rest summed as "other" with `other` (the IPIs of names the loader did not keep), busiest first.
 std::vector<std::pair<std::string, std::uint64_t>> top_ipi_senders(
-    const std::map<std::string, std::uint64_t>& senders);
+    const std::map<std::string, std::uint64_t>& senders, std::uint64_t other = 0);
 
 }  // namespace jitterd

@@ -328,6 +328,10 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
   for (const std::string& problem : reading.problems) problems += (problems.empty() ? "" : "; ") + problem;
   result.states["problems"] = {problems.empty() ? "none" : problems, !problems.empty()};
   if (context.watched.empty()) result.notes.push_back("no CPU is watched (watch.cpus chose none)");
+  if (settings_.application.named() && settings_.application.by_name_only())
+    result.notes.push_back(
+        "the application is named by task names only: any local user can start threads of those names and be "
+        "counted as the application; set application.user or application.cgroup (docs/watch.md)");
   return result;
 }
 

@@ -2,8 +2,10 @@
 #include "watch/application.h"
 
 #include <fnmatch.h>
+#include <pwd.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "host/tasks.h"
 #include "host/text.h"
@@ -27,13 +29,33 @@ std::optional<ApplicationThread> read_thread(const HostReader& host, int tid, co
   const std::optional<TaskStat> stat = stat_text ? parse_task_stat(*stat_text) : std::nullopt;
   const std::optional<std::string> status = host.read_proc(dir + "/status");
   if (!stat || !status || is_kernel_thread(*stat)) return std::nullopt;
-  ApplicationThread thread{thread_group_of(*status), tid, stat->comm, stat->start_ticks, stat->processor, {}};
+  ApplicationThread thread{thread_group_of(*status), tid, stat->comm, stat->start_ticks, stat->processor, {}, {}};
   thread.allowed = parse_cpus_allowed_list(*status).value_or(std::vector<int>{});
+  thread.uid = parse_real_uid(*status);
   return thread;
+}
+
+// The configured user's uid: `wanted` is false when no user is configured; an unknown user is a
+// problem and matches no thread (the search never falls back to names alone).
+struct UserFilter {
+  bool wanted = false;
+  std::optional<unsigned> uid;
+  bool admits(const std::optional<unsigned>& thread_uid) const { return !wanted || (uid && thread_uid == uid); }
+};
+
+UserFilter user_filter(const ApplicationSettings& application, ApplicationSearch& search) {
+  UserFilter filter{!application.user.empty(), std::nullopt};
+  if (!filter.wanted) return filter;
+  filter.uid = user_id_of(application.user);
+  if (!filter.uid)
+    search.problems.push_back("application: user " + printable(application.user) +
+                              ": no such user on this host: no thread is the application's");
+  return filter;
 }
 
 ApplicationSearch search_cgroup(const HostReader& host, const ApplicationSettings& application) {
   ApplicationSearch search;
+  const UserFilter user = user_filter(application, search);
   const std::string relative = cgroup_relative_path(application.cgroup);
   const std::string file = "fs/cgroup/" + relative + (relative.empty() ? "" : "/") + "cgroup.threads";
   const std::optional<std::string> text = relative.empty() ? std::nullopt : host.read_sys(file);
@@ -48,7 +70,7 @@ ApplicationSearch search_cgroup(const HostReader& host, const ApplicationSetting
   std::sort(tids.begin(), tids.end());
   for (int tid : tids) {
     std::optional<ApplicationThread> thread = read_thread(host, tid, std::to_string(tid));
-    if (!thread) continue;
+    if (!thread || !user.admits(thread->uid)) continue;
     if (!application.tasks.empty() && !matches_any_pattern(application.tasks, thread->comm)) continue;
     search.threads.push_back(std::move(*thread));
   }
@@ -80,14 +102,29 @@ bool matches_any_pattern(const std::vector<std::string>& patterns, std::string_v
                      [&](const std::string& pattern) { return fnmatch(pattern.c_str(), name.c_str(), 0) == 0; });
 }
 
+std::optional<unsigned> user_id_of(const std::string& user) {
+  unsigned number = 0;
+  const auto [end, error] = std::from_chars(user.data(), user.data() + user.size(), number);
+  if (!user.empty() && error == std::errc() && end == user.data() + user.size()) return number;
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (::getpwnam_r(user.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr)
+    return std::nullopt;
+  return found->pw_uid;
+}
+
 ApplicationSearch find_application_threads(const HostReader& host, const ApplicationSettings& application) {
   if (!application.cgroup.empty()) return search_cgroup(host, application);
   ApplicationSearch search;
-  if (application.tasks.empty()) return search;
+  if (!application.named()) return search;
+  const UserFilter user = user_filter(application, search);
+  if (user.wanted && !user.uid) return search;
   for (TaskSeen& task : read_tasks(host)) {
-    if (task.kernel_thread || !matches_any_pattern(application.tasks, task.comm)) continue;
-    search.threads.push_back(
-        {task.pid, task.tid, std::move(task.comm), task.start_ticks, task.processor, std::move(task.allowed)});
+    if (task.kernel_thread || !user.admits(task.uid)) continue;
+    if (!application.tasks.empty() && !matches_any_pattern(application.tasks, task.comm)) continue;
+    search.threads.push_back({task.pid, task.tid, std::move(task.comm), task.start_ticks, task.processor,
+                              std::move(task.allowed), task.uid});
   }
   return search;
 }
@@ -96,6 +133,7 @@ ApplicationSearch find_application_threads_in(const HostReader& host, const Appl
                                               const std::vector<int>& pids) {
   if (!application.cgroup.empty()) return search_cgroup(host, application);
   ApplicationSearch search;
+  const UserFilter user = user_filter(application, search);
   for (int pid : pids) {
     std::vector<int> tids;
     for (const std::string& name : host.list_proc(std::to_string(pid) + "/task"))
@@ -104,7 +142,8 @@ ApplicationSearch find_application_threads_in(const HostReader& host, const Appl
     for (int tid : tids) {
       std::optional<ApplicationThread> thread =
           read_thread(host, tid, std::to_string(pid) + "/task/" + std::to_string(tid));
-      if (!thread || thread->pid != pid || !matches_any_pattern(application.tasks, thread->comm)) continue;
+      if (!thread || thread->pid != pid || !user.admits(thread->uid)) continue;
+      if (!application.tasks.empty() && !matches_any_pattern(application.tasks, thread->comm)) continue;
       search.threads.push_back(std::move(*thread));
     }
   }

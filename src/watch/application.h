@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The application jitterd watches, named once in the configuration (`application:`), and the
-// search for its threads: by task name (fnmatch(3) patterns over /proc/PID/task/TID/stat's comm)
-// and/or by cgroup (a cgroup v2 directory's cgroup.threads; with both, a thread must be in the
-// cgroup and match a pattern). The posture probe uses the same patterns to tell the
+// search for its threads: by what a local user cannot forge, its user (the thread's real user ID)
+// and/or its cgroup (a cgroup v2 directory's cgroup.threads), narrowed by task name (fnmatch(3)
+// patterns over /proc/PID/task/TID/stat's comm); every one configured must hold. Task names
+// alone also work, but any user can start threads of those names (docs/robustness.md). The posture probe uses the same patterns to tell the
 // application's tasks from strays. Reads go through a HostReader (fixture trees in tests); a
 // thread that exits while being read is skipped. Call from a housekeeping thread: a search by
 // name walks every thread of the machine.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,7 +22,10 @@ struct ApplicationSettings {
   std::vector<std::string> tasks;  // fnmatch(3) patterns of thread names ("trader*")
   // A cgroup v2 path relative to the cgroup root ("system.slice/trader.service"); "" for none.
   std::string cgroup;
-  bool named() const { return !tasks.empty() || !cgroup.empty(); }
+  std::string user;  // a user name or numeric uid; "" for none
+  bool named() const { return !tasks.empty() || !cgroup.empty() || !user.empty(); }
+  // Identified by names only: anyone can impersonate it.
+  bool by_name_only() const { return cgroup.empty() && user.empty(); }
   bool operator==(const ApplicationSettings&) const = default;
 };
 
@@ -38,7 +43,11 @@ struct ApplicationThread {
   unsigned long long start_ticks = 0;  // /proc stat field 22: with tid, the thread's identity
   int processor = 0;                   // the CPU it last ran on
   std::vector<int> allowed;            // Cpus_allowed_list; empty when unreadable
+  std::optional<unsigned> uid;         // the real user ID; nullopt when unreadable
 };
+
+// `user` (a name or a numeric uid) as a uid, from the host's user database; nullopt if unknown.
+std::optional<unsigned> user_id_of(const std::string& user);
 
 struct ApplicationSearch {
   std::vector<ApplicationThread> threads;  // by pid, then tid

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The BPF program's sources of time (watch/bpf/watch_bpf.h enum jd_source) and timer:tick_stop's
-// dependency bits, named as the kernel does, and each source's cause in attribution's vocabulary
+// The BPF program's sources of time (watch/bpf/watch_bpf.h enum jd_source), its handlers (enum
+// jd_program) and timer:tick_stop's dependency bits, named as the kernel does, and each source's cause in attribution's vocabulary
 // (host/attribution.h cause_names, "preempted" for the preemptions) and preempting task class.
 #include <array>
 #include <string_view>
@@ -51,6 +51,42 @@ constexpr std::array<std::string_view, JD_SOURCES> kSourceCauses = {
 
 static_assert(!kSourceCauses.back().empty(), "a cause for every source");
 
+// As the BPF programs are named (watch.bpf.c), in enum jd_program order.
+constexpr std::array<std::string_view, JD_PROGRAMS> kProgramNames = {"irq_entry",
+                                                                     "irq_exit",
+                                                                     "softirq_entry",
+                                                                     "softirq_exit",
+                                                                     "local_timer_entry",
+                                                                     "local_timer_exit",
+                                                                     "reschedule_entry",
+                                                                     "reschedule_exit",
+                                                                     "call_function_entry",
+                                                                     "call_function_exit",
+                                                                     "call_function_single_entry",
+                                                                     "call_function_single_exit",
+                                                                     "irq_work_entry",
+                                                                     "irq_work_exit",
+                                                                     "x86_platform_ipi_entry",
+                                                                     "x86_platform_ipi_exit",
+                                                                     "thermal_apic_entry",
+                                                                     "thermal_apic_exit",
+                                                                     "threshold_apic_entry",
+                                                                     "threshold_apic_exit",
+                                                                     "deferred_error_apic_entry",
+                                                                     "deferred_error_apic_exit",
+                                                                     "spurious_apic_entry",
+                                                                     "spurious_apic_exit",
+                                                                     "error_apic_entry",
+                                                                     "error_apic_exit",
+                                                                     "tlb_flush",
+                                                                     "nmi_handler",
+                                                                     "ipi_send_cpu",
+                                                                     "ipi_send_cpumask",
+                                                                     "tick_stop",
+                                                                     "sched_switch"};
+
+static_assert(!kProgramNames.back().empty(), "a name for every program");
+
 constexpr std::array<std::string_view, JD_TICK_DEPENDENCIES> kTickDependencies = {
     "POSIX_TIMER", "PERF_EVENTS", "SCHED", "CLOCK_UNSTABLE", "RCU", "RCU_EXP", "bit6", "bit7"};
 
@@ -72,6 +108,13 @@ std::string_view bpf_source_task_class(std::size_t source) {
     default:
       return "";
   }
+}
+std::size_t bpf_program_count() { return JD_PROGRAMS; }
+std::string_view bpf_program_name(std::size_t program) {
+  return program < JD_PROGRAMS ? kProgramNames[program] : "?";
+}
+bool bpf_program_timed(std::size_t program) {
+  return program < JD_PROGRAMS && program != JD_PROG_IPI_SEND_CPU && program != JD_PROG_IPI_SEND_CPUMASK;
 }
 std::string_view bpf_tick_dependency_name(std::size_t bit) {
   return bit < kTickDependencies.size() ? kTickDependencies[bit] : "?";

@@ -14,11 +14,14 @@
 #include <stdexcept>
 #include <utility>
 
+#include "watch/bpf_map_reads.h"
 #include "watch_bpf.h"
 #include "watch_bpf.skel.h"
 
 namespace jitterd {
 namespace {
+
+using namespace bpf_maps;
 
 static_assert(kBpfBuckets == JD_BUCKETS);
 static_assert(sizeof(BpfCpuFigures::tick_stop_failures) / sizeof(std::uint64_t) == JD_TICK_DEPENDENCIES);
@@ -92,81 +95,15 @@ BpfOutlier outlier_of(const jd_outlier& raw) {
   return o;
 }
 
-// The per-CPU figures of each source: one lookup per source copies every CPU's slot.
-void read_figures(int fd, std::size_t cpus, BpfReading& reading) {
-  static_assert(sizeof(jd_figures) % 8 == 0);
-  std::vector<jd_figures> per_cpu(cpus);
-  for (std::uint32_t source = 0; source < JD_SOURCES; ++source) {
-    if (bpf_map_lookup_elem(fd, &source, per_cpu.data()) != 0) continue;
-    for (BpfCpuFigures& c : reading.cpus) {
-      if (c.cpu < 0 || static_cast<std::size_t>(c.cpu) >= cpus) continue;
-      const jd_figures& raw = per_cpu[static_cast<std::size_t>(c.cpu)];
-      BpfFigures& f = c.sources[source];
-      f.count = raw.count;
-      f.ns = raw.ns;
-      f.max_ns = raw.max_ns;
-      std::copy(std::begin(raw.buckets), std::end(raw.buckets), f.buckets.begin());
-    }
+// The kernel's pid_max: the program's thread map holds that many, so every thread fits.
+std::uint32_t thread_map_entries() {
+  std::uint64_t pid_max = 4u << 20;  // PID_MAX_LIMIT on 64-bit
+  if (std::FILE* f = std::fopen("/proc/sys/kernel/pid_max", "r")) {
+    unsigned long long read = 0;
+    if (std::fscanf(f, "%llu", &read) == 1 && read > 0) pid_max = read;
+    std::fclose(f);
   }
-}
-
-std::vector<jd_cpu_counters> all_counters(int fd, std::size_t cpus) {
-  static_assert(sizeof(jd_cpu_counters) % 8 == 0);
-  std::vector<jd_cpu_counters> counters(cpus);
-  const std::uint32_t zero = 0;
-  if (bpf_map_lookup_elem(fd, &zero, counters.data()) != 0) return {};
-  return counters;
-}
-
-void read_counters(int fd, std::size_t cpus, BpfReading& reading) {
-  const std::vector<jd_cpu_counters> counters = all_counters(fd, cpus);
-  if (counters.empty()) return;
-  for (BpfCpuFigures& c : reading.cpus) {
-    if (c.cpu < 0 || static_cast<std::size_t>(c.cpu) >= cpus) continue;
-    const jd_cpu_counters& raw = counters[static_cast<std::size_t>(c.cpu)];
-    std::copy(std::begin(raw.tick_stop_failures), std::end(raw.tick_stop_failures), c.tick_stop_failures.begin());
-    c.tick_stop_failures_unknown = raw.tick_stop_failures_unknown;
-    c.outliers_lost = raw.outliers_lost;
-    c.unmatched_exits = raw.unmatched_exits;
-    c.too_deep = raw.too_deep;
-  }
-  for (const jd_cpu_counters& raw : counters) reading.ipi_senders_untracked += raw.ipi_senders_untracked;
-}
-
-// Every entry of one of the program's hash maps (each holds at most kHashEntries): a walk of its
-// keys, then each key's value; an entry deleted between the two is skipped.
-constexpr int kHashEntries = 4096;
-template <typename Key, typename Value, typename Visit>
-void walk_hash(int fd, Visit visit) {
-  Key key{}, next{};
-  const Key* previous = nullptr;
-  for (int walked = 0; walked < kHashEntries && bpf_map_get_next_key(fd, previous, &next) == 0; ++walked) {
-    key = next;
-    previous = &key;
-    Value value{};
-    if (bpf_map_lookup_elem(fd, &key, &value) == 0) visit(key, value);
-  }
-}
-
-BpfCpuFigures* watched_cpu(BpfReading& reading, std::uint32_t cpu) {
-  for (BpfCpuFigures& c : reading.cpus)
-    if (c.cpu == static_cast<int>(cpu)) return &c;
-  return nullptr;
-}
-
-void read_device_irqs(int fd, BpfReading& reading) {
-  walk_hash<jd_irq_key, jd_irq_figures>(fd, [&](const jd_irq_key& key, const jd_irq_figures& raw) {
-    if (BpfCpuFigures* c = watched_cpu(reading, key.cpu))
-      c->device_irqs[static_cast<int>(key.irq)] = {raw.count, raw.ns, raw.max_ns};
-  });
-}
-
-// IPIs sent to watched CPUs, by the sender's name.
-void read_ipi_senders(int fd, BpfReading& reading) {
-  walk_hash<jd_ipi_sender_key, std::uint64_t>(fd, [&](const jd_ipi_sender_key& key, std::uint64_t count) {
-    if (BpfCpuFigures* c = watched_cpu(reading, key.cpu))
-      c->ipi_senders[std::string(key.comm, strnlen(key.comm, sizeof(key.comm)))] += count;
-  });
+  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(pid_max, 1024, 4u << 20));
 }
 
 }  // namespace
@@ -281,6 +218,19 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
   l.skeleton->rodata->jitterd_tgid = static_cast<std::uint32_t>(options.jitterd_tgid);
   l.skeleton->rodata->watched_count =
       static_cast<std::uint32_t>(std::min<std::size_t>(options.cpus.size(), JD_MAX_WATCHED));
+  for (std::uint32_t i = 0; i < l.skeleton->rodata->watched_count; ++i) {
+    const auto cpu = static_cast<std::uint32_t>(options.cpus[i]);
+    if (cpu >= JD_MAX_WATCHED) continue;  // beyond the mask the program reads
+    l.skeleton->rodata->watched_bits[cpu / 64] |= std::uint64_t{1} << (cpu % 64);
+    l.skeleton->rodata->watched_words = std::max(l.skeleton->rodata->watched_words, cpu / 64 + 1);
+  }
+  watch->thread_capacity_ = thread_map_entries();
+  if (const int error = bpf_map__set_max_entries(l.skeleton->maps.application,
+                                                 static_cast<std::uint32_t>(watch->thread_capacity_));
+      error != 0) {
+    why_not = load_failure(-error);
+    return nullptr;
+  }
   if (const int error = watch_bpf__load(l.skeleton); error != 0) {
     why_not = load_failure(-error);
     return nullptr;
@@ -343,7 +293,7 @@ void BpfWatch::track(std::vector<int> application, std::vector<int> samplers) {
   const std::uint8_t one = 1;
   for (int tid : added) {
     const auto key = static_cast<std::uint32_t>(tid);
-    if (bpf_map_update_elem(fd, &key, &one, BPF_ANY) == 0) kept.push_back(tid);  // else the map is full
+    if (bpf_map_update_elem(fd, &key, &one, BPF_ANY) == 0) kept.push_back(tid);  // else no memory for it
   }
   std::vector<int> now;
   std::set_difference(tracked_.begin(), tracked_.end(), gone.begin(), gone.end(), std::back_inserter(now));
@@ -359,6 +309,25 @@ void BpfWatch::track(std::vector<int> application, std::vector<int> samplers) {
 
 void BpfWatch::drain() { ring_buffer__consume(loaded_->ring); }
 
+// The IPI senders' map: each entry's rise goes to the totals, and the entries idle for a whole
+// window are deleted, so the map holds about one window's senders and never stays full (an IPI
+// counted in the instant between the program's lookup of an idle entry and its deletion is lost).
+void BpfWatch::age_ipi_senders(BpfReading& reading) {
+  const int fd = bpf_map__fd(loaded_->skeleton->maps.ipi_senders);
+  std::vector<jd_ipi_sender_key> keys;
+  std::vector<IpiSenderEntry> entries;
+  walk_hash<jd_ipi_sender_key, std::uint64_t>(fd, [&](const jd_ipi_sender_key& key, std::uint64_t count) {
+    keys.push_back(key);
+    entries.push_back({key.cpu, std::string(key.comm, strnlen(key.comm, sizeof(key.comm))), count});
+  });
+  for (std::size_t idle : ipi_senders_.update(entries))
+    if (bpf_map_delete_elem(fd, &keys[idle]) != 0) ipi_senders_.not_deleted(entries[idle]);
+  for (BpfCpuFigures& c : reading.cpus) {
+    c.ipi_senders = ipi_senders_.totals(c.cpu);
+    c.ipi_senders_other = ipi_senders_.other(c.cpu);
+  }
+}
+
 BpfReading BpfWatch::read() {
   Loaded& l = *loaded_;
   BpfReading reading;
@@ -372,7 +341,8 @@ BpfReading BpfWatch::read() {
   read_figures(bpf_map__fd(l.skeleton->maps.figures), cpus, reading);
   read_counters(bpf_map__fd(l.skeleton->maps.counters), cpus, reading);
   read_device_irqs(bpf_map__fd(l.skeleton->maps.irqs), reading);
-  read_ipi_senders(bpf_map__fd(l.skeleton->maps.ipi_senders), reading);
+  age_ipi_senders(reading);
+  reading.programs = read_costs(bpf_map__fd(l.skeleton->maps.costs), l.role);
   drain();
   reading.outliers = std::move(l.watched_pending);
   reading.outliers_dropped = std::exchange(l.watched_dropped, 0);

@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "watch/ipi_senders.h"
 #include "watch/kernel_watch.h"
 
 namespace jitterd {
@@ -64,13 +65,37 @@ struct BpfCpuFigures {
   std::uint64_t outliers_lost = 0;    // the ring was full
   std::uint64_t unmatched_exits = 0;  // an exit with no entry: the program attached mid-interrupt
   std::uint64_t too_deep = 0;         // nesting beyond the program's stack
-  // IPIs sent to this CPU by the sending task's name (ipi:ipi_send_cpu and ipi_send_cpumask).
+  // IPIs sent to this CPU by the sending task's name (ipi:ipi_send_cpu and ipi_send_cpumask),
+  // cumulative: at most kMaxIpiSenderNames names (watch/ipi_senders.h), the IPIs of further names
+  // in ipi_senders_other.
   std::map<std::string, std::uint64_t> ipi_senders;
+  std::uint64_t ipi_senders_other = 0;
 };
 
 // timer:tick_stop's dependency bit b: "POSIX_TIMER", "PERF_EVENTS", "SCHED", "CLOCK_UNSTABLE",
 // "RCU", "RCU_EXP", then "bit6", "bit7".
 std::string_view bpf_tick_dependency_name(std::size_t bit);
+
+// The program's handlers, named as its BPF programs are ("irq_entry", ..., "sched_switch").
+std::size_t bpf_program_count();
+std::string_view bpf_program_name(std::size_t program);
+// Whether a handler times its runs where its CPU has a role: all but the IPI senders, which run on
+// the sending CPU and read no clock.
+bool bpf_program_timed(std::size_t program);
+
+// One handler's cost on the CPUs of one role, cumulative from the load: every run counts; the time
+// (the handler's first clock read to its last) is measured on the watched and sampled CPUs only,
+// where it does its work (on the others it reads no clock: it looks its CPU's role up and returns).
+struct BpfProgramCost {
+  std::uint64_t runs = 0;
+  std::uint64_t ns = 0;
+  bool operator==(const BpfProgramCost&) const = default;
+};
+// By role: the watched CPUs, the sampled CPUs, every other CPU.
+struct BpfProgramCosts {
+  BpfProgramCost watched, sampled, other;
+  bool operator==(const BpfProgramCosts&) const = default;
+};
 
 struct BpfOutlier {
   std::uint64_t start_ns = 0;  // CLOCK_MONOTONIC: its entry, or the switch away from the thread
@@ -89,6 +114,7 @@ struct BpfReading {
   std::vector<BpfOutlier> outliers;         // drained from the ring since the previous reading, oldest first
   std::uint64_t outliers_dropped = 0;       // drained but beyond kMaxOutliersPerReading, not kept
   std::uint64_t ipi_senders_untracked = 0;  // IPIs to watched CPUs whose sender the full map could not take
+  std::vector<BpfProgramCosts> programs;    // by program (bpf_program_name)
 };
 
 inline constexpr std::size_t kMaxOutliersPerReading = 1024;
@@ -144,9 +170,12 @@ class BpfWatch : public KernelWatch {
   const std::vector<std::string>& missing_tracepoints() const override { return missing_; }
   const std::vector<int>& cpus() const override { return options_.cpus; }
   const Options& options() const { return options_; }
-  // Of the threads set_application was last given, those the program's full map could not take
-  // (their preemptions are not counted).
+  // Of the threads set_application was last given, those the program's map could not take
+  // (their preemptions are not counted): the map holds pid_max threads, so only a failed
+  // allocation leaves one out.
   std::size_t application_untracked() const override { return application_untracked_; }
+  // The threads the program's map can hold (the kernel's pid_max when the program loaded).
+  std::size_t thread_capacity() const { return thread_capacity_; }
 
  private:
   struct Loaded;
@@ -156,6 +185,9 @@ class BpfWatch : public KernelWatch {
   std::vector<std::string> missing_;
   void track(std::vector<int> application, std::vector<int> samplers);
   void drain();
+  void age_ipi_senders(BpfReading& reading);
+  std::size_t thread_capacity_ = 0;
+  IpiSenderTotals ipi_senders_;
   std::vector<int> application_, samplers_;  // as last set, sorted
   std::vector<int> tracked_;                 // sorted, as in the program's map
   std::size_t application_untracked_ = 0;

@@ -441,7 +441,7 @@ SizeFigures run_size(const synthetic::HostShape& shape, const std::vector<ProbeS
     std::vector<pid_t> app_tids;
     for (int cpu : sampled) app_tids.push_back(static_cast<pid_t>(700000 + cpu));
     host.add_pinned_threads(424242, "trader-poll", sampled, app_tids);
-    WatchEngine engine({{"trader*"}, ""}, sampled);
+    WatchEngine engine({{"trader*"}, "", ""}, sampled);
     std::vector<double> watch_wall, watch_cpu;
     WatchReading reading;
     for (int run = 0; run <= repeats; ++run) {
@@ -455,7 +455,7 @@ SizeFigures run_size(const synthetic::HostShape& shape, const std::vector<ProbeS
     std::vector<double> walk_wall, walk_cpu;
     for (int run = 0; run < repeats; ++run) {
       const Stopwatch walking;
-      const ApplicationSearch found = find_application_threads(reader, {{"trader*"}, ""});
+      const ApplicationSearch found = find_application_threads(reader, {{"trader*"}, "", ""});
       walking.stop(walk_wall, walk_cpu);
       expect(found.threads.size() == sampled.size(), "the whole walk finds every application thread");
     }

@@ -9,20 +9,31 @@
 // With --shootdowns N --shooter-cpu C, a second thread ("tlb-shooter", pinned to C) waits for
 // SIGUSR1 and then maps, touches and unmaps one page N times: each unmap flushes the TLB of every
 // other CPU running this process, so the polling CPU takes N TLB shootdown IPIs, known IPIs for
-// the watch test. It prints "busy_app: shootdowns N" to stderr when they are done.
+// the watch test. It prints "busy_app: shootdowns N" to stderr when they are done. With
+// --shooter-names K it takes a new name before each shootdown, K names per round ("r2-417": the
+// round, then the shootdown's number modulo K), so the IPIs come from K senders a round.
 //
-// "busy_app: running" goes to stderr once pinned (and SCHED_FIFO), before it starts polling.
+// With --impostors N --user UID it is an impostor instead: it pins itself, becomes UID, starts N
+// threads named --name that sleep on that CPU (pinned too: they are the application's by name
+// and CPU), and sleeps --seconds without polling; the watch test's attack on the application's
+// identity.
+//
+// "busy_app: running" goes to stderr once pinned (and SCHED_FIFO, or the impostors started),
+// before it starts polling.
 // Exit: 0 done, 64 usage error, 77 pinning or SCHED_FIFO refused (the caller skips).
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -38,7 +49,7 @@ constexpr int kSkip = 77;
 [[noreturn]] void usage(const std::string& message) {
   std::fprintf(stderr,
                "busy_app: %s\nusage: busy_app [--cpu N] [--priority 0..98] [--seconds S] [--name NAME] "
-               "[--shootdowns N --shooter-cpu C]\n",
+               "[--shootdowns N --shooter-cpu C [--shooter-names K]] [--impostors N --user UID]\n",
                message.c_str());
   std::exit(kUsage);
 }
@@ -62,6 +73,7 @@ std::atomic<std::uint64_t> polled{0};  // the "ring" it polls: written by nobody
 struct Shooter {
   long count = 0;
   int cpu = 0;
+  long names = 0;
 };
 
 // Waits for SIGUSR1 (blocked in every thread, so only sigwait takes it), then shoots down.
@@ -75,10 +87,14 @@ void* shoot(void* arg) {
   sigset_t wanted;
   sigemptyset(&wanted);
   sigaddset(&wanted, SIGUSR1);
-  for (;;) {
+  for (long round = 1;; ++round) {
     int signal = 0;
     if (sigwait(&wanted, &signal) != 0) return nullptr;
     for (long i = 0; i < shooter->count; ++i) {
+      if (shooter->names > 0) {
+        const std::string name = "r" + std::to_string(round % 1000) + "-" + std::to_string(i % shooter->names);
+        prctl(PR_SET_NAME, name.substr(0, 15).c_str(), 0, 0, 0);
+      }
       void* page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (page == MAP_FAILED) return nullptr;
       static_cast<volatile char*>(page)[0] = 1;  // a present page: its unmap must flush
@@ -88,12 +104,39 @@ void* shoot(void* arg) {
   }
 }
 
+void* sleep_forever(void*) {
+  for (;;) pause();
+}
+
+// Becomes `uid` and starts `count` sleeping threads (their names and CPU inherited): exits 77 when
+// refused.
+void start_impostors(long count, long uid) {
+  const rlimit unlimited{RLIM_INFINITY, RLIM_INFINITY};
+  setrlimit(RLIMIT_NPROC, &unlimited);  // as root, before becoming the user: the threads count
+  if (setresgid(static_cast<gid_t>(uid), static_cast<gid_t>(uid), static_cast<gid_t>(uid)) != 0 ||
+      setresuid(static_cast<uid_t>(uid), static_cast<uid_t>(uid), static_cast<uid_t>(uid)) != 0) {
+    std::fprintf(stderr, "busy_app: cannot become uid %ld: %s\n", uid, std::strerror(errno));
+    std::exit(kSkip);
+  }
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN);
+  for (long i = 0; i < count; ++i) {
+    pthread_t thread;
+    if (int error = pthread_create(&thread, &attr, sleep_forever, nullptr); error != 0) {
+      std::fprintf(stderr, "busy_app: impostor thread %ld of %ld: %s\n", i, count, std::strerror(error));
+      std::exit(kSkip);
+    }
+    pthread_detach(thread);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int cpu = 1, priority = 0;
   Shooter shooter;
-  long seconds = 10;
+  long seconds = 10, impostors = 0, user = -1;
   std::string name = "busyapp-poll";
   for (int i = 1; i < argc; ++i) {
     const std::string_view flag = argv[i];
@@ -107,8 +150,14 @@ int main(int argc, char** argv) {
       seconds = parse_int(flag, value);
     else if (flag == "--shootdowns")
       shooter.count = parse_int(flag, value);
+    else if (flag == "--shooter-names")
+      shooter.names = parse_int(flag, value);
     else if (flag == "--shooter-cpu")
       shooter.cpu = static_cast<int>(parse_int(flag, value));
+    else if (flag == "--impostors")
+      impostors = parse_int(flag, value);
+    else if (flag == "--user")
+      user = parse_int(flag, value);
     else if (flag == "--name")
       name = std::string(value).substr(0, 15);  // TASK_COMM_LEN - 1
     else
@@ -117,6 +166,7 @@ int main(int argc, char** argv) {
   if (cpu < 0 || cpu >= CPU_SETSIZE) usage("--cpu: out of range");
   if (priority < 0 || priority > 98) usage("--priority: must be 0..98");
   if (seconds < 1) usage("--seconds: must be at least 1");
+  if ((impostors > 0) != (user >= 0)) usage("--impostors and --user go together");
   prctl(PR_SET_NAME, name.c_str(), 0, 0, 0);
   sigset_t blocked;
   sigemptyset(&blocked);
@@ -141,6 +191,12 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "busy_app: SCHED_FIFO %d refused: %s\n", priority, std::strerror(error));
       return kSkip;
     }
+  }
+  if (impostors > 0) {
+    start_impostors(impostors, user);
+    std::fprintf(stderr, "busy_app: running\n");
+    sleep(static_cast<unsigned>(seconds));
+    return 0;
   }
   std::fprintf(stderr, "busy_app: running\n");
   const std::int64_t end = monotonic_ns() + seconds * 1'000'000'000;

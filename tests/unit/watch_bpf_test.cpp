@@ -15,6 +15,7 @@
 #include "probes/watch_bpf_result.h"
 #include "probes/watch_probe.h"
 #include "watch/bpf_watch.h"
+#include "watch/ipi_senders.h"
 
 using namespace jitterd;
 using jitterd::testing::named;
@@ -89,6 +90,9 @@ TEST_CASE("bpf result: figures by cause, the histogram, preemptions by class, ti
   WatchBpfHistory history;
   ProbeResult result;
   for (int i = 0; i < 20; ++i) c.ipi_senders["task" + std::to_string(i)] = static_cast<std::uint64_t>(100 - i);
+  c.ipi_senders_other = 5;  // names beyond what the loader keeps
+  now.programs.resize(bpf_program_count());
+  now.programs[bpf_program_count() - 1] = {{10, 20000}, {}, {1000, 0}};  // sched_switch
   jitterd::testing::FakeKernelWatch engine;
   engine.missing = {"irq_vectors:thermal_apic_entry"};
   add_bpf_result(now, &before, counts, history, engine, result);
@@ -117,7 +121,19 @@ TEST_CASE("bpf result: figures by cause, the histogram, preemptions by class, ti
   // IPI senders: the 16 busiest by name, the other four summed.
   CHECK(named(result, "jitterd_watch_ipis_sent_total").size() == kMaxIpiSendersPerCpu + 1);
   CHECK(value(result, "jitterd_watch_ipis_sent_total", {{"cpu", "3"}, {"sender", "task0"}}) == 100);
-  CHECK(value(result, "jitterd_watch_ipis_sent_total", {{"cpu", "3"}, {"sender", "other"}}) == 84 + 83 + 82 + 81);
+  CHECK(value(result, "jitterd_watch_ipis_sent_total", {{"cpu", "3"}, {"sender", "other"}}) ==
+        84 + 83 + 82 + 81 + 5);
+  CHECK(top_ipi_senders({{"a", 3}}, 2) ==
+        std::vector<std::pair<std::string, std::uint64_t>>{{"a", 3}, {"other", 2}});
+
+  // The program's own cost: runs by role, time where it was measured (not on CPUs with no role).
+  CHECK(bpf_program_name(bpf_program_count() - 1) == "sched_switch");
+  CHECK(value(result, "jitterd_watch_bpf_runs_total", {{"program", "sched_switch"}, {"role", "watched"}}) == 10);
+  CHECK(value(result, "jitterd_watch_bpf_run_seconds_total", {{"program", "sched_switch"}, {"role", "watched"}}) ==
+        Approx(20000e-9));
+  CHECK(value(result, "jitterd_watch_bpf_runs_total", {{"program", "sched_switch"}, {"role", "none"}}) == 1000);
+  CHECK(named(result, "jitterd_watch_bpf_run_seconds_total").size() == 1);
+  CHECK(named(result, "jitterd_watch_bpf_runs_total").size() == 2);  // a role without runs is not exported
 
   const auto histograms = named(result, "jitterd_watch_interruption_duration_seconds");
   REQUIRE(histograms.size() == 1);
@@ -179,4 +195,30 @@ TEST_CASE("configuration: watch.outlier_threshold", "[watch][bpf][config]") {
   CHECK(parse_config("watch:\n  cpus: 1\n  outlier_threshold: 150us\n", "t.yaml").probes.watch.outlier_threshold ==
         std::chrono::microseconds(150));
   CHECK_THROWS_AS(parse_config("watch:\n  outlier_threshold: 10ns\n", "t.yaml"), ConfigErrors);
+}
+
+TEST_CASE("bpf IPI senders: totals by rise, idle entries returned for deletion, names bounded", "[watch][bpf]") {
+  IpiSenderTotals totals;
+  CHECK(totals.update({{1, "kworker/0:1", 5}, {1, "trader", 2}}).empty());  // new: counted, not idle
+  CHECK(totals.totals(1) == std::map<std::string, std::uint64_t>{{"kworker/0:1", 5}, {"trader", 2}});
+  // A window later: kworker sent 3 more, trader none: trader's entry is idle, to be deleted.
+  const std::vector<std::size_t> idle = totals.update({{1, "kworker/0:1", 8}, {1, "trader", 2}});
+  CHECK(idle == std::vector<std::size_t>{1});
+  CHECK(totals.totals(1).at("kworker/0:1") == 8);
+  // Deleted, then sent again: the program makes the entry anew, from 0; the total goes on.
+  CHECK(totals.update({{1, "kworker/0:1", 9}, {1, "trader", 1}}).empty());
+  CHECK(totals.totals(1).at("trader") == 3);
+  // An entry that could not be deleted is not added again.
+  const std::vector<std::size_t> again = totals.update({{1, "kworker/0:1", 9}, {1, "trader", 1}});
+  CHECK(again.size() == 2);
+  totals.not_deleted({1, "trader", 1});
+  CHECK(totals.update({{1, "trader", 1}}) == std::vector<std::size_t>{0});
+  CHECK(totals.totals(1).at("trader") == 3);
+  // Beyond kMaxIpiSenderNames names a CPU's further names count as other.
+  std::vector<IpiSenderEntry> many;
+  for (std::size_t i = 0; i < kMaxIpiSenderNames + 10; ++i) many.push_back({2, "s" + std::to_string(i), 1});
+  totals.update(many);
+  CHECK(totals.totals(2).size() == kMaxIpiSenderNames);
+  CHECK(totals.other(2) == 10);
+  CHECK(totals.other(1) == 0);
 }

@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "fixture_tree.h"
 #include "host/cpu_selection.h"
+#include "host/tasks.h"
 #include "probe_result_lookup.h"
 #include "probes/watch_probe.h"
 #include "watch/application.h"
@@ -38,11 +39,13 @@ struct WatchedThreadFiles {
   std::uint64_t involuntary, voluntary, run_ns, wait_ns;
 };
 
-void write_thread(const jitterd::testing::ScratchTree& proc, const WatchedThreadFiles& t) {
+void write_thread(const jitterd::testing::ScratchTree& proc, const WatchedThreadFiles& t, unsigned uid = 0) {
   const std::string dir = std::to_string(t.pid) + "/task/" + std::to_string(t.tid) + "/";
-  const std::string status = "Name:\t" + t.comm + "\nTgid:\t" + std::to_string(t.pid) + "\nCpus_allowed_list:\t" +
-                             std::to_string(t.cpu) + "\nvoluntary_ctxt_switches:\t" + std::to_string(t.voluntary) +
-                             "\nnonvoluntary_ctxt_switches:\t" + std::to_string(t.involuntary) + "\n";
+  const std::string ids = std::to_string(uid) + "\t" + std::to_string(uid) + "\t0\t0";
+  const std::string status = "Name:\t" + t.comm + "\nTgid:\t" + std::to_string(t.pid) + "\nUid:\t" + ids +
+                             "\nCpus_allowed_list:\t" + std::to_string(t.cpu) + "\nvoluntary_ctxt_switches:\t" +
+                             std::to_string(t.voluntary) + "\nnonvoluntary_ctxt_switches:\t" +
+                             std::to_string(t.involuntary) + "\n";
   for (const std::string& base : {dir, std::to_string(t.tid) + "/"}) {
     proc.write(base + "stat", watch_stat_line(t.tid, t.comm, t.start, t.cpu));
     proc.write(base + "status", status);
@@ -100,10 +103,10 @@ TEST_CASE("the application's cgroup path and a thread's watched CPU", "[watch]")
   CHECK(cgroup_relative_path("/system.slice//trader.service/") == "system.slice/trader.service");
   CHECK(cgroup_relative_path("system.slice/../../etc").empty());
   CHECK(cgroup_relative_path("/").empty());
-  ApplicationThread pinned{1, 2, "t", 0, 3, {5}};
+  ApplicationThread pinned{1, 2, "t", 0, 3, {5}, {}};
   CHECK(watched_cpu_of(pinned, {4, 5}) == 5);
   CHECK(watched_cpu_of(pinned, {3}) == -1);  // pinned elsewhere: where it last ran does not count
-  ApplicationThread roaming{1, 2, "t", 0, 3, {0, 1, 2, 3}};
+  ApplicationThread roaming{1, 2, "t", 0, 3, {0, 1, 2, 3}, {}};
   CHECK(watched_cpu_of(roaming, {3}) == 3);
   CHECK(watched_cpu_of(roaming, {1}) == -1);
 }
@@ -117,7 +120,7 @@ TEST_CASE("watch engine: interrupts by cause, the application's preemptions and 
   write_thread(proc, {40, 41, "trader-poll", 100, 1, 3, 0, 1'000'000, 0});
   write_thread(proc, {40, 42, "logger", 100, 1, 50, 50, 0, 0});  // not the application
   const HostReader host(sys.root(), proc.root());
-  WatchEngine engine({{"trader*"}, ""}, {1});
+  WatchEngine engine({{"trader*"}, "", ""}, {1});
   const WatchReading first = engine.read(host, 10.0);
   CHECK(first.window_seconds == 0);
   REQUIRE(first.cpus.size() == 1);
@@ -164,7 +167,7 @@ TEST_CASE("watch engine: threads come and go, a reused thread number is a new th
   write_quiet_cpus(proc);
   write_thread(proc, {40, 41, "trader-poll", 100, 1, 3, 0, 0, 0});
   const HostReader host(sys.root(), proc.root());
-  WatchEngine engine({{"trader*"}, ""}, {1});
+  WatchEngine engine({{"trader*"}, "", ""}, {1});
   engine.read(host, 1.0);
 
   // The thread exits; a new one, started after the first reading (tick 10,050 at 100 Hz is
@@ -201,7 +204,7 @@ TEST_CASE("watch engine: a new process is found by the next whole walk, at once 
   write_quiet_cpus(proc);
   write_thread(proc, {40, 41, "trader-poll", 100, 1, 0, 0, 0, 0});
   const HostReader host(sys.root(), proc.root());
-  WatchEngine engine({{"trader*"}, ""}, {1});
+  WatchEngine engine({{"trader*"}, "", ""}, {1});
   engine.read(host, 1.0);                                            // a whole walk: process 40
   write_thread(proc, {50, 51, "trader-poll", 100, 1, 0, 0, 0, 0});   // a second process
   write_thread(proc, {40, 42, "trader-poll2", 100, 1, 0, 0, 0, 0});  // a new thread of the known one
@@ -229,7 +232,7 @@ TEST_CASE("watch engine: a watched CPU offline, then back", "[watch]") {
   proc.write("softirqs", watch_softirqs(0));
   proc.write("uptime", "100.00 50.00\n");
   const HostReader host(sys.root(), proc.root());
-  WatchEngine engine({{"trader*"}, ""}, {1});
+  WatchEngine engine({{"trader*"}, "", ""}, {1});
   engine.read(host, 1.0);
   proc.write("interrupts", watch_interrupts(false, 0, 0, 0));
   WatchReading reading = engine.read(host, 2.0);
@@ -258,17 +261,48 @@ TEST_CASE("watch engine: the application by cgroup, a cgroup that disappears", "
   write_thread(proc, {40, 42, "trader-log", 100, 1, 3, 0, 0, 0});
   const HostReader host(sys.root(), proc.root());
   const ApplicationSearch both =
-      find_application_threads(host, {{}, "/sys/fs/cgroup/system.slice/trader.service"});
+      find_application_threads(host, {{}, "/sys/fs/cgroup/system.slice/trader.service", ""});
   CHECK(both.threads.size() == 2);
   CHECK(both.threads[0].pid == 40);
-  const ApplicationSearch named_too = find_application_threads(host, {{"*-poll"}, "system.slice/trader.service"});
+  const ApplicationSearch named_too =
+      find_application_threads(host, {{"*-poll"}, "system.slice/trader.service", ""});
   REQUIRE(named_too.threads.size() == 1);
   CHECK(named_too.threads[0].tid == 41);
   std::filesystem::remove_all(sys.root() / "fs/cgroup/system.slice/trader.service");
-  const ApplicationSearch gone = find_application_threads(host, {{}, "system.slice/trader.service"});
+  const ApplicationSearch gone = find_application_threads(host, {{}, "system.slice/trader.service", ""});
   CHECK(gone.threads.empty());
   REQUIRE(gone.problems.size() == 1);
   CHECK(gone.problems[0].find("system.slice/trader.service") != std::string::npos);
+}
+
+TEST_CASE("the application by its user: impostors of the same name are not it", "[watch]") {
+  jitterd::testing::ScratchTree sys, proc;
+  write_quiet_cpus(proc);
+  write_thread(proc, {40, 41, "trader-poll", 100, 1, 3, 0, 0, 0}, 1000);
+  write_thread(proc, {50, 51, "trader-poll", 100, 1, 3, 0, 0, 0}, 65534);  // another user's, same name
+  write_thread(proc, {50, 52, "trader-x", 100, 1, 3, 0, 0, 0}, 65534);
+  const HostReader host(sys.root(), proc.root());
+  ApplicationSettings settings{{"trader*"}, "", "1000"};
+  const ApplicationSearch walked = find_application_threads(host, settings);
+  REQUIRE(walked.threads.size() == 1);
+  CHECK(walked.threads[0].tid == 41);
+  CHECK(walked.threads[0].uid == 1000u);
+  const ApplicationSearch among = find_application_threads_in(host, settings, {40, 50});
+  REQUIRE(among.threads.size() == 1);
+  CHECK(among.threads[0].tid == 41);
+  // By user alone: every thread of that user.
+  CHECK(find_application_threads(host, {{}, "", "65534"}).threads.size() == 2);
+  // By name alone, the impostors are found too (docs/robustness.md says so).
+  CHECK(find_application_threads(host, {{"trader*"}, "", ""}).threads.size() == 3);
+  // An unknown user matches nothing, and says so: never the names alone.
+  const ApplicationSearch unknown = find_application_threads(host, {{"trader*"}, "", "no-such-user-jd"});
+  CHECK(unknown.threads.empty());
+  REQUIRE(unknown.problems.size() == 1);
+  CHECK(unknown.problems[0].find("no-such-user-jd") != std::string::npos);
+  CHECK(parse_real_uid("Name:\tx\nUid:\t1000\t0\t0\t0\n") == 1000u);
+  CHECK_FALSE(parse_real_uid("Name:\tx\n").has_value());
+  CHECK(user_id_of("root") == 0u);
+  CHECK(user_id_of("4242") == 4242u);
 }
 
 TEST_CASE("configuration: application and watch sections, cpus: []", "[watch][config]") {
@@ -300,6 +334,14 @@ TEST_CASE("configuration: application and watch sections, cpus: []", "[watch][co
   CHECK(error_of("watch:\n  cpus: []\n").find("watch.cpus") != std::string::npos);
   CHECK(error_of("application:\n  cgroup: ../etc\n").find("application.cgroup") != std::string::npos);
   CHECK(error_of("application:\n  tasks: []\n").find("application.tasks") != std::string::npos);
+  CHECK(
+      parse_config("application:\n  user: trader\n  cgroup: a.slice\n", "t.yaml").probes.watch.application.user ==
+      "trader");
+  CHECK(parse_config("application: {user: 1000}\n", "t.yaml").probes.watch.application.user == "1000");
+  CHECK(error_of("application:\n  user: \"-x\"\n").find("application.user: must be a user name") !=
+        std::string::npos);
+  CHECK(error_of("application:\n  user: [a]\n").find("application.user") != std::string::npos);
+  CHECK(error_of("application:\n  user: \"a b\"\n").find("application.user") != std::string::npos);
 }
 
 TEST_CASE("CPU selection with watched CPUs", "[watch][cpu_selection]") {

@@ -12,6 +12,12 @@
 // outlier threshold goes to a ring with BPF_RB_NO_WAKEUP, so no irq_work wakes a reader on the
 // watched CPU. timer:tick_stop failures count by dependency.
 //
+// On a CPU with no role every handler looks that CPU's role up (a per-CPU array, inlined by the
+// verifier), counts its run and returns; the IPI senders, which run on the sending CPU, check the
+// target's role first. Where it works, a handler also books its own time (first clock read to
+// last): the loader exports both, as turning the kernel's bpf_stats on or off would send every
+// CPU IPIs.
+//
 // The same program covers the sampled CPUs for attribution (role JD_ROLE_SAMPLED): there the
 // thread whose preemptions count is the sampler, and the outliers, down to a fraction of the
 // sampler's threshold, let the attribution probe name what made each of the sampler's gaps in
@@ -57,6 +63,9 @@ struct cpumask {
 // Set by the loader before the program loads.
 const volatile __u32 jitterd_tgid = 0;
 const volatile __u32 watched_count = 0;  // entries of watched_list
+// The watched CPUs as a bitmap, for an IPI's CPU mask: words 0..watched_words-1.
+const volatile __u32 watched_words = 0;
+const volatile __u64 watched_bits[JD_MAX_WATCHED / 64] = {};
 
 struct frame {
   __u64 start;
@@ -93,19 +102,33 @@ struct {
   __type(value, __u32);
 } watched_list SEC(".maps");  // the watched CPUs, for an IPI sent from another CPU
 
+// Allocated as used (no preallocation): the loader deletes a sender idle for a whole window, and an
+// element freed so is reclaimed only after every program run that may still hold it has ended.
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 4096);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
   __type(key, struct jd_ipi_sender_key);
   __type(value, __u64);
 } ipi_senders SEC(".maps");
 
+// The threads whose preemptions count: the application's and the samplers'. The loader sizes it
+// to the kernel's pid_max, so every thread of the machine would fit: nothing can fill it and push
+// the application out; allocated as used, it holds only the threads the loader put there.
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
   __uint(max_entries, 16384);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
   __type(key, __u32);
   __type(value, __u8);
-} application SEC(".maps");  // the threads whose preemptions count: the application's and the samplers'
+} application SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, JD_PROGRAMS);
+  __type(key, __u32);
+  __type(value, struct jd_program_cost);
+} costs SEC(".maps");  // each handler's runs (every CPU) and time (CPUs with a role)
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -147,7 +170,19 @@ static __always_inline const struct jd_cpu_role* cpu_role(void) {
   return r && r->role != JD_ROLE_NONE ? r : 0;
 }
 
-static __always_inline bool on_covered_cpu(void) { return cpu_role() != 0; }
+// A run counted where the CPU has no role: the lookup above and this increment are all it does.
+static __always_inline void ran(__u32 program) {
+  struct jd_program_cost* c = bpf_map_lookup_elem(&costs, &program);
+  if (c) c->runs += 1;
+}
+
+// A run on a CPU with a role, timed from `start` (the handler's first clock read).
+static __always_inline void ran_since(__u32 program, __u64 start) {
+  struct jd_program_cost* c = bpf_map_lookup_elem(&costs, &program);
+  if (!c) return;
+  c->runs += 1;
+  c->ns += bpf_ktime_get_ns() - start;
+}
 
 static __always_inline struct cpu_state* cpu_state(void) {
   __u32 zero = 0;
@@ -203,8 +238,7 @@ static __always_inline void keep_outlier(struct jd_outlier* o) {
   }
 }
 
-static __always_inline void enter(__u32 source, __u32 id) {
-  if (!on_covered_cpu()) return;
+static __always_inline void enter(__u64 now, __u32 source, __u32 id) {
   struct cpu_state* s = cpu_state();
   if (!s) return;
   __u32 d = s->depth;
@@ -215,19 +249,17 @@ static __always_inline void enter(__u32 source, __u32 id) {
     return;
   }
   struct frame* f = &s->stack[d & (JD_MAX_DEPTH - 1)];
-  f->start = bpf_ktime_get_ns();
+  f->start = now;
   f->booked_at_entry = s->booked;
   f->source = source;
   f->entry_source = source;
   f->id = id;
 }
 
-static __always_inline void leave(__u32 source, const struct irqaction* action) {
-  const struct jd_cpu_role* role = cpu_role();
-  if (!role) return;
+static __always_inline void leave(const struct jd_cpu_role* role, __u64 now, __u32 source,
+                                  const struct irqaction* action) {
   struct cpu_state* s = cpu_state();
   if (!s) return;
-  __u64 now = bpf_ktime_get_ns();
   __u32 d = s->depth;
   if (d == 0) {
     struct jd_cpu_counters* c = cpu_counters();
@@ -276,74 +308,100 @@ static __always_inline void leave(__u32 source, const struct irqaction* action) 
   keep_outlier(&o);
 }
 
+// Every handler begins so: on a CPU with no role, one per-CPU array lookup, a compare and the run
+// counted; elsewhere the clock read once, the work, and the handler's own time booked.
+#define JD_ROLE_OR_RETURN(program)             \
+  const struct jd_cpu_role* role = cpu_role(); \
+  if (!role) {                                 \
+    ran(program);                              \
+    return 0;                                  \
+  }                                            \
+  __u64 now = bpf_ktime_get_ns()
+
 SEC("raw_tp/irq_handler_entry")
 int BPF_PROG(irq_entry, int irq, struct irqaction* action) {
-  enter(JD_SRC_DEVICE_IRQ, (__u32)irq);
+  JD_ROLE_OR_RETURN(JD_PROG_IRQ_ENTRY);
+  enter(now, JD_SRC_DEVICE_IRQ, (__u32)irq);
+  ran_since(JD_PROG_IRQ_ENTRY, now);
   return 0;
 }
 
 SEC("raw_tp/irq_handler_exit")
 int BPF_PROG(irq_exit, int irq, struct irqaction* action, int ret) {
-  leave(JD_SRC_DEVICE_IRQ, action);
+  JD_ROLE_OR_RETURN(JD_PROG_IRQ_EXIT);
+  leave(role, now, JD_SRC_DEVICE_IRQ, action);
+  ran_since(JD_PROG_IRQ_EXIT, now);
   return 0;
 }
 
 SEC("raw_tp/softirq_entry")
 int BPF_PROG(softirq_entry, unsigned int vec) {
-  if (vec <= JD_SRC_SOFTIRQ_LAST - JD_SRC_SOFTIRQ_FIRST) enter(JD_SRC_SOFTIRQ_FIRST + vec, vec);
+  JD_ROLE_OR_RETURN(JD_PROG_SOFTIRQ_ENTRY);
+  if (vec <= JD_SRC_SOFTIRQ_LAST - JD_SRC_SOFTIRQ_FIRST) enter(now, JD_SRC_SOFTIRQ_FIRST + vec, vec);
+  ran_since(JD_PROG_SOFTIRQ_ENTRY, now);
   return 0;
 }
 
 SEC("raw_tp/softirq_exit")
 int BPF_PROG(softirq_exit, unsigned int vec) {
-  if (vec <= JD_SRC_SOFTIRQ_LAST - JD_SRC_SOFTIRQ_FIRST) leave(JD_SRC_SOFTIRQ_FIRST + vec, 0);
+  JD_ROLE_OR_RETURN(JD_PROG_SOFTIRQ_EXIT);
+  if (vec <= JD_SRC_SOFTIRQ_LAST - JD_SRC_SOFTIRQ_FIRST) leave(role, now, JD_SRC_SOFTIRQ_FIRST + vec, 0);
+  ran_since(JD_PROG_SOFTIRQ_EXIT, now);
   return 0;
 }
 
 // The x86 APIC vectors: one entry and one exit program each, the vector number as the id.
-#define JD_VECTOR(event, source)            \
+#define JD_VECTOR(event, source, program)   \
   SEC("raw_tp/" #event "_entry")            \
   int BPF_PROG(event##_entry, int vector) { \
-    enter(source, (__u32)vector);           \
+    JD_ROLE_OR_RETURN(program);             \
+    enter(now, source, (__u32)vector);      \
+    ran_since(program, now);                \
     return 0;                               \
   }                                         \
   SEC("raw_tp/" #event "_exit")             \
   int BPF_PROG(event##_exit, int vector) {  \
-    leave(source, 0);                       \
+    JD_ROLE_OR_RETURN(program + 1);         \
+    leave(role, now, source, 0);            \
+    ran_since(program + 1, now);            \
     return 0;                               \
   }
 
-JD_VECTOR(local_timer, JD_SRC_LOCAL_TIMER)
-JD_VECTOR(reschedule, JD_SRC_RESCHEDULE)
-JD_VECTOR(call_function, JD_SRC_CALL_FUNCTION)
-JD_VECTOR(call_function_single, JD_SRC_CALL_FUNCTION_SINGLE)
-JD_VECTOR(irq_work, JD_SRC_IRQ_WORK)
-JD_VECTOR(x86_platform_ipi, JD_SRC_PLATFORM_IPI)
-JD_VECTOR(thermal_apic, JD_SRC_THERMAL_APIC)
-JD_VECTOR(threshold_apic, JD_SRC_THRESHOLD_APIC)
-JD_VECTOR(deferred_error_apic, JD_SRC_DEFERRED_ERROR_APIC)
-JD_VECTOR(spurious_apic, JD_SRC_SPURIOUS_APIC)
-JD_VECTOR(error_apic, JD_SRC_ERROR_APIC)
+JD_VECTOR(local_timer, JD_SRC_LOCAL_TIMER, JD_PROG_LOCAL_TIMER_ENTRY)
+JD_VECTOR(reschedule, JD_SRC_RESCHEDULE, JD_PROG_RESCHEDULE_ENTRY)
+JD_VECTOR(call_function, JD_SRC_CALL_FUNCTION, JD_PROG_CALL_FUNCTION_ENTRY)
+JD_VECTOR(call_function_single, JD_SRC_CALL_FUNCTION_SINGLE, JD_PROG_CALL_FUNCTION_SINGLE_ENTRY)
+JD_VECTOR(irq_work, JD_SRC_IRQ_WORK, JD_PROG_IRQ_WORK_ENTRY)
+JD_VECTOR(x86_platform_ipi, JD_SRC_PLATFORM_IPI, JD_PROG_X86_PLATFORM_IPI_ENTRY)
+JD_VECTOR(thermal_apic, JD_SRC_THERMAL_APIC, JD_PROG_THERMAL_APIC_ENTRY)
+JD_VECTOR(threshold_apic, JD_SRC_THRESHOLD_APIC, JD_PROG_THRESHOLD_APIC_ENTRY)
+JD_VECTOR(deferred_error_apic, JD_SRC_DEFERRED_ERROR_APIC, JD_PROG_DEFERRED_ERROR_APIC_ENTRY)
+JD_VECTOR(spurious_apic, JD_SRC_SPURIOUS_APIC, JD_PROG_SPURIOUS_APIC_ENTRY)
+JD_VECTOR(error_apic, JD_SRC_ERROR_APIC, JD_PROG_ERROR_APIC_ENTRY)
 
 // A call-function IPI that flushes this CPU's TLB for another CPU is a TLB shootdown.
 SEC("raw_tp/tlb_flush")
 int BPF_PROG(tlb_flush, int reason, unsigned long pages) {
-  if (reason != TLB_REMOTE_SHOOTDOWN || !on_covered_cpu()) return 0;
+  JD_ROLE_OR_RETURN(JD_PROG_TLB_FLUSH);
   struct cpu_state* s = cpu_state();
-  if (!s || s->depth == 0 || s->depth > JD_MAX_DEPTH) return 0;
-  struct frame* f = &s->stack[(s->depth - 1) & (JD_MAX_DEPTH - 1)];
-  if (f->source == JD_SRC_CALL_FUNCTION || f->source == JD_SRC_CALL_FUNCTION_SINGLE) f->source = JD_SRC_TLB;
+  if (reason == TLB_REMOTE_SHOOTDOWN && s && s->depth != 0 && s->depth <= JD_MAX_DEPTH) {
+    struct frame* f = &s->stack[(s->depth - 1) & (JD_MAX_DEPTH - 1)];
+    if (f->source == JD_SRC_CALL_FUNCTION || f->source == JD_SRC_CALL_FUNCTION_SINGLE) f->source = JD_SRC_TLB;
+  }
+  ran_since(JD_PROG_TLB_FLUSH, now);
   return 0;
 }
 
 // The NMI handler's own length; an NMI inside a frame is taken out of that frame's time.
 SEC("raw_tp/nmi_handler")
 int BPF_PROG(nmi_handler, void* handler, __s64 delta_ns, int handled) {
-  if (delta_ns <= 0 || !on_covered_cpu()) return 0;
+  JD_ROLE_OR_RETURN(JD_PROG_NMI_HANDLER);
   struct cpu_state* s = cpu_state();
-  if (!s) return 0;
-  __sync_fetch_and_add(&s->booked, (__u64)delta_ns);
-  book(JD_SRC_NMI, (__u64)delta_ns);
+  if (delta_ns > 0 && s) {
+    __sync_fetch_and_add(&s->booked, (__u64)delta_ns);
+    book(JD_SRC_NMI, (__u64)delta_ns);
+  }
+  ran_since(JD_PROG_NMI_HANDLER, now);
   return 0;
 }
 
@@ -367,23 +425,33 @@ static __always_inline void count_ipi_sender(__u32 cpu) {
   if (c) c->ipi_senders_untracked += 1;
 }
 
-static __always_inline bool is_watched(__u32 cpu) {
-  for (__u32 i = 0; i < JD_MAX_WATCHED && i < watched_count; ++i) {
-    __u32 key = i;
-    __u32* listed = bpf_map_lookup_elem(&watched_list, &key);
-    if (listed && *listed == cpu) return true;
-  }
-  return false;
-}
-
+// The IPI senders run on the sending CPU, whatever its role: they filter first on the target's.
+// One CPU: its slot of the roles array. Not timed (no clock read on a CPU that may have no role);
+// the runs count.
 SEC("raw_tp/ipi_send_cpu")
 int BPF_PROG(ipi_send_cpu, unsigned int cpu, unsigned long callsite, void* callback) {
-  if (is_watched(cpu)) count_ipi_sender(cpu);
+  ran(JD_PROG_IPI_SEND_CPU);
+  __u32 zero = 0;
+  const struct jd_cpu_role* target = bpf_map_lookup_percpu_elem(&roles, &zero, cpu);
+  if (target && target->role == JD_ROLE_WATCHED) count_ipi_sender(cpu);
   return 0;
+}
+
+// A CPU mask: its words that can hold a watched CPU, against the watched CPUs' bits, first.
+static __always_inline bool mask_has_watched(const struct cpumask* mask) {
+  unsigned long any = 0;
+  for (__u32 w = 0; w < JD_MAX_WATCHED / 64 && w < watched_words; ++w) {
+    unsigned long word = 0;
+    if (bpf_probe_read_kernel(&word, sizeof(word), (const char*)mask + w * sizeof(word)) != 0) continue;
+    any |= word & watched_bits[w];
+  }
+  return any != 0;
 }
 
 SEC("raw_tp/ipi_send_cpumask")
 int BPF_PROG(ipi_send_cpumask, struct cpumask* mask, unsigned long callsite, void* callback) {
+  ran(JD_PROG_IPI_SEND_CPUMASK);
+  if (!mask_has_watched(mask)) return 0;
   for (__u32 i = 0; i < JD_MAX_WATCHED && i < watched_count; ++i) {
     __u32 key = i;
     __u32* cpu = bpf_map_lookup_elem(&watched_list, &key);
@@ -397,14 +465,16 @@ int BPF_PROG(ipi_send_cpumask, struct cpumask* mask, unsigned long callsite, voi
 
 SEC("raw_tp/tick_stop")
 int BPF_PROG(tick_stop, int success, int dependency) {
-  if (success || !on_covered_cpu()) return 0;
+  JD_ROLE_OR_RETURN(JD_PROG_TICK_STOP);
   struct jd_cpu_counters* c = cpu_counters();
-  if (!c) return 0;
-  __u32 bit = dependency ? log2_u64((__u32)dependency) : JD_TICK_DEPENDENCIES;
-  if (bit < JD_TICK_DEPENDENCIES)
-    c->tick_stop_failures[bit & (JD_TICK_DEPENDENCIES - 1)] += 1;
-  else
-    c->tick_stop_failures_unknown += 1;
+  if (!success && c) {
+    __u32 bit = dependency ? log2_u64((__u32)dependency) : JD_TICK_DEPENDENCIES;
+    if (bit < JD_TICK_DEPENDENCIES)
+      c->tick_stop_failures[bit & (JD_TICK_DEPENDENCIES - 1)] += 1;
+    else
+      c->tick_stop_failures_unknown += 1;
+  }
+  ran_since(JD_PROG_TICK_STOP, now);
   return 0;
 }
 
@@ -440,14 +510,8 @@ static __always_inline void preemption_ended(struct cpu_state* s, __u64 now, __u
   keep_outlier(&o);
 }
 
-SEC("raw_tp/sched_switch")
-int BPF_PROG(sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
-             unsigned int prev_state) {
-  const struct jd_cpu_role* role = cpu_role();
-  if (!role) return 0;
-  struct cpu_state* s = cpu_state();
-  if (!s) return 0;
-  __u64 now = bpf_ktime_get_ns();
+static __always_inline void switched(struct cpu_state* s, const struct jd_cpu_role* role, __u64 now,
+                                     struct task_struct* prev, struct task_struct* next, unsigned int prev_state) {
   // No task switch happens inside an interrupt or a softirq (PREEMPT_RT's threaded softirqs
   // aside): a frame still open here lost its exit, so the stack starts afresh.
   if (s->depth != 0) {
@@ -455,21 +519,32 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct* prev, struct task_s
     if (c) c->unmatched_exits += 1;
     s->depth = 0;
   }
-  __u32 next_tid = (__u32)BPF_CORE_READ(next, pid);
+  __u32 next_tid = (__u32)next->pid;
   if (s->off_since && next_tid == s->off_tid) preemption_ended(s, now, role->outlier_threshold_ns);
-  if (prev_state != TASK_RUNNING) return 0;            // it sleeps: a voluntary switch
-  __u32 prev_tid = (__u32)bpf_get_current_pid_tgid();  // current is still prev here
-  if (!bpf_map_lookup_elem(&application, &prev_tid)) return 0;
+  if (prev_state != TASK_RUNNING) return;  // it sleeps: a voluntary switch
+  __u32 prev_tid = (__u32)prev->pid;
+  if (!bpf_map_lookup_elem(&application, &prev_tid)) return;
   s->off_since = now;
   s->off_booked = s->booked;
   s->off_tid = prev_tid;
   s->preempter_pid = next_tid;
-  s->preempter_tgid = (__u32)BPF_CORE_READ(next, tgid);
+  s->preempter_tgid = (__u32)next->tgid;
   __u16 flags = 0;
-  if (BPF_CORE_READ(next, flags) & PF_KTHREAD) flags |= JD_TASK_KERNEL_THREAD;
-  if (BPF_CORE_READ(next, nr_cpus_allowed) == 1) flags |= JD_TASK_PER_CPU;
+  if (next->flags & PF_KTHREAD) flags |= JD_TASK_KERNEL_THREAD;
+  if (next->nr_cpus_allowed == 1) flags |= JD_TASK_PER_CPU;
   if (bpf_map_lookup_elem(&application, &next_tid)) flags |= JD_TASK_APPLICATION;
   s->preempter_flags = flags;
   BPF_CORE_READ_STR_INTO(&s->preempter_comm, next, comm);
+}
+
+// tp_btf: the tasks are typed pointers the program reads directly (no probe-read helper call per
+// field, which every switch on a watched CPU would pay).
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
+             unsigned int prev_state) {
+  JD_ROLE_OR_RETURN(JD_PROG_SCHED_SWITCH);
+  struct cpu_state* s = cpu_state();
+  if (s) switched(s, role, now, prev, next, prev_state);
+  ran_since(JD_PROG_SCHED_SWITCH, now);
   return 0;
 }

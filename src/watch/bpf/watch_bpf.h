@@ -119,4 +119,49 @@ struct jd_outlier {
 #define JD_TASK_PER_CPU 2  // allowed on one CPU only
 #define JD_TASK_APPLICATION 4
 
+// The program's own handlers, for their cost (a per-CPU array indexed by these): each run counts
+// on every CPU; on a CPU with a role the handler also books the time from its first clock read to
+// its last. bpf_sources.cpp names them as their BPF programs are named.
+enum jd_program {
+  JD_PROG_IRQ_ENTRY = 0,
+  JD_PROG_IRQ_EXIT,
+  JD_PROG_SOFTIRQ_ENTRY,
+  JD_PROG_SOFTIRQ_EXIT,
+  JD_PROG_LOCAL_TIMER_ENTRY,  // then each APIC vector's entry and exit, in jd_source order
+  JD_PROG_LOCAL_TIMER_EXIT,
+  JD_PROG_RESCHEDULE_ENTRY,
+  JD_PROG_RESCHEDULE_EXIT,
+  JD_PROG_CALL_FUNCTION_ENTRY,
+  JD_PROG_CALL_FUNCTION_EXIT,
+  JD_PROG_CALL_FUNCTION_SINGLE_ENTRY,
+  JD_PROG_CALL_FUNCTION_SINGLE_EXIT,
+  JD_PROG_IRQ_WORK_ENTRY,
+  JD_PROG_IRQ_WORK_EXIT,
+  JD_PROG_X86_PLATFORM_IPI_ENTRY,
+  JD_PROG_X86_PLATFORM_IPI_EXIT,
+  JD_PROG_THERMAL_APIC_ENTRY,
+  JD_PROG_THERMAL_APIC_EXIT,
+  JD_PROG_THRESHOLD_APIC_ENTRY,
+  JD_PROG_THRESHOLD_APIC_EXIT,
+  JD_PROG_DEFERRED_ERROR_APIC_ENTRY,
+  JD_PROG_DEFERRED_ERROR_APIC_EXIT,
+  JD_PROG_SPURIOUS_APIC_ENTRY,
+  JD_PROG_SPURIOUS_APIC_EXIT,
+  JD_PROG_ERROR_APIC_ENTRY,
+  JD_PROG_ERROR_APIC_EXIT,
+  JD_PROG_TLB_FLUSH,
+  JD_PROG_NMI_HANDLER,
+  JD_PROG_IPI_SEND_CPU,
+  JD_PROG_IPI_SEND_CPUMASK,
+  JD_PROG_TICK_STOP,
+  JD_PROG_SCHED_SWITCH,
+  JD_PROGRAMS
+};
+
+// One handler's cost on one CPU, cumulative from the program's load.
+struct jd_program_cost {
+  jd_u64 runs;  // every run
+  jd_u64 ns;    // on a CPU with a role only: from its first clock read to its last (none elsewhere)
+};
+
 #endif
