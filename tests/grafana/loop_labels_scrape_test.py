@@ -41,7 +41,7 @@ loops:
   directory: {directory}
   stale_after: 2s
   interval: 500ms
-""" + harness.PROBES_OFF
+"""
 
 
 def segment_with(valid, name, labels):
@@ -80,7 +80,7 @@ class LoopLabelsScrapeTest(harness.DaemonTestCase):
         self.plant()
         live = common.ExampleLoop(self.loops, "live", cpu=0)
         self.addCleanup(live.stop)
-        daemon = self.daemon(CONFIG.format(directory=self.loops))
+        daemon = self.daemon(CONFIG.format(directory=self.loops) + harness.PROBES_OFF)
         up = lambda name: harness.select(daemon.scrape(), "jitterd_loop_up", loop=name)
         harness.wait_until(lambda: list(up("live").values()) == [1] and up("odd"), 15,
                            what="the live loop up and the odd-valued one exported")
