@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // How the loop tracker (watch/loop_reader.h) counts and logs the files it refuses, so that a user
 // who may write in the loops directory can neither inflate the counts nor flood the log. A file is
-// its identity (device and inode), not its name and not its state: it counts once, under the first
+// its identity (name, device and inode), not its state: it counts once, under the first
 // reason it is refused for, however often it is read or its reason changes, and again only as a
 // new file. Its log line comes when its reason is new to it, and at most kLoopLogLinesPerMinute
 // lines a minute go out per reason; the rest are counted (jitterd_loop_log_lines_suppressed_total)
@@ -24,18 +24,23 @@ namespace jitterd {
 
 inline constexpr std::uint64_t kLoopLogLinesPerMinute = 10;
 
-// A file's identity: the same file under another name is the same file, a new file under the
-// same name is another.
+// A file's identity: its name, device and inode. A file rewritten in place is the same file; a
+// new file, or one under a new name, is another (a file removed and made again under the same name
+// between two scans, in the same inode, is the same to it).
 struct LoopFileId {
   dev_t device = 0;
   ino_t inode = 0;
+  std::size_t name = 0;  // the name's hash
   bool operator==(const LoopFileId&) const = default;
 };
+
+inline std::size_t loop_name_hash(const std::string& name) { return std::hash<std::string>()(name); }
 
 struct LoopFileIdHash {
   std::size_t operator()(const LoopFileId& id) const {
     return std::hash<std::uint64_t>()(static_cast<std::uint64_t>(id.inode) * 0x9e3779b97f4a7c15ULL ^
-                                      static_cast<std::uint64_t>(id.device));
+                                      static_cast<std::uint64_t>(id.device)) ^
+           id.name;
   }
 };
 

@@ -57,7 +57,7 @@ std::vector<LoopTracker::Listed> LoopTracker::list_candidates(int directory_fd, 
   for (std::string& name : loop_names(directory_fd)) {
     struct stat st {};
     if (::fstatat(directory_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone since listed
-    const LoopFileId id{st.st_dev, st.st_ino};
+    const LoopFileId id{st.st_dev, st.st_ino, loop_name_hash(name)};
     log_.seen(id);
     if (const auto forgotten = forgotten_files_.find(id); forgotten != forgotten_files_.end()) {
       forgotten->second = scan_;
@@ -157,7 +157,7 @@ void LoopTracker::refuse(LoopState& state, LoopFileId id, LoopRefusal reason, st
 void LoopTracker::update(const std::string& name, LoopFileRead read, const HostReader& host, double now_unix) {
   LoopState& state = loops_[name];
   state.file = settings_.directory / name;
-  const LoopFileId id{read.device, read.inode};
+  const LoopFileId id{read.device, read.inode, loop_name_hash(name)};
   const bool same_file = state.accepted && read.device == state.device && read.inode == state.inode;
   if (!read.reading) return refuse(state, id, read.reason, std::move(read.message), host, now_unix);
   if (state.accepted && !same_file) {
@@ -222,7 +222,7 @@ void LoopTracker::forget_dead(int directory_fd, double now_unix) {
         what = "its file removed";
       } else {
         what = std::string("its file kept (") + std::strerror(errno) + "); jitterd will not read it again";
-        forgotten_files_[{state.device, state.inode}] = scan_;
+        forgotten_files_[{state.device, state.inode, loop_name_hash(it->first)}] = scan_;
       }
     }
     events_.push_back(printable(state.file.string()) + ": loop " + state.reading.header.name +

@@ -255,10 +255,10 @@ def main():
     log = daemon.log()
     print(f"daemon log: {log.count('down: its writer')} loops down as their writer was gone, "
           f"{log.count(': removed')} segments removed, {log.count(': refused (')} refusal lines, "
-          f"{log.count(') up (pid')} loops up")
+          f"{log.count(' up (pid')} loops up")
     print(f"cap: {foreign} files of another user sorted first the whole run"
           + ("" if foreign else " (not root: none planted)") + f"; {churn.closed + churn.killed} loops of the churn "
-          f"started, {log.count(') up (pid')} seen up by the daemon, too_many refusals "
+          f"started, {log.count(' up (pid')} seen up by the daemon, too_many refusals "
           f"{sum(v for l, v in refused.items() if dict(l)['reason'] == 'too_many'):.0f}")
     print(f"daemon exit code at SIGTERM: {code}; log and scratch directory in {workdir}")
     return 0 if code == 0 else 1

@@ -161,6 +161,11 @@ TEST_CASE("loop tracker: refusals count files, not changes; log lines are limite
   junk(dir / "jitterd-loop.j0");
   tracker.scan(tree.reader(), 263.0);
   CHECK(count_of(tracker.refusals(), LoopRefusal::magic) == 32);
+  // One removed and another made at once under a new name (the inode may well be reused): a new file.
+  std::filesystem::remove(dir / "jitterd-loop.j1");
+  junk(dir / "jitterd-loop.other");
+  tracker.scan(tree.reader(), 264.0);
+  CHECK(count_of(tracker.refusals(), LoopRefusal::magic) == 33);
 }
 
 TEST_CASE("loop reader: a hard-linked file is refused before any of its bytes is read", "[loop]") {
