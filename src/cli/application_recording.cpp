@@ -55,8 +55,11 @@ ApplicationRecording::ApplicationRecording(const ProbesSettings& settings, std::
     }
   }
   if (loop_settings_.enabled) {
-    tracker_ = std::make_unique<LoopTracker>(LoopTrackerSettings{
-        loop_settings_.directory, loop_allowed_users(loop_settings_.users, nullptr), loop_settings_.stale_after});
+    tracker_ = std::make_unique<LoopTracker>(
+        LoopTrackerSettings{.directory = loop_settings_.directory,
+                            .allowed_users = loop_allowed_users(loop_settings_.users, nullptr),
+                            .stale_after = loop_settings_.stale_after,
+                            .forget_after = loop_settings_.forget_after});
     read_loops();  // the readings the first sub-window counts from
   }
 }

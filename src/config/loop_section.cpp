@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The top-level `loops:` section: where the applications' loop probes write their segments, whose
-// segments are accepted, and when a loop that stopped is down (probes/loop_probe.h).
+// segments are accepted, when a loop that stopped is down and when a dead writer's loop is
+// forgotten (probes/loop_probe.h).
 #include <algorithm>
 
 #include "config/probe_sections.h"
@@ -68,6 +69,8 @@ void read_loops_section(ConfigReader& r, const Entry& section, LoopSettings& loo
                  {{"directory", [&](const Entry& e) { read_loop_directory(r, e, loops.directory); }},
                   {"users", [&](const Entry& e) { read_loop_users(r, e, loops.users); }},
                   {"stale_after", [&](const Entry& e) { assign(loops.stale_after, r.duration(e, 1s, 1h)); }},
+                  {"owner_prefix", [&](const Entry& e) { assign(loops.owner_prefix, r.boolean(e)); }},
+                  {"forget_after", [&](const Entry& e) { assign(loops.forget_after, r.duration(e, 1min, 720h)); }},
                   {"interval", [&](const Entry& e) { assign(loops.interval, r.duration(e, 100ms, 1h)); }}});
 }
 

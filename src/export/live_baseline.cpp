@@ -57,7 +57,8 @@ void add_application(Baseline& b, const StatusSnapshot& s) {
       loop.cpu = l.cpu;
       loop.counter_hertz = l.counter_hertz;
       GapCountsTicks total;
-      for (const GapCountsTicks& added : l.added) {
+      for (const LoopStepCounts& step : l.added) {
+        const GapCountsTicks added = step.dense();
         add_sub_window(loop, added, l.counter_hertz);
         total.add(added);
       }

@@ -6,6 +6,9 @@ namespace jitterd {
 void RollingWindow::push(const HistogramSnapshot& cumulative, std::uint64_t tick) {
   if (have_last_) {
     Delta delta{last_tick_, tick, {}};
+    std::size_t changed = 0;  // counted first: the delta holds exactly its buckets (docs/loops.md, "Bounds")
+    for (std::size_t i = 0; i < kHistogramBuckets; ++i) changed += cumulative.counts[i] != last_.counts[i] ? 1 : 0;
+    delta.buckets.reserve(changed);
     for (std::size_t i = 0; i < kHistogramBuckets; ++i) {
       if (cumulative.counts[i] != last_.counts[i]) {
         delta.buckets.emplace_back(static_cast<std::uint32_t>(i), cumulative.counts[i] - last_.counts[i]);
@@ -32,6 +35,12 @@ std::vector<RollingWindow::Part> RollingWindow::parts() const {
     for (const auto& [index, count] : deltas_[i].buckets) out[i].added.counts[index] = count;
   }
   return out;
+}
+
+std::size_t RollingWindow::memory_bytes() const {
+  std::size_t bytes = sizeof *this;
+  for (const Delta& delta : deltas_) bytes += sizeof delta + delta.buckets.capacity() * sizeof delta.buckets[0];
+  return bytes;
 }
 
 std::uint64_t RollingWindow::start_tick() const {

@@ -37,6 +37,14 @@ class RollingWindow {
     HistogramSnapshot added;
   };
   std::vector<Part> parts() const;
+  // The same without the dense copies: the number of parts, and the buckets the i-th part changed
+  // (index, count added), oldest first, as the window keeps them.
+  std::size_t part_count() const { return deltas_.size(); }
+  const std::vector<std::pair<std::uint32_t, std::uint64_t>>& part_buckets(std::size_t i) const {
+    return deltas_[i].buckets;
+  }
+  // Bytes the window holds: its parts' changed buckets, their bookkeeping, the two snapshots.
+  std::size_t memory_bytes() const;
 
  private:
   struct Delta {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "measure/gap_counts.h"
@@ -16,12 +17,25 @@
 
 namespace jitterd {
 
-// One loop: what its counters added per reading, oldest first, and what it says of itself.
+// What a loop's counters added over one step of its window, sparse (the buckets that changed, as
+// the rolling window keeps them): a window of an hour is 3,600 of these per loop.
+struct LoopStepCounts {
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> buckets;  // (bucket, gaps added)
+  std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;
+  GapCountsTicks dense() const {
+    GapCountsTicks out{{}, sampled_ticks, interruptions, interrupted_ticks};
+    for (const auto& [bucket, count] : buckets) out.gaps.counts[bucket] = count;
+    return out;
+  }
+};
+
+// One loop: what its counters added per step (kLoopWindowStepNs, a second: the sub-windows of a
+// baseline), oldest first, and what it says of itself.
 struct LoopWindows {
   std::string name;
   int cpu = 0;
   double counter_hertz = 0;
-  std::vector<GapCountsTicks> added;
+  std::vector<LoopStepCounts> added;
   std::uint64_t floor_ticks = 0, threshold_ticks = 0;
   double max_ns = 0;  // the exact largest gap over the window
   std::string error;  // why it is down ("" while up)

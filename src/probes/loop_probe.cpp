@@ -58,8 +58,23 @@ std::optional<uid_t> user_id(const std::string& user) {
   return found->pw_uid;
 }
 
+// The user names of `uids` (a uid the user database does not know goes by its number).
+std::map<uid_t, std::string> owner_names(const std::vector<uid_t>& uids) {
+  std::map<uid_t, std::string> names;
+  for (uid_t uid : uids) {
+    struct passwd entry {};
+    struct passwd* found = nullptr;
+    std::vector<char> buffer(16384);
+    const bool known = ::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr;
+    names[uid] = known ? std::string(found->pw_name) : std::to_string(uid);
+  }
+  return names;
+}
+
 ProbeLabels loop_labels(const LoopState& state) {
-  ProbeLabels labels{{"loop", state.reading.header.name}, {"cpu", std::to_string(state.reading.header.cpu)}};
+  // The names are the ones a loop's own labels may not take (watch/loop_segment.h).
+  ProbeLabels labels{{std::string(kLoopLabelLoop), state.reading.header.name},
+                     {std::string(kLoopLabelCpu), std::to_string(state.reading.header.cpu)}};
   for (const auto& label : state.reading.header.labels) labels.push_back(label);
   return labels;
 }
@@ -106,7 +121,7 @@ void add_counts(ProbeResult& out, const LoopState& state, const CpuFigures* summ
 }
 
 std::vector<Cell> table_row(const std::string& file, const LoopState& state) {
-  if (state.refused)
+  if (!state.accepted)
     return {Cell(file),      Cell(),
             Cell(),          Cell(),
             Cell("refused"), Cell(std::string(loop_refusal_name(state.reason))),
@@ -119,7 +134,7 @@ std::vector<Cell> table_row(const std::string& file, const LoopState& state) {
           Cell(r.header.cpu),
           Cell(r.header.pid),
           Cell(state.up ? "up" : "down"),
-          Cell(),
+          state.refused ? Cell(std::string(loop_refusal_name(state.reason))) : Cell(),
           Cell(r.counts.gaps.total()),
           Cell(r.counts.interruptions),
           Cell(scale.to_seconds(r.counts.interrupted_ticks), 6),
@@ -167,8 +182,10 @@ std::vector<uid_t> loop_allowed_users(const std::vector<std::string>& users, std
 
 LoopProbe::LoopProbe(LoopSettings settings)
     : settings_(std::move(settings)),
-      tracker_(
-          {settings_.directory, loop_allowed_users(settings_.users, &unknown_users_), settings_.stale_after}) {}
+      tracker_({settings_.directory, loop_allowed_users(settings_.users, &unknown_users_), settings_.stale_after,
+                settings_.forget_after, kMaxLoopSegments, settings_.window,
+                settings_.owner_prefix ? std::optional(owner_names(loop_allowed_users(settings_.users, nullptr)))
+                                       : std::nullopt}) {}
 
 ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, LoopWindowFigures>& windows) {
   ProbeResult out;
@@ -180,10 +197,9 @@ ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, 
       TableShape::rows};
   for (const auto& [file, state] : tracker.loops()) {
     table.rows.push_back(table_row(file, state));
-    if (state.refused) {
+    if (state.refused)
       reading.refused.push_back({file, std::string(loop_refusal_name(state.reason)), state.message});
-      continue;
-    }
+    if (!state.accepted) continue;
     const ProbeLabels labels = loop_labels(state);
     out.metrics.push_back(gauge(
         "jitterd_loop_up", "1 while the loop's segment is accepted, its writer lives and its heartbeat moves.",
@@ -203,6 +219,17 @@ ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, 
                                   {{"reason", std::string(loop_refusal_name(reason))}},
                                   count == tracker.refusals().end() ? 0 : static_cast<double>(count->second)));
   }
+  for (LoopRefusal reason : kLoopRefusals) {
+    const auto count = tracker.log_lines_suppressed().find(reason);
+    out.metrics.push_back(counter(
+        "jitterd_loop_log_lines_suppressed_total",
+        "Refused loop files not logged, by reason: at most 10 log lines a minute per reason (docs/loops.md).",
+        {{"reason", std::string(loop_refusal_name(reason))}},
+        count == tracker.log_lines_suppressed().end() ? 0 : static_cast<double>(count->second)));
+  }
+  out.metrics.push_back(counter("jitterd_loop_forgotten_total",
+                                "Loops forgotten: their writer gone for loops.forget_after (docs/loops.md).", {},
+                                static_cast<double>(tracker.forgotten())));
   out.notes.push_back(std::to_string(tracker.loops().size()) + " segment(s) in " +
                       printable(tracker.settings().directory.string()));
   out.tables.push_back(std::move(table));
@@ -258,7 +285,7 @@ void LoopProbe::export_causes(ProbeResult& out) const {
     const ProbeLabels labels = loop_labels(tracker_.loops().at(file));
     for (const std::string& cause : loop_causes()) {
       ProbeLabels with_cause = labels;
-      with_cause.emplace_back("cause", cause);
+      with_cause.emplace_back(std::string(kLoopLabelCause), cause);
       const auto n = causes.interruptions.find(cause);
       const auto t = causes.stolen_seconds.find(cause);
       out.metrics.push_back(
@@ -287,7 +314,7 @@ void LoopProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRes
   std::map<TickMethod, ClockTickPair> pairs;
   std::erase_if(causes_, [&](const auto& entry) {
     const auto state = tracker_.loops().find(entry.first);
-    return state == tracker_.loops().end() || state->second.refused || state->second.inode != entry.second.inode;
+    return state == tracker_.loops().end() || !state->second.accepted || state->second.inode != entry.second.inode;
   });
   for (const auto& [file, state] : tracker_.loops()) {
     if (state.refused) continue;
@@ -346,41 +373,15 @@ ProbeResult LoopProbe::run(ProbeContext& context) {
   for (auto it = windows_.begin(); it != windows_.end();) {
     const auto state = tracker_.loops().find(it->first);
     const bool keep =
-        state != tracker_.loops().end() && !state->second.refused && state->second.inode == it->second.inode;
+        state != tracker_.loops().end() && state->second.accepted && state->second.inode == it->second.inode();
     it = keep ? std::next(it) : windows_.erase(it);
   }
   for (const auto& [file, state] : tracker_.loops()) {
     if (state.refused) continue;
-    const LoopSegmentReading& r = state.reading;
-    Window& window =
-        windows_.try_emplace(file, Window{state.inode, RollingWindow(settings_.window.count()), {}, {}, {}})
-            .first->second;
-    // As a sampler's window (sampling/sampler_set.h advance_sampler_window), on the daemon's
-    // clock: the histogram's changes and the counters over the same readings.
-    window.gaps.push(r.counts.gaps, now_ns);
-    window.points.push_back({now_ns, r.counts.sampled_ticks, r.counts.interruptions, r.counts.interrupted_ticks});
-    const std::uint64_t start_ns = window.gaps.start_tick();
-    while (window.points.size() > 1 && window.points.front().now_ns < start_ns) window.points.pop_front();
-    const TickScale scale(static_cast<double>(r.header.hertz));
-    const std::uint64_t span = scale.from_ns(static_cast<std::uint64_t>(settings_.window.count()));
-    const std::uint64_t from = r.heartbeat_tick > span ? r.heartbeat_tick - span : 0;
-    LoopWindowFigures& f = figures[file];
-    f.gaps = window.gaps.window();
-    f.figures = summarize(f.gaps, r.max_between(from, r.heartbeat_tick), scale);
-    f.figures.valid = f.figures.valid && start_ns != now_ns;
-    f.figures.span_seconds = ns_to_seconds(static_cast<double>(now_ns - start_ns));
-    const Point& first = window.points.front();
-    const Point& last = window.points.back();
-    set_counted(f.figures, last.sampled_ticks - first.sampled_ticks, last.interruptions - first.interruptions,
-                last.interrupted_ticks - first.interrupted_ticks, scale);
-    set_limits(f.figures, r.floor_ticks, r.threshold_ticks, scale);
-    // The live baseline's history: what the counters added at each reading over the window.
-    if (window.previous && r.counts.sampled_ticks >= window.previous->sampled_ticks)
-      window.added.push_back(r.counts.minus(*window.previous));
-    window.previous = r.counts;
-    const auto readings =
-        static_cast<std::size_t>(std::max<std::int64_t>(1, settings_.window / settings_.interval));
-    while (window.added.size() > readings) window.added.pop_front();
+    LoopWindow& window =
+        windows_.try_emplace(file, state.inode, settings_.window, settings_.interval).first->second;
+    window.add(state.reading.counts, now_ns);
+    figures[file] = window.figures(state.reading);
   }
   ProbeResult out = loop_result(tracker_, figures);
   attribute(context, read_ns, out);
@@ -389,9 +390,9 @@ ProbeResult LoopProbe::run(ProbeContext& context) {
     const LoopState& state = tracker_.loops().at(file);
     const LoopSegmentReading& r = state.reading;
     const auto summary = figures.find(file);
-    history->loops.push_back({r.header.name, r.header.cpu, static_cast<double>(r.header.hertz),
-                              std::vector<GapCountsTicks>(window.added.begin(), window.added.end()), r.floor_ticks,
-                              r.threshold_ticks, summary == figures.end() ? 0 : summary->second.figures.max_ns,
+    history->loops.push_back({r.header.name, r.header.cpu, static_cast<double>(r.header.hertz), window.steps(),
+                              r.floor_ticks, r.threshold_ticks,
+                              summary == figures.end() ? 0 : summary->second.figures.max_ns,
                               state.up ? "" : state.message});
   }
   out.application_windows = std::move(history);

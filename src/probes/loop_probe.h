@@ -31,7 +31,7 @@
 #include "host/trace_format.h"
 #include "measure/counter_calibration.h"
 #include "measure/cpu_figures.h"
-#include "measure/rolling_window.h"
+#include "probes/loop_window.h"
 #include "probes/probe.h"
 #include "watch/loop_reader.h"
 
@@ -44,6 +44,12 @@ struct LoopSettings {
   // Whose segments are accepted: user names or numeric uids; empty: root and jitterd's own user.
   std::vector<std::string> users;
   std::chrono::nanoseconds stale_after{std::chrono::seconds(10)};
+  // A loop whose writer is gone is down this long, then forgotten (its series and, where jitterd
+  // may, its file): longer than JitterdLoopDown's `for` (2m), so the alert fires first.
+  std::chrono::nanoseconds forget_after{std::chrono::minutes(15)};
+  // Each loop's name must begin with its owner's user name and a dot ("trader.rx0"): one accepted
+  // user cannot pass its loop off as another's.
+  bool owner_prefix = false;
   std::chrono::nanoseconds interval{std::chrono::seconds(1)};
   std::chrono::nanoseconds window{std::chrono::seconds(60)};  // sampler.window: the summaries' span
   bool operator==(const LoopSettings&) const = default;
@@ -53,14 +59,6 @@ struct LoopSettings {
 // does not know goes to *unknown and is left out); root and jitterd's own user when none is set.
 std::vector<uid_t> loop_allowed_users(const std::vector<std::string>& users, std::vector<std::string>* unknown);
 
-// A loop's rolling window as the probe last computed it: the figures a sampled CPU's window has
-// (span, quantiles, exact max, interruptions and stolen time within it, floor and threshold) and
-// the gaps behind them, in the loop's ticks.
-struct LoopWindowFigures {
-  CpuFigures figures;
-  HistogramSnapshot gaps;
-};
-
 class LoopProbe : public Probe {
  public:
   explicit LoopProbe(LoopSettings settings);
@@ -69,20 +67,6 @@ class LoopProbe : public Probe {
   ProbeResult run(ProbeContext& context) override;
 
  private:
-  // The loop's counters at one reading, on the daemon's monotonic clock (ns).
-  struct Point {
-    std::uint64_t now_ns = 0;
-    std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;
-  };
-  struct Window {
-    ino_t inode = 0;
-    RollingWindow gaps;
-    std::deque<Point> points{};  // the readings within the window, as SamplerWindowState::counters
-    // The live baseline's history (probes/application_windows.h): what the counters added at each
-    // reading over the window, oldest first, and the reading before.
-    std::deque<GapCountsTicks> added;
-    std::optional<GapCountsTicks> previous;
-  };
   // Each loop's interruptions by cause, matched with the BPF engine's records of its CPU.
   struct Causes {
     ino_t inode = 0;
@@ -100,8 +84,8 @@ class LoopProbe : public Probe {
   LoopSettings settings_;
   std::vector<std::string> unknown_users_;
   LoopTracker tracker_;
-  std::map<std::string, Window> windows_;  // by file name, for the accepted loops
-  std::map<std::string, Causes> causes_;   // by file name, for the loops whose causes are matched
+  std::map<std::string, LoopWindow> windows_;  // by file name, for the accepted loops
+  std::map<std::string, Causes> causes_;       // by file name, for the loops whose causes are matched
   std::shared_ptr<SharedBpfWatch> bpf_owner_;
   BpfWatch* bpf_ = nullptr;
   bool tried_bpf_ = false;

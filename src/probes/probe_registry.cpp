@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "probes/probe_registry.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "host/cpu_list.h"
 
@@ -29,7 +33,23 @@ constexpr ProbeFacts kAttributionFacts{};
 constexpr ProbeFacts kWatchFacts{.status_heading = "Watched CPUs (the application's)"};
 // Loops: the applications' own loops (their segments in loops.directory), read over time; not a
 // baseline figure yet. The status page shows them in a section of their own, beside the samplers.
-constexpr ProbeFacts kLoopFacts{.status_heading = "Loops (the applications' own)"};
+// Its directory must be one when the configuration is taken (a missing one is a configuration
+// error, not a silent probe reading nothing); one that goes later fails the probe, as data.
+std::vector<SettingProblem> loops_plan_check(const ProbesSettings& probes, const PlanFacts&) {
+  const std::string& directory = probes.loops.directory;
+  struct stat st {};
+  std::string problem;
+  if (::stat(directory.c_str(), &st) != 0)
+    problem = std::string(std::strerror(errno));
+  else if (!S_ISDIR(st.st_mode))
+    problem = "not a directory";
+  if (problem.empty()) return {};
+  return {{"loops.directory",
+           directory + ": " + problem +
+               " (the directory the applications write their loop segments in; make it first, or name another)",
+           "loops"}};
+}
+constexpr ProbeFacts kLoopFacts{.plan_check = loops_plan_check, .status_heading = "Loops (the applications' own)"};
 
 // --- clock ---
 

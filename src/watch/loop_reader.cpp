@@ -8,10 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <set>
 
 #include "host/descriptor.h"
-#include "host/directory.h"
 #include "host/tasks.h"
 #include "host/text.h"
 #include "jitterd/loop_probe.h"
@@ -29,18 +27,81 @@ LoopFileRead refused(LoopRefusal reason, std::string message) {
   return out;
 }
 
-// Reads exactly `size` bytes at 0, or fewer when the file is shorter (never SIGBUS: no mapping).
-std::size_t copy_at_start(int fd, std::vector<std::byte>& buffer, std::size_t size) {
-  buffer.resize(size);
+// Reads exactly `size` bytes at `offset` into `into`; fewer when the file is shorter (never
+// SIGBUS: no mapping).
+std::size_t copy_at(int fd, std::byte* into, std::size_t size, std::uint64_t offset) {
   std::size_t got = 0;
   while (got < size) {
-    const ssize_t n = ::pread(fd, buffer.data() + got, size - got, static_cast<off_t>(got));
+    const ssize_t n = ::pread(fd, into + got, size - got, static_cast<off_t>(offset + got));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     got += static_cast<std::size_t>(n);
   }
-  buffer.resize(got);
   return got;
+}
+
+std::size_t copy_at_start(int fd, std::vector<std::byte>& buffer, std::size_t size) {
+  buffer.resize(size);
+  buffer.resize(copy_at(fd, buffer.data(), size, 0));
+  return buffer.size();
+}
+
+// Entries [first, first + count) of the circular array of `size` 16-byte entries at `offset`,
+// in that order (two reads when it wraps); false when the file was shorter.
+bool copy_region(int fd, std::vector<std::byte>& buffer, std::uint64_t offset, std::uint64_t size,
+                 std::uint32_t first, std::uint32_t count) {
+  buffer.resize(16 * std::size_t{count});
+  const std::uint64_t before_wrap = std::min<std::uint64_t>(count, size - first);
+  const std::size_t head = 16 * static_cast<std::size_t>(before_wrap);
+  if (copy_at(fd, buffer.data(), head, offset + 16 * std::uint64_t{first}) != head) return false;
+  const std::size_t rest = buffer.size() - head;
+  return rest == 0 || copy_at(fd, buffer.data() + head, rest, offset) == rest;
+}
+
+// The regions a reading copies (LoopReadPlan): the slots from the plan's id (or the window's
+// first) to the heartbeat's, and the ring entries from the plan's sequence (or as many as the
+// plan's bytes allow) to the head, both from the first copy of the header.
+std::pair<LoopRegion, LoopRegion> plan_regions(const LoopSegmentHeader& h, std::span<const std::byte> head,
+                                               const LoopReadPlan& plan) {
+  std::uint64_t heartbeat = 0, ring_head = 0;
+  std::memcpy(&heartbeat, head.data() + JITTERD_LOOP_OFF_HEARTBEAT, 8);
+  std::memcpy(&ring_head, head.data() + JITTERD_LOOP_OFF_RING_HEAD, 8);
+  const std::uint64_t slot_ticks = std::max<std::uint64_t>(1, h.slot_ticks);
+  const std::uint64_t last_id = heartbeat / slot_ticks + 1;
+  std::uint64_t first_id = last_id + 1 > h.slot_count ? last_id + 1 - h.slot_count : 1;
+  if (plan.window_ns > 0) {
+    const auto window_ticks =
+        static_cast<std::uint64_t>(static_cast<double>(plan.window_ns) * static_cast<double>(h.hertz) / 1e9);
+    const std::uint64_t window_slots = window_ticks / slot_ticks + 2;
+    if (last_id > window_slots) first_id = std::max(first_id, last_id - window_slots);
+  }
+  first_id = std::min(std::max(first_id, plan.slots_from_id), last_id);
+  LoopRegion slots{
+      static_cast<std::uint32_t>(first_id % h.slot_count), static_cast<std::uint32_t>(last_id - first_id + 1), {}};
+  const std::uint64_t capacity = h.ring_capacity;
+  std::uint64_t from = std::min(plan.ring_since, ring_head);
+  from = std::max(from, ring_head > capacity ? ring_head - capacity : 0);
+  from = std::max(from, ring_head - std::min(ring_head, plan.ring_bytes / 16));
+  LoopRegion ring{static_cast<std::uint32_t>(from % capacity), static_cast<std::uint32_t>(ring_head - from), {}};
+  return {slots, ring};
+}
+
+struct CopyBuffers {
+  std::vector<std::byte> head, slots, ring;
+};
+
+// One copy of the planned regions (the header and histogram too unless `head_read`: the first
+// copy's are the ones the regions were planned from, so that its ring region ends at its head);
+// false when the file turned out shorter.
+bool take_copy(int fd, const LoopSegmentHeader& h, const LoopRegion& slots, const LoopRegion& ring, bool head_read,
+               CopyBuffers& buffers, LoopCopy& copy) {
+  if (!head_read && copy_at_start(fd, buffers.head, kLoopHeadBytes) != kLoopHeadBytes) return false;
+  const std::uint64_t slots_at = kLoopHeadBytes, ring_at = slots_at + 16 * std::uint64_t{h.slot_count};
+  if (!copy_region(fd, buffers.slots, slots_at, h.slot_count, slots.first, slots.count) ||
+      !copy_region(fd, buffers.ring, ring_at, h.ring_capacity, ring.first, ring.count))
+    return false;
+  copy = {buffers.head, {slots.first, slots.count, buffers.slots}, {ring.first, ring.count, buffers.ring}};
+  return true;
 }
 
 std::optional<LoopFileRead> check_file(int fd, const std::vector<uid_t>& allowed, struct stat& st) {
@@ -51,6 +112,11 @@ std::optional<LoopFileRead> check_file(int fd, const std::vector<uid_t>& allowed
   if (std::find(allowed.begin(), allowed.end(), st.st_uid) == allowed.end())
     return refused(LoopRefusal::owner, "is owned by uid " + std::to_string(st.st_uid) +
                                            ", not a user the configuration accepts (loops.users)");
+  // A writer's segment has one name; a second link is a file put here from elsewhere (a hard
+  // link to someone else's file where fs.protected_hardlinks is 0): none of its bytes is read.
+  if (st.st_nlink != 1)
+    return refused(LoopRefusal::links, "has " + std::to_string(st.st_nlink) +
+                                           " hard links; a loop segment has one (its bytes are not read)");
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size < JITTERD_LOOP_HEADER_BYTES || size > loop_segment_max_bytes())
     return refused(size < JITTERD_LOOP_HEADER_BYTES ? LoopRefusal::truncated : LoopRefusal::size,
@@ -61,7 +127,8 @@ std::optional<LoopFileRead> check_file(int fd, const std::vector<uid_t>& allowed
 
 }  // namespace
 
-LoopFileRead read_loop_file(const std::filesystem::path& path, const std::vector<uid_t>& allowed_users) {
+LoopFileRead read_loop_file(const std::filesystem::path& path, const std::vector<uid_t>& allowed_users,
+                            const LoopReadPlan& plan) {
   const Descriptor fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) {
     const int error = errno;
@@ -71,29 +138,49 @@ LoopFileRead read_loop_file(const std::filesystem::path& path, const std::vector
     return out;
   }
   struct stat st {};
-  if (auto problem = check_file(fd.get(), allowed_users, st)) return std::move(*problem);
-  std::vector<std::byte> first, second;
-  copy_at_start(fd.get(), first, JITTERD_LOOP_HEADER_BYTES);
-  LoopParse header = parse_loop_header(first);
-  if (!header.reading) return refused(header.reason, header.message);
-  const std::uint64_t total = header.reading->header.total_bytes;
+  if (auto problem = check_file(fd.get(), allowed_users, st)) {
+    problem->device = st.st_dev;
+    problem->inode = st.st_ino;
+    problem->owner = st.st_uid;
+    return std::move(*problem);
+  }
+  const auto identified = [&](LoopFileRead out) {
+    out.device = st.st_dev;
+    out.inode = st.st_ino;
+    out.owner = st.st_uid;
+    return out;
+  };
+  CopyBuffers a, b;
+  copy_at_start(fd.get(), a.head, JITTERD_LOOP_HEADER_BYTES);
+  LoopParse header = parse_loop_header(a.head);
+  if (!header.reading) return identified(refused(header.reason, header.message));
+  const LoopSegmentHeader& h = header.reading->header;
+  const std::uint64_t total = h.total_bytes;
   if (static_cast<std::uint64_t>(st.st_size) != total)
-    return refused(static_cast<std::uint64_t>(st.st_size) < total ? LoopRefusal::truncated : LoopRefusal::size,
-                   "is " + std::to_string(st.st_size) + " bytes, its header says " + std::to_string(total));
+    return identified(
+        refused(static_cast<std::uint64_t>(st.st_size) < total ? LoopRefusal::truncated : LoopRefusal::size,
+                "is " + std::to_string(st.st_size) + " bytes, its header says " + std::to_string(total)));
   LoopParse parsed;
+  std::uint64_t copied = JITTERD_LOOP_HEADER_BYTES;
   for (int attempt = 0; attempt < kCopyAttempts; ++attempt) {
-    if (copy_at_start(fd.get(), first, total) != total || copy_at_start(fd.get(), second, total) != total)
-      return refused(LoopRefusal::truncated, "shrank to " + std::to_string(std::min(first.size(), second.size())) +
-                                                 " bytes while read (its header says " + std::to_string(total) +
-                                                 ")");
-    parsed = parse_loop_segment(first, second);
+    LoopCopy first, second;
+    bool whole = copy_at_start(fd.get(), a.head, kLoopHeadBytes) == kLoopHeadBytes;
+    if (whole) {
+      const auto [slots, ring] = plan_regions(h, a.head, plan);
+      whole = take_copy(fd.get(), h, slots, ring, true, a, first) &&
+              take_copy(fd.get(), h, slots, ring, false, b, second);
+      copied += 2 * (kLoopHeadBytes + 16 * (std::uint64_t{slots.count} + ring.count));
+    }
+    if (!whole)
+      return identified(refused(LoopRefusal::truncated,
+                                "shrank while read (its header says " + std::to_string(total) + " bytes)"));
+    parsed = parse_loop_copies(first, second);
     const bool maybe_torn = parsed.reason == LoopRefusal::went_down || parsed.reason == LoopRefusal::inconsistent;
     if (parsed.reading || !maybe_torn) break;
   }
-  LoopFileRead out = refused(parsed.reason, parsed.message);
+  LoopFileRead out = identified(refused(parsed.reason, parsed.message));
   out.reading = std::move(parsed.reading);
-  out.device = st.st_dev;
-  out.inode = st.st_ino;
+  out.bytes_read = copied;
   return out;
 }
 
@@ -105,95 +192,6 @@ std::string loop_writer_problem(const HostReader& host, std::int32_t pid, std::u
     return "pid " + std::to_string(pid) + " is another process now (started at " +
            std::to_string(stat->start_ticks) + ", the writer at " + std::to_string(start_time) + ")";
   return "";
-}
-
-void LoopTracker::refuse(LoopState& state, LoopRefusal reason, std::string message) {
-  const bool again = state.refused && state.reason == reason;
-  state.refused = true;
-  state.up = false;
-  state.reason = reason;
-  state.message = std::move(message);
-  if (again) return;
-  ++refusals_[reason];
-  events_.push_back(printable(state.file.string()) + ": refused (" + std::string(loop_refusal_name(reason)) +
-                    "): " + state.message);
-}
-
-void LoopTracker::update(const std::string& name, LoopFileRead read, const HostReader& host, double now_unix) {
-  LoopState& state = loops_[name];
-  state.file = settings_.directory / name;
-  const bool same_file = state.inode != 0 && read.device == state.device && read.inode == state.inode;
-  if (read.reading && state.inode != 0 && !same_file && !state.refused)
-    events_.push_back(printable(state.file.string()) +
-                      ": replaced (a new file under the same name): counts start again");
-  if (!read.reading) return refuse(state, read.reason, std::move(read.message));
-  LoopSegmentReading& now = *read.reading;
-  const bool continues = same_file && !state.refused && state.read_unix > 0;
-  if (continues) {
-    if (auto problem = loop_reading_progress_problem(state.reading, now, now_unix - state.read_unix))
-      return refuse(state, problem->first, std::move(problem->second));
-  }
-  if (now.header.name != name.substr(sizeof JITTERD_LOOP_FILE_PREFIX - 1))
-    return refuse(state, LoopRefusal::name, "its header names loop '" + printable(now.header.name) + "'");
-  if (!continues || now.heartbeat_tick != state.reading.heartbeat_tick || now.samples != state.reading.samples)
-    state.last_seen_unix = now_unix;
-  const bool was_up = state.up, was_refused = state.refused;
-  std::string down = loop_writer_problem(host, now.header.pid, now.header.start_time);
-  const double quiet = now_unix - state.last_seen_unix;
-  if (down.empty() && quiet * 1e9 > static_cast<double>(settings_.stale_after.count()))
-    down = "no progress for " + std::to_string(static_cast<long long>(quiet)) + " s";
-  state.refused = false;
-  state.up = down.empty();
-  if (!state.up && (was_up || was_refused || !continues || state.message != down))
-    events_.push_back(printable(state.file.string()) + ": loop " + now.header.name + " down: " + down);
-  if (state.up && (!was_up || !continues))
-    events_.push_back(printable(state.file.string()) + ": loop " + now.header.name + " on CPU " +
-                      std::to_string(now.header.cpu) + " up (pid " + std::to_string(now.header.pid) +
-                      ", counter " + std::string(loop_counter_name(now.header.counter)) + " at " +
-                      std::to_string(now.header.hertz) + " Hz)");
-  state.message = std::move(down);
-  state.reading = std::move(now);
-  state.read_unix = now_unix;
-  state.device = read.device;
-  state.inode = read.inode;
-}
-
-void LoopTracker::scan(const HostReader& host, double now_unix) {
-  const Directory directory(settings_.directory.string());
-  std::set<std::string> seen;
-  std::size_t over = 0;
-  for (const std::string& name : directory.list()) {
-    if (name.rfind(JITTERD_LOOP_FILE_PREFIX, 0) != 0) continue;
-    if (seen.size() == kMaxLoopSegments) {
-      ++over;
-      continue;
-    }
-    // A file removed since the listing is as if not listed: gone, not refused.
-    LoopFileRead read = read_loop_file(settings_.directory / name, settings_.allowed_users);
-    if (read.gone) continue;
-    seen.insert(name);
-    update(name, std::move(read), host, now_unix);
-  }
-  for (auto it = loops_.begin(); it != loops_.end();) {
-    if (seen.count(it->first) != 0) {
-      ++it;
-      continue;
-    }
-    events_.push_back(printable(it->second.file.string()) + ": removed; its loop is gone");
-    it = loops_.erase(it);
-  }
-  if (over > 0 && over_reported_ != over) {
-    refusals_[LoopRefusal::size] += over;
-    events_.push_back(printable(settings_.directory.string()) + ": " + std::to_string(over) +
-                      " segments beyond the " + std::to_string(kMaxLoopSegments) + " jitterd reads are left out");
-  }
-  over_reported_ = over;
-}
-
-std::vector<std::string> LoopTracker::take_events() {
-  std::vector<std::string> out;
-  out.swap(events_);
-  return out;
 }
 
 }  // namespace jitterd

@@ -6,7 +6,9 @@
 #include <iomanip>
 #include <limits>
 #include <sstream>
+#include <variant>
 
+#include "host/text.h"
 #include "jitterd/loop_probe.h"
 
 namespace jitterd {
@@ -15,11 +17,11 @@ namespace jitterd {
 static_assert(JITTERD_LOOP_SUB_BITS == kHistogramSubBits);
 static_assert(JITTERD_LOOP_BUCKETS == kHistogramBuckets);
 static_assert(JITTERD_LOOP_CHECK_EVERY == 1024);
+static_assert(kLoopHeadBytes == JITTERD_LOOP_HEADER_BYTES + 8 * JITTERD_LOOP_BUCKETS);
 
 namespace {
 
 constexpr std::uint64_t kPublishLag = JITTERD_LOOP_CHECK_EVERY - 1;  // gaps a publication may trail by
-constexpr std::size_t kMaxLabels = 8;
 
 template <typename T>
 T field(std::span<const std::byte> bytes, std::size_t offset) {
@@ -56,33 +58,6 @@ std::optional<std::string> c_string(std::span<const std::byte> bytes, std::size_
   return std::string(begin, end);
 }
 
-bool label_key_ok(std::string_view key) {
-  if (key.empty() || key.size() > 63 || (key[0] >= '0' && key[0] <= '9') || key.substr(0, 2) == "__") return false;
-  if (key == "loop" || key == "cpu") return false;  // jitterd's own labels
-  return std::all_of(key.begin(), key.end(), [](char c) { return c != '-' && c != '.' && name_char(c); });
-}
-
-// "key=value,key=value": keys as Prometheus label names, values printable ASCII without a comma.
-std::optional<std::vector<std::pair<std::string, std::string>>> parse_labels(const std::string& text) {
-  std::vector<std::pair<std::string, std::string>> labels;
-  for (std::size_t at = 0; at < text.size();) {
-    const std::size_t end = std::min(text.find(',', at), text.size());
-    const std::string item = text.substr(at, end - at);
-    const std::size_t equals = item.find('=');
-    if (equals == std::string::npos || labels.size() == kMaxLabels) return std::nullopt;
-    std::string key = item.substr(0, equals), value = item.substr(equals + 1);
-    if (!label_key_ok(key)) return std::nullopt;
-    if (!std::all_of(value.begin(), value.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"'; }))
-      return std::nullopt;
-    for (const auto& [k, v] : labels)
-      if (k == key) return std::nullopt;
-    labels.emplace_back(std::move(key), std::move(value));
-    at = end + 1;
-    if (end + 1 == text.size()) return std::nullopt;  // a trailing comma
-  }
-  return labels;
-}
-
 std::optional<LoopParse> check_identity(std::span<const std::byte> bytes, LoopSegmentHeader& h) {
   const auto name = c_string(bytes, JITTERD_LOOP_OFF_NAME, JITTERD_LOOP_NAME_BYTES);
   if (!name || name->empty() || (*name)[0] == '.' || !std::all_of(name->begin(), name->end(), name_char))
@@ -91,12 +66,11 @@ std::optional<LoopParse> check_identity(std::span<const std::byte> bytes, LoopSe
                   "letters, digits, '_', '-' and '.'");
   h.name = *name;
   const auto labels_text = c_string(bytes, JITTERD_LOOP_OFF_LABELS, JITTERD_LOOP_LABELS_BYTES);
-  const auto labels = labels_text ? parse_labels(*labels_text) : std::nullopt;
-  if (!labels)
-    return refuse(LoopRefusal::name, "loop " + h.name +
-                                         ": the labels are not 'key=value,...' (at most 8; keys as Prometheus "
-                                         "label names, not loop or cpu; values printable, no comma or quote)");
-  h.labels = *labels;
+  if (!labels_text) return refuse(LoopRefusal::name, "loop " + h.name + ": the labels are not NUL-terminated");
+  auto labels = parse_loop_labels(*labels_text);
+  if (const std::string* problem = std::get_if<std::string>(&labels))
+    return refuse(LoopRefusal::name, "loop " + h.name + ": labels: " + *problem);
+  h.labels = std::move(std::get<0>(labels));
   if (h.pid <= 0 || h.cpu < 0 || h.cpu > 65535)
     return refuse(LoopRefusal::layout, "loop " + h.name + ": pid " + std::to_string(h.pid) + " or cpu " +
                                            std::to_string(h.cpu) + " out of range");
@@ -173,6 +147,10 @@ std::string_view loop_refusal_name(LoopRefusal reason) {
       return "jumped";
     case LoopRefusal::unreadable:
       return "unreadable";
+    case LoopRefusal::links:
+      return "links";
+    case LoopRefusal::too_many:
+      return "too_many";
   }
   return "unreadable";
 }
@@ -296,14 +274,24 @@ std::optional<LoopParse> check_counts(const LiveCounters& a, const LiveCounters&
   return refuse(LoopRefusal::inconsistent, problem);
 }
 
+// Where entry `index` of a circular array of `size` lies in `region` (nullptr when not copied).
+const std::byte* region_entry(const LoopRegion& region, std::uint64_t index, std::uint64_t size) {
+  const std::uint64_t position = (index + size - region.first) % size;
+  return position < region.count ? region.bytes.data() + 16 * position : nullptr;
+}
+
+bool region_fits(const LoopRegion& region, std::uint64_t size) {
+  return region.first < size && region.count <= size && region.bytes.size() == 16 * std::size_t{region.count};
+}
+
 // The window max slots whose id held in both copies (WindowMax::max_between's rule, over copies).
-std::optional<LoopParse> read_slots(std::span<const std::byte> first, std::span<const std::byte> second,
-                                    std::uint64_t max_gap, LoopSegmentReading& out) {
+std::optional<LoopParse> read_slots(const LoopRegion& first, const LoopRegion& second, std::uint64_t max_gap,
+                                    LoopSegmentReading& out) {
   const std::uint32_t count = out.header.slot_count;
-  const std::size_t base = JITTERD_LOOP_HEADER_BYTES + 8 * std::size_t{JITTERD_LOOP_BUCKETS};
-  for (std::uint32_t i = 0; i < count; ++i) {
-    const std::uint64_t id = u64(first, base + 16 * i), max = u64(first, base + 16 * i + 8);
-    if (id == 0 || id != u64(second, base + 16 * i)) continue;
+  for (std::uint32_t position = 0; position < first.count; ++position) {
+    const std::uint64_t i = (std::uint64_t{first.first} + position) % count;
+    const std::uint64_t id = u64(first.bytes, 16 * position), max = u64(first.bytes, 16 * position + 8);
+    if (id == 0 || id != u64(second.bytes, 16 * position)) continue;
     if (id % count != i || max > max_gap)
       return refuse(LoopRefusal::inconsistent, "window slot " + std::to_string(i) + " holds id " +
                                                    std::to_string(id) + " and max " + std::to_string(max) +
@@ -315,20 +303,25 @@ std::optional<LoopParse> read_slots(std::span<const std::byte> first, std::span<
 }
 
 // The ring entries the writer had not begun to overwrite by the second copy (InterruptionRing's
-// copy_since rule: the head from the first copy, the push in progress from the second).
-std::optional<LoopParse> read_ring(std::span<const std::byte> first, const LiveCounters& a, const LiveCounters& b,
+// copy_since rule: the head from the first copy, the push in progress from the second), of those
+// the copy holds: the newest, up to the head, without a gap.
+std::optional<LoopParse> read_ring(const LoopRegion& ring, const LiveCounters& a, const LiveCounters& b,
                                    LoopSegmentReading& out) {
   const std::uint64_t capacity = out.header.ring_capacity;
-  const std::size_t base =
-      JITTERD_LOOP_HEADER_BYTES + 8 * std::size_t{JITTERD_LOOP_BUCKETS} + 16 * std::size_t{out.header.slot_count};
   const std::uint64_t head = a.ring_head;
   std::uint64_t from = head > capacity ? head - capacity : 0;
   const std::uint64_t overwritten_below = b.ring_writing > capacity ? b.ring_writing - capacity : 0;
   from = std::max(from, overwritten_below);
+  std::uint64_t lowest = head;
+  while (lowest > from && region_entry(ring, (lowest - 1) % capacity, capacity) != nullptr &&
+         head - lowest < ring.count)
+    --lowest;
   std::uint64_t total = 0;
-  for (std::uint64_t seq = from; seq < head; ++seq) {
-    const std::size_t at = base + 16 * static_cast<std::size_t>(seq % capacity);
-    const Interruption entry{u64(first, at), u64(first, at + 8)};
+  for (std::uint64_t seq = lowest; seq < head; ++seq) {
+    const std::byte* at = region_entry(ring, seq % capacity, capacity);
+    Interruption entry;
+    std::memcpy(&entry.start_tick, at, 8);
+    std::memcpy(&entry.duration_ticks, at + 8, 8);
     total += entry.duration_ticks;
     if (entry.duration_ticks == 0 || total > b.stolen || total < entry.duration_ticks)
       return refuse(LoopRefusal::inconsistent, "interruption ring entry " + std::to_string(seq) + " of " +
@@ -342,19 +335,26 @@ std::optional<LoopParse> read_ring(std::span<const std::byte> first, const LiveC
 
 }  // namespace
 
-LoopParse parse_loop_segment(std::span<const std::byte> first, std::span<const std::byte> second) {
-  LoopParse parsed = parse_loop_header(first);
+LoopParse parse_loop_copies(const LoopCopy& first, const LoopCopy& second) {
+  LoopParse parsed = parse_loop_header(first.head);
   if (!parsed.reading) return parsed;
   LoopSegmentReading& out = *parsed.reading;
-  const std::uint64_t total = out.header.total_bytes;
-  if (first.size() != total || second.size() != total)
-    return refuse(LoopRefusal::truncated, "copied " + std::to_string(std::min(first.size(), second.size())) +
-                                              " bytes of the " + std::to_string(total) + " its header says");
-  const LiveCounters a = live_counters(first), b = live_counters(second);
-  if (auto problem = check_copies_agree(first, second, a, b)) return std::move(*problem);
+  if (first.head.size() != kLoopHeadBytes || second.head.size() != kLoopHeadBytes)
+    return refuse(LoopRefusal::truncated,
+                  "copied " + std::to_string(std::min(first.head.size(), second.head.size())) + " bytes of the " +
+                      std::to_string(kLoopHeadBytes) + "-byte header and histogram");
+  const std::uint64_t slots = out.header.slot_count, capacity = out.header.ring_capacity;
+  const auto same = [](const LoopRegion& x, const LoopRegion& y) {
+    return x.first == y.first && x.count == y.count;
+  };
+  if (!region_fits(first.slots, slots) || !region_fits(second.slots, slots) || !same(first.slots, second.slots) ||
+      !region_fits(first.ring, capacity) || !region_fits(second.ring, capacity) || !same(first.ring, second.ring))
+    return refuse(LoopRefusal::truncated, "the copied slots or ring entries do not fit the header's sizes");
+  const LiveCounters a = live_counters(first.head), b = live_counters(second.head);
+  if (auto problem = check_copies_agree(first.head, second.head, a, b)) return std::move(*problem);
   std::uint64_t histogram_total = 0;
   for (std::size_t i = 0; i < JITTERD_LOOP_BUCKETS; ++i) {
-    const std::uint64_t count = u64(first, JITTERD_LOOP_HEADER_BYTES + 8 * i);
+    const std::uint64_t count = u64(first.head, JITTERD_LOOP_HEADER_BYTES + 8 * i);
     out.counts.gaps.counts[i] = count;
     if (__builtin_add_overflow(histogram_total, count, &histogram_total))
       return refuse(LoopRefusal::inconsistent, "the histogram's counts overflow 64 bits");
@@ -364,15 +364,32 @@ LoopParse parse_loop_segment(std::span<const std::byte> first, std::span<const s
   out.counts.sampled_ticks = a.sampled;
   out.counts.interruptions = a.interruptions;
   out.counts.interrupted_ticks = a.stolen;
-  out.threshold_ticks = u64(first, JITTERD_LOOP_OFF_THRESHOLD);
-  out.floor_ticks = u64(first, JITTERD_LOOP_OFF_FLOOR);
+  out.threshold_ticks = u64(first.head, JITTERD_LOOP_OFF_THRESHOLD);
+  out.floor_ticks = u64(first.head, JITTERD_LOOP_OFF_FLOOR);
   out.min_gap = a.min_gap;
   out.max_gap = a.max_gap;
   out.heartbeat_tick = a.heartbeat;
   out.first_tick = a.first_tick;
-  if (auto problem = read_slots(first, second, b.max_gap, out)) return std::move(*problem);
-  if (auto problem = read_ring(first, a, b, out)) return std::move(*problem);
+  if (auto problem = read_slots(first.slots, second.slots, b.max_gap, out)) return std::move(*problem);
+  if (auto problem = read_ring(first.ring, a, b, out)) return std::move(*problem);
   return parsed;
+}
+
+LoopParse parse_loop_segment(std::span<const std::byte> first, std::span<const std::byte> second) {
+  LoopParse parsed = parse_loop_header(first);
+  if (!parsed.reading) return parsed;
+  const LoopSegmentHeader& h = parsed.reading->header;
+  const std::uint64_t total = h.total_bytes;
+  if (first.size() != total || second.size() != total)
+    return refuse(LoopRefusal::truncated, "copied " + std::to_string(std::min(first.size(), second.size())) +
+                                              " bytes of the " + std::to_string(total) + " its header says");
+  const std::size_t slots_at = kLoopHeadBytes, ring_at = slots_at + 16 * std::size_t{h.slot_count};
+  const auto whole = [&](std::span<const std::byte> bytes) {
+    return LoopCopy{bytes.first(kLoopHeadBytes),
+                    {0, h.slot_count, bytes.subspan(slots_at, 16 * std::size_t{h.slot_count})},
+                    {0, h.ring_capacity, bytes.subspan(ring_at, 16 * std::size_t{h.ring_capacity})}};
+  };
+  return parse_loop_copies(whole(first), whole(second));
 }
 
 std::uint64_t LoopSegmentReading::max_between(std::uint64_t from_tick, std::uint64_t to_tick) const {

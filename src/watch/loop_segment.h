@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "measure/gap_counts.h"
@@ -42,12 +43,14 @@ enum class LoopRefusal {
   went_down,     // a count that went down since the last reading of the same segment
   jumped,        // a count that rose by more than the time since the last reading allows
   unreadable,    // open or read failed
+  links,         // more than one hard link: a file linked into the directory from elsewhere
+  too_many,      // beyond the kMaxLoopSegments files of accepted users jitterd reads
 };
 inline constexpr LoopRefusal kLoopRefusals[] = {
     LoopRefusal::not_regular, LoopRefusal::owner,        LoopRefusal::size,      LoopRefusal::truncated,
     LoopRefusal::magic,       LoopRefusal::version,      LoopRefusal::layout,    LoopRefusal::name,
     LoopRefusal::frequency,   LoopRefusal::inconsistent, LoopRefusal::went_down, LoopRefusal::jumped,
-    LoopRefusal::unreadable};
+    LoopRefusal::unreadable,  LoopRefusal::links,        LoopRefusal::too_many};
 std::string_view loop_refusal_name(LoopRefusal reason);
 
 // The counter methods a segment may name (the header's JITTERD_LOOP_COUNTER_*), as jitterd's tick
@@ -57,6 +60,30 @@ std::string_view loop_counter_name(std::uint32_t counter);
 // Frequencies a counter may run at: 1 MHz (slowest arch timers are tens of MHz) to 10 GHz.
 inline constexpr std::uint64_t kLoopMinHertz = 1'000'000;
 inline constexpr std::uint64_t kLoopMaxHertz = 10'000'000'000;
+
+// The labels jitterd itself puts on a loop's series, and the names a loop's own labels may
+// therefore never take (a second `le` or `quantile` in one series makes Prometheus refuse the whole
+// scrape, and with it every series of the host): the loop and its CPU (every loop series), the
+// cause (the attribution families), the histogram's bucket bound and the summary's quantile, and
+// the target labels Prometheus adds to every series it scrapes. The one list the parser checks;
+// the loops probe builds its labels from the same names.
+inline constexpr std::string_view kLoopLabelLoop = "loop";
+inline constexpr std::string_view kLoopLabelCpu = "cpu";
+inline constexpr std::string_view kLoopLabelCause = "cause";
+inline constexpr std::string_view kLoopReservedLabels[] = {
+    kLoopLabelLoop, kLoopLabelCpu, kLoopLabelCause, "le", "quantile", "instance", "job"};
+
+// Why `key=value` cannot be one of a loop's labels, "" when it can: a Prometheus label name
+// ([a-zA-Z_][a-zA-Z0-9_]*, at most 63, not starting with "__") that is not reserved, and a value
+// of printable ASCII without a comma or a quote (the exposition escapes a backslash; a newline,
+// any other control byte and any byte above 0x7e, which includes every non-UTF-8 sequence, are
+// refused here).
+std::string loop_label_problem(std::string_view key, std::string_view value);
+
+// A segment's labels text, "key=value,key=value" (at most 8, keys unique, each as
+// loop_label_problem allows): the labels, or the problem with the first that is not, naming it.
+std::variant<std::vector<std::pair<std::string, std::string>>, std::string> parse_loop_labels(
+    const std::string& text);
 
 // The largest segment any valid header describes (the most slots and ring entries).
 std::uint64_t loop_segment_max_bytes();
@@ -103,6 +130,31 @@ struct LoopParse {
 // The header alone (the first JITTERD_LOOP_HEADER_BYTES): the reader learns from it how many bytes
 // to copy. A reading with only the header filled, or the refusal.
 LoopParse parse_loop_header(std::span<const std::byte> bytes);
+
+// The header and the histogram: what every reading copies whole.
+inline constexpr std::size_t kLoopHeadBytes = 512 + 8 * 976;
+
+// Entries [first, first + count) of one of the segment's circular arrays of 16-byte entries (the
+// window max slots, the ring), indexes taken mod the array's size, as the reader copied them, in
+// that order (a region that wraps is copied in two reads).
+struct LoopRegion {
+  std::uint32_t first = 0;
+  std::uint32_t count = 0;
+  std::span<const std::byte> bytes;
+};
+
+// One copy of a segment as the reader takes it: the header and histogram whole, and only the
+// regions of the slots and the ring it chose (the window's slots it has not read yet, the ring
+// entries since its last reading).
+struct LoopCopy {
+  std::span<const std::byte> head;  // kLoopHeadBytes
+  LoopRegion slots, ring;
+};
+
+// The segment from two copies of the same regions taken one after the other. The reading holds
+// the slots of the regions whose id held in both copies and the newest ring entries the region
+// holds without a gap, up to the head (ring_pushed).
+LoopParse parse_loop_copies(const LoopCopy& first, const LoopCopy& second);
 
 // The whole segment from two copies taken one after the other (the same bytes twice where there
 // is only one copy: the fuzz target, literal tests).

@@ -9,7 +9,10 @@ Runs a real `jitterd run` (sampling nothing, the loops probe reading a scratch d
 every third cycle one more is killed with SIGKILL instead (a dead writer, its file left behind until
 the next such cycle removes it); and each cycle one hostile file replaces the last one, in turn
 truncated, wrong magic, a newer layout, swapped (a valid segment renamed over another under the same
-name), a dead writer's copy, a symlink and a FIFO. Every --sample-every seconds it samples the
+name), a dead writer's copy, a symlink, a FIFO and a segment whose label clashes with jitterd's
+(`le=`). As root, --foreign files of another user (uid 65534) that sort before every loop sit in
+the directory the whole run: they must take no place under the cap of 256 (every loop of the
+churn still accepted) and count once each. Every --sample-every seconds it samples the
 daemon's VmRSS and open descriptors (/proc/PID/status, /proc/PID/fd), and prints start, end and
 max of each and the least-squares slope after --settle seconds (per minute), the loops and
 refusals the daemon counted, and the machine. Prints figures for docs/benchmarks.md; asserts
@@ -49,7 +52,7 @@ loops:
   interval: {interval}
 {probes_off}"""
 
-HOSTILE_KINDS = ("truncated", "magic", "version", "swapped", "dead", "symlink", "fifo")
+HOSTILE_KINDS = ("truncated", "magic", "version", "swapped", "dead", "symlink", "fifo", "label")
 
 
 def usage(pid):
@@ -153,6 +156,8 @@ class Churn:
             os.symlink("/etc/passwd", path)
         elif kind == "fifo":
             os.mkfifo(path)
+        elif kind == "label":
+            self.write(path, data[:192] + b"le=0.5".ljust(192, b"\0") + data[384:])
         self.hostile_path = path
         self.hostile += 1
 
@@ -187,6 +192,8 @@ def main():
                         help="seconds before the slope's samples start (start-up's allocations)")
     parser.add_argument("--interval", default="100ms", help="the loops probe's interval")
     parser.add_argument("--loop-seconds", type=float, default=0.3, help="how long each loop runs")
+    parser.add_argument("--foreign", type=int, default=300,
+                        help="files of another user sorting first, as root (default 300: more than the cap)")
     args = parser.parse_args()
 
     workdir = tempfile.mkdtemp(prefix="jitterd-loop-churn-")
@@ -194,6 +201,12 @@ def main():
     poll_loop = shutil.copy2(args.poll_loop, os.path.join(workdir, "poll_loop"))
     directory = os.path.join(workdir, "loops")
     os.mkdir(directory)
+    foreign = args.foreign if os.geteuid() == 0 else 0
+    for i in range(foreign):
+        path = os.path.join(directory, f"jitterd-loop.0foreign{i:05d}")
+        with open(path, "wb") as out:
+            out.write(b"x" * 1000)
+        os.chown(path, 65534, 65534)
     harness.JITTERD = jitterd
     daemon = harness.Daemon(workdir, CONFIG.format(directory=directory, interval=args.interval,
                                                    probes_off=harness.PROBES_OFF))
@@ -241,7 +254,12 @@ def main():
                     if value > 0))
     log = daemon.log()
     print(f"daemon log: {log.count('down: its writer')} loops down as their writer was gone, "
-          f"{log.count(': removed')} segments removed, {log.count(': refused (')} refusals")
+          f"{log.count(': removed')} segments removed, {log.count(': refused (')} refusal lines, "
+          f"{log.count(' up (pid')} loops up")
+    print(f"cap: {foreign} files of another user sorted first the whole run"
+          + ("" if foreign else " (not root: none planted)") + f"; {churn.closed + churn.killed} loops of the churn "
+          f"started, {log.count(' up (pid')} seen up by the daemon, too_many refusals "
+          f"{sum(v for l, v in refused.items() if dict(l)['reason'] == 'too_many'):.0f}")
     print(f"daemon exit code at SIGTERM: {code}; log and scratch directory in {workdir}")
     return 0 if code == 0 else 1
 

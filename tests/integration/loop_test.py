@@ -15,6 +15,7 @@ Usage: loop_test.py --jitterd BIN --poll-loop BIN --ring-loop BIN
 import argparse
 import json
 import os
+import re
 import signal
 import stat
 import struct
@@ -255,6 +256,31 @@ class LoopTest(harness.DaemonTestCase):
         self.assertIn('id="loop-status_loop-plot"', page)
         self.assertIn("<td>jitterd-loop.junk</td><td>magic</td>", page)
         self.assertNotIn("<script>", page)
+        self.stop_ok(daemon)
+
+    def test_a_missing_or_non_directory_loops_directory_is_a_configuration_error(self):
+        # At start: exit 78 naming loops.directory and the path; on reload: rejected, the old
+        # configuration keeps serving its loops.
+        not_a_directory = os.path.join(self.workdir, "a-file")
+        with open(not_a_directory, "w", encoding="utf-8") as f:
+            f.write("x")
+        for path, why in ((os.path.join(self.workdir, "missing"), "No such file or directory"),
+                          (not_a_directory, "not a directory")):
+            daemon = self.daemon(loops_config(path), start=False)
+            daemon.start(wait_listening=False)
+            self.assertEqual(daemon.process.wait(15), 78, daemon.log())
+            self.assertRegex(daemon.log(), rf"loops\.directory: {re.escape(path)}: {why}")
+        cpus = cpus_allowed()
+        self.example(POLL_LOOP, "kept", cpus[0], 0)
+        daemon = self.daemon(loops_config(self.loops))
+        harness.wait_until(lambda: self.up(daemon, "kept") == 1, 10, what="the loop up")
+        offset = len(daemon.log())
+        harness.write_file(daemon.config_path, loops_config(os.path.join(self.workdir, "missing")))
+        daemon.signal(signal.SIGHUP)
+        harness.wait_until(lambda: "reload rejected" in daemon.log()[offset:], 10, what="the reload rejected")
+        self.assertIn("loops.directory", daemon.log()[offset:])
+        time.sleep(1)
+        self.assertEqual(self.up(daemon, "kept"), 1, "the old configuration's loop is gone after a rejected reload")
         self.stop_ok(daemon)
 
     def test_probes_coming_and_going_leave_descriptors_and_memory_flat(self):

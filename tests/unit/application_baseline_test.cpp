@@ -421,8 +421,8 @@ TEST_CASE("the live download holds the watch and loops probes' history as a file
   ProbeStatus loops("loops");
   loops.ran = loops.success = true;
   ApplicationWindows looped;
-  GapCountsTicks added;
-  added.gaps.counts[histogram_bucket_index(3000)] = 1000;  // 1 us at 3 GHz
+  LoopStepCounts added;  // a loop's history is sparse: the buckets that changed
+  added.buckets = {{static_cast<std::uint32_t>(histogram_bucket_index(3000)), 1000}};  // 1 us at 3 GHz
   added.sampled_ticks = 3'000'000;
   looped.loops.push_back({"rx0", 3, 3e9, {added, added}, 300, 6000, 1000, ""});
   looped.loops.push_back({"rx0", 4, 3e9, {added}, 300, 6000, 1000, ""});  // a second segment of that name

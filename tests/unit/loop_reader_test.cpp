@@ -122,7 +122,7 @@ TEST_CASE("loop tracker: up while its writer lives and progresses, down when it 
   jitterd_loop_probe* probe = open_recorded(dir);
   tree.write("proc/" + std::to_string(::getpid()) + "/stat",
              loop_stat_line(::getpid(), probe->segment->start_time));
-  LoopTracker tracker({dir, me(), std::chrono::seconds(5)});
+  LoopTracker tracker({.directory = dir, .allowed_users = me(), .stale_after = std::chrono::seconds(5)});
   tracker.scan(tree.reader(), 100.0);
   REQUIRE(tracker.loops().size() == 1);
   const LoopState& state = tracker.loops().begin()->second;
@@ -155,7 +155,7 @@ TEST_CASE("loop tracker: a replaced file starts again; counts going down are ref
   const auto dir = tree.root() / "loops";
   jitterd_loop_probe* probe = open_recorded(dir);
   record_script(probe, 10'000'000);
-  LoopTracker tracker({dir, me(), std::chrono::seconds(5)});
+  LoopTracker tracker({.directory = dir, .allowed_users = me(), .stale_after = std::chrono::seconds(5)});
   tracker.scan(tree.reader(), 100.0);
   const auto saved = dir / "saved";
   std::filesystem::copy_file(dir / "jitterd-loop.rx0", saved);

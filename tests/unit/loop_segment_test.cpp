@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fixture_tree.h"
+#include "host/text.h"
 #include "jitterd/loop_probe.h"
 #include "measure/histogram.h"
 #include "watch/loop_reader.h"
@@ -185,11 +186,36 @@ TEST_CASE("loop segment: bad names and labels are refused", "[loop]") {
   SegmentBytes unterminated;
   std::memset(unterminated.bytes.data() + JITTERD_LOOP_OFF_NAME, 'a', JITTERD_LOOP_NAME_BYTES);
   CHECK(refusal_of(unterminated) == LoopRefusal::name);
-  for (const char* labels : {"novalue", "cpu=1", "loop=x", "a=1,a=2", "__x=1", "1a=2", "a=\"q\"", "a=1,"}) {
+  for (const char* labels :
+       {"novalue", "cpu=1", "loop=x", "le=0.5", "quantile=1", "a=1,a=2", "__x=1", "1a=2", "a=\"q\"", "a=1,"}) {
     SegmentBytes segment;
     segment.put_text(JITTERD_LOOP_OFF_LABELS, labels);
     INFO(labels);
     CHECK(refusal_of(segment) == LoopRefusal::name);
+  }
+}
+
+TEST_CASE("loop segment: reserved and clashing label names are refused, naming the label", "[loop]") {
+  // Every label jitterd or Prometheus puts on a loop's series: a second `le` or `quantile` in one
+  // series makes Prometheus refuse the whole scrape.
+  for (std::string_view reserved : kLoopReservedLabels) {
+    SegmentBytes segment;
+    const std::string labels = "app=x," + std::string(reserved) + "=1";
+    segment.put_text(JITTERD_LOOP_OFF_LABELS, labels.c_str());
+    const LoopParse parsed = parse_loop_segment(segment.bytes, segment.bytes);
+    INFO(labels);
+    CHECK(parsed.reason == LoopRefusal::name);
+    CHECK(parsed.message.find("label name '" + std::string(reserved) + "' is reserved") != std::string::npos);
+  }
+  for (const char* name : {"le", "quantile", "loop", "cpu", "cause", "instance", "job"})
+    CHECK_FALSE(loop_label_problem(name, "1").empty());
+  CHECK(loop_label_problem("Le", "1").empty());        // label names are case-sensitive: not a clash
+  CHECK(loop_label_problem("nic", "a\\b c").empty());  // a backslash is escaped by the exposition
+  for (std::string_view value :
+       {std::string_view("a\nb", 3), std::string_view("\x7f"), std::string_view("\xc3\xa9"),
+        std::string_view("\xff"), std::string_view("q\"")}) {
+    INFO(printable(value));
+    CHECK(loop_label_problem("nic", value).find("printable ASCII") != std::string::npos);
   }
 }
 
