@@ -173,12 +173,12 @@ def attack_phases(args, workdir):
         print(f"attacks: jitterd pid {daemon.process.pid}, {args.loops} loops up; page sizes "
               + ", ".join(f"{p} {n / 1024:.0f} KiB" for p, n in sizes.items()))
         rows = [("no load", *web_attacks.timed_scrapes(daemon.url(), args.attack_scrapes, pause=0.05), "")]
-        with web_attacks.PageClients(base, args.page_clients) as pages:
+        host, port = daemon.address.rsplit(":", 1)
+        with web_attacks.PageClients(host, int(port), args.page_clients) as pages:
             time.sleep(2)
             rows.append((f"{args.page_clients} page clients",
                          *web_attacks.timed_scrapes(daemon.url(), args.attack_scrapes, pause=0.05), ""))
         rows[-1] = rows[-1][:3] + (pages.summary(),)
-        host, port = daemon.address.rsplit(":", 1)
         with web_attacks.Slowloris(host, int(port), args.slowloris_addresses, 128) as attack:
             time.sleep(4)
             rows.append((f"slowloris {args.slowloris_addresses} addresses x 128",

@@ -5,11 +5,13 @@ benchmark (tests/bench/web_load_bench.py); Python standard library only.
 - Slowloris: connections from several loopback addresses (127.0.0.2, 127.0.0.3, ...), each
   sending one byte of a request per second and never finishing it; every connection the server
   closes is opened again at once, so the attack keeps as many open as the server lets it.
-- PageClients: threads looping GET over the status pages (/, /status.json, /baseline.json).
+- PageClients: threads looping GET over the status pages (/, /status.json, /baseline.json), from
+  many loopback addresses as many browsers would be.
 - Scraper: timed GET /metrics, one after another, each with Prometheus' default timeout.
 """
 
 import errno
+import http.client
 import resource
 import selectors
 import socket
@@ -125,28 +127,38 @@ class Slowloris:
 
 
 class PageClients:
-    """`n` threads looping GET over PAGES on base_url (http://host:port)."""
+    """`n` threads looping GET over PAGES on host:port, from `addresses` loopback addresses
+    (127.0.0.100, 127.0.0.101, ...: as many browsers, each under the server's per-address limit;
+    the scrapes come from 127.0.0.1)."""
 
-    def __init__(self, base_url, n):
-        self.base_url, self.n = base_url, n
+    def __init__(self, host, port, n, addresses=50):
+        self.host, self.port, self.n = host, port, n
+        self.sources = [f"127.0.0.{100 + i}" for i in range(min(addresses, n))]
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.latencies, self.errors = [], []
         self.threads = [threading.Thread(target=self._loop, args=(i,), daemon=True) for i in range(n)]
 
+    def _get(self, source, path):
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=60, source_address=(source, 0))
+        try:
+            connection.request("GET", path)
+            response = connection.getresponse()
+            response.read()
+            return response.status == 200, f"HTTP {response.status}"
+        finally:
+            connection.close()
+
     def _loop(self, i):
         k = i
+        source = self.sources[i % len(self.sources)]
         while not self.stop.is_set():
             path = PAGES[k % len(PAGES)]
             k += 1
             started = time.monotonic()
             try:
-                with urllib.request.urlopen(self.base_url + path, timeout=60) as response:
-                    response.read()
-                    ok, why = response.status == 200, f"HTTP {response.status}"
-            except urllib.error.HTTPError as e:
-                ok, why = False, f"HTTP {e.code}"
-            except (urllib.error.URLError, OSError) as e:
+                ok, why = self._get(source, path)
+            except (http.client.HTTPException, OSError) as e:
                 ok, why = False, repr(e)
             with self.lock:
                 (self.latencies if ok else self.errors).append(time.monotonic() - started if ok else why)
@@ -164,8 +176,9 @@ class PageClients:
     def summary(self):
         with self.lock:
             lat, errors = list(self.latencies), list(self.errors)
-        return (f"{self.n} page clients: {len(lat)} pages, {len(errors)} errors, page p50 "
-                f"{quantile(lat, 0.5) * 1e3:.0f} ms")
+        kinds = sorted(set(errors))[:3]
+        return (f"{self.n} page clients from {len(self.sources)} addresses: {len(lat)} pages, {len(errors)} errors"
+                f"{' (' + '; '.join(kinds) + ')' if kinds else ''}, page p50 {quantile(lat, 0.5) * 1e3:.0f} ms")
 
 
 def timed_scrapes(url, count, pause=0.0, timeout=PROMETHEUS_TIMEOUT):
