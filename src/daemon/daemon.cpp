@@ -181,6 +181,10 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
     service.probes->set_after_run([collector = std::weak_ptr<const Collector>(runtime.collector)] {
       if (const auto alive = collector.lock()) alive->render_probe_results();
     });
+    // The status pages show a stored run from the moment a scrape can (export/page_builder.h).
+    service.probes->set_on_store([collector = std::weak_ptr<const Collector>(runtime.collector)] {
+      if (const auto alive = collector.lock()) alive->advance_generation();
+    });
     service.probes->start();
   }
   service.status =
@@ -281,6 +285,7 @@ int run_daemon(const ConfigSource& source, const HostReader& host) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= next_window) {
       service.samplers->update_windows();
+      runtime.collector->advance_generation();  // the status pages show the new window step
       log_cpu_placement(*service.samplers, placement);
       next_window += kWindowUpdate;
       if (next_window < now) next_window = now + kWindowUpdate;

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "probes/probe_registry.h"
+
 namespace jitterd {
 
 bool ProbeStateLog::log_if_changed(const std::string& probe, const std::string& subject, const ProbeState& state) {
@@ -20,28 +22,49 @@ bool ProbeStateLog::log_if_changed(const std::string& probe, const std::string& 
 }
 
 ProbeScheduler::ProbeScheduler(std::vector<std::unique_ptr<Probe>> probes, ProbeContext context,
-                               std::chrono::nanoseconds first_delay, std::shared_ptr<ProbeStateLog> states)
+                               std::chrono::nanoseconds first_delay, std::shared_ptr<ProbeStateLog> states,
+                               bool separate_readers)
     : probes_(std::move(probes)),
-      context_(std::move(context)),
       first_delay_(first_delay),
       states_(states ? std::move(states) : std::make_shared<ProbeStateLog>()) {
-  context_.cancel = cancel_;
-  for (const auto& p : probes_) statuses_.push_back(std::make_shared<const ProbeStatus>(std::string(p->name())));
+  context.cancel = cancel_;
+  auto readers = std::make_unique<Lane>();
+  auto active = std::make_unique<Lane>();
+  for (std::size_t i = 0; i < probes_.size(); ++i) {
+    statuses_.push_back(std::make_shared<const ProbeStatus>(std::string(probes_[i]->name())));
+    (separate_readers && is_reader(probes_[i]->name()) ? readers : active)->probes.push_back(i);
+  }
+  for (auto* lane : {&readers, &active}) {
+    if ((*lane)->probes.empty()) continue;
+    (*lane)->context = context;  // a copy per lane: no probe shares its context's struct
+    lanes_.push_back(std::move(*lane));
+  }
 }
 
 ProbeScheduler::~ProbeScheduler() {
   // A thread still inside a probe cannot be joined in time; it ends with the process.
-  if (!stop() && thread_.joinable()) thread_.detach();
+  if (!stop()) {
+    for (auto& lane : lanes_)
+      if (lane->thread.joinable()) lane->thread.detach();
+  }
 }
 
 void ProbeScheduler::start() {
-  if (probes_.empty()) return;
-  thread_ = std::thread([this] {
-    loop();
-    std::lock_guard lock(mutex_);
-    loop_ended_ = true;
-    wake_.notify_all();
-  });
+  std::lock_guard lock(mutex_);
+  if (started_ || stopping_) return;
+  started_ = true;
+  for (auto& lane : lanes_) {
+    lane->thread = std::thread([this, raw = lane.get()] {
+      loop(*raw);
+      std::lock_guard ended(mutex_);
+      raw->ended = true;
+      wake_.notify_all();
+    });
+  }
+}
+
+bool ProbeScheduler::all_ended() const {
+  return std::all_of(lanes_.begin(), lanes_.end(), [](const auto& lane) { return lane->ended; });
 }
 
 bool ProbeScheduler::stop(std::chrono::nanoseconds grace) {
@@ -49,10 +72,11 @@ bool ProbeScheduler::stop(std::chrono::nanoseconds grace) {
   std::unique_lock lock(mutex_);
   stopping_ = true;
   wake_.notify_all();
-  if (!thread_.joinable()) return true;
-  if (!wake_.wait_for(lock, grace, [this] { return loop_ended_; })) return false;
+  if (!started_) return true;
+  if (!wake_.wait_for(lock, grace, [this] { return all_ended(); })) return false;
   lock.unlock();
-  thread_.join();
+  for (auto& lane : lanes_)
+    if (lane->thread.joinable()) lane->thread.join();
   return true;
 }
 
@@ -61,22 +85,23 @@ ProbeStatuses ProbeScheduler::statuses() const {
   return statuses_;
 }
 
-void ProbeScheduler::loop() {
+void ProbeScheduler::loop(Lane& lane) {
   using clock = std::chrono::steady_clock;
   // Staggered first round: one probe after another, a moment after start-up.
-  std::vector<clock::time_point> due(probes_.size(), clock::now() + first_delay_);
+  std::vector<clock::time_point> due(lane.probes.size(), clock::now() + first_delay_);
   for (;;) {
     const auto next = std::min_element(due.begin(), due.end());
-    const std::size_t index = static_cast<std::size_t>(next - due.begin());
+    const std::size_t slot = static_cast<std::size_t>(next - due.begin());
     {
       std::unique_lock lock(mutex_);
       if (wake_.wait_until(lock, *next, [this] { return stopping_; })) return;
     }
+    const std::size_t index = lane.probes[slot];
     Probe& probe = *probes_[index];
     const auto started = clock::now();
-    ProbeStatus status = run_probe(probe, context_);
+    ProbeStatus status = run_probe(probe, lane.context);
     if (cancel_->load()) return;  // stopping: a cut-short run is neither a result nor a failure
-    due[index] = started + std::chrono::duration_cast<clock::duration>(probe.interval());
+    due[slot] = started + std::chrono::duration_cast<clock::duration>(probe.interval());
     store(index, std::make_shared<const ProbeStatus>(std::move(status)));
     if (after_run_) after_run_();  // without the lock: the hook may ask for statuses()
   }
@@ -96,6 +121,7 @@ void ProbeScheduler::store(std::size_t index, std::shared_ptr<const ProbeStatus>
     spdlog::warn("probe {}: failed: {}", snapshot->name, snapshot->error);
   }
   statuses_[index] = std::move(snapshot);
+  if (on_store_) on_store_();
 }
 
 }  // namespace jitterd

@@ -76,6 +76,7 @@ void Collector::set_samplers(std::shared_ptr<const SamplerSet> samplers, Counter
                method);
   std::lock_guard lock(mutex_);
   window_parts_ = std::move(parts);
+  advance_generation();
 }
 
 void Collector::set_samplers(std::function<std::vector<SamplerReading>()> readings, CounterFrequency frequency,
@@ -85,17 +86,20 @@ void Collector::set_samplers(std::function<std::vector<SamplerReading>()> readin
   sampler_readings_ = std::move(readings);
   frequency_ = std::move(frequency);
   method_ = method;
+  advance_generation();
 }
 
 void Collector::set_probes(std::function<ProbeStatuses()> statuses) {
   std::lock_guard lock(mutex_);
   probe_statuses_ = std::move(statuses);
+  advance_generation();
 }
 
 void Collector::record_reload(bool success, double unix_seconds) {
   std::lock_guard lock(mutex_);
   last_reload_ok_ = success;
   if (success) last_reload_success_ = unix_seconds;
+  advance_generation();
 }
 
 std::vector<MetricFamily> Collector::Collect() const {
@@ -246,6 +250,7 @@ Collector::ResultText Collector::make_result_text(std::shared_ptr<const ProbeSta
 }
 
 void Collector::render_probe_results() const {
+  std::lock_guard rendering(render_mutex_);
   ProbeStatuses statuses;
   {
     std::lock_guard lock(mutex_);
@@ -275,6 +280,7 @@ void Collector::render_probe_results() const {
                      [&](const ResultText& r) { return r.status == m.status; }))
       result_texts_.push_back(std::move(m));
   }
+  advance_generation();
 }
 
 std::uint64_t Collector::results_made() const {

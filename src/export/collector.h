@@ -3,10 +3,11 @@
 // samplers' single-writer counters (relaxed loads) and the housekeeping window summaries, so the
 // hot loop never touches a prometheus-cpp object or its mutexes.
 // Thread-safety: Collect(), metrics_text() and status() run on the web server's threads,
-// render_probe_results() on the probe scheduler's; the setters may be called from the main thread
+// render_probe_results() on the probe scheduler's two lanes; the setters may be called from the main thread
 // at any time (guarded by one mutex).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -95,8 +96,14 @@ class Collector : public prometheus::Collectable {
   // built and serialized once (kept until the probe runs again) rather than on every scrape.
   std::string metrics_text() const;
   // Makes the text of the probes' results not made yet, so that the next scrape only copies it:
-  // the daemon calls it on the probe scheduler's thread after each run. Any thread.
+  // the daemon calls it on the probe scheduler's lanes after each run. Any thread; calls from two
+  // threads at once take turns.
   void render_probe_results() const;
+  // Which state the status pages show (export/page_builder.h): advanced by every change of what
+  // they show: a probe run rendered, the rolling window's step (the daemon calls
+  // advance_generation after each), a setter. Any thread.
+  std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+  void advance_generation() const { generation_.fetch_add(1, std::memory_order_acq_rel); }
   // How many probe results' texts were made so far (by either): for tests.
   std::uint64_t results_made() const;
   // The same state as Collect() reads, as plain values.
@@ -125,6 +132,8 @@ class Collector : public prometheus::Collectable {
   HostReader host_;
   BuildInfo build_;
   mutable std::mutex mutex_;
+  // Held through one render_probe_results, so that the two lanes' calls do not undo each other's.
+  mutable std::mutex render_mutex_;
   std::function<std::vector<SamplerReading>()> sampler_readings_;
   std::function<ProbeStatuses()> probe_statuses_;
   std::function<std::vector<WindowParts>()> window_parts_;
@@ -134,6 +143,7 @@ class Collector : public prometheus::Collectable {
   double last_reload_success_ = 0;
   mutable std::vector<ResultText> result_texts_;  // guarded by mutex_
   mutable std::uint64_t results_made_ = 0;        // guarded by mutex_
+  mutable std::atomic<std::uint64_t> generation_{1};
 };
 
 }  // namespace jitterd

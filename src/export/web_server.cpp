@@ -16,7 +16,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "export/live_baseline.h"
+#include "export/page_routes.h"
 #include "export/status_page.h"
 #include "export/text_format.h"
 #include "export/web_content.h"
@@ -46,8 +46,17 @@ bool same_socket(int fd, int original) {
 
 // What *state points to once a request's headers are in: created then, deleted when MHD says the
 // request is complete.
+struct WebServer::Reply {
+  unsigned status = MHD_HTTP_OK;
+  std::string body{};
+  const char* type = "text/plain; charset=utf-8";
+  bool gzipped = false;
+  std::string disposition{};  // of a download
+};
+
 struct WebServer::Request {
-  std::shared_ptr<AuthGate::Check> check;  // while and after its password is checked
+  std::shared_ptr<AuthGate::Check> check;   // while and after its password is checked
+  std::shared_ptr<PageBuilder::Wait> page;  // while and after its page is built
 };
 
 // libmicrohttpd's C callbacks, with access to the server they are given as closure.
@@ -143,7 +152,10 @@ WebServer::WebServer(const WebConfig& config, std::shared_ptr<Collector> collect
   daemon_fd_ = fcntl(socket_->fd(), F_DUPFD_CLOEXEC, 0);
   if (daemon_fd_ < 0)
     throw std::runtime_error("cannot listen on " + socket_->bound_address() + ": dup: " + std::strerror(errno));
-  tracker_ = std::make_unique<ConnectionTracker>(kRequestDeadline);
+  tracker_ = std::make_unique<ConnectionTracker>(kRequestDeadline, kEvictAbove, kEvictMinAge);
+  pages_ = std::make_unique<PageBuilder>([collector = collector_, path = config_.telemetry_path](
+                                             const std::string& key) { return build_page(*collector, path, key); },
+                                         [collector = collector_] { return collector->generation(); });
 
   // poll() rather than epoll: MHD 0.9.75 can abort when a thread pool is quiesced under epoll.
   // MHD_USE_ITC lets MHD_quiesce_daemon wake the workers, and the hashing thread's resume too.
@@ -196,8 +208,10 @@ void WebServer::finish(std::chrono::steady_clock::time_point until, bool all_clo
   // From here the other servers on the socket, if any, accept; MHD still answers what it has.
   MHD_quiesce_daemon(daemon_);
   // Requests waiting for a password check are resumed and answered 503 now: MHD must not be
-  // stopped with a connection suspended, and no hash is waited for.
+  // stopped with a connection suspended, and no hash is waited for. Those waiting for a page are
+  // too when stopping; a drain lets them have their page (a build takes milliseconds).
   auth_->stop();
+  if (!all_closed) pages_->stop();
   // A worker that poll() woke for a new connection just before the quiesce may still be accepting
   // it, before the tracker hears of it: a drain lets the workers see the quiesce first, and then
   // waits on MHD's own count of connections as well as on the tracker's.
@@ -208,6 +222,7 @@ void WebServer::finish(std::chrono::steady_clock::time_point until, bool all_clo
     if (info == nullptr || info->num_connections == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  pages_->stop();  // a drain past its time: whatever still waits is answered 503 first
   MHD_stop_daemon(daemon_);
   daemon_ = nullptr;
   // Only now: a worker may use the socket until MHD_stop_daemon has joined it.
@@ -246,6 +261,46 @@ AuthGate::Verdict WebServer::authorize(MHD_Connection* connection, const char* m
       credentials, address, [connection] { MHD_resume_connection(connection); }, request.check);
 }
 
+// The page of `where` from the page builder: at once when it was built for the current state,
+// else after the connection is resumed from waiting for its build (false: suspended now).
+bool WebServer::page_reply(MHD_Connection* connection, Route where, Request& request, Reply& reply) {
+  const char* refresh = where == Route::status_page
+                            ? MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "refresh")
+                            : nullptr;
+  const std::optional<int> seconds = refresh == nullptr ? std::optional<int>(0) : parse_refresh(refresh);
+  if (!seconds) {
+    reply = {MHD_HTTP_BAD_REQUEST, "400 bad request: refresh must be a whole number of seconds (0 is off)\n"};
+    return true;
+  }
+  std::shared_ptr<const BuiltPage> page;
+  if (request.page) {  // resumed: its page is in, or the server is stopping
+    page = PageBuilder::finish(*request.page);
+  } else {
+    const PageBuilder::Outcome outcome = pages_->request(
+        page_key(where, *seconds), [connection] { MHD_resume_connection(connection); }, request.page, page);
+    if (outcome == PageBuilder::Outcome::pending) {
+      MHD_suspend_connection(connection);  // as for a password check: nothing in between
+      PageBuilder::suspended(*request.page);
+      return false;
+    }
+    if (outcome == PageBuilder::Outcome::busy) {
+      reply = {MHD_HTTP_SERVICE_UNAVAILABLE, "503 too many page requests waiting; retry later\n"};
+      return true;
+    }
+  }
+  if (page == nullptr) {
+    reply = {MHD_HTTP_SERVICE_UNAVAILABLE, "503 the server is stopping; retry\n"};
+  } else if (!page->error.empty()) {
+    spdlog::error("web server: building the page \"{}\": {}", page_key(where, *seconds), page->error);
+    reply = {MHD_HTTP_INTERNAL_SERVER_ERROR, "500 the page could not be built; see jitterd's log\n"};
+  } else {
+    reply = {MHD_HTTP_OK, page->body,
+             where == Route::status_page ? "text/html; charset=utf-8" : "application/json"};
+    if (where == Route::baseline) reply.disposition = "attachment; filename=\"jitterd-baseline.json\"";
+  }
+  return true;
+}
+
 bool WebServer::respond(MHD_Connection* connection, const char* url, const char* method, Request& request) {
   tracker_->answering(connection);
   const AuthGate::Verdict access = authorize(connection, method, request);
@@ -255,13 +310,7 @@ bool WebServer::respond(MHD_Connection* connection, const char* url, const char*
     AuthGate::suspended(*request.check);
     return true;
   }
-  struct Reply {
-    unsigned status = MHD_HTTP_OK;
-    std::string body;
-    const char* type = "text/plain; charset=utf-8";
-    bool gzipped = false;
-  } reply;
-  std::string disposition;  // of a download
+  Reply reply;
   const bool allowed = access == AuthGate::Verdict::allowed;
   const Route where = route(method, url, config_.telemetry_path);
   if (access == AuthGate::Verdict::denied) {
@@ -275,23 +324,8 @@ bool WebServer::respond(MHD_Connection* connection, const char* url, const char*
   } else if (where == Route::method_not_allowed) {
     reply = {MHD_HTTP_METHOD_NOT_ALLOWED,
              "405 method not allowed; allowed: " + std::string(kAllowedMethods) + "\n"};
-  } else if (where == Route::status_page) {
-    const char* refresh = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "refresh");
-    const std::optional<int> seconds = refresh == nullptr ? std::optional<int>(0) : parse_refresh(refresh);
-    if (!seconds)
-      reply = {MHD_HTTP_BAD_REQUEST, "400 bad request: refresh must be a whole number of seconds (0 is off)\n"};
-    else
-      reply = {MHD_HTTP_OK, status_html(collector_->status(), config_.telemetry_path, *seconds),
-               "text/html; charset=utf-8"};
-  } else if (where == Route::status_json) {
-    reply = {MHD_HTTP_OK, status_json(collector_->status(), config_.telemetry_path).dump(2) + "\n",
-             "application/json"};
-  } else if (where == Route::baseline) {
-    // The window steps first: the status taken after them has every sampler they name.
-    const std::vector<WindowParts> windows = collector_->window_parts();
-    const Baseline baseline = live_baseline(collector_->status(), windows);
-    reply = {MHD_HTTP_OK, baseline_json(baseline).dump(2) + "\n", "application/json"};
-    disposition = "attachment; filename=\"jitterd-baseline.json\"";
+  } else if (where == Route::status_page || where == Route::status_json || where == Route::baseline) {
+    if (!page_reply(connection, where, request, reply)) return true;  // suspended until its page is built
   } else {
     reply = {MHD_HTTP_OK, collector_->metrics_text(), kMetricsType};
     if (accepts_gzip(header_value(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING))) {
@@ -306,8 +340,8 @@ bool WebServer::respond(MHD_Connection* connection, const char* url, const char*
   if (response == nullptr) return false;
   MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, reply.type);
   if (where == Route::metrics) MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
-  if (!disposition.empty())
-    MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disposition.c_str());
+  if (!reply.disposition.empty())
+    MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_DISPOSITION, reply.disposition.c_str());
   // Live pages: never served from a cache.
   if (allowed && where != Route::metrics)
     MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
@@ -318,7 +352,8 @@ bool WebServer::respond(MHD_Connection* connection, const char* url, const char*
     MHD_add_response_header(response, name.c_str(), value.c_str());
   // A server being replaced tells keep-alive clients to reconnect, to its successor.
   if (closing_.load()) MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
-  if (access == AuthGate::Verdict::busy || (!allowed && access != AuthGate::Verdict::denied))
+  if (access == AuthGate::Verdict::busy || (!allowed && access != AuthGate::Verdict::denied) ||
+      reply.status == MHD_HTTP_SERVICE_UNAVAILABLE)
     MHD_add_response_header(response, MHD_HTTP_HEADER_RETRY_AFTER, "1");
   const MHD_Result queued = access == AuthGate::Verdict::denied
                                 ? MHD_queue_basic_auth_fail_response(connection, kRealm, response)

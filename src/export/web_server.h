@@ -2,19 +2,21 @@
 // The HTTP(S) side: libmicrohttpd (with GnuTLS) serving the collector's families in the
 // Prometheus text format on the telemetry path, and the status page on "/" with its JSON form and
 // baseline download (export/status_page.h), all behind the TLS and basic auth of the web
-// configuration file. Every page is rendered on the worker thread that answers it.
+// configuration file. Pages are built off the workers, once per change of what they show
+// (export/page_builder.h); a worker only copies one, so /metrics never waits behind a page.
 //
 // Threads: kWorkerThreads libmicrohttpd workers, each polling the shared listening socket and its
 // own connections with poll(), so a connection that is idle or slow costs a slot, never a thread;
 // the connection tracker's reaper; with basic auth, the hashing thread (export/auth_gate.h: a
 // password not verified before is checked there while its connection waits, suspended, so a
-// bcrypt never holds a worker). All are created by the constructor, so they run on the CPUs of
+// bcrypt never holds a worker); the page-building thread (export/page_builder.h). All are created by the constructor, so they run on the CPUs of
 // the constructing thread: construct from the daemon's main thread, which is restricted to the
 // housekeeping CPUs first (so rendering a page or hashing a password never runs on a sampled CPU).
 //
 // Limits (docs/operations.md documents them): at most kConnectionLimit connections,
-// kPerAddressLimit from one client address (more are accepted and closed at once); beyond the
-// total, new connections wait in the kernel's accept queue until a slot frees. A connection silent
+// kPerAddressLimit from one client address (more are accepted and closed at once); past
+// kEvictAbove open, each new connection evicts the longest-waiting one, so a slowloris client
+// cannot fill the server and leave a scrape waiting in the kernel's accept queue. A connection silent
 // for kIdleTimeout, or whose request has not fully arrived kRequestDeadline after it opened or
 // after its previous response, is closed.
 //
@@ -32,6 +34,8 @@
 #include "export/collector.h"
 #include "export/connection_tracker.h"
 #include "export/listen_socket.h"
+#include "export/page_builder.h"
+#include "export/web_content.h"
 
 struct MHD_Daemon;
 struct MHD_Connection;
@@ -41,6 +45,11 @@ namespace jitterd {
 inline constexpr unsigned kWorkerThreads = 2;
 inline constexpr unsigned kConnectionLimit = 512;
 inline constexpr unsigned kPerAddressLimit = 128;
+// Past this many open connections, each new one shuts down the one whose request has been awaited
+// longest (export/connection_tracker.h): half the limit, so that neither worker (each takes half
+// of kConnectionLimit) reaches its share and stops accepting while a slowloris client holds slots.
+inline constexpr unsigned kEvictAbove = kConnectionLimit / 2;
+inline constexpr std::chrono::milliseconds kEvictMinAge{100};
 inline constexpr std::chrono::seconds kIdleTimeout{2};
 inline constexpr std::chrono::seconds kRequestDeadline{3};
 // How long a draining server lets its workers see that it no longer accepts (see finish()).
@@ -59,10 +68,12 @@ class WebServer {
 
   // For a replacement: stops accepting (a successor on the same socket accepts from now on),
   // answers what is in flight with "Connection: close" (a request waiting for its password
-  // check with 503: no hash is waited for), waits for the connections to end (idle ones end by
+  // check with 503: no hash is waited for; one waiting for a page gets it), waits for the
+  // connections to end (idle ones end by
   // kIdleTimeout, slow ones by kRequestDeadline), then closes what is left.
   void drain();
-  // For shutdown: stops accepting, answers requests waiting for a password check with 503, gives
+  // For shutdown: stops accepting, answers requests waiting for a password check or a page with
+  // 503, gives
   // responses being sent up to 300 ms, closes everything. A hash in progress is not waited for.
   void stop();
 
@@ -74,12 +85,14 @@ class WebServer {
  private:
   friend struct WebServerCallbacks;  // libmicrohttpd's C callbacks, in web_server.cpp
 
-  struct Request;  // per request: its pending password check, if any
+  struct Request;  // per request: its pending password check or page, if any
+  struct Reply;    // what a request is answered
 
   // Queues the answer to a complete request, or suspends the connection while its password is
   // checked (answered when resumed); false if libmicrohttpd could not take it.
   bool respond(MHD_Connection* connection, const char* url, const char* method, Request& request);
   AuthGate::Verdict authorize(MHD_Connection* connection, const char* method, Request& request);
+  bool page_reply(MHD_Connection* connection, Route where, Request& request, Reply& reply);
   void finish(std::chrono::steady_clock::time_point until, bool all_closed);
 
   WebConfig config_;
@@ -88,6 +101,7 @@ class WebServer {
   std::unique_ptr<AuthGate> auth_;
   std::string priorities_;
   std::unique_ptr<ConnectionTracker> tracker_;
+  std::unique_ptr<PageBuilder> pages_;
   int daemon_fd_ = -1;  // this server's duplicate of the listening socket
   MHD_Daemon* daemon_ = nullptr;
   std::atomic<bool> closing_{false};  // responses say "Connection: close"

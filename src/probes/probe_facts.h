@@ -95,6 +95,12 @@ struct ProbeFacts {
   // Not empty: the status page shows the probe in a section of its own under this heading, after
   // the samplers, instead of among the probes.
   std::string_view status_heading{};
+  // A reader: each run reads what happened since the last (the application's CPUs, its loops, the
+  // BPF engine's records) and must keep its cadence, so the scheduler runs it on the readers'
+  // thread, apart from the active probes that spin or borrow CPUs for seconds (docs/DESIGN.md,
+  // "Readers keep their cadence"). A reader never borrows a CPU (run_on_cpu); the BPF engine is
+  // used by readers only.
+  bool reader = false;
 };
 
 // A problem when the probe's `cpu` setting names a CPU jitterd may not run on, else none: the

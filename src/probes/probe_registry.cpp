@@ -27,10 +27,11 @@ namespace {
 constexpr ProbeFacts kPostureFacts{.report = ReportKind::checklist,
                                    .shaped_table = {"isolation checklist", TableShape::checklist}};
 
-constexpr ProbeFacts kAttributionFacts{};
+// Attribution drains the BPF engine's records of the sampled CPUs every interval: a reader.
+constexpr ProbeFacts kAttributionFacts{.reader = true};
 // Watch: the application's CPUs, chosen with the sampled ones (host/cpu_selection), read over time;
 // not a baseline figure yet. On the status page beside the samplers: the CPUs that matter most.
-constexpr ProbeFacts kWatchFacts{.status_heading = "Watched CPUs (the application's)"};
+constexpr ProbeFacts kWatchFacts{.status_heading = "Watched CPUs (the application's)", .reader = true};
 // Loops: the applications' own loops (their segments in loops.directory), read over time; not a
 // baseline figure yet. The status page shows them in a section of their own, beside the samplers.
 // Its directory must be one when the configuration is taken (a missing one is a configuration
@@ -49,7 +50,8 @@ std::vector<SettingProblem> loops_plan_check(const ProbesSettings& probes, const
                " (the directory the applications write their loop segments in; make it first, or name another)",
            "loops"}};
 }
-constexpr ProbeFacts kLoopFacts{.plan_check = loops_plan_check, .status_heading = "Loops (the applications' own)"};
+constexpr ProbeFacts kLoopFacts{
+    .plan_check = loops_plan_check, .status_heading = "Loops (the applications' own)", .reader = true};
 
 // --- clock ---
 
@@ -248,6 +250,11 @@ const std::vector<std::string_view>& comparison_probe_names() {
     return out;
   }();
   return names;
+}
+
+bool is_reader(std::string_view name) {
+  const ProbeFacts* facts = probe_facts(name);
+  return facts != nullptr && facts->reader;
 }
 
 const ProbeFacts* probe_facts(std::string_view name) {

@@ -33,6 +33,10 @@ const std::vector<std::string_view>& comparison_probe_names();
 // One probe's facts by name; nullptr for an unknown name.
 const ProbeFacts* probe_facts(std::string_view name);
 
+// Whether the probe is a reader (ProbeFacts::reader): run apart from the active probes so it keeps
+// its cadence. False for an unknown name.
+bool is_reader(std::string_view name);
+
 // One probe by name, enabled or not (for `jitterd report`); nullptr for an unknown name.
 std::unique_ptr<Probe> make_probe(std::string_view name, const ProbesSettings& settings);
 

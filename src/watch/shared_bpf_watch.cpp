@@ -10,7 +10,13 @@ std::uint64_t sampled_outlier_threshold_ns(std::optional<std::uint64_t> sampler_
   return std::max(kSampledOutlierFloorNs, *sampler_threshold_ns / kSampledOutlierDivisor);
 }
 
+std::string SharedBpfWatch::why_not() const {
+  std::lock_guard lock(mutex_);
+  return why_not_;
+}
+
 BpfWatch* SharedBpfWatch::get(const std::function<std::optional<SamplerThread>(int cpu)>& sampler_of) {
+  std::lock_guard lock(mutex_);
   if (tried_) return engine_.get();
   tried_ = true;
   if (wants_.watched.empty() && wants_.sampled.empty()) {

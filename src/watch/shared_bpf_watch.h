@@ -4,8 +4,11 @@
 // kernel runs one set of programs whatever asks, and a sampled CPU's gaps and a watched CPU's
 // interruptions are named by one engine in one vocabulary of causes. What each user wants is known
 // when the context is made (from the configuration); the engine opens on the first get() with all
-// of it, or not at all, and the reason is kept for every later caller. Used by the probe
-// scheduler's one thread (or one `jitterd report` thread).
+// of it, or not at all, and the reason is kept for every later caller.
+// Thread-safety: get() and why_not() may be called from any thread (the daemon's two probe lanes
+// both hold the context's engine); the engine it returns is used by one thread at a time: its
+// users (the watch, the loops, attribution) are all readers, which run on the readers' lane (or
+// one `jitterd report` thread).
 #pragma once
 
 #include <sys/types.h>
@@ -13,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,11 +52,12 @@ class SharedBpfWatch {
   // The engine, opened on the first call (the sampled CPUs' thresholds from `sampler_of`); nullptr
   // when it could not load, and why_not() says why.
   BpfWatch* get(const std::function<std::optional<SamplerThread>(int cpu)>& sampler_of);
-  const std::string& why_not() const { return why_not_; }
+  std::string why_not() const;
   const Wants& wants() const { return wants_; }
 
  private:
   Wants wants_;
+  mutable std::mutex mutex_;  // guards the opening and its outcome
   bool tried_ = false;
   std::unique_ptr<BpfWatch> engine_;
   std::string why_not_;

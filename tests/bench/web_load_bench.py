@@ -12,9 +12,15 @@ Prints figures for docs/benchmarks.md, asserts nothing about time. Phases, one d
            descriptors before and after
   soak     (only with --soak SECONDS) scrapes and a reload every few seconds; RSS and open
            descriptors printed every --soak-every seconds
+  attacks  (only with --many-loops BINARY; --only-attacks skips the phases above) issue 35's:
+           the daemon reading --loops loops (256: the status pages' heaviest input), then
+           sequential scrapes' p50/p99/max with no load, under --page-clients clients looping over
+           /, /status.json and /baseline.json, and under slowloris from --slowloris-addresses
+           loopback addresses (127.0.0.2...) holding 128 connections each, side by side
 
 Usage: python3 tests/bench/web_load_bench.py --jitterd build/jitterd
            [--duration 30] [--scrapers 50] [--reloads 200] [--soak 3600]
+           [--many-loops build/many_loops [--only-attacks] [--page-clients 150] [--loops 256]]
 """
 
 import argparse
@@ -22,6 +28,7 @@ import os
 import signal
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -31,6 +38,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 import harness  # noqa: E402
+import web_attacks  # noqa: E402
 
 CONFIG = """\
 cpus: auto
@@ -44,6 +52,19 @@ web:
   config_file: {web_config}
 log:
   level: info
+"""
+
+# The attack phases: issue 35's audit's daemon, the samplers as shipped and a loops section.
+ATTACK_CONFIG = """\
+cpus: auto
+sampler:
+  duty_cycle: continuous
+  warmup: 200ms
+  window: 60s
+web:
+  listen_address: "127.0.0.1:0"
+loops:
+  directory: {directory}
 """
 
 BROKEN = "sampler:\n  duty_cycle: sometimes\n"
@@ -132,6 +153,48 @@ def rss_kib(pid):
     return -1
 
 
+def attack_phases(args, workdir):
+    """Issue 35's attacks on a daemon reading args.loops loops; prints the scrapes side by side."""
+    web_attacks.raise_descriptor_limit(8192)
+    loop_dir = os.path.join(workdir, "loops")
+    os.makedirs(loop_dir, exist_ok=True)
+    housekeeping = min(os.sched_getaffinity(0))
+    loops = subprocess.Popen([os.path.realpath(args.many_loops), str(args.loops), str(housekeeping), "0"],
+                             env=dict(os.environ, JITTERD_LOOP_DIR=loop_dir), stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    daemon = harness.Daemon(workdir, ATTACK_CONFIG.format(directory=loop_dir), config_name="attacks.yaml")
+    try:
+        print(f"many_loops: {loops.stdout.readline().strip()}")
+        daemon.start()
+        harness.wait_until(lambda: sum(harness.select(daemon.scrape(), "jitterd_loop_up").values()) >= args.loops,
+                           90, interval=0.5, what=f"{args.loops} loops up")
+        base = daemon.url("/").rstrip("/")
+        sizes = {path: len(urllib.request.urlopen(base + path, timeout=60).read()) for path in web_attacks.PAGES}
+        print(f"attacks: jitterd pid {daemon.process.pid}, {args.loops} loops up; page sizes "
+              + ", ".join(f"{p} {n / 1024:.0f} KiB" for p, n in sizes.items()))
+        rows = [("no load", *web_attacks.timed_scrapes(daemon.url(), args.attack_scrapes, pause=0.05), "")]
+        host, port = daemon.address.rsplit(":", 1)
+        with web_attacks.PageClients(host, int(port), args.page_clients) as pages:
+            time.sleep(2)
+            rows.append((f"{args.page_clients} page clients",
+                         *web_attacks.timed_scrapes(daemon.url(), args.attack_scrapes, pause=0.05), ""))
+        rows[-1] = rows[-1][:3] + (pages.summary(),)
+        with web_attacks.Slowloris(host, int(port), args.slowloris_addresses, 128) as attack:
+            time.sleep(4)
+            rows.append((f"slowloris {args.slowloris_addresses} addresses x 128",
+                         *web_attacks.timed_scrapes(daemon.url(), args.attack_scrapes, pause=0.05), ""))
+        rows[-1] = rows[-1][:3] + (attack.describe(),)
+        print(f"{'scrapes of /metrics':<34} {'n':>5} {'errors':>6} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
+        for what, latencies, errors, note in rows:
+            q = lambda p: web_attacks.quantile(latencies, p) * 1e3  # noqa: E731
+            print(f"{what:<34} {len(latencies):>5} {len(errors):>6} {q(0.5):>8.1f} {q(0.99):>8.1f} "
+                  f"{max(latencies, default=float('nan')) * 1e3:>8.1f}  {note}")
+    finally:
+        daemon.stop()
+        loops.kill()
+        loops.wait(10)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jitterd", required=True)
@@ -141,8 +204,19 @@ def main():
     parser.add_argument("--reload-scrapers", type=int, default=8)
     parser.add_argument("--soak", type=float, default=0)
     parser.add_argument("--soak-every", type=float, default=60)
+    parser.add_argument("--many-loops", help="tests/bench/many_loops, built: runs the attack phases")
+    parser.add_argument("--only-attacks", action="store_true")
+    parser.add_argument("--loops", type=int, default=256)
+    parser.add_argument("--page-clients", type=int, default=150)
+    parser.add_argument("--slowloris-addresses", type=int, default=12)
+    parser.add_argument("--attack-scrapes", type=int, default=300)
     args = parser.parse_args()
     harness.JITTERD = os.path.realpath(args.jitterd)
+    if args.many_loops:
+        with tempfile.TemporaryDirectory(prefix="jitterd-attacks-") as workdir:
+            attack_phases(args, workdir)
+        if args.only_attacks:
+            return 0
 
     with tempfile.TemporaryDirectory(prefix="jitterd-load-") as workdir:
         web_a, web_b = os.path.join(workdir, "web_a.yml"), os.path.join(workdir, "web_b.yml")

@@ -3,12 +3,15 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "daemon/probe_scheduler.h"
 #include "export/collector.h"
 #include "export/text_format.h"
+#include "probes/probe_registry.h"
 
 using namespace jitterd;
 
@@ -48,7 +51,7 @@ const prometheus::MetricFamily* find(const std::vector<prometheus::MetricFamily>
 }
 }  // namespace
 
-TEST_CASE("the scheduler runs every probe repeatedly, never two at once, and records failures",
+TEST_CASE("the scheduler runs every probe repeatedly, never two of one lane at once, and records failures",
           "[probe_scheduler][concurrency]") {
   std::atomic<int> running{0};
   std::atomic<bool> overlapped{false};
@@ -199,4 +202,141 @@ TEST_CASE("a probe state is logged when it first appears and again only when it 
   CHECK_FALSE(log.log_if_changed("attribution", "method", refused));
   CHECK(log.log_if_changed("attribution", "method", ProbeState{refused.line, false}));
   CHECK(log.log_if_changed("attribution", "method", deltas));
+}
+
+namespace {
+using SteadyClock = std::chrono::steady_clock;
+
+// The first probe the registry marks as a reader (`reader`) or not: the scheduler's lanes follow
+// the registry's facts, so the fakes below borrow real names rather than spell them.
+std::string registry_name(bool reader) {
+  for (std::string_view name : probe_names())
+    if (is_reader(name) == reader) return std::string(name);
+  FAIL("the registry has no probe with reader = " << reader);
+  return {};
+}
+
+// A reader: notes when each run started, and how many started while the active probe was running.
+class CadenceReader : public Probe {
+ public:
+  CadenceReader(std::chrono::milliseconds interval, const std::atomic<bool>& active_running)
+      : name_(registry_name(true)), interval_(interval), active_running_(active_running) {}
+  std::string_view name() const override { return name_; }
+  std::chrono::nanoseconds interval() const override { return interval_; }
+  ProbeResult run(ProbeContext&) override {
+    std::lock_guard lock(mutex_);
+    starts_.push_back(SteadyClock::now());
+    if (active_running_.load()) ++during_active_;
+    return {};
+  }
+  // The longest time between two run starts so far, and the runs while the active probe ran.
+  std::pair<SteadyClock::duration, int> figures() const {
+    std::lock_guard lock(mutex_);
+    SteadyClock::duration longest{};
+    for (std::size_t i = 1; i < starts_.size(); ++i) longest = std::max(longest, starts_[i] - starts_[i - 1]);
+    return {longest, during_active_};
+  }
+
+ private:
+  std::string name_;
+  std::chrono::milliseconds interval_;
+  const std::atomic<bool>& active_running_;
+  mutable std::mutex mutex_;
+  std::vector<SteadyClock::time_point> starts_;
+  int during_active_ = 0;
+};
+
+// An active probe that holds its lane for `hold` (in 10 ms units, so a stop cancels it quickly).
+class SlowActiveProbe : public Probe {
+ public:
+  SlowActiveProbe(std::chrono::milliseconds hold, std::atomic<bool>& running, std::atomic<int>& runs)
+      : name_(registry_name(false)), hold_(hold), running_(running), runs_(runs) {}
+  std::string_view name() const override { return name_; }
+  std::chrono::nanoseconds interval() const override { return std::chrono::hours(1); }
+  ProbeResult run(ProbeContext& context) override {
+    running_ = true;
+    const auto until = SteadyClock::now() + hold_;
+    while (SteadyClock::now() < until) {
+      context.check_cancelled();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    running_ = false;
+    ++runs_;
+    return {};
+  }
+
+ private:
+  std::string name_;
+  std::chrono::milliseconds hold_;
+  std::atomic<bool>& running_;
+  std::atomic<int>& runs_;
+};
+
+struct CadenceRun {
+  SteadyClock::duration longest{};
+  int reader_runs_during_active = 0;
+};
+
+// One slow active probe (2 s, ten of the reader's 200 ms intervals) and one reader, until the active
+// probe has run once.
+CadenceRun run_cadence(bool separate_readers) {
+  constexpr auto reader_interval = std::chrono::milliseconds(200);
+  std::atomic<bool> active_running{false};
+  std::atomic<int> active_runs{0};
+  // The reader first: in one lane it runs, then the active probe, then the reader again 2 s later.
+  std::vector<std::unique_ptr<Probe>> probes;
+  auto reader_owned = std::make_unique<CadenceReader>(reader_interval, active_running);
+  const CadenceReader& reader = *reader_owned;
+  probes.push_back(std::move(reader_owned));
+  probes.push_back(
+      std::make_unique<SlowActiveProbe>(std::chrono::milliseconds(2000), active_running, active_runs));
+  ProbeScheduler scheduler(std::move(probes), ProbeContext{}, std::chrono::milliseconds(0), nullptr,
+                           separate_readers);
+  scheduler.start();
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(60);
+  while (active_runs.load() == 0 && SteadyClock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // One more reader interval after it, so that a reader held behind it has run again.
+  std::this_thread::sleep_for(reader_interval * 2);
+  scheduler.stop();
+  REQUIRE(active_runs.load() >= 1);
+  const auto [longest, during] = reader.figures();
+  return {longest, during};
+}
+}  // namespace
+
+TEST_CASE("a reader keeps its cadence while an active probe holds its lane for ten of its intervals",
+          "[probe_scheduler][concurrency]") {
+  const CadenceRun run = run_cadence(true);
+  const double longest_ms = std::chrono::duration<double, std::milli>(run.longest).count();
+  INFO("longest interval between two readings: " << longest_ms << " ms");
+  // The active probe sleeps, leaving the CPUs free: the reader ran through its 2 s many times. With
+  // one lane it would not have run once (the case below), and its longest interval would be 2 s.
+  CHECK(run.reader_runs_during_active >= 2);
+  CHECK(run.longest < std::chrono::milliseconds(1000));
+}
+
+TEST_CASE("in one lane, as before readers had their own, a reader waits behind an active probe",
+          "[probe_scheduler][concurrency]") {
+  const CadenceRun run = run_cadence(false);
+  CHECK(run.reader_runs_during_active == 0);
+  CHECK(run.longest >= std::chrono::milliseconds(2000));
+}
+
+TEST_CASE("the readers' and the active probes' lanes open the shared BPF engine once, from either thread",
+          "[probe_scheduler][concurrency]") {
+  // Nothing wanted: the engine is not loaded, but both lanes race through get() and why_not().
+  auto engine = std::make_shared<SharedBpfWatch>(SharedBpfWatch::Wants{});
+  std::atomic<int> nulls{0};
+  auto use = [&] {
+    for (int i = 0; i < 200; ++i) {
+      if (engine->get(nullptr) == nullptr) ++nulls;
+      CHECK_FALSE(engine->why_not().empty());
+    }
+  };
+  std::thread a(use), b(use);
+  a.join();
+  b.join();
+  CHECK(nulls.load() == 400);
+  CHECK(engine->why_not() == "nothing asks for the BPF engine");
 }
