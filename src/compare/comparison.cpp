@@ -250,14 +250,18 @@ Cell short_number(double v) {
   return Cell(v, digits);
 }
 
-// The change as a reader says it: "+76%", "-12%", "x106" past a doubling, "new" from zero.
+// The change as a reader says it: "+76%", "-2.5%", "x106" past a doubling, "/3.2" past a halving,
+// "from 0".
 std::string change_text(const FigureComparison& f) {
   if (f.before == f.after) return "0%";
   if (!std::isfinite(f.change)) return "from 0";
   const double ratio = f.after / f.before;
   if (ratio >= 2) return fmt::format("x{:.3g}", ratio);
   if (ratio > 0 && ratio <= 0.5) return fmt::format("/{:.3g}", 1 / ratio);
-  return fmt::format("{:+.0f}%", 100 * f.change);
+  // One decimal below 10%, so that a small move never reads "-0%".
+  const double percent = 100 * f.change;
+  if (std::fabs(percent) < 0.05) return "0.0%";
+  return std::fabs(percent) < 9.95 ? fmt::format("{:+.1f}%", percent) : fmt::format("{:+.0f}%", percent);
 }
 
 // A verdict's first words: the reason in parentheses goes to a footnote.
