@@ -131,7 +131,8 @@ int main(int argc, char** argv) {
               host_count, kCpus, report.figures.size(), kBatch, largest_answer / (1 << 20));
   std::printf("  parse the answers (JSON)        %8.2f s\n", parse);
   std::printf("  per-CPU figures                 %8.2f s\n", figures);
-  std::printf("  judge (tests, %zu A/A splits, drift) %8.2f s (%.2f s of CPU)\n", report.aa.splits, judge, judge_cpu);
+  std::printf("  judge (tests, %zu A/A splits, drift) %8.2f s (%.2f s of CPU)\n", report.aa.splits, judge,
+              judge_cpu);
   std::printf("  print the table                 %8.2f s (%zu bytes)\n", print, text.size());
   std::printf("  wall, all of it                 %8.2f s (%.2f s of CPU)\n", seconds_since(begin), cpu_seconds());
   std::printf("  peak RSS                        %8.1f MiB\n", static_cast<double>(peak_rss_kib()) / 1024);
