@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // jitterd's entry point: picks the verb and maps failures to exit codes (64 usage, 78 config,
-// a bad flag value included, 65/66/73 a baseline file, 1 anything else). Nothing else lives here.
+// a bad flag value included, 65/66/73 a baseline file, 1 anything else), each message printable
+// (host/text.h: outside text quoted in it cannot act on the terminal). Nothing else lives here.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "daemon/daemon.h"
 #include "daemon/logging.h"
 #include "export/build_info.h"
+#include "host/text.h"
 
 namespace {
 constexpr int kExitUsage = 64;
@@ -28,7 +30,7 @@ int main(int argc, char** argv) {
   try {
     cl = jitterd::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const jitterd::UsageError& e) {
-    std::cerr << "jitterd: " << e.what() << "\n" << e.hint() << "\n";
+    std::cerr << "jitterd: " << jitterd::printable_lines(e.what()) << "\n" << e.hint() << "\n";
     return kExitUsage;
   }
   if (cl.verb == jitterd::Verb::help) {
@@ -58,15 +60,15 @@ int main(int argc, char** argv) {
         return jitterd::run_daemon(jitterd::config_source(cl), jitterd::host_reader(cl));
     }
   } catch (const jitterd::ConfigErrors& e) {
-    for (const std::string& line : e.listed()) std::cerr << line << "\n";
+    for (const std::string& line : e.listed()) std::cerr << jitterd::printable_lines(line) << "\n";
     std::cerr << "jitterd: " << e.errors().size() << " configuration error(s); exiting with " << kExitConfig
               << "\n";
     return kExitConfig;
   } catch (const jitterd::BaselineError& e) {
-    std::cerr << "jitterd: " << e.what() << "\n";
+    std::cerr << "jitterd: " << jitterd::printable_lines(e.what()) << "\n";
     return e.exit_code();
   } catch (const std::exception& e) {
-    spdlog::critical("{}", e.what());
+    spdlog::critical("{}", jitterd::printable_lines(e.what()));
     return 1;
   }
 }

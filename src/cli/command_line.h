@@ -56,6 +56,7 @@ struct CommandLine {
   // compare --allowance NAME=CV,...: run-to-run allowances in place of the measured ones
   // (compare/allowances.h), checked here.
   std::vector<AllowanceSetting> compare_allowances;
+  bool compare_wide = false;  // compare --wide: the text table with every column (tests, p-values)
   // fleet --prometheus URL --range START/END --by FIELD: what to read and how to judge it (the
   // Prometheus flags above are shared with compare).
   std::string fleet_range;

@@ -101,7 +101,7 @@ int run_compare(const CommandLine& cl) {
   switch (cl.report_format) {
     case ReportFormat::table:
     case ReportFormat::script:  // not offered by compare's --format
-      std::cout << format_comparison_table(comparison);
+      std::cout << format_comparison_table(comparison, cl.compare_wide);
       break;
     case ReportFormat::csv:
       std::cout << format_comparison_csv(comparison);

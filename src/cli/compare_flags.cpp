@@ -36,6 +36,8 @@ void add_compare_flags(CLI::App& compare, CommandLine& cl, ReportFlags& flags) {
   compare.add_option("BEFORE", cl.compare_before, "the baseline taken first")->type_name("");
   compare.add_option("AFTER", cl.compare_after, "the baseline taken after the change")->type_name("");
   add_format_flag(compare, flags, "how to print the comparison");
+  compare.add_flag("--wide", cl.compare_wide,
+                   "the text table with every column (the tests, p-values and allowances), past 120 columns");
   compare
       .add_option("--prometheus", cl.prometheus_url,
                   "instead of two files: the Prometheus that scraped jitterd, e.g. http://127.0.0.1:9090")
@@ -44,7 +46,8 @@ void add_compare_flags(CLI::App& compare, CommandLine& cl, ReportFlags& flags) {
       ->type_name("HOST:PORT");
   compare
       .add_option("--before", cl.prometheus_before,
-                  "with --prometheus: START/END, each RFC 3339 (2026-11-25T10:00:00Z) or unix seconds")
+                  "with --prometheus: START/END, each RFC 3339 (2026-11-25T10:00:00Z), unix seconds, now or "
+                  "now-DURATION; or DURATION alone (-1h: the last hour)")
       ->type_name("RANGE");
   compare.add_option("--after", cl.prometheus_after, "with --prometheus: START/END after the change")
       ->type_name("RANGE");

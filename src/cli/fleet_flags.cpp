@@ -15,7 +15,10 @@ CLI::App* add_fleet_verb(CLI::App& app, CommandLine& cl, ReportFlags& flags, Fle
       "and list the hosts that drifted from their class");
   fleet.add_option("--prometheus", cl.prometheus_url, "the Prometheus that scraped the fleet's jitterd instances")
       ->type_name("URL");
-  fleet.add_option("--range", cl.fleet_range, "START/END, each RFC 3339 (2026-11-25T10:00:00Z) or unix seconds")
+  fleet
+      .add_option("--range", cl.fleet_range,
+                  "START/END, each RFC 3339 (2026-11-25T10:00:00Z), unix seconds, now or now-DURATION; or "
+                  "DURATION alone (24h, -1h: the last one, ending now)")
       ->type_name("RANGE");
   fleet
       .add_option("--by", cl.fleet_selection.by,

@@ -216,6 +216,17 @@ double run_to_run_p(double before, double after, double cv) {
   return two_sided_normal_p(std::log(after / before) / (std::sqrt(2.0) * cv));
 }
 
+double smallest_called_ratio(const ChangeCriteria& criteria) {
+  // z with two_sided_normal_p(z) == alpha, by bisection (erfc is monotone).
+  double low = 0, high = 40;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (low + high) / 2;
+    (two_sided_normal_p(mid) > criteria.alpha ? low : high) = mid;
+  }
+  const double noise = std::exp(high * std::sqrt(2.0) * criteria.run_to_run_cv);
+  return std::max(noise, 1 + criteria.min_effect);
+}
+
 Verdict judge(double before, double after, double p_value, const ChangeCriteria& criteria) {
   const double change = relative_change(before, after);
   if (p_value >= criteria.alpha || std::fabs(change) < criteria.min_effect) return Verdict::no_change;

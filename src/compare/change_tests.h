@@ -69,6 +69,11 @@ double run_to_run_p(double before, double after, double cv);
 // (after - before) / before; +inf when before is 0 and after is not, 0 when both are 0.
 double relative_change(double before, double after);
 
+// The smallest ratio after/before (> 1) that `criteria` can call worse, its inverse better: beyond
+// run-to-run noise at alpha (|log ratio| > z(alpha) sqrt(2) cv) and at least min_effect; with the
+// defaults (alpha 0.001, cv 0.2) x2.54. What a row "needs" for a verdict, however small its p.
+double smallest_called_ratio(const ChangeCriteria& criteria);
+
 // Larger is worse for every figure compare judges (gaps, rates, shares, costs). `p_value` is the
 // within-run test's; the run-to-run test is applied here.
 Verdict judge(double before, double after, double p_value, const ChangeCriteria& criteria);

@@ -223,25 +223,132 @@ ProbeTable changed_table(const Comparison& comparison) {
 }
 
 ProbeTable figures_table(const Comparison& comparison) {
-  ProbeTable table{
-      "what it did",
-      {"scope", "figure", "before", "after", "change", "p_value", "test", "p_run_to_run", "allowance", "verdict"},
-      {}};
+  ProbeTable table{"what it did",
+                   {"scope", "figure", "before", "after", "change", "p_value", "test", "p_run_to_run", "allowance",
+                    "verdict", "needs"},
+                   {}};
   for (const FigureComparison& f : comparison.figures) {
     const Cell change = std::isfinite(f.change) ? Cell(f.change, 3) : Cell();
     table.rows.push_back({f.scope, f.figure, Cell(f.before, 3), Cell(f.after, 3), change, Cell(f.p_value, 4),
                           f.test, f.run_to_run_p ? Cell(*f.run_to_run_p, 4) : Cell(),
-                          f.allowance ? Cell(*f.allowance, 2) : Cell(), verdict_cell(f.verdict)});
+                          f.allowance ? Cell(*f.allowance, 2) : Cell(), verdict_cell(f.verdict),
+                          f.needs ? Cell(*f.needs, 3) : Cell()});
   }
   return table;
 }
 
-std::string format_comparison_table(const Comparison& c) {
+namespace {
+
+// A figure's value in four significant digits at most ("2.5 s" reads better as 2500000000 ns
+// than with three decimals, and keeps the table narrow).
+Cell short_number(double v) {
+  if (!std::isfinite(v)) return Cell();
+  const double magnitude = std::fabs(v);
+  const int digits = magnitude == 0 || magnitude >= 100
+                         ? 0
+                         : std::clamp(3 - static_cast<int>(std::floor(std::log10(magnitude))), 0, 6);
+  return Cell(v, digits);
+}
+
+// The change as a reader says it: "+76%", "-2.5%", "x106" past a doubling, "/3.2" past a halving,
+// "from 0".
+std::string change_text(const FigureComparison& f) {
+  if (f.before == f.after) return "0%";
+  if (!std::isfinite(f.change)) return "from 0";
+  const double ratio = f.after / f.before;
+  if (ratio >= 2) return fmt::format("x{:.3g}", ratio);
+  if (ratio > 0 && ratio <= 0.5) return fmt::format("/{:.3g}", 1 / ratio);
+  // One decimal below 10%, so that a small move never reads "-0%".
+  const double percent = 100 * f.change;
+  if (std::fabs(percent) < 0.05) return "0.0%";
+  return std::fabs(percent) < 9.95 ? fmt::format("{:+.1f}%", percent) : fmt::format("{:+.0f}%", percent);
+}
+
+// A verdict's first words: the reason in parentheses goes to a footnote.
+std::string short_verdict(const std::string& verdict, std::vector<std::string>& footnotes) {
+  const std::size_t open = verdict.find(" (");
+  if (open == std::string::npos) return verdict;
+  const auto at = std::find(footnotes.begin(), footnotes.end(), verdict);
+  const std::size_t number = static_cast<std::size_t>(at - footnotes.begin()) + 1;
+  if (at == footnotes.end()) footnotes.push_back(verdict);
+  return fmt::format("{} [{}]", verdict.substr(0, open), number);
+}
+
+// How far a figure moved past what its allowance can call, for ranking the worst finding: the
+// log of the ratio over the log of "needs".
+double severity(const FigureComparison& f) {
+  if (!f.needs || !(f.before > 0) || !(f.after > 0)) return std::isfinite(f.change) ? 0 : 1e9;
+  return std::fabs(std::log(f.after / f.before)) / std::log(*f.needs);
+}
+
+std::string summary_line(const Comparison& c) {
+  std::size_t worse = 0, better = 0, same = 0, untested = 0;
+  const FigureComparison* worst = nullptr;
+  for (const FigureComparison& f : c.figures) {
+    if (f.verdict == "worse") {
+      ++worse;
+      if (!worst || worst->verdict != "worse" || severity(f) > severity(*worst)) worst = &f;
+    } else if (f.verdict == "better") {
+      ++better;
+      if (!worst || (worst->verdict == "better" && severity(f) > severity(*worst))) worst = &f;
+    } else if (f.verdict == to_string(Verdict::no_change)) {
+      ++same;
+    } else {
+      ++untested;
+    }
+  }
+  std::string line =
+      fmt::format("summary: {} worse, {} better, {} unchanged, {} not tested", worse, better, same, untested);
+  if (worst)
+    line += fmt::format("; {} finding: {} {} {} -> {} ({})", worst->verdict == "worse" ? "worst" : "largest",
+                        worst->scope, worst->figure, cell_text(short_number(worst->before)),
+                        cell_text(short_number(worst->after)), change_text(*worst));
+  return line + "\n";
+}
+
+// The table that fits 120 columns: each scope a heading row over its figures, the verdict beside
+// the change ("unchanged" for no significant change), what a verdict needs, the reasons of "not
+// tested" as footnotes; the p-values and tests are --wide's.
+ProbeTable narrow_figures_table(const Comparison& c, std::vector<std::string>& footnotes) {
+  ProbeTable table{"what it did", {"figure", "before", "after", "change", "verdict", "needs"}, {}};
+  const std::string* scope = nullptr;
+  for (const FigureComparison& f : c.figures) {
+    if (!scope || *scope != f.scope) table.rows.push_back({f.scope, "", "", "", "", ""});
+    scope = &f.scope;
+    const std::string verdict = f.verdict == to_string(Verdict::no_change) ? std::string("unchanged")
+                                                                           : short_verdict(f.verdict, footnotes);
+    Cell verdict_text = verdict_cell(f.verdict);
+    verdict_text.text = verdict;
+    table.rows.push_back({"  " + f.figure, short_number(f.before), short_number(f.after), change_text(f),
+                          verdict_text, f.needs ? Cell(fmt::format("x{:.2g}", *f.needs)) : Cell()});
+  }
+  return table;
+}
+
+}  // namespace
+
+std::string format_comparison_table(const Comparison& c, bool wide) {
   // Paths, fingerprint fields and probe names come from the files: printable on a terminal.
-  std::string out =
+  std::string out = summary_line(c);
+  out +=
       fmt::format("before: {}\nafter:  {}\n\nwhat changed\n", printable(c.before_path), printable(c.after_path));
   out += c.changed.empty() ? "nothing in the fingerprint or the configuration\n" : table_text(changed_table(c));
-  out += "\nwhat it did (change = (after - before) / before)\n" + table_text(figures_table(c));
+  if (wide) {
+    out +=
+        "\nwhat it did (change = (after - before) / before; needs: the smallest ratio after/before its "
+        "allowance can call)\n" +
+        table_text(figures_table(c));
+  } else {
+    std::vector<std::string> footnotes;
+    const std::string table = table_text(narrow_figures_table(c, footnotes));
+    out +=
+        "\nwhat it did (needs: the smallest change, up or down, a verdict takes at this machine's run-to-run "
+        "variation)\n" +
+        table;
+    for (std::size_t i = 0; i < footnotes.size(); ++i)
+      out += fmt::format("[{}] {}\n", i + 1, printable(footnotes[i]));
+    out += "(--wide: every column, with the tests and p-values)\n";
+  }
   for (const std::string& note : c.notes) out += "note: " + printable(note) + "\n";
   return out;
 }

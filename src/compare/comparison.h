@@ -30,6 +30,9 @@ struct FigureComparison {
   std::optional<double> run_to_run_p;
   // The run-to-run allowance (cv) it was judged against (compare/allowances.h). None when not tested.
   std::optional<double> allowance;
+  // The smallest ratio after/before the allowance can call (change_tests.h smallest_called_ratio):
+  // a change inside x1/needs..x needs is no verdict, whatever its p. None when not tested.
+  std::optional<double> needs;
 };
 
 // A probe quantile q is tested only when each run has at least this many samples on each side of
@@ -63,7 +66,10 @@ Cell verdict_cell(const std::string& verdict);
 ProbeTable changed_table(const Comparison& comparison);
 ProbeTable figures_table(const Comparison& comparison);
 
-std::string format_comparison_table(const Comparison& comparison);
+// A summary line first (worse, better, unchanged, not tested; the worst finding), then the table:
+// 120 columns at most (per scope a heading; figure, before, after, change, verdict, needs), or with `wide` every
+// column of figures_table (the tests, p-values and allowances).
+std::string format_comparison_table(const Comparison& comparison, bool wide = false);
 std::string format_comparison_csv(const Comparison& comparison);
 std::string format_comparison_json(const Comparison& comparison);
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <tuple>
 
 namespace jitterd {
 namespace {
@@ -27,9 +28,17 @@ FigureComparison judged(const Judging& judging, const std::string& allowance, st
   const AppliedAllowance applied = allowance_for(allowance, judging.guest, judging.settings);
   if (!applied.cv) {
     std::string why = applied.source == "guest" ? "none (its run-to-run spread in a VM)" : "none (see verdict)";
-    return {
-        std::move(scope), std::move(figure), before,      after, relative_change(before, after), std::move(why), 1,
-        applied.untested, std::nullopt,      std::nullopt};
+    return {std::move(scope),
+            std::move(figure),
+            before,
+            after,
+            relative_change(before, after),
+            std::move(why),
+            1,
+            applied.untested,
+            std::nullopt,
+            std::nullopt,
+            std::nullopt};
   }
   ChangeCriteria criteria = judging.criteria;
   criteria.run_to_run_cv = *applied.cv;
@@ -42,8 +51,49 @@ FigureComparison judged(const Judging& judging, const std::string& allowance, st
           p,
           std::string(to_string(judge(before, after, p, criteria))),
           run_to_run_p(before, after, *applied.cv),
-          applied.cv};
+          applied.cv,
+          smallest_called_ratio(criteria)};
 }
+
+namespace {
+
+// What the max row takes when no tail row is there to judge it: a test's name and a verdict.
+FigureComparison max_placeholder(const std::string& scope, std::string test, std::string verdict) {
+  FigureComparison row;
+  row.scope = scope;
+  row.test = std::move(test);
+  row.verdict = std::move(verdict);
+  return row;
+}
+
+// The max (or the longest) takes the verdict of the highest tail threshold either run reached, but
+// never against its own direction: one stall of seconds raises the max while the rate above that
+// threshold can fall (fewer gaps of a millisecond), and "better" beside a max 100x higher misleads.
+// Then the max is one draw of an extreme the tail rate contradicts: no verdict, said in its test.
+FigureComparison max_row(const std::string& scope, const char* figure, double before, double after,
+                         const FigureComparison& tail) {
+  FigureComparison row{scope,
+                       figure,
+                       before,
+                       after,
+                       relative_change(before, after),
+                       tail.test,
+                       tail.p_value,
+                       tail.verdict,
+                       tail.run_to_run_p,
+                       tail.allowance,
+                       tail.needs};
+  const bool against = (row.verdict == to_string(Verdict::better) && after > before) ||
+                       (row.verdict == to_string(Verdict::worse) && after < before);
+  if (against) {
+    row.test += fmt::format(" (that rate {}, the max {}: not called)", row.verdict == "better" ? "fell" : "rose",
+                            after > before ? "rose" : "fell");
+    row.verdict = std::string(to_string(Verdict::no_change));
+  }
+  return row;
+}
+
+}  // namespace
 
 // The percentiles, interruptions and stolen share: the whole run's figure is shown, the sub-windows
 // are tested. Tail rates above fixed thresholds by the rate test; the max by the highest of them.
@@ -51,6 +101,19 @@ void compare_cpu(Comparison& out, const Baseline& before_run, const BaselineCpu&
                  const BaselineCpu& after, const Judging& judging) {
   compare_gaps(out, {fmt::format("cpu {}", before.cpu), before_run.counter_hertz, after_run.counter_hertz},
                before_run, before, after_run, after, judging);
+  // A CPU offline for part of a run (or its sampler taken off it) was not sampled meanwhile: the
+  // file holds no sub-window for that time (baseline_recorder.h add_sub_window), so the run's
+  // sampled seconds fall short of its duration. Said on that CPU, beside its figures.
+  for (const auto& [run, cpu, path] :
+       {std::tuple{&before_run, &before, &out.before_path}, std::tuple{&after_run, &after, &out.after_path}}) {
+    const double missing = run->duration_seconds - cpu->sampled_seconds;
+    if (missing > std::max(2 * run->sub_window_seconds, 0.05 * run->duration_seconds))
+      out.notes.push_back(
+          fmt::format("cpu {}: not sampled for {:.1f} s of the {:.0f} s of {} (offline for that time, or its "
+                      "sampler taken off "
+                      "it): its figures cover the {:.1f} s sampled (a max_ns of seconds may span the CPU's going)",
+                      cpu->cpu, missing, run->duration_seconds, *path, cpu->sampled_seconds));
+  }
 }
 
 void compare_gaps(Comparison& out, const GapScope& gap_scope, const Baseline& before_run,
@@ -92,10 +155,8 @@ void compare_gaps(Comparison& out, const GapScope& gap_scope, const Baseline& be
                                  per_second(after.stolen_seconds, after.sampled_seconds),
                                  rank_test_name(b.size(), a.size()), mann_whitney_p(b, a)));
   }
-  std::string max_verdict = std::string(to_string(Verdict::no_change));
-  std::string max_test = "rate of gaps above the highest threshold reached";
-  double max_p = 1;
-  std::optional<double> max_run_to_run_p, max_allowance;
+  FigureComparison tail = max_placeholder(scope, "rate of gaps above the highest threshold reached",
+                                          std::string(to_string(Verdict::no_change)));
   for (std::size_t t = 0; t < before_run.tail_thresholds_ns.size(); ++t) {
     const auto count = [&](const SubWindow& w) { return static_cast<double>(w.over_threshold[t]); };
     const std::vector<double> b = per_window(before, count), a = per_window(after, count);
@@ -111,17 +172,12 @@ void compare_gaps(Comparison& out, const GapScope& gap_scope, const Baseline& be
                fmt::format("gaps_over_{}us_per_s", threshold_us), per_second(b_total, b_seconds),
                per_second(a_total, a_seconds), fmt::format("rate (dispersion {:.2f})", dispersion), p);
     if (std::max(before.max_ns, after.max_ns) >= before_run.tail_thresholds_ns[t]) {
-      max_verdict = row.verdict;
-      max_test = fmt::format("as gaps_over_{}us_per_s", threshold_us);
-      max_p = p;
-      max_run_to_run_p = row.run_to_run_p;
-      max_allowance = row.allowance;
+      tail = row;
+      tail.test = fmt::format("as gaps_over_{}us_per_s", threshold_us);
     }
     out.figures.push_back(std::move(row));
   }
-  out.figures.push_back({scope, "max_ns", before.max_ns, after.max_ns,
-                         relative_change(before.max_ns, after.max_ns), max_test, max_p, max_verdict,
-                         max_run_to_run_p, max_allowance});
+  out.figures.push_back(max_row(scope, "max_ns", before.max_ns, after.max_ns, tail));
 }
 
 namespace {
@@ -165,10 +221,8 @@ void compare_watched(Comparison& out, const Baseline& before_run, const Baseline
     out.figures.push_back(judged(judging, rate.allowance, scope, rate.figure, in_window(before), in_window(after),
                                  rank_test_name(b.size(), a.size()), mann_whitney_p(b, a)));
   }
-  std::string max_verdict = "not tested (no tail count known above the longest)";
-  std::string max_test = "rate of interruptions above the highest threshold reached";
-  double max_p = 1;
-  std::optional<double> max_run_to_run_p, max_allowance;
+  FigureComparison tail = max_placeholder(scope, "rate of interruptions above the highest threshold reached",
+                                          "not tested (no tail count known above the longest)");
   const double before_longest = before.longest_ns.value_or(0), after_longest = after.longest_ns.value_or(0);
   for (std::size_t t = 0; t < before_run.tail_thresholds_ns.size(); ++t) {
     const double threshold_us = before_run.tail_thresholds_ns[t] / 1000;
@@ -176,13 +230,9 @@ void compare_watched(Comparison& out, const Baseline& before_run, const Baseline
     const bool reached = std::max(before_longest, after_longest) >= before_run.tail_thresholds_ns[t];
     if (!tail_known(before, t) || !tail_known(after, t)) {
       const BaselineWatched& unknown = tail_known(before, t) ? after : before;
-      if (reached) {
-        max_verdict = fmt::format("not tested ({} is unknown)", figure);
-        max_test = fmt::format("as {}", figure);
-        max_p = 1;
-        max_run_to_run_p.reset();
-        max_allowance.reset();
-      }
+      if (reached)
+        tail = max_placeholder(scope, fmt::format("as {}", figure),
+                               fmt::format("not tested ({} is unknown)", figure));
       out.notes.push_back(fmt::format("{}: {} left out, its count is unknown in {}: {}", scope, figure,
                                       &unknown == &before ? out.before_path : out.after_path,
                                       unknown.tail_unknown.empty() ? "no count recorded" : unknown.tail_unknown));
@@ -200,11 +250,8 @@ void compare_watched(Comparison& out, const Baseline& before_run, const Baseline
         judged(judging, "watch.tail_rates", scope, figure, per_second(b_total, b_seconds),
                per_second(a_total, a_seconds), fmt::format("rate (dispersion {:.2f})", dispersion), p);
     if (reached) {
-      max_verdict = row.verdict;
-      max_test = fmt::format("as {}", figure);
-      max_p = p;
-      max_run_to_run_p = row.run_to_run_p;
-      max_allowance = row.allowance;
+      tail = row;
+      tail.test = fmt::format("as {}", figure);
     }
     out.figures.push_back(std::move(row));
   }
@@ -215,10 +262,8 @@ void compare_watched(Comparison& out, const Baseline& before_run, const Baseline
   }
   // Both longest below every threshold: no tail rate is reached, and none changed.
   if (std::max(before_longest, after_longest) < before_run.tail_thresholds_ns.front())
-    max_verdict = std::string(to_string(Verdict::no_change));
-  out.figures.push_back({scope, "longest_ns", before_longest, after_longest,
-                         relative_change(before_longest, after_longest), max_test, max_p, max_verdict,
-                         max_run_to_run_p, max_allowance});
+    tail.verdict = std::string(to_string(Verdict::no_change));
+  out.figures.push_back(max_row(scope, "longest_ns", before_longest, after_longest, tail));
 }
 
 }  // namespace jitterd

@@ -147,6 +147,7 @@ FigureComparison probe_figure(const Judging& judging, const BaselineProbe& befor
             1,
             fmt::format("not tested ({})", what),
             std::nullopt,
+            std::nullopt,
             std::nullopt};
   }
   const auto too_few = [](const Backing& side) {
@@ -164,6 +165,7 @@ FigureComparison probe_figure(const Judging& judging, const BaselineProbe& befor
                         b_samples->quantile),
             1,
             "not tested",
+            std::nullopt,
             std::nullopt,
             std::nullopt};
   if (b_samples && a_samples) {
@@ -186,9 +188,19 @@ FigureComparison probe_figure(const Judging& judging, const BaselineProbe& befor
             1,
             "not tested (baseline without samples)",
             std::nullopt,
+            std::nullopt,
             std::nullopt};
-  return {scope,        figure,       b,           a, relative_change(b, a), "none (one value per run)", 1,
-          "not tested", std::nullopt, std::nullopt};
+  return {scope,
+          figure,
+          b,
+          a,
+          relative_change(b, a),
+          "none (one value per run)",
+          1,
+          "not tested",
+          std::nullopt,
+          std::nullopt,
+          std::nullopt};
 }
 
 }  // namespace

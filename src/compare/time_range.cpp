@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <iterator>
+#include <utility>
 
 namespace jitterd {
 
@@ -57,19 +59,82 @@ std::optional<double> parse_instant(const std::string& text) {
   return static_cast<double>(seconds) - offset_seconds + fraction;
 }
 
-std::optional<TimeRange> parse_time_range(const std::string& text, std::string* error) {
-  const std::size_t slash = text.find('/');
+std::optional<double> parse_prometheus_duration(std::string_view text) {
+  // Units largest first, as Prometheus's model.ParseDuration takes them; "ms" before "m".
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"y", 365 * 86400.0}, {"w", 7 * 86400.0}, {"d", 86400.0}, {"h", 3600.0},
+      {"m", 60.0},          {"s", 1.0},         {"ms", 1e-3}};
+  constexpr double kLongest = 100 * 365 * 86400.0;
+  if (text.empty() || text.size() > 64) return std::nullopt;
+  double total = 0;
+  std::size_t next_unit = 0;  // each unit after the previous one
+  while (!text.empty()) {
+    std::size_t digits = 0;
+    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+    if (digits == 0 || digits > 12) return std::nullopt;
+    const double number = std::strtod(std::string(text.substr(0, digits)).c_str(), nullptr);
+    text.remove_prefix(digits);
+    const bool millis = text.substr(0, 2) == "ms";
+    std::size_t unit = next_unit;
+    for (; unit < std::size(kUnits); ++unit) {
+      const std::string_view name = kUnits[unit].first;
+      if (text.substr(0, name.size()) == name && !(name == "m" && millis)) break;
+    }
+    if (unit == std::size(kUnits)) return std::nullopt;
+    text.remove_prefix(kUnits[unit].first.size());
+    total += number * kUnits[unit].second;
+    next_unit = unit + 1;
+  }
+  if (!(total > 0) || total > kLongest) return std::nullopt;
+  return total;
+}
+
+namespace {
+
+constexpr const char* kRangeForms =
+    "START/END (each RFC 3339 like 2026-11-25T10:00:00Z, unix seconds, now or now-DURATION), or DURATION "
+    "alone (24h, -1h: the last one ending now); a DURATION as in PromQL: 1h30m, 90s, 2d";
+
+// An end of the range: absolute, "now", or "now-DURATION".
+std::optional<double> parse_range_end(const std::string& text, double now) {
+  if (text == "now") return now;
+  if (text.rfind("now-", 0) == 0) {
+    const std::optional<double> back = parse_prometheus_duration(std::string_view(text).substr(4));
+    if (back) return now - *back;
+    return std::nullopt;
+  }
+  return parse_instant(text);
+}
+
+double wall_clock_now() {
+  timespec t{};
+  clock_gettime(CLOCK_REALTIME, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+}  // namespace
+
+std::optional<TimeRange> parse_time_range(const std::string& text, std::string* error, std::optional<double> now) {
   const auto fail = [&](const std::string& why) {
     if (error != nullptr) *error = why;
     return std::nullopt;
   };
-  if (slash == std::string::npos)
-    return fail("must be START/END, each RFC 3339 (2026-11-25T10:00:00Z) or unix seconds, got \"" + text + "\"");
+  const double clock = now ? *now : wall_clock_now();
+  const std::size_t slash = text.find('/');
+  if (slash == std::string::npos) {
+    const std::string_view span = !text.empty() && text[0] == '-' ? std::string_view(text).substr(1) : text;
+    if (const std::optional<double> seconds = parse_prometheus_duration(span))
+      return TimeRange{clock - *seconds, clock, text};
+    return fail("must be " + std::string(kRangeForms) + ", got \"" + text + "\"");
+  }
   const std::string start_text = text.substr(0, slash), end_text = text.substr(slash + 1);
-  const std::optional<double> start = parse_instant(start_text), end = parse_instant(end_text);
+  const std::optional<double> start = parse_range_end(start_text, clock), end = parse_range_end(end_text, clock);
   if (!start)
-    return fail("START \"" + start_text + "\" is neither RFC 3339 (2026-11-25T10:00:00Z) nor unix seconds");
-  if (!end) return fail("END \"" + end_text + "\" is neither RFC 3339 (2026-11-25T10:10:00Z) nor unix seconds");
+    return fail("START \"" + start_text +
+                "\" is none of RFC 3339 (2026-11-25T10:00:00Z), unix seconds, now, now-DURATION (now-24h)");
+  if (!end)
+    return fail("END \"" + end_text +
+                "\" is none of RFC 3339 (2026-11-25T10:10:00Z), unix seconds, now, now-DURATION (now-1h)");
   if (*end <= *start)
     return fail(fmt::format("the range is the wrong way round or empty: END {} is not after START {}", end_text,
                             start_text));

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 namespace jitterd {
 
@@ -28,25 +27,31 @@ double interquartile_range(std::vector<double> values) {
   return at(0.75) - at(0.25);
 }
 
-// The fields in which `host` differs from the majority of its class (a field without a majority
-// is not named: no class value to differ from).
-std::vector<std::string> differing_fields(const ClassedHost& host,
-                                          const std::vector<const ClassedHost*>& members) {
-  std::set<std::string> fields;
+// Each fingerprint field's majority value in a class (a field without a majority is left out: no
+// class value to differ from), counted once per class: per drifted host it made drift quadratic.
+std::map<std::string, std::string> class_majorities(const std::vector<const ClassedHost*>& members) {
+  std::map<std::string, std::map<std::string, std::size_t>> counts;  // field, value, hosts
   for (const ClassedHost* m : members)
-    for (const auto& [field, value] : m->fingerprint) fields.insert(field);
+    for (const auto& [field, value] : m->fingerprint) ++counts[field][value];
+  std::map<std::string, std::string> out;
+  for (const auto& [field, values] : counts) {
+    std::size_t with = 0;
+    for (const auto& [value, n] : values) with += n;
+    std::map<std::string, std::size_t> all = values;
+    if (with < members.size()) all[""] += members.size() - with;  // a host without the field: ""
+    for (const auto& [value, n] : all)
+      if (2 * n > members.size()) out[field] = value;
+  }
+  return out;
+}
+
+// The fields in which `host` differs from its class's majority.
+std::vector<std::string> differing_fields(const ClassedHost& host,
+                                          const std::map<std::string, std::string>& majorities) {
   std::vector<std::string> out;
-  for (const std::string& field : fields) {
-    std::vector<std::string> values;
-    for (const ClassedHost* m : members) {
-      const auto it = m->fingerprint.find(field);
-      values.push_back(it == m->fingerprint.end() ? "" : it->second);
-    }
+  for (const auto& [field, majority] : majorities) {
     const auto mine = host.fingerprint.find(field);
-    const std::string majority = majority_value(values);
-    const bool has_majority =
-        std::count(values.begin(), values.end(), majority) * 2 > static_cast<long>(values.size());
-    if (has_majority && (mine == host.fingerprint.end() ? "" : mine->second) != majority) out.push_back(field);
+    if ((mine == host.fingerprint.end() ? "" : mine->second) != majority) out.push_back(field);
   }
   return out;
 }
@@ -67,22 +72,25 @@ void judge_class(const std::vector<FigureSpec>& figures, const std::vector<const
     for (double l : logs) deviations.push_back(std::fabs(l - centre));
     const double scale =
         std::max({1.4826 * median_of(deviations), interquartile_range(logs) / 1.349, figures[f].cv});
+    const double class_median = median_of(raw);
     for (const ClassedHost* m : members) {
       const double v = f < m->values.values.size() ? m->values.values[f] : NAN;
       if (std::isnan(v) || !(v + r > 0)) continue;
       const double distance = std::log(v + r) - centre;
       if (std::fabs(distance) <= criteria.k * scale) continue;
       DriftedHost& d = drifted[m];
-      d.figures.push_back({figures[f].name, v, median_of(raw), std::exp(distance)});
+      d.figures.push_back({figures[f].name, v, class_median, std::exp(distance)});
     }
   }
+  if (drifted.empty()) return;
+  const std::map<std::string, std::string> majorities = class_majorities(members);
   for (const ClassedHost* m : members) {  // by host name
     const auto it = drifted.find(m);
     if (it == drifted.end()) continue;
     DriftedHost& d = it->second;
     d.host = m->values.host;
     d.class_key = m->class_key;
-    d.differing_fields = differing_fields(*m, members);
+    d.differing_fields = differing_fields(*m, majorities);
     out.push_back(std::move(d));
   }
 }

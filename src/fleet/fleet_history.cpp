@@ -174,6 +174,15 @@ std::string threshold_name(double ns) {
   return ns >= 1e6 ? fmt::format("gaps_over_{}ms_per_s", ns / 1e6) : fmt::format("gaps_over_{}us_per_s", ns / 1e3);
 }
 
+// The host of that instance, by binary search (history.hosts is by instance): a map of every host
+// rebuilt per batch made reading the answers quadratic in hosts.
+FleetHost* host_named(FleetHistory& history, const std::string& instance) {
+  auto& hosts = history.hosts;
+  const auto at = std::lower_bound(hosts.begin(), hosts.end(), instance,
+                                   [](const FleetHost& h, const std::string& name) { return h.instance < name; });
+  return at != hosts.end() && at->instance == instance ? &*at : nullptr;
+}
+
 }  // namespace
 
 void add_batch_figures(FleetHistory& history, const BatchAnswers& answers, const std::string& source) {
@@ -200,13 +209,11 @@ void add_batch_figures(FleetHistory& history, const BatchAnswers& answers, const
   }
   const auto sampled = per_cpu(answers.sampled, source), interruptions = per_cpu(answers.interruptions, source),
              stolen = per_cpu(answers.stolen, source);
-  std::map<std::string, FleetHost*> hosts;
-  for (FleetHost& h : history.hosts) hosts[h.instance] = &h;
   for (auto& [cpu_key, cumulative] : buckets) {
     const CpuKey key = cpu_key;  // a lambda below uses it (clang 14 cannot capture a binding)
-    const auto host = hosts.find(key.first);
+    FleetHost* const host = host_named(history, key.first);
     const auto seconds = sampled.find(key);
-    if (host == hosts.end() || seconds == sampled.end() || !(seconds->second > 0)) continue;
+    if (host == nullptr || seconds == sampled.end() || !(seconds->second > 0)) continue;
     if (!std::isinf(cumulative.rbegin()->first) || !(cumulative.rbegin()->second > 0)) continue;
     double running = 0;  // cumulative counts never fall (extrapolation may make them uneven)
     for (auto& [le, count] : cumulative) count = running = std::max(running, count);
@@ -225,7 +232,7 @@ void add_batch_figures(FleetHistory& history, const BatchAnswers& answers, const
         if (!std::isinf(le) && threshold_name(le) == history.figure_names[i]) over = (total - count) / s;
       values.push_back(over);
     }
-    host->second->cpus[key.second] = std::move(values);
+    host->cpus[key.second] = std::move(values);
   }
 }
 

@@ -66,7 +66,7 @@ FleetHistory fleet_hosts(const Json& result, const FleetSelection& selection, co
 std::string instance_matcher(const std::vector<std::string>& instances);
 
 // The per-CPU figures from the four aggregated answers' results (instant vectors) of a batch, added
-// to the hosts of `history` they name. `bounds_ns` gathers the exported finite bounds seen.
+// to the hosts of `history` they name (history.hosts by instance, as fleet_hosts leaves them). `bounds_ns` gathers the exported finite bounds seen.
 struct BatchAnswers {
   Json buckets, sampled, interruptions, stolen;
 };

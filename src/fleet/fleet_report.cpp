@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "compare/allowances.h"
+#include "host/text.h"
 #include "report/baseline_file.h"
 #include "report/render.h"
 
@@ -73,6 +75,52 @@ std::string chosen_reference(const std::map<std::string, std::vector<HostValues>
   return largest;
 }
 
+// Per cohort with a row of too few hosts: the most hosts any of its figures could compare.
+std::vector<std::string> cohort_reasons(const FleetReport& r) {
+  std::map<std::string, std::pair<std::size_t, std::size_t>> comparable;  // cohort: reference, other
+  std::map<std::string, std::size_t> too_few, rows;
+  for (const auto& [value, c] : r.comparisons) {
+    auto& [reference, other] = comparable[value];
+    reference = std::max(reference, c.test.reference);
+    other = std::max(other, c.test.other);
+    too_few[value] += c.finding == Finding::too_few_hosts;
+    ++rows[value];
+  }
+  std::vector<std::string> out;
+  for (const auto& [value, counts] : comparable) {
+    if (too_few[value] == 0) continue;
+    const std::size_t hosts = r.cohort_hosts.count(value) != 0 ? r.cohort_hosts.at(value).size() : 0;
+    out.push_back(fmt::format(
+        "{}=\"{}\": {} of {} figure rows not tested: {} of its {} hosts and {} of the reference's share a CPU "
+        "model with the other side; a test needs {} on each side (--min-hosts)",
+        r.by, value, too_few[value], rows[value], counts.second, hosts, counts.first, r.criteria.min_hosts));
+  }
+  return out;
+}
+
+std::vector<std::string> not_judged_reasons(const FleetReport& r) {
+  std::vector<std::string> out = cohort_reasons(r);
+  const std::size_t reference_hosts =
+      r.cohort_hosts.count(r.reference) != 0 ? r.cohort_hosts.at(r.reference).size() : 0;
+  if (r.aa.judged == 0)
+    out.push_back(fmt::format(
+        "A/A false alarm rate not measured: the reference cohort ({}=\"{}\", {} hosts) split in halves within "
+        "each "
+        "CPU model never gives both halves the {} comparable hosts a test needs (--min-hosts): it takes at least "
+        "{} hosts of one CPU model",
+        r.by, r.reference, reference_hosts, r.criteria.min_hosts, 2 * r.criteria.min_hosts));
+  std::size_t small = 0;
+  for (const HardwareClass& c : r.drift.classes) {
+    if (c.judged) continue;
+    if (++small <= 10)
+      out.push_back(fmt::format("drift: class {}: {} host{}, fewer than the {} a class needs to be judged",
+                                c.class_key, c.hosts, c.hosts == 1 ? "" : "s", r.drift_criteria.min_class));
+  }
+  if (small > 10)
+    out.push_back(fmt::format("drift: {} more classes of too few hosts (see the classes table)", small - 10));
+  return out;
+}
+
 }  // namespace
 
 FleetReport analyse_fleet(const FleetHistory& history, const FleetSelection& selection,
@@ -109,10 +157,11 @@ FleetReport analyse_fleet(const FleetHistory& history, const FleetSelection& sel
     for (CohortFigure& c : compare_cohort(figures, cohorts[r.reference], hosts, options.criteria))
       r.comparisons.emplace_back(value, std::move(c));
   }
+  std::set<std::string> reference_models;
+  for (const HostValues& h : cohorts[r.reference]) reference_models.insert(h.stratum);
   for (const auto& [value, hosts] : cohorts)
     if (value != r.reference && std::none_of(hosts.begin(), hosts.end(), [&](const HostValues& h) {
-          return std::any_of(cohorts[r.reference].begin(), cohorts[r.reference].end(),
-                             [&](const HostValues& ref) { return ref.stratum == h.stratum; });
+          return reference_models.count(h.stratum) != 0;
         }))
       r.notes.push_back(
           fmt::format("{}=\"{}\": no host shares a CPU model with the reference cohort, so none is "
@@ -127,6 +176,7 @@ FleetReport analyse_fleet(const FleetHistory& history, const FleetSelection& sel
   r.drift = find_drifted_hosts(figures, classed, options.drift);
   r.figures = figures;
   r.cohort_hosts = std::move(cohorts);
+  r.not_judged = not_judged_reasons(r);
   return r;
 }
 
@@ -200,6 +250,11 @@ ProbeTable fleet_classes_table(const FleetReport& r) {
 }
 
 std::string fleet_aa_line(const FleetReport& r) {
+  if (r.aa.judged == 0)
+    return fmt::format(
+        "A/A: not measured: no halving of the reference cohort ({}=\"{}\") holds {} comparable hosts a side, "
+        "so there is no false alarm rate to state (see \"Not judged\")",
+        r.by, r.reference, r.criteria.min_hosts);
   return fmt::format(
       "A/A: {} of {} random halvings of the reference cohort ({}=\"{}\") gave a verdict: a false alarm rate of "
       "{:.1f}% on this fleet's own data (alpha {} after {} over {} tests)",
@@ -233,19 +288,36 @@ std::string fleet_text(const FleetReport& r) {
   std::size_t verdicts = 0;
   for (const auto& [value, c] : r.comparisons)
     verdicts += c.finding == Finding::worse || c.finding == Finding::better;
+  const std::size_t untested = r.comparisons.size() - r.tests;
   text += fmt::format(
-      "Comparisons with the reference ({} verdicts; hosts as the unit, the worst and the median CPU "
+      "Comparisons with the reference ({} verdicts{}; hosts as the unit, the worst and the median CPU "
       "of each; shift: Hodges-Lehmann, cohort - reference, {:.0f}% interval)\n",
-      verdicts, 100 * r.criteria.confidence);
+      verdicts,
+      r.tests == 0 && !r.comparisons.empty() ? ": none could be tested, too few hosts"
+      : untested > 0 ? fmt::format(", {} of {} rows not tested: too few hosts", untested, r.comparisons.size())
+                     : std::string(),
+      100 * r.criteria.confidence);
   text += table_text(fleet_comparisons_table(r)) + "\n";
-  text += fmt::format("Drifted hosts ({}): beyond {} robust standard deviations of their class (median, MAD)\n",
-                      r.drift.hosts.size(), r.drift_criteria.k);
+  const std::size_t judged = static_cast<std::size_t>(std::count_if(
+      r.drift.classes.begin(), r.drift.classes.end(), [](const HardwareClass& c) { return c.judged; }));
+  if (judged == 0)
+    text += fmt::format("Drifted hosts: not judged: no class has the {} hosts drift needs (see \"Not judged\")\n",
+                        r.drift_criteria.min_class);
+  else
+    text += fmt::format(
+        "Drifted hosts ({}) in the {} of {} classes judged: beyond {} robust standard deviations of their class "
+        "(median, MAD)\n",
+        r.drift.hosts.size(), judged, r.drift.classes.size(), r.drift_criteria.k);
   text += drift_lines(r);
   if (!r.drift.hosts.empty()) text += table_text(fleet_drift_table(r));
   text += "\nClasses\n" + table_text(fleet_classes_table(r));
+  if (!r.not_judged.empty())
+    text += "\nNot judged\n  " + fmt::format("{}", fmt::join(r.not_judged, "\n  ")) + "\n";
   if (!r.left_out.empty()) text += "\nLeft out\n  " + fmt::format("{}", fmt::join(r.left_out, "\n  ")) + "\n";
   if (!r.notes.empty()) text += "\nNotes\n  " + fmt::format("{}", fmt::join(r.notes, "\n  ")) + "\n";
-  return text;
+  // Host names, cohort values and fingerprint fields come from Prometheus's answers: every line
+  // printable on a terminal (the tables already are; printable leaves them as they are).
+  return printable_lines(text);
 }
 
 std::string fleet_csv(const FleetReport& r) {
@@ -254,23 +326,26 @@ std::string fleet_csv(const FleetReport& r) {
 }
 
 std::string fleet_json(const FleetReport& r) {
-  return json_text(
-      Json{{"range", r.range},
-           {"by", r.by},
-           {"where", r.where},
-           {"reference", r.reference},
-           {"alpha", r.criteria.alpha},
-           {"adjustment", std::string(to_string(r.criteria.adjustment))},
-           {"tests", r.tests},
-           {"aa", Json{{"splits", r.aa.splits}, {"with_verdict", r.aa.with_verdict}, {"rate", r.aa.rate()}}},
-           {"cohorts", table_records(fleet_cohorts_table(r))},
-           {"comparisons", table_records(fleet_comparisons_table(r))},
-           {"drifted_hosts", table_records(fleet_drift_table(r))},
-           {"classes", table_records(fleet_classes_table(r))},
-           {"hosts", table_records(fleet_hosts_table(r))},
-           {"left_out", r.left_out},
-           {"notes", r.notes},
-           {"queries", r.queries}});
+  return json_text(Json{{"range", r.range},
+                        {"by", r.by},
+                        {"where", r.where},
+                        {"reference", r.reference},
+                        {"alpha", r.criteria.alpha},
+                        {"adjustment", std::string(to_string(r.criteria.adjustment))},
+                        {"tests", r.tests},
+                        {"aa", Json{{"splits", r.aa.splits},
+                                    {"with_verdict", r.aa.with_verdict},
+                                    {"rate", r.aa.rate()},
+                                    {"judged", r.aa.judged}}},
+                        {"cohorts", table_records(fleet_cohorts_table(r))},
+                        {"comparisons", table_records(fleet_comparisons_table(r))},
+                        {"drifted_hosts", table_records(fleet_drift_table(r))},
+                        {"classes", table_records(fleet_classes_table(r))},
+                        {"hosts", table_records(fleet_hosts_table(r))},
+                        {"left_out", r.left_out},
+                        {"notes", r.notes},
+                        {"not_judged", r.not_judged},
+                        {"queries", r.queries}});
 }
 
 }  // namespace jitterd

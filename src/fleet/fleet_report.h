@@ -46,6 +46,9 @@ struct FleetReport {
   AaRate aa;
   DriftResult drift;
   std::vector<std::string> left_out, notes;
+  // What could not be judged and why (too few hosts for a cohort's tests, the A/A halves, a
+  // class's drift): never to be read as "nothing found".
+  std::vector<std::string> not_judged;
   FleetCriteria criteria;
   DriftCriteria drift_criteria;
   std::size_t queries = 0;

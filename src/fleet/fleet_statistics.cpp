@@ -8,6 +8,8 @@
 #include <numeric>
 #include <random>
 
+#include "fleet/pair_differences.h"
+
 namespace jitterd {
 namespace {
 
@@ -61,24 +63,20 @@ StratumRanks stratum_ranks(const Stratum& s) {
 
 bool both_sides(const Stratum& s) { return !s.reference.empty() && !s.other.empty(); }
 
-// Hodges-Lehmann: the differences other - reference over the pairs within each stratum.
+// Hodges-Lehmann: the differences other - reference over the pairs within each stratum, selected
+// without being formed (fleet/pair_differences.h).
 void shift_and_interval(const std::vector<Stratum>& strata, double confidence, RankTest& out) {
-  std::vector<double> differences;
+  PairDifferences differences;
   double pairs_variance = 0;
   for (const Stratum& s : strata) {
     if (!both_sides(s)) continue;
-    for (double o : s.other)
-      for (double r : s.reference) differences.push_back(o - r);
+    differences.add(s.reference, s.other);
     const double m = static_cast<double>(s.other.size()), k = static_cast<double>(s.reference.size());
     pairs_variance += m * k * (m + k + 1) / 12.0;
   }
-  if (differences.empty()) return;
-  // Order statistics by selection, not a sort: the A/A splits ask for them thousands of times.
-  const auto kth = [&](std::size_t k) {
-    std::nth_element(differences.begin(), differences.begin() + static_cast<std::ptrdiff_t>(k), differences.end());
-    return differences[k];
-  };
   const std::size_t total = differences.size();
+  if (total == 0) return;
+  const auto kth = [&](std::size_t k) { return differences.kth(k); };
   out.shift = total % 2 == 1 ? kth(total / 2) : (kth(total / 2 - 1) + kth(total / 2)) / 2;
   // The interval's ends are the C-th smallest and largest differences, C from the normal
   // approximation of the rank statistic (Lehmann 1975, 2.6).
@@ -166,16 +164,33 @@ double median_of(std::vector<double> values) {
 std::vector<CohortFigure> compare_cohort(const std::vector<FigureSpec>& figures,
                                          const std::vector<HostValues>& reference,
                                          const std::vector<HostValues>& other, const FleetCriteria& criteria) {
+  // Each host's stratum by its name's place, looked up once per host, not once per host and figure.
+  std::map<std::string, std::size_t> names;
+  for (const auto* side : {&reference, &other})
+    for (const HostValues& h : *side) names.emplace(h.stratum, 0);
+  std::size_t place = 0;
+  for (auto& [name, index] : names) index = place++;
+  const auto indices = [&](const std::vector<HostValues>& side) {
+    std::vector<std::size_t> out;
+    for (const HostValues& h : side) out.push_back(names.find(h.stratum)->second);
+    return out;
+  };
+  const std::vector<std::size_t> reference_strata = indices(reference), other_strata = indices(other);
   std::vector<CohortFigure> out;
   for (std::size_t f = 0; f < figures.size(); ++f) {
-    std::map<std::string, Stratum> strata;
-    for (const HostValues& h : reference)
-      if (f < h.values.size() && !std::isnan(h.values[f])) strata[h.stratum].reference.push_back(h.values[f]);
-    for (const HostValues& h : other)
-      if (f < h.values.size() && !std::isnan(h.values[f])) strata[h.stratum].other.push_back(h.values[f]);
+    std::vector<Stratum> strata(names.size());  // in the names' order, as the map kept them
+    for (std::size_t i = 0; i < reference.size(); ++i) {
+      const HostValues& h = reference[i];
+      if (f < h.values.size() && !std::isnan(h.values[f]))
+        strata[reference_strata[i]].reference.push_back(h.values[f]);
+    }
+    for (std::size_t i = 0; i < other.size(); ++i) {
+      const HostValues& h = other[i];
+      if (f < h.values.size() && !std::isnan(h.values[f])) strata[other_strata[i]].other.push_back(h.values[f]);
+    }
     std::vector<Stratum> list;
     std::vector<double> reference_values, other_values;
-    for (auto& [name, s] : strata) {
+    for (Stratum& s : strata) {
       if (!both_sides(s)) continue;
       reference_values.insert(reference_values.end(), s.reference.begin(), s.reference.end());
       other_values.insert(other_values.end(), s.other.begin(), s.other.end());
@@ -231,6 +246,9 @@ AaRate aa_false_alarm_rate(const std::vector<FigureSpec>& figures, const std::ve
     for (CohortFigure& c : family) pointers.push_back(&c);
     judge_family(pointers, criteria);
     ++rate.splits;
+    if (std::any_of(family.begin(), family.end(),
+                    [](const CohortFigure& c) { return c.finding != Finding::too_few_hosts; }))
+      ++rate.judged;
     if (std::any_of(family.begin(), family.end(), [](const CohortFigure& c) {
           return c.finding == Finding::worse || c.finding == Finding::better;
         }))

@@ -105,6 +105,9 @@ void judge_family(std::vector<CohortFigure*> family, const FleetCriteria& criter
 // battery above finds anything; `seed` fixes the splits.
 struct AaRate {
   std::size_t splits = 0, with_verdict = 0;
+  // Splits in which at least one figure could be tested (each half min_hosts comparable hosts):
+  // 0 means the rate was not measured, not that it is 0.
+  std::size_t judged = 0;
   double rate() const { return splits == 0 ? 0 : static_cast<double>(with_verdict) / static_cast<double>(splits); }
 };
 AaRate aa_false_alarm_rate(const std::vector<FigureSpec>& figures, const std::vector<HostValues>& reference,

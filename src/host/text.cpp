@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "host/text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 
@@ -45,14 +46,12 @@ char32_t code_point(std::string_view sequence) {
   return point;
 }
 
-// Line and paragraph separators, and the bidirectional controls that make a terminal show text in
-// another order than it is read (CVE-2021-42574, "Trojan Source").
-bool reorders_lines(char32_t point) {
+}  // namespace
+
+bool reorders_text(char32_t point) {
   return point == 0x2028 || point == 0x2029 || (point >= 0x202A && point <= 0x202E) ||
          (point >= 0x2066 && point <= 0x2069) || point == 0x200E || point == 0x200F || point == 0x061C;
 }
-
-}  // namespace
 
 std::string printable(std::string_view text) {
   constexpr char hex[] = "0123456789abcdef";
@@ -67,7 +66,7 @@ std::string printable(std::string_view text) {
       ++i;
     } else if (const std::size_t length = byte >= 0x80 ? utf8_sequence(text, i) : 0; length > 0) {
       const char32_t point = code_point(text.substr(i, length));
-      if (reorders_lines(point)) {
+      if (reorders_text(point)) {
         out += "\\u";
         for (int shift = 12; shift >= 0; shift -= 4) out += hex[(point >> shift) & 15];
       } else {
@@ -78,6 +77,18 @@ std::string printable(std::string_view text) {
       out += std::string("\\x") + hex[byte >> 4] + hex[byte & 15];
       ++i;
     }
+  }
+  return out;
+}
+
+std::string printable_lines(std::string_view text) {
+  std::string out;
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    out += printable(text.substr(start, end - start));
+    if (end == text.size()) break;
+    out += '\n';
+    start = end + 1;
   }
   return out;
 }

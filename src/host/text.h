@@ -89,12 +89,22 @@ inline std::string decimal_text(double value, int decimals) {
 // time at or before the epoch (not known). The one way jitterd writes a wall-clock time.
 std::string utc_text(double unix_seconds);
 
+// Line and paragraph separators, and the bidirectional controls that make a terminal or a browser
+// show text in another order than it is read (CVE-2021-42574, "Trojan Source"): U+2028, U+2029,
+// U+202A..U+202E, U+2066..U+2069, U+200E, U+200F, U+061C. Every output format escapes them (its
+// own way: printable, html_escape, json_text, csv_field).
+bool reorders_text(char32_t point);
+
 // `text` with everything that could act on a terminal or a line-oriented reader escaped, so that it
 // stays on its one line and only shows: C0 and C1 controls, DEL and bytes that are not well-formed
 // UTF-8 as "\x1b", a newline as "\n", and the characters that reorder or break lines in a
 // terminal (U+2028, U+2029, the bidirectional embeddings, overrides and isolates) as "\u202e".
 // Well-formed printable UTF-8 is kept. The one escaping of jitterd's messages and text tables.
 std::string printable(std::string_view text);
+
+// printable() of each line of a message jitterd wrote itself (its lines kept, everything else
+// escaped): the last guard before stderr for an error that quotes outside text.
+std::string printable_lines(std::string_view text);
 
 // printable(`text`), cut after about `shown` bytes (at a character boundary) with its length
 // said ("abc... (250000 bytes)"), for a message that quotes something of any size.

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "host/text.h"
 #include "report/render.h"
 
 namespace jitterd {
@@ -121,6 +122,8 @@ std::string html_escape(std::string_view text) {
       default:
         if (is_control(c))
           out += kReplacement;
+        else if (reorders_text(c))  // shown as the escape a terminal shows (host/text.h printable)
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
         else
           out.append(text.substr(0, length));
     }

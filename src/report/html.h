@@ -18,7 +18,9 @@
 namespace jitterd {
 
 // Text as HTML content or a quoted attribute value: & < > " ' become entities; bytes that are not
-// valid UTF-8 become U+FFFD; control characters other than tab and newline become U+FFFD too.
+// valid UTF-8 become U+FFFD; control characters other than tab and newline become U+FFFD too; the
+// bidirectional controls and line separators (host/text.h reorders_text) become their visible
+// escape, "\u202e", as on a terminal: a browser would reorder the text around them.
 std::string html_escape(std::string_view text);
 
 struct HtmlPageOptions {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "host/text.h"
 
@@ -76,8 +77,27 @@ Json cell_json(const Cell& cell) {
   return nullptr;
 }
 
-std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+namespace {
+
+// A number spelled whole, as csv_number and JSON spell one ("-3.5", "1e-05"): data, never a formula.
+bool whole_number(std::string_view text) {
+  const std::optional<double> value = parse_number<double>(text);
+  return value && std::isfinite(*value);
+}
+
+// What a spreadsheet takes for a formula (OWASP, "CSV Injection"): a cell starting with = + - @,
+// a tab or a carriage return.
+bool formula_like(std::string_view text) {
+  return !text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos &&
+         !whole_number(text);
+}
+
+}  // namespace
+
+std::string csv_field(std::string_view raw) {
+  std::string text = printable(raw);
+  if (formula_like(raw)) text.insert(0, "'");
+  if (text.find_first_of(",\"") == std::string::npos) return text;
   std::string out = "\"";
   for (const char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
@@ -159,7 +179,25 @@ Json table_records(const ProbeTable& table) {
 }
 
 std::string json_text(const Json& document) {
-  return document.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  const std::string text = document.dump(-1, ' ', false, Json::error_handler_t::replace);
+  // The bidirectional controls and line separators can only be inside strings (the rest is
+  // ASCII): as \u escapes the document reads the same to a parser and stays inert on a terminal.
+  std::string out;
+  out.reserve(text.size() + 1);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = [&](std::size_t k) { return k < text.size() ? static_cast<unsigned char>(text[k]) : 0; };
+    const bool e2 = byte(i) == 0xE2 && (byte(i + 1) == 0x80 || byte(i + 1) == 0x81);
+    const unsigned point = e2 ? 0x2000u | (byte(i + 1) & 0x0Fu) << 6 | (byte(i + 2) & 0x3Fu)
+                           : byte(i) == 0xD8 && byte(i + 1) == 0x9C ? 0x061Cu
+                                                                    : 0;
+    if (point != 0 && reorders_text(point)) {
+      out += fmt::format("\\u{:04x}", point);
+      i += e2 ? 2 : 1;
+    } else {
+      out += text[i];
+    }
+  }
+  return out + "\n";
 }
 
 }  // namespace jitterd

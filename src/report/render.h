@@ -1,9 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // Report rendering, the one place where typed cells (probes/probe.h Cell) become text, for every
-// report: aligned text tables (fmt; numbers right, text left), JSON (nlohmann; numbers stay
-// numbers, every digit kept, keys in the order written), and CSV by RFC 4180 (a field holding a
-// comma, a double quote, CR or LF is quoted and its quotes doubled; records end with LF; numbers
-// are spelled as in the JSON). Pure functions, safe from any thread.
+// report, with one escaping rule per format for text from outside (task and host names, labels,
+// fingerprint fields, a server's answer):
+//  - text tables (fmt; numbers right, text left): every cell and header through host/text.h
+//    printable (controls, ESC, CR, LF and the bidirectional controls as visible escapes);
+//  - JSON (nlohmann; numbers stay numbers, every digit kept, keys in the order written): controls
+//    as \u00XX (JSON's own rule), invalid UTF-8 as U+FFFD, the bidirectional controls as \uXXXX;
+//  - CSV by RFC 4180 (a field holding a comma or a double quote is quoted and its quotes doubled;
+//    records end with LF; numbers are spelled as in the JSON): every field through printable, so a
+//    record is one line whatever a cell held; and a field a spreadsheet would take for a formula
+//    (starting with = + - @, a tab or CR; OWASP "CSV Injection") gets a leading ' unless it is a
+//    whole finite number ("-3.5", "-1e-05": numeric cells stay numeric and negative numbers data);
+//  - HTML: report/html.h html_escape.
+// Pure functions, safe from any thread.
 #pragma once
 
 #include <nlohmann/json.hpp>

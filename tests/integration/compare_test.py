@@ -3,8 +3,11 @@
 """Baselines and compare with the real binary on CPU 1 (what `cpus: auto` samples on a 2-CPU
 machine).
 
---case same:  two 8 s baselines back to back compare with no figure "worse"; and the bad inputs
-              (missing, truncated, newer major version, foreign JSON) exit 66/65 naming the file.
+--case same:  two 8 s baselines back to back compare with no figure "worse"; the text starts
+              with a summary line and its table fits 120 columns (--wide: every column); a
+              fingerprint field edited to a formula, a terminal escape and a bidi override stays
+              inert in every format; and the bad inputs (missing, truncated, newer major version,
+              foreign JSON) exit 66/65 naming the file.
 --case probes: two baselines of the probes back to back (kernel_cost and pacing on CPU 0, c2c
               pairing CPUs 0 and 1) save their samples (format 1.1) and the machine's hypervisor
               flag, and compare with their quantiles tested and no figure "worse", in a VM as on
@@ -113,6 +116,22 @@ class SameMachine(unittest.TestCase):
         self.assertEqual(table.returncode, 0, table.stderr)
         self.assertIn("what changed", table.stdout)
         self.assertIn("what it did", table.stdout)
+        # A summary line first; the narrow table (verdict beside the change, what a verdict needs)
+        # fits 120 columns; --wide has every column.
+        lines = table.stdout.splitlines()
+        self.assertRegex(lines[0], r"^summary: \d+ worse, \d+ better, \d+ unchanged, \d+ not tested")
+        header = next(line for line in lines if line.startswith("figure"))
+        self.assertLess(header.index("change"), header.index("verdict"))
+        self.assertLess(header.index("verdict"), header.index("needs"))
+        start = lines.index(header) - 1
+        table_lines = [line for line in lines[start:] if not line.startswith("note: ")]
+        self.assertLessEqual(max(len(line) for line in table_lines), 120, table.stdout)
+        self.assertIn("x2.5", table.stdout)  # gaps' allowance cv 0.20: a verdict needs 2.5x
+        wide = harness.run(["compare", before, after, "--wide"])
+        self.assertEqual(wide.returncode, 0, wide.stderr)
+        self.assertIn("p_run_to_run", wide.stdout)
+        self.assertGreater(max(len(line) for line in wide.stdout.splitlines()), 120)
+        self.hostile_fields_stay_inert(before, after)
 
         with open(before) as f:
             text = f.read()
@@ -133,6 +152,35 @@ class SameMachine(unittest.TestCase):
         result = harness.run(["compare", missing, after])
         self.assertEqual(result.returncode, EXIT_UNREADABLE, result.stderr)
         self.assertIn(missing, result.stderr)
+
+
+    def hostile_fields_stay_inert(self, before, after):
+        """A fingerprint field edited into a formula, a terminal escape and a bidi override reaches
+        every format of compare escaped: no raw ESC or U+202E anywhere, the formula defused in CSV."""
+        hostile = "=cmd|' /C calc'!A0\x1b[2J\u202eevil"
+        paths = []
+        for path, kernel in ((before, hostile), (after, "-2+3\r\nnext")):
+            with open(path) as f:
+                document = json.load(f)
+            document["fingerprint"]["kernel"] = kernel
+            edited = path.replace(".json", "-hostile.json")
+            with open(edited, "w") as f:
+                json.dump(document, f)
+            paths.append(edited)
+        outputs = {}
+        for fmt in ("table", "csv", "json", "html"):
+            result = harness.run(["compare", *paths, "--format", fmt])
+            self.assertEqual(result.returncode, 0, result.stderr)
+            outputs[fmt] = result.stdout
+            self.assertNotIn("\x1b", result.stdout, fmt)
+            self.assertNotIn("\u202e", result.stdout, fmt)
+            self.assertNotIn("\r", result.stdout, fmt)
+        self.assertIn("fingerprint.kernel,'=cmd|' /C calc'!A0\\x1b[2J\\u202eevil,'-2+3\\x0d\\nnext\n",
+                      outputs["csv"])
+        self.assertIn("\\x1b[2J\\u202eevil", outputs["table"])
+        changed = json.loads(outputs["json"])["changed"]
+        self.assertEqual(changed[0]["before"], hostile)  # JSON: the same string to a parser
+        self.assertIn("\\u202eevil", outputs["html"])
 
 
 class InjectedNoise(unittest.TestCase):
@@ -322,8 +370,9 @@ class ProbeVerdicts(unittest.TestCase):
                          len(tested(itself)) + len(fell_behind(itself)))
         recovered = compare(slower, after)
         self.assertEqual([f for f in tested(recovered) if f["verdict"] != "better"], [], self.show(recovered))
-        for fmt, needle in (("csv", "quantile 0.5"), ("html", "class=\"worse\""), ("table", "quantile 0.5")):
-            result = harness.run(["compare", after, slower, "--format", fmt])
+        for fmt, needle, wide in (("csv", "quantile 0.5", []), ("html", "class=\"worse\"", []),
+                                  ("table", "quantile 0.5", ["--wide"]), ("table", "worse", [])):
+            result = harness.run(["compare", after, slower, "--format", fmt, *wide])
             self.assertEqual(result.returncode, 0, result.stderr)
             self.assertIn(needle, result.stdout)
         # --allowance: wide enough, the same slowdown is within it (and the comparison says so).

@@ -17,6 +17,7 @@
 #include "cli/baseline.h"
 #include "cli/html_report.h"
 #include "compare/comparison.h"
+#include "host/text.h"
 #include "measure/op_cost.h"
 #include "report/baseline_file.h"
 #include "report/html.h"
@@ -531,10 +532,11 @@ TEST_CASE("compare: a verdict cell carries its class for a page, and the figures
   CHECK(verdict_cell("no significant change").html_class == "same");
   CHECK(verdict_cell("not tested (baseline without samples)").html_class == "");
   CHECK(cell_text(verdict_cell("worse")) == "worse");
-  Comparison c{"b", "a", {}, {}, {{"cpu 1", "p99_ns", 1, 3, 2, "t", 0.0001, "worse", std::nullopt, std::nullopt}}};
+  Comparison c{
+      "b", "a", {}, {}, {{"cpu 1", "p99_ns", 1, 3, 2, "t", 0.0001, "worse", std::nullopt, std::nullopt, 2.5}}};
   const ProbeTable table = figures_table(c);
-  REQUIRE(table.columns.back() == "verdict");
-  CHECK(table.rows.at(0).back() == verdict_cell("worse"));
+  REQUIRE(table.columns.at(table.columns.size() - 2) == "verdict");
+  CHECK(table.rows.at(0).at(table.columns.size() - 2) == verdict_cell("worse"));
   CHECK(table_html(table).find("<td class=\"worse\">worse</td>") != std::string::npos);
 }
 
@@ -832,4 +834,106 @@ TEST_CASE("compare: a figure not tested in a VM is shown with its reason; a colu
       figure(compare_baselines(before, "a", after, "b"), "kernel: op=syscall_getppid median_ns");
   CHECK(undeclared.verdict == "not tested (no run-to-run allowance)");
   CHECK(undeclared.change > 1);
+}
+
+TEST_CASE("compare: a max that rose never reads better, whatever the tail rate above it did") {
+  std::mt19937_64 random(21);
+  // Before: many gaps over 1 ms. After: few, but one stall of 5.4 s (a CPU going offline).
+  Baseline before = synthetic_run(random, {800, 30}), after = synthetic_run(random, {200, 1});
+  after.cpus[0].max_ns = 5.4e9;
+  const Comparison c = compare_baselines(before, "a", after, "b");
+  REQUIRE(figure(c, "gaps_over_1000us_per_s").verdict == "better");
+  const FigureComparison& max = figure(c, "max_ns");
+  CHECK(max.after > 100 * max.before);
+  CHECK(max.verdict == "no significant change");
+  CHECK_THAT(max.test, Catch::Contains("that rate fell, the max rose: not called"));
+  // The other way round: a max that fell never reads worse.
+  const Comparison back = compare_baselines(after, "b", before, "a");
+  REQUIRE(figure(back, "gaps_over_1000us_per_s").verdict == "worse");
+  CHECK(figure(back, "max_ns").verdict == "no significant change");
+  // Where the max and the tail agree, the max keeps the tail's verdict.
+  Baseline calm = synthetic_run(random, {200, 1});
+  const Comparison agree = compare_baselines(before, "a", calm, "c");
+  if (figure(agree, "max_ns").after < figure(agree, "max_ns").before)
+    CHECK(figure(agree, "max_ns").verdict == figure(agree, "gaps_over_1000us_per_s").verdict);
+}
+
+TEST_CASE("compare: each tested row says the smallest change its allowance can call") {
+  ChangeCriteria criteria;
+  criteria.run_to_run_cv = 0.2;
+  CHECK(smallest_called_ratio(criteria) == Approx(std::exp(3.2905 * std::sqrt(2.0) * 0.2)).epsilon(1e-3));
+  CHECK(smallest_called_ratio(criteria) == Approx(2.54).epsilon(0.01));
+  criteria.run_to_run_cv = 0.001;
+  CHECK(smallest_called_ratio(criteria) == Approx(1.10));  // the practical effect, min_effect
+  // A move just inside "needs" is never called, just outside it can be.
+  criteria.run_to_run_cv = 0.2;
+  const double needs = smallest_called_ratio(criteria);
+  CHECK(judge(100, 100 * needs * 0.99, 1e-9, criteria) == Verdict::no_change);
+  CHECK(judge(100, 100 * needs * 1.01, 1e-9, criteria) == Verdict::worse);
+  CHECK(judge(100, 100 / (needs * 1.01), 1e-9, criteria) == Verdict::better);
+  std::mt19937_64 random(22);
+  const Comparison c = compare_baselines(synthetic_run(random, {}), "a", synthetic_run(random, {}), "b");
+  for (const FigureComparison& f : c.figures) {
+    REQUIRE(f.allowance);
+    REQUIRE(f.needs);
+    ChangeCriteria at = criteria;
+    at.run_to_run_cv = *f.allowance;
+    CHECK(*f.needs == Approx(smallest_called_ratio(at)));
+  }
+  const ProbeTable table = figures_table(c);
+  CHECK(table.columns.back() == "needs");  // added after the existing columns: CSV and JSON keep theirs
+}
+
+TEST_CASE("compare's text: a summary line first, the verdict beside the change, 120 columns; --wide all") {
+  std::mt19937_64 random(23);
+  const ProbeNoise same;
+  Baseline before = run_with_probes(random, same), after = run_with_probes(random, {});
+  for (Baseline* b : {&before, &after}) {
+    b->fingerprint.push_back({"hypervisor", "yes"});  // the guest allowances: some rows not tested, with reasons
+    for (BaselineCpu& cpu : b->cpus) {
+      cpu.max_ns *= 1000;  // long numbers, as a stall of seconds gives
+      cpu.cpu = 127;
+    }
+  }
+  Comparison c = compare_baselines(before, "/var/lib/before.json", after, "/var/lib/after.json");
+  c.figures.push_back({"probe pacing", "pacing: method=counter target_per_s=100000 p50_late_ns", 10, 20, 1,
+                       "none (pacer fell behind its schedule)", 1, "not tested (pacer fell behind its schedule)",
+                       std::nullopt, std::nullopt, std::nullopt});
+  const std::string text = format_comparison_table(c);
+  CHECK(text.rfind("summary: ", 0) == 0);
+  CHECK_THAT(text, Catch::Contains("worse,") && Catch::Contains("better,") && Catch::Contains("unchanged,") &&
+                       Catch::Contains("not tested"));
+  std::size_t longest = 0;
+  bool in_table = false;
+  for (const std::string_view line : split_lines(text)) {
+    if (line.rfind("what it did", 0) == 0) in_table = true;
+    if (line.rfind("note: ", 0) == 0) in_table = false;
+    if (in_table) longest = std::max(longest, line.size());
+    if (in_table && line.rfind("figure", 0) == 0) {
+      // The verdict right after the change.
+      CHECK(line.find("change") < line.find("verdict"));
+      CHECK(line.find("verdict") < line.find("needs"));
+      CHECK(line.find("p_value") == std::string_view::npos);
+    }
+  }
+  CHECK(longest <= 120);
+  CHECK_THAT(text,
+             Catch::Contains("\n[1] not tested (pacer fell behind its schedule)\n"));  // a reason as a footnote
+  CHECK_THAT(text, Catch::Contains("\ncpu 127\n  p50_ns "));  // the scope a heading over its rows
+  const std::string wide = format_comparison_table(c, true);
+  CHECK_THAT(wide, Catch::Contains("p_run_to_run") && Catch::Contains("p_value"));
+}
+
+TEST_CASE("compare: a CPU not sampled for part of a run (offline) is a note on that CPU") {
+  std::mt19937_64 random(24);
+  Baseline before = synthetic_run(random, {}), after = synthetic_run(random, {});
+  after.cpus[0].sampled_seconds -= 3;  // 3 s of 8 without sub-windows: the CPU was away
+  const Comparison c = compare_baselines(before, "a", after, "b");
+  const auto note = std::find_if(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+    return n.rfind("cpu 1: not sampled for 3.0 s", 0) == 0;
+  });
+  REQUIRE(note != c.notes.end());
+  CHECK_THAT(*note, Catch::Contains("of the 8 s of b"));
+  CHECK(std::none_of(c.notes.begin(), c.notes.end(),
+                     [](const std::string& n) { return n.find(" of a ") != std::string::npos; }));
 }

@@ -4,9 +4,12 @@
 // and the per-CPU figures from the aggregated bucket and counter answers.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "fleet/fleet_history.h"
 #include "fleet/fleet_report.h"
 #include "report/baseline_file.h"
+#include "report/render.h"
 
 using namespace jitterd;
 
@@ -164,4 +167,44 @@ TEST_CASE("analyse_fleet: the reference, an unknown one, one cohort, and the pag
   CHECK(plots == 4);
   CHECK_THAT(fleet_text(r), Catch::Contains("A/A: ") && Catch::Contains("reference kernel=\"a\""));
   CHECK(fleet_csv(r).rfind("kernel,hosts,reference\n", 0) == 0);
+}
+
+TEST_CASE("analyse_fleet with few hosts says what it could not judge and why, never a clean bill") {
+  const FleetReport r = analyse_fleet(small_fleet(2, {"a", "b"}), selection("kernel"), {});
+  CHECK(r.tests == 0);
+  CHECK(r.aa.judged == 0);
+  const std::string text = fleet_text(r);
+  CHECK(text.find("0.0% on this fleet") == std::string::npos);
+  CHECK(text.find("Drifted hosts (0)") == std::string::npos);
+  CHECK_THAT(text, Catch::Contains("A/A: not measured"));
+  CHECK_THAT(text, Catch::Contains("none could be tested, too few hosts"));
+  CHECK_THAT(text, Catch::Contains("Drifted hosts: not judged: no class has the 5 hosts"));
+  CHECK_THAT(text, Catch::Contains("kernel=\"b\": 4 of 4 figure rows not tested: 2 of its 2 hosts and 2 of the "
+                                   "reference's share a CPU model"));
+  CHECK_THAT(text, Catch::Contains("it takes at least 10 hosts of one CPU model"));
+  CHECK_THAT(text, Catch::Contains("drift: class cpu_model=X,kernel=a: 2 hosts, fewer than the 5"));
+  const Json json = Json::parse(fleet_json(r));
+  CHECK(json["aa"]["judged"] == 0);
+  CHECK(json["not_judged"].size() == 4);
+  CHECK_THAT(fleet_html(r), Catch::Contains("<h2>Not judged</h2>"));
+  // Enough hosts: the rate is measured and nothing is listed as not judged.
+  const FleetReport enough = analyse_fleet(small_fleet(12, {"a", "b"}), selection("kernel"), {});
+  CHECK(enough.aa.judged == enough.aa.splits);
+  CHECK(enough.not_judged.empty());
+  CHECK_THAT(fleet_text(enough), Catch::Contains("Drifted hosts (0) in the 2 of 2 classes judged"));
+}
+
+TEST_CASE("fleet's text, CSV and HTML: hostile host names and cohort values stay inert") {
+  FleetHistory h = small_fleet(6, {"=cmd|' /C calc'!A0", "b\x1b[2J\xe2\x80\xae"});
+  std::sort(h.hosts.begin(), h.hosts.end(),
+            [](const FleetHost& a, const FleetHost& b) { return a.instance < b.instance; });
+  const FleetReport r = analyse_fleet(h, selection("kernel"), {});
+  const std::string text = fleet_text(r), csv = fleet_csv(r), page = fleet_html(r);
+  for (const std::string* out : {&text, &csv, &page}) {
+    CHECK(out->find('\x1b') == std::string::npos);
+    CHECK(out->find("\xe2\x80\xae") == std::string::npos);
+  }
+  CHECK(csv.find("\n=cmd") == std::string::npos);
+  CHECK_THAT(csv, Catch::Contains("\n'=cmd|' /C calc'!A0,"));
+  CHECK_THAT(text, Catch::Contains("b\\x1b[2J\\u202e"));
 }

@@ -5,12 +5,15 @@
 // std::mt19937_64, so it cannot flake), and the drifted hosts by median and MAD per class.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "compare/change_tests.h"
 #include "fleet/drift.h"
 #include "fleet/fleet_statistics.h"
+#include "fleet/pair_differences.h"
 
 using namespace jitterd;
 
@@ -234,4 +237,96 @@ TEST_CASE("majority_value: more than half, else none") {
   CHECK(majority_value({"a", "a", "b"}) == "a");
   CHECK(majority_value({"a", "b"}).empty());
   CHECK(majority_value({}).empty());
+}
+
+namespace {
+
+// The straightforward Hodges-Lehmann: every difference formed, each order statistic by a full sort.
+RankTest reference_shift(const std::vector<Stratum>& strata, double confidence) {
+  std::vector<double> d;
+  double variance = 0;
+  for (const Stratum& s : strata) {
+    if (s.reference.empty() || s.other.empty()) continue;
+    for (double o : s.other)
+      for (double r : s.reference) d.push_back(o - r);
+    const double m = static_cast<double>(s.other.size()), k = static_cast<double>(s.reference.size());
+    variance += m * k * (m + k + 1) / 12.0;
+  }
+  RankTest out;
+  if (d.empty()) return out;
+  std::sort(d.begin(), d.end());
+  const std::size_t n = d.size();
+  out.shift = n % 2 == 1 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+  const double z = 1.959963984540054;  // two-sided 95%
+  REQUIRE(confidence == 0.95);
+  const double c = std::floor(static_cast<double>(n) / 2 - z * std::sqrt(variance));
+  const auto index = static_cast<std::size_t>(std::clamp(c, 0.0, static_cast<double>(n - 1)));
+  out.low = d[index];
+  out.high = d[n - 1 - index];
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("PairDifferences: every order statistic as sorting every difference gives it, ties included") {
+  std::mt19937_64 random(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    PairDifferences fast;
+    std::vector<double> all;
+    const int strata = 1 + static_cast<int>(random() % 3);
+    for (int s = 0; s < strata; ++s) {
+      // Continuous values, or a few exported bucket bounds (ties everywhere), as fleet sees them.
+      const bool buckets = random() % 2 == 0;
+      std::vector<double> reference(random() % 120), other(random() % 90);
+      for (auto* side : {&reference, &other})
+        for (double& v : *side)
+          v = buckets ? std::pow(10.0, static_cast<double>(random() % 4)) * 2.5
+                      : std::ldexp(static_cast<double>(random() % 100000), -7) - 300;
+      for (double o : other)
+        for (double r : reference) all.push_back(o - r);
+      fast.add(reference, other);
+    }
+    REQUIRE(fast.size() == all.size());
+    std::sort(all.begin(), all.end());
+    for (std::size_t k = 0; k < all.size(); k += 1 + all.size() / 97) CHECK(fast.kth(k) == all[k]);
+    if (!all.empty()) CHECK(fast.kth(all.size() - 1) == all.back());
+  }
+}
+
+TEST_CASE("stratified_rank_test: the shift and its interval equal the straightforward computation's") {
+  std::mt19937_64 random(5);
+  std::lognormal_distribution<double> value(8, 1);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<Stratum> strata(1 + random() % 3);
+    for (Stratum& s : strata) {
+      s.reference.resize(random() % 400);
+      s.other.resize(random() % 300);
+      for (double& v : s.reference) v = std::round(value(random));
+      for (double& v : s.other) v = std::round(value(random) * 1.1);
+    }
+    const RankTest fast = stratified_rank_test(strata);
+    const RankTest slow = reference_shift(strata, 0.95);
+    CHECK(fast.shift == slow.shift);
+    CHECK(fast.low == slow.low);
+    CHECK(fast.high == slow.high);
+  }
+}
+
+TEST_CASE("find_drifted_hosts: differing fields are the class majority's, however many hosts drifted") {
+  // Half the class drifted would be no drift by median; a third far off, each with its fields.
+  std::vector<ClassedHost> hosts;
+  for (int h = 0; h < 30; ++h) {
+    const bool off = h % 10 == 3;
+    std::map<std::string, std::string> fingerprint{{"kernel", h % 4 == 0 ? "6.6" : "6.1"},
+                                                   {"bios_version", off ? "0.9" : "1.4"}};
+    if (h % 5 != 0 && h != 13) fingerprint["microcode"] = "0xb";  // most have it: a host without it differs
+    hosts.push_back({{"host-" + std::to_string(100 + h), "", {off ? 5e6 : 1e4 + h}}, "cpu_model=a", fingerprint});
+  }
+  const DriftResult result = find_drifted_hosts({{"p99_ns", 0.2, 0}}, hosts, {});
+  REQUIRE(result.hosts.size() == 3);
+  CHECK(result.hosts[0].host == "host-103");
+  CHECK(result.hosts[0].differing_fields == std::vector<std::string>{"bios_version"});
+  CHECK(result.hosts[1].host == "host-113");
+  CHECK(result.hosts[1].differing_fields == std::vector<std::string>{"bios_version", "microcode"});
+  CHECK(result.hosts[0].figures[0].class_median == Approx(1.0e4 + 15).epsilon(0.01));
 }

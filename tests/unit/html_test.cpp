@@ -212,3 +212,14 @@ TEST_CASE("probe_section_html: one section for every page, the tables drawn by t
 }
 
 }  // namespace jitterd
+
+TEST_CASE("html_escape: bidirectional controls and line separators show as their escape, never act") {
+  // U+202E (right-to-left override), U+2066 (left-to-right isolate), U+2028 (line separator).
+  CHECK(html_escape("host\xe2\x80\xae"
+                    "gpj.exe") == "host\\u202egpj.exe");
+  CHECK(html_escape("a\xe2\x81\xa6"
+                    "b\xe2\x80\xa8"
+                    "c") == "a\\u2066b\\u2028c");
+  CHECK(html_escape("\xd8\x9c") == "\\u061c");                           // Arabic letter mark
+  CHECK(html_escape("\xe2\x80\x94 em dash") == "\xe2\x80\x94 em dash");  // other punctuation kept
+}

@@ -324,3 +324,40 @@ TEST_CASE("loops and watched CPUs from their exported families; the watch's tail
   CHECK(verdict("loop rx0", "gaps_over_25us_per_s") == "worse");
   CHECK(verdict("cpu 1", "interruptions_per_s") == "no significant change");
 }
+
+TEST_CASE("time ranges relative to now: now-24h/now, -1h, 24h, as Prometheus and Grafana users write them",
+          "[prometheus_history]") {
+  std::string error;
+  constexpr double now = 1800000000;
+  const auto day = parse_time_range("now-24h/now", &error, now);
+  REQUIRE(day);
+  CHECK(day->start == now - 86400);
+  CHECK(day->end == now);
+  CHECK(day->text == "now-24h/now");
+  const auto hour = parse_time_range("-1h", &error, now);
+  REQUIRE(hour);
+  CHECK(hour->start == now - 3600);
+  CHECK(hour->end == now);
+  CHECK(parse_time_range("24h", &error, now)->start == now - 86400);
+  const auto mixed = parse_time_range("now-1h30m/now-5m", &error, now);
+  REQUIRE(mixed);
+  CHECK(mixed->start == now - 5400);
+  CHECK(mixed->end == now - 300);
+  CHECK(parse_time_range("2026-11-25T10:00:00Z/now", &error, now)->start == 1795600800);
+  CHECK(parse_prometheus_duration("1y2w3d4h5m6s7ms") ==
+        Approx(365 * 86400.0 + 14 * 86400 + 3 * 86400 + 4 * 3600 + 5 * 60 + 6 + 0.007));
+  CHECK(parse_prometheus_duration("90s") == 90);
+  CHECK(parse_prometheus_duration("500ms") == Approx(0.5));
+  // Strict: order, repetition, signs, blanks, fractions, zero and unknown units are refused.
+  for (const char* bad : {"", "h", "1", "1.5h", "30m1h", "1h1h", "1H", " 1h", "1h ", "0s", "1d-1h", "+1h", "1x",
+                          "1000000000000s", "200y", "1mss"})
+    CHECK_FALSE(parse_prometheus_duration(bad));
+  for (const char* bad : {"now-", "now-1x/now", "now+1h/now", "now/now-1h", "--1h", "now-1h/", "/now", "now"}) {
+    CHECK_FALSE(parse_time_range(bad, &error, now));
+    CHECK_FALSE(error.empty());
+  }
+  CHECK_FALSE(parse_time_range("now/now-1h", &error, now));
+  CHECK_THAT(error, Catch::Contains("wrong way round"));
+  CHECK_FALSE(parse_time_range("yesterday", &error, now));
+  CHECK_THAT(error, Catch::Contains("now-DURATION"));
+}

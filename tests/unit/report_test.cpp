@@ -3,6 +3,8 @@
 // probe's tables and the posture checklist alike.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <regex>
 
 #include "cli/posture_report.h"
@@ -84,18 +86,56 @@ TEST_CASE("cells: numbers keep their digits in JSON, show their decimals in a ta
   CHECK(cell_json(Cell(false)) == false);
 }
 
-TEST_CASE("a CSV field with a comma, quote or line end round-trips", "[report]") {
+TEST_CASE("a CSV field with a comma or quote round-trips; a line end is escaped, a record is one line",
+          "[report]") {
   CHECK(csv_field("plain") == "plain");
   CHECK(csv_field("a,b") == "\"a,b\"");
   CHECK(csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
-  CHECK(csv_field("two\nlines") == "\"two\nlines\"");
-  CHECK(csv_field("cr\r") == "\"cr\r\"");
+  CHECK(csv_field("two\nlines") == "two\\nlines");
+  CHECK(csv_field("cr\r") == "cr\\x0d");
   const std::vector<std::string> fields{"a,b", "say \"hi\"", "two\nlines", "", "cr\rlf\r\n", "plain"};
   const std::string record = csv_record(fields);
   CHECK(record.back() == '\n');
+  CHECK(std::count(record.begin(), record.end(), '\n') == 1);
   const auto back = read_csv(record);
   REQUIRE(back.size() == 1);
-  CHECK(back[0] == fields);
+  CHECK(back[0] == std::vector<std::string>{"a,b", "say \"hi\"", "two\\nlines", "", "cr\\x0dlf\\x0d\\n", "plain"});
+}
+
+TEST_CASE("CSV: a field a spreadsheet would run as a formula is defused; numbers stay numbers", "[report]") {
+  // OWASP's list: = + - @, a tab and a carriage return at the start.
+  CHECK(csv_field("=HYPERLINK(\"http://x\",\"y\")") == "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"");
+  CHECK(csv_field("+cmd|' /C calc'!A0") == "'+cmd|' /C calc'!A0");
+  CHECK(csv_field("-2+3+cmd|' /C calc'!A0") == "'-2+3+cmd|' /C calc'!A0");
+  CHECK(csv_field("@SUM(1+1)") == "'@SUM(1+1)");
+  CHECK(csv_field("\t=1") == "'\\x09=1");
+  CHECK(csv_field("\r=1") == "'\\x0d=1");
+  CHECK(csv_field("-") == "'-");
+  // A whole finite number is data: negative, signed exponent, as csv_number spells them.
+  CHECK(csv_field("-3.5") == "-3.5");
+  CHECK(csv_field("-1e-05") == "-1e-05");
+  CHECK(csv_field("-inf") == "'-inf");
+  CHECK(csv_field("a=b") == "a=b");  // only the first character counts
+  // Numeric cells are never touched, text cells always go through the rule.
+  ProbeTable t{"t", {"name", "value"}, {{std::string("=1+2"), Cell(-3.5, 1)}, {std::string("-3.5"), Cell(-2)}}};
+  CHECK(table_csv(t) == "name,value\n'=1+2,-3.5\n-3.5,-2\n");
+}
+
+TEST_CASE("CSV, JSON and text: ESC, CR, LF and bidirectional overrides never reach the output raw", "[report]") {
+  const std::string hostile =
+      "ok\x1b[2J\r\nhost\xe2\x80\xae"
+      "evil\xe2\x81\xa6";
+  ProbeTable t{"t", {"host"}, {{hostile}}};
+  for (const std::string& out : {table_csv(t), table_text(t), json_text(table_json(t))}) {
+    CHECK(out.find('\x1b') == std::string::npos);
+    CHECK(out.find('\r') == std::string::npos);
+    CHECK(std::count(out.begin(), out.end(), '\n') == (out == json_text(table_json(t)) ? 1 : 2));
+    CHECK(out.find("\xe2\x80\xae") == std::string::npos);
+    CHECK(out.find("\xe2\x81\xa6") == std::string::npos);
+    CHECK_THAT(out, Catch::Contains("\\u202e"));
+  }
+  // JSON: the same string to a parser.
+  CHECK(Json::parse(json_text(table_json(t)))["rows"][0][0] == hostile);
 }
 
 TEST_CASE("a text table puts numbers right and text left", "[report]") {
