@@ -74,9 +74,11 @@ fi
 
 # The container runtime's defaults drop CAP_BPF and CAP_PERFMON and filter bpf and
 # perf_event_open; a host where jitterd runs has them, so the container is given them.
+tracefs=()
+[[ -e /sys/kernel/tracing/events ]] && tracefs=(--bind-ro=/sys/kernel/tracing)
 t0=$SECONDS
 set +e
-timeout 300 systemd-nspawn -D "$root" --boot --register=no --keep-unit --console=pipe -q \
+timeout 300 systemd-nspawn -D "$root" --boot --register=no --keep-unit --console=pipe -q "${tracefs[@]}" \
     --capability=CAP_BPF,CAP_PERFMON,CAP_SYS_NICE,CAP_IPC_LOCK --system-call-filter='bpf perf_event_open' \
     >"$out/nspawn.log" 2>&1
 nspawn_rc=$?

@@ -647,7 +647,7 @@ TEST_CASE("the web configuration file flag overrides web.config_file and is read
 
 }  // namespace jitterd
 
-TEST_CASE("--cpus overrides cpus: by the file's rules and is named in errors", "[config]") {
+TEST_CASE("the --cpus flag overrides cpus: by the file's rules and is named in errors", "[config]") {
   ConfigOverrides bad;
   bad.cpus = "2-";
   CHECK(override_error(bad).rfind("command line: --cpus: must be auto, none or a CPU list", 0) == 0);

@@ -38,9 +38,9 @@ Posture quiet_machine() {
   p.workqueue_cpus = std::vector<int>{0, 1};
   p.irqs = {{24, "eth0-rx-0", {0}, true, {}}, {25, "eth0-rx-1", {1}, true, {}}, {30, "", {2}, true, {}}};
   p.reader_pid = 900;
-  p.tasks = {{1, 1, "init", 0, {0, 1}, false},
-             {12, 12, "ksoftirqd/2", 2, {2}, true},
-             {900, 901, "sampler", 3, {3}, false}};
+  p.tasks = {{1, 1, "init", 0, {0, 1}, false, 0, std::nullopt},
+             {12, 12, "ksoftirqd/2", 2, {2}, true, 0, std::nullopt},
+             {900, 901, "sampler", 3, {3}, false, 0, std::nullopt}};
   return p;
 }
 
@@ -485,7 +485,7 @@ TEST_CASE("stray tasks: per-cpu kernel threads and the application belong; a str
   machine.expect.application_tasks = {"trader*"};
   // sshd is allowed on cpu 6 and last ran there; a kworker of cpu 2 on cpu 6 is out of place too.
   for (TaskSeen& task : machine.posture.tasks) {
-    if (task.comm == "sshd") task = {812, 812, "sshd", 6, {0, 1, 6, 8, 9}, false};
+    if (task.comm == "sshd") task = {812, 812, "sshd", 6, {0, 1, 6, 8, 9}, false, 0, std::nullopt};
     if (task.comm == "kworker/2:1H") task.processor = 6;
   }
   const auto stray = lines();
@@ -504,20 +504,20 @@ TEST_CASE("stray tasks: per-cpu kernel threads and the application belong; a str
   CHECK(task_series() == 4 * 12);  // sampled 2-7 and isolated 10-15, four classes each
   // Only jitterd's own tasks visible: cannot check, and no counts that would read as quiet.
   machine.posture.reader_pid = 7;
-  machine.posture.tasks = {{7, 7, "jitterd", 0, {0}, false}};
+  machine.posture.tasks = {{7, 7, "jitterd", 0, {0}, false, 0, std::nullopt}};
   CHECK_THAT(lines().at(0).reason, Catch::StartsWith("cannot check: no task but jitterd's own is visible"));
   CHECK(task_series() == 0);
 }
 
 TEST_CASE("task classes: the kernel threads bound to a cpu belong only on it", "[posture_checks]") {
-  const TaskSeen ksoftirqd{10, 10, "ksoftirqd/3", 3, {3}, true};
+  const TaskSeen ksoftirqd{10, 10, "ksoftirqd/3", 3, {3}, true, 0, std::nullopt};
   CHECK(classify_task(ksoftirqd, 3, 1, {}) == TaskClass::kernel_percpu);
   CHECK(classify_task(ksoftirqd, 4, 1, {}) == TaskClass::stray);
-  CHECK(classify_task({11, 11, "kworker/3:0-events", 3, {3}, true}, 3, 1, {}) == TaskClass::kernel_percpu);
-  CHECK(classify_task({11, 11, "kworker/u32:0", 3, {0, 1, 2, 3}, true}, 3, 1, {}) == TaskClass::stray);
-  CHECK(classify_task({12, 12, "ksoftirqd/3", 3, {3}, false}, 3, 1, {}) == TaskClass::stray);  // not a kthread
-  CHECK(classify_task({1, 5, "sampler", 3, {3}, false}, 3, 1, {}) == TaskClass::jitterd);
-  CHECK(classify_task({40, 40, "trader-md", 3, {3}, false}, 3, 1, {"trader*"}) == TaskClass::application);
+  CHECK(classify_task({11, 11, "kworker/3:0-events", 3, {3}, true, 0, std::nullopt}, 3, 1, {}) == TaskClass::kernel_percpu);
+  CHECK(classify_task({11, 11, "kworker/u32:0", 3, {0, 1, 2, 3}, true, 0, std::nullopt}, 3, 1, {}) == TaskClass::stray);
+  CHECK(classify_task({12, 12, "ksoftirqd/3", 3, {3}, false, 0, std::nullopt}, 3, 1, {}) == TaskClass::stray);  // not a kthread
+  CHECK(classify_task({1, 5, "sampler", 3, {3}, false, 0, std::nullopt}, 3, 1, {}) == TaskClass::jitterd);
+  CHECK(classify_task({40, 40, "trader-md", 3, {3}, false, 0, std::nullopt}, 3, 1, {"trader*"}) == TaskClass::application);
   CHECK(to_string(TaskClass::kernel_percpu) == "kernel_percpu");
 }
 
