@@ -513,11 +513,15 @@ TEST_CASE("task classes: the kernel threads bound to a cpu belong only on it", "
   const TaskSeen ksoftirqd{10, 10, "ksoftirqd/3", 3, {3}, true, 0, std::nullopt};
   CHECK(classify_task(ksoftirqd, 3, 1, {}) == TaskClass::kernel_percpu);
   CHECK(classify_task(ksoftirqd, 4, 1, {}) == TaskClass::stray);
-  CHECK(classify_task({11, 11, "kworker/3:0-events", 3, {3}, true, 0, std::nullopt}, 3, 1, {}) == TaskClass::kernel_percpu);
-  CHECK(classify_task({11, 11, "kworker/u32:0", 3, {0, 1, 2, 3}, true, 0, std::nullopt}, 3, 1, {}) == TaskClass::stray);
-  CHECK(classify_task({12, 12, "ksoftirqd/3", 3, {3}, false, 0, std::nullopt}, 3, 1, {}) == TaskClass::stray);  // not a kthread
+  CHECK(classify_task({11, 11, "kworker/3:0-events", 3, {3}, true, 0, std::nullopt}, 3, 1, {}) ==
+        TaskClass::kernel_percpu);
+  CHECK(classify_task({11, 11, "kworker/u32:0", 3, {0, 1, 2, 3}, true, 0, std::nullopt}, 3, 1, {}) ==
+        TaskClass::stray);
+  CHECK(classify_task({12, 12, "ksoftirqd/3", 3, {3}, false, 0, std::nullopt}, 3, 1, {}) ==
+        TaskClass::stray);  // not a kthread
   CHECK(classify_task({1, 5, "sampler", 3, {3}, false, 0, std::nullopt}, 3, 1, {}) == TaskClass::jitterd);
-  CHECK(classify_task({40, 40, "trader-md", 3, {3}, false, 0, std::nullopt}, 3, 1, {"trader*"}) == TaskClass::application);
+  CHECK(classify_task({40, 40, "trader-md", 3, {3}, false, 0, std::nullopt}, 3, 1, {"trader*"}) ==
+        TaskClass::application);
   CHECK(to_string(TaskClass::kernel_percpu) == "kernel_percpu");
 }
 
