@@ -273,12 +273,16 @@ static inline int jitterd_loop_name_ok_(const char *name) {
 }
 
 /* One label key of LENGTH bytes: a Prometheus label name, not reserved ("__" prefix) and not one
- * of the labels jitterd adds (loop, cpu). The same rule as jitterd's reader (docs/loops.md). */
+ * jitterd or Prometheus puts on a loop's series (loop, cpu, cause, le, quantile, instance, job: a
+ * second one would make Prometheus refuse the host's whole scrape). The same rule as jitterd's
+ * reader (kLoopReservedLabels, docs/loops.md). */
 static inline int jitterd_loop_label_key_ok_(const char *key, size_t length) {
+  static const char *const reserved[] = {"loop", "cpu", "cause", "le", "quantile", "instance", "job"};
   size_t i;
   if (length == 0 || length > 63 || (key[0] >= '0' && key[0] <= '9')) return 0;
   if (length >= 2 && key[0] == '_' && key[1] == '_') return 0;
-  if ((length == 4 && memcmp(key, "loop", 4) == 0) || (length == 3 && memcmp(key, "cpu", 3) == 0)) return 0;
+  for (i = 0; i < sizeof reserved / sizeof reserved[0]; ++i)
+    if (strlen(reserved[i]) == length && memcmp(key, reserved[i], length) == 0) return 0;
   for (i = 0; i < length; ++i)
     if (key[i] == '-' || key[i] == '.' || !jitterd_loop_name_char_(key[i])) return 0;
   return 1;
@@ -412,7 +416,8 @@ static inline const char *jitterd_loop_strerror(int error) {
       return "name: must be 1 to 63 letters, digits, '_', '-' or '.', not starting with '.'";
     case JITTERD_LOOP_EBAD_LABELS:
       return "labels: must be \"key=value,key=value\" (at most 8 pairs, under 192 bytes; keys as Prometheus "
-             "label names, distinct, not loop, cpu or starting with __; values printable ASCII without ',' or "
+             "label names, distinct, not loop, cpu, cause, le, quantile, instance, job or starting with __; "
+             "values printable ASCII without ',' or "
              "'\"')";
     case JITTERD_LOOP_EBAD_CPU:
       return "cpu: must be 0 to 65535, the CPU the loop runs on";
