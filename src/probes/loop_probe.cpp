@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 
 #include "host/attribution.h"
 #include "host/text.h"
@@ -15,6 +14,7 @@
 #include "measure/tick_scale.h"
 #include "probes/application_windows.h"
 #include "probes/attribution_probe.h"
+#include "watch/application.h"
 #include "watch/bpf_records.h"
 
 namespace jitterd {
@@ -44,18 +44,6 @@ std::vector<std::string> loop_causes() {
   std::vector<std::string> out(cause_names.begin(), cause_names.end());
   out.insert(out.end(), {std::string(preempted_cause), "not_kept", "unexplained"});
   return out;
-}
-
-std::optional<uid_t> user_id(const std::string& user) {
-  unsigned long number = 0;
-  const auto [end, error] = std::from_chars(user.data(), user.data() + user.size(), number);
-  if (error == std::errc() && end == user.data() + user.size()) return static_cast<uid_t>(number);
-  struct passwd entry {};
-  struct passwd* found = nullptr;
-  std::vector<char> buffer(16384);
-  if (::getpwnam_r(user.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr)
-    return std::nullopt;
-  return found->pw_uid;
 }
 
 // The user names of `uids` (a uid the user database does not know goes by its number).
@@ -172,7 +160,7 @@ std::vector<uid_t> loop_allowed_users(const std::vector<std::string>& users, std
   if (users.empty()) return {0, ::geteuid()};
   std::vector<uid_t> out;
   for (const std::string& user : users) {
-    if (const auto uid = user_id(user))
+    if (const auto uid = user_id_of(user))
       out.push_back(*uid);
     else if (unknown != nullptr)
       unknown->push_back(user);

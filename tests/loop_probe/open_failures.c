@@ -45,22 +45,11 @@ static jitterd_loop_probe *open_in(const char *directory, const char *name, int 
 static void arguments(const char *dir) {
   static const char *const bad_names[] = {"rx 0", "", ".hidden", "a/b",
                                           "0123456789012345678901234567890123456789012345678901234567890123"};
-  static const char *const bad_labels[] = {"nic",
-                                           "cpu=3",
-                                           "loop=a",
-                                           "le=0.5",
-                                           "quantile=0.99",
-                                           "cause=timer",
-                                           "instance=x",
-                                           "job=y",
-                                           "__x=1",
-                                           "1a=b",
-                                           "a=b,",
-                                           "a=b,a=c",
-                                           "a=\"q\"",
-                                           "a-b=c",
-                                           "a=tab\t",
-                                           "a=1,b=2,c=3,d=4,e=5,f=6,g=7,h=8,i=9"};
+  static const char *const bad_labels[] = {
+      "nic",           "cpu=3",       "loop=a",     "le=0.5",
+      "quantile=0.99", "cause=timer", "instance=x", "job=y",
+      "__x=1",         "1a=b",        "a=b,",       "a=b,a=c",
+      "a=\"q\"",       "a-b=c",       "a=tab\t",    "a=1,b=2,c=3,d=4,e=5,f=6,g=7,h=8,i=9"};
   struct jitterd_loop_options options;
   char missing[4096], path[4096];
   jitterd_loop_probe *probe, *second;
