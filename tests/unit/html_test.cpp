@@ -209,6 +209,15 @@ TEST_CASE("probe_section_html: one section for every page, the tables drawn by t
                                                    .figures_html = {"<figure>a</figure>", "<figure>b</figure>"},
                                                    .summary_html = "<div>"});
   CHECK(compared == "<h2>Pacing</h2>\n<div class=\"heatmaps\"><figure>a</figure><figure>b</figure></div>\n<div>");
+  // c2c with one sampled CPU: no pair in scope, so no empty heatmap or header-only tables.
+  const std::vector<ProbeTable> empty{
+      {"pairs", {"cpu_a", "cpu_b", "relation", "median_ns"}, {}, TableShape::pair_heatmap},
+      {"relation classes", {"relation", "pairs"}, {}}};
+  const std::vector<std::string> why{"no pair to measure: fewer than two CPUs in scope"};
+  const std::string nothing = probe_section_html({.heading = "c2c", .tables = empty, .notes = why});
+  CHECK(nothing ==
+        "<h2>c2c</h2>\n<p class=\"meta\">nothing measured in this run; the notes say why</p>\n<ul "
+        "class=\"notes\"><li>no pair to measure: fewer than two CPUs in scope</li></ul>\n");
 }
 
 }  // namespace jitterd
