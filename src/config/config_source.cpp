@@ -51,6 +51,12 @@ void apply_cpus(const std::optional<std::string>& given, Config& config, std::ve
                                        quoted_for_message(*given) + " (" + reason + ")"});
       return;
     }
+    if (const std::optional<int> cpu = repeated_cpu(*given)) {  // the file's rule (cpus_listed_once)
+      errors.push_back(ConfigError{kCommandLineSource, 0, 0, "--cpus",
+                                   "must list each CPU once, got " + quoted_for_message(*given) + " (cpu " +
+                                       std::to_string(*cpu) + " more than once)"});
+      return;
+    }
     cpus.automatic = false;
     cpus.list = std::move(*list);
   }

@@ -654,6 +654,10 @@ TEST_CASE("the --cpus flag overrides cpus: by the file's rules and is named in e
   ConfigOverrides empty;
   empty.cpus = "";
   CHECK(override_error(empty).find("(no CPUs)") != std::string::npos);
+  ConfigOverrides repeated;  // refused as the file's cpus: refuses it
+  repeated.cpus = "1,0-2";
+  CHECK(override_error(repeated) ==
+        "command line: --cpus: must list each CPU once, got \"1,0-2\" (cpu 1 more than once)");
 
   Config config = parse("cpus: 1\ncpus_per_core: all\n");
   ConfigOverrides listed;
