@@ -27,16 +27,7 @@ HOSTILE = {"le": "le=0.5", "quantile": "quantile=0.99", "loop": "app=x,loop=evil
            "cause": "cause=timer", "instance": "instance=evil:1", "job": "job=evil", "__name__": "__name__=x"}
 ODD_VALUE = "C:\\dir\\x"  # printable ASCII with backslashes: accepted, escaped as \\ in the exposition
 
-CONFIG = """\
-cpus: auto
-sampler:
-  duty_cycle: burst
-  burst_spin: 20ms
-  burst_period: 200ms
-  warmup: 100ms
-  window: 10s
-web:
-  listen_address: "127.0.0.1:0"
+CONFIG = harness.BURST_SAMPLER + """\
 loops:
   directory: {directory}
   stale_after: 2s

@@ -23,16 +23,7 @@ READER = "loops"
 INTERVAL = 1.0
 ACTIVE = ("clock", "kernel_cost", "pinning", "pacing", "c2c")
 
-CONFIG = """\
-cpus: auto
-sampler:
-  duty_cycle: burst
-  burst_spin: 20ms
-  burst_period: 200ms
-  warmup: 100ms
-  window: 10s
-web:
-  listen_address: "127.0.0.1:0"
+CONFIG = harness.BURST_SAMPLER + """\
 loops:
   directory: {directory}
   interval: 1s

@@ -37,17 +37,21 @@ probes:
   attribution: {enabled: false}
 """
 
-BURST_CONFIG = """\
+# The samplers in short bursts and the web server on a free loopback port: the start of most
+# test configurations, which add their own sections after it.
+BURST_SAMPLER = """\
 cpus: auto
 sampler:
   duty_cycle: burst
   burst_spin: 20ms
   burst_period: 200ms
   warmup: 100ms
-  interruption_threshold: 20us
   window: 10s
 web:
   listen_address: "127.0.0.1:0"
+"""
+
+BURST_CONFIG = BURST_SAMPLER.replace("  window: 10s\n", "  interruption_threshold: 20us\n  window: 10s\n") + """\
 # Pacing on cpu 1, the one `cpus: auto` samples on a 2-CPU machine: the probe goes through the
 # paused sampler, as the daemon does for any sampled CPU.
 probes:

@@ -33,16 +33,7 @@ MAX_PAGE_CLIENTS = 200
 
 
 def config(directory):
-    return f"""\
-cpus: auto
-sampler:
-  duty_cycle: burst
-  burst_spin: 20ms
-  burst_period: 200ms
-  warmup: 100ms
-  window: 10s
-web:
-  listen_address: "127.0.0.1:0"
+    return harness.BURST_SAMPLER + f"""\
 loops:
   directory: {directory}
   interval: 1s
