@@ -296,21 +296,26 @@ cmd_sanitize() {
     # this build: 208 s against 363 s (measured). Names at namespace scope must then be unique
     # within a target, anonymous namespaces included: a clash is a compile error here only, and the
     # fix is a shared definition (tests/unit/fixture_tree.h, tick_helpers.h), not a rename.
-    cmd_build build-asan -DCMAKE_BUILD_TYPE=Debug -DJITTERD_SANITIZE=address,undefined -DCMAKE_UNITY_BUILD=ON
+    # No benchmark programs (no test runs them): their build took about a minute here.
+    cmd_build build-asan -DCMAKE_BUILD_TYPE=Debug -DJITTERD_SANITIZE=address,undefined -DCMAKE_UNITY_BUILD=ON \
+        -DJITTERD_BENCHMARKS=OFF
     # Left out here, each run by the test pass: the packaging tests build and install packages
     # from the tree; the fidelity tests measure timing against ground truth, which a sanitized
     # build distorts, over the code paths the integration tests run here too; the grafana and
     # browser tests check dashboards, rules and pages, whose C++ side (/metrics, the status page)
     # the integration tests run here too. Measured on the 2-vCPU guest, these took 270 of the
-    # pass's 780 s.
-    run_ctest build-asan -LE 'packaging|fidelity|grafana|browser'
+    # pass's 780 s. And the two that run one path many times: `load` (integration_web_attacks:
+    # hundreds of clients over the requests integration_web and integration_auth make here) and
+    # `repetition` (integration_fleet_null_prometheus: 50 seeds of integration_fleet_prometheus's
+    # path), 92 s of this pass's test time.
+    run_ctest build-asan -LE 'packaging|fidelity|grafana|browser|load|repetition'
 
     # The TSan pass runs the test cases tagged [concurrency]: only the two binaries that hold
     # them are built (a binary left out would drop its cases silently: ctest -N -L concurrency).
     # Debug and unity for the build time, as above (TSan at -O2 takes 2.6 times as long for the
     # Catch2 main file: 21.7 s against 8.3 s); the cases run for well under a minute either way.
     JITTERD_BUILD_TARGETS="jitterd_measure_tests jitterd_unit_tests" cmd_build build-tsan \
-        -DCMAKE_BUILD_TYPE=Debug -DJITTERD_SANITIZE=thread -DCMAKE_UNITY_BUILD=ON
+        -DCMAKE_BUILD_TYPE=Debug -DJITTERD_SANITIZE=thread -DCMAKE_UNITY_BUILD=ON -DJITTERD_BENCHMARKS=OFF
     # GCC 12's TSan cannot map its shadow memory with more than 28 bits of mmap
     # randomisation (newer kernels); run without address randomisation there.
     local -a no_aslr=()
