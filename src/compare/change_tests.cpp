@@ -6,11 +6,10 @@
 #include <limits>
 #include <numeric>
 
+#include "compare/rank_statistics.h"
+
 namespace jitterd {
 namespace {
-
-// Two-sided tail of the standard normal distribution.
-double two_sided_normal_p(double z) { return std::erfc(std::fabs(z) / std::sqrt(2.0)); }
 
 double mean_of(const std::vector<double>& values) {
   return values.empty() ? 0
@@ -30,32 +29,10 @@ std::pair<double, double> squared_deviations(const std::vector<double>& values) 
 double mann_whitney_p(const std::vector<double>& before, const std::vector<double>& after) {
   const std::size_t n1 = before.size(), n2 = after.size();
   if (n1 < 2 || n2 < 2) return 1;
-  struct Ranked {
-    double value;
-    bool from_before;
-  };
-  std::vector<Ranked> all;
-  all.reserve(n1 + n2);
-  for (double v : before) all.push_back({v, true});
-  for (double v : after) all.push_back({v, false});
-  std::sort(all.begin(), all.end(), [](const Ranked& a, const Ranked& b) { return a.value < b.value; });
-  // Midranks for ties; the tie term corrects the variance.
-  double rank_sum_before = 0, tie_term = 0;
-  for (std::size_t i = 0; i < all.size();) {
-    std::size_t j = i;
-    while (j < all.size() && all[j].value == all[i].value) ++j;
-    const double midrank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2.0;
-    const double tied = static_cast<double>(j - i);
-    tie_term += tied * tied * tied - tied;
-    for (std::size_t k = i; k < j; ++k)
-      if (all[k].from_before) rank_sum_before += midrank;
-    i = j;
-  }
-  const double a = static_cast<double>(n1), b = static_cast<double>(n2), n = a + b;
-  const double u = rank_sum_before - a * (a + 1) / 2;
-  const double variance = a * b / 12.0 * ((n + 1) - tie_term / (n * (n - 1)));
-  if (variance <= 0) return 1;                            // every value the same
-  const double centred = std::fabs(u - a * b / 2) - 0.5;  // continuity correction
+  const RankSum ranks = rank_sum(before, after);
+  const double variance = ranks.variance();
+  if (variance <= 0) return 1;                                                // every value the same
+  const double centred = std::fabs(ranks.rank_sum - ranks.expected()) - 0.5;  // continuity correction
   return centred <= 0 ? 1.0 : two_sided_normal_p(centred / std::sqrt(variance));
 }
 
@@ -217,13 +194,7 @@ double run_to_run_p(double before, double after, double cv) {
 }
 
 double smallest_called_ratio(const ChangeCriteria& criteria) {
-  // z with two_sided_normal_p(z) == alpha, by bisection (erfc is monotone).
-  double low = 0, high = 40;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = (low + high) / 2;
-    (two_sided_normal_p(mid) > criteria.alpha ? low : high) = mid;
-  }
-  const double noise = std::exp(high * std::sqrt(2.0) * criteria.run_to_run_cv);
+  const double noise = std::exp(two_sided_normal_z(criteria.alpha) * std::sqrt(2.0) * criteria.run_to_run_cv);
   return std::max(noise, 1 + criteria.min_effect);
 }
 

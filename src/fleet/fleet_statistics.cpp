@@ -8,58 +8,11 @@
 #include <numeric>
 #include <random>
 
+#include "compare/rank_statistics.h"
 #include "fleet/pair_differences.h"
 
 namespace jitterd {
 namespace {
-
-double two_sided_normal_p(double z) { return std::erfc(std::fabs(z) / std::sqrt(2.0)); }
-
-// The z with two_sided_normal_p(z) == 1 - confidence, by bisection (erfc is monotone).
-double normal_quantile_two_sided(double confidence) {
-  double low = 0, high = 40;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = (low + high) / 2;
-    (two_sided_normal_p(mid) > 1 - confidence ? low : high) = mid;
-  }
-  return (low + high) / 2;
-}
-
-struct StratumRanks {
-  double rank_sum_other = 0, expected = 0, variance = 0;
-  double n = 0;
-};
-
-// The rank sum of `other` among the stratum's values (midranks), its mean and its variance under
-// the null hypothesis, with the tie correction.
-StratumRanks stratum_ranks(const Stratum& s) {
-  struct Ranked {
-    double value;
-    bool other;
-  };
-  std::vector<Ranked> all;
-  all.reserve(s.reference.size() + s.other.size());
-  for (double v : s.reference) all.push_back({v, false});
-  for (double v : s.other) all.push_back({v, true});
-  std::sort(all.begin(), all.end(), [](const Ranked& a, const Ranked& b) { return a.value < b.value; });
-  StratumRanks r;
-  double tie_term = 0;
-  for (std::size_t i = 0; i < all.size();) {
-    std::size_t j = i;
-    while (j < all.size() && all[j].value == all[i].value) ++j;
-    const double midrank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2.0;
-    const double tied = static_cast<double>(j - i);
-    tie_term += tied * tied * tied - tied;
-    for (std::size_t k = i; k < j; ++k)
-      if (all[k].other) r.rank_sum_other += midrank;
-    i = j;
-  }
-  const double m = static_cast<double>(s.other.size()), k = static_cast<double>(s.reference.size());
-  r.n = m + k;
-  r.expected = m * (r.n + 1) / 2;
-  r.variance = m * k / 12.0 * ((r.n + 1) - tie_term / (r.n * (r.n - 1)));
-  return r;
-}
 
 bool both_sides(const Stratum& s) { return !s.reference.empty() && !s.other.empty(); }
 
@@ -80,8 +33,8 @@ void shift_and_interval(const std::vector<Stratum>& strata, double confidence, R
   out.shift = total % 2 == 1 ? kth(total / 2) : (kth(total / 2 - 1) + kth(total / 2)) / 2;
   // The interval's ends are the C-th smallest and largest differences, C from the normal
   // approximation of the rank statistic (Lehmann 1975, 2.6).
-  const double c = std::floor(static_cast<double>(total) / 2 -
-                              normal_quantile_two_sided(confidence) * std::sqrt(pairs_variance));
+  const double c =
+      std::floor(static_cast<double>(total) / 2 - two_sided_normal_z(1 - confidence) * std::sqrt(pairs_variance));
   const auto index = static_cast<std::size_t>(std::clamp(c, 0.0, static_cast<double>(total - 1)));
   out.low = kth(index);
   out.high = kth(total - 1 - index);
@@ -96,12 +49,13 @@ RankTest stratified_rank_test(const std::vector<Stratum>& strata, double confide
     if (!both_sides(s)) continue;
     out.reference += s.reference.size();
     out.other += s.other.size();
-    const StratumRanks r = stratum_ranks(s);
-    const double weight = 1 / (r.n + 1);  // van Elteren's locally most powerful weight
-    statistic += weight * r.rank_sum_other;
-    expected += weight * r.expected;
-    variance += weight * weight * std::max(0.0, r.variance);
-    largest_n = std::max(largest_n, r.n);
+    const RankSum r = rank_sum(s.other, s.reference);
+    const double n = r.sample + r.other;
+    const double weight = 1 / (n + 1);  // van Elteren's locally most powerful weight
+    statistic += weight * r.rank_sum;
+    expected += weight * r.expected();
+    variance += weight * weight * r.variance();
+    largest_n = std::max(largest_n, n);
   }
   if (out.reference == 0) return out;
   shift_and_interval(strata, confidence, out);

@@ -220,8 +220,6 @@ TEST_CASE("probe_section_html: one section for every page, the tables drawn by t
         "class=\"notes\"><li>no pair to measure: fewer than two CPUs in scope</li></ul>\n");
 }
 
-}  // namespace jitterd
-
 TEST_CASE("html_escape: bidirectional controls and line separators show as their escape, never act") {
   // U+202E (right-to-left override), U+2066 (left-to-right isolate), U+2028 (line separator).
   CHECK(html_escape("host\xe2\x80\xae"
@@ -232,3 +230,5 @@ TEST_CASE("html_escape: bidirectional controls and line separators show as their
   CHECK(html_escape("\xd8\x9c") == "\\u061c");                           // Arabic letter mark
   CHECK(html_escape("\xe2\x80\x94 em dash") == "\xe2\x80\x94 em dash");  // other punctuation kept
 }
+
+}  // namespace jitterd
