@@ -264,6 +264,18 @@ std::uint64_t read_ring(std::span<const std::byte> ring, std::uint64_t tail, std
   return tail;
 }
 
+std::vector<TimedInterval> timed_intervals(std::span<const Interruption> interruptions,
+                                           const std::optional<TickToClock>& to_clock) {
+  std::vector<TimedInterval> intervals;
+  intervals.reserve(interruptions.size());
+  for (const Interruption& i : interruptions) {
+    const std::uint64_t end = i.start_tick + i.duration_ticks;
+    intervals.push_back(to_clock ? TimedInterval{(*to_clock)(i.start_tick), (*to_clock)(end)}
+                                 : TimedInterval{i.start_tick, end});
+  }
+  return intervals;
+}
+
 std::vector<EventRange> match_interruptions(const std::vector<TimedInterval>& intervals,
                                             const std::vector<TraceEvent>& events, std::uint64_t slack_ns) {
   std::vector<EventRange> matches;

@@ -14,6 +14,9 @@
 #include <string_view>
 #include <vector>
 
+#include "measure/counter_calibration.h"
+#include "measure/interruption_ring.h"
+
 namespace jitterd {
 
 // One "field:" line of a tracepoint's format file, e.g.
@@ -141,6 +144,11 @@ struct TimedInterval {
   std::uint64_t start_ns = 0;
   std::uint64_t end_ns = 0;
 };
+
+// Interruptions (in counter ticks) as intervals of the clock `to_clock` maps to, in their order;
+// without `to_clock`, ticks that are that clock's nanoseconds already.
+std::vector<TimedInterval> timed_intervals(std::span<const Interruption> interruptions,
+                                           const std::optional<TickToClock>& to_clock);
 
 // The events [begin, end) of match_interruptions' `events` that matched one interval.
 struct EventRange {

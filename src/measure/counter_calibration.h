@@ -9,7 +9,9 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -29,6 +31,24 @@ struct ClockTickPair {
   std::int64_t clock_ns = 0;
   std::uint64_t tick = 0;     // midpoint of the two counter reads
   std::uint64_t bracket = 0;  // ticks between the two counter reads: the pairing's error
+};
+
+// Counter ticks to the time of the clock two pairings were taken with, at the rate measured between
+// them (`from` the earlier, `to` the later; at `hertz` when they are one pairing), counted from
+// `to`; a time before the clock's zero is 0. The one mapping of a sampler's or a loop's
+// interruptions onto the time line of the kernel's events (tracepoints, the BPF engine's records).
+struct TickToClock {
+  ClockTickPair from, to;
+  double hertz = 1e9;
+
+  std::uint64_t operator()(std::uint64_t tick) const {
+    const double rate = to.tick > from.tick ? static_cast<double>(to.clock_ns - from.clock_ns) /
+                                                  static_cast<double>(to.tick - from.tick)
+                                            : 1e9 / hertz;
+    const std::int64_t ns =
+        to.clock_ns + static_cast<std::int64_t>(rate * (static_cast<double>(tick) - static_cast<double>(to.tick)));
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(ns, 0));
+  }
 };
 
 ClockTickPair pair_clock_with_ticks(TickMethod method, int attempts = 32);

@@ -57,20 +57,6 @@ int priority(TraceEventKind kind) {
   }
 }
 
-// Counter time to CLOCK_MONOTONIC_RAW, interpolated between two pairings so the rate is the one
-// measured over this very window.
-struct TickToClock {
-  ClockTickPair from, to;
-  double hertz;
-  std::int64_t operator()(std::uint64_t tick) const {
-    const double rate = to.tick > from.tick ? static_cast<double>(to.clock_ns - from.clock_ns) /
-                                                  static_cast<double>(to.tick - from.tick)
-                                            : 1e9 / hertz;
-    return to.clock_ns +
-           static_cast<std::int64_t>(rate * (static_cast<double>(tick) - static_cast<double>(to.tick)));
-  }
-};
-
 // The causes named per CPU in the last window's table (bpf), most interruptions first.
 constexpr std::size_t kNamedRowsPerCpu = 8;
 
@@ -144,14 +130,8 @@ void AttributionProbe::open_tracepoints(const ProbeContext& context) {
 std::map<std::string, std::uint64_t> AttributionProbe::match_cpu(int cpu, const std::vector<Interruption>& fresh,
                                                                  const std::vector<TraceEvent>& events,
                                                                  const ClockTickPair& now, double hertz) {
-  const TickToClock to_clock{previous_pair_.value_or(now), now, hertz};
-  std::vector<TimedInterval> intervals;
-  for (const Interruption& i : fresh) {
-    const std::int64_t start = to_clock(i.start_tick);
-    const std::int64_t end = to_clock(i.start_tick + i.duration_ticks);
-    intervals.push_back({static_cast<std::uint64_t>(std::max<std::int64_t>(start, 0)),
-                         static_cast<std::uint64_t>(std::max<std::int64_t>(end, 0))});
-  }
+  const std::vector<TimedInterval> intervals =
+      timed_intervals(fresh, TickToClock{previous_pair_.value_or(now), now, hertz});
   std::vector<TraceEvent> mine;
   std::copy_if(events.begin(), events.end(), std::back_inserter(mine),
                [&](const TraceEvent& e) { return e.cpu == cpu; });
@@ -176,14 +156,8 @@ std::map<std::string, std::uint64_t> AttributionProbe::match_cpu_bpf(int cpu,
   std::uint64_t& seen = bpf_lost_seen_[cpu];
   bpf_lost_ += taken.dropped + (taken.lost > seen ? taken.lost - seen : 0);
   seen = std::max(seen, taken.lost);
-  const TickToClock to_clock{previous_pair_.value_or(now), now, hertz};
-  std::vector<TimedInterval> intervals;
-  for (const Interruption& i : fresh) {
-    const std::int64_t start = to_clock(i.start_tick);
-    const std::int64_t end = to_clock(i.start_tick + i.duration_ticks);
-    intervals.push_back({static_cast<std::uint64_t>(std::max<std::int64_t>(start, 0)),
-                         static_cast<std::uint64_t>(std::max<std::int64_t>(end, 0))});
-  }
+  const std::vector<TimedInterval> intervals =
+      timed_intervals(fresh, TickToClock{previous_pair_.value_or(now), now, hertz});
   std::map<std::string, std::uint64_t> by_cause;
   // What took the interruptions, by source and name (the IRQ's handler, the preempting task).
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::uint64_t, std::uint64_t>> named;

@@ -241,31 +241,15 @@ std::string LoopProbe::not_attributed_why(const LoopSegmentReading& r) const {
 // pairing of its read with the clock now and at the last run (interpolated), CLOCK_MONOTONIC as it is.
 std::vector<TimedInterval> LoopProbe::monotonic_intervals(const LoopSegmentReading& r, std::uint64_t from,
                                                           std::map<TickMethod, ClockTickPair>& pairs) const {
-  const std::optional<TickMethod> method = loop_tick_method(r.header.counter);
   const std::uint64_t oldest = r.ring_pushed - std::min<std::uint64_t>(r.ring_pushed, r.ring.size());
-  std::vector<TimedInterval> intervals;
-  for (std::uint64_t seq = from; seq < r.ring_pushed; ++seq) {
-    const Interruption& i = r.ring[static_cast<std::size_t>(seq - oldest)];
-    std::uint64_t start = i.start_tick, end = i.start_tick + i.duration_ticks;
-    if (method) {
-      const ClockTickPair now =
-          pairs.try_emplace(*method, pair_other_clock_with_ticks(*method, CLOCK_MONOTONIC)).first->second;
-      const auto before = previous_pairs_.find(*method);
-      const ClockTickPair& then = before == previous_pairs_.end() ? now : before->second;
-      const double rate = now.tick > then.tick ? static_cast<double>(now.clock_ns - then.clock_ns) /
-                                                     static_cast<double>(now.tick - then.tick)
-                                               : 1e9 / static_cast<double>(r.header.hertz);
-      const auto to_clock = [&](std::uint64_t tick) {
-        return static_cast<std::uint64_t>(
-            std::max<double>(0, static_cast<double>(now.clock_ns) +
-                                    rate * (static_cast<double>(tick) - static_cast<double>(now.tick))));
-      };
-      start = to_clock(start);
-      end = to_clock(end);
-    }
-    intervals.push_back({start, end});
-  }
-  return intervals;
+  const std::span<const Interruption> fresh(r.ring.data() + (from - oldest), r.ring_pushed - from);
+  const std::optional<TickMethod> method = loop_tick_method(r.header.counter);
+  if (!method || fresh.empty()) return timed_intervals(fresh, std::nullopt);
+  const ClockTickPair now =
+      pairs.try_emplace(*method, pair_other_clock_with_ticks(*method, CLOCK_MONOTONIC)).first->second;
+  const auto before = previous_pairs_.find(*method);
+  return timed_intervals(fresh, TickToClock{before == previous_pairs_.end() ? now : before->second, now,
+                                            static_cast<double>(r.header.hertz)});
 }
 
 void LoopProbe::export_causes(ProbeResult& out) const {
