@@ -10,15 +10,63 @@
 namespace jitterd {
 namespace {
 
-std::vector<double> per_window(const BaselineCpu& cpu, const std::function<double(const SubWindow&)>& figure) {
+// The figures of a sampled CPU or a loop (CpuFigures, seconds sampled_seconds) and of a watched CPU
+// (WatchedFigures, seconds seconds) are judged by one skeleton: `F` is the figures type, `W` its
+// sub-windows' type (F or derived from it), `seconds` the time a figure is a rate over.
+
+// `figure` of each sub-window that saw time.
+template <class F, class W>
+std::vector<double> per_window(const std::vector<W>& windows, double F::*seconds,
+                               const std::function<double(const W&)>& figure) {
   std::vector<double> values;
-  for (const SubWindow& w : cpu.sub_windows)
-    if (w.sampled_seconds > 0) values.push_back(figure(w));
+  for (const W& w : windows)
+    if (w.*seconds > 0) values.push_back(figure(w));
   return values;
 }
 
 std::string rank_test_name(std::size_t before, std::size_t after) {
   return fmt::format("mann-whitney ({} vs {} sub-windows)", before, after);
+}
+
+double per_second(double value, double seconds) { return seconds > 0 ? value / seconds : 0.0; }
+
+// A count or a time as a rate: the whole run's shown, the sub-windows' tested by rank.
+template <class F>
+struct RateFigure {
+  std::string figure;
+  std::string allowance;
+  std::function<double(const F&)> value;  // over the figures' seconds
+};
+
+template <class F, class W>
+void judge_rates(Comparison& out, const Judging& judging, const std::string& scope, const F& before,
+                 const std::vector<W>& before_windows, const F& after, const std::vector<W>& after_windows,
+                 double F::*seconds, const std::vector<RateFigure<F>>& rates) {
+  for (const RateFigure<F>& rate : rates) {
+    const auto in_window = [&](const F& f) { return per_second(rate.value(f), f.*seconds); };
+    const std::function<double(const W&)> of_window = in_window;
+    const std::vector<double> b = per_window(before_windows, seconds, of_window),
+                              a = per_window(after_windows, seconds, of_window);
+    out.figures.push_back(judged(judging, rate.allowance, scope, rate.figure, in_window(before), in_window(after),
+                                 rank_test_name(b.size(), a.size()), mann_whitney_p(b, a)));
+  }
+}
+
+// The rate of gaps (or interruptions) above one tail threshold: `count` per sub-window, by the
+// rate test with the dispersion seen between sub-windows.
+template <class F, class W>
+FigureComparison tail_rate(const Judging& judging, const std::string& allowance, const std::string& scope,
+                           const std::string& figure, const std::vector<W>& before, const std::vector<W>& after,
+                           double F::*seconds, const std::function<double(const W&)>& count) {
+  const std::vector<double> b = per_window(before, seconds, count), a = per_window(after, seconds, count);
+  double b_total = 0, a_total = 0, b_seconds = 0, a_seconds = 0;
+  for (const W& w : before) b_total += count(w), b_seconds += w.*seconds;
+  for (const W& w : after) a_total += count(w), a_seconds += w.*seconds;
+  const double dispersion = count_dispersion(b, a);
+  const double p = rate_ratio_p(static_cast<std::uint64_t>(b_total), b_seconds,
+                                static_cast<std::uint64_t>(a_total), a_seconds, dispersion);
+  return judged(judging, allowance, scope, figure, per_second(b_total, b_seconds), per_second(a_total, a_seconds),
+                fmt::format("rate (dispersion {:.2f})", dispersion), p);
 }
 
 }  // namespace
@@ -128,49 +176,28 @@ void compare_gaps(Comparison& out, const GapScope& gap_scope, const Baseline& be
   for (const Quantile& quantile :
        {Quantile{"p50_ns", 0.5, &SubWindow::p50_ns}, Quantile{"p99_ns", 0.99, &SubWindow::p99_ns},
         Quantile{"p99_9_ns", 0.999, &SubWindow::p999_ns}, Quantile{"p99_99_ns", 0.9999, &SubWindow::p9999_ns}}) {
-    const auto field = [&](const SubWindow& w) { return w.*quantile.field; };
-    const std::vector<double> b = per_window(before, field), a = per_window(after, field);
+    const std::function<double(const SubWindow&)> field = [&](const SubWindow& w) { return w.*quantile.field; };
+    const std::vector<double> b = per_window(before.sub_windows, &CpuFigures::sampled_seconds, field),
+                              a = per_window(after.sub_windows, &CpuFigures::sampled_seconds, field);
     out.figures.push_back(judged(judging, gap_scope.allowances + "." + quantile.name, scope, quantile.name,
                                  baseline_quantile_ns(before_run, before, quantile.q, gap_scope.before_hertz),
                                  baseline_quantile_ns(after_run, after, quantile.q, gap_scope.after_hertz),
                                  rank_test_name(b.size(), a.size()), mann_whitney_p(b, a)));
   }
-  const auto per_second = [](double value, double seconds) { return seconds > 0 ? value / seconds : 0.0; };
-  {
-    const auto rate = [&](const SubWindow& w) {
-      return per_second(static_cast<double>(w.interruptions), w.sampled_seconds);
-    };
-    const std::vector<double> b = per_window(before, rate), a = per_window(after, rate);
-    out.figures.push_back(judged(judging, gap_scope.allowances + ".interruptions_per_s", scope,
-                                 "interruptions_per_s",
-                                 per_second(static_cast<double>(before.interruptions), before.sampled_seconds),
-                                 per_second(static_cast<double>(after.interruptions), after.sampled_seconds),
-                                 rank_test_name(b.size(), a.size()), mann_whitney_p(b, a)));
-  }
-  {
-    const auto share = [&](const SubWindow& w) { return per_second(w.stolen_seconds, w.sampled_seconds); };
-    const std::vector<double> b = per_window(before, share), a = per_window(after, share);
-    out.figures.push_back(judged(judging, gap_scope.allowances + ".stolen_share", scope, "stolen_share",
-                                 per_second(before.stolen_seconds, before.sampled_seconds),
-                                 per_second(after.stolen_seconds, after.sampled_seconds),
-                                 rank_test_name(b.size(), a.size()), mann_whitney_p(b, a)));
-  }
+  judge_rates<CpuFigures, SubWindow>(out, judging, scope, before, before.sub_windows, after, after.sub_windows,
+                                     &CpuFigures::sampled_seconds,
+                                     {{"interruptions_per_s", gap_scope.allowances + ".interruptions_per_s",
+                                       [](const CpuFigures& f) { return static_cast<double>(f.interruptions); }},
+                                      {"stolen_share", gap_scope.allowances + ".stolen_share",
+                                       [](const CpuFigures& f) { return f.stolen_seconds; }}});
   FigureComparison tail = max_placeholder(scope, "rate of gaps above the highest threshold reached",
                                           std::string(to_string(Verdict::no_change)));
   for (std::size_t t = 0; t < before_run.tail_thresholds_ns.size(); ++t) {
-    const auto count = [&](const SubWindow& w) { return static_cast<double>(w.over_threshold[t]); };
-    const std::vector<double> b = per_window(before, count), a = per_window(after, count);
-    double b_total = 0, a_total = 0, b_seconds = 0, a_seconds = 0;
-    for (const SubWindow& w : before.sub_windows) b_total += count(w), b_seconds += w.sampled_seconds;
-    for (const SubWindow& w : after.sub_windows) a_total += count(w), a_seconds += w.sampled_seconds;
-    const double dispersion = count_dispersion(b, a);
-    const double p = rate_ratio_p(static_cast<std::uint64_t>(b_total), b_seconds,
-                                  static_cast<std::uint64_t>(a_total), a_seconds, dispersion);
     const double threshold_us = before_run.tail_thresholds_ns[t] / 1000;
-    FigureComparison row =
-        judged(judging, gap_scope.allowances + ".tail_rates", scope,
-               fmt::format("gaps_over_{}us_per_s", threshold_us), per_second(b_total, b_seconds),
-               per_second(a_total, a_seconds), fmt::format("rate (dispersion {:.2f})", dispersion), p);
+    FigureComparison row = tail_rate<CpuFigures, SubWindow>(
+        judging, gap_scope.allowances + ".tail_rates", scope, fmt::format("gaps_over_{}us_per_s", threshold_us),
+        before.sub_windows, after.sub_windows, &CpuFigures::sampled_seconds,
+        [&](const SubWindow& w) { return static_cast<double>(w.over_threshold[t]); });
     if (std::max(before.max_ns, after.max_ns) >= before_run.tail_thresholds_ns[t]) {
       tail = row;
       tail.test = fmt::format("as gaps_over_{}us_per_s", threshold_us);
@@ -181,14 +208,6 @@ void compare_gaps(Comparison& out, const GapScope& gap_scope, const Baseline& be
 }
 
 namespace {
-
-std::vector<double> per_watched_window(const BaselineWatched& w,
-                                       const std::function<double(const WatchedFigures&)>& figure) {
-  std::vector<double> values;
-  for (const WatchedFigures& f : w.sub_windows)
-    if (f.seconds > 0) values.push_back(figure(f));
-  return values;
-}
 
 // Whether every sub-window of `w` knows its count above tail threshold t.
 bool tail_known(const BaselineWatched& w, std::size_t t) {
@@ -202,25 +221,13 @@ void compare_watched(Comparison& out, const Baseline& before_run, const Baseline
                      const Baseline& after_run, const BaselineWatched& after, const Judging& judging) {
   (void)after_run;  // check_comparable made the thresholds the same
   const std::string scope = fmt::format("watched cpu {}", before.cpu);
-  const auto per_second = [](double value, double seconds) { return seconds > 0 ? value / seconds : 0.0; };
-  struct Rate {
-    const char* figure;
-    const char* allowance;
-    std::function<double(const WatchedFigures&)> value;
-  };
-  const Rate rates[] = {
-      {"interruptions_per_s", "watch.interruptions_per_s",
-       [](const WatchedFigures& f) { return static_cast<double>(f.interruptions); }},
-      {"preemptions_per_s", "watch.preemptions_per_s",
-       [](const WatchedFigures& f) { return static_cast<double>(f.preemptions); }},
-      {"stolen_share", "watch.stolen_share", [](const WatchedFigures& f) { return f.stolen_seconds; }},
-  };
-  for (const Rate& rate : rates) {
-    const auto in_window = [&](const WatchedFigures& f) { return per_second(rate.value(f), f.seconds); };
-    const std::vector<double> b = per_watched_window(before, in_window), a = per_watched_window(after, in_window);
-    out.figures.push_back(judged(judging, rate.allowance, scope, rate.figure, in_window(before), in_window(after),
-                                 rank_test_name(b.size(), a.size()), mann_whitney_p(b, a)));
-  }
+  judge_rates<WatchedFigures, WatchedFigures>(
+      out, judging, scope, before, before.sub_windows, after, after.sub_windows, &WatchedFigures::seconds,
+      {{"interruptions_per_s", "watch.interruptions_per_s",
+        [](const WatchedFigures& f) { return static_cast<double>(f.interruptions); }},
+       {"preemptions_per_s", "watch.preemptions_per_s",
+        [](const WatchedFigures& f) { return static_cast<double>(f.preemptions); }},
+       {"stolen_share", "watch.stolen_share", [](const WatchedFigures& f) { return f.stolen_seconds; }}});
   FigureComparison tail = max_placeholder(scope, "rate of interruptions above the highest threshold reached",
                                           "not tested (no tail count known above the longest)");
   const double before_longest = before.longest_ns.value_or(0), after_longest = after.longest_ns.value_or(0);
@@ -238,17 +245,10 @@ void compare_watched(Comparison& out, const Baseline& before_run, const Baseline
                                       unknown.tail_unknown.empty() ? "no count recorded" : unknown.tail_unknown));
       continue;
     }
-    const auto count = [&](const WatchedFigures& f) { return static_cast<double>(*f.over_threshold[t]); };
-    const std::vector<double> b = per_watched_window(before, count), a = per_watched_window(after, count);
-    double b_total = 0, a_total = 0, b_seconds = 0, a_seconds = 0;
-    for (const WatchedFigures& f : before.sub_windows) b_total += count(f), b_seconds += f.seconds;
-    for (const WatchedFigures& f : after.sub_windows) a_total += count(f), a_seconds += f.seconds;
-    const double dispersion = count_dispersion(b, a);
-    const double p = rate_ratio_p(static_cast<std::uint64_t>(b_total), b_seconds,
-                                  static_cast<std::uint64_t>(a_total), a_seconds, dispersion);
-    FigureComparison row =
-        judged(judging, "watch.tail_rates", scope, figure, per_second(b_total, b_seconds),
-               per_second(a_total, a_seconds), fmt::format("rate (dispersion {:.2f})", dispersion), p);
+    FigureComparison row = tail_rate<WatchedFigures, WatchedFigures>(
+        judging, "watch.tail_rates", scope, figure, before.sub_windows, after.sub_windows,
+        &WatchedFigures::seconds,
+        [&](const WatchedFigures& f) { return static_cast<double>(*f.over_threshold[t]); });
     if (reached) {
       tail = row;
       tail.test = fmt::format("as {}", figure);
