@@ -30,11 +30,10 @@ void read_sampler_state(const SamplerShared& shared, WindowDetail window, Sample
   r.interrupted_ticks = shared.interrupted_ticks.load(std::memory_order_relaxed);
   r.sampled_ticks = shared.sampled_ticks.load(std::memory_order_relaxed);
   r.window_detail = std::move(window);
-  r.window = r.window_detail.summary;
 }
 
 CpuFigures window_figures(const SamplerReading& r) {
-  CpuFigures f = r.window;
+  CpuFigures f = r.window_detail.summary;
   f.valid = r.sampling && f.valid && f.span_seconds > 0;
   const TickScale& scale = r.settings.scale;
   set_counted(f, r.window_detail.sampled_ticks, r.window_detail.interruptions, r.window_detail.interrupted_ticks,

@@ -45,9 +45,8 @@ struct SamplerReading {
   std::uint64_t interruptions = 0;
   std::uint64_t interrupted_ticks = 0;
   std::uint64_t sampled_ticks = 0;
-  CpuFigures window;  // the window's gap figures (WindowDetail::summary)
-  // window's summary again, with its gaps, counters, sequence and the thread's context switches
-  // (read by update_windows, not at scrape time)
+  // The window's gap figures (its summary), with its gaps, counters, sequence and the thread's
+  // context switches.
   WindowDetail window_detail;
 };
 

@@ -70,7 +70,7 @@ struct SamplerFamilies {
     sample(up, {{"cpu", cpu}}, r.up ? 1 : 0);
     if (!r.sampling) return;
     sample(cpu_losses, {{"cpu", cpu}}, static_cast<double>(r.cpu_losses));
-    // The whole run's figures (the window's are r.window); /metrics exports seconds.
+    // The whole run's figures (the window's are r.window_detail.summary); /metrics exports seconds.
     CpuFigures run;
     set_counted(run, r.sampled_ticks, r.interruptions, r.interrupted_ticks, s.scale);
     set_limits(run, r.startup.floor_ticks, r.startup.threshold_ticks, s.scale);
@@ -89,7 +89,7 @@ struct SamplerFamilies {
     sample(interruptions, {{"cpu", cpu}}, static_cast<double>(run.interruptions));
     sample(stolen, {{"cpu", cpu}}, run.stolen_seconds);
     sample(sampled, {{"cpu", cpu}}, run.sampled_seconds);
-    const CpuFigures& summary = r.window;
+    const CpuFigures& summary = r.window_detail.summary;
     ClientMetric q;
     q.label = {{"cpu", cpu}};
     q.summary.sample_count = h_count;

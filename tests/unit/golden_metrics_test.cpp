@@ -91,8 +91,8 @@ SamplerReading sampler(int cpu, bool window_ready) {
   r.interrupted_ticks = 990 * 2000 + 10 * 200000;
   r.sampled_ticks = 900000 * 40 + 99000 * 60 + r.interrupted_ticks;
   if (window_ready) {
-    r.window = summarize(r.gaps, 200000, scale);
-    r.window.valid = true;
+    r.window_detail.summary = summarize(r.gaps, 200000, scale);
+    r.window_detail.summary.valid = true;
   }
   r.window_detail.context_switches = ContextSwitches{12, 3};
   return r;

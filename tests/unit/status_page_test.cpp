@@ -53,10 +53,9 @@ StatusSnapshot snapshot() {
   r.window_detail.end_unix_seconds = 1.7e9 + 9;
   r.window_detail.interruptions = 6;
   r.window_detail.interrupted_ticks = 210'000;
-  r.window = summarize(r.window_detail.gaps, 200000, scale);
-  r.window.valid = true;
-  r.window.span_seconds = 2;
-  r.window_detail.summary = r.window;
+  r.window_detail.summary = summarize(r.window_detail.gaps, 200000, scale);
+  r.window_detail.summary.valid = true;
+  r.window_detail.summary.span_seconds = 2;
   s.samplers.push_back(r);
   SamplerReading broken;
   broken.settings.cpu = 5;
@@ -102,7 +101,7 @@ TEST_CASE("the status page escapes everything from the machine and links its pat
   CHECK(page.find("data-sequence=\"7\"") != std::string::npos);
   CHECK(page.find("<svg") != std::string::npos);  // the exceedance plot of cpu 3
   // p99 of cpu 3: 1000 + 5 + 2000 + 1 gaps, rank 2977 is a 20 ns gap (bucket edge 20.5 ns).
-  const double p99 = ns_to_seconds(snapshot().samplers[0].window.p99_ns);
+  const double p99 = ns_to_seconds(snapshot().samplers[0].window_detail.summary.p99_ns);
   CHECK(p99 == Approx(20.5e-9));
   CHECK(page.find("id=\"cpu3-p99\">" + fmt::format("{:.3f}", p99 * 1e6) + "<") != std::string::npos);
   CHECK(page.find("id=\"cpu3-max\">100.000<") != std::string::npos);
@@ -118,8 +117,9 @@ TEST_CASE("the status JSON holds the window figures /metrics exports", "[status_
   REQUIRE(j["cpus"].size() == 2);
   const Json& cpu = j["cpus"][0];
   CHECK(cpu["cpu"] == 3);
-  CHECK(cpu["window"]["p99_seconds"].get<double>() == ns_to_seconds(s.samplers[0].window.p99_ns));
-  CHECK(cpu["window"]["p99_99_seconds"].get<double>() == ns_to_seconds(s.samplers[0].window.p9999_ns));
+  CHECK(cpu["window"]["p99_seconds"].get<double>() == ns_to_seconds(s.samplers[0].window_detail.summary.p99_ns));
+  CHECK(cpu["window"]["p99_99_seconds"].get<double>() ==
+        ns_to_seconds(s.samplers[0].window_detail.summary.p9999_ns));
   CHECK(cpu["window"]["max_seconds"].get<double>() == Approx(100e-6));
   CHECK(cpu["window"]["interruptions_per_second"].get<double>() == Approx(3));
   CHECK(cpu["window"]["stolen_ratio"].get<double>() == Approx(105e-6 / 2));
