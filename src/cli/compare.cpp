@@ -8,9 +8,9 @@
 #include <cmath>
 #include <iostream>
 
-#include "cli/html_report.h"
 #include "cli/progress.h"
 #include "compare/comparison.h"
+#include "compare/comparison_html.h"
 #include "compare/prometheus_history.h"
 
 namespace jitterd {

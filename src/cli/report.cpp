@@ -8,13 +8,13 @@
 #include <thread>
 
 #include "cli/baseline.h"
-#include "cli/html_report.h"
 #include "cli/posture_report.h"
 #include "cli/progress.h"
 #include "config/config_source.h"
 #include "daemon/logging.h"
 #include "host/cpu_list.h"
 #include "probes/probe_registry.h"
+#include "report/baseline_html.h"
 #include "report/render.h"
 #include "sampling/probe_context.h"
 #include "sampling/sampler_set.h"

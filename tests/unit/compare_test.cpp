@@ -15,8 +15,8 @@
 #include <tuple>
 
 #include "cli/baseline.h"
-#include "cli/html_report.h"
 #include "compare/comparison.h"
+#include "compare/comparison_html.h"
 #include "host/text.h"
 #include "measure/op_cost.h"
 #include "report/baseline_file.h"
