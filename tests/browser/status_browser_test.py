@@ -11,7 +11,10 @@ anything but the page itself. The page's visible p99 of the sampled CPU must mat
 taken at the same window: the JSON is read before and after the load, and the three window
 sequences (JSON, page, JSON) must be equal, else it loads again; the same for the loop's p99 in
 the loops' section (the loops probe's last run equal in both JSON reads), and its plot. Also at a phone's width nothing
-but the tables scrolls sideways. Saves status.png (desktop, the top 1700 px) under --screenshots.
+but the tables scrolls sideways, and at a laptop's 1280 px nothing does but the tables (the row that
+overflowed there is named). Then a second daemon that samples nothing and watches cpu 1, where
+the loop runs (the watch's tables and the loop's beside them), at 1280 px and a phone's width
+the same. Saves status.png (desktop, the top 1700 px) under --screenshots.
 Skips (77) without chromium or python3-websocket, or with fewer than two CPUs.
 
 Usage: /usr/bin/python3 status_browser_test.py --jitterd BINARY --poll-loop BINARY --screenshots DIR
@@ -58,7 +61,64 @@ loops:
   interval: 1s
 """
 
+# The second daemon: no sampler, cpu 1 watched (bpf where its program loads, the most tables; else
+# counts), the loop there.
+WATCH_CONFIG = """\
+cpus: []
+sampler:
+  window: 10s
+web:
+  listen_address: "127.0.0.1:0"
+application:
+  tasks: ["poll_loop"]
+watch:
+  cpus: "1"
+  method: auto
+  interval: 1s
+loops:
+  directory: {loops}
+  interval: 1s
+probes:
+  clock: {enabled: false}
+  kernel_cost: {enabled: false}
+  pacing: {enabled: false}
+  pinning: {enabled: false}
+  c2c: {enabled: false}
+  attribution: {enabled: false}
+"""
+
 LISTENING_RE = re.compile(r"listening on (127\.0\.0\.1:\d+)")
+
+# The elements wider than the viewport's right edge that no scrolling or clipping box holds (a
+# table in its .table-wrap may scroll; the page itself may not), as "tag#id.class +N px".
+OVERFLOWING_JS = """(() => {
+  const width = window.innerWidth, found = [];
+  for (const e of document.querySelectorAll('body *')) {
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 || r.right <= width + 0.5) continue;
+    let p = e.parentElement, held = false;
+    for (; p && p !== document.body; p = p.parentElement)
+      if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) { held = true; break; }
+    if (held) continue;
+    const cls = typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\\s+/).join('.') : '';
+    found.push(e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + cls + ' +' + Math.round(r.right - width) + ' px');
+  }
+  return found.slice(0, 8).join('; ');
+})()"""
+
+
+def check_widths(browser, url, failures, what):
+    """At a laptop's width and a phone's, nothing but the tables scrolls sideways."""
+    for name, width, height, mobile in (("1280 px", 1280, 800, False), ("phone", 390, 844, True)):
+        problems = load_url(browser, url, width=width, height=height, mobile=mobile)
+        failures += [f"{what} ({name}): {p}" for p in problems]
+        overflow = evaluate(browser, "document.documentElement.scrollWidth - window.innerWidth")
+        if overflow > 0:
+            failures.append(f"{what} ({name}): the page is {overflow} px wider than the screen: "
+                            f"{evaluate(browser, OVERFLOWING_JS)}")
+        else:
+            tables = evaluate(browser, "document.querySelectorAll('table').length")
+            print(f"{what} ({name}): {tables} tables, nothing but them wider than the screen")
 
 
 def get_json(url):
@@ -133,6 +193,53 @@ def check_loops(browser, base, failures):
             failures.append(f"loop {loop['loop']}: no exceedance plot")
 
 
+def stop(daemon):
+    if daemon.poll() is not None:
+        return
+    daemon.send_signal(signal.SIGTERM)
+    try:
+        daemon.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        daemon.kill()
+        daemon.wait()
+
+
+def check_watch_page(args, workdir, loops, browser, failures):
+    """A daemon that watches cpu 1, where the loop runs: its page at 1280 px and a phone's width."""
+    config = os.path.join(workdir, "watch.yaml")
+    with open(config, "w") as f:
+        f.write(WATCH_CONFIG.replace("{loops}", loops))
+    log_path = os.path.join(workdir, "watch.log")
+    loop = subprocess.Popen([os.path.realpath(args.poll_loop), "watch_loop", "1", "0", "app=watched"],
+                            env=dict(os.environ, JITTERD_LOOP_DIR=loops), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    with open(log_path, "w") as log:
+        daemon = subprocess.Popen([os.path.realpath(args.jitterd), "run", "--config", config], stdout=log,
+                                  stderr=subprocess.STDOUT)
+    try:
+        def listening():
+            if daemon.poll() is not None:
+                raise AssertionError(f"jitterd exited {daemon.returncode}: {open(log_path).read()[-2000:]}")
+            return (LISTENING_RE.findall(open(log_path).read()) or [None])[0]
+
+        base = "http://" + wait_until(listening, 30, interval=0.2, what="the watching daemon to listen")
+
+        def ready():
+            document = get_json(base + "/status.json")
+            watched = any(p["name"] == "watch" and p["ran"] for p in document["probes"])
+            looping = document["loops"] and any(l["window"] for l in document["loops"]["loops"])
+            return watched and looping
+
+        wait_until(ready, 60, interval=0.5, what="the watch's first readings and the loop's window")
+        check_widths(browser, base + "/", failures, "watch status page")
+        if "Watched CPUs" not in evaluate(browser, "document.body.innerText"):
+            failures.append("watch status page: no section of the watch probe")
+    finally:
+        loop.kill()
+        loop.wait()
+        stop(daemon)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--jitterd", required=True)
@@ -184,22 +291,17 @@ def main():
         check_page(browser, base, failures)
         screenshot(browser, os.path.join(args.screenshots, "status.png"), True, 1100, max_height=1700)
 
-        problems = load_url(browser, base + "/", width=390, height=844, mobile=True)
-        failures += [f"status page (phone): {p}" for p in problems]
-        overflow = evaluate(browser, "document.documentElement.scrollWidth - window.innerWidth")
-        if overflow > 0:
-            failures.append(f"status page (phone): the page is {overflow} px wider than the screen")
+        check_widths(browser, base + "/", failures, "status page")
+        stop(daemon)
+        loop.kill()
+        loop.wait()
+        check_watch_page(args, workdir, loops, browser, failures)
     finally:
         loop.kill()
         loop.wait()
         if browser is not None:
             browser.close()
-        daemon.send_signal(signal.SIGTERM)
-        try:
-            daemon.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            daemon.wait()
+        stop(daemon)
     for failure in failures:
         print(f"FAIL: {failure}", file=sys.stderr)
     print(f"screenshots in {args.screenshots}; daemon log in {log_path}")
