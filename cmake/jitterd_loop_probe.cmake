@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-# The loop probe library, include/jitterd/loop_probe.h: header-only (C11, C++17 and later), an
-# INTERFACE target here (jitterd::loop_probe, as find_package(jitterd-loop-probe) gives it to
-# applications), and its install rules: the header under PREFIX/include/jitterd, the pkg-config
+# The loop probe library, include/jitterd/loop_probe.h and the parts it includes (loop_probe_*.h):
+# header-only (C11, C++17 and later), an INTERFACE target here (jitterd::loop_probe, as
+# find_package(jitterd-loop-probe) gives it to applications), and its install rules: the headers
+# under PREFIX/include/jitterd, the pkg-config
 # file jitterd-loop-probe.pc and the CMake package configuration, both architecture-independent
 # and so under PREFIX/share (share/pkgconfig and share/cmake/jitterd-loop-probe, where pkg-config
 # and find_package look; both relocatable: their prefix is where they lie). Included by the top
@@ -32,7 +33,11 @@ if(NOT JITTERD_MEASURE_ONLY)
                  ${jitterd_loop_probe_generated}/jitterd-loop-probe-config.cmake @ONLY)
   write_basic_package_version_file(${jitterd_loop_probe_generated}/jitterd-loop-probe-config-version.cmake
                                    VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion ARCH_INDEPENDENT)
-  install(FILES ${CMAKE_SOURCE_DIR}/include/jitterd/loop_probe.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/jitterd)
+  # The header applications include and its parts (jitterd/loop_probe.h includes them).
+  install(FILES ${CMAKE_SOURCE_DIR}/include/jitterd/loop_probe.h ${CMAKE_SOURCE_DIR}/include/jitterd/loop_probe_layout.h
+                ${CMAKE_SOURCE_DIR}/include/jitterd/loop_probe_checks.h ${CMAKE_SOURCE_DIR}/include/jitterd/loop_probe_open.h
+                ${CMAKE_SOURCE_DIR}/include/jitterd/loop_probe_record.h
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/jitterd)
   install(FILES ${jitterd_loop_probe_generated}/jitterd-loop-probe.pc DESTINATION ${CMAKE_INSTALL_DATADIR}/pkgconfig)
   install(FILES ${jitterd_loop_probe_generated}/jitterd-loop-probe-config.cmake
                 ${jitterd_loop_probe_generated}/jitterd-loop-probe-config-version.cmake

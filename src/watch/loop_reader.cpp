@@ -12,7 +12,7 @@
 #include "host/descriptor.h"
 #include "host/tasks.h"
 #include "host/text.h"
-#include "jitterd/loop_probe.h"
+#include "jitterd/loop_probe_layout.h"
 
 namespace jitterd {
 

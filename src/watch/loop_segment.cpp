@@ -9,7 +9,7 @@
 #include <variant>
 
 #include "host/text.h"
-#include "jitterd/loop_probe.h"
+#include "jitterd/loop_probe_layout.h"
 
 namespace jitterd {
 

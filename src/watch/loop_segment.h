@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The segment a loop probe writes (include/jitterd/loop_probe.h; layout in docs/loops.md), parsed
+// The segment a loop probe writes (include/jitterd/loop_probe_layout.h; docs/loops.md), parsed
 // from copied bytes as hostile input: every field is checked before it is used, nothing is read
 // outside the copy, and the counters are checked against each other. Pure functions of their
 // arguments; safe from any thread.

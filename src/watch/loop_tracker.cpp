@@ -13,7 +13,7 @@
 
 #include "host/descriptor.h"
 #include "host/text.h"
-#include "jitterd/loop_probe.h"
+#include "jitterd/loop_probe_layout.h"
 #include "watch/loop_reader.h"
 
 namespace jitterd {

@@ -11,9 +11,9 @@ libsystemd, CLI11, nlohmann-json, fmt, libmicrohttpd, GnuTLS, zlib, libcurl), an
 in compare/ only (its Prometheus client, compare --prometheus, is its one user; cli/ no longer
 sees it).
 
-The public headers of include/ (include/jitterd/loop_probe.h, which applications include) include
-only system headers (<...>): they are below every folder of src/, which may include them as
-"jitterd/..." (measure/ excepted: the standard library only).
+The public headers of include/ (include/jitterd/loop_probe.h, which applications include, and its
+parts loop_probe_*.h) include only system headers (<...>): they are below every folder of src/,
+which may include them as "jitterd/..." (measure/ excepted: the standard library only).
 
 Usage: include_direction_test.py SRC_DIR
 Exit 0 when every include points down, 1 naming each file, line and include that does not.

@@ -10,7 +10,8 @@
 #                                 mount namespace: open fails with ENOSPC, no SIGBUS (root only)
 #   strict SOURCE_DIR             strict ISO C11 with a system header first: the header's #error
 #                                 names what to define; header first, -D_POSIX_C_SOURCE, gnu11
-#                                 and C++17 compile with -Wall -Wextra -Werror -pedantic
+#                                 and C++17 compile with -Wall -Wextra -Werror -pedantic, and so
+#                                 does each of its parts (loop_probe_*.h) included alone
 #   docs SOURCE_DIR               the first C block of docs/loops.md ("The library") compiled as
 #                                 the docs say and run with an open that fails (a missing
 #                                 directory, a bad name): it runs its loop without the probe and
@@ -70,6 +71,17 @@ mode_strict() {
         || fail "strict C11 with the header first does not compile"
     c++ -std=c++17 "${strict[@]}" -I"$include" -x c++ -c "$tmp/late.c" -o "$tmp/late.o" || fail "C++17 does not compile"
     ((status == 0)) && ok "header first (c11), -D_POSIX_C_SOURCE (c11), gnu11 and C++17 compile"
+    # Each part on its own, first in its file: it includes what it uses (the parts of one library
+    # may be included in any order without breaking).
+    local part
+    for part in "$include"/jitterd/loop_probe_*.h; do
+        printf '#include <jitterd/%s>\nint main(void) { return 0; }\n' "$(basename "$part")" >"$tmp/part.c"
+        cc -std=c11 "${strict[@]}" -I"$include" -c "$tmp/part.c" -o "$tmp/part.o" \
+            || fail "$(basename "$part") alone does not compile as strict C11"
+        c++ -std=c++17 "${strict[@]}" -I"$include" -x c++ -c "$tmp/part.c" -o "$tmp/part.o" \
+            || fail "$(basename "$part") alone does not compile as C++17"
+    done
+    ((status == 0)) && ok "each part alone compiles (c11, C++17): $(cd "$include/jitterd" && echo loop_probe_*.h)"
 }
 
 mode_docs() {

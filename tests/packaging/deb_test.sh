@@ -72,7 +72,7 @@ build_and_check() {
         /usr/share/man/man8/jitterd-run.8.gz /usr/share/man/man8/jitterd-check-config.8.gz /usr/share/man/man8/jitterd-report.8.gz /usr/share/man/man8/jitterd-baseline.8.gz /usr/share/man/man8/jitterd-compare.8.gz /usr/share/man/man8/jitterd-fleet.8.gz \
         /usr/share/doc/jitterd/copyright /usr/share/doc/jitterd/changelog.gz \
         /usr/share/jitterd/systemd/jitterd-tracepoints.conf /usr/share/jitterd/systemd/jitterd-bpf.conf \
-        /usr/include/jitterd/loop_probe.h /usr/share/pkgconfig/jitterd-loop-probe.pc /usr/share/cmake/jitterd-loop-probe/jitterd-loop-probe-config.cmake /usr/share/cmake/jitterd-loop-probe/jitterd-loop-probe-config-version.cmake; do
+        /usr/include/jitterd/loop_probe.h /usr/include/jitterd/loop_probe_layout.h /usr/include/jitterd/loop_probe_checks.h /usr/include/jitterd/loop_probe_open.h /usr/include/jitterd/loop_probe_record.h /usr/share/pkgconfig/jitterd-loop-probe.pc /usr/share/cmake/jitterd-loop-probe/jitterd-loop-probe-config.cmake /usr/share/cmake/jitterd-loop-probe/jitterd-loop-probe-config-version.cmake; do
         grep -qxF "$path" <<<"$listing" || fail "$(basename "$deb") lacks $path"
     done
     grep -q '^/lib/' <<<"$listing" && fail "$(basename "$deb") installs under /lib: $(grep '^/lib/' <<<"$listing" | head -3)"

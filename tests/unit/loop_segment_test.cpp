@@ -15,7 +15,7 @@
 
 #include "fixture_tree.h"
 #include "host/text.h"
-#include "jitterd/loop_probe.h"
+#include "jitterd/loop_probe_layout.h"
 #include "measure/histogram.h"
 #include "watch/loop_reader.h"
 #include "watch/loop_segment.h"
