@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Builds a BPF program with clang's bpf target and turns it into a libbpf skeleton header with
-# bpftool, at build time: jitterd_bpf_skeleton(TARGET SOURCE NAME) compiles SOURCE (a *.bpf.c) into
-# generated/NAME.bpf.o and writes generated/NAME.skel.h, which TARGET's sources include. The object
+# bpftool, at build time: jitterd_bpf_skeleton(TARGET SOURCE NAME [PART...]) compiles SOURCE (a
+# *.bpf.c) into generated/NAME.bpf.o and writes generated/NAME.skel.h, which TARGET's sources
+# include. PARTs are the headers SOURCE includes beside NAME.h (a program in parts is still one
+# compilation unit: one object, one skeleton); a change to any of them rebuilds it. The object
 # carries BTF (-g) so libbpf relocates its field reads to the running kernel's layout (CO-RE).
 find_program(JITTERD_BPF_CLANG NAMES clang-14 clang REQUIRED)
 find_program(JITTERD_BPFTOOL NAMES bpftool PATHS /usr/sbin /sbin REQUIRED)
@@ -24,7 +26,7 @@ function(jitterd_bpf_skeleton target source name)
     COMMAND ${JITTERD_BPF_CLANG} -g -O2 -Wall -target bpf -D__TARGET_ARCH_${arch}
             -I${source_dir} -I/usr/include/${multiarch} -c ${source} -o ${out}/${name}.bpf.o
     COMMAND ${JITTERD_BPFTOOL} gen skeleton ${out}/${name}.bpf.o name ${name} > ${out}/${name}.skel.h
-    DEPENDS ${source} ${source_dir}/${name}.h
+    DEPENDS ${source} ${source_dir}/${name}.h ${ARGN}
     COMMENT "BPF program ${name}: clang -target bpf, bpftool gen skeleton"
     VERBATIM)
   add_custom_target(${name}_skeleton DEPENDS ${out}/${name}.skel.h)
