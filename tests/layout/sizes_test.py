@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Checks the sizes in src/: no file over 450 lines, no function over 80 (docs/DESIGN.md, "Habits":
-files of a few hundred lines, functions of a screen).
+"""Checks the sizes of the C and C++ sources in src/ and of the public headers in include/ (the
+loop probe library applications include), C files (the BPF program) as well as C++: no file over
+450 lines, no function over 80 (docs/DESIGN.md, "Sizes": files of a few hundred lines, functions of
+a screen).
 
 A function is found by a brace-depth scan: a `{` at namespace depth (outside any function, class
 body aside) whose statement so far ends in a parameter list `)` (and qualifiers, an initializer
@@ -13,7 +15,7 @@ literals are blanked before scanning, so braces in them do not count.
 EXCEPTIONS name files or functions allowed to be longer, each with its reason in docs/DESIGN.md
 ("Sizes"); an entry that no longer needs its exception is reported as one to delete.
 
-Usage: sizes_test.py SRC_DIR
+Usage: sizes_test.py SRC_DIR (include/ is read beside it)
 Exit 0 when every file and function fits, 1 naming each one that does not.
 """
 
@@ -24,7 +26,13 @@ import sys
 MAX_FILE_LINES = 450
 MAX_FUNCTION_LINES = 80
 
-# (relative path, function name or None for the whole file) -> why (also in docs/DESIGN.md).
+# The sources read: C++ and C (src/watch/bpf/*.bpf.c and the headers it includes), under src/ and
+# include/ (the folder beside src/).
+SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".c")
+FOLDERS = ("src", "include")
+
+# (path from the source root, as "src/..." or "include/...", function name or None for the whole
+# file) -> why (also in docs/DESIGN.md).
 EXCEPTIONS: dict = {}  # none today
 
 RAW_STRING = re.compile(r'R"([^(\s]{0,16})\(')
@@ -138,10 +146,11 @@ def main(argv):
     failed = False
     used = set()
     counted = 0
-    for path in sorted(src.rglob("*")):
-        if path.suffix not in (".h", ".hpp", ".cpp", ".cc") or not path.is_file():
-            continue
-        relative = path.relative_to(src).as_posix()
+    root = src.parent
+    paths = sorted(path for folder in FOLDERS for path in (root / folder).rglob("*")
+                   if path.name.endswith(SUFFIXES) and path.is_file())
+    for path in paths:
+        relative = path.relative_to(root).as_posix()
         text = path.read_text(encoding="utf-8")
         lines = text.count("\n") + (0 if text.endswith("\n") else 1)
         if lines > MAX_FILE_LINES:
@@ -149,7 +158,7 @@ def main(argv):
                 used.add((relative, None))
             else:
                 failed = True
-                print(f"FAIL: src/{relative}: {lines} lines, over {MAX_FILE_LINES}: split it by meaning")
+                print(f"FAIL: {relative}: {lines} lines, over {MAX_FILE_LINES}: split it by meaning")
         for name, first, length in functions(text):
             counted += 1
             if length <= MAX_FUNCTION_LINES:
@@ -158,16 +167,16 @@ def main(argv):
                 used.add((relative, name))
                 continue
             failed = True
-            print(f"FAIL: src/{relative}:{first}: {name} is {length} lines, over {MAX_FUNCTION_LINES}: "
+            print(f"FAIL: {relative}:{first}: {name} is {length} lines, over {MAX_FUNCTION_LINES}: "
                   f"split it into named steps")
     for relative, name in sorted(set(EXCEPTIONS) - used, key=str):
-        print(f"note: src/{relative}{' ' + name if name else ''} fits now: delete its exception from "
+        print(f"note: {relative}{' ' + name if name else ''} fits now: delete its exception from "
               f"{pathlib.Path(__file__).name} and docs/DESIGN.md")
     if counted < 500:
         print(f"FAIL: found only {counted} functions in {src}: the scan is broken")
         return 1
     if not failed:
-        print(f"ok: every file in {src} is at most {MAX_FILE_LINES} lines and each of its {counted} functions "
+        print(f"ok: every file in {', '.join(str(root / folder) for folder in FOLDERS)} ({len(paths)} files) is at most {MAX_FILE_LINES} lines and each of its {counted} functions "
               f"at most {MAX_FUNCTION_LINES}")
     return 1 if failed else 0
 
