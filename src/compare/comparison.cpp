@@ -109,8 +109,8 @@ void compare_loops(Comparison& out, const Baseline& before, const Baseline& afte
       out.notes.push_back(fmt::format("loop {}: left out, recorded only in {}", a.name, out.after_path));
 }
 
-// Watched CPUs by number; the two methods count different things, so a CPU watched by bpf in one
-// file and by counts in the other is left out.
+// Watched CPUs by number; the methods (bpf, tracepoints, counts) count different things, so a CPU
+// watched by one method in one file and by another in the other is left out.
 void compare_watched_cpus(Comparison& out, const Baseline& before, const Baseline& after, const Judging& judging) {
   std::unordered_map<int, const BaselineWatched*> after_watched, before_watched;
   for (const BaselineWatched& w : after.watched) after_watched.emplace(w.cpu, &w);

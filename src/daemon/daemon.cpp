@@ -176,7 +176,7 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
         make_probe_context(plan, runtime.host, runtime.frequency, service.samplers), std::chrono::seconds(2),
         runtime.probe_states);
     runtime.collector->set_probes([probes = service.probes] { return probes->statuses(); });
-    // Each run's /metrics text is made on the scheduler's thread, not by the scrape after it.
+    // Each run's /metrics text is made on the scheduler's lane that ran it, not by the scrape after it.
     // (A weak pointer: the collector holds the scheduler through set_probes.)
     service.probes->set_after_run([collector = std::weak_ptr<const Collector>(runtime.collector)] {
       if (const auto alive = collector.lock()) alive->render_probe_results();

@@ -288,7 +288,7 @@ std::uint64_t Collector::results_made() const {
 }
 
 // Each successful run's text is made once, when its snapshot first appears (by
-// render_probe_results on the scheduler's thread, or else by the first scrape that sees it).
+// render_probe_results on the scheduler's lane that ran it, or else by the first scrape that sees it).
 // Concatenated in the probes' order it is exactly the merged families' text as long as no two
 // probes share a family name (none of jitterd's do); if some did, the merged families are
 // serialized instead.

@@ -42,7 +42,7 @@ struct LoopWindows {
 };
 
 struct ApplicationWindows {
-  // The watch probe's: its method ("bpf" or "counts"), outlier threshold, and per reading the
+  // The watch probe's: its method ("bpf", "tracepoints" or "counts"), outlier threshold, and per reading the
   // windows of every watched CPU, oldest first.
   std::string watch_method;
   double outlier_threshold_ns = 0;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The interface every periodic probe implements, and what it returns. A probe measures something
 // once per run and hands back metric samples (plain data: only export/ knows prometheus-cpp) and
-// tables of typed cells for `jitterd report`. Probes run one at a time on the scheduler's
-// housekeeping thread; work that must happen on a given CPU goes through ProbeContext::run_on_cpu,
-// which pauses that CPU's sampler when it has one. run() may throw: a failure is reported as data,
-// never fatal.
+// tables of typed cells for `jitterd report`. The scheduler runs each probe on one of its two
+// housekeeping threads (daemon/probe_scheduler.h: the readers' lane and the active probes'), so a
+// probe's runs never overlap but two probes may run at once; work that must happen on a given CPU
+// goes through ProbeContext::run_on_cpu, which pauses that CPU's sampler when it has one. run()
+// may throw: a failure is reported as data, never fatal.
 #pragma once
 
 #include <atomic>
@@ -206,8 +207,8 @@ struct ProbeContext {
   std::function<const SamplerShared*(int cpu)> sampler_of;
   // The running sampler of `cpu`: its thread and threshold (nullopt as for sampler_of).
   std::function<std::optional<SamplerThread>(int cpu)> sampler_thread_of;
-  // The context's one BPF engine (watch/shared_bpf_watch.h), shared by the watch and attribution
-  // probes; null when neither wants it. Probes keep a copy of the pointer while they use it.
+  // The context's one BPF engine (watch/shared_bpf_watch.h), shared by the watch, loops and
+  // attribution probes; null when none wants it. Probes keep a copy of the pointer while they use it.
   std::shared_ptr<SharedBpfWatch> bpf;
   // Set when the daemon stops; probes look at it between their units of work (a rate, a
   // calibration, a window), so a stop waits for at most one unit.

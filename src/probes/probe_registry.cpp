@@ -29,11 +29,14 @@ constexpr ProbeFacts kPostureFacts{.report = ReportKind::checklist,
 
 // Attribution drains the BPF engine's records of the sampled CPUs every interval: a reader.
 constexpr ProbeFacts kAttributionFacts{.reader = true};
-// Watch: the application's CPUs, chosen with the sampled ones (host/cpu_selection), read over time;
-// not a baseline figure yet. On the status page beside the samplers: the CPUs that matter most.
+// Watch: the application's CPUs, chosen with the sampled ones (host/cpu_selection), read over time.
+// Not in_baselines: a baseline records the watched CPUs with its sampled ones (its watched[], from
+// cli/application_recording or the live download's application_windows), never as a probe run.
+// On the status page beside the samplers: the CPUs that matter most.
 constexpr ProbeFacts kWatchFacts{.status_heading = "Watched CPUs (the application's)", .reader = true};
-// Loops: the applications' own loops (their segments in loops.directory), read over time; not a
-// baseline figure yet. The status page shows them in a section of their own, beside the samplers.
+// Loops: the applications' own loops (their segments in loops.directory), read over time. Not
+// in_baselines: a baseline records them as its loops[], as the watched CPUs above. The status page
+// shows them in a section of their own, beside the samplers.
 // Its directory must be one when the configuration is taken (a missing one is a configuration
 // error, not a silent probe reading nothing); one that goes later fails the probe, as data.
 std::vector<SettingProblem> loops_plan_check(const ProbesSettings& probes, const PlanFacts&) {

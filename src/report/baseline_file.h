@@ -102,7 +102,7 @@ struct WatchedFigures {
 // A watched CPU (format 1.2): its figures over the run (the totals), per sub-window, and how.
 struct BaselineWatched : WatchedFigures {
   int cpu = 0;
-  std::string method;               // kWatchMethodBpf or kWatchMethodCounts
+  std::string method;               // kWatchMethodBpf, kWatchMethodTracepoints or kWatchMethodCounts
   double outlier_threshold_ns = 0;  // bpf: the single interruptions kept with their length
   std::string tail_unknown;         // why a tail count is unknown; "" when every one is known
   std::vector<WatchedFigures> sub_windows;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The one baseline recorder: every source of baselines (a `jitterd baseline` file and `report
-// --save`, the daemon's live download, Prometheus history; next the application CPUs and the
-// fleet) hands it plain figures (per CPU, what its counters added per sub-window and in all;
-// per probe, its last status; the machine's facts) and gets the same Baseline back: the same
+// --save`, the daemon's live download, Prometheus history), for the sampled CPUs and the
+// application's side alike (its loops and watched CPUs), hands it plain figures (per CPU, what its
+// counters added per sub-window and in all; per probe, its last status; the machine's facts) and
+// gets the same Baseline back: the same
 // fingerprint fields by one recipe, the same sub-window length, the same configuration keys
 // where the sources share them, the same UTC timestamp. Pure functions; safe from any thread.
 #pragma once
