@@ -224,27 +224,22 @@ std::string info_label(const Gathered& g, const char* name, const char* label) {
   return it == g.info.end() ? std::string() : it->second.label(label);
 }
 
-// The watched CPUs from the watch probe's counters, per sub-window: interruptions, preemptions and
-// stolen seconds, by the method the range's last jitterd_watch_method_info names (bpf: its
-// interruptions by cause, `preempted` the preemptions; counts: the kernel's interrupt and softirq
-// counters, the application's involuntary switches and run-queue wait). Each sub-window's seconds
-// are those its increments of the preemptions counter cover. Lengths are not exported at that
-// resolution: the longest and the tail counts are unknown.
-std::vector<BaselineWatched> watched_from(const std::vector<Series>& all, const RangeSamples& samples,
-                                          double sub_window_seconds, std::size_t windows,
-                                          const std::vector<double>& tail_thresholds_ns,
-                                          std::vector<std::string>& notes) {
+// The watch's method over the range: the one the range's last jitterd_watch_method_info names
+// (noted when an earlier one differs), or none (no watch, or a method this jitterd does not know:
+// noted).
+std::optional<std::string> range_watch_method(const std::vector<Series>& all, const RangeSamples& samples,
+                                              std::vector<std::string>& notes) {
   const Series* method_info = nullptr;
   for (const Series& s : all)
     if (!s.points.empty() && s.label("__name__") == kWatchMethod &&
         (method_info == nullptr || later(s, *method_info)))
       method_info = &s;
-  if (method_info == nullptr) return {};
+  if (method_info == nullptr) return std::nullopt;
   const std::string method = method_info->label("method");
   if (!known_watch_method(method)) {
     notes.push_back(fmt::format("{}: watched CPUs left out: the watch's method is \"{}\"", samples.source,
                                 method.substr(0, 40)));
-    return {};
+    return std::nullopt;
   }
   for (const Series& s : all)
     if (s.label("__name__") == kWatchMethod && s.label("method") != method && !s.points.empty()) {
@@ -254,14 +249,55 @@ std::vector<BaselineWatched> watched_from(const std::vector<Series>& all, const 
                       samples.source, method));
       break;
     }
+  return method;
+}
+
+// One watched CPU's counters summed per sub-window.
+struct WatchedWindows {
+  std::vector<double> seconds, interruptions, preemptions, stolen;
+};
+
+// A watched CPU from its sub-windows (those its clock covers), with the totals; none covered: none.
+std::optional<BaselineWatched> watched_cpu(int cpu, const WatchedWindows& w, const std::string& method,
+                                           std::size_t windows, const std::vector<double>& tail_thresholds_ns) {
+  BaselineWatched watched;
+  watched.cpu = cpu;
+  watched.method = method;
+  watched.tail_unknown = "Prometheus history holds no single interruption's length (compare --prometheus)";
+  for (std::size_t i = 0; i < windows; ++i) {
+    if (w.seconds[i] <= 0) continue;
+    WatchedFigures f;
+    f.seconds = w.seconds[i];
+    f.interruptions = whole(w.interruptions[i]);
+    f.preemptions = whole(w.preemptions[i]);
+    f.stolen_seconds = w.stolen[i];
+    f.over_threshold.assign(tail_thresholds_ns.size(), std::nullopt);
+    watched.sub_windows.push_back(std::move(f));
+  }
+  if (watched.sub_windows.empty()) return std::nullopt;
+  set_watched_totals(watched);
+  return watched;
+}
+
+// The watched CPUs from the watch probe's counters, per sub-window: interruptions, preemptions and
+// stolen seconds, by the range's method (range_watch_method; bpf: its interruptions by cause,
+// `preempted` the preemptions; counts: the kernel's interrupt and softirq counters, the
+// application's involuntary switches and run-queue wait). Each sub-window's seconds are those its
+// increments of the preemptions counter cover. Lengths are not exported at that resolution: the
+// longest and the tail counts are unknown.
+std::vector<BaselineWatched> watched_from(const std::vector<Series>& all, const RangeSamples& samples,
+                                          double sub_window_seconds, std::size_t windows,
+                                          const std::vector<double>& tail_thresholds_ns,
+                                          std::vector<std::string>& notes) {
+  const std::optional<std::string> range_method = range_watch_method(all, samples, notes);
+  if (!range_method) return {};
+  const std::string& method = *range_method;
   const bool bpf = watch_method_pairs(method);  // bpf or tracepoints: the same series
   const auto window_of = [&](double t) {
     const double k = std::floor((t - samples.range.start) / sub_window_seconds);
     return static_cast<std::size_t>(std::clamp(k, 0.0, static_cast<double>(windows - 1)));
   };
-  struct Windows {
-    std::vector<double> seconds, interruptions, preemptions, stolen;
-  };
+  using Windows = WatchedWindows;
   std::map<int, Windows> cpus;
   for (const Series& s : all) {
     const std::string name = s.label("__name__");
@@ -290,25 +326,9 @@ std::vector<BaselineWatched> watched_from(const std::vector<Series>& all, const 
         w.seconds[window_of(s.points[i].t)] += s.points[i].t - s.points[i - 1].t;
   }
   std::vector<BaselineWatched> out;
-  for (const auto& [cpu, w] : cpus) {
-    BaselineWatched watched;
-    watched.cpu = cpu;
-    watched.method = method;
-    watched.tail_unknown = "Prometheus history holds no single interruption's length (compare --prometheus)";
-    for (std::size_t i = 0; i < windows; ++i) {
-      if (w.seconds[i] <= 0) continue;
-      WatchedFigures f;
-      f.seconds = w.seconds[i];
-      f.interruptions = whole(w.interruptions[i]);
-      f.preemptions = whole(w.preemptions[i]);
-      f.stolen_seconds = w.stolen[i];
-      f.over_threshold.assign(tail_thresholds_ns.size(), std::nullopt);
-      watched.sub_windows.push_back(std::move(f));
-    }
-    if (watched.sub_windows.empty()) continue;
-    set_watched_totals(watched);
-    out.push_back(std::move(watched));
-  }
+  for (const auto& [cpu, w] : cpus)
+    if (std::optional<BaselineWatched> watched = watched_cpu(cpu, w, method, windows, tail_thresholds_ns))
+      out.push_back(std::move(*watched));
   return out;
 }
 

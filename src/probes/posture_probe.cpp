@@ -298,6 +298,36 @@ std::string lines_not_in(const std::vector<std::string>& now, const std::vector<
   for (const std::string& line : added) text += (text.empty() ? "" : "; ") + line;
   return text;
 }
+
+// The fingerprint's series: its fields as the _info's labels, its changes and since when it holds.
+std::vector<ProbeMetric> fingerprint_metrics(const Fingerprint& fingerprint, std::uint64_t changes, double since) {
+  ProbeLabels fields;
+  for (auto& [field, value] : fingerprint_fields(fingerprint)) fields.emplace_back(field, value);
+  std::vector<ProbeMetric> metrics;
+  metrics.push_back(gauge("jitterd_fingerprint_info",
+                          "1, labelled with the kernel release and command line, microcode revision, BIOS vendor, "
+                          "version and date, CPU model, and whether the CPU says it runs under a hypervisor.",
+                          fields, 1));
+  metrics.push_back(counter("jitterd_fingerprint_changes_total", "Fingerprint changes seen since jitterd started.",
+                            {}, static_cast<double>(changes)));
+  metrics.push_back(gauge("jitterd_fingerprint_since_timestamp_seconds",
+                          "When the current fingerprint was first seen: start-up, or its last change (Unix time).",
+                          {}, since));
+  return metrics;
+}
+
+// The isolation checklist as a table: a row per check, its fix one line per step.
+ProbeTable checklist_table(const std::vector<int>& sampled, const std::vector<PostureCheck>& checks) {
+  ProbeTable table{"isolation checklist for sampled cpus " + format_cpu_list(sampled),
+                   {"status", "check", "cpu", "reason", "fix"},
+                   {}};
+  for (const PostureCheck& c : checks) {
+    std::string fix;
+    for (const std::string& line : c.fix) fix += (fix.empty() ? "" : "\n") + line;
+    table.rows.push_back({to_string(c.status), c.check, c.cpu ? Cell(*c.cpu) : Cell(), c.reason, fix});
+  }
+  return table;
+}
 }  // namespace
 
 ProbeResult PostureProbe::run(ProbeContext& context) {
@@ -341,30 +371,9 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
   fingerprint_ = posture.fingerprint;
   result.machine =
       MachineReading{machine_facts(context.host, posture, sampled), fingerprint_since_, fingerprint_changes_};
-  ProbeLabels fields;
-  for (auto& [field, value] : fingerprint_fields(posture.fingerprint)) fields.emplace_back(field, value);
-  result.metrics.push_back(
-      gauge("jitterd_fingerprint_info",
-            "1, labelled with the kernel release and command line, microcode revision, BIOS vendor, "
-            "version and date, CPU model, and whether the CPU says it runs under a hypervisor.",
-            fields, 1));
-  result.metrics.push_back(counter("jitterd_fingerprint_changes_total",
-                                   "Fingerprint changes seen since jitterd started.", {},
-                                   static_cast<double>(fingerprint_changes_)));
-  result.metrics.push_back(
-      gauge("jitterd_fingerprint_since_timestamp_seconds",
-            "When the current fingerprint was first seen: start-up, or its last change (Unix time).", {},
-            fingerprint_since_));
-
-  ProbeTable table{"isolation checklist for sampled cpus " + format_cpu_list(sampled),
-                   {"status", "check", "cpu", "reason", "fix"},
-                   {}};
-  for (const PostureCheck& c : checks) {
-    std::string fix;
-    for (const std::string& line : c.fix) fix += (fix.empty() ? "" : "\n") + line;
-    table.rows.push_back({to_string(c.status), c.check, c.cpu ? Cell(*c.cpu) : Cell(), c.reason, fix});
-  }
-  result.tables.push_back(std::move(table));
+  for (ProbeMetric& m : fingerprint_metrics(posture.fingerprint, fingerprint_changes_, fingerprint_since_))
+    result.metrics.push_back(std::move(m));
+  result.tables.push_back(checklist_table(sampled, checks));
   result.notes = posture.problems;
   // Files that vanish or come back mid-run are logged when it happens, not at every run.
   std::vector<std::string> problems = posture.problems;
