@@ -67,6 +67,12 @@ std::string status_url(const std::string& given, const std::string& hint) {
   if (given.find_first_of("?# ") != std::string::npos)
     throw UsageError(
         "--from: the daemon's address without a query, e.g. http://127.0.0.1:9978, got \"" + given + "\"", hint);
+  const std::size_t host = given.find("://") + 3;
+  if (given.substr(host, given.find('/', host) - host).find('@') != std::string::npos)
+    throw UsageError(
+        "--from: no user or password in the URL (it would show in messages and in ps); give "
+        "--from-basic-auth-user and --from-basic-auth-password-file",
+        hint);
   std::string url = given;
   while (url.size() > 8 && url.back() == '/') url.pop_back();
   const std::string page = "/status.json";

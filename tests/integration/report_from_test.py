@@ -308,7 +308,8 @@ class ReportFromTest(harness.DaemonTestCase):
                            (["--from", "http://x", "--duration", "1s"], "--duration: not with --from"),
                            (["--from", "http://x", "--format", "html"], "--format html: not with --from"),
                            (["--from", "http://x", "--from-ca-file", "/dev/null"], "only with --from https://"),
-                           (["--from", "http://x", "--from-basic-auth-user", "a"], "give both or neither")):
+                           (["--from", "http://x", "--from-basic-auth-user", "a"], "give both or neither"),
+                           (["--from", "http://alice:secret@x/"], "no user or password in the URL")):
             with self.subTest(args=args):
                 self.assert_refused(report(*args), EXIT_USAGE, flag)
         self.stop_ok(daemon)

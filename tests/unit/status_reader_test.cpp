@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "cli/command_line.h"
 #include "cli/report_from.h"
 #include "export/status_page.h"
 #include "report/baseline_file.h"
@@ -250,6 +251,42 @@ TEST_CASE("a fresh reading says so and where the daemon's view is", "[status_rea
   web.listen_address = "127.0.0.1:0";
   CHECK_FALSE(daemon_url(web));
   CHECK(fresh_reading_line("loops", web).find("the port the daemon logged at start") != std::string::npos);
+}
+
+TEST_CASE("report --from: the page's URL from the daemon's, and the flags that need or refuse it",
+          "[status_reader]") {
+  const auto from = [](std::vector<std::string> args) { return parse_command_line(args).report_from; };
+  CHECK(from({"report", "watch", "--from", "http://h:9978"}) == "http://h:9978/status.json");
+  CHECK(from({"report", "--from", "https://proxy/jitterd/"}) == "https://proxy/jitterd/status.json");
+  CHECK(from({"report", "--from", "http://h:9978/status.json"}) == "http://h:9978/status.json");
+  const CommandLine tls = parse_command_line({"report", "--from", "https://h", "--from-ca-file", "ca.pem",
+                                              "--from-timeout", "2s", "--from-max-bytes", "1MiB"});
+  CHECK(tls.report_from_http.ca_file == "ca.pem");
+  CHECK(tls.report_from_http.timeout_seconds == 2);
+  CHECK(tls.report_from_http.max_body_bytes == (1u << 20));
+  CHECK(tls.report_from_http.url_flag == "--from");
+  CHECK(parse_command_line({"report", "--from", "http://h"}).report_from_http.max_body_bytes == kStatusMaxBytes);
+  const auto usage = [](std::vector<std::string> args) {
+    try {
+      parse_command_line(args);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(usage({"report", "--from", "h:9978"}).find("must be an http:// or https:// URL") != std::string::npos);
+  CHECK(usage({"report", "--from", "http://u:p@h"}).find("no user or password in the URL") != std::string::npos);
+  CHECK(usage({"report", "--from-ca-file", "x"}) == "--from-ca-file: only with --from URL");
+  CHECK(usage({"report", "--from", "http://h", "--from-ca-file", "x"}).find("only with --from https://") !=
+        std::string::npos);
+  CHECK(usage({"report", "--from", "http://h", "--save", "f"}).find("--save: not with --from") !=
+        std::string::npos);
+  CHECK(usage({"report", "c2c", "--from", "http://h", "--cpus", "0,1"}).find("--cpus: not with --from") !=
+        std::string::npos);
+  CHECK(usage({"report", "posture", "--from", "http://h", "--format", "script"})
+            .find("--format script: not with --from") != std::string::npos);
+  CHECK(usage({"report", "--from", "http://h", "--from-cert-file", "c"}).find("give both or neither") !=
+        std::string::npos);
 }
 
 }  // namespace status_reader_test
