@@ -25,6 +25,7 @@ Synopsis:
   jitterd report [gaps] --cpus LIST  sample LIST instead of the configured CPUs
   jitterd report c2c --cpus LIST  every pair among LIST: the core-to-core latency matrix
   jitterd report posture [FLAGS]  the isolation checklist
+  jitterd report [TOPIC] --from URL  the running daemon's view of TOPIC: its /status.json at URL
   jitterd baseline -o FILE [--duration 60s] [--probes LIST]
                                   sample and run probes once, save everything to FILE
   jitterd compare BEFORE AFTER    what changed between two baselines, and what it did
@@ -151,6 +152,7 @@ void add_report_flags(CLI::App& report, CommandLine& cl, ReportFlags& flags) {
       ->type_name("LIST");
   report.add_option("--save", cl.save_path, "also save the complete result as a baseline file (see compare)")
       ->type_name("FILE");
+  add_report_from_flags(report, cl, flags);
 }
 
 void add_baseline_flags(CLI::App& baseline, CommandLine& cl, ReportFlags& flags) {
@@ -282,6 +284,7 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
     }
     cl.report_cpus = *cpus;
   }
+  check_report_from(cl, report, flags);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compare/allowances.h"
+#include "compare/http_client.h"
 #include "config/config_source.h"
 #include "config/duration.h"
 #include "fleet/fleet_history.h"
@@ -39,7 +40,11 @@ struct CommandLine {
   Duration report_duration = std::chrono::seconds(10);
   ReportFormat report_format = ReportFormat::table;
   bool report_interruptions = false;
-  std::string save_path;                     // report --save FILE: also write the result as a baseline
+  std::string save_path;  // report --save FILE: also write the result as a baseline
+  // report --from URL: a running daemon's /status.json (the URL as given, completed with the
+  // path), read with these connection settings (--from-ca-file, --from-basic-auth-user, ...).
+  std::string report_from;
+  HttpOptions report_from_http;
   std::string output_path;                   // baseline -o FILE
   std::vector<std::string> baseline_probes;  // baseline --probes: run after the samplers
   std::string compare_before, compare_after;

@@ -66,9 +66,6 @@ void add_compare_flags(CLI::App& compare, CommandLine& cl, ReportFlags& flags) {
   add_prometheus_connection_flags(compare, cl, flags);
 }
 
-namespace {
-
-// "64MiB", "1GiB", "65536": a size in bytes, or nullopt.
 std::optional<std::size_t> parse_byte_size(const std::string& text) {
   const std::size_t digits = std::min(text.find_first_not_of("0123456789"), text.size());
   if (digits == 0 || digits > 12) return std::nullopt;
@@ -86,8 +83,6 @@ std::optional<std::size_t> parse_byte_size(const std::string& text) {
   if (number > (std::numeric_limits<std::size_t>::max() >> shift)) return std::nullopt;
   return static_cast<std::size_t>(number) << shift;
 }
-
-}  // namespace
 
 void check_prometheus_connection(CommandLine& cl, const CLI::App& verb, const ReportFlags& flags) {
   const std::string hint = "see jitterd " + verb.get_name() + " --help";

@@ -10,9 +10,11 @@
 #include "cli/baseline.h"
 #include "cli/posture_report.h"
 #include "cli/progress.h"
+#include "cli/report_from.h"
 #include "config/config_source.h"
 #include "daemon/logging.h"
 #include "host/cpu_list.h"
+#include "host/text.h"
 #include "probes/probe_registry.h"
 #include "report/baseline_html.h"
 #include "report/render.h"
@@ -114,8 +116,10 @@ std::string format_report_json(const GapReport& report, bool with_interruptions)
 
 std::string format_probe_table(std::string_view probe, const ProbeResult& result) {
   std::string out = fmt::format("probe {}\n", probe);
-  for (const ProbeTable& table : result.tables) out += fmt::format("\n{}\n{}", table.title, table_text(table));
-  for (const auto& note : result.notes) out += fmt::format("note: {}\n", note);
+  // Titles and notes may come from outside (a daemon's /status.json: report --from): escaped as cells are.
+  for (const ProbeTable& table : result.tables)
+    out += fmt::format("\n{}\n{}", printable(table.title), table_text(table));
+  for (const auto& note : result.notes) out += fmt::format("note: {}\n", printable(note));
   return out;
 }
 
@@ -181,7 +185,8 @@ int run_probe_report(const CommandLine& cl) {
   }
   switch (cl.report_format) {
     case ReportFormat::table:
-      std::cout << format_probe_table(probe_name, status.result);
+      std::cout << fresh_reading_line(probe_name, plan.config.web)
+                << format_probe_table(probe_name, status.result);
       break;
     case ReportFormat::csv:
     case ReportFormat::script:  // refused for this topic by the command line
@@ -197,6 +202,7 @@ int run_probe_report(const CommandLine& cl) {
 }  // namespace
 
 int run_report(const CommandLine& cl) {
+  if (!cl.report_from.empty()) return run_report_from(cl);
   if (!cl.save_path.empty()) check_baseline_target(cl.save_path);  // before measuring, not after
   if (cl.report_topic != "gaps") {
     const bool checklist = probe_facts(cl.report_topic)->report == ReportKind::checklist;
@@ -232,7 +238,7 @@ int run_report(const CommandLine& cl) {
   }
   switch (cl.report_format) {
     case ReportFormat::table:
-      std::cout << format_report_table(report);
+      std::cout << fresh_reading_line("gaps", plan.config.web) << format_report_table(report);
       break;
     case ReportFormat::csv:
     case ReportFormat::script:  // refused for this topic by the command line

@@ -36,7 +36,18 @@ struct ReportFlags {
   std::string prometheus_timeout = "30s";
   std::string prometheus_max_bytes;
   std::string allowance;
+  std::string from_timeout = "10s";
+  std::string from_max_bytes;
 };
+
+// "64MiB", "1GiB", "65536": a size in bytes, or nullopt.
+std::optional<std::size_t> parse_byte_size(const std::string& text);
+
+// report --from URL and its connection flags (cli/report_from_flags.cpp).
+void add_report_from_flags(CLI::App& report, CommandLine& cl, ReportFlags& flags);
+// Their checks against the rest of the report's flags; sets cl.report_from to the URL of
+// /status.json.
+void check_report_from(CommandLine& cl, const CLI::App& report, const ReportFlags& flags);
 
 // --format: table, json, csv or html (one self-contained page), and for report also script
 // (report posture's fixes).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A small client of Prometheus's HTTP API (/api/v1/query and /api/v1/label/.../values) over
-// libcurl, for `jitterd compare --prometheus`. Each call is one blocking GET; the answer's
+// compare/http_client.h, for `jitterd compare --prometheus`. Each call is one blocking GET; the answer's
 // envelope ({"status": "success", "data": ...}) is checked here, so callers see only `data`.
 // Every failure is a BaselineError whose message names the URL and the query:
 //   69 (EX_UNAVAILABLE) no answer: cannot resolve or connect, timed out, or an HTTP error status
@@ -22,11 +22,12 @@
 #include <utility>
 #include <vector>
 
+#include "compare/http_client.h"
 #include "report/render.h"
 
 namespace jitterd {
 
-inline constexpr int kExitPrometheusUnavailable = 69;
+inline constexpr int kExitPrometheusUnavailable = kExitUnavailable;
 
 // The largest answer read, decoded (--prometheus-max-bytes): 64 MiB. Prometheus's JSON spends about
 // 180 bytes on a series holding one sample, so this is every gap-histogram bucket series of 1,000
@@ -49,7 +50,6 @@ struct PrometheusOptions {
 class PrometheusClient {
  public:
   explicit PrometheusClient(PrometheusOptions options);
-  ~PrometheusClient();
   PrometheusClient(const PrometheusClient&) = delete;
   PrometheusClient& operator=(const PrometheusClient&) = delete;
 
@@ -65,10 +65,7 @@ class PrometheusClient {
            const std::string& what) const;
 
   PrometheusOptions options_;
-  std::string token_;
-  std::string password_;
-  struct Curl;
-  std::unique_ptr<Curl> curl_;
+  HttpClient http_;
 };
 
 // The "data" of a Prometheus API answer `body` (HTTP status `status`), or the BaselineError

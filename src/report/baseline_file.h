@@ -157,6 +157,8 @@ class BaselineError : public std::runtime_error {
 
 inline constexpr int kExitBadBaseline = 65;
 inline constexpr int kExitUnreadableBaseline = 66;
+// No answer from another server (Prometheus, a running jitterd), or it does not hold what was asked.
+inline constexpr int kExitUnavailable = 69;
 inline constexpr int kExitCannotWrite = 73;
 
 // Figures of one sub-window from the difference of two cumulative snapshots.

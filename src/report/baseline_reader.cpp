@@ -3,70 +3,16 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <unordered_map>
 
 #include "probes/probe_registry.h"
 #include "report/json_input.h"
+#include "report/json_reader.h"
 
 namespace jitterd {
 namespace {
 
-// Reading: every access names the file and the JSON path of what is missing or wrong.
-class Reader {
- public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
-
-  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
-    throw BaselineError(kExitBadBaseline, fmt::format("{}: {}: {}", source_, where, what));
-  }
-
-  const Json& field(const Json& object, const std::string& where, const char* key) const {
-    if (!object.is_object()) fail(where, "must be an object");
-    const auto it = object.find(key);
-    if (it == object.end()) fail(where, fmt::format("missing field \"{}\"", key));
-    return *it;
-  }
-  double number(const Json& object, const std::string& where, const char* key) const {
-    const Json& v = field(object, where, key);
-    if (!v.is_number()) fail(where + "." + key, "must be a number");
-    const double d = v.get<double>();
-    if (!std::isfinite(d) || d < 0) fail(where + "." + key, "must be a finite number >= 0");
-    return d;
-  }
-  std::uint64_t count(const Json& object, const std::string& where, const char* key) const {
-    return unsigned_value(field(object, where, key), where + "." + key);
-  }
-  std::uint64_t unsigned_value(const Json& v, const std::string& where) const {
-    if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0))
-      fail(where, "must be a whole number >= 0");
-    return v.get<std::uint64_t>();
-  }
-  std::string text(const Json& object, const std::string& where, const char* key) const {
-    const Json& v = field(object, where, key);
-    if (!v.is_string()) fail(where + "." + key, "must be a string");
-    return v.get<std::string>();
-  }
-  const Json& array(const Json& object, const std::string& where, const char* key) const {
-    const Json& v = field(object, where, key);
-    if (!v.is_array()) fail(where + "." + key, "must be an array");
-    return v;
-  }
-  std::vector<std::pair<std::string, std::string>> string_pairs(const Json& object, const std::string& where,
-                                                                const char* key) const {
-    const Json& v = field(object, where, key);
-    if (!v.is_object()) fail(where + "." + key, "must be an object of strings");
-    std::vector<std::pair<std::string, std::string>> pairs;
-    for (const auto& [name, value] : v.items()) {
-      if (!value.is_string()) fail(where + "." + key + "." + name, "must be a string");
-      pairs.emplace_back(name, value.get<std::string>());
-    }
-    return pairs;
-  }
-
- private:
-  std::string source_;
-};
+using Reader = JsonReader;
 
 // "1.0" -> (1, 0). Each part is a decimal number of at most 4 digits without a sign, a blank or a
 // leading zero ("01.1", "+1.1", " 1.1" and "1.1 " are refused, not read as 1.1).
@@ -201,42 +147,14 @@ BaselineWatched watched_from(const Reader& r, const Json& j, const std::string& 
   return w;
 }
 
-Cell cell_from(const Json& j) {
-  if (j.is_string()) return Cell(j.get<std::string>());
-  if (j.is_boolean()) return Cell(j.get<bool>());
-  if (j.is_number_integer()) return Cell(j.get<std::int64_t>());
-  if (j.is_number()) return Cell(j.get<double>(), 3);
-  return Cell();
-}
-
 BaselineProbe probe_from(const Reader& r, const Json& j, const std::string& where) {
   BaselineProbe p;
   p.name = r.text(j, where, "name");
-  const Json& success = r.field(j, where, "success");
-  if (!success.is_boolean()) r.fail(where + ".success", "must be true or false");
-  p.success = success.get<bool>();
+  p.success = r.boolean(j, where, "success");
   p.error = r.text(j, where, "error");
-  const Json& tables = r.array(j, where, "tables");
-  for (std::size_t t = 0; t < tables.size(); ++t) {
-    const std::string at = fmt::format("{}.tables[{}]", where, t);
-    ProbeTable table;
-    table.title = r.text(tables[t], at, "title");
-    for (const Json& column : r.array(tables[t], at, "columns")) {
-      if (!column.is_string()) r.fail(at + ".columns", "must be strings");
-      table.columns.push_back(column.get<std::string>());
-    }
-    for (const Json& row : r.array(tables[t], at, "rows")) {
-      if (!row.is_array() || row.size() != table.columns.size())
-        r.fail(at + ".rows", "each row must be an array with one cell per column");
-      std::vector<Cell> cells;
-      for (const Json& cell : row) cells.push_back(cell_from(cell));
-      table.rows.push_back(std::move(cells));
-    }
-    p.tables.push_back(std::move(table));
-  }
+  p.tables = tables_from_json(r, r.array(j, where, "tables"), where + ".tables");
   shape_tables(p.name, p.tables);  // a file keeps the cells; the probe's facts say how they render
-  for (const Json& note : r.array(j, where, "notes"))
-    if (note.is_string()) p.notes.push_back(note.get<std::string>());
+  p.notes = notes_from_json(r, r.array(j, where, "notes"), where + ".notes");
   p.has_samples = j.contains("samples");
   if (!p.has_samples) return p;  // format 1.0
   const Json& samples = r.array(j, where, "samples");
