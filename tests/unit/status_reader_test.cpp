@@ -44,10 +44,9 @@ StatusSnapshot snapshot() {
   r.up = r.sampling = true;
   r.window_detail.gaps = gaps({{40, 3000}, {2000, 5}, {200000, 1}});
   r.window_detail.sequence = 7;
-  r.window = summarize(r.window_detail.gaps, 200000, scale);
-  r.window.valid = true;
-  r.window.span_seconds = 2;
-  r.window_detail.summary = r.window;
+  r.window_detail.summary = summarize(r.window_detail.gaps, 200000, scale);
+  r.window_detail.summary.valid = true;
+  r.window_detail.summary.span_seconds = 2;
   s.samplers.push_back(r);
   SamplerReading broken;
   broken.settings.cpu = 5;
@@ -136,7 +135,7 @@ TEST_CASE("report --from gaps reads the daemon's window figures back exactly", "
   const ProbeTable& t = topic.tables[0];
   REQUIRE(t.rows.size() == 2);
   CHECK(cell_text(t.rows[0][column(t, "cpu")]) == "3");
-  CHECK(t.rows[0][column(t, "p99_ns")].number == Approx(s.samplers[0].window.p99_ns));
+  CHECK(t.rows[0][column(t, "p99_ns")].number == Approx(s.samplers[0].window_detail.summary.p99_ns));
   CHECK(t.rows[0][column(t, "max_ns")].number == Approx(100'000));
   CHECK(t.rows[0][column(t, "window_seconds")].number == 2);
   CHECK(cell_text(t.rows[1][column(t, "p99_ns")]) == "-");  // no window: none, not 0
@@ -144,10 +143,10 @@ TEST_CASE("report --from gaps reads the daemon's window figures back exactly", "
   const std::string text = format_status_table(status_topic(document, kUrl, "gaps", true));
   CHECK(text.find("the running daemon's view, from " + kUrl + ": jitterd 9.8.7 on lab1") == 0);
   CHECK(text.find("rolling window of 10 s (update 7)") != std::string::npos);
-  CHECK(text.find(fmt::format("{:.1f}", s.samplers[0].window.p99_ns)) != std::string::npos);
+  CHECK(text.find(fmt::format("{:.1f}", s.samplers[0].window_detail.summary.p99_ns)) != std::string::npos);
   const Json json = Json::parse(format_status_json(topic));
   CHECK(json["from"]["url"] == kUrl);
-  CHECK(json["cpus"][0]["p99_ns"].get<double>() == Approx(s.samplers[0].window.p99_ns));
+  CHECK(json["cpus"][0]["p99_ns"].get<double>() == Approx(s.samplers[0].window_detail.summary.p99_ns));
 }
 
 TEST_CASE("report --from PROBE prints every table the probe's entry holds, a new one too", "[status_reader]") {
