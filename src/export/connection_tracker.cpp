@@ -2,12 +2,21 @@
 #include "export/connection_tracker.h"
 
 #include <pthread.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 namespace jitterd {
 
-ConnectionTracker::ConnectionTracker(Clock::duration deadline, std::size_t soft_limit, Clock::duration min_age)
-    : deadline_(deadline), soft_limit_(soft_limit), min_age_(min_age) {
+namespace {
+// Bytes the client sent that the server has not read yet (called with the mutex held, so the
+// socket is still the connection's: MHD closes it only after its closed notification).
+bool unread_input(int fd) {
+  int bytes = 0;
+  return ioctl(fd, FIONREAD, &bytes) == 0 && bytes > 0;
+}
+}  // namespace
+
+ConnectionTracker::ConnectionTracker(AdmissionLimits limits) : admission_(std::move(limits), unread_input) {
   reaper_ = std::thread([this] { reap(); });
   pthread_setname_np(reaper_.native_handle(), "web-deadlines");
 }
@@ -16,117 +25,118 @@ ConnectionTracker::~ConnectionTracker() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    released_ = true;
   }
+  deadline_moved_.notify_all();
   changed_.notify_all();
   reaper_.join();
 }
 
-void ConnectionTracker::opened(const void* connection, int fd) {
-  {
-    std::lock_guard lock(mutex_);
-    const Clock::time_point now = Clock::now();
-    if (const auto old = connections_.find(connection); old != connections_.end()) {  // a key MHD reused
-      if (old->second.answering) --answering_;
-      if (!old->second.shut) --live_;
-      connections_.erase(old);
-    }
-    connections_.emplace(connection, Connection{fd, false, false, now + deadline_});
-    ++live_;
-    if (soft_limit_ != 0 && live_ > soft_limit_) evict_longest_waiting(now);
+bool ConnectionTracker::wait_for_room() {
+  std::unique_lock lock(mutex_);
+  bool held = false;
+  while (!released_) {
+    const ConnectionAdmission::Step step = admission_.next(Clock::now());
+    if (step.accept) return true;
+    if (!held) ++holds_;
+    held = true;
+    if (step.until == Clock::time_point::max())
+      changed_.wait(lock);
+    else
+      changed_.wait_until(lock, step.until);
   }
-  changed_.notify_all();
+  return false;
 }
 
-// The connection whose request has been awaited longest (earliest deadline: each deadline is a
-// fixed time after its wait began), if it has waited at least min_age: a fresh connection whose
-// request is on its way is never the one evicted.
-void ConnectionTracker::evict_longest_waiting(Clock::time_point now) {
-  Connection* oldest = nullptr;
-  for (auto& [key, c] : connections_) {
-    if (c.answering || c.shut) continue;
-    if (oldest == nullptr || c.deadline < oldest->deadline) oldest = &c;
-  }
-  if (oldest == nullptr || oldest->deadline - deadline_ > now - min_age_) return;
-  shutdown(oldest->fd, SHUT_RDWR);
-  oldest->shut = true;
-  --live_;
-  ++evicted_;
-}
-
-void ConnectionTracker::answering(const void* connection) {
+bool ConnectionTracker::admit(int fd, const std::string& address) {
   std::lock_guard lock(mutex_);
-  const auto found = connections_.find(connection);
-  if (found == connections_.end() || found->second.answering) return;
-  found->second.answering = true;
-  ++answering_;
+  const ConnectionAdmission::Admission admission = admission_.admit(fd, address, Clock::now());
+  // Shut, not closed: MHD closes it when its worker sees the end, after telling closed().
+  if (admission.evicted >= 0) shutdown(admission.evicted, SHUT_RDWR);
+  return admission.admitted;
 }
 
-void ConnectionTracker::answered(const void* connection) {
+void ConnectionTracker::forget(int fd) {
   {
     std::lock_guard lock(mutex_);
-    const auto found = connections_.find(connection);
-    if (found == connections_.end() || !found->second.answering) return;
-    found->second.answering = false;
-    found->second.deadline = Clock::now() + deadline_;
-    --answering_;
+    admission_.forget(fd);
+    ++unserved_;
   }
   changed_.notify_all();
 }
 
-void ConnectionTracker::closed(const void* connection) {
+void ConnectionTracker::release() {
   {
     std::lock_guard lock(mutex_);
-    const auto found = connections_.find(connection);
-    if (found == connections_.end()) return;
-    if (found->second.answering) --answering_;
-    if (!found->second.shut) --live_;
-    connections_.erase(found);
+    released_ = true;
+  }
+  changed_.notify_all();
+}
+
+void ConnectionTracker::notify_reaper_if_earlier(Clock::time_point before) {
+  if (admission_.next_deadline() < before) deadline_moved_.notify_one();
+}
+
+void ConnectionTracker::opened(int fd) {
+  {
+    std::lock_guard lock(mutex_);
+    const Clock::time_point before = admission_.next_deadline();
+    admission_.opened(fd);
+    notify_reaper_if_earlier(before);
+  }
+  changed_.notify_all();  // a connection the acceptor may evict once it is old enough
+}
+
+void ConnectionTracker::answering(int fd) {
+  std::lock_guard lock(mutex_);
+  admission_.answering(fd);
+}
+
+void ConnectionTracker::answered(int fd) {
+  {
+    std::lock_guard lock(mutex_);
+    const Clock::time_point before = admission_.next_deadline();
+    admission_.answered(fd, Clock::now());
+    notify_reaper_if_earlier(before);
+  }
+  changed_.notify_all();
+}
+
+void ConnectionTracker::closed(int fd) {
+  {
+    std::lock_guard lock(mutex_);
+    admission_.closed(fd);
   }
   changed_.notify_all();
 }
 
 bool ConnectionTracker::wait_quiet(Clock::time_point until, bool all_closed) {
   std::unique_lock lock(mutex_);
-  return changed_.wait_until(lock, until, [&] { return all_closed ? connections_.empty() : answering_ == 0; });
+  return changed_.wait_until(
+      lock, until, [&] { return all_closed ? admission_.held() == 0 : admission_.answering_count() == 0; });
 }
 
 std::size_t ConnectionTracker::open() const {
   std::lock_guard lock(mutex_);
-  return connections_.size();
+  return admission_.held();
 }
 
-std::uint64_t ConnectionTracker::dropped() const {
+ConnectionTracker::Counts ConnectionTracker::counts() const {
   std::lock_guard lock(mutex_);
-  return dropped_;
+  return {admission_.refused(), admission_.evicted(), admission_.dropped(), unserved_, admission_.lost(), holds_};
 }
 
-std::uint64_t ConnectionTracker::evicted() const {
-  std::lock_guard lock(mutex_);
-  return evicted_;
-}
-
-// Sleeps until the earliest deadline (or a change), shuts down what is overdue. MHD then sees
-// the connection end on its next poll and closes it, telling closed().
+// Sleeps until the earliest deadline (or an earlier one appears), shuts down what is overdue. MHD
+// then sees the connection end on its next poll and closes it, telling closed().
 void ConnectionTracker::reap() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
-    const Clock::time_point now = Clock::now();
-    Clock::time_point next = Clock::time_point::max();
-    for (auto& [key, connection] : connections_) {
-      if (connection.answering || connection.shut) continue;
-      if (connection.deadline <= now) {
-        shutdown(connection.fd, SHUT_RDWR);
-        connection.shut = true;
-        --live_;
-        ++dropped_;
-      } else if (connection.deadline < next) {
-        next = connection.deadline;
-      }
-    }
+    for (const int fd : admission_.overdue(Clock::now())) shutdown(fd, SHUT_RDWR);
+    const Clock::time_point next = admission_.next_deadline();
     if (next == Clock::time_point::max())
-      changed_.wait(lock);
+      deadline_moved_.wait(lock);
     else
-      changed_.wait_until(lock, next);
+      deadline_moved_.wait_until(lock, next);
   }
 }
 

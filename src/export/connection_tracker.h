@@ -1,24 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
-// The web server's view of its open connections, fed by libmicrohttpd's notifications, for two
-// jobs libmicrohttpd 0.9.75 does not do:
-//  - a request deadline: a connection whose request has not fully arrived within `deadline` of
-//    its opening (TLS handshake included) or of its previous response is shut down. MHD's own
+// The web server's connections, admitted by its acceptor (export/connection_acceptor.h) and then
+// followed through libmicrohttpd's notifications, for what libmicrohttpd 0.9.75 does not do
+// (the rules, as plain decisions, are export/connection_admission.h's):
+//  - admission before libmicrohttpd: the per-address limit, eviction of the connection whose
+//    request has been awaited longest when many are open, and holding the acceptor (the kernel's
+//    accept queue waits) while the server holds as many connections as it may, shut ones not yet
+//    closed included, so libmicrohttpd is never handed a connection its own limit would refuse;
+//  - a request deadline: a connection whose request has not fully arrived within the deadline of
+//    its admission (TLS handshake included) or of its previous response is shut down. MHD's own
 //    timeout only notices silence, so a client sending one byte a second ("slowloris") would
-//    otherwise hold its connection, and a slot under the connection limit, forever.
-//  - eviction of the longest-waiting: when a connection opens with more than `soft_limit` open
-//    and not yet shut, the one whose request has been awaited longest (opened, or answered, at
-//    least `min_age` ago; never one being answered) is shut down. A slowloris client that holds
-//    hundreds of connections from many addresses (issue 35: 12 addresses, scrapes at 6.5 s) then
-//    makes room for each new connection instead of holding the server at its connection limit,
-//    where new ones (a scrape) wait in the kernel's accept queue.
+//    otherwise hold its connection forever;
 //  - a stopping server's waits: until no response is being produced or sent, or until every
 //    connection has closed.
 // The deadline is enforced by one reaper thread, started by the constructor (so it inherits the
-// constructing thread's CPU affinity) and joined by the destructor. It shuts a socket down (never
-// closes it) under the same mutex that the closed notification takes before MHD closes the
-// socket, so it never touches a descriptor MHD has released.
-// Thread-safety: the notifications come from MHD's worker threads, the waits from the thread that
-// stops the server; one mutex guards everything.
+// constructing thread's CPU affinity) and joined by the destructor. A socket is shut down (never
+// closed) under the same mutex that the closed notification takes before MHD closes the socket,
+// so no descriptor MHD has released is touched.
+// Thread-safety: the acceptor's calls come from its thread, the notifications from MHD's workers,
+// the waits from the thread that stops the server; one mutex guards everything.
 #pragma once
 
 #include <chrono>
@@ -26,8 +25,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <thread>
-#include <unordered_map>
+
+#include "export/connection_admission.h"
 
 namespace jitterd {
 
@@ -35,50 +36,57 @@ class ConnectionTracker {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // `soft_limit` 0: no eviction.
-  ConnectionTracker(Clock::duration deadline, std::size_t soft_limit = 0,
-                    Clock::duration min_age = std::chrono::milliseconds(100));
+  // What was shed since the start (ConnectionAdmission's counters), and how often the acceptor
+  // held.
+  struct Counts {
+    std::uint64_t refused = 0;   // over the per-address limit: closed at once
+    std::uint64_t evicted = 0;   // shut down to make room
+    std::uint64_t dropped = 0;   // shut down at their request deadline
+    std::uint64_t unserved = 0;  // handed to libmicrohttpd and refused by it
+    std::uint64_t lost = 0;      // closed by libmicrohttpd without its closed notification
+    std::uint64_t holds = 0;     // times the acceptor stopped accepting until there was room
+  };
+
+  explicit ConnectionTracker(AdmissionLimits limits);
   ~ConnectionTracker();
   ConnectionTracker(const ConnectionTracker&) = delete;
   ConnectionTracker& operator=(const ConnectionTracker&) = delete;
 
-  // `connection` is MHD's handle, used as a key only; `fd` its socket.
-  void opened(const void* connection, int fd);
-  // The request is complete and its response queued: exempt from the deadline until sent.
-  void answering(const void* connection);
-  // The response was sent (or abandoned): the next request's deadline starts now.
-  void answered(const void* connection);
-  void closed(const void* connection);
+  // The acceptor's side. wait_for_room blocks while the server may take no connection; false once
+  // release() was called (the acceptor stops).
+  bool wait_for_room();
+  // False: refused (the caller closes it). True: admitted; the connection it evicts, if any, is
+  // shut down. `address`: export/auth_failures.h client_address_key.
+  bool admit(int fd, const std::string& address);
+  void forget(int fd);  // the server refused what it was handed (and closed it)
+  void release();
 
-  // Wait until no connection is being answered (or, with all_closed, until none is open), or
+  // libmicrohttpd's notifications, by the connection's socket.
+  void opened(int fd);
+  // The request is complete: exempt from eviction and the deadline until its response is sent.
+  void answering(int fd);
+  // The response was sent (or abandoned): the next request's deadline starts now.
+  void answered(int fd);
+  void closed(int fd);
+
+  // Wait until no connection is being answered (or, with all_closed, until none is held), or
   // until `until`; true if the condition was met.
   bool wait_quiet(Clock::time_point until, bool all_closed);
 
-  std::size_t open() const;
-  std::uint64_t dropped() const;  // connections shut down for missing their deadline
-  std::uint64_t evicted() const;  // connections shut down to make room (soft_limit)
+  std::size_t open() const;  // held by the server: live and shut, not yet closed
+  Counts counts() const;
 
  private:
-  struct Connection {
-    int fd = -1;
-    bool answering = false;
-    bool shut = false;
-    Clock::time_point deadline;
-  };
-
   void reap();
-  void evict_longest_waiting(Clock::time_point now);  // with mutex_ held
+  void notify_reaper_if_earlier(Clock::time_point before);  // with mutex_ held
 
-  const Clock::duration deadline_;
-  const std::size_t soft_limit_;
-  const Clock::duration min_age_;
-  std::size_t live_ = 0;  // open and not shut
-  std::uint64_t evicted_ = 0;
   mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  std::unordered_map<const void*, Connection> connections_;
-  std::size_t answering_ = 0;
-  std::uint64_t dropped_ = 0;
+  ConnectionAdmission admission_;
+  std::condition_variable changed_;         // the acceptor's and the stopping thread's waits
+  std::condition_variable deadline_moved_;  // the reaper's
+  std::uint64_t unserved_ = 0;
+  std::uint64_t holds_ = 0;
+  bool released_ = false;
   bool stopping_ = false;
   std::thread reaper_;
 };

@@ -55,8 +55,8 @@ ListenSocket::ListenSocket(const ListenAddress& wanted)
     if (inet_pton(AF_INET, address.host.c_str(), &v4->sin_addr) != 1) fail(address, "address", EINVAL);
     length = sizeof *v4;
   }
-  // Non-blocking: the server's worker threads all wait on this socket, and those that lose the
-  // race for a connection must not block in accept().
+  // Non-blocking: each server's acceptor (two share it during a reload) drains it with accept4()
+  // until EAGAIN, and one that loses the race for a connection must not block there.
   fd_ = socket(storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd_ < 0) fail(address, "socket", errno);
   const int on = 1;

@@ -1,15 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "export/web_server.h"
 
-#include <fcntl.h>
 #include <microhttpd.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
-#include <cstring>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -36,11 +31,34 @@ std::string header_value(MHD_Connection* connection, const char* name) {
   return value == nullptr ? std::string() : std::string(value);
 }
 
-// A socket MHD may have closed on a failed start: still ours only if it is the same socket.
-bool same_socket(int fd, int original) {
-  struct stat a {
-  }, b{};
-  return fstat(fd, &a) == 0 && fstat(original, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+// The connection's socket, by which the tracker knows it (valid until MHD closes it, which it
+// does after its closed notification).
+int connection_socket(MHD_Connection* connection) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+  return info == nullptr ? -1 : info->connect_fd;
+}
+
+AdmissionLimits admission_limits() {
+  AdmissionLimits limits;
+  limits.evict_above = kEvictAbove;
+  limits.live_limit = kConnectionLimit;
+  limits.closing_room = kClosingRoom;
+  limits.per_address = kPerAddressLimit;
+  limits.deadline = kRequestDeadline;
+  limits.min_age = kEvictMinAge;
+  return limits;
+}
+
+// What the server shed while it ran, in the log when it stops (a reload, or the daemon's end).
+void log_shed(const std::string& where, const ConnectionTracker::Counts& counts) {
+  if (counts.refused + counts.evicted + counts.dropped + counts.unserved + counts.lost + counts.holds == 0) return;
+  std::string text = std::to_string(counts.evicted) + " connections evicted to make room, " +
+                     std::to_string(counts.dropped) + " shut down at the request deadline, " +
+                     std::to_string(counts.refused) + " refused at the per-address limit; accepting held " +
+                     std::to_string(counts.holds) + " times";
+  if (counts.unserved != 0) text += "; " + std::to_string(counts.unserved) + " refused by libmicrohttpd";
+  if (counts.lost != 0) text += "; " + std::to_string(counts.lost) + " closed by libmicrohttpd before serving";
+  spdlog::info("web server on {}: {}", where, text);
 }
 }  // namespace
 
@@ -104,11 +122,10 @@ struct WebServerCallbacks {
                                MHD_ConnectionNotificationCode code) {
     auto* server = static_cast<WebServer*>(self);
     if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-      server->tracker_->closed(connection);
+      server->tracker_->closed(connection_socket(connection));
       return;
     }
-    const MHD_ConnectionInfo* fd = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (fd != nullptr) server->tracker_->opened(connection, fd->connect_fd);
+    server->tracker_->opened(connection_socket(connection));
     // TLS sessions exist by now and have not started their handshake.
     if (server->config_.security.tls) {
       const MHD_ConnectionInfo* tls = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
@@ -121,7 +138,7 @@ struct WebServerCallbacks {
   static void request_completed(void* self, MHD_Connection* connection, void** state, MHD_RequestTerminationCode) {
     delete static_cast<WebServer::Request*>(*state);
     *state = nullptr;
-    static_cast<WebServer*>(self)->tracker_->answered(connection);
+    static_cast<WebServer*>(self)->tracker_->answered(connection_socket(connection));
   }
 
   // MHD's own messages (handshake failures, refused connections) are for debugging only.
@@ -147,30 +164,25 @@ WebServer::WebServer(const WebConfig& config, std::shared_ptr<Collector> collect
   else
     socket_ = std::make_shared<ListenSocket>(*address);
 
-  // MHD owns what it is given: a duplicate, so that stopping this server leaves the socket open
-  // for a successor.
-  daemon_fd_ = fcntl(socket_->fd(), F_DUPFD_CLOEXEC, 0);
-  if (daemon_fd_ < 0)
-    throw std::runtime_error("cannot listen on " + socket_->bound_address() + ": dup: " + std::strerror(errno));
-  tracker_ = std::make_unique<ConnectionTracker>(kRequestDeadline, kEvictAbove, kEvictMinAge);
+  tracker_ = std::make_unique<ConnectionTracker>(admission_limits());
   pages_ = std::make_unique<PageBuilder>([collector = collector_, path = config_.telemetry_path](
                                              const std::string& key) { return build_page(*collector, path, key); },
                                          [collector = collector_] { return collector->generation(); });
 
-  // poll() rather than epoll: MHD 0.9.75 can abort when a thread pool is quiesced under epoll.
-  // MHD_USE_ITC lets MHD_quiesce_daemon wake the workers, and the hashing thread's resume too.
-  unsigned flags =
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+  // poll() rather than epoll: the mode this server is tested and measured in (under epoll MHD
+  // 0.9.75 could abort when a thread pool was quiesced); a worker polls at most 640 sockets.
+  // No listening socket: the acceptor hands each connection over (MHD_add_connection), and
+  // MHD_USE_ITC is what wakes the worker it is given to (the hashing and page threads' resumes too).
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
+                   MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
   const auto& tls = config_.security.tls;
   if (tls) {
     flags |= MHD_USE_TLS;
     priorities_ = tls_priorities(*tls);
   }
   std::vector<MHD_OptionItem> options{
-      {MHD_OPTION_LISTEN_SOCKET, daemon_fd_, nullptr},
       {MHD_OPTION_THREAD_POOL_SIZE, kWorkerThreads, nullptr},
-      {MHD_OPTION_CONNECTION_LIMIT, kConnectionLimit, nullptr},
-      {MHD_OPTION_PER_IP_CONNECTION_LIMIT, kPerAddressLimit, nullptr},
+      {MHD_OPTION_CONNECTION_LIMIT, kServerConnectionLimit, nullptr},
       {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(kIdleTimeout.count()), nullptr},
       {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&WebServerCallbacks::connection_event), this},
       {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&WebServerCallbacks::request_completed), this},
@@ -186,11 +198,19 @@ WebServer::WebServer(const WebConfig& config, std::shared_ptr<Collector> collect
   options.push_back({MHD_OPTION_END, 0, nullptr});
   daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &WebServerCallbacks::answer, this, MHD_OPTION_ARRAY,
                              options.data(), MHD_OPTION_END);
-  if (daemon_ == nullptr) {
-    // MHD closes the socket it was given on some failure paths and not on others.
-    if (same_socket(daemon_fd_, socket_->fd())) close(daemon_fd_);
+  if (daemon_ == nullptr)
     throw std::runtime_error("cannot serve on " + socket_->bound_address() +
                              ": libmicrohttpd refused to start (run with --log.level debug for its reason)");
+  try {
+    acceptor_ =
+        std::make_unique<ConnectionAcceptor>(socket_->fd(), socket_->bound_address(), *tracker_,
+                                             [this](int fd, const sockaddr* address, socklen_t length) {
+                                               return MHD_add_connection(daemon_, fd, address, length) == MHD_YES;
+                                             });
+  } catch (...) {
+    MHD_stop_daemon(daemon_);
+    daemon_ = nullptr;
+    throw;
   }
 }
 
@@ -205,17 +225,14 @@ void WebServer::stop() { finish(std::chrono::steady_clock::now() + kStopGrace, f
 
 void WebServer::finish(std::chrono::steady_clock::time_point until, bool all_closed) {
   if (daemon_ == nullptr) return;
-  // From here the other servers on the socket, if any, accept; MHD still answers what it has.
-  MHD_quiesce_daemon(daemon_);
+  // From here the other servers on the socket, if any, accept; MHD still answers what it has, and
+  // every connection it was handed is the tracker's.
+  acceptor_.reset();
   // Requests waiting for a password check are resumed and answered 503 now: MHD must not be
   // stopped with a connection suspended, and no hash is waited for. Those waiting for a page are
   // too when stopping; a drain lets them have their page (a build takes milliseconds).
   auth_->stop();
   if (!all_closed) pages_->stop();
-  // A worker that poll() woke for a new connection just before the quiesce may still be accepting
-  // it, before the tracker hears of it: a drain lets the workers see the quiesce first, and then
-  // waits on MHD's own count of connections as well as on the tracker's.
-  if (all_closed) std::this_thread::sleep_for(kQuiesceSettle);
   tracker_->wait_quiet(until, all_closed);
   while (all_closed && std::chrono::steady_clock::now() < until) {
     const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
@@ -225,9 +242,7 @@ void WebServer::finish(std::chrono::steady_clock::time_point until, bool all_clo
   pages_->stop();  // a drain past its time: whatever still waits is answered 503 first
   MHD_stop_daemon(daemon_);
   daemon_ = nullptr;
-  // Only now: a worker may use the socket until MHD_stop_daemon has joined it.
-  close(daemon_fd_);
-  daemon_fd_ = -1;
+  log_shed(socket_->bound_address(), tracker_->counts());
   tracker_.reset();
 }
 
@@ -302,7 +317,7 @@ bool WebServer::page_reply(MHD_Connection* connection, Route where, Request& req
 }
 
 bool WebServer::respond(MHD_Connection* connection, const char* url, const char* method, Request& request) {
-  tracker_->answering(connection);
+  tracker_->answering(connection_socket(connection));
   const AuthGate::Verdict access = authorize(connection, method, request);
   if (access == AuthGate::Verdict::pending) {
     // Nothing may come between the two: the hashing thread resumes only once told.

@@ -5,20 +5,25 @@
 // configuration file. Pages are built off the workers, once per change of what they show
 // (export/page_builder.h); a worker only copies one, so /metrics never waits behind a page.
 //
-// Threads: kWorkerThreads libmicrohttpd workers, each polling the shared listening socket and its
-// own connections with poll(), so a connection that is idle or slow costs a slot, never a thread;
-// the connection tracker's reaper; with basic auth, the hashing thread (export/auth_gate.h: a
-// password not verified before is checked there while its connection waits, suspended, so a
-// bcrypt never holds a worker); the page-building thread (export/page_builder.h). All are created by the constructor, so they run on the CPUs of
-// the constructing thread: construct from the daemon's main thread, which is restricted to the
-// housekeeping CPUs first (so rendering a page or hashing a password never runs on a sampled CPU).
+// Threads: the acceptor (export/connection_acceptor.h), which takes connections off the listening
+// socket, admits them and hands them to libmicrohttpd; kWorkerThreads libmicrohttpd workers, each
+// watching its connections with poll(), so a connection that is idle or slow costs a slot, never a
+// thread; the connection tracker's reaper; with basic auth, the hashing thread
+// (export/auth_gate.h: a password not verified before is checked there while its connection
+// waits, suspended, so a bcrypt never holds a worker); the page-building thread
+// (export/page_builder.h). All are created by the constructor, so they run on the CPUs of the
+// constructing thread: construct from the daemon's main thread, which is restricted to the
+// housekeeping CPUs first (so accepting, rendering a page or hashing a password never runs on a
+// sampled CPU).
 //
-// Limits (docs/operations.md documents them): at most kConnectionLimit connections,
-// kPerAddressLimit from one client address (more are accepted and closed at once); past
-// kEvictAbove open, each new connection evicts the longest-waiting one, so a slowloris client
-// cannot fill the server and leave a scrape waiting in the kernel's accept queue. A connection silent
-// for kIdleTimeout, or whose request has not fully arrived kRequestDeadline after it opened or
-// after its previous response, is closed.
+// Limits (docs/operations.md documents them; export/connection_admission.h the rules): connections
+// are admitted by the acceptor before libmicrohttpd sees them. At most kPerAddressLimit live
+// connections from one client address (more are accepted and closed at once); from kEvictAbove
+// live, each new connection shuts down the one whose request has been awaited longest; at
+// kConnectionLimit live with none to evict, or kConnectionLimit + kClosingRoom held (shut ones not
+// yet closed included), the acceptor holds and the kernel's accept queue waits. A connection
+// silent for kIdleTimeout, or whose request has not fully arrived kRequestDeadline after it was
+// admitted or after its previous response, is closed.
 //
 // Thread-safety: construct, drain, stop and destroy from one thread (the main thread); the
 // collector is called from the worker threads.
@@ -32,6 +37,7 @@
 #include "config/config.h"
 #include "export/auth_gate.h"
 #include "export/collector.h"
+#include "export/connection_acceptor.h"
 #include "export/connection_tracker.h"
 #include "export/listen_socket.h"
 #include "export/page_builder.h"
@@ -43,17 +49,26 @@ struct MHD_Connection;
 namespace jitterd {
 
 inline constexpr unsigned kWorkerThreads = 2;
-inline constexpr unsigned kConnectionLimit = 512;
+inline constexpr unsigned kConnectionLimit = 512;  // live: not shut down by us
 inline constexpr unsigned kPerAddressLimit = 128;
-// Past this many open connections, each new one shuts down the one whose request has been awaited
-// longest (export/connection_tracker.h): half the limit, so that neither worker (each takes half
-// of kConnectionLimit) reaches its share and stops accepting while a slowloris client holds slots.
-inline constexpr unsigned kEvictAbove = kConnectionLimit / 2;
+// From this many live connections each new one evicts the longest-waiting: three quarters of the
+// limit, so that a crowd of honest clients (200 page clients, each with a connection open, plus
+// those they closed that a worker has not reaped yet) evicts nothing, and the last quarter takes
+// connections too fresh to evict (kEvictMinAge) or being answered before the acceptor has to hold.
+inline constexpr unsigned kEvictAbove = kConnectionLimit * 3 / 4;
 inline constexpr std::chrono::milliseconds kEvictMinAge{100};
+// Connections shut down by us (evicted, or past their deadline) that libmicrohttpd has not closed
+// yet (it does on its worker's next loop): until then each holds a descriptor and one of its slots.
+inline constexpr unsigned kClosingRoom = 128;
+// libmicrohttpd's own limit, which it splits evenly between its workers and checks per worker
+// without counting connections handed over and not yet started: each worker alone could hold all
+// the acceptor ever admits (plus the one per worker that it counts for a moment after telling of
+// its closing), so it never refuses one. The descriptors held stay at most kConnectionLimit +
+// kClosingRoom (640), under the 1,024 of a default RLIMIT_NOFILE with the daemon's own.
+inline constexpr unsigned kServerConnectionLimit =
+    kWorkerThreads * (kConnectionLimit + kClosingRoom + kWorkerThreads);
 inline constexpr std::chrono::seconds kIdleTimeout{2};
 inline constexpr std::chrono::seconds kRequestDeadline{3};
-// How long a draining server lets its workers see that it no longer accepts (see finish()).
-inline constexpr std::chrono::milliseconds kQuiesceSettle{100};
 
 class WebServer {
  public:
@@ -102,9 +117,9 @@ class WebServer {
   std::string priorities_;
   std::unique_ptr<ConnectionTracker> tracker_;
   std::unique_ptr<PageBuilder> pages_;
-  int daemon_fd_ = -1;  // this server's duplicate of the listening socket
   MHD_Daemon* daemon_ = nullptr;
-  std::atomic<bool> closing_{false};  // responses say "Connection: close"
+  std::unique_ptr<ConnectionAcceptor> acceptor_;  // started last, stopped first
+  std::atomic<bool> closing_{false};              // responses say "Connection: close"
 };
 
 }  // namespace jitterd

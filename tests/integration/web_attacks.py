@@ -181,10 +181,14 @@ class PageClients:
                 f"{' (' + '; '.join(kinds) + ')' if kinds else ''}, page p50 {quantile(lat, 0.5) * 1e3:.0f} ms")
 
 
-def timed_scrapes(url, count, pause=0.0, timeout=PROMETHEUS_TIMEOUT):
-    """`count` GETs of url one after another: (latencies of the successful ones, errors)."""
+def timed_scrapes(url, count, pause=0.0, timeout=PROMETHEUS_TIMEOUT, budget=None):
+    """`count` GETs of url one after another: (latencies of the successful ones, errors). With
+    `budget` (seconds), no scrape starts after that long."""
     latencies, errors = [], []
+    began = time.monotonic()
     for _ in range(count):
+        if budget is not None and time.monotonic() - began > budget:
+            break
         started = time.monotonic()
         try:
             with urllib.request.urlopen(url, timeout=timeout) as response:

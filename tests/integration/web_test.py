@@ -289,9 +289,10 @@ class HttpTest(harness.DaemonTestCase):
                     allowed = re.search(r"Cpus_allowed_list:\s*(\S+)", status.read()).group(1)
             except FileNotFoundError:
                 continue
-            if name.startswith("MHD-") or name == "web-deadlines":
+            if name.startswith("MHD-") or name in ("web-deadlines", "web-accept"):
                 web_threads[f"{name}/{tid}"] = harness.parse_cpu_list(allowed)
-        self.assertGreaterEqual(len(web_threads), 3, f"web threads found: {web_threads}")
+        self.assertGreaterEqual(len(web_threads), 4, f"web threads found: {web_threads}")
+        self.assertTrue(any(t.startswith("web-accept/") for t in web_threads), f"no acceptor in {web_threads}")
         for thread, cpus in web_threads.items():
             self.assertEqual(cpus, housekeeping, f"{thread} may run on cpus {cpus}")
 

@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The web server's page builder (export/page_builder.h) and connection eviction
-// (export/connection_tracker.h), without libmicrohttpd: a fake "connection" is a flag that resume
-// sets, as MHD_resume_connection would wake the worker.
+// The web server's page builder (export/page_builder.h), without libmicrohttpd: a fake
+// "connection" is a flag that resume sets, as MHD_resume_connection would wake the worker.
 #include <catch2/catch.hpp>
-
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -14,7 +10,6 @@
 #include <thread>
 #include <vector>
 
-#include "export/connection_tracker.h"
 #include "export/page_builder.h"
 #include "export/page_routes.h"
 
@@ -188,56 +183,4 @@ TEST_CASE("page keys name each route and refresh value; an unknown key is refuse
   CHECK_THROWS_AS(build_page(collector, "/metrics", "nothing 0"), std::invalid_argument);
   CHECK_THROWS_AS(build_page(collector, "/metrics", "status_json x"), std::invalid_argument);
   CHECK(build_page(collector, "/metrics", "status_json 0").body.find("\"probes\"") != std::string::npos);
-}
-
-namespace {
-// A connected socket pair: the tracker shuts one end down; the other end then reads end-of-file.
-struct SocketPair {
-  int fds[2] = {-1, -1};
-  SocketPair() { REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0); }
-  ~SocketPair() {
-    close(fds[0]);
-    close(fds[1]);
-  }
-  bool shut() const {
-    char byte;
-    return recv(fds[1], &byte, 1, MSG_DONTWAIT) == 0;
-  }
-};
-}  // namespace
-
-TEST_CASE("past the soft limit a new connection evicts the one whose request waited longest",
-          "[connection_tracker][concurrency]") {
-  ConnectionTracker tracker(10s, 3, 20ms);
-  SocketPair a, b, c, d, e;
-  int keys[5];
-  tracker.opened(&keys[0], a.fds[0]);
-  std::this_thread::sleep_for(30ms);
-  tracker.opened(&keys[1], b.fds[0]);
-  tracker.opened(&keys[2], c.fds[0]);
-  tracker.answering(&keys[0]);  // the oldest is being answered: never evicted
-  std::this_thread::sleep_for(30ms);
-  tracker.opened(&keys[3], d.fds[0]);  // 4 > 3: b (oldest not being answered) goes
-  CHECK_FALSE(a.shut());
-  CHECK(b.shut());
-  CHECK_FALSE(c.shut());
-  CHECK_FALSE(d.shut());
-  CHECK(tracker.evicted() == 1);
-  tracker.opened(&keys[4], e.fds[0]);  // a still answered, c the longest waiting (30 ms): it goes
-  CHECK(c.shut());
-  CHECK(tracker.evicted() == 2);
-  tracker.closed(&keys[1]);
-  tracker.closed(&keys[2]);
-  CHECK(tracker.open() == 3);
-}
-
-TEST_CASE("connections younger than the minimum age are never evicted", "[connection_tracker][concurrency]") {
-  ConnectionTracker tracker(10s, 1, 10s);
-  SocketPair a, b;
-  int keys[2];
-  tracker.opened(&keys[0], a.fds[0]);
-  tracker.opened(&keys[1], b.fds[0]);
-  CHECK_FALSE(a.shut());
-  CHECK_FALSE(b.shut());
-  CHECK(tracker.evicted() == 0);
 }
