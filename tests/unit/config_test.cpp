@@ -645,8 +645,6 @@ TEST_CASE("the web configuration file flag overrides web.config_file and is read
   fs::remove_all(dir);
 }
 
-}  // namespace jitterd
-
 TEST_CASE("the --cpus flag overrides cpus: by the file's rules and is named in errors", "[config]") {
   ConfigOverrides bad;
   bad.cpus = "2-";
@@ -678,3 +676,5 @@ TEST_CASE("the --cpus flag overrides cpus: by the file's rules and is named in e
   apply_overrides(automatic, config);
   CHECK(config.cpus.automatic);
 }
+
+}  // namespace jitterd

@@ -196,8 +196,6 @@ namespace jitterd {
 std::ostream& operator<<(std::ostream& out, const EventRange& range) {
   return out << "[" << range.begin << ", " << range.end << ")";
 }
-}  // namespace jitterd
-
 TEST_CASE("parse_tracepoint_format reads the ID and every field", "[trace_events]") {
   const auto format = parse_tracepoint_format(irq_handler_entry_format);
   CHECK(format.id == 225);
@@ -617,3 +615,5 @@ TEST_CASE("TraceEventReader records this machine's events on CPU 0", "[trace_eve
       }
   CHECK(preempted * 2 > sleeps.size());
 }
+
+}  // namespace jitterd
