@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include "host/attribution.h"
+#include "host/cpu_list.h"
 #include "host/text.h"
 #include "measure/clock_ns.h"
 #include "measure/tail_thresholds.h"
 #include "probes/application_windows.h"
+#include "probes/watch_glance.h"
 
 namespace jitterd {
 namespace {
@@ -158,6 +160,22 @@ ProbeTable thread_table(const WatchReading& reading) {
   return table;
 }
 
+// "2 of the application's threads run on no watched CPU and are not counted: tid 1234 `logger`
+// (last on cpu 0, allowed 0-1), ...": the first kListedThreadsElsewhere named, the rest counted.
+std::string threads_elsewhere_note(const WatchReading& reading) {
+  std::string out = std::to_string(reading.application_threads_elsewhere) +
+                    " of the application's threads run on no watched CPU and are not counted:";
+  for (const ApplicationThread& t : reading.threads_elsewhere) {
+    const std::string allowed = format_cpu_list(t.allowed);
+    out += (&t == &reading.threads_elsewhere.front() ? " tid " : ", tid ") + std::to_string(t.tid) + " `" +
+           printable(t.comm) + "` of pid " + std::to_string(t.pid) + " (last on cpu " +
+           std::to_string(t.processor) + (allowed.empty() ? "" : ", allowed " + allowed) + ")";
+  }
+  const std::size_t rest = reading.application_threads_elsewhere - reading.threads_elsewhere.size();
+  if (rest > 0) out += ", and " + std::to_string(rest) + " more";
+  return out + "; pin them to a watched CPU or add their CPU to watch.cpus to count them";
+}
+
 }  // namespace
 
 std::string_view watch_method_name(WatchMethod method) {
@@ -197,9 +215,7 @@ ProbeResult watch_result(const WatchReading& reading, const std::vector<WatchedC
       "counts: interrupts from /proc/interrupts and /proc/softirqs; preemptions, stolen (run-queue wait) and run "
       "time from the application's threads' status and schedstat, exact for a thread pinned to its CPU; other "
       "tasks' time from /proc/schedstat, booked when a task leaves the CPU");
-  if (reading.application_threads_elsewhere > 0)
-    result.notes.push_back(std::to_string(reading.application_threads_elsewhere) +
-                           " of the application's threads run on no watched CPU and are not counted");
+  if (reading.application_threads_elsewhere > 0) result.notes.push_back(threads_elsewhere_note(reading));
   return result;
 }
 
@@ -209,6 +225,7 @@ void WatchProbe::open_engines(const ProbeContext& context) {
   trace_.reset();
   previous_bpf_.reset();
   history_ = {};
+  top_ = WatchTop(static_cast<std::uint64_t>(settings_.window.count()));
   windows_.clear();
   method_ = "counts";
   if (settings_.method == WatchMethod::counts) {
@@ -308,10 +325,19 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
                          {}});
   previous_ = reading.cpus;
   if (bpf) {
+    if (previous_bpf_)
+      top_.add(*bpf, *previous_bpf_, reading, static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC)));
     add_bpf_result(*bpf, previous_bpf_ ? &*previous_bpf_ : nullptr, reading, history_, *kernel_, result);
+    add_top_result(top_, kernel_->method(), context.host, static_cast<double>(settings_.outlier_threshold.count()),
+                   result);
     if (trace_) add_tracer_wakeups(trace_->tracer_wakeups(), result);
     previous_bpf_ = *bpf;
-  }
+  } else
+    result.notes.push_back(
+        "who preempted the application: the counts method cannot name the tasks (the kernel's counters say how "
+        "often and how long, not who); methods bpf and tracepoints name them (docs/watch.md)");
+  result.tables.insert(result.tables.begin(),
+                       watch_glance_table(windows_, reading, bpf ? &top_ : nullptr, method_));
   // Asked for bpf or tracepoints and given counts: a warning until it changes.
   const bool fell_back = settings_.method != WatchMethod::automatic && requested != method_;
   result.states["method"] = {method_ + " (" + reason_ + ")", fell_back};
