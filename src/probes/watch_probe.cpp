@@ -50,10 +50,9 @@ void add_cpu_metrics(const WatchedCpu& c, const WatchReading& reading, bool stol
   out.push_back(gauge("jitterd_watch_cpu_nohz_full", "1 if the watched CPU is in the kernel's nohz_full set.",
                       {{"cpu", cpu}}, c.nohz_full ? 1 : 0));
   for (std::string_view cause : kIrqCauses)
-    out.push_back(counter("jitterd_watch_interrupts_total",
-                          "Hard interrupts and IPIs the watched CPU took, by cause (/proc/interrupts).",
-                          {{"cpu", cpu}, {"cause", std::string(cause)}},
-                          static_cast<double>(count_of(c.interrupts, cause))));
+    out.push_back(counter(
+        "jitterd_watch_irqs_total", "Hard interrupts and IPIs the watched CPU took, by cause (/proc/interrupts).",
+        {{"cpu", cpu}, {"cause", std::string(cause)}}, static_cast<double>(count_of(c.interrupts, cause))));
   for (std::string_view cause : kSoftirqCauses)
     out.push_back(
         counter("jitterd_watch_softirqs_total", "Softirqs the watched CPU ran, by cause (/proc/softirqs).",
@@ -93,8 +92,8 @@ void add_cpu_metrics(const WatchedCpu& c, const WatchReading& reading, bool stol
 
 ProbeTable cpu_table(const WatchReading& reading) {
   ProbeTable table{"watched CPUs (counts since the watch began; timer_per_s: the last window)",
-                   {"cpu", "online", "nohz_full", "app_threads", "preemptions", "stolen_ms", "other_tasks_ms",
-                    "timer_per_s", "irqs", "device_irqs", "softirqs"},
+                   {"cpu", "online", "nohz_full", "app_threads", "preemptions", "run_queue_wait_ms",
+                    "other_tasks_ms", "timer_per_s", "irqs", "device_irqs", "softirqs"},
                    {}};
   for (const WatchedCpu& c : reading.cpus) {
     const std::uint64_t irqs = sum_of(c.interrupts), softirqs = sum_of(c.softirqs);
@@ -111,10 +110,10 @@ ProbeTable cpu_table(const WatchReading& reading) {
 
 // Per second over the last window, from two readings' totals (totals never go down).
 ProbeTable window_table(const WatchReading& reading, const std::vector<WatchedCpu>& previous) {
-  ProbeTable table{
-      "the last window, per second",
-      {"cpu", "online", "app_threads", "preemptions", "stolen_ms", "irqs", "device_irqs", "softirqs", "timer"},
-      {}};
+  ProbeTable table{"the last window, per second",
+                   {"cpu", "online", "app_threads", "preemptions", "run_queue_wait_ms", "irqs", "device_irqs",
+                    "softirqs", "timer"},
+                   {}};
   const double seconds = reading.window_seconds;
   for (const WatchedCpu& c : reading.cpus) {
     const auto before =
@@ -151,7 +150,7 @@ ProbeTable cause_table(const WatchReading& reading) {
 
 ProbeTable thread_table(const WatchReading& reading) {
   ProbeTable table{"the application's threads on watched CPUs",
-                   {"cpu", "pid", "tid", "name", "preemptions", "voluntary", "stolen_ms", "run_ms"},
+                   {"cpu", "pid", "tid", "name", "preemptions", "voluntary", "run_queue_wait_ms", "run_ms"},
                    {}};
   for (const WatchedThread& t : reading.threads)
     table.rows.push_back({t.cpu, t.thread.pid, t.thread.tid, printable(t.thread.comm), t.preemptions,

@@ -154,7 +154,7 @@ TEST_CASE("watch engine: interrupts by cause, the application's preemptions and 
   const ProbeResult result = watch_result(second, first.cpus, "counts", "auto", "as configured");
   CHECK(named(result, "jitterd_watch_preemptions_total").size() == 1);
   CHECK(named(result, "jitterd_watch_timer_interrupt_rate_hertz").at(0)->value == 125.0);
-  CHECK(named(result, "jitterd_watch_interrupts_total").size() == 6);
+  CHECK(named(result, "jitterd_watch_irqs_total").size() == 6);
   // The last window per second: 10 preemptions, 0.6 ms waited, 256 interrupts over 2 s.
   const ProbeTable& window = result.tables.at(0);
   REQUIRE(window.rows.size() == 1);
