@@ -48,7 +48,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import harness  # noqa: E402
 
 CPU = 1
-APP_NAME = "busyapp-poll"
+APP_NAME = "busyapp-top"  # its own name: another test's busy_app on CPU 1 is then noise, not the application
 SPIN_US = 1000
 PERIOD_US = 2500
 INJECTIONS = 500
@@ -78,7 +78,7 @@ sampler:
 web:
   listen_address: "127.0.0.1:0"
 application:
-  tasks: ["busyapp*"]
+  tasks: ["{APP_NAME}"]
 watch:
   cpus: "{CPU}"
   method: {method}
@@ -181,6 +181,11 @@ class TopPreemptersTest(harness.DaemonTestCase):
         if line != "busy_app: running":
             self.skipTest(f"busy_app: {line}")
         write_rt_runtime(-1)
+        threads = harness.wait_until(
+            lambda: (lambda v: v if v and max(v.values()) >= 1 else None)(
+                harness.select(daemon.scrape(), "jitterd_watch_application_threads", cpu=str(CPU))),
+            timeout=15, what="the application's thread on cpu 1")
+        self.assertEqual(list(threads.values()), [1], "one application thread on the watched CPU")
         started = time.time()
 
         # The noise first: the busiest tasks the watch names, by count and by time, over NOISE_SECONDS.
