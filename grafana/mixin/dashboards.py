@@ -412,7 +412,7 @@ def host(c):
            [target(f"rate(jitterd_watch_preemptions_total{{{SEL}}}[{RI}])", "{{instance}} cpu {{cpu}}")]),
         ts("Interrupts on watched CPUs", "Hard interrupts and softirqs per second on the watched CPUs, by cause.",
            "ops",
-           [target(f"sum by (instance, cpu, cause) (rate(jitterd_watch_interrupts_total{{{SEL}}}[{RI}])) > 0",
+           [target(f"sum by (instance, cpu, cause) (rate(jitterd_watch_irqs_total{{{SEL}}}[{RI}])) > 0",
                    "{{instance}} cpu {{cpu}} irq {{cause}}"),
             target(f"sum by (instance, cpu, cause) (rate(jitterd_watch_softirqs_total{{{SEL}}}[{RI}])) > 0",
                    "{{instance}} cpu {{cpu}} softirq {{cause}}")]),

@@ -355,7 +355,7 @@ def alerting_rules(c):
                "{{ $value | humanizePercentage }} of the time on the run queue while another task ran, "
                f"above {percent(c['watchPreemptedShare'])} for {c['watchPreemptedFor']}."),
         _alert("JitterdWatchedCpuDeviceIrq",
-               f"increase(jitterd_watch_interrupts_total{{{sel},cause=\"device_irq\"}}[{ri}]) > 0",
+               f"increase(jitterd_watch_irqs_total{{{sel},cause=\"device_irq\"}}[{ri}]) > 0",
                c["watchDeviceIrqFor"], "warning",
                "A device interrupt fired on a CPU that runs the application.",
                "{{ $value | humanize }} device interrupts fired on watched CPU {{ $labels.cpu }} of "

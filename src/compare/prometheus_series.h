@@ -47,7 +47,7 @@ inline constexpr std::pair<const char*, const char*> kLoopFamilies[] = {
 // The watched CPUs (probes/watch_probe.h, probes/watch_bpf_result.h).
 inline constexpr const char* kWatchMethod = "jitterd_watch_method_info";
 inline constexpr const char* kWatchInterruptions = "jitterd_watch_interruptions_total";  // bpf, by cause
-inline constexpr const char* kWatchInterrupts = "jitterd_watch_interrupts_total";    // counts: hard IRQs and IPIs
+inline constexpr const char* kWatchInterrupts = "jitterd_watch_irqs_total";          // counts: hard IRQs and IPIs
 inline constexpr const char* kWatchSoftirqs = "jitterd_watch_softirqs_total";        // counts
 inline constexpr const char* kWatchPreemptions = "jitterd_watch_preemptions_total";  // counts
 inline constexpr const char* kWatchStolen = "jitterd_watch_stolen_seconds_total";    // by cause

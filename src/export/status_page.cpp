@@ -218,7 +218,9 @@ std::string loops_section(const StatusSnapshot& s, const ProbeStatus& p, const L
   out += fmt::format("<p class=\"meta\">{} loop{} and {} refused segment{} in <code>{}</code></p>\n",
                      reading.loops.size(), reading.loops.size() == 1 ? "" : "s", reading.refused.size(),
                      reading.refused.size() == 1 ? "" : "s", esc(reading.directory));
+  if (!reading.glance.rows.empty()) out += table_html(reading.glance);
   if (!reading.loops.empty()) out += loop_table(s, reading) + loop_plots(reading);
+  for (const ProbeTable& who : reading.who) out += table_html(who);
   if (!reading.refused.empty()) out += refused_table(reading);
   return out + "</section>\n";
 }

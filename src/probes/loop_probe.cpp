@@ -301,8 +301,9 @@ void LoopProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRes
     const auto threshold_ns = static_cast<std::uint64_t>(static_cast<double>(r.threshold_ticks) * 1e9 / hertz);
     bpf_->want_records(
         cpu, sampled_outlier_threshold_ns(r.threshold_ticks ? std::optional(threshold_ns) : std::nullopt));
-    const auto [found, first] = causes_.try_emplace(file, Causes{state.inode, r.ring_pushed, {}, {}, {}});
+    const auto [found, first] = causes_.try_emplace(file, Causes{state.inode, r.ring_pushed, {}, {}, {}, {}});
     Causes& causes = found->second;
+    if (first) causes.top.emplace(static_cast<std::uint64_t>(settings_.window.count()));
     if (!records_of.count(cpu)) {
       BpfRecords taken = bpf_->take_records(cpu);
       std::vector<BpfOutlier>& records = records_of[cpu];
@@ -313,19 +314,25 @@ void LoopProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRes
     if (first) continue;  // from here on, the ring's entries are matched
     const std::uint64_t oldest = r.ring_pushed - std::min<std::uint64_t>(r.ring_pushed, r.ring.size());
     const std::uint64_t from = std::max(causes.next_sequence, oldest);
-    causes.interruptions["not_kept"] += from - std::min(from, causes.next_sequence);  // overwritten meanwhile
+    const std::uint64_t not_kept = from - std::min(from, causes.next_sequence);  // overwritten meanwhile
+    causes.interruptions["not_kept"] += not_kept;
+    NameTally preempters(kPartNames), sources(kPartNames);
+    if (not_kept > 0) sources.add("not_kept", {not_kept, 0});
     causes.next_sequence = r.ring_pushed;
     const std::vector<const BpfOutlier*> matched =
         match_bpf_records(monotonic_intervals(r, from, pairs), records_of[cpu], kTraceSlackNs);
     causes.named.clear();
     for (std::size_t i = 0; i < matched.size(); ++i) {
       const std::string cause(matched[i] ? bpf_source_cause(matched[i]->source) : "unexplained");
-      causes.interruptions[cause] += 1;
-      causes.stolen_seconds[cause] +=
+      const double seconds =
           static_cast<double>(r.ring[static_cast<std::size_t>(from + i - oldest)].duration_ticks) / hertz;
+      causes.interruptions[cause] += 1;
+      causes.stolen_seconds[cause] += seconds;
+      tally_matched(matched[i], static_cast<std::uint64_t>(seconds * 1e9), preempters, sources);
       if (matched[i])
         causes.named[{cause, std::string(bpf_source_name(matched[i]->source)), matched[i]->name}] += 1;
     }
+    causes.top->push(read_ns, std::move(preempters), std::move(sources));
     for (const auto& [key, count] : causes.named)
       who.rows.push_back({r.header.name, cpu, std::get<0>(key), std::get<1>(key), std::get<2>(key), count});
   }
@@ -333,6 +340,7 @@ void LoopProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRes
     carried_[cpu] = records_after(std::move(records), read_ns, kTraceSlackNs);
   for (const auto& [method, pair] : pairs) previous_pairs_[method] = pair;
   export_causes(out);
+  export_top(context.host, out);
   if (!who.rows.empty()) out.tables.push_back(std::move(who));
 }
 
@@ -357,6 +365,7 @@ ProbeResult LoopProbe::run(ProbeContext& context) {
   }
   ProbeResult out = loop_result(tracker_, figures);
   attribute(context, read_ns, out);
+  add_glance(figures, out);
   auto history = std::make_shared<ApplicationWindows>();
   for (const auto& [file, window] : windows_) {
     const LoopState& state = tracker_.loops().at(file);

@@ -33,6 +33,7 @@
 #include "measure/cpu_figures.h"
 #include "probes/loop_window.h"
 #include "probes/probe.h"
+#include "probes/watch_top.h"
 #include "watch/loop_reader.h"
 
 namespace jitterd {
@@ -74,12 +75,15 @@ class LoopProbe : public Probe {
     std::map<std::string, std::uint64_t> interruptions;
     std::map<std::string, double> stolen_seconds;
     std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t> named;  // last run's
+    std::optional<TopTallies> top;  // who took the loop's interruptions, over the window and since start
   };
   void attribute(ProbeContext& context, std::uint64_t read_ns, ProbeResult& out);
   std::string not_attributed_why(const LoopSegmentReading& reading) const;
   std::vector<TimedInterval> monotonic_intervals(const LoopSegmentReading& reading, std::uint64_t from,
                                                  std::map<TickMethod, ClockTickPair>& pairs) const;
   void export_causes(ProbeResult& out) const;
+  void export_top(const HostReader& host, ProbeResult& out) const;
+  void add_glance(const std::map<std::string, LoopWindowFigures>& figures, ProbeResult& out) const;
 
   LoopSettings settings_;
   std::vector<std::string> unknown_users_;

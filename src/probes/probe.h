@@ -169,6 +169,10 @@ struct LoopsReading {
   std::string directory{};
   std::vector<LoopView> loops{};  // by file name
   std::vector<RefusedLoopSegment> refused{};
+  // Who took the loops' interruptions (the top preempters and sources, probes/watch_top.h), for
+  // the loops' section of the status page; also among the probe's tables.
+  std::vector<ProbeTable> who{};
+  ProbeTable glance{};  // each loop's headline (probes/watch_glance.h), the top of the loops' section
 };
 
 struct ApplicationWindows;

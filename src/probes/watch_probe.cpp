@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include "host/attribution.h"
+#include "host/cpu_list.h"
 #include "host/text.h"
 #include "measure/clock_ns.h"
 #include "measure/tail_thresholds.h"
 #include "probes/application_windows.h"
+#include "probes/watch_glance.h"
 
 namespace jitterd {
 namespace {
@@ -48,10 +50,9 @@ void add_cpu_metrics(const WatchedCpu& c, const WatchReading& reading, bool stol
   out.push_back(gauge("jitterd_watch_cpu_nohz_full", "1 if the watched CPU is in the kernel's nohz_full set.",
                       {{"cpu", cpu}}, c.nohz_full ? 1 : 0));
   for (std::string_view cause : kIrqCauses)
-    out.push_back(counter("jitterd_watch_interrupts_total",
-                          "Hard interrupts and IPIs the watched CPU took, by cause (/proc/interrupts).",
-                          {{"cpu", cpu}, {"cause", std::string(cause)}},
-                          static_cast<double>(count_of(c.interrupts, cause))));
+    out.push_back(counter(
+        "jitterd_watch_irqs_total", "Hard interrupts and IPIs the watched CPU took, by cause (/proc/interrupts).",
+        {{"cpu", cpu}, {"cause", std::string(cause)}}, static_cast<double>(count_of(c.interrupts, cause))));
   for (std::string_view cause : kSoftirqCauses)
     out.push_back(
         counter("jitterd_watch_softirqs_total", "Softirqs the watched CPU ran, by cause (/proc/softirqs).",
@@ -91,8 +92,8 @@ void add_cpu_metrics(const WatchedCpu& c, const WatchReading& reading, bool stol
 
 ProbeTable cpu_table(const WatchReading& reading) {
   ProbeTable table{"watched CPUs (counts since the watch began; timer_per_s: the last window)",
-                   {"cpu", "online", "nohz_full", "app_threads", "preemptions", "stolen_ms", "other_tasks_ms",
-                    "timer_per_s", "irqs", "device_irqs", "softirqs"},
+                   {"cpu", "online", "nohz_full", "app_threads", "preemptions", "run_queue_wait_ms",
+                    "other_tasks_ms", "timer_per_s", "irqs", "device_irqs", "softirqs"},
                    {}};
   for (const WatchedCpu& c : reading.cpus) {
     const std::uint64_t irqs = sum_of(c.interrupts), softirqs = sum_of(c.softirqs);
@@ -109,10 +110,10 @@ ProbeTable cpu_table(const WatchReading& reading) {
 
 // Per second over the last window, from two readings' totals (totals never go down).
 ProbeTable window_table(const WatchReading& reading, const std::vector<WatchedCpu>& previous) {
-  ProbeTable table{
-      "the last window, per second",
-      {"cpu", "online", "app_threads", "preemptions", "stolen_ms", "irqs", "device_irqs", "softirqs", "timer"},
-      {}};
+  ProbeTable table{"the last window, per second",
+                   {"cpu", "online", "app_threads", "preemptions", "run_queue_wait_ms", "irqs", "device_irqs",
+                    "softirqs", "timer"},
+                   {}};
   const double seconds = reading.window_seconds;
   for (const WatchedCpu& c : reading.cpus) {
     const auto before =
@@ -149,13 +150,29 @@ ProbeTable cause_table(const WatchReading& reading) {
 
 ProbeTable thread_table(const WatchReading& reading) {
   ProbeTable table{"the application's threads on watched CPUs",
-                   {"cpu", "pid", "tid", "name", "preemptions", "voluntary", "stolen_ms", "run_ms"},
+                   {"cpu", "pid", "tid", "name", "preemptions", "voluntary", "run_queue_wait_ms", "run_ms"},
                    {}};
   for (const WatchedThread& t : reading.threads)
     table.rows.push_back({t.cpu, t.thread.pid, t.thread.tid, printable(t.thread.comm), t.preemptions,
                           t.voluntary_switches, Cell(static_cast<double>(t.wait_ns) * 1e-6, 3),
                           Cell(static_cast<double>(t.run_ns) * 1e-6, 3)});
   return table;
+}
+
+// "2 of the application's threads run on no watched CPU and are not counted: tid 1234 `logger`
+// (last on cpu 0, allowed 0-1), ...": the first kListedThreadsElsewhere named, the rest counted.
+std::string threads_elsewhere_note(const WatchReading& reading) {
+  std::string out = std::to_string(reading.application_threads_elsewhere) +
+                    " of the application's threads run on no watched CPU and are not counted:";
+  for (const ApplicationThread& t : reading.threads_elsewhere) {
+    const std::string allowed = format_cpu_list(t.allowed);
+    out += (&t == &reading.threads_elsewhere.front() ? " tid " : ", tid ") + std::to_string(t.tid) + " `" +
+           printable(t.comm) + "` of pid " + std::to_string(t.pid) + " (last on cpu " +
+           std::to_string(t.processor) + (allowed.empty() ? "" : ", allowed " + allowed) + ")";
+  }
+  const std::size_t rest = reading.application_threads_elsewhere - reading.threads_elsewhere.size();
+  if (rest > 0) out += ", and " + std::to_string(rest) + " more";
+  return out + "; pin them to a watched CPU or add their CPU to watch.cpus to count them";
 }
 
 }  // namespace
@@ -197,9 +214,7 @@ ProbeResult watch_result(const WatchReading& reading, const std::vector<WatchedC
       "counts: interrupts from /proc/interrupts and /proc/softirqs; preemptions, stolen (run-queue wait) and run "
       "time from the application's threads' status and schedstat, exact for a thread pinned to its CPU; other "
       "tasks' time from /proc/schedstat, booked when a task leaves the CPU");
-  if (reading.application_threads_elsewhere > 0)
-    result.notes.push_back(std::to_string(reading.application_threads_elsewhere) +
-                           " of the application's threads run on no watched CPU and are not counted");
+  if (reading.application_threads_elsewhere > 0) result.notes.push_back(threads_elsewhere_note(reading));
   return result;
 }
 
@@ -209,6 +224,7 @@ void WatchProbe::open_engines(const ProbeContext& context) {
   trace_.reset();
   previous_bpf_.reset();
   history_ = {};
+  top_ = WatchTop(static_cast<std::uint64_t>(settings_.window.count()));
   windows_.clear();
   method_ = "counts";
   if (settings_.method == WatchMethod::counts) {
@@ -308,10 +324,19 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
                          {}});
   previous_ = reading.cpus;
   if (bpf) {
+    if (previous_bpf_)
+      top_.add(*bpf, *previous_bpf_, reading, static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC)));
     add_bpf_result(*bpf, previous_bpf_ ? &*previous_bpf_ : nullptr, reading, history_, *kernel_, result);
+    add_top_result(top_, kernel_->method(), context.host, static_cast<double>(settings_.outlier_threshold.count()),
+                   result);
     if (trace_) add_tracer_wakeups(trace_->tracer_wakeups(), result);
     previous_bpf_ = *bpf;
-  }
+  } else
+    result.notes.push_back(
+        "who preempted the application: the counts method cannot name the tasks (the kernel's counters say how "
+        "often and how long, not who); methods bpf and tracepoints name them (docs/watch.md)");
+  result.tables.insert(result.tables.begin(),
+                       watch_glance_table(windows_, reading, bpf ? &top_ : nullptr, method_));
   // Asked for bpf or tracepoints and given counts: a warning until it changes.
   const bool fell_back = settings_.method != WatchMethod::automatic && requested != method_;
   result.states["method"] = {method_ + " (" + reason_ + ")", fell_back};

@@ -23,6 +23,7 @@
 
 #include "probes/probe.h"
 #include "probes/watch_bpf_result.h"
+#include "probes/watch_top.h"
 #include "probes/watch_window.h"
 #include "watch/application.h"
 #include "watch/bpf_watch.h"
@@ -54,7 +55,8 @@ struct WatchSettings {
 
 class WatchProbe : public Probe {
  public:
-  explicit WatchProbe(WatchSettings settings) : settings_(std::move(settings)) {}
+  explicit WatchProbe(WatchSettings settings)
+      : settings_(std::move(settings)), top_(static_cast<std::uint64_t>(settings_.window.count())) {}
   std::string_view name() const override { return "watch"; }
   std::chrono::nanoseconds interval() const override { return settings_.interval; }
   ProbeResult run(ProbeContext& context) override;
@@ -74,6 +76,7 @@ class WatchProbe : public Probe {
   KernelWatch* kernel_ = nullptr;              // bpf_owner_'s or trace_, or none (counts)
   std::optional<BpfReading> previous_bpf_;
   WatchBpfHistory history_;
+  WatchTop top_;  // who took each watched CPU, over the window and since the watch began
   // The typed figures of each reading over settings_.window, oldest first (the live baseline's).
   std::deque<std::vector<WatchWindow>> windows_;
   std::string method_ = "counts";  // what jitterd_watch_method_info says, and why

@@ -123,7 +123,8 @@ void WatchEngine::count_threads(const HostReader& host, WatchReading& reading) {
   for (ApplicationThread& thread : search.threads) {
     const int cpu = watched_cpu_of(thread, cpus_);
     if (cpu < 0) {
-      ++reading.application_threads_elsewhere;
+      if (++reading.application_threads_elsewhere <= kListedThreadsElsewhere)
+        reading.threads_elsewhere.push_back(thread);
       continue;
     }
     const std::string task = std::to_string(thread.pid) + "/task/" + std::to_string(thread.tid);

@@ -69,11 +69,16 @@ struct WatchedThread {
   std::uint64_t preemptions = 0, voluntary_switches = 0, wait_ns = 0, run_ns = 0;
 };
 
+// The application's threads on no watched CPU that a reading lists by name (the rest are counted).
+inline constexpr std::size_t kListedThreadsElsewhere = 8;
+
 struct WatchReading {
   double window_seconds = 0;  // since the previous reading; 0 for the first
   std::vector<WatchedCpu> cpus;
   std::vector<WatchedThread> threads;             // the application's threads on watched CPUs now
   std::size_t application_threads_elsewhere = 0;  // found, but on no watched CPU
+  // The first kListedThreadsElsewhere of them (by pid, then tid), to name them.
+  std::vector<ApplicationThread> threads_elsewhere;
   // /proc/schedstat was readable (kernels with CONFIG_SCHEDSTATS): other_tasks_ns is measured.
   bool other_tasks_measured = false;
   std::vector<std::string> problems;  // one line each, this reading

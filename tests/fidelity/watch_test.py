@@ -34,7 +34,7 @@ Over the readings of jitterd taken before and after the injections:
   C. the application's thread is found on CPU 1 and the daemon runs no thread there;
   D. known IPIs: a second thread of the application, on CPU 0, maps, touches and unmaps a page
      2,000 times; each unmap flushes the TLB of CPU 1, where the application runs in the same
-     address space, so CPU 1 takes 2,000 TLB shootdowns: jitterd_watch_interrupts_total{cpu="1",
+     address space, so CPU 1 takes 2,000 TLB shootdowns: jitterd_watch_irqs_total{cpu="1",
      cause="tlb"} grows by them within 1%.
 
 Per method: counts (the application's involuntary switches and run-queue wait), bpf (paired in the
@@ -318,7 +318,7 @@ class CountsWatchTest(WatchFidelityTest, harness.DaemonTestCase):
 
     METHOD = "counts"
     PREEMPTIONS = ("jitterd_watch_preemptions_total", {})
-    INTERRUPTS = "jitterd_watch_interrupts_total"
+    INTERRUPTS = "jitterd_watch_irqs_total"
 
 
 class PairedWatch(WatchFidelityTest):

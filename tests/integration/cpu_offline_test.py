@@ -122,7 +122,7 @@ class CpuOfflineTest(harness.DaemonTestCase):
             samples = daemon.scrape()
             online = harness.select(samples, "jitterd_watch_cpu_online", **label)
             rate = harness.select(samples, "jitterd_watch_timer_interrupt_rate_hertz", **label)
-            timer = harness.select(samples, "jitterd_watch_interrupts_total", cause="timer", **label)
+            timer = harness.select(samples, "jitterd_watch_irqs_total", cause="timer", **label)
             return (next(iter(online.values()), None), next(iter(rate.values()), None),
                     next(iter(timer.values()), None))
 

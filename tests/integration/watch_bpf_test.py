@@ -107,7 +107,7 @@ class WatchBpfTest(harness.DaemonTestCase):
         self.assertEqual(info["method"], "counts")
         self.assertEqual(info["requested"], "auto")
         self.assertIn("CAP_BPF", info["reason"])
-        self.assertTrue(harness.select(daemon.scrape(), "jitterd_watch_interrupts_total", cpu=str(CPU)),
+        self.assertTrue(harness.select(daemon.scrape(), "jitterd_watch_irqs_total", cpu=str(CPU)),
                         "the counts still come")
 
     def method_as_nobody(self, caps):

@@ -13,6 +13,7 @@
 #include "fixture_tree.h"
 #include "jitterd/loop_probe.h"
 #include "probes/loop_probe.h"
+#include "probes/watch_glance.h"
 
 using namespace jitterd;
 using jitterd::testing::ScratchTree;
@@ -84,8 +85,12 @@ TEST_CASE("loops probe: a loop is exported like a sampled CPU, a refused segment
   // The refused file: no loop series, one refusal, a row saying why.
   CHECK(loop_metric(result, "jitterd_loop_refused_total", "reason", "magic")->value == 1);
   CHECK(loop_metric(result, "jitterd_loop_refused_total", "reason", "owner")->value == 0);
-  REQUIRE(result.tables.size() == 1);
-  CHECK(result.tables[0].rows.size() == 2);
+  // The headline first (one row per accepted loop), then the segments with why.
+  REQUIRE(result.tables.size() == 2);
+  CHECK(result.tables[0].title.rfind(kLoopGlanceTitle, 0) == 0);
+  REQUIRE(result.tables[0].rows.size() == 1);
+  CHECK(result.tables[0].rows[0][0].text == "rx0");
+  CHECK(result.tables[1].rows.size() == 2);
   bool logged = false;
   for (const std::string& line : first.warnings)  // logged once, when first refused
     logged = logged || (line.find("jitterd-loop.bad: refused (magic)") != std::string::npos);

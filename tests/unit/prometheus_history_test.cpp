@@ -287,7 +287,7 @@ TEST_CASE("loops and watched CPUs from their exported families; the watch's tail
     }
     matrix.push_back(series("jitterd_watch_method_info", {{"method", "counts"}, {"requested", "counts"}}, {1}));
     matrix.push_back(series("jitterd_watch_preemptions_total", {{"cpu", "3"}}, preemptions));
-    matrix.push_back(series("jitterd_watch_interrupts_total", {{"cpu", "3"}, {"cause", "timer"}}, irqs));
+    matrix.push_back(series("jitterd_watch_irqs_total", {{"cpu", "3"}, {"cause", "timer"}}, irqs));
     matrix.push_back(series("jitterd_watch_softirqs_total", {{"cpu", "3"}, {"cause", "softirq_rcu"}}, softirqs));
     matrix.push_back(series("jitterd_watch_stolen_seconds_total", {{"cpu", "3"}, {"cause", "preempted"}}, stolen));
     return matrix;

@@ -4,6 +4,8 @@
 // parameter's bounds.
 #include "export/status_page.h"
 #include "export/live_baseline.h"
+#include "probes/watch_glance.h"
+#include "probes/watch_top.h"
 #include "report/baseline_reader.h"
 #include "report/baseline_recorder.h"
 
@@ -201,6 +203,30 @@ TEST_CASE("the status page shows each loop as a sampled CPU, and the refused seg
   CHECK(page.find("<td>jitterd-loop.bad</td><td>magic</td>") != std::string::npos);
   CHECK(page.find(html_escape("magic 0x" + hostile)) != std::string::npos);
   CHECK(page.find("2 loops and 1 refused segment in <code>/dev/shm/" + html_escape(hostile)) != std::string::npos);
+}
+
+TEST_CASE("the loops' section opens with each loop's headline and lists who took its interruptions",
+          "[status_page]") {
+  StatusSnapshot s = with_loops();
+  ProbeStatus loops = *s.probes.back();
+  ProbeTable glance = loop_glance_table();
+  add_loop_glance_row(glance, "rx0", 2, loops.result.loops->loops[0].window, nullptr);
+  loops.result.loops->glance = glance;
+  TopTally top;
+  top.rows.push_back({preempter_key("evil<b>", "stray"), {3, 300'000, 0, 0}, 1, 1});
+  top.total = {3, 300'000};
+  ProbeTable who = preempters_table("who preempted the loops", {"loop", "cpu"});
+  add_preempter_rows(who, {Cell("rx0"), Cell(2)}, "window", top, HostReader("/nonexistent", "/nonexistent"),
+                     "(unnamed)");
+  loops.result.loops->who = {who};
+  s.probes.back() = std::make_shared<const ProbeStatus>(loops);
+  const std::string page = status_html(s, "/m", 0);
+  const auto section = page.find("id=\"probe-loops\"");
+  const auto headline = page.find(std::string(kLoopGlanceTitle), section);
+  REQUIRE(headline != std::string::npos);
+  CHECK(headline < page.find("<table id=\"loops\">", section));  // at the top of the section
+  CHECK(page.find("<td>evil&lt;b&gt;</td>", section) != std::string::npos);
+  CHECK(page.find("<b>", section) == std::string::npos);
 }
 
 TEST_CASE("the status JSON holds each loop's window figures and the refused segments", "[status_page]") {

@@ -4,6 +4,7 @@
 // parsers of the scheduler's counters; the configuration and CPU selection of watched CPUs.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include "config/config.h"
@@ -153,7 +154,7 @@ TEST_CASE("watch engine: interrupts by cause, the application's preemptions and 
   const ProbeResult result = watch_result(second, first.cpus, "counts", "auto", "as configured");
   CHECK(named(result, "jitterd_watch_preemptions_total").size() == 1);
   CHECK(named(result, "jitterd_watch_timer_interrupt_rate_hertz").at(0)->value == 125.0);
-  CHECK(named(result, "jitterd_watch_interrupts_total").size() == 6);
+  CHECK(named(result, "jitterd_watch_irqs_total").size() == 6);
   // The last window per second: 10 preemptions, 0.6 ms waited, 256 interrupts over 2 s.
   const ProbeTable& window = result.tables.at(0);
   REQUIRE(window.rows.size() == 1);
@@ -390,4 +391,28 @@ TEST_CASE("CPU selection with watched CPUs", "[watch][cpu_selection]") {
   CHECK(
       r.errors.at(0) ==
       "no CPU left for housekeeping: the watched CPUs 0-1 cover every allowed CPU (0-1); leave at least one out");
+}
+
+TEST_CASE("watch engine: the application's threads on no watched CPU are named, a bounded list", "[watch]") {
+  jitterd::testing::ScratchTree sys, proc;
+  write_quiet_cpus(proc);
+  write_thread(proc, {40, 41, "trader-poll", 100, 1, 0, 0, 0, 0});
+  write_thread(proc, {40, 42, "trader-log\x1b", 100, 0, 0, 0, 0, 0});  // pinned to cpu 0, not watched
+  for (int tid = 50; tid < 60; ++tid)
+    write_thread(proc, {40, tid, "trader-w" + std::to_string(tid), 100, 0, 0, 0, 0, 0});
+  const HostReader host(sys.root(), proc.root());
+  WatchEngine engine({{"trader*"}, "", ""}, {1});
+  const WatchReading reading = engine.read(host, 10.0);
+  CHECK(reading.application_threads_elsewhere == 11);
+  REQUIRE(reading.threads_elsewhere.size() == kListedThreadsElsewhere);
+  CHECK(reading.threads_elsewhere.front().tid == 42);
+  const ProbeResult result = watch_result(reading, {}, "counts", "auto", "as configured");
+  const auto note = std::find_if(result.notes.begin(), result.notes.end(), [](const std::string& n) {
+    return n.find("run on no watched CPU") != std::string::npos;
+  });
+  REQUIRE(note != result.notes.end());
+  CHECK(note->find("11 of the application's threads run on no watched CPU") == 0);
+  CHECK(note->find("tid 42 `trader-log\\x1b` of pid 40 (last on cpu 0, allowed 0)") != std::string::npos);
+  CHECK(note->find("and 3 more") != std::string::npos);
+  CHECK(note->find('\x1b') == std::string::npos);
 }

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+""""Who took my CPU?" after the latest outliers have scrolled away: the watch's top preempters
+against a known injector.
+
+busy_app (a busy-polling thread, SCHED_FIFO 1) is pinned to CPU 1, which a daemon that samples
+nothing watches with the bpf method (the tracepoints method where BPF is refused and tracefs is
+there; skipped, with the reason, where neither is). The noise on CPU 1 is measured first: for
+NOISE_SECONDS without injections, the tasks the watch names as preempting the application, the
+busiest of them by count and by time (on a kernel with the fair server, starved SCHED_OTHER tasks
+beside a real-time loop get up to 50 ms a second, in pieces of tens of milliseconds, so by time the
+noise is large). Then noise_injector (SCHED_FIFO 50, on CPU 1) preempts the application at least
+INJECTIONS times (SPIN_US each, every PERIOD_US), sized so that the injector outnumbers the
+busiest noise task by count and by time, projected over the whole test, at least NOISE_MARGIN
+times (the test skips, saying so, when that takes more than MAX_INJECTIONS); then a second,
+differently named injector (`scroll_noise`, a link to noise_injector: a task's name is its
+program's file name) preempts it SCROLL times, more than the 32 outliers the watch lists, so the
+injector is no longer among the latest outliers (checked). Then, on /status.json and /metrics:
+
+  A. over the window, the injector is the top preempter by count and by time
+     (rank_by_count 1, rank_by_time 1), class stray, and its preemptions match the injections that
+     preempted the application (those whose deadline came after the previous spin's end, as in
+     fidelity_watch) within TOLERANCE (and 2): from below, what the machine's own tasks took of
+     an injection's wake-up (a task already holding the CPU is the one named for that preemption)
+     and from above, nothing; its time at least (1 - TIME_TOLERANCE) of the median spin per
+     preemption and at most (1 + TIME_TOLERANCE) of the time it held the CPU (deadline to spin end);
+  B. since start, the injector is listed with at least as many preemptions as over the window;
+  C. the window's series jitterd_watch_top_preempter_preemptions{cpu="1",rank="1"} names it
+     (task="noise_injector", class="stray") with the same count, and the ranks of the series add
+     up to the table's window rows;
+  D. its pid is not shown (the injector has exited), the scroller is listed below it.
+
+Usage: top_preempters_test.py --jitterd BINARY --injector NOISE_INJECTOR --app BUSY_APP
+Exit 77 (skip) without root, without CPU 1 and one more CPU, or when neither bpf nor tracepoints
+can be used, or SCHED_FIFO is refused.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import harness  # noqa: E402
+
+CPU = 1
+APP_NAME = "busyapp-top"  # its own name: another test's busy_app on CPU 1 is then noise, not the application
+SPIN_US = 1000
+PERIOD_US = 2500
+INJECTIONS = 500
+MAX_INJECTIONS = 3000
+AFTER_SECONDS = 5  # the scroller and the readings after the injections
+SCROLL = 100
+SCROLL_SPIN_US = 150
+SCROLL_PERIOD_US = 4000
+NOISE_SECONDS = 5
+NOISE_MARGIN = 3
+TOLERANCE = 0.02
+TIME_TOLERANCE = 0.10
+RECENT_OUTLIERS = 32
+RT_RUNTIME = "/proc/sys/kernel/sched_rt_runtime_us"
+INJECTOR = None  # set in __main__
+APP = None
+
+PREEMPTERS = "who preempted the application"
+OUTLIERS = "the latest outliers"
+
+
+def config(method):
+    return f"""\
+cpus: []
+sampler:
+  window: 60s
+web:
+  listen_address: "127.0.0.1:0"
+application:
+  tasks: ["{APP_NAME}"]
+watch:
+  cpus: "{CPU}"
+  method: {method}
+  interval: 500ms
+  outlier_threshold: 100us
+{harness.PROBES_OFF}"""
+
+
+def prerequisites():
+    if os.geteuid() != 0:
+        return "needs root: the injector and the application run SCHED_FIFO, RT throttling is turned off"
+    if not os.access(RT_RUNTIME, os.W_OK):
+        return f"needs a writable {RT_RUNTIME} (RT throttling is turned off for the test)"
+    if CPU not in os.sched_getaffinity(0) or len(os.sched_getaffinity(0)) < 2:
+        return f"needs cpu {CPU} and one more CPU for the daemon"
+    return None
+
+
+def write_rt_runtime(value):
+    with open(RT_RUNTIME, "w", encoding="ascii") as f:
+        f.write(f"{value}\n")
+
+
+def watch_tables(daemon):
+    """The watch probe's tables on /status.json by title prefix, and when it last ran."""
+    status = json.loads(daemon.scrape_text("/status.json"))
+    (watch,) = [p for p in status["probes"] if p["name"] == "watch"]
+    if not watch.get("ran"):
+        return None, 0
+    tables = {}
+    for t in watch["tables"]:
+        for prefix in (PREEMPTERS, OUTLIERS):
+            if t["title"].startswith(prefix):
+                tables[prefix] = [dict(zip(t["columns"], row)) for row in t["rows"]]
+    return tables, watch["last_run_unix_seconds"]
+
+
+class TopPreemptersTest(harness.DaemonTestCase):
+
+    def start_daemon(self):
+        """The daemon with bpf, else tracepoints; skips when neither is in use."""
+        reasons = []
+        for method in ("bpf", "tracepoints"):
+            daemon = self.daemon(config(method))
+            info = harness.wait_until(lambda: harness.select(daemon.scrape(), "jitterd_watch_method_info"),
+                                      timeout=15, what="jitterd_watch_method_info")
+            labels = dict(next(iter(info)))
+            if labels.get("method") == method:
+                return daemon, method
+            reasons.append(f"{method}: {labels.get('reason')}")
+            self.stop_ok(daemon)
+        self.skipTest("the watch can name no preempter here (" + "; ".join(reasons) + ")")
+
+    def reading_after(self, daemon, after):
+        """The watch's tables from a run that started after `after` (Unix seconds)."""
+        def fresh():
+            tables, at = watch_tables(daemon)
+            return tables if tables is not None and at > after and PREEMPTERS in tables else None
+        return harness.wait_until(fresh, timeout=15, what="a watch probe run")
+
+    def inject(self, program, count, spin_us, period_us, hertz):
+        result = subprocess.run([program, "--cpu", str(CPU), "--priority", "50", "--period", f"{period_us}us",
+                                 "--spin", f"{spin_us}us", "--count", str(count)],
+                                capture_output=True, text=True, timeout=count * period_us / 1e6 + 30)
+        if result.returncode == harness.SKIP:
+            self.skipTest(f"noise_injector: {result.stderr.strip()}")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = [tuple(int(x) for x in line.split()) for line in result.stdout.splitlines()]
+        self.assertEqual(len(lines), count)
+        # An injection preempts the application when the injector slept before it; it holds the CPU
+        # from its deadline (the wake-up) to its spin's end.
+        slept = sum(1 for i, (deadline, _, _) in enumerate(lines) if i == 0 or deadline > lines[i - 1][2])
+        median_spin = sorted(end - start for _, start, end in lines)[count // 2] / hertz
+        held = sum(end - deadline for deadline, _, end in lines) / hertz
+        return slept, median_spin, held
+
+    def size(self, count_rate, time_rate, base):
+        """Injections that outnumber the busiest noise task NOISE_MARGIN times, by count and by time,
+        projected over the whole test (`base` seconds beside the injections, which lengthen it);
+        skips when that takes more than MAX_INJECTIONS."""
+        spin, period = SPIN_US * 1e-6, PERIOD_US * 1e-6
+        by_count = NOISE_MARGIN * count_rate * base / max(1 - NOISE_MARGIN * count_rate * period, 1e-9)
+        by_time = NOISE_MARGIN * time_rate * base / max(spin - NOISE_MARGIN * time_rate * period, 1e-12)
+        wanted = max(INJECTIONS, int(by_count) + 1, int(by_time) + 1)
+        if wanted > MAX_INJECTIONS or NOISE_MARGIN * time_rate * period >= spin:
+            self.skipTest(f"too noisy: the busiest other task takes {count_rate:.1f} preemptions/s and "
+                          f"{time_rate * 1e3:.1f} ms/s of cpu {CPU}; outnumbering it {NOISE_MARGIN} times needs "
+                          f"more than {MAX_INJECTIONS} injections of {SPIN_US} us")
+        return wanted
+
+    def test_the_injector_is_the_top_preempter_after_its_outliers_scrolled_away(self):
+        daemon, method = self.start_daemon()
+        with open(RT_RUNTIME, encoding="ascii") as f:
+            saved = f.read().strip()
+        self.addCleanup(write_rt_runtime, saved)
+        app = subprocess.Popen([APP, "--cpu", str(CPU), "--priority", "1", "--seconds", "120", "--name", APP_NAME],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (app.kill(), app.wait(), app.stderr.close()))
+        line = app.stderr.readline().strip()
+        if line != "busy_app: running":
+            self.skipTest(f"busy_app: {line}")
+        write_rt_runtime(-1)
+        threads = harness.wait_until(
+            lambda: (lambda v: v if v and max(v.values()) >= 1 else None)(
+                harness.select(daemon.scrape(), "jitterd_watch_application_threads", cpu=str(CPU))),
+            timeout=15, what="the application's thread on cpu 1")
+        self.assertEqual(list(threads.values()), [1], "one application thread on the watched CPU")
+        started = time.time()
+
+        # The noise first: the busiest tasks the watch names, by count and by time, over NOISE_SECONDS.
+        time.sleep(NOISE_SECONDS)
+        noise = self.reading_after(daemon, time.time())[PREEMPTERS]
+        elapsed = time.time() - started
+        noisy = [r for r in noise if r["cpu"] == CPU and r["over"] == "window" and (r["rank_by_count"] or
+                                                                                     r["rank_by_time"])]
+        count_rate = max((r["preemptions"] for r in noisy), default=0) / elapsed
+        time_rate = max((r["stolen_ms"] * 1e-3 for r in noisy), default=0) / elapsed
+        injections = self.size(count_rate, time_rate, elapsed + AFTER_SECONDS)
+        print(f"{method}: noise on cpu {CPU} over {elapsed:.1f} s: the busiest named preempter by count "
+              f"{count_rate:.2f}/s, by time {time_rate * 1e3:.2f} ms/s; injecting {injections} of {SPIN_US} us",
+              file=sys.stderr)
+        (hertz,) = harness.select(daemon.scrape(), "jitterd_tick_frequency_hertz").values()
+
+        slept, median_spin, held = self.inject(INJECTOR, injections, SPIN_US, PERIOD_US, hertz)
+        with tempfile.TemporaryDirectory() as scratch:
+            scroller = os.path.join(scratch, "scroll_noise")
+            os.symlink(os.path.abspath(INJECTOR), scroller)
+            self.inject(scroller, SCROLL, SCROLL_SPIN_US, SCROLL_PERIOD_US, hertz)
+        tables = self.reading_after(daemon, time.time())
+        samples = daemon.scrape()
+
+        latest = [r for r in tables[OUTLIERS] if r["cpu"] == CPU]
+        self.assertFalse([r for r in latest if r["who"].startswith("noise_injector[")],
+                         f"the injector has scrolled out of the latest {RECENT_OUTLIERS} outliers: {latest}")
+        rows = [r for r in tables[PREEMPTERS] if r["cpu"] == CPU]
+        window = [r for r in rows if r["over"] == "window"]
+        since = [r for r in rows if r["over"] == "since_start"]
+        print(f"{method}: {injections} injections, {slept} after a sleep; window: " +
+              ", ".join(f"{r['task']} {r['preemptions']} ({r['stolen_ms']:.3f} ms)" for r in window), file=sys.stderr)
+
+        # A. the top preempter over the window, by count and by time, its count the injections'.
+        (top,) = [r for r in window if r["task"] == "noise_injector"] or [None]
+        self.assertIsNotNone(top, f"the injector among the window's top preempters: {window}")
+        self.assertEqual(top["class"], "stray")
+        self.assertEqual(top["rank_by_count"], 1, window)
+        self.assertEqual(top["rank_by_time"], 1, window)
+        self.assertLessEqual(top["preemptions"], slept, "no more preemptions than injections that preempted")
+        self.assertGreaterEqual(top["preemptions"], (1 - TOLERANCE) * slept - 2,
+                                "the injector's preemptions against the injections that preempted")
+        # Its time: at least most of its spin for each preemption, at most the CPU it held.
+        self.assertGreaterEqual(top["stolen_ms"] * 1e-3, (1 - TIME_TOLERANCE) * median_spin * top["preemptions"])
+        self.assertLessEqual(top["stolen_ms"] * 1e-3, (1 + TIME_TOLERANCE) * held)
+        # B. since start, at least the window's.
+        (top_since,) = [r for r in since if r["task"] == "noise_injector"] or [None]
+        self.assertIsNotNone(top_since, f"the injector since start: {since}")
+        self.assertGreaterEqual(top_since["preemptions"], top["preemptions"])
+        # D. gone, so no pid; the scroller listed, below it.
+        self.assertIsNone(top["pid"], "an exited task's pid is not shown")
+        scroll = [r for r in window if r["task"] == "scroll_noise"]
+        self.assertTrue(scroll and scroll[0]["rank_by_count"] > 1, window)
+        # C. the series: rank 1 is the injector, with the table's count.
+        series = harness.select(samples, "jitterd_watch_top_preempter_preemptions", cpu=str(CPU), rank="1")
+        (labels, value), = series.items()
+        self.assertEqual(dict(labels).get("task"), "noise_injector", series)
+        self.assertEqual(dict(labels).get("class"), "stray", series)
+        self.assertEqual(value, top["preemptions"])
+        ranks = harness.select(samples, "jitterd_watch_top_preempter_preemptions", cpu=str(CPU))
+        self.assertTrue(any(dict(k).get("rank") == "other" for k in ranks), ranks)
+        self.assertTrue(any(dict(k).get("rank") == "unnamed" for k in ranks), ranks)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--injector", required=True)
+    parser.add_argument("--app", required=True)
+    args, rest = parser.parse_known_args()
+    INJECTOR, APP = args.injector, args.app
+    sys.argv = [sys.argv[0]] + rest
+    harness.main([prerequisites])
