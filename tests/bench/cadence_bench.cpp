@@ -4,7 +4,10 @@
 // directory every second) while the active probes run: clock, kernel_cost, pinning and pacing for
 // real on this machine with their default settings, and c2c over every pair of a simulated 64-CPU
 // machine (the scale benchmark's synthetic host: its topology plans the pairs; each pair's two
-// sides run on unpinned threads of this machine, so the run lasts what 2,016 real pairs take).
+// sides run pinned to two CPUs of this machine, the initiator on the first, the responder on the
+// second, so the run lasts what 2,016 real pairs take: on unpinned threads two spinning sides
+// could share a CPU and wait a time slice per round trip, and 2,016 pairs did not finish in 15
+// minutes on a 2-vCPU guest).
 // The same round is run twice, side by side: every probe in one lane (as before issue 35) and the
 // readers in their own lane (the daemon now). Prints figures; asserts nothing about time.
 //
@@ -67,32 +70,27 @@ class TimedReader : public Probe {
 };
 
 // c2c over every pair of the synthetic machine: the real probe in a context of its own, whose
-// run_on_cpu runs each side on an unpinned thread here.
+// run_on_cpu runs a pair's initiator side (asked for from the probe's own thread) pinned to
+// `sides[0]` and its responder (asked for from the probe's helper thread) to `sides[1]`.
 class SyntheticC2c : public Probe {
  public:
-  SyntheticC2c(const synthetic::SyntheticHost& host, C2cSettings settings, std::size_t pairs)
-      : probe_(settings), pairs_(pairs) {
+  SyntheticC2c(const synthetic::SyntheticHost& host, C2cSettings settings, std::size_t pairs,
+               std::vector<int> sides)
+      : probe_(settings), pairs_(pairs), sides_(std::move(sides)) {
     context_.host = host.reader();
     context_.method = default_tick_method();
     context_.frequency.hertz = 1e9;
     context_.frequency.source = "synthetic";
-    context_.run_on_cpu = [](int, const std::function<void()>& work) {
-      std::exception_ptr error;
-      std::thread side([&] {
-        try {
-          work();
-        } catch (...) {
-          error = std::current_exception();
-        }
-      });
-      side.join();
-      if (error) std::rethrow_exception(error);
+    context_.run_on_cpu = [this](int, const std::function<void()>& work) {
+      const bool initiator = std::this_thread::get_id() == runner_;
+      run_on_pinned_thread(sides_[initiator ? 0 : 1], work);
     };
   }
   std::string_view name() const override { return probe_.name(); }
   std::chrono::nanoseconds interval() const override { return std::chrono::hours(1); }
   ProbeResult run(ProbeContext& context) override {
     context_.cancel = context.cancel;
+    runner_ = std::this_thread::get_id();
     return probe_.run(context_);
   }
   std::size_t pairs() const { return pairs_; }
@@ -101,6 +99,8 @@ class SyntheticC2c : public Probe {
   C2cProbe probe_;
   ProbeContext context_;
   std::size_t pairs_;
+  std::vector<int> sides_;
+  std::thread::id runner_;
 };
 
 struct Round {
@@ -135,7 +135,9 @@ Round run_round(bool separate_readers, const synthetic::SyntheticHost& host, con
     if (facts->report_over_cpus != nullptr) continue;  // c2c: the synthetic machine's, below
     probes.push_back(make_probe(name, settings));
   }
-  probes.push_back(std::make_unique<SyntheticC2c>(host, c2c, pairs));
+  const std::vector<int> allowed = current_affinity();
+  if (allowed.size() < 2) throw std::runtime_error("needs two CPUs for a c2c pair's sides");
+  probes.push_back(std::make_unique<SyntheticC2c>(host, c2c, pairs, std::vector<int>{allowed[0], allowed[1]}));
   ProbeContext context = make_probe_context(plan, real, frequency);
   ProbeScheduler scheduler(std::move(probes), context, std::chrono::milliseconds(0), nullptr, separate_readers);
   const auto started = BenchClock::now();
