@@ -46,6 +46,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
+import watched_app  # noqa: E402
 
 CPU = 1
 APP_NAME = "busyapp-top"  # its own name: another test's busy_app on CPU 1 is then noise, not the application
@@ -62,7 +63,6 @@ NOISE_MARGIN = 3
 TOLERANCE = 0.02
 TIME_TOLERANCE = 0.10
 RECENT_OUTLIERS = 32
-RT_RUNTIME = "/proc/sys/kernel/sched_rt_runtime_us"
 INJECTOR = None  # set in __main__
 APP = None
 
@@ -88,18 +88,7 @@ watch:
 
 
 def prerequisites():
-    if os.geteuid() != 0:
-        return "needs root: the injector and the application run SCHED_FIFO, RT throttling is turned off"
-    if not os.access(RT_RUNTIME, os.W_OK):
-        return f"needs a writable {RT_RUNTIME} (RT throttling is turned off for the test)"
-    if CPU not in os.sched_getaffinity(0) or len(os.sched_getaffinity(0)) < 2:
-        return f"needs cpu {CPU} and one more CPU for the daemon"
-    return None
-
-
-def write_rt_runtime(value):
-    with open(RT_RUNTIME, "w", encoding="ascii") as f:
-        f.write(f"{value}\n")
+    return watched_app.missing(CPU, "the injector and the application run SCHED_FIFO, RT throttling is turned off")
 
 
 def watch_tables(daemon):
@@ -171,16 +160,10 @@ class TopPreemptersTest(harness.DaemonTestCase):
 
     def test_the_injector_is_the_top_preempter_after_its_outliers_scrolled_away(self):
         daemon, method = self.start_daemon()
-        with open(RT_RUNTIME, encoding="ascii") as f:
-            saved = f.read().strip()
-        self.addCleanup(write_rt_runtime, saved)
-        app = subprocess.Popen([APP, "--cpu", str(CPU), "--priority", "1", "--seconds", "120", "--name", APP_NAME],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.addCleanup(lambda: (app.kill(), app.wait(), app.stderr.close()))
-        line = app.stderr.readline().strip()
-        if line != "busy_app: running":
-            self.skipTest(f"busy_app: {line}")
-        write_rt_runtime(-1)
+        watched_app.restore_rt_runtime_after(self)
+        watched_app.start_busy_app(
+            self, [APP, "--cpu", str(CPU), "--priority", "1", "--seconds", "120", "--name", APP_NAME])
+        watched_app.unthrottle()
         threads = harness.wait_until(
             lambda: (lambda v: v if v and max(v.values()) >= 1 else None)(
                 harness.select(daemon.scrape(), "jitterd_watch_application_threads", cpu=str(CPU))),

@@ -36,6 +36,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
+import watched_app  # noqa: E402
 
 CPU = 1
 APP_NAME = "busyapp-poll"
@@ -45,7 +46,6 @@ INJECTIONS = 600
 PERIOD_US = 2000
 SPIN_US = 50
 TOLERANCE = 0.01
-RT_RUNTIME = "/proc/sys/kernel/sched_rt_runtime_us"
 SENDER_NAMES = 3500
 INJECTOR = None  # set in __main__
 APP = None
@@ -66,18 +66,7 @@ application:
 
 
 def prerequisites():
-    if os.geteuid() != 0:
-        return "needs root: the application runs SCHED_FIFO, the impostor becomes another user"
-    if not os.access(RT_RUNTIME, os.W_OK):
-        return f"needs a writable {RT_RUNTIME} (RT throttling is turned off for the test)"
-    if CPU not in os.sched_getaffinity(0) or len(os.sched_getaffinity(0)) < 2:
-        return f"needs cpu {CPU} and one more CPU for the daemon"
-    return None
-
-
-def write_rt_runtime(value):
-    with open(RT_RUNTIME, "w", encoding="ascii") as f:
-        f.write(f"{value}\n")
+    return watched_app.missing(CPU, "the application runs SCHED_FIFO, the impostor becomes another user")
 
 
 def involuntary_switches(pid):
@@ -90,12 +79,7 @@ def involuntary_switches(pid):
 
 class WatchIdentityTest(harness.DaemonTestCase):
     def start(self, args, what):
-        process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.addCleanup(lambda: (process.kill(), process.wait(), process.stderr.close()))
-        line = process.stderr.readline().strip()
-        if line != "busy_app: running":
-            self.skipTest(f"{what}: {line}")
-        return process
+        return watched_app.start_busy_app(self, args, what)
 
     def values(self, daemon):
         samples = daemon.scrape()
@@ -120,9 +104,7 @@ class WatchIdentityTest(harness.DaemonTestCase):
 
     def unthrottled(self):
         """RT throttling is turned off by the caller (after its application starts) and restored after."""
-        with open(RT_RUNTIME, encoding="ascii") as f:
-            saved = f.read().strip()
-        self.addCleanup(write_rt_runtime, saved)
+        watched_app.restore_rt_runtime_after(self)
 
     def bpf_daemon(self, identity):
         daemon = self.daemon(config(identity))
@@ -144,7 +126,7 @@ class WatchIdentityTest(harness.DaemonTestCase):
         self.unthrottled()
         app = self.start([APP, "--cpu", str(CPU), "--priority", "1", "--seconds", "120", "--name", APP_NAME],
                          "busy_app")
-        write_rt_runtime(-1)
+        watched_app.unthrottle()
         before = self.reading_after(daemon, time.time(), threads_seen)
         switches_before = involuntary_switches(app.pid)
         injector = subprocess.run([INJECTOR, "--cpu", str(CPU), "--priority", "50", "--period", f"{PERIOD_US}us",
@@ -183,7 +165,7 @@ class WatchIdentityTest(harness.DaemonTestCase):
                           "--shootdowns", str(SENDER_NAMES), "--shooter-cpu",
                           str(min(os.sched_getaffinity(0) - {CPU})), "--shooter-names", str(SENDER_NAMES)],
                          "busy_app")
-        write_rt_runtime(-1)
+        watched_app.unthrottle()
 
         def senders():
             samples = daemon.scrape()

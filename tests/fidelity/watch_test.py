@@ -59,6 +59,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
+import watched_app  # noqa: E402
 
 CPU = 1
 APP_NAME = "busyapp-poll"
@@ -94,23 +95,8 @@ watch:
 
 
 def prerequisites():
-    if os.geteuid() != 0:
-        return "needs root: the injector and the application run SCHED_FIFO, RT throttling is turned off"
-    if not os.path.isdir(f"{TRACEFS}/instances"):
-        return f"needs tracefs at {TRACEFS}: the kernel's tracer is the ground truth of the preemptions"
-    if not os.access(RT_RUNTIME, os.W_OK):
-        return f"needs a writable {RT_RUNTIME} (RT throttling is turned off for the test)"
-    if CPU not in os.sched_getaffinity(0) or len(os.sched_getaffinity(0)) < 2:
-        return f"needs cpu {CPU} and one more CPU for the daemon"
-    return None
-
-
-RT_RUNTIME = "/proc/sys/kernel/sched_rt_runtime_us"
-
-
-def write_rt_runtime(value):
-    with open(RT_RUNTIME, "w", encoding="ascii") as f:
-        f.write(f"{value}\n")
+    return watched_app.missing(CPU, "the injector and the application run SCHED_FIFO, RT throttling is turned off",
+                               tracefs=TRACEFS)
 
 
 def write(path, text):
@@ -198,17 +184,11 @@ class WatchFidelityTest:
         # a real-time loop without throttling holds that CPU.
         daemon = self.daemon(config(self.METHOD))
         self.method_in_use(daemon)
-        with open(RT_RUNTIME, encoding="ascii") as f:
-            saved = f.read().strip()
-        self.addCleanup(write_rt_runtime, saved)
-        app = subprocess.Popen([APP, "--cpu", str(CPU), "--priority", "1", "--seconds", "40", "--name", APP_NAME,
-                                "--shootdowns", str(SHOOTDOWNS), "--shooter-cpu", str(self.other_cpu())],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.addCleanup(lambda: (app.kill(), app.wait(), app.stderr.close()))
-        line = app.stderr.readline().strip()
-        if line != "busy_app: running":
-            self.skipTest(f"busy_app: {line}")
-        write_rt_runtime(-1)
+        watched_app.restore_rt_runtime_after(self)
+        app = watched_app.start_busy_app(
+            self, [APP, "--cpu", str(CPU), "--priority", "1", "--seconds", "40", "--name", APP_NAME, "--shootdowns",
+                   str(SHOOTDOWNS), "--shooter-cpu", str(self.other_cpu())])
+        watched_app.unthrottle()
         first = harness.wait_until(lambda: (lambda v: v if v and v[2] >= 1 else None)(self.watch_values(daemon)),
                                    timeout=15, what="the application's thread on cpu 1")
         self.assertEqual(first[2], 1, "one application thread on the watched CPU")
