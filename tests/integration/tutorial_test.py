@@ -8,7 +8,8 @@ script must finish with status 0 (every command, that grep included), and the di
 must name `disturber` in a row of a top-preempters table over the daemon's window.
 
 Usage: tutorial_test.py --jitterd BINARY
-Exit 77 (skip) without root (the disturber runs SCHED_FIFO), without CPU 1 and one more CPU.
+Exit 77 (skip) without root (the disturber runs SCHED_FIFO), without CPU 1 and one more CPU, or
+when the watch can only count here (no BPF program, no tracefs): then nothing names a preempter.
 """
 
 import argparse
@@ -72,6 +73,9 @@ def main():
         except ProcessLookupError:
             pass
     print(output[-8000:])
+    if process.returncode != 0 and 'method="counts"' in output:
+        skip("the watch reads counts here (no BPF program, no tracefs): it cannot name who preempted the loop, "
+             "which the tutorial's last step greps for")
     if process.returncode != 0:
         print(f"FAIL: the tutorial's commands exited {process.returncode} (script: {out_dir}/tutorial.sh)",
               file=sys.stderr)
