@@ -193,6 +193,35 @@ def check_loops(browser, base, failures):
             failures.append(f"loop {loop['loop']}: no exceedance plot")
 
 
+def start_loop(args, loops, name, cpu, labels):
+    """The poll_loop example as an application's loop named `name` on `cpu`, until killed."""
+    return subprocess.Popen([os.path.realpath(args.poll_loop), name, str(cpu), "0", labels],
+                            env=dict(os.environ, JITTERD_LOOP_DIR=loops), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def start_daemon(args, workdir, name, config_text):
+    """The daemon on `config_text` (written to NAME.yaml, its log NAME.log): (process, log path)."""
+    config = os.path.join(workdir, f"{name}.yaml")
+    with open(config, "w") as f:
+        f.write(config_text)
+    log_path = os.path.join(workdir, f"{name}.log")
+    with open(log_path, "w") as log:
+        daemon = subprocess.Popen([os.path.realpath(args.jitterd), "run", "--config", config], stdout=log,
+                                  stderr=subprocess.STDOUT)
+    return daemon, log_path
+
+
+def address_of(daemon, log_path, what):
+    """http://ADDRESS once the daemon says it listens; fails with its log if it exits first."""
+    def listening():
+        if daemon.poll() is not None:
+            raise AssertionError(f"jitterd exited {daemon.returncode}: {open(log_path).read()[-2000:]}")
+        return (LISTENING_RE.findall(open(log_path).read()) or [None])[0]
+
+    return "http://" + wait_until(listening, 30, interval=0.2, what=what)
+
+
 def stop(daemon):
     if daemon.poll() is not None:
         return
@@ -206,23 +235,10 @@ def stop(daemon):
 
 def check_watch_page(args, workdir, loops, browser, failures):
     """A daemon that watches cpu 1, where the loop runs: its page at 1280 px and a phone's width."""
-    config = os.path.join(workdir, "watch.yaml")
-    with open(config, "w") as f:
-        f.write(WATCH_CONFIG.replace("{loops}", loops))
-    log_path = os.path.join(workdir, "watch.log")
-    loop = subprocess.Popen([os.path.realpath(args.poll_loop), "watch_loop", "1", "0", "app=watched"],
-                            env=dict(os.environ, JITTERD_LOOP_DIR=loops), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    with open(log_path, "w") as log:
-        daemon = subprocess.Popen([os.path.realpath(args.jitterd), "run", "--config", config], stdout=log,
-                                  stderr=subprocess.STDOUT)
+    loop = start_loop(args, loops, "watch_loop", 1, "app=watched")
+    daemon, log_path = start_daemon(args, workdir, "watch", WATCH_CONFIG.replace("{loops}", loops))
     try:
-        def listening():
-            if daemon.poll() is not None:
-                raise AssertionError(f"jitterd exited {daemon.returncode}: {open(log_path).read()[-2000:]}")
-            return (LISTENING_RE.findall(open(log_path).read()) or [None])[0]
-
-        base = "http://" + wait_until(listening, 30, interval=0.2, what="the watching daemon to listen")
+        base = address_of(daemon, log_path, "the watching daemon to listen")
 
         def ready():
             document = get_json(base + "/status.json")
@@ -254,29 +270,15 @@ def main():
         skip("needs at least 2 online, allowed CPUs (one sampled, one for housekeeping)")
     os.makedirs(args.screenshots, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="jitterd_status_browser_")
-    config = os.path.join(workdir, "jitterd.yaml")
     loops = os.path.join(workdir, "loops")
     os.mkdir(loops)
-    with open(config, "w") as f:
-        f.write(CONFIG.replace("{loops}", loops))
-    log_path = os.path.join(workdir, "jitterd.log")
     failures = []
     # The application's loop, on cpu 0 (cpu 1 is sampled), until the end.
-    loop = subprocess.Popen([os.path.realpath(args.poll_loop), "app_loop", "0", "0", "app=browser"],
-                            env=dict(os.environ, JITTERD_LOOP_DIR=loops), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    with open(log_path, "w") as log:
-        daemon = subprocess.Popen([os.path.realpath(args.jitterd), "run", "--config", config], stdout=log,
-                                  stderr=subprocess.STDOUT)
+    loop = start_loop(args, loops, "app_loop", 0, "app=browser")
+    daemon, log_path = start_daemon(args, workdir, "jitterd", CONFIG.replace("{loops}", loops))
     browser = None
     try:
-        def listening():
-            if daemon.poll() is not None:
-                raise AssertionError(f"jitterd exited {daemon.returncode}: {open(log_path).read()[-2000:]}")
-            return (LISTENING_RE.findall(open(log_path).read()) or [None])[0]
-
-        address = wait_until(listening, 30, interval=0.2, what="the daemon to listen")
-        base = f"http://{address}"
+        base = address_of(daemon, log_path, "the daemon to listen")
 
         def ready():
             document = get_json(base + "/status.json")
