@@ -46,6 +46,8 @@ readonly deps_packages=(
     # promtool, for the /metrics format test and the rules; the prometheus server, for the
     # end-to-end tests of grafana/ (dashboards and rules on a real Prometheus)
     prometheus
+    # the fleet tests' second engine (integration_fleet_victoriametrics)
+    victoria-metrics
     python3 curl
     # certificates for the TLS tests
     openssl

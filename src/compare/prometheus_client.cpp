@@ -46,6 +46,29 @@ Json PrometheusClient::get(const std::string& path,
   return prometheus_data(answer.status, answer.body, where);
 }
 
+namespace {
+
+constexpr std::string_view kSizeRefusals[] = {"too many samples", "cannot select more than",
+                                              "the number of matching timeseries exceeds"};
+
+// The refusal's reason without the query VictoriaMetrics echoes first (it can be kilobytes).
+std::string size_reason(const std::string& error) {
+  for (const std::string_view refusal : kSizeRefusals) {
+    const std::size_t at = error.find(refusal);
+    if (at != std::string::npos) return error.substr(at);
+  }
+  return error;
+}
+
+}  // namespace
+
+bool refuses_for_size(std::string_view error) {
+  for (const std::string_view refusal : kSizeRefusals) {
+    if (error.find(refusal) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 Json prometheus_data(long status, const std::string& body, const std::string& where) {
   Json answer;
   try {
@@ -71,6 +94,13 @@ Json prometheus_data(long status, const std::string& body, const std::string& wh
       return answer.contains(key) && answer[key].is_string() ? excerpt(answer[key].get<std::string>())
                                                              : std::string("?");
     };
+    const std::string error = answer.contains("error") && answer["error"].is_string()
+                                  ? answer["error"].get<std::string>()
+                                  : std::string();
+    if (refuses_for_size(error))
+      throw QueryTooLarge(kExitBadBaseline, fmt::format("{}: the server refused the query as too big for its "
+                                                        "limits (HTTP {}): {}",
+                                                        where, status, excerpt(size_reason(error))));
     throw BaselineError(kExitBadBaseline, fmt::format("{}: Prometheus answered HTTP {} with error {}: {}", where,
                                                       status, text("errorType"), text("error")));
   }

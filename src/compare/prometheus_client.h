@@ -9,7 +9,9 @@
 //      there); a redirect, which is not followed (it would take the credentials elsewhere);
 //   65 (EX_DATAERR) an answer that is not Prometheus's (not JSON, or not its envelope, or JSON
 //      that report/json_input.h refuses: a number out of range, a key given twice), or
-//      Prometheus's own error ("status": "error", with errorType and error);
+//      Prometheus's own error ("status": "error", with errorType and error); a refusal of a
+//      query too big for the server's limits is a QueryTooLarge, so that a caller that can ask
+//      for less (fleet's batches of hosts) tells it from the others;
 //   66 (EX_NOINPUT) the bearer token or basic-auth password file cannot be read (65 when empty).
 // Secrets (the token, the password) are read from files, sent only in the Authorization header
 // and never put into a message or a log line.
@@ -19,15 +21,30 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "compare/http_client.h"
+#include "report/baseline_file.h"
 #include "report/render.h"
 
 namespace jitterd {
 
 inline constexpr int kExitPrometheusUnavailable = kExitUnavailable;
+
+// The server refused a query too big for its limits: Prometheus' --query.max-samples ("query
+// processing would load too many samples into memory"), VictoriaMetrics'
+// -search.maxSamplesPerQuery ("cannot select more than") and -search.maxUniqueTimeseries ("the
+// number of matching timeseries exceeds"). Exit code 65, as the server's other errors.
+class QueryTooLarge : public BaselineError {
+ public:
+  using BaselineError::BaselineError;
+};
+
+// Whether a server's error text (the whole of it: VictoriaMetrics puts the query first and the
+// reason last) is such a refusal. Exposed for tests.
+bool refuses_for_size(std::string_view error);
 
 // The largest answer read, decoded (--prometheus-max-bytes): 64 MiB. Prometheus's JSON spends about
 // 180 bytes on a series holding one sample, so this is every gap-histogram bucket series of 1,000

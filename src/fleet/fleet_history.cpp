@@ -238,11 +238,6 @@ void add_batch_figures(FleetHistory& history, const BatchAnswers& answers, const
 
 namespace {
 
-// Prometheus's refusal of a query that would load more samples than --query.max-samples.
-bool too_many_samples(const BaselineError& e) {
-  return std::string_view(e.what()).find("too many samples") != std::string_view::npos;
-}
-
 std::string range_text(const TimeRange& range) {
   return fmt::format("{}ms", static_cast<long long>(std::ceil((range.end - range.start) * 1000)));
 }
@@ -293,16 +288,17 @@ FleetHistory read_fleet_history(const PrometheusClient& client, const FleetSelec
     try {
       add_batch_figures(history, batch_answers(client, selection, some, history.queries),
                         fmt::format("{} (hosts {} to {})", client.url(), some.front(), some.back()));
-    } catch (const BaselineError& e) {
-      if (!too_many_samples(e)) throw;
+    } catch (const QueryTooLarge& e) {
       if (n == 1)
         throw BaselineError(kExitBadBaseline,
-                            fmt::format("{}: Prometheus refuses the query of one host ({}) over {} for too many "
-                                        "samples: shorten the range or raise its --query.max-samples ({})",
+                            fmt::format("{}: the server refuses the query of one host ({}) over {} for too many "
+                                        "samples: shorten the range or raise its limit (Prometheus "
+                                        "--query.max-samples, VictoriaMetrics -search.maxSamplesPerQuery or "
+                                        "-search.maxUniqueTimeseries) ({})",
                                         client.url(), some.front(), selection.range.text, e.what()));
       batch = std::max<std::size_t>(1, n / 2);
       history.notes.push_back(
-          fmt::format("Prometheus refused a batch of {} hosts for too many samples; asked "
+          fmt::format("the server refused a batch of {} hosts for too many samples or series; asked "
                       "again {} hosts at a time",
                       n, batch));
       continue;

@@ -13,7 +13,8 @@
 // report/baseline_file.h kTailThresholdsNs) per sampled second.
 // A batch is sized so that the samples it loads stay under Prometheus's default
 // --query.max-samples (50 million), from the scrape count of the fingerprint series; a batch
-// Prometheus still refuses for too many samples is halved and asked again.
+// the server still refuses as too big (compare/prometheus_client.h QueryTooLarge: Prometheus' too
+// many samples, VictoriaMetrics' samples or series limits) is halved and asked again.
 // Throws BaselineError: 65 no host in the range, a host's series of the wrong shape, a refusal at
 // one host; 64 a --by or --class field no fingerprint series has; 69 (prometheus_client.h).
 // Pure functions apart from read_fleet_history; call from one thread.

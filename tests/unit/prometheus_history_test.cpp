@@ -120,6 +120,38 @@ TEST_CASE("the API envelope: data, Prometheus's error, or not Prometheus at all"
   CHECK_THAT(message, Catch::Contains("HTTP status 404"));
 }
 
+TEST_CASE("a refusal for size is a QueryTooLarge in every engine's wording, read from the whole error",
+          "[prometheus_history]") {
+  const std::string long_query(3000, 'q');  // VictoriaMetrics echoes the query before its reason
+  for (const std::string& error :
+       {std::string("query processing would load too many samples into memory in query execution"),
+        "error when executing query=\"" + long_query +
+            "\": cannot select more than -search.maxSamplesPerQuery=100000 samples; possible solutions: ...",
+        "error when executing query=\"" + long_query +
+            "\": error when searching tsids: the number of matching timeseries exceeds 5000; either narrow "
+            "down the search"}) {
+    CHECK(refuses_for_size(error));
+    const std::string body = Json{{"status", "error"}, {"errorType", "422"}, {"error", error}}.dump();
+    try {
+      prometheus_data(422, body, "http://x (query q)");
+      FAIL("no refusal");
+    } catch (const QueryTooLarge& e) {
+      CHECK(e.exit_code() == kExitBadBaseline);
+      CHECK_THAT(std::string(e.what()), Catch::Contains("http://x (query q)") && Catch::Contains("too big") &&
+                                            !Catch::Contains(long_query.substr(0, 100)));
+    }
+  }
+  CHECK_FALSE(refuses_for_size("parse error: unexpected end of input"));
+  CHECK_THROWS_AS(prometheus_data(400, R"({"status":"error","errorType":"bad_data","error":"parse error"})", "u"),
+                  BaselineError);
+  try {
+    prometheus_data(400, R"({"status":"error","errorType":"bad_data","error":"parse error"})", "u");
+  } catch (const QueryTooLarge&) {
+    FAIL("a parse error is no refusal for size");
+  } catch (const BaselineError&) {
+  }
+}
+
 TEST_CASE("a range's samples become a baseline at the exported buckets", "[prometheus_history]") {
   const HistoryBaseline h = baseline_from_samples(samples_of(range_matrix(1, 10, "6.1.0-9"), "before"), 2);
   const Baseline& b = h.baseline;

@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A real VictoriaMetrics (Debian's `victoria-metrics` package, single-node) for the tests: started
+on 127.0.0.1 on a free port with a temporary storage folder, filled through its Prometheus import
+API (text exposition with millisecond timestamps), flushed so what was imported is searchable at
+once, and asked through its Prometheus-compatible query API. Deadlines, never fixed sleeps."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from grafana_common import harness
+
+
+def missing():
+    """A skip reason when the victoria-metrics server is not installed, else None."""
+    if shutil.which("victoria-metrics") is None:
+        return "victoria-metrics not found (install Debian's victoria-metrics package)"
+    return None
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def version():
+    """The server's version, for the test's log and the docs: Debian's build prints none of its
+    own (-version is empty), so the package's version where dpkg knows it."""
+    for command in ([shutil.which("victoria-metrics"), "-version"],
+                    ["dpkg-query", "-W", "-f=${Version}", "victoria-metrics"]):
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        except OSError:
+            continue
+        if result.returncode == 0 and result.stdout.strip():
+            return "victoria-metrics " + result.stdout.strip()
+    return "victoria-metrics (version unknown)"
+
+
+def prometheus_text(openmetrics):
+    """OpenMetrics (seconds, `# EOF`) as the Prometheus text the import API takes (milliseconds):
+    VictoriaMetrics' /api/v1/import/prometheus reads a sample's timestamp in milliseconds."""
+    out = []
+    for line in openmetrics.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        head, value, stamp = line.rsplit(" ", 2)
+        out.append(f"{head} {value} {int(round(float(stamp) * 1000))}")
+    return "\n".join(out) + "\n"
+
+
+# Lines per import request: some 20 MB of text.
+IMPORT_LINES = 200_000
+
+
+class VictoriaMetrics:
+    def __init__(self, workdir, args=()):
+        self.workdir = workdir
+        self.args = list(args)
+        self.log_path = os.path.join(workdir, "victoria-metrics.log")
+        self.process = None
+        self.port = None
+
+    def start(self, timeout=30):
+        for attempt in range(3):  # a free port can be taken between the check and the bind
+            self.port = free_port()
+            with open(self.log_path, "wb") as log:
+                self.process = subprocess.Popen(
+                    [shutil.which("victoria-metrics"), f"-storageDataPath={os.path.join(self.workdir, 'vmdata')}",
+                     f"-httpListenAddr=127.0.0.1:{self.port}", "-retentionPeriod=100y", "-loggerLevel=WARN"]
+                    + self.args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+            def ready():
+                if self.process.poll() is not None:
+                    return "exited"
+                try:
+                    with urllib.request.urlopen(self.url("/health"), timeout=2) as response:
+                        return response.status == 200
+                except OSError:
+                    return False
+            state = harness.wait_until(ready, timeout, interval=0.2, what="victoria-metrics /health")
+            if state is True:
+                return self
+            if "address already in use" not in self.log() or attempt == 2:
+                raise AssertionError(f"victoria-metrics exited with {self.process.returncode}; log:\n{self.log()}")
+        return self
+
+    def log(self):
+        with open(self.log_path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def import_openmetrics(self, text, series_expr, expected_series, timeout=60):
+        """Imports `text` (OpenMetrics, as promtool's backfill takes it), flushes, and waits until
+        `series_expr` counts `expected_series` series: the import API answers before the rows are
+        searchable."""
+        lines = prometheus_text(text).splitlines(keepends=True)
+        for first in range(0, len(lines), IMPORT_LINES):  # bounded request bodies
+            body = "".join(lines[first:first + IMPORT_LINES]).encode("utf-8")
+            request = urllib.request.Request(self.url("/api/v1/import/prometheus"), data=body, method="POST")
+            with urllib.request.urlopen(request, timeout=300) as response:
+                if response.status not in (200, 204):
+                    raise AssertionError(f"import: HTTP {response.status}")
+
+        def searchable():
+            with urllib.request.urlopen(self.url("/internal/force_flush"), timeout=10):
+                pass
+            answer = self.api("series", **{"match[]": series_expr, "start": "0"})
+            return len(answer.get("data", [])) >= expected_series
+        harness.wait_until(searchable, timeout, interval=0.5, what=f"{expected_series} series of {series_expr}")
+
+    def api(self, path, **params):
+        """GET /api/v1/PATH; returns the decoded JSON (status 'success' or 'error')."""
+        url = self.url("/api/v1/" + path) + ("?" + urllib.parse.urlencode(params) if params else "")
+        try:
+            with urllib.request.urlopen(url, timeout=30) as response:
+                return json.loads(response.read().decode("utf-8"))
+        except urllib.error.HTTPError as error:
+            return json.loads(error.read().decode("utf-8", "replace"))
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
