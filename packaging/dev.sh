@@ -276,14 +276,15 @@ PY
     run_ctest build -R "$pattern"
 }
 
-# helm_chart and scrape_configs skip in the whole suite unless JITTERD_GO_TOOLS=1: compiling helm
-# and upstream promtool takes about 150 s of CPU each, so they get a step of their own in CI
-# rather than running beside the integration tests on 2 CPUs.
+# helm_chart, scrape_configs and integration_compare_prometheus3 skip in the whole suite unless
+# JITTERD_GO_TOOLS=1: compiling helm, upstream promtool and upstream Prometheus 3 takes minutes of
+# CPU each, so they get a step of their own in CI rather than running beside the integration tests
+# on 2 CPUs.
 cmd_test_fleet() {
     cmd_deps
     cmd_deps_package
     cmd_build build
-    JITTERD_GO_TOOLS=1 run_ctest build -R '^(helm_chart|scrape_configs)$'
+    JITTERD_GO_TOOLS=1 run_ctest build -R '^(helm_chart|scrape_configs|integration_compare_prometheus3)$'
 }
 
 cmd_sanitize() {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <tuple>
 
@@ -141,6 +142,25 @@ FigureComparison max_row(const std::string& scope, const char* figure, double be
   return row;
 }
 
+// The share of the run a CPU's sampler was meant to sample: its duty cycle as the run's
+// configuration gives it ("continuous", a ratio, or per CPU "1:0.1 2:0.1"); 1 where it says none
+// or something else.
+double planned_duty_cycle(const Baseline& run, int cpu) {
+  std::string value = field_value(run.configuration, "duty_cycle");
+  const std::string key = fmt::format("{}:", cpu);
+  for (std::size_t at = 0; at < value.size();) {  // the per-CPU form: this CPU's entry
+    const std::size_t end = std::min(value.find(' ', at), value.size());
+    if (value.compare(at, key.size(), key) == 0) {
+      value = value.substr(at + key.size(), end - at - key.size());
+      break;
+    }
+    at = end + 1;
+  }
+  char* end = nullptr;
+  const double ratio = std::strtod(value.c_str(), &end);
+  return !value.empty() && *end == '\0' && ratio > 0 && ratio < 1 ? ratio : 1.0;
+}
+
 }  // namespace
 
 // The percentiles, interruptions and stolen share: the whole run's figure is shown, the sub-windows
@@ -151,10 +171,11 @@ void compare_cpu(Comparison& out, const Baseline& before_run, const BaselineCpu&
                before_run, before, after_run, after, judging);
   // A CPU offline for part of a run (or its sampler taken off it) was not sampled meanwhile: the
   // file holds no sub-window for that time (baseline_recorder.h add_sub_window), so the run's
-  // sampled seconds fall short of its duration. Said on that CPU, beside its figures.
+  // sampled seconds fall short of its duration (times the duty cycle of a sampler in bursts).
+  // Said on that CPU, beside its figures.
   for (const auto& [run, cpu, path] :
        {std::tuple{&before_run, &before, &out.before_path}, std::tuple{&after_run, &after, &out.after_path}}) {
-    const double missing = run->duration_seconds - cpu->sampled_seconds;
+    const double missing = run->duration_seconds * planned_duty_cycle(*run, cpu->cpu) - cpu->sampled_seconds;
     if (missing > std::max(2 * run->sub_window_seconds, 0.05 * run->duration_seconds))
       out.notes.push_back(
           fmt::format("cpu {}: not sampled for {:.1f} s of the {:.0f} s of {} (offline for that time, or its "

@@ -66,6 +66,7 @@ std::string history_selector(const std::string& instance, double seconds) {
                            kWatchStolen})
     names += (names.empty() ? "" : "|") + std::string(name);
   for (const auto& [loop_name, sampler_name] : kLoopFamilies) names += "|" + std::string(loop_name);
+  for (const char* name : {kGapHistogram, kLoopGapHistogram}) names += "|" + std::string(name);
   return fmt::format("{{__name__=~\"{}\",instance=\"{}\"}}[{}ms]", names, escaped,
                      static_cast<long long>(std::ceil(seconds * 1000)));
 }

@@ -9,7 +9,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <iterator>
+#include <limits>
+#include <set>
 
+#include "measure/gap_bounds.h"
 #include "report/baseline_recorder.h"
 
 namespace jitterd::history_detail {
@@ -24,17 +27,96 @@ double bound_ns(double seconds) { return std::round(seconds * 1e12) / 1e3; }
   throw BaselineError(kExitBadBaseline, fmt::format("{}: not a Prometheus range answer: {}", source, what));
 }
 
+namespace {
+
+// A number of a native histogram sample, given as a string ("12", "+Inf"); finite or +Inf only
+// where `infinite_ok`.
+double histogram_number(const Json& v, const std::string& source, bool infinite_ok) {
+  if (!v.is_string()) wrong_shape(source, "a native histogram number that is not a string");
+  const std::string text = v.get<std::string>();
+  char* end = nullptr;
+  const double d = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || std::isnan(d) || (std::isinf(d) && !(infinite_ok && d > 0)))
+    wrong_shape(source, fmt::format("a native histogram number \"{}\"", text.substr(0, 60)));
+  return d;
+}
+
+// The classic _bucket series of one native histogram series with custom buckets (NHCB): per
+// sample, the buckets' counts ([rule, lower, upper, count], only the non-empty ones) summed up to
+// each exported bound (measure/gap_bounds.h) and any other upper bound a sample holds, +Inf
+// always. Bounded: at most kMaxNhcbBounds bounds (jitterd exports 25).
+constexpr std::size_t kMaxNhcbBounds = 256;
+
+void expand_native_histogram(const Json& item, const Series& head, const std::string& source,
+                             std::vector<Series>& out) {
+  struct Sample {
+    double t;
+    std::map<double, double> counts;  // upper bound -> count in (lower, upper]
+  };
+  std::vector<Sample> samples;
+  // The server's JSON lists only the non-empty buckets; the custom bounds are jitterd's exported
+  // ones, every one of which a classic scrape would have given.
+  std::set<double> bounds(gap_bounds_seconds().begin(), gap_bounds_seconds().end());
+  bounds.insert(std::numeric_limits<double>::infinity());
+  for (const Json& point : item["histograms"]) {
+    if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_object())
+      wrong_shape(source, "a native histogram sample that is not [time, {...}]");
+    Sample sample{point[0].get<double>(), {}};
+    const Json& h = point[1];
+    if (h.contains("buckets")) {
+      if (!h["buckets"].is_array()) wrong_shape(source, "native histogram buckets that are not a list");
+      for (const Json& b : h["buckets"]) {
+        if (!b.is_array() || b.size() != 4 || !b[0].is_number_integer())
+          wrong_shape(source, "a native histogram bucket that is not [rule, lower, upper, count]");
+        const double upper = histogram_number(b[2], source, true);
+        const double count = histogram_number(b[3], source, false);
+        if (count < 0) wrong_shape(source, "a native histogram bucket with a negative count");
+        sample.counts[upper] += count;
+        bounds.insert(upper);
+        if (bounds.size() > kMaxNhcbBounds)
+          wrong_shape(source, fmt::format("a native histogram with more than {} bucket bounds", kMaxNhcbBounds));
+      }
+    }
+    samples.push_back(std::move(sample));
+  }
+  std::string name = head.label("__name__") + "_bucket";
+  for (const double bound : bounds) {
+    Series s = head;
+    s.labels["__name__"] = name;
+    s.labels["le"] = std::isinf(bound) ? "+Inf" : fmt::format("{}", bound);
+    for (const Sample& sample : samples) {
+      double cumulative = 0;
+      for (const auto& [upper, count] : sample.counts) {
+        if (upper > bound) break;
+        cumulative += count;
+      }
+      s.points.push_back({sample.t, cumulative});
+    }
+    std::sort(s.points.begin(), s.points.end(), [](const Point& a, const Point& b) { return a.t < b.t; });
+    out.push_back(std::move(s));
+  }
+}
+
+}  // namespace
+
 std::vector<Series> series_of(const RangeSamples& samples) {
   const std::string& source = samples.source;
   if (!samples.matrix.is_array()) wrong_shape(source, "the result is not a list");
-  std::vector<Series> out;
+  std::vector<Series> out, converted;  // converted: the classic buckets of native histograms
   for (const Json& item : samples.matrix) {
-    if (!item.is_object() || !item.contains("metric") || !item["metric"].is_object() || !item.contains("values") ||
-        !item["values"].is_array())
+    if (!item.is_object() || !item.contains("metric") || !item["metric"].is_object())
       wrong_shape(source, "a result without \"metric\" and \"values\"");
     Series s;
     for (const auto& [name, value] : item["metric"].items())
       if (value.is_string()) s.labels[name] = value.get<std::string>();
+    const std::string name = s.label("__name__");
+    if ((name == kGapHistogram || name == kLoopGapHistogram) && item.contains("histograms") &&
+        item["histograms"].is_array()) {
+      expand_native_histogram(item, s, source, converted);
+      continue;
+    }
+    if (!item.contains("values") || !item["values"].is_array())
+      wrong_shape(source, "a result without \"metric\" and \"values\"");
     for (const Json& point : item["values"]) {
       if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_string())
         wrong_shape(source, "a sample that is not [time, \"value\"]");
@@ -51,6 +133,17 @@ std::vector<Series> series_of(const RangeSamples& samples) {
     std::sort(s.points.begin(), s.points.end(), [](const Point& a, const Point& b) { return a.t < b.t; });
     out.push_back(std::move(s));
   }
+  // A server that keeps both (always_scrape_classic_histograms beside the conversion) answers each
+  // bucket twice: the classic series is the one kept.
+  const auto without_le = [](std::map<std::string, std::string> labels) {
+    labels.erase("le");
+    return labels;
+  };
+  std::set<std::map<std::string, std::string>> classic;
+  for (const Series& c : out)
+    if (c.labels.count("le") > 0) classic.insert(without_le(c.labels));
+  for (Series& c : converted)
+    if (classic.count(without_le(c.labels)) == 0) out.push_back(std::move(c));
   return out;
 }
 

@@ -4,7 +4,9 @@
 // is not a finite number refused, stale markers dropped), counters turned into increments between
 // scrapes (a drop is a restart from 0), and the series gathered by kind: per sampled CPU and
 // sub-window, the latest gauge and _info series, and the application's loops read as sampled
-// CPUs. Internal to compare/: the names live in history_detail. Pure functions.
+// CPUs. A native histogram with custom buckets (a Prometheus 3 server converting jitterd's classic
+// histograms, NHCB) is read as the classic _bucket series it was converted from: its bounds are
+// the exported ones, so nothing is lost. Internal to compare/: the names live in history_detail. Pure functions.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +20,11 @@
 namespace jitterd::history_detail {
 
 inline constexpr const char* kGapBuckets = "jitterd_sampler_gap_seconds_bucket";
+// The gap histograms as a Prometheus 3 server stores them when its scrape converts classic
+// histograms to native histograms with custom buckets (convert_classic_histograms_to_nhcb): one
+// series, no _bucket series (unless always_scrape_classic_histograms keeps them too).
+inline constexpr const char* kGapHistogram = "jitterd_sampler_gap_seconds";
+inline constexpr const char* kLoopGapHistogram = "jitterd_loop_gap_seconds";
 inline constexpr const char* kSampled = "jitterd_sampler_sampled_seconds_total";
 inline constexpr const char* kInterruptions = "jitterd_sampler_interruptions_total";
 inline constexpr const char* kStolen = "jitterd_sampler_stolen_seconds_total";

@@ -44,12 +44,13 @@ scrape_configs:
 
 
 class Prometheus:
-    def __init__(self, workdir, target, metrics_path, rules_file, args=()):
+    def __init__(self, workdir, target, metrics_path, rules_file, args=(), binary=None, config_text=None):
         self.workdir = workdir
         self.args = list(args)  # more flags for prometheus (e.g. --query.max-samples)
+        self.binary = binary or shutil.which("prometheus")  # another build (an upstream 3.x) where given
         self.config_path = os.path.join(workdir, "prometheus.yml")
         with open(self.config_path, "w", encoding="utf-8") as f:
-            f.write(CONFIG.format(rules=rules_file, path=metrics_path, target=target))
+            f.write(config_text or CONFIG.format(rules=rules_file, path=metrics_path, target=target))
         self.log_path = os.path.join(workdir, "prometheus.log")
         self.process = None
         self.port = None
@@ -59,7 +60,7 @@ class Prometheus:
             self.port = free_port()
             with open(self.log_path, "wb") as log:
                 self.process = subprocess.Popen(
-                    [shutil.which("prometheus"), f"--config.file={self.config_path}",
+                    [self.binary, f"--config.file={self.config_path}",
                      f"--storage.tsdb.path={os.path.join(self.workdir, 'data')}",
                      f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"] + self.args,
                     stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

@@ -936,4 +936,18 @@ TEST_CASE("compare: a CPU not sampled for part of a run (offline) is a note on t
   CHECK_THAT(*note, Catch::Contains("of the 8 s of b"));
   CHECK(std::none_of(c.notes.begin(), c.notes.end(),
                      [](const std::string& n) { return n.find(" of a ") != std::string::npos; }));
+  // A sampler in bursts samples its duty cycle's share of the run: that is no CPU gone, but a
+  // shortfall beyond the share still is.
+  for (const char* duty : {"0.5", "1:0.5 2:0.1"}) {
+    Baseline bursts = synthetic_run(random, {});
+    bursts.configuration.emplace_back("duty_cycle", duty);
+    bursts.cpus[0].sampled_seconds = 0.5 * bursts.duration_seconds;
+    const auto notes = compare_baselines(before, "a", bursts, "b").notes;
+    CHECK(std::none_of(notes.begin(), notes.end(),
+                       [](const std::string& n) { return n.find("not sampled for") != std::string::npos; }));
+    bursts.cpus[0].sampled_seconds = 0.1 * bursts.duration_seconds;  // 3.2 s of the 4 s planned missing
+    const auto short_notes = compare_baselines(before, "a", bursts, "b").notes;
+    CHECK(std::any_of(short_notes.begin(), short_notes.end(),
+                      [](const std::string& n) { return n.rfind("cpu 1: not sampled for", 0) == 0; }));
+  }
 }

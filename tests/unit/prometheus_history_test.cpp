@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 
 #include "compare/comparison.h"
 #include "compare/prometheus_history.h"
@@ -184,6 +185,87 @@ TEST_CASE("a range's samples become a baseline at the exported buckets", "[prome
   // The hypervisor label: compare applies the guest allowances to a range from a VM too.
   CHECK(jitterd::ran_under_hypervisor(b));
   CHECK(h.notes.empty());
+}
+
+namespace {
+
+// `matrix` with its classic gap buckets replaced by what a Prometheus 3 server converting them
+// (convert_classic_histograms_to_nhcb) answers: one native histogram series per CPU, each sample's
+// buckets [rule, lower, upper, count], only the non-empty ones.
+Json as_native_histograms(const Json& matrix) {
+  Json out = Json::array();
+  std::map<std::string, std::map<double, std::vector<double>>> cumulative;  // cpu -> le -> values
+  std::vector<double> times;
+  for (const Json& item : matrix) {
+    if (item["metric"]["__name__"] != "jitterd_sampler_gap_seconds_bucket") {
+      out.push_back(item);
+      continue;
+    }
+    auto& values = cumulative[item["metric"]["cpu"].get<std::string>()][std::stod(
+        item["metric"]["le"].get<std::string>() == "+Inf" ? "inf" : item["metric"]["le"].get<std::string>())];
+    times.clear();
+    for (const Json& p : item["values"]) {
+      times.push_back(p[0].get<double>());
+      values.push_back(std::stod(p[1].get<std::string>()));
+    }
+  }
+  for (const auto& [cpu, by_le] : cumulative) {
+    Json histograms = Json::array();
+    for (std::size_t i = 0; i < times.size(); ++i) {
+      Json buckets = Json::array();
+      double lower = 0, below = 0;
+      for (const auto& [le, values] : by_le) {
+        if (values[i] > below)
+          buckets.push_back(
+              Json::array({0, fmt::format("{}", lower), std::isinf(le) ? "+Inf" : fmt::format("{}", le),
+                           fmt::format("{}", values[i] - below)}));
+        lower = le;
+        below = values[i];
+      }
+      histograms.push_back(
+          Json::array({times[i], {{"count", fmt::format("{}", below)}, {"sum", "0"}, {"buckets", buckets}}}));
+    }
+    out.push_back(
+        {{"metric", {{"__name__", "jitterd_sampler_gap_seconds"}, {"instance", "box:9978"}, {"cpu", cpu}}},
+         {"histograms", histograms}});
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("native histograms with custom buckets read as the classic buckets they came from",
+          "[prometheus_history]") {
+  const HistoryBaseline classic = baseline_from_samples(samples_of(range_matrix(1, 10, "k"), "before"), 2);
+  const HistoryBaseline native =
+      baseline_from_samples(samples_of(as_native_histograms(range_matrix(1, 10, "k")), "before"), 2);
+  REQUIRE(native.baseline.cpus.size() == 1);
+  const BaselineCpu &a = classic.baseline.cpus[0], &b = native.baseline.cpus[0];
+  CHECK(b.samples == a.samples);
+  CHECK(b.histogram.counts == a.histogram.counts);
+  CHECK(b.max_ns == a.max_ns);
+  REQUIRE(b.sub_windows.size() == a.sub_windows.size());
+  for (std::size_t i = 0; i < a.sub_windows.size(); ++i) {
+    CHECK(b.sub_windows[i].samples == a.sub_windows[i].samples);
+    CHECK(b.sub_windows[i].p999_ns == a.sub_windows[i].p999_ns);
+    CHECK(b.sub_windows[i].over_threshold == a.sub_windows[i].over_threshold);
+  }
+  // Both kept by the server (always_scrape_classic_histograms): each gap counted once.
+  Json both = range_matrix(1, 10, "k");
+  for (const Json& item : as_native_histograms(range_matrix(1, 10, "k")))
+    if (item.contains("histograms")) both.push_back(item);
+  const HistoryBaseline twice = baseline_from_samples(samples_of(both, "before"), 2);
+  CHECK(twice.baseline.cpus[0].samples == a.samples);
+  CHECK(twice.baseline.cpus[0].histogram.counts == a.histogram.counts);
+  // Hostile shapes are refused naming the source: a bucket that is not four fields, a count
+  // that is not a number.
+  for (const Json& bucket : {Json::array({0, "0", "1e-05"}), Json::array({0, "0", "1e-05", "many"}),
+                             Json::array({0, "0", "NaN", "1"})}) {
+    Json matrix = Json::array({{{"metric", {{"__name__", "jitterd_sampler_gap_seconds"}, {"cpu", "1"}}},
+                                {"histograms", Json::array({Json::array({kStart, {{"buckets", {bucket}}}})})}}});
+    CHECK_THROWS_WITH(baseline_from_samples(samples_of(matrix, "before"), 2),
+                      Catch::Contains("http://prom instance box:9978") && Catch::Contains("native histogram"));
+  }
 }
 
 TEST_CASE("a reset inside a range counts from 0, as increase() does, and says so", "[prometheus_history]") {
