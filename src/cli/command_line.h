@@ -14,6 +14,7 @@
 
 #include "compare/allowances.h"
 #include "compare/http_client.h"
+#include "compare/prometheus_client.h"
 #include "config/config_source.h"
 #include "config/duration.h"
 #include "fleet/fleet_history.h"
@@ -55,7 +56,8 @@ struct CommandLine {
   std::optional<Duration> prometheus_sub_window;  // default: chosen from the scrape interval
   // Basic auth: the user, and the file holding the password (never on the command line).
   std::string prometheus_basic_auth_user, prometheus_basic_auth_password_file;
-  Duration prometheus_timeout = std::chrono::seconds(30);  // each request to Prometheus
+  std::string prometheus_ca_file, prometheus_cert_file, prometheus_key_file;  // https
+  Duration prometheus_timeout = std::chrono::seconds(30);                     // each request to Prometheus
   // The largest answer read, decoded; none: compare/prometheus_client.h kPrometheusMaxBytes.
   std::optional<std::size_t> prometheus_max_bytes;
   // compare --allowance NAME=CV,...: run-to-run allowances in place of the measured ones
@@ -90,5 +92,8 @@ ConfigSource config_source(const CommandLine& command_line);
 // The machine as --path.sysfs and --path.procfs give it; throws ConfigErrors (file "command line")
 // naming the flag when a root is not where that filesystem is mounted.
 HostReader host_reader(const CommandLine& command_line);
+
+// The Prometheus client's options (compare --prometheus, fleet) from the --prometheus* flags.
+PrometheusOptions prometheus_options(const CommandLine& command_line);
 
 }  // namespace jitterd

@@ -59,10 +59,7 @@ ComparedRuns compare_history(const CommandLine& cl) {
   std::string error;
   const TimeRange before_range = *parse_time_range(cl.prometheus_before, &error);
   const TimeRange after_range = *parse_time_range(cl.prometheus_after, &error);
-  const PrometheusClient client({cl.prometheus_url, cl.prometheus_bearer_token_file, cl.prometheus_basic_auth_user,
-                                 cl.prometheus_basic_auth_password_file,
-                                 std::chrono::duration<double>(cl.prometheus_timeout).count(),
-                                 cl.prometheus_max_bytes.value_or(kPrometheusMaxBytes)});
+  const PrometheusClient client(prometheus_options(cl));
   Progress progress;
   progress.step("reading the before range from Prometheus (1/2)");
   const RangeSamples before_samples = read_range(client, cl.prometheus_instance, before_range);

@@ -22,6 +22,15 @@ void add_prometheus_connection_flags(CLI::App& verb, CommandLine& cl, ReportFlag
   verb.add_option("--prometheus-basic-auth-password-file", cl.prometheus_basic_auth_password_file,
                   "with --prometheus-basic-auth-user: the file holding the password (its first line)")
       ->type_name("FILE");
+  verb.add_option("--prometheus-ca-file", cl.prometheus_ca_file,
+                  "with --prometheus https://: the CA certificates (PEM) to trust (default: the system's)")
+      ->type_name("FILE");
+  verb.add_option("--prometheus-cert-file", cl.prometheus_cert_file,
+                  "with --prometheus https://: a client certificate (PEM) to present, with --prometheus-key-file")
+      ->type_name("FILE");
+  verb.add_option("--prometheus-key-file", cl.prometheus_key_file,
+                  "with --prometheus-cert-file: its private key (PEM)")
+      ->type_name("FILE");
   verb.add_option("--prometheus-timeout", flags.prometheus_timeout,
                   "with --prometheus: the limit of each request, connection included (100ms..1h)")
       ->type_name("DURATION")
@@ -94,6 +103,8 @@ void check_prometheus_connection(CommandLine& cl, const CLI::App& verb, const Re
         "--prometheus-basic-auth-user and --prometheus-bearer-token-file: one Authorization header, so one of "
         "them",
         hint);
+  if (cl.prometheus_cert_file.empty() != cl.prometheus_key_file.empty())
+    throw UsageError("--prometheus-cert-file and --prometheus-key-file: give both or neither", hint);
   if (cl.prometheus_basic_auth_user.find(':') != std::string::npos)
     throw UsageError("--prometheus-basic-auth-user: a user name cannot hold ':' (basic auth splits there)", hint);
   {

@@ -9,10 +9,7 @@
 namespace jitterd {
 
 int run_fleet(const CommandLine& cl) {
-  const PrometheusClient client({cl.prometheus_url, cl.prometheus_bearer_token_file, cl.prometheus_basic_auth_user,
-                                 cl.prometheus_basic_auth_password_file,
-                                 std::chrono::duration<double>(cl.prometheus_timeout).count(),
-                                 cl.prometheus_max_bytes.value_or(kPrometheusMaxBytes)});
+  const PrometheusClient client(prometheus_options(cl));
   Progress progress;
   progress.step("reading the fleet from Prometheus");
   const FleetHistory history = read_fleet_history(client, cl.fleet_selection);

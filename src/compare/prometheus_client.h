@@ -60,6 +60,9 @@ struct PrometheusOptions {
   // with a bearer token (the command line refuses both).
   std::string basic_auth_user;
   std::string basic_auth_password_file;
+  std::string ca_file;    // https: the CA certificates (PEM) to verify the server with; empty: the system's
+  std::string cert_file;  // https: a client certificate (PEM) to present, with key_file
+  std::string key_file;
   double timeout_seconds = 30;                       // each request, connection included
   std::size_t max_body_bytes = kPrometheusMaxBytes;  // each answer, decoded
 };

@@ -373,7 +373,8 @@ class ComparePrometheus(unittest.TestCase):
                             "empty range")
         self.assert_refused(self.compare(before="2026-11-25T10:10:00Z/2026-11-25T10:00:00Z"), EXIT_USAGE,
                             "--before", "wrong way round")
-        overlapping = "{:.3f}/{:.3f}".format(self.after[0] - 5, self.after[1])
+        # Into the before range by a second, whatever the gap the ranges' recording left between them.
+        overlapping = "{:.3f}/{:.3f}".format(self.before[1] - 1, self.after[1])
         self.assert_refused(self.compare(after=overlapping), EXIT_USAGE, "overlap",
                             "--before {:.3f}/{:.3f}".format(*self.before), "--after " + overlapping)
 
