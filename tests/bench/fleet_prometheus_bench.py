@@ -4,7 +4,8 @@
 on synthetic fleets shaped like jitterd's scrape (the gap histogram's 23 buckets and 3 counters per
 CPU, jitterd_sampler_start_time_seconds and jitterd_fingerprint_info per host), built into blocks
 by `promtool tsdb create-blocks-from openmetrics`. Per run: `jitterd fleet --by kernel` timed with
-its peak RSS (/usr/bin/time), and the samples Prometheus loaded for it (every query passed through
+its peak RSS and CPU time (/usr/bin/time), Prometheus's CPU time over the run
+(process_cpu_seconds_total: on a loaded machine the CPU times, not the wall, tell the cost), and the samples Prometheus loaded for it (every query passed through
 a small proxy that adds stats=all and sums data.stats.samples.totalQueryableSamples; the wall time
 and RSS are of a run without the proxy). Prints figures for docs/benchmarks.md; asserts only that
 fleet exits 0.
@@ -35,6 +36,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "grafana"))
@@ -119,24 +121,37 @@ class StatsProxy(http.server.BaseHTTPRequestHandler):
 
 
 def run_fleet(binary, url, start, end):
-    command = ["/usr/bin/time", "-f", "%e %M", binary, "fleet", "--prometheus", url, "--range", f"{start}/{end}",
+    command = ["/usr/bin/time", "-f", "%e %M %U %S", binary, "fleet", "--prometheus", url, "--range", f"{start}/{end}",
                "--by", "kernel", "--format", "json"]
     result = subprocess.run(command, capture_output=True, text=True, timeout=1200)
     if result.returncode != 0:
         raise SystemExit(f"fleet exited {result.returncode}: {result.stderr[-2000:]}")
-    wall, rss = result.stderr.strip().splitlines()[-1].split()
+    wall, rss, user, system = result.stderr.strip().splitlines()[-1].split()
     answer = json.loads(result.stdout)
-    return float(wall), int(rss) / 1024, answer
+    return float(wall), int(rss) / 1024, float(user) + float(system), answer
+
+
+def prometheus_cpu(url):
+    """Prometheus's own process_cpu_seconds_total."""
+    with urllib.request.urlopen(url + "/metrics", timeout=30) as answer:
+        for line in answer.read().decode().splitlines():
+            if line.startswith("process_cpu_seconds_total "):
+                return float(line.split()[1])
+    return float("nan")
 
 
 def measure(binary, prometheus):
-    """(wall s, peak RSS MiB, samples loaded, peak samples, queries, hosts, read in full) of one fleet run."""
-    wall, rss, answer = run_fleet(binary, prometheus["url"], *prometheus["range"])
+    """(wall s, peak RSS MiB, samples loaded, peak samples, queries, hosts, read in full, fleet's CPU s,
+    Prometheus's CPU s) of one fleet run."""
+    before = prometheus_cpu(prometheus["url"])
+    wall, rss, cpu, answer = run_fleet(binary, prometheus["url"], *prometheus["range"])
+    server_cpu = prometheus_cpu(prometheus["url"]) - before
     StatsProxy.samples = StatsProxy.peak = 0
     run_fleet(binary, prometheus["proxy"], *prometheus["range"])
     reads = answer.get("reads", {})
     return (wall, rss, StatsProxy.samples, StatsProxy.peak, answer["queries"],
-            sum(c["hosts"] for c in answer["cohorts"]), len(reads.get("in_full", [])) if reads else None)
+            sum(c["hosts"] for c in answer["cohorts"]), len(reads.get("in_full", [])) if reads else None, cpu,
+            server_cpu)
 
 
 def serve(times, fingerprint_times, probe_times, hosts, cpus, started, workdir, body):
@@ -170,9 +185,10 @@ def serve(times, fingerprint_times, probe_times, hosts, cpus, started, workdir, 
 
 
 def row(label, m):
-    wall, rss, samples, peak, queries, hosts, in_full = m
-    return (f"  {label:<34} {wall:7.2f} s {rss:7.0f} MiB {samples:>13,} samples (peak {peak:>9,}) "
-            f"{queries:>4} queries, {hosts} hosts" + ("" if in_full is None else f", {in_full} read in full"))
+    wall, rss, samples, peak, queries, hosts, in_full, cpu, server_cpu = m
+    return (f"  {label:<22} {wall:7.2f} s wall, CPU {cpu:6.2f} s fleet + {server_cpu:6.2f} s Prometheus, "
+            f"{rss:5.0f} MiB, {samples:>11,} samples (peak {peak:>9,}) {queries:>3} queries, {hosts} hosts"
+            + ("" if in_full is None else f", {in_full} read in full"))
 
 
 def densities(args, workdir):
@@ -193,7 +209,8 @@ def densities(args, workdir):
     for name in ("ends", "every scrape (--old)"):
         if (10, name) in results:
             a, b = results[(10, name)], results[(1000, name)]
-            print(f"  {name:<22} wall {b[0] / a[0]:.2f}x, RSS {b[1] / a[1]:.2f}x, samples {b[2] / max(1, a[2]):.2f}x")
+            print(f"  {name:<22} wall {b[0] / a[0]:.2f}x, RSS {b[1] / a[1]:.2f}x, samples {b[2] / max(1, a[2]):.2f}x, "
+                  f"CPU (fleet + Prometheus) {(b[7] + b[8]) / max(0.01, a[7] + a[8]):.2f}x")
 
 
 def large(args, workdir):

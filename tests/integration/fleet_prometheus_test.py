@@ -314,7 +314,9 @@ class FleetPrometheus(unittest.TestCase):
         self.assertIn("Read in full", table.stdout)
         self.assertIn(f"{RESTARTED}", table.stdout[table.stdout.find("Read in full"):])
         csv = self.run_fleet("--format", "csv")
-        self.assertIn(f"host,why\n{RESTARTED},", csv.stdout)
+        read_in_full = csv.stdout[csv.stdout.rfind("\n\nhost,why\n"):]  # the last table
+        self.assertIn(f"\n{RESTARTED},restarted inside the range", read_in_full)
+        self.assertEqual(read_in_full.count("\n"), 2 + 1 + 3, read_in_full)  # a blank line, the header, 3 hosts
 
     def test_refused_batch_is_halved(self):
         notes = "\n".join(self.answer["notes"])
