@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The flags of `jitterd fleet` (docs/fleet.md) and their checks: everything a bad value can be
 // told from before Prometheus is asked.
+#include <fmt/format.h>
+
+#include <chrono>
 #include <cstdlib>
 
 #include "cli/verb_flags.h"
 #include "compare/time_range.h"
+#include "host/text.h"
 
 namespace jitterd {
 
@@ -102,6 +106,15 @@ void check_fleet(CommandLine& cl, const CLI::App& fleet, const ReportFlags& flag
   std::string error;
   const std::optional<TimeRange> range = parse_time_range(cl.fleet_range, &error);
   if (!range) throw UsageError("--range: " + error, hint);
+  // The counters are read at END: an END still to come would read them as they are now, a shorter
+  // range than the one asked for.
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (range->end > now + 1)
+    throw UsageError(
+        fmt::format("--range: END {} is in the future (now {}): the range is not over; end it at now or "
+                    "earlier",
+                    utc_text(range->end), utc_text(now)),
+        hint);
   cl.fleet_selection.range = *range;
   if (!label_name(cl.fleet_selection.by))
     throw UsageError("--by: \"" + cl.fleet_selection.by + "\" is not a label name ([a-zA-Z_][a-zA-Z0-9_]*)", hint);

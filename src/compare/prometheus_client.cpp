@@ -119,9 +119,15 @@ Json PrometheusClient::query(const std::string& query, double time) const {
   return get("/api/v1/query", {{"query", query}, {"time", fmt::format("{:.3f}", time)}}, "query " + query);
 }
 
-std::vector<std::string> PrometheusClient::label_values(const std::string& label, const std::string& match) const {
+std::vector<std::string> PrometheusClient::label_values(const std::string& label, const std::string& match,
+                                                        std::optional<std::pair<double, double>> between) const {
   const std::string what = fmt::format("label {} values of {}", label, match);
-  const Json data = get("/api/v1/label/" + label + "/values", {{"match[]", match}}, what);
+  std::vector<std::pair<std::string, std::string>> parameters{{"match[]", match}};
+  if (between) {
+    parameters.emplace_back("start", fmt::format("{:.3f}", between->first));
+    parameters.emplace_back("end", fmt::format("{:.3f}", between->second));
+  }
+  const Json data = get("/api/v1/label/" + label + "/values", parameters, what);
   if (!data.is_array())
     throw BaselineError(kExitBadBaseline,
                         fmt::format("{} ({}): not a Prometheus answer (data is not a list)", url(), what));

@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,8 +78,11 @@ class PrometheusClient {
 
   // GET /api/v1/query?query=QUERY&time=TIME (unix seconds): the answer's "data".
   Json query(const std::string& query, double time) const;
-  // GET /api/v1/label/LABEL/values?match[]=MATCH: the values.
-  std::vector<std::string> label_values(const std::string& label, const std::string& match) const;
+  // GET /api/v1/label/LABEL/values?match[]=MATCH[&start=&end=]: the values (of the series with
+  // samples between the two instants, unix seconds, when given; Prometheus answers from its index,
+  // so it may add series of the same blocks outside them).
+  std::vector<std::string> label_values(const std::string& label, const std::string& match,
+                                        std::optional<std::pair<double, double>> between = std::nullopt) const;
 
  private:
   Json get(const std::string& path, const std::vector<std::pair<std::string, std::string>>& parameters,

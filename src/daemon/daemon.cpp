@@ -169,6 +169,7 @@ void apply_plan(Service& service, SamplingPlan plan, PlanChange change, Runtime&
     service.samplers = start_samplers(plan, runtime.frequency, runtime.host);
     log_startup(*service.samplers);
     runtime.collector->set_samplers(service.samplers, runtime.frequency, plan.method);
+    runtime.collector->record_samplers_start(unix_seconds());
   }
   if (change.probes) {
     service.probes = std::make_shared<ProbeScheduler>(

@@ -94,6 +94,12 @@ void Collector::set_probes(std::function<ProbeStatuses()> statuses) {
   advance_generation();
 }
 
+void Collector::record_samplers_start(double unix_seconds) {
+  std::lock_guard lock(mutex_);
+  samplers_started_ = unix_seconds;
+  advance_generation();
+}
+
 void Collector::record_reload(bool success, double unix_seconds) {
   std::lock_guard lock(mutex_);
   last_reload_ok_ = success;
@@ -135,6 +141,13 @@ std::vector<MetricFamily> Collector::collect_without_results(const ProbeStatuses
              family("jitterd_config_last_reload_success_timestamp_seconds",
                     "Unix time of the last successful configuration load.", MetricType::Gauge),
              {}, last_reload_success_);
+  if (sampler_readings_ && samplers_started_ > 0)
+    add_single(out,
+               family("jitterd_sampler_start_time_seconds",
+                      "Unix time the running samplers started (jitterd's start, or a reload that started new "
+                      "samplers): the jitterd_sampler_ counters count from zero since then.",
+                      MetricType::Gauge),
+               {}, samplers_started_);
   if (sampler_readings_) collect_samplers(out);
   if (probe_statuses_) collect_probe_runs(statuses, out);
   // A family with no sample (say, no sampler started yet) is left out rather than sent empty.

@@ -89,6 +89,10 @@ class Collector : public prometheus::Collectable {
   // the web threads.
   void set_probes(std::function<ProbeStatuses()> statuses);
   void record_reload(bool success, double unix_seconds);
+  // When the running samplers started (unix seconds): at start-up, and at each reload that starts
+  // new samplers, whose counters begin again at zero. Exported as
+  // jitterd_sampler_start_time_seconds, which `jitterd fleet` reads to tell a counter reset.
+  void record_samplers_start(double unix_seconds);
 
   std::vector<prometheus::MetricFamily> Collect() const override;
   // The /metrics text: serialize_text(Collect()) byte for byte, with each probe result's families
@@ -140,6 +144,7 @@ class Collector : public prometheus::Collectable {
   TickMethod method_ = TickMethod::steady_clock;
   bool last_reload_ok_ = true;
   double last_reload_success_ = 0;
+  double samplers_started_ = 0;                   // 0: not recorded, not exported
   mutable std::vector<ResultText> result_texts_;  // guarded by mutex_
   mutable std::uint64_t results_made_ = 0;        // guarded by mutex_
   mutable std::atomic<std::uint64_t> generation_{1};

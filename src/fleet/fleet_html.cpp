@@ -107,6 +107,8 @@ std::string fleet_html(const FleetReport& r) {
     body += "<h3>" + html_escape(r.figures[f].name) + "</h3>\n" + strip_plot(r, f);
   body += "<h2>Comparisons</h2>\n" + table_html(fleet_comparisons_table(r));
   body += "<h2>Drifted hosts</h2>\n" + table_html(fleet_drift_table(r)) + table_html(fleet_classes_table(r));
+  body += "<h2>Reads</h2>\n<p>" + html_escape(fleet_reads_line(r)) + "</p>\n";
+  if (!r.reads.in_full.empty()) body += table_html(fleet_reads_table(r));
   if (!r.not_judged.empty()) {
     body += "<h2>Not judged</h2>\n<ul>\n";
     for (const std::string& line : r.not_judged) body += "<li>" + html_escape(line) + "</li>\n";

@@ -134,6 +134,7 @@ FleetReport analyse_fleet(const FleetHistory& history, const FleetSelection& sel
   r.left_out = history.left_out;
   r.notes = history.notes;
   r.queries = history.queries;
+  r.reads = history.reads;
   const bool guest = std::any_of(history.hosts.begin(), history.hosts.end(),
                                  [](const FleetHost& h) { return field_of(h, "hypervisor") == "yes"; });
   const std::vector<FigureSpec> figures =
@@ -280,6 +281,20 @@ std::string drift_lines(const FleetReport& r) {
 
 }  // namespace
 
+ProbeTable fleet_reads_table(const FleetReport& r) {
+  ProbeTable t{"read_in_full", {"host", "why"}, {}, TableShape::rows};
+  for (const FleetRead& read : r.reads.in_full) t.rows.push_back({read.instance, read.why});
+  return t;
+}
+
+std::string fleet_reads_line(const FleetReport& r) {
+  return fmt::format(
+      "{} hosts read at the range's two ends ({} of them started inside it, counted from zero), {} read in full "
+      "(increase over the range); scrape interval {:.3g} s (inferred), lookback {:.3g} s; {} queries",
+      r.reads.at_ends, r.reads.started_inside, r.reads.in_full.size(), r.reads.scrape_interval, r.reads.lookback,
+      r.queries);
+}
+
 std::string fleet_text(const FleetReport& r) {
   std::string text = fmt::format("jitterd fleet: {}, cohorts by {}{}; reference {}=\"{}\"\n", r.range, r.by,
                                  r.where.empty() ? "" : " where " + r.where, r.by, r.reference);
@@ -311,6 +326,8 @@ std::string fleet_text(const FleetReport& r) {
   text += drift_lines(r);
   if (!r.drift.hosts.empty()) text += table_text(fleet_drift_table(r));
   text += "\nClasses\n" + table_text(fleet_classes_table(r));
+  text += "\nReads: " + fleet_reads_line(r) + "\n";
+  if (!r.reads.in_full.empty()) text += "Read in full\n" + table_text(fleet_reads_table(r));
   if (!r.not_judged.empty())
     text += "\nNot judged\n  " + fmt::format("{}", fmt::join(r.not_judged, "\n  ")) + "\n";
   if (!r.left_out.empty()) text += "\nLeft out\n  " + fmt::format("{}", fmt::join(r.left_out, "\n  ")) + "\n";
@@ -322,7 +339,8 @@ std::string fleet_text(const FleetReport& r) {
 
 std::string fleet_csv(const FleetReport& r) {
   return table_csv(fleet_cohorts_table(r)) + "\n" + table_csv(fleet_comparisons_table(r)) + "\n" +
-         table_csv(fleet_drift_table(r)) + "\n" + table_csv(fleet_classes_table(r));
+         table_csv(fleet_drift_table(r)) + "\n" + table_csv(fleet_classes_table(r)) + "\n" +
+         table_csv(fleet_reads_table(r));
 }
 
 std::string fleet_json(const FleetReport& r) {
@@ -345,7 +363,12 @@ std::string fleet_json(const FleetReport& r) {
                         {"left_out", r.left_out},
                         {"notes", r.notes},
                         {"not_judged", r.not_judged},
-                        {"queries", r.queries}});
+                        {"queries", r.queries},
+                        {"reads", Json{{"scrape_interval_seconds", r.reads.scrape_interval},
+                                       {"lookback_seconds", r.reads.lookback},
+                                       {"at_ends", r.reads.at_ends},
+                                       {"started_inside", r.reads.started_inside},
+                                       {"in_full", table_records(fleet_reads_table(r))}}}});
 }
 
 }  // namespace jitterd

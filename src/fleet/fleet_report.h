@@ -52,6 +52,7 @@ struct FleetReport {
   FleetCriteria criteria;
   DriftCriteria drift_criteria;
   std::size_t queries = 0;
+  FleetReads reads;  // how the hosts were read: at the range's ends, or in full and why
   // What the page plots: the figure rows, and each cohort's hosts with their values.
   std::vector<FigureSpec> figures;
   std::map<std::string, std::vector<HostValues>> cohort_hosts;
@@ -69,6 +70,10 @@ ProbeTable fleet_classes_table(const FleetReport& report);
 // Every host's values (JSON only: a column per figure row).
 ProbeTable fleet_hosts_table(const FleetReport& report);
 std::string fleet_aa_line(const FleetReport& report);
+// The hosts read in full rather than at the range's two ends, and why (fleet/fleet_ends.h).
+ProbeTable fleet_reads_table(const FleetReport& report);
+// How the hosts were read: at the ends (with the scrape interval and lookback) or in full.
+std::string fleet_reads_line(const FleetReport& report);
 
 std::string fleet_text(const FleetReport& report);
 std::string fleet_csv(const FleetReport& report);

@@ -123,6 +123,13 @@ class FleetLive(unittest.TestCase):
         for host in answer["hosts"]:
             self.assertGreater(host["p50_ns (worst CPU)"], 0, host)
             self.assertIsNotNone(host["interruptions_per_s (median CPU)"], host)
+        # Each was read at the range's ends, or in full with why; never for want of the samplers'
+        # start time, which every real daemon exports (a scrape missed for a few seconds on a busy
+        # machine may still send one to a full read).
+        reads = answer["reads"]
+        self.assertEqual(reads["at_ends"] + len(reads["in_full"]), 3, reads)
+        self.assertFalse([r for r in reads["in_full"] if "start_time" in r["why"]], reads)
+        self.assertLess(reads["scrape_interval_seconds"], 5, reads)
         # No cohort shares a CPU model with another: nothing is compared, and a note says why.
         self.assertTrue(all(r["reference_median"] is None for r in answer["comparisons"]))
         self.assertIn("like against like", "\n".join(answer["notes"]))

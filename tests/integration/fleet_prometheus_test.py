@@ -19,8 +19,13 @@ one is alone on kernel 7.0.
     hosts", never a verdict; the A/A rate is printed;
   - Prometheus runs with --query.max-samples low enough to refuse the first batch: the batch is
     halved and asked again (a note says so), and the answer is the same;
+  - the counters are read at the range's two ends; hosts whose ends cannot be trusted are read in
+    full and listed with why: one restarts inside the range (its counters begin again at zero),
+    one exports no jitterd_sampler_start_time_seconds, one's clock is 10 minutes ahead; one starts
+    inside the range and is read from zero. Each keeps its planted figures;
   - bad input: an unknown --by (64), an unknown --reference (64), a range with no data (65),
-    a port nothing listens on (69), a server answering Prometheus's own error (65).
+    a port nothing listens on (69), a server answering Prometheus's own error (65), an engine
+    without last_over_time (65), a range ending in the future (64).
 
 Usage: fleet_prometheus_test.py --jitterd BINARY; exit 77 (skip) without prometheus or promtool.
 """
@@ -38,6 +43,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "grafana"))
@@ -50,6 +56,11 @@ BOUNDS_NS = [b * 10 ** e for e in range(1, 8) for b in (1, 2.5, 5)] + [1e8]  # 1
 PLANTED = {"host-004:9100", "host-023:9100", "host-061:9100"}
 CHANGER = "host-changer:9100"
 LONE = "host-lone:9100"
+RESTARTED = "host-restarted:9100"  # its samplers restart at scrape 12: its counters begin again at zero
+LATE = "host-late:9100"  # its first scrape is the 10th: its samplers started inside the range
+OLD = "host-old:9100"  # exports no jitterd_sampler_start_time_seconds (jitterd 0.1.0)
+AHEAD = "host-ahead:9100"  # its clock is 10 minutes ahead of Prometheus's
+BASE = 5  # intervals the counters hold at the range's start (the samplers started before it)
 
 
 def survival(le_ns, tail_factor):
@@ -76,6 +87,10 @@ def hosts(seed=5):
                 "tail": 1.0, "rate": 100.0, "bios": "1.4"})
     out.append({"instance": LONE, "kernel": ["7.0.0-1-amd64"], "model": "Intel Xeon X", "tail": 1.0, "rate": 100.0,
                 "bios": "1.4"})
+    for instance, how in ((RESTARTED, {"restart_at": 12}), (LATE, {"first_scrape": 10}), (OLD, {"no_start": True}),
+                          (AHEAD, {"clock_ahead": 600})):
+        out.append({"instance": instance, "kernel": ["6.1.0-13-amd64"], "model": "Intel Xeon X", "tail": 1.0,
+                    "rate": 100.0, "bios": "1.4", "exact": True, **how})
     return out
 
 
@@ -83,40 +98,66 @@ def le_text(ns):
     return repr(ns / 1e9)
 
 
+def elapsed(host, i):
+    """Intervals a host's counters have counted at scrape i, or None where it has no scrape: BASE
+    before the range (its samplers started earlier); from zero again after a restart at scrape
+    host["restart_at"] (half an interval by its first scrape); from zero from host["first_scrape"]."""
+    if "first_scrape" in host:
+        return None if i < host["first_scrape"] else i - host["first_scrape"] + 0.5
+    if "restart_at" in host and i >= host["restart_at"]:
+        return i - host["restart_at"] + 0.5
+    return BASE + i
+
+
+def started(host, i, times):
+    """The host's jitterd_sampler_start_time_seconds at scrape i."""
+    k = host.get("first_scrape", host.get("restart_at"))
+    t = times[k] - 30 if k is not None and i >= k else times[0] - BASE * INTERVAL - 10
+    return t + host.get("clock_ahead", 0)
+
+
 def openmetrics(fleet, start, rng):
     """The fleet's scrapes as one OpenMetrics text, family by family, series by series."""
     lines = ["# TYPE jitterd_fingerprint_info gauge"]
     times = [start + i * INTERVAL for i in range(SCRAPES)]
     for host in fleet:
+        scraped = [t for i, t in enumerate(times) if elapsed(host, i) is not None]
         for k, kernel in enumerate(host["kernel"]):
-            part = times if len(host["kernel"]) == 1 else (times[:SCRAPES // 2] if k == 0 else times[SCRAPES // 2:])
+            part = scraped if len(host["kernel"]) == 1 else (times[:SCRAPES // 2] if k == 0 else times[SCRAPES // 2:])
             labels = (f'instance="{host["instance"]}",job="jitterd",kernel="{kernel}",cmdline="quiet",'
                       f'microcode="0x2b",bios_vendor="Acme",bios_version="{host["bios"]}",bios_date="01/01/2025",'
                       f'cpu_model="{host["model"]}",hypervisor="no"')
             lines += [f"jitterd_fingerprint_info{{{labels}}} 1 {t}" for t in part]
+    lines.append("# TYPE jitterd_sampler_start_time_seconds gauge")
+    for host in (h for h in fleet if not h.get("no_start")):
+        lines += [f'jitterd_sampler_start_time_seconds{{instance="{host["instance"]}",job="jitterd"}} '
+                  f'{started(host, i, times)} {t}' for i, t in enumerate(times) if elapsed(host, i) is not None]
     per_cpu = {}
     for host in fleet:
         for cpu in (1, 2):
-            per_cpu[(host["instance"], cpu)] = (host["tail"] * math.exp(rng.gauss(0, 0.1)),
-                                                host["rate"] * math.exp(rng.gauss(0, 0.1)))
+            spread = (lambda: 1.0) if host.get("exact") else (lambda: math.exp(rng.gauss(0, 0.1)))
+            per_cpu[(host["instance"], cpu)] = (host, host["tail"] * spread(), host["rate"] * spread())
     gaps_per_interval = 6e7  # 1 us loops over a minute
     lines.append("# TYPE jitterd_sampler_gap_seconds histogram")
-    for (instance, cpu), (tail, _) in per_cpu.items():
+    for (instance, cpu), (host, tail, _) in per_cpu.items():
         running = 0.0
         for le in BOUNDS_NS + [math.inf]:
             share = 1.0 if math.isinf(le) else 1 - survival(le, tail)
             running = max(running, share)
             le_label = "+Inf" if math.isinf(le) else le_text(le)
             for i, t in enumerate(times):
-                lines.append(f'jitterd_sampler_gap_seconds_bucket{{instance="{instance}",job="jitterd",cpu="{cpu}",'
-                             f'le="{le_label}"}} {round(running * gaps_per_interval * i)} {t}')
+                if elapsed(host, i) is not None:
+                    lines.append(f'jitterd_sampler_gap_seconds_bucket{{instance="{instance}",job="jitterd",'
+                                 f'cpu="{cpu}",le="{le_label}"}} {round(running * gaps_per_interval * elapsed(host, i))} '
+                                 f'{t}')
     for name, per_interval in (("sampled_seconds", lambda r: 59.4), ("interruptions", lambda r: r * 60),
                                ("stolen_seconds", lambda r: r * 60 * 5e-6)):
         lines.append(f"# TYPE jitterd_sampler_{name} counter")
-        for (instance, cpu), (_, rate) in per_cpu.items():
+        for (instance, cpu), (host, _, rate) in per_cpu.items():
             for i, t in enumerate(times):
-                lines.append(f'jitterd_sampler_{name}_total{{instance="{instance}",job="jitterd",cpu="{cpu}"}} '
-                             f'{per_interval(rate) * i:.9g} {t}')
+                if elapsed(host, i) is not None:
+                    lines.append(f'jitterd_sampler_{name}_total{{instance="{instance}",job="jitterd",cpu="{cpu}"}} '
+                                 f'{per_interval(rate) * elapsed(host, i):.9g} {t}')
     lines.append("# EOF")
     return "\n".join(lines) + "\n"
 
@@ -133,6 +174,36 @@ class ErrorServer(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+
+class OldEngine(http.server.BaseHTTPRequestHandler):
+    """An engine without last_over_time: the fleet's instances, the scrapes of one, and Prometheus's own
+    bad_data error for the unknown function."""
+
+    def do_GET(self):
+        if "/api/v1/label/" in self.path:
+            status, body = 200, {"status": "success", "data": ["a:9100"]}
+        elif "last_over_time" in urllib.parse.unquote(self.path):
+            status, body = 400, {"status": "error", "errorType": "bad_data",
+                                 "error": '1:17: parse error: unknown function with name "last_over_time"'}
+        else:
+            status, body = 200, {"status": "success", "data": {"resultType": "vector", "result": [
+                {"metric": {"instance": "a:9100"}, "value": [1, "30"]}]}}
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def serving(handler):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 class FleetPrometheus(unittest.TestCase):
@@ -215,7 +286,37 @@ class FleetPrometheus(unittest.TestCase):
         self.assertTrue(lone)
         self.assertTrue(all(r["verdict"] == "too few hosts" for r in lone), lone)
         hosts_seen = sum(c["hosts"] for c in self.answer["cohorts"])
-        self.assertEqual(hosts_seen, 201)
+        self.assertEqual(hosts_seen, 205)
+
+    def test_read_at_the_ends_but_the_restarted_host_in_full(self):
+        reads = self.answer["reads"]
+        in_full = {r["host"]: r["why"] for r in reads["in_full"]}
+        self.assertEqual(set(in_full), {RESTARTED, OLD, AHEAD}, reads)
+        self.assertIn("restarted inside the range", in_full[RESTARTED])
+        self.assertIn("no jitterd_sampler_start_time_seconds", in_full[OLD])
+        self.assertIn("clock is ahead of Prometheus's", in_full[AHEAD])
+        self.assertIn(f"{600 - BASE * INTERVAL - 10} s later", in_full[AHEAD])  # ahead by at least that
+        self.assertEqual(reads["at_ends"], 202, reads)  # every other host but the one that changed kernel
+        self.assertEqual(reads["started_inside"], 1, reads)  # LATE: from zero
+        # Inferred from three hosts' scrapes over the range: exact here (2.42's range selectors hold
+        # both ends: 31 scrapes, 30 intervals); within one scrape of the range elsewhere.
+        self.assertAlmostEqual(reads["scrape_interval_seconds"] / INTERVAL, 1, delta=1 / (SCRAPES - 2), msg=reads)
+        self.assertEqual(reads["lookback_seconds"], 3 * reads["scrape_interval_seconds"], reads)
+        # Both still have their planted figures: 100 interruptions a second of wall time, 59.4 s of
+        # every minute sampled; stolen 5 us each.
+        hosts = {h["host"]: h for h in self.answer["hosts"]}
+        for host in (RESTARTED, LATE, OLD, AHEAD):
+            for which in ("worst", "median"):
+                self.assertAlmostEqual(hosts[host][f"interruptions_per_s ({which} CPU)"] / (6000 / 59.4), 1, 3,
+                                       hosts[host])
+                self.assertAlmostEqual(hosts[host][f"stolen_share ({which} CPU)"] / (0.03 / 59.4), 1, 3, hosts[host])
+        table = self.run_fleet()
+        self.assertIn("Read in full", table.stdout)
+        self.assertIn(f"{RESTARTED}", table.stdout[table.stdout.find("Read in full"):])
+        csv = self.run_fleet("--format", "csv")
+        read_in_full = csv.stdout[csv.stdout.rfind("\n\nhost,why\n"):]  # the last table
+        self.assertIn(f"\n{RESTARTED},restarted inside the range", read_in_full)
+        self.assertEqual(read_in_full.count("\n"), 2 + 1 + 3, read_in_full)  # a blank line, the header, 3 hosts
 
     def test_refused_batch_is_halved(self):
         notes = "\n".join(self.answer["notes"])
@@ -255,15 +356,17 @@ class FleetPrometheus(unittest.TestCase):
         self.assert_refused(self.run_fleet("--format", "xml"), EXIT_USAGE, "--format")
         port = prometheus_harness.free_port()
         self.assert_refused(self.run_fleet(url=f"http://127.0.0.1:{port}"), EXIT_UNAVAILABLE, f"127.0.0.1:{port}")
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ErrorServer)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            url = f"http://127.0.0.1:{server.server_address[1]}"
-            self.assert_refused(self.run_fleet(url=url), EXIT_DATA, url, "too many samples")
-        finally:
-            server.shutdown()
-            server.server_close()
+        for handler, needles in ((ErrorServer, ["too many samples"]),
+                                 (OldEngine, ["does not evaluate", "last_over_time", "unknown function"])):
+            server = serving(handler)
+            try:
+                url = f"http://127.0.0.1:{server.server_address[1]}"
+                self.assert_refused(self.run_fleet(url=url), EXIT_DATA, url, *needles)
+            finally:
+                server.shutdown()
+                server.server_close()
+        future = f"{self.start}/{int(time.time()) + 3600}"
+        self.assert_refused(self.run_fleet(range_=future), EXIT_USAGE, "--range", "in the future")
 
 
 def main():

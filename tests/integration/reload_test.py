@@ -50,6 +50,9 @@ class ReloadTest(harness.DaemonTestCase):
         initial = self.metrics(daemon, cpu)
         self.assertEqual(initial["successful"], 1)
         self.assertAlmostEqual(initial["duty"], 0.1, places=6)
+        # When the samplers started (fleet tells a counter reset by it): about now.
+        started = daemon.value("jitterd_sampler_start_time_seconds")
+        self.assertLess(abs(started - time.time()), 120)
 
         # Broken file: rejected, every error named with file:line:col, old config still serving.
         harness.write_file(daemon.config_path, BROKEN_CONFIG)
@@ -69,6 +72,7 @@ class ReloadTest(harness.DaemonTestCase):
         self.assertAlmostEqual(after_broken["duty"], 0.1, places=6)
         self.assertIsNone(daemon.process.poll(), "daemon exited on a broken reload")
         self.assertEqual(daemon.value("jitterd_sampler_up", cpu=cpu), 1)
+        self.assertEqual(daemon.value("jitterd_sampler_start_time_seconds"), started)
 
         # Good, changed file: takes effect. Only the sampler settings changed, so the samplers
         # restart and the web server keeps its (ephemeral) port.
@@ -84,6 +88,8 @@ class ReloadTest(harness.DaemonTestCase):
         after_good = self.metrics(daemon, cpu)
         self.assertEqual(after_good["successful"], 1)
         self.assertGreater(after_good["timestamp"], initial["timestamp"])
+        # New samplers, new counters from zero: their start time moved.
+        self.assertGreater(daemon.value("jitterd_sampler_start_time_seconds"), started)
         self.assertEqual(daemon.value("jitterd_sampler_up", cpu=cpu), 1)
         self.stop_ok(daemon)
 
@@ -104,6 +110,7 @@ class ReloadTest(harness.DaemonTestCase):
         daemon = self.daemon()
         address = daemon.address
         before = daemon.value("jitterd_config_last_reload_success_timestamp_seconds")
+        started = daemon.value("jitterd_sampler_start_time_seconds")
         time.sleep(0.01)
         offset = len(daemon.log())
         daemon.signal(signal.SIGHUP)
@@ -114,6 +121,7 @@ class ReloadTest(harness.DaemonTestCase):
             timeout=5, what="the success timestamp to move")
         self.assertEqual(daemon.refresh_address(), address)
         self.assertEqual(daemon.value("jitterd_config_last_reload_successful"), 1)
+        self.assertEqual(daemon.value("jitterd_sampler_start_time_seconds"), started)  # samplers kept
         self.stop_ok(daemon)
 
 

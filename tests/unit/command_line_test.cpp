@@ -327,5 +327,10 @@ TEST_CASE("fleet: --prometheus, --range and --by, each flag checked") {
   CHECK_THROWS_WITH(
       parse_command_line({"fleet", "--prometheus", "http://p:9090", "--range", "700/100", "--by", "k"}),
       Catch::Contains("--range"));
+  // Its counters are read at END: a range not over yet is refused (year 2100).
+  CHECK_THROWS_WITH(
+      parse_command_line({"fleet", "--prometheus", "http://p:9090", "--range", "100/4102444800", "--by", "k"}),
+      Catch::Contains("--range: END 2100-01-01") && Catch::Contains("in the future"));
+  CHECK_NOTHROW(parse_command_line({"fleet", "--prometheus", "http://p:9090", "--range", "-1h", "--by", "k"}));
   CHECK_THROWS_WITH(parse_command_line(with({"--instance", "a:1"})), Catch::Contains("--instance"));
 }

@@ -277,6 +277,7 @@ std::unique_ptr<Collector> golden_collector() {
   auto collector = std::make_unique<Collector>(jitterd::testing::fixture_reader("tuned_server"),
                                                BuildInfo{"0.0.0-golden", "0000000", "g++ (golden)", "x86_64"});
   collector->record_reload(true, start_time);
+  collector->record_samplers_start(start_time);
   collector->set_samplers(
       [] {
         return std::vector<SamplerReading>{sampler(3, true), sampler(4, false)};

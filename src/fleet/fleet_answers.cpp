@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fleet/fleet_answers.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+#include "report/baseline_file.h"
+
+namespace jitterd {
+namespace {
+
+[[noreturn]] void wrong_shape(const std::string& source, const std::string& what) {
+  throw BaselineError(kExitBadBaseline,
+                      fmt::format("{}: not a Prometheus instant-vector answer: {}", source, what));
+}
+
+}  // namespace
+
+std::vector<PromSample> vector_samples(const Json& data, const std::string& source) {
+  if (!data.is_object() || !data.contains("resultType") || data["resultType"] != "vector" ||
+      !data.contains("result") || !data["result"].is_array())
+    wrong_shape(source, "no vector result");
+  std::vector<PromSample> out;
+  for (const Json& item : data["result"]) {
+    if (!item.is_object() || !item.contains("metric") || !item["metric"].is_object() || !item.contains("value") ||
+        !item["value"].is_array() || item["value"].size() != 2 || !item["value"][1].is_string())
+      wrong_shape(source, "a result without \"metric\" and \"value\": [time, \"value\"]");
+    PromSample s;
+    for (const auto& [name, value] : item["metric"].items())
+      if (value.is_string()) s.labels[name] = value.get<std::string>();
+    const std::string text = item["value"][1].get<std::string>();
+    char* end = nullptr;
+    s.value = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0' || std::isinf(s.value))
+      wrong_shape(source, fmt::format("a sample value \"{}\" that is not a finite number", text.substr(0, 60)));
+    if (!std::isnan(s.value)) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::string label_of(const std::map<std::string, std::string>& labels, const std::string& name) {
+  const auto it = labels.find(name);
+  return it == labels.end() ? "" : it->second;
+}
+
+namespace {
+
+int cpu_of(const PromSample& s, const std::string& source) {
+  const std::string text = label_of(s.labels, "cpu");
+  if (text.empty() || text.size() > 7 || text.find_first_not_of("0123456789") != std::string::npos)
+    wrong_shape(source, "a sampler series without a cpu label");
+  return std::stoi(text);
+}
+
+std::map<CpuKey, double> per_cpu(const Json& data, const std::string& source) {
+  std::map<CpuKey, double> out;
+  for (const PromSample& s : vector_samples(data, source))
+    out[{label_of(s.labels, "instance"), cpu_of(s, source)}] += s.value;
+  return out;
+}
+
+double bound_ns(double seconds) { return std::round(seconds * 1e12) / 1e3; }
+
+double quantile_ns(const std::map<double, double>& cumulative, double q) {
+  const double total = cumulative.rbegin()->second;
+  const double rank = q * total;
+  double finite = 0;
+  for (const auto& [le, count] : cumulative) {
+    if (std::isinf(le)) break;
+    finite = le;
+    if (count >= rank - 1e-9 * total) return le;
+  }
+  return finite;
+}
+
+std::string threshold_name(double ns) {
+  return ns >= 1e6 ? fmt::format("gaps_over_{}ms_per_s", ns / 1e6) : fmt::format("gaps_over_{}us_per_s", ns / 1e3);
+}
+
+// The host of that instance, by binary search (history.hosts is by instance): a map of every host
+// rebuilt per batch made reading the answers quadratic in hosts.
+FleetHost* host_named(FleetHistory& history, const std::string& instance) {
+  auto& hosts = history.hosts;
+  const auto at = std::lower_bound(hosts.begin(), hosts.end(), instance,
+                                   [](const FleetHost& h, const std::string& name) { return h.instance < name; });
+  return at != hosts.end() && at->instance == instance ? &*at : nullptr;
+}
+
+// The figure names, once, from the exported bounds the first batch shows.
+void name_figures(FleetHistory& history, const CounterValues& increases) {
+  std::set<double> bounds;
+  for (const auto& [key, cumulative] : increases.buckets)
+    for (const auto& [le, count] : cumulative)
+      if (!std::isinf(le)) bounds.insert(le);
+  if (!history.figure_names.empty() || bounds.empty()) return;
+  history.figure_names = {"p50_ns", "p99_ns", "p99_9_ns", "p99_99_ns", "interruptions_per_s", "stolen_share"};
+  for (double threshold : kTailThresholdsNs) {
+    const auto at = bounds.lower_bound(threshold);
+    if (at != bounds.end() && std::find(history.figure_names.begin(), history.figure_names.end(),
+                                        threshold_name(*at)) == history.figure_names.end())
+      history.figure_names.push_back(threshold_name(*at));
+  }
+}
+
+}  // namespace
+
+CounterValues counter_values(const BatchAnswers& answers, const std::string& source) {
+  CounterValues v;
+  for (const PromSample& s : vector_samples(answers.buckets, source)) {
+    const std::string le = label_of(s.labels, "le");
+    char* end = nullptr;
+    const double bound = std::strtod(le.c_str(), &end);
+    if (le.empty() || *end != '\0' || !(bound > 0))
+      wrong_shape(source, fmt::format("a bucket with le=\"{}\"", le));
+    const double key = std::isinf(bound) ? bound : bound_ns(bound);
+    v.buckets[{label_of(s.labels, "instance"), cpu_of(s, source)}][key] += s.value;
+  }
+  v.sampled = per_cpu(answers.sampled, source);
+  v.interruptions = per_cpu(answers.interruptions, source);
+  v.stolen = per_cpu(answers.stolen, source);
+  return v;
+}
+
+void add_figures(FleetHistory& history, const CounterValues& increases) {
+  name_figures(history, increases);
+  for (const auto& [key, counts] : increases.buckets) {
+    FleetHost* const host = host_named(history, key.first);
+    const auto seconds = increases.sampled.find(key);
+    if (host == nullptr || seconds == increases.sampled.end() || !(seconds->second > 0)) continue;
+    if (!std::isinf(counts.rbegin()->first) || !(counts.rbegin()->second > 0)) continue;
+    std::map<double, double> cumulative = counts;
+    double running = 0;  // cumulative counts never fall (increase()'s extrapolation may make them uneven)
+    for (auto& [le, count] : cumulative) count = running = std::max(running, count);
+    const double s = seconds->second, total = cumulative.rbegin()->second;
+    std::vector<double> values{quantile_ns(cumulative, 0.5), quantile_ns(cumulative, 0.99),
+                               quantile_ns(cumulative, 0.999), quantile_ns(cumulative, 0.9999)};
+    const auto count_of = [&key = key](const std::map<CpuKey, double>& m) {
+      const auto it = m.find(key);
+      return it == m.end() ? NAN : it->second;
+    };
+    values.push_back(count_of(increases.interruptions) / s);
+    values.push_back(count_of(increases.stolen) / s);
+    for (std::size_t i = 6; i < history.figure_names.size(); ++i) {
+      double over = NAN;
+      for (const auto& [le, count] : cumulative)
+        if (!std::isinf(le) && threshold_name(le) == history.figure_names[i]) over = (total - count) / s;
+      values.push_back(over);
+    }
+    host->cpus[key.second] = std::move(values);
+  }
+}
+
+}  // namespace jitterd

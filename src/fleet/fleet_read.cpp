@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+// read_fleet_history (fleet/fleet_history.h): the queries, in batches, the ends first and the full
+// reads of the hosts whose ends cannot be trusted after.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "fleet/fleet_answers.h"
+#include "fleet/fleet_ends.h"
+#include "fleet/fleet_history.h"
+#include "host/text.h"
+
+namespace jitterd {
+namespace {
+
+constexpr std::size_t kMostHostsPerBatch = 250;
+
+std::string ms(double seconds) { return fmt::format("{}ms", static_cast<long long>(std::ceil(seconds * 1000))); }
+
+std::string selector(const char* metric, const std::string& where, const std::string& more) {
+  return fmt::format("{}{{{}{}{}}}", metric, where, !where.empty() && !more.empty() ? "," : "", more);
+}
+
+// One instant query; a refusal as bad data is a query form the server does not evaluate, said so.
+Json ask(const PrometheusClient& client, const std::string& query, double time, std::size_t& queries) {
+  ++queries;
+  try {
+    return client.query(query, time);
+  } catch (const BaselineError& e) {
+    if (std::string_view(e.what()).find("with error bad_data") == std::string_view::npos) throw;
+    throw BaselineError(
+        kExitBadBaseline,
+        fmt::format("{}: it does not evaluate {}: jitterd fleet needs last_over_time, subqueries and "
+                    "increase (Prometheus 2.26 or later, or an engine with the same PromQL) ({})",
+                    client.url(), query, e.what()));
+  }
+}
+
+// The scrape interval (seconds): the median over up to three hosts (the first, middle and last
+// instance) of the range's length over the intervals between the scrapes of its fingerprint series
+// in the range (a host scraped for part of the range only makes it longer: a longer lookback, more
+// samples read, the same figures). Reads every scrape of those three series only.
+double scrape_interval(const PrometheusClient& client, const FleetSelection& selection, std::size_t& queries) {
+  const TimeRange& r = selection.range;
+  const double length = r.end - r.start;
+  ++queries;
+  std::vector<std::string> instances = client.label_values(
+      "instance", selector(kFingerprintSeries, selection.where, ""), std::pair{r.start, r.end});
+  if (instances.empty()) throw_no_host(selection, client.url());
+  std::sort(instances.begin(), instances.end());
+  std::vector<std::string> probes{instances.front(), instances[instances.size() / 2], instances.back()};
+  probes.erase(std::unique(probes.begin(), probes.end()), probes.end());
+  const std::string query =
+      fmt::format("sum by (instance) (count_over_time({}[{}]))",
+                  selector(kFingerprintSeries, selection.where, instance_matcher(probes)), ms(length));
+  std::vector<double> intervals;
+  for (const PromSample& s :
+       vector_samples(ask(client, query, r.end, queries), client.url() + " (query " + query + ")"))
+    if (s.value >= 2) intervals.push_back(length / (s.value - 1));  // n scrapes, n - 1 intervals
+  if (intervals.empty()) return length;                             // at most one scrape of each in the range
+  std::sort(intervals.begin(), intervals.end());
+  return intervals[intervals.size() / 2];
+}
+
+// Who is in the fleet: the fingerprint series at up to 100 instants of the range (each read with
+// the lookback), so that the cost does not grow with the scrapes; fewer instants where Prometheus
+// refuses so many.
+FleetHistory fleet_members(const PrometheusClient& client, const FleetSelection& selection, double interval,
+                           double lookback, std::size_t& queries) {
+  const double length = selection.range.end - selection.range.start;
+  for (double instants = 100;; instants = std::floor(instants / 4)) {
+    const std::string query = fmt::format("count_over_time(last_over_time({}[{}])[{}:{}])",
+                                          selector(kFingerprintSeries, selection.where, ""), ms(lookback),
+                                          ms(length), ms(std::max(interval, length / instants)));
+    try {
+      FleetHistory history = fleet_hosts(ask(client, query, selection.range.end, queries), selection,
+                                         fmt::format("{} (query {})", client.url(), query));
+      if (instants < 100)
+        history.notes.push_back(fmt::format(
+            "the server refused the fleet's fingerprints at 100 instants of the range as too big; read at {:.0f}",
+            instants));
+      return history;
+    } catch (const QueryTooLarge&) {
+      if (instants <= 2) throw;
+    }
+  }
+}
+
+// `read` over `instances` in batches of at most `batch`, a batch the server refuses as too big
+// (compare/prometheus_client.h QueryTooLarge) halved and asked again.
+void in_batches(const std::vector<std::string>& instances, std::size_t batch, const PrometheusClient& client,
+                const FleetSelection& selection, FleetHistory& history,
+                const std::function<void(const std::vector<std::string>&, const std::string&)>& read) {
+  for (std::size_t start = 0; start < instances.size();) {
+    const std::size_t n = std::min(batch, instances.size() - start);
+    const std::vector<std::string> some(instances.begin() + static_cast<std::ptrdiff_t>(start),
+                                        instances.begin() + static_cast<std::ptrdiff_t>(start + n));
+    try {
+      read(some, fmt::format("{} (hosts {} to {})", client.url(), some.front(), some.back()));
+    } catch (const QueryTooLarge& e) {
+      if (n == 1)
+        throw BaselineError(kExitBadBaseline,
+                            fmt::format("{}: the server refuses the query of one host ({}) over {} for too many "
+                                        "samples: shorten the range or raise its limit (Prometheus "
+                                        "--query.max-samples, VictoriaMetrics -search.maxSamplesPerQuery or "
+                                        "-search.maxUniqueTimeseries) ({})",
+                                        client.url(), some.front(), selection.range.text, e.what()));
+      batch = std::max<std::size_t>(1, n / 2);
+      history.notes.push_back(fmt::format(
+          "the server refused a batch of {} hosts for too many samples or series; asked again {} hosts at a time",
+          n, batch));
+      continue;
+    }
+    start += n;
+  }
+}
+
+// The counters of a batch at the range's two ends, and the samplers' start times there.
+EndsAnswers ends_answers(const PrometheusClient& client, const FleetSelection& selection,
+                         const std::vector<std::string>& instances, double lookback, std::size_t& queries) {
+  const std::string matcher = instance_matcher(instances);
+  const auto at = [&](const char* metric, const char* by, double time) {
+    const std::string last = fmt::format("last_over_time({}[{}])", selector(metric, "", matcher), ms(lookback));
+    return ask(client, *by == '\0' ? last : fmt::format("sum by ({}) ({})", by, last), time, queries);
+  };
+  EndsAnswers a;
+  for (const auto& [answers, time] :
+       {std::pair{&a.start, selection.range.start}, std::pair{&a.end, selection.range.end}}) {
+    answers->buckets = at("jitterd_sampler_gap_seconds_bucket", "instance, cpu, le", time);
+    answers->sampled = at("jitterd_sampler_sampled_seconds_total", "instance, cpu", time);
+    answers->interruptions = at("jitterd_sampler_interruptions_total", "instance, cpu", time);
+    answers->stolen = at("jitterd_sampler_stolen_seconds_total", "instance, cpu", time);
+  }
+  a.started_at_start = at(kSamplerStartSeries, "", selection.range.start);
+  a.started_at_end = at(kSamplerStartSeries, "", selection.range.end);
+  return a;
+}
+
+// The four increase() answers of a batch read in full.
+BatchAnswers full_answers(const PrometheusClient& client, const FleetSelection& selection,
+                          const std::vector<std::string>& instances, std::size_t& queries) {
+  const std::string matcher = instance_matcher(instances), range = ms(selection.range.end - selection.range.start);
+  const auto increase = [&](const char* metric, const char* by) {
+    return ask(client, fmt::format("sum by ({}) (increase({}{{{}}}[{}]))", by, metric, matcher, range),
+               selection.range.end, queries);
+  };
+  BatchAnswers a;
+  a.buckets = increase("jitterd_sampler_gap_seconds_bucket", "instance, cpu, le");
+  a.sampled = increase("jitterd_sampler_sampled_seconds_total", "instance, cpu");
+  a.interruptions = increase("jitterd_sampler_interruptions_total", "instance, cpu");
+  a.stolen = increase("jitterd_sampler_stolen_seconds_total", "instance, cpu");
+  return a;
+}
+
+// Hosts per batch read in full: the samples a batch loads (hosts x ~400 series of 16 CPUs x 25
+// buckets x the scrapes in the range) under 20 million, well inside the default --query.max-samples.
+std::size_t full_batch_size(double scrapes_per_series) {
+  const double per_host = 400 * std::max(1.0, scrapes_per_series);
+  return static_cast<std::size_t>(std::clamp(std::floor(20e6 / per_host), 1.0, double(kMostHostsPerBatch)));
+}
+
+// The instances in cohort order, so that a batch holds one cohort's hosts where it can.
+std::vector<std::string> cohort_order(const FleetHistory& history, const std::string& by) {
+  std::vector<std::pair<std::string, std::string>> ordered;  // cohort, instance
+  for (const FleetHost& h : history.hosts) ordered.emplace_back(label_of(h.fingerprint, by), h.instance);
+  std::sort(ordered.begin(), ordered.end());
+  std::vector<std::string> instances;
+  for (auto& [cohort, instance] : ordered) instances.push_back(std::move(instance));
+  return instances;
+}
+
+void leave_out_hosts_without_figures(FleetHistory& history, const PrometheusClient& client,
+                                     const FleetSelection& selection) {
+  const auto no_figures = std::remove_if(history.hosts.begin(), history.hosts.end(), [&](const FleetHost& h) {
+    if (!h.cpus.empty()) return false;
+    history.left_out.push_back(
+        fmt::format("{}: left out, no sampled CPU with gap-histogram samples in the range", h.instance));
+    return true;
+  });
+  history.hosts.erase(no_figures, history.hosts.end());
+  if (history.hosts.empty())
+    throw BaselineError(kExitBadBaseline,
+                        fmt::format("{}: empty range: no host has sampler series between {} and {}", client.url(),
+                                    utc_text(selection.range.start), utc_text(selection.range.end)));
+}
+
+}  // namespace
+
+FleetHistory read_fleet_history(const PrometheusClient& client, const FleetSelection& selection) {
+  std::size_t queries = 0;
+  const double length = selection.range.end - selection.range.start;
+  const double interval = scrape_interval(client, selection, queries);
+  // Three intervals: two scrapes may be missed at an end. (Prometheus's own lookback, 5 minutes,
+  // would load 20 samples a series at a 15 s interval and miss every one beyond 5 minutes.)
+  const double lookback = std::max(3 * interval, 1.0);
+  FleetHistory history = fleet_members(client, selection, interval, lookback, queries);
+  history.most_scrapes = length / interval;
+  history.reads.scrape_interval = interval;
+  history.reads.lookback = lookback;
+  in_batches(cohort_order(history, selection.by), kMostHostsPerBatch, client, selection, history,
+             [&](const std::vector<std::string>& some, const std::string& source) {
+               EndsResult ends = ends_increases(some, ends_answers(client, selection, some, lookback, queries),
+                                                selection.range, lookback, source);
+               add_figures(history, ends.increases);
+               history.reads.at_ends += ends.at_ends;
+               history.reads.started_inside += ends.started_inside;
+               for (FleetRead& read : ends.in_full) history.reads.in_full.push_back(std::move(read));
+             });
+  std::vector<std::string> full;
+  for (const FleetRead& read : history.reads.in_full) full.push_back(read.instance);
+  in_batches(full, full_batch_size(history.most_scrapes), client, selection, history,
+             [&](const std::vector<std::string>& some, const std::string& source) {
+               add_batch_figures(history, full_answers(client, selection, some, queries), source);
+             });
+  history.queries = queries;
+  leave_out_hosts_without_figures(history, client, selection);
+  return history;
+}
+
+}  // namespace jitterd
