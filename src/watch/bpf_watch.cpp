@@ -32,11 +32,17 @@ struct ProgramTracepoint {
   bool required;
 };
 constexpr ProgramTracepoint kTracepoints[] = {
-    {"sched_switch", "sched:sched_switch", true}, {"irq_entry", "irq:irq_handler_entry", true},
-    {"irq_exit", "irq:irq_handler_exit", true},   {"softirq_entry", "irq:softirq_entry", true},
-    {"softirq_exit", "irq:softirq_exit", true},   {"tlb_flush", "tlb:tlb_flush", false},
-    {"nmi_handler", "nmi:nmi_handler", false},    {"tick_stop", "timer:tick_stop", false},
-    {"ipi_send_cpu", "ipi:ipi_send_cpu", false},  {"ipi_send_cpumask", "ipi:ipi_send_cpumask", false},
+    {"sched_switch", "sched:sched_switch", true},
+    {"sched_wakeup", "sched:sched_wakeup", true},
+    {"irq_entry", "irq:irq_handler_entry", true},
+    {"irq_exit", "irq:irq_handler_exit", true},
+    {"softirq_entry", "irq:softirq_entry", true},
+    {"softirq_exit", "irq:softirq_exit", true},
+    {"tlb_flush", "tlb:tlb_flush", false},
+    {"nmi_handler", "nmi:nmi_handler", false},
+    {"tick_stop", "timer:tick_stop", false},
+    {"ipi_send_cpu", "ipi:ipi_send_cpu", false},
+    {"ipi_send_cpumask", "ipi:ipi_send_cpumask", false},
 };
 
 std::string tracepoint_of(std::string_view program) {
