@@ -301,6 +301,9 @@ void BpfWatch::track(std::vector<int> application, std::vector<int> samplers) {
     const auto key = static_cast<std::uint32_t>(tid);
     if (bpf_map_update_elem(fd, &key, &one, BPF_ANY) == 0) kept.push_back(tid);  // else no memory for it
   }
+  // The CPUs' remembered answers (is_application in the program) are asked again after a change.
+  if (!gone.empty() || !kept.empty())
+    __atomic_fetch_add(&loaded_->skeleton->bss->application_generation, 1, __ATOMIC_RELEASE);
   std::vector<int> now;
   std::set_difference(tracked_.begin(), tracked_.end(), gone.begin(), gone.end(), std::back_inserter(now));
   now.insert(now.end(), kept.begin(), kept.end());

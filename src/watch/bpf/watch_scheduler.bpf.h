@@ -72,7 +72,7 @@ static __always_inline void switched(struct cpu_state* s, const struct jd_cpu_ro
   if (s->off_since && next_tid == s->off_tid) preemption_ended(s, now, role->outlier_threshold_ns);
   if (prev_state != TASK_RUNNING) return;  // it sleeps: a voluntary switch
   __u32 prev_tid = (__u32)prev->pid;
-  if (!bpf_map_lookup_elem(&application, &prev_tid)) return;
+  if (!is_application(s, prev_tid)) return;
   s->off_since = woken_at ? woken_at : now;
   s->off_booked = woken_at ? s->woken_booked : s->booked;
   s->off_tid = prev_tid;
@@ -81,9 +81,13 @@ static __always_inline void switched(struct cpu_state* s, const struct jd_cpu_ro
   __u16 flags = 0;
   if (next->flags & PF_KTHREAD) flags |= JD_TASK_KERNEL_THREAD;
   if (next->nr_cpus_allowed == 1) flags |= JD_TASK_PER_CPU;
-  if (bpf_map_lookup_elem(&application, &next_tid)) flags |= JD_TASK_APPLICATION;
+  if (is_application(s, next_tid)) flags |= JD_TASK_APPLICATION;
   s->preempter_flags = flags;
-  BPF_CORE_READ_STR_INTO(&s->preempter_comm, next, comm);
+  // Typed pointer: two loads, not a probe-read helper call.
+  const __u64* comm = (const __u64*)next->comm;
+  __u64* into = (__u64*)s->preempter_comm;
+  into[0] = comm[0];
+  into[1] = comm[1];
 }
 
 // Whether the next switch on `t`'s CPU keeps the run queue's clock as the last wakeup read it.
@@ -109,8 +113,7 @@ int BPF_PROG(sched_wakeup, struct task_struct* p) {
   struct cpu_state* s = cpu_state();
   struct task_struct* current = bpf_get_current_task_btf();
   if (s && !s->woken_at && p->thread_info.cpu == bpf_get_smp_processor_id() && clock_kept_for_switch(current)) {
-    __u32 tid = (__u32)current->pid;
-    if (bpf_map_lookup_elem(&application, &tid)) {
+    if (is_application(s, (__u32)current->pid)) {
       s->woken_at = now;
       s->woken_booked = s->booked;
       s->woken_depth = s->depth < JD_MAX_DEPTH ? s->depth : JD_MAX_DEPTH;

@@ -65,6 +65,10 @@ struct cpumask {
 #define JD_MAX_DEPTH 8          // a power of two: the stack index is masked for the verifier
 #define RQCF_REQ_SKIP 0x01      // rq.clock_update_flags: the next __schedule() keeps the clock as it is
 
+// Bumped by the loader after each change to the `application` map: a CPU's remembered answers
+// (cpu_state.known) from before it are asked again.
+__u64 application_generation = 0;
+
 // Set by the loader before the program loads.
 const volatile __u32 jitterd_tgid = 0;
 const volatile __u32 watched_count = 0;  // entries of watched_list
@@ -81,6 +85,14 @@ struct frame {
   __u32 pad;
 };
 
+// A thread's answer from the `application` map, remembered on a CPU: a watched CPU switches
+// between the same few threads, and a hash lookup there costs a cache miss or two.
+struct known_thread {
+  __u64 generation;  // application_generation when asked
+  __u32 tid;
+  __u32 is_application;
+};
+
 struct cpu_state {
   __u64 booked;  // every nanosecond booked to a source on this CPU: frames' own time and NMIs
   __u32 depth;
@@ -94,6 +106,7 @@ struct cpu_state {
   __u64 woken_booked;  // `booked` then, plus the part before it of each frame open then, once closed
   __u32 woken_depth;   // stack[0 .. woken_depth-1] were open at woken_at and are not closed yet
   __u32 woken_pad;
+  struct known_thread known[2];  // [1]: the last thread of the application asked about; [0]: the last other
   __u32 preempter_pid, preempter_tgid;
   __u16 preempter_flags, pad[3];
   char preempter_comm[16];
@@ -198,6 +211,20 @@ static __always_inline void ran_since(__u32 program, __u64 start) {
 static __always_inline struct cpu_state* cpu_state(void) {
   __u32 zero = 0;
   return bpf_map_lookup_elem(&states, &zero);
+}
+
+// Whether thread `tid` is one whose preemptions count: remembered per CPU (one of the
+// application's, one other), asked of the hash map when not known since its last change.
+static __always_inline bool is_application(struct cpu_state* s, __u32 tid) {
+  __u64 generation = application_generation;
+  if (s->known[1].tid == tid && s->known[1].generation == generation) return true;
+  if (s->known[0].tid == tid && s->known[0].generation == generation) return false;
+  bool yes = bpf_map_lookup_elem(&application, &tid) != 0;
+  struct known_thread* k = &s->known[yes ? 1 : 0];
+  k->generation = generation;
+  k->tid = tid;
+  k->is_application = yes;
+  return yes;
 }
 
 static __always_inline struct jd_cpu_counters* cpu_counters(void) {
