@@ -70,7 +70,7 @@ typedef struct jitterd_loop_probe {
   uint64_t prev, first, n, local_min, local_max, threshold, floor_multiple, fixed_threshold;
   uint64_t samples_base, interruptions, stolen_ticks, max_gap, ring_head;
   uint64_t slot_ticks, slot_start, slot_end, slot_max;
-  uint64_t pending_gap; /* jitterd_loop_record's last gap, counted at its next call */
+  uint64_t pending_gap; /* the last gap recorded, counted at the next record, record_at or flush */
   struct jitterd_loop_slot *slot;
   uint32_t slot_count, ring_capacity;
   int started, pending;

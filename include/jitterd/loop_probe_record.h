@@ -120,19 +120,26 @@ JITTERD_LOOP_HOT void jitterd_loop_count_pending_(jitterd_loop_probe *p) {
 }
 
 /* One loop iteration at counter value NOW (the caller's read, in the probe's counter): the gap
- * since the previous call, counted now. A NULL probe (one that failed to open) does nothing:
- * one branch, always predicted. */
+ * since the previous call, counted at the next call (or flush), as jitterd_loop_record does. The
+ * caller has just read its counter, and on x86 the work that needs NOW waits for that read; the
+ * previous gap's counting needs nothing of it and runs beside the read, leaving only the
+ * subtraction and three stores after it (docs/benchmarks.md, "The loop probe in an application's
+ * loop"). A NULL probe (one that failed to open) does nothing: one branch, always predicted. */
 JITTERD_LOOP_HOT void jitterd_loop_record_at(jitterd_loop_probe *p, uint64_t now) {
-  uint64_t gap;
+  uint64_t prev;
   if (__builtin_expect(p == NULL, 0)) return;
   if (__builtin_expect(!p->started, 0)) {
     jitterd_loop_start_(p, now);
     return;
   }
-  if (__builtin_expect(p->pending, 0)) jitterd_loop_count_pending_(p); /* after a jitterd_loop_record */
-  gap = now - p->prev;
+  prev = p->prev;
+  if (__builtin_expect(p->pending, 1)) { /* the previous gap: nothing in it waits for NOW */
+    p->pending = 0;
+    jitterd_loop_count_(p, prev, p->pending_gap);
+  }
+  p->pending_gap = now - prev;
+  p->pending = 1;
   p->prev = now;
-  jitterd_loop_count_(p, now, gap);
 }
 
 /* One loop iteration, reading the counter with jitterd's ordered read. Only for probes opened

@@ -83,7 +83,8 @@ constexpr std::array<std::string_view, JD_PROGRAMS> kProgramNames = {"irq_entry"
                                                                      "ipi_send_cpu",
                                                                      "ipi_send_cpumask",
                                                                      "tick_stop",
-                                                                     "sched_switch"};
+                                                                     "sched_switch",
+                                                                     "sched_wakeup"};
 
 static_assert(!kProgramNames.back().empty(), "a name for every program");
 

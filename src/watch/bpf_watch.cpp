@@ -32,11 +32,17 @@ struct ProgramTracepoint {
   bool required;
 };
 constexpr ProgramTracepoint kTracepoints[] = {
-    {"sched_switch", "sched:sched_switch", true}, {"irq_entry", "irq:irq_handler_entry", true},
-    {"irq_exit", "irq:irq_handler_exit", true},   {"softirq_entry", "irq:softirq_entry", true},
-    {"softirq_exit", "irq:softirq_exit", true},   {"tlb_flush", "tlb:tlb_flush", false},
-    {"nmi_handler", "nmi:nmi_handler", false},    {"tick_stop", "timer:tick_stop", false},
-    {"ipi_send_cpu", "ipi:ipi_send_cpu", false},  {"ipi_send_cpumask", "ipi:ipi_send_cpumask", false},
+    {"sched_switch", "sched:sched_switch", true},
+    {"sched_wakeup", "sched:sched_wakeup", true},
+    {"irq_entry", "irq:irq_handler_entry", true},
+    {"irq_exit", "irq:irq_handler_exit", true},
+    {"softirq_entry", "irq:softirq_entry", true},
+    {"softirq_exit", "irq:softirq_exit", true},
+    {"tlb_flush", "tlb:tlb_flush", false},
+    {"nmi_handler", "nmi:nmi_handler", false},
+    {"tick_stop", "timer:tick_stop", false},
+    {"ipi_send_cpu", "ipi:ipi_send_cpu", false},
+    {"ipi_send_cpumask", "ipi:ipi_send_cpumask", false},
 };
 
 std::string tracepoint_of(std::string_view program) {
@@ -295,6 +301,9 @@ void BpfWatch::track(std::vector<int> application, std::vector<int> samplers) {
     const auto key = static_cast<std::uint32_t>(tid);
     if (bpf_map_update_elem(fd, &key, &one, BPF_ANY) == 0) kept.push_back(tid);  // else no memory for it
   }
+  // The CPUs' remembered answers (is_application in the program) are asked again after a change.
+  if (!gone.empty() || !kept.empty())
+    __atomic_fetch_add(&loaded_->skeleton->bss->application_generation, 1, __ATOMIC_RELEASE);
   std::vector<int> now;
   std::set_difference(tracked_.begin(), tracked_.end(), gone.begin(), gone.end(), std::back_inserter(now));
   now.insert(now.end(), kept.begin(), kept.end());

@@ -32,10 +32,14 @@ inline __attribute__((always_inline)) void record_at_unchecked(jitterd_loop_prob
     jitterd_loop_start_(p, now);
     return;
   }
-  if (__builtin_expect(p->pending, 0)) jitterd_loop_count_pending_(p);
-  const std::uint64_t gap = now - p->prev;
+  const std::uint64_t prev = p->prev;
+  if (__builtin_expect(p->pending, 1)) {
+    p->pending = 0;
+    jitterd_loop_count_(p, prev, p->pending_gap);
+  }
+  p->pending_gap = now - prev;
+  p->pending = 1;
   p->prev = now;
-  jitterd_loop_count_(p, now, gap);
 }
 
 enum class Call { none, record_at, unchecked };

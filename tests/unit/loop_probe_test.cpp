@@ -44,6 +44,7 @@ TEST_CASE("loops probe: a loop is exported like a sampled CPU, a refused segment
   REQUIRE(probe != nullptr);
   std::uint64_t now = 5000;
   for (int i = 0; i <= 8192; ++i) jitterd_loop_record_at(probe, now += 50);
+  jitterd_loop_flush(probe);  // each gap is counted at the next call: the last one here
   tree.write(
       "proc/" + std::to_string(::getpid()) + "/stat", std::to_string(::getpid()) + " (t) R" + [&] {
         std::string fields;
@@ -60,6 +61,7 @@ TEST_CASE("loops probe: a loop is exported like a sampled CPU, a refused segment
   context.host = tree.reader();
   const ProbeResult first = loops.run(context);  // the window starts here
   for (int i = 0; i < 1024; ++i) jitterd_loop_record_at(probe, now += i == 100 ? 100'000 : 50);
+  jitterd_loop_flush(probe);
   const ProbeResult result = loops.run(context);
   jitterd_loop_close(probe);
 

@@ -92,7 +92,10 @@ TEST_CASE("bpf result: figures by cause, the histogram, preemptions by class, ti
   for (int i = 0; i < 20; ++i) c.ipi_senders["task" + std::to_string(i)] = static_cast<std::uint64_t>(100 - i);
   c.ipi_senders_other = 5;  // names beyond what the loader keeps
   now.programs.resize(bpf_program_count());
-  now.programs[bpf_program_count() - 1] = {{10, 20000}, {}, {1000, 0}};  // sched_switch
+  std::size_t sched_switch = 0;  // the handler's index, by its name
+  while (sched_switch < bpf_program_count() && bpf_program_name(sched_switch) != "sched_switch") ++sched_switch;
+  REQUIRE(sched_switch < bpf_program_count());
+  now.programs[sched_switch] = {{10, 20000}, {}, {1000, 0}};
   jitterd::testing::FakeKernelWatch engine;
   engine.missing = {"irq_vectors:thermal_apic_entry"};
   add_bpf_result(now, &before, counts, history, engine, result);
@@ -127,7 +130,6 @@ TEST_CASE("bpf result: figures by cause, the histogram, preemptions by class, ti
         std::vector<std::pair<std::string, std::uint64_t>>{{"a", 3}, {"other", 2}});
 
   // The program's own cost: runs by role, time where it was measured (not on CPUs with no role).
-  CHECK(bpf_program_name(bpf_program_count() - 1) == "sched_switch");
   CHECK(value(result, "jitterd_watch_bpf_runs_total", {{"program", "sched_switch"}, {"role", "watched"}}) == 10);
   CHECK(value(result, "jitterd_watch_bpf_run_seconds_total", {{"program", "sched_switch"}, {"role", "watched"}}) ==
         Approx(20000e-9));

@@ -5,7 +5,8 @@
 // IRQs (irq_handler_*), the x86 APIC vectors (irq_vectors: the local timer and the IPIs, which
 // are no irq_handler events there), softirqs, NMIs (nmi_handler gives its own length), and the
 // application's preemptions (sched_switch away from one of its threads while it was runnable,
-// back to it). Nested time counts once, as the innermost's: a frame's own time is its wall time
+// back to it; started at the preempting task's wakeup on that CPU where the kernel's run-queue
+// wait starts there too). Nested time counts once, as the innermost's: a frame's own time is its wall time
 // less what was booked on that CPU while it ran. Per CPU and source it keeps the count, the
 // time, the longest and a log2 histogram in per-CPU maps the loader reads once a window (a read
 // of a per-CPU map copies memory; it sends the CPU nothing); each interruption at or above the

@@ -28,6 +28,25 @@ static __always_inline void enter(__u64 now, __u32 source, __u32 id) {
   f->id = id;
 }
 
+// A closing frame's own time: its wall time less what was booked on this CPU meanwhile. A frame
+// that was open when a wakeup began a preemption of the application (sched_wakeup) ends, for its
+// source, at that wakeup: what follows is the preemption's (the kernel counts it in the
+// application's run-queue wait), and counted once. `end` is set to where it ended.
+static __always_inline __u64 frame_own(struct cpu_state* s, const struct frame* f, __u32 d, __u64* end) {
+  __u64 booked = s->booked;
+  bool cut = d < s->woken_depth;
+  if (cut) {
+    s->woken_depth = d;  // the frames inside it have closed; one opened at this depth later was not open then
+    *end = s->woken_at;
+    booked = s->woken_booked;
+  }
+  __u64 wall = *end > f->start ? *end - f->start : 0;
+  __u64 nested = booked - f->booked_at_entry;
+  __u64 own = wall > nested ? wall - nested : 0;
+  if (cut) s->woken_booked += own;  // before the preemption: not to be taken out of it
+  return own;
+}
+
 static __always_inline void leave(const struct jd_cpu_role* role, __u64 now, __u32 source,
                                   const struct irqaction* action) {
   struct cpu_state* s = cpu_state();
@@ -48,9 +67,8 @@ static __always_inline void leave(const struct jd_cpu_role* role, __u64 now, __u
     if (c) c->unmatched_exits += 1;
     return;
   }
-  __u64 wall = now - f->start;
-  __u64 nested = s->booked - f->booked_at_entry;
-  __u64 own = wall > nested ? wall - nested : 0;
+  __u64 end = now;
+  __u64 own = frame_own(s, f, d, &end);
   __sync_fetch_and_add(&s->booked, own);
   book(f->source, own);
   __u32 cpu = bpf_get_smp_processor_id();
@@ -71,7 +89,7 @@ static __always_inline void leave(const struct jd_cpu_role* role, __u64 now, __u
   if (own < role->outlier_threshold_ns) return;
   struct jd_outlier o = {};
   o.start_ns = f->start;
-  o.end_ns = now;
+  o.end_ns = end;
   o.duration_ns = own;
   o.cpu = cpu;
   o.source = (__u16)f->source;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 // The watch's BPF program, the scheduler's part: the application's preemptions (sched_switch away
-// from one of its threads while it was runnable, back to it), booked to what preempted it, and the
+// from one of its threads while it was runnable, or the wakeup on that CPU that caused it, back to
+// it), booked to what preempted it, and the
 // tick that would not stop (timer:tick_stop failures, counted by dependency).
 // Runs in the kernel, on the CPU that switches or keeps its tick.
 #ifndef JITTERD_WATCH_SCHEDULER_BPF_H
@@ -64,22 +65,62 @@ static __always_inline void switched(struct cpu_state* s, const struct jd_cpu_ro
     if (c) c->unmatched_exits += 1;
     s->depth = 0;
   }
+  __u64 woken_at = s->woken_at;  // a preempting wakeup is one switch's: this one's or none
+  s->woken_at = 0;
+  s->woken_depth = 0;
   __u32 next_tid = (__u32)next->pid;
   if (s->off_since && next_tid == s->off_tid) preemption_ended(s, now, role->outlier_threshold_ns);
   if (prev_state != TASK_RUNNING) return;  // it sleeps: a voluntary switch
   __u32 prev_tid = (__u32)prev->pid;
-  if (!bpf_map_lookup_elem(&application, &prev_tid)) return;
-  s->off_since = now;
-  s->off_booked = s->booked;
+  if (!is_application(s, prev_tid)) return;
+  s->off_since = woken_at ? woken_at : now;
+  s->off_booked = woken_at ? s->woken_booked : s->booked;
   s->off_tid = prev_tid;
   s->preempter_pid = next_tid;
   s->preempter_tgid = (__u32)next->tgid;
   __u16 flags = 0;
   if (next->flags & PF_KTHREAD) flags |= JD_TASK_KERNEL_THREAD;
   if (next->nr_cpus_allowed == 1) flags |= JD_TASK_PER_CPU;
-  if (bpf_map_lookup_elem(&application, &next_tid)) flags |= JD_TASK_APPLICATION;
+  if (is_application(s, next_tid)) flags |= JD_TASK_APPLICATION;
   s->preempter_flags = flags;
-  BPF_CORE_READ_STR_INTO(&s->preempter_comm, next, comm);
+  // Typed pointer: two loads, not a probe-read helper call.
+  const __u64* comm = (const __u64*)next->comm;
+  __u64* into = (__u64*)s->preempter_comm;
+  into[0] = comm[0];
+  into[1] = comm[1];
+}
+
+// Whether the next switch on `t`'s CPU keeps the run queue's clock as the last wakeup read it.
+static __always_inline bool clock_kept_for_switch(const struct task_struct* t) {
+  if (!bpf_core_field_exists(((struct cfs_rq*)0)->rq)) return false;  // no group scheduling: not known
+  const struct cfs_rq* cfs = t->se.cfs_rq;
+  if (!cfs) return false;
+  const struct rq* rq = cfs->rq;
+  return rq && (rq->clock_update_flags & RQCF_REQ_SKIP);
+}
+
+// A wakeup on this CPU of a task that will preempt the application's running thread: the kernel
+// has marked it for rescheduling before this tracepoint and asked that the run queue's clock, read
+// for this wakeup, be kept for the switch that follows (RQCF_REQ_SKIP), so the thread's run-queue
+// wait starts here. So does the preemption:
+// the rest of the interrupt that woke the task and the path to the switch are the preemption's
+// (frame_own ends the open frames here). The first such wakeup before a switch counts. A wakeup
+// from another CPU runs there (and the IPI it sends is booked to its vector): that preemption
+// starts at the switch.
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sched_wakeup, struct task_struct* p) {
+  JD_ROLE_OR_RETURN(JD_PROG_SCHED_WAKEUP);
+  struct cpu_state* s = cpu_state();
+  struct task_struct* current = bpf_get_current_task_btf();
+  if (s && !s->woken_at && p->thread_info.cpu == bpf_get_smp_processor_id() && clock_kept_for_switch(current)) {
+    if (is_application(s, (__u32)current->pid)) {
+      s->woken_at = now;
+      s->woken_booked = s->booked;
+      s->woken_depth = s->depth < JD_MAX_DEPTH ? s->depth : JD_MAX_DEPTH;
+    }
+  }
+  ran_since(JD_PROG_SCHED_WAKEUP, now);
+  return 0;
 }
 
 // tp_btf: the tasks are typed pointers the program reads directly (no probe-read helper call per

@@ -21,7 +21,29 @@
 #include "watch_bpf.h"
 
 // The kernel's types, only the fields read here; CO-RE relocates each to this kernel's offset.
+
+// A CPU's run queue: only whether its clock is to be left as it is at the next switch. Reached
+// from a task's group run queue (CONFIG_FAIR_GROUP_SCHED): the per-CPU `runqueues` is no symbol
+// the program can link to where kallsyms lists functions only (no CONFIG_KALLSYMS_ALL).
+struct rq {
+  unsigned int clock_update_flags;
+} __attribute__((preserve_access_index));
+
+struct cfs_rq {
+  struct rq* rq;
+} __attribute__((preserve_access_index));
+
+struct sched_entity {
+  struct cfs_rq* cfs_rq;  // the task's group's run queue on its CPU
+} __attribute__((preserve_access_index));
+
+struct thread_info {
+  __u32 cpu;  // the task's CPU (task_cpu())
+} __attribute__((preserve_access_index));
+
 struct task_struct {
+  struct thread_info thread_info;
+  struct sched_entity se;
   int pid;
   int tgid;
   unsigned int flags;
@@ -41,6 +63,11 @@ struct cpumask {
 #define TASK_RUNNING 0
 #define TLB_REMOTE_SHOOTDOWN 1  // enum tlb_flush_reason
 #define JD_MAX_DEPTH 8          // a power of two: the stack index is masked for the verifier
+#define RQCF_REQ_SKIP 0x01      // rq.clock_update_flags: the next __schedule() keeps the clock as it is
+
+// Bumped by the loader after each change to the `application` map: a CPU's remembered answers
+// (cpu_state.known) from before it are asked again.
+__u64 application_generation = 0;
 
 // Set by the loader before the program loads.
 const volatile __u32 jitterd_tgid = 0;
@@ -58,6 +85,14 @@ struct frame {
   __u32 pad;
 };
 
+// A thread's answer from the `application` map, remembered on a CPU: a watched CPU switches
+// between the same few threads, and a hash lookup there costs a cache miss or two.
+struct known_thread {
+  __u64 generation;  // application_generation when asked
+  __u32 tid;
+  __u32 is_application;
+};
+
 struct cpu_state {
   __u64 booked;  // every nanosecond booked to a source on this CPU: frames' own time and NMIs
   __u32 depth;
@@ -65,6 +100,13 @@ struct cpu_state {
   struct frame stack[JD_MAX_DEPTH];
   __u64 off_since;  // when the application's thread was switched out while runnable; 0: not
   __u64 off_booked;
+  // A wakeup on this CPU that will preempt the application's running thread (sched_wakeup): its
+  // preemption starts there, as the kernel's run-queue wait does. 0: none since the last switch.
+  __u64 woken_at;
+  __u64 woken_booked;  // `booked` then, plus the part before it of each frame open then, once closed
+  __u32 woken_depth;   // stack[0 .. woken_depth-1] were open at woken_at and are not closed yet
+  __u32 woken_pad;
+  struct known_thread known[2];  // [1]: the last thread of the application asked about; [0]: the last other
   __u32 preempter_pid, preempter_tgid;
   __u16 preempter_flags, pad[3];
   char preempter_comm[16];
@@ -169,6 +211,20 @@ static __always_inline void ran_since(__u32 program, __u64 start) {
 static __always_inline struct cpu_state* cpu_state(void) {
   __u32 zero = 0;
   return bpf_map_lookup_elem(&states, &zero);
+}
+
+// Whether thread `tid` is one whose preemptions count: remembered per CPU (one of the
+// application's, one other), asked of the hash map when not known since its last change.
+static __always_inline bool is_application(struct cpu_state* s, __u32 tid) {
+  __u64 generation = application_generation;
+  if (s->known[1].tid == tid && s->known[1].generation == generation) return true;
+  if (s->known[0].tid == tid && s->known[0].generation == generation) return false;
+  bool yes = bpf_map_lookup_elem(&application, &tid) != 0;
+  struct known_thread* k = &s->known[yes ? 1 : 0];
+  k->generation = generation;
+  k->tid = tid;
+  k->is_application = yes;
+  return yes;
 }
 
 static __always_inline struct jd_cpu_counters* cpu_counters(void) {
