@@ -64,9 +64,9 @@ class PrometheusTls(unittest.TestCase):
     def verbs(self, *flags):
         """compare --prometheus and fleet with `flags`, each run's result."""
         common = ["--prometheus", self.url, "--prometheus-timeout", "10s", *flags]
-        return [harness.run(["compare", *common, "--instance", "host:9978", "--before", "1800000000/1800000060",
-                             "--after", "1800000060/1800000120"], timeout=60),
-                harness.run(["fleet", *common, "--range", "1800000000/1800000060", "--by", "kernel"], timeout=60)]
+        return [harness.run(["compare", *common, "--instance", "host:9978", "--before", "1700000000/1700000060",
+                             "--after", "1700000060/1700000120"], timeout=60),
+                harness.run(["fleet", *common, "--range", "1700000000/1700000060", "--by", "kernel"], timeout=60)]
 
     def assert_exits(self, results, code, *needles):
         for result in results:
