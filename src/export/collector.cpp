@@ -135,6 +135,7 @@ std::vector<MetricFamily> Collector::collect_without_results(const ProbeStatuses
              family("jitterd_config_last_reload_success_timestamp_seconds",
                     "Unix time of the last successful configuration load.", MetricType::Gauge),
              {}, last_reload_success_);
+  add_web_families(web_counters_, out);
   if (sampler_readings_) collect_samplers(out);
   if (probe_statuses_) collect_probe_runs(statuses, out);
   // A family with no sample (say, no sampler started yet) is left out rather than sent empty.
