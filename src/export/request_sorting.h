@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Which of the web server's lanes of workers a connection goes to, decided by its first request
-// before libmicrohttpd sees it: the telemetry lane (a worker of its own that serves scrapes of the
+// before libmicrohttpd sees it: the telemetry lane (workers of its own that serve scrapes of the
 // telemetry path, so a scrape never waits behind a page being sent: issue 35) or the page lane
 // (everything else: the status pages, their JSON, the baseline download, anything unknown).
 //

@@ -16,7 +16,7 @@ void add_web_families(const WebCounters& counters, std::vector<prometheus::Metri
   prometheus::MetricFamily lanes =
       family("jitterd_web_connections_total",
              "Connections the web server handed to a lane of workers: telemetry (its first request asked for "
-             "the telemetry path; a worker of its own) or pages (everything else).",
+             "the telemetry path; workers of its own) or pages (everything else).",
              MetricType::Counter);
   sample(lanes, {{"lane", "telemetry"}}, load(counters.telemetry_lane));
   sample(lanes, {{"lane", "pages"}}, load(counters.page_lane));
