@@ -148,6 +148,7 @@ std::vector<MetricFamily> Collector::collect_without_results(const ProbeStatuses
                       "samplers): the jitterd_sampler_ counters count from zero since then.",
                       MetricType::Gauge),
                {}, samplers_started_);
+  add_web_families(web_counters_, out);
   if (sampler_readings_) collect_samplers(out);
   if (probe_statuses_) collect_probe_runs(statuses, out);
   // A family with no sample (say, no sampler started yet) is left out rather than sent empty.

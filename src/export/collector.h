@@ -18,6 +18,7 @@
 #include <prometheus/metric_family.h>
 
 #include "export/build_info.h"
+#include "export/web_counters.h"
 #include "host/host_reader.h"
 #include "host/thread_stats.h"
 #include "measure/counter_calibration.h"
@@ -107,6 +108,9 @@ class Collector : public prometheus::Collectable {
   // advance_generation after each), a setter. Any thread.
   std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   void advance_generation() const { generation_.fetch_add(1, std::memory_order_acq_rel); }
+  // The web servers' counters (export/web_counters.h), exported with the daemon's families; every
+  // web server the daemon runs writes them. Any thread.
+  WebCounters& web_counters() const { return web_counters_; }
   // How many probe results' texts were made so far (by either): for tests.
   std::uint64_t results_made() const;
   // The same state as Collect() reads, as plain values.
@@ -148,6 +152,7 @@ class Collector : public prometheus::Collectable {
   mutable std::vector<ResultText> result_texts_;  // guarded by mutex_
   mutable std::uint64_t results_made_ = 0;        // guarded by mutex_
   mutable std::atomic<std::uint64_t> generation_{1};
+  mutable WebCounters web_counters_;
 };
 
 }  // namespace jitterd

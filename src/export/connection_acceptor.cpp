@@ -6,6 +6,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -22,6 +23,8 @@ using namespace std::chrono_literals;
 // How long the acceptor rests after accept() failed for want of descriptors or memory: the
 // connection stays queued, and retrying at once would spin.
 constexpr int kRestAfterFailureMs = 100;
+// How often a held acceptor with connections waiting to be sorted looks for room again.
+constexpr int kHeldPollMs = 10;
 constexpr auto kWarningEvery = 10s;
 
 // Errors accept() returns for the connection it was taking, not for the socket (accept(2): Linux
@@ -46,9 +49,13 @@ bool of_that_connection(int error) {
 }
 }  // namespace
 
-ConnectionAcceptor::ConnectionAcceptor(int listen_fd, std::string where, ConnectionTracker& tracker,
+ConnectionAcceptor::ConnectionAcceptor(int listen_fd, std::string where, ConnectionTracker& tracker, Sort sort,
                                        HandOver hand_over)
-    : listen_fd_(listen_fd), where_(std::move(where)), tracker_(tracker), hand_over_(std::move(hand_over)) {
+    : listen_fd_(listen_fd),
+      where_(std::move(where)),
+      tracker_(tracker),
+      sort_(std::move(sort)),
+      hand_over_(std::move(hand_over)) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0)
     throw std::runtime_error("cannot serve on " + where_ + ": eventfd for the acceptor: " + std::strerror(errno));
@@ -67,11 +74,22 @@ void ConnectionAcceptor::stop() {
   thread_.join();
   close(wake_fd_);
   wake_fd_ = -1;
+  // Admitted and not sorted yet: the page lane answers them as the server stops or drains.
+  for (const Unsorted& waiting : unsorted_)
+    give(waiting.fd, reinterpret_cast<const sockaddr*>(&waiting.address), waiting.length, Lane::pages);
+  unsorted_.clear();
 }
 
-// Drains the accept queue while the tracker has room; waits on the socket when it is empty.
+// Drains the accept queue while the tracker has room; waits on the socket when it is empty, and
+// sorts the connections waiting for their first bytes all the while.
 void ConnectionAcceptor::run() {
-  while (tracker_.wait_for_room()) {
+  for (;;) {
+    if (!unsorted_.empty() && !wait(false, 0)) return;
+    if (!tracker_.room_now()) {
+      // Held: the waiting connections are still sorted, each by the end of its wait.
+      if (unsorted_.empty() ? !tracker_.wait_for_room() : !wait(false, kHeldPollMs)) return;
+      continue;
+    }
     sockaddr_storage address{};
     socklen_t length = sizeof address;
     const int fd =
@@ -82,7 +100,7 @@ void ConnectionAcceptor::run() {
     }
     const int error = errno;
     if (error == EAGAIN || error == EWOULDBLOCK) {
-      if (!wait_for_connection()) return;
+      if (!wait(true, -1)) return;
     } else if (!of_that_connection(error)) {
       failed_accept(error);
       if (!rest(kRestAfterFailureMs)) return;
@@ -91,24 +109,67 @@ void ConnectionAcceptor::run() {
 }
 
 void ConnectionAcceptor::take(int fd, const sockaddr* address, socklen_t length) {
-  if (!tracker_.admit(fd, client_address_key(address))) {
+  std::string key = client_address_key(address);
+  if (!tracker_.admit(fd, key)) {
     close(fd);  // its address is at its limit: closed without a response
     return;
   }
-  if (!hand_over_(fd, address, length)) tracker_.forget(fd);  // the server closed it
+  const Sorting sorting = sort_(fd, key);
+  if (sorting != Sorting::undecided) {
+    give(fd, address, length, sorting == Sorting::telemetry ? Lane::telemetry : Lane::pages);
+    return;
+  }
+  if (unsorted_.size() >= kSortWaiting) {
+    const Unsorted& oldest = unsorted_.front();
+    give(oldest.fd, reinterpret_cast<const sockaddr*>(&oldest.address), oldest.length, Lane::pages);
+    unsorted_.pop_front();
+  }
+  Unsorted waiting{fd, {}, length, std::move(key), Clock::now() + kSortWait};
+  std::memcpy(&waiting.address, address, std::min<std::size_t>(length, sizeof waiting.address));
+  unsorted_.push_back(std::move(waiting));
 }
 
-// Until a connection is queued (true) or stop() (false).
-bool ConnectionAcceptor::wait_for_connection() { return wait(2, -1); }
+void ConnectionAcceptor::give(int fd, const sockaddr* address, socklen_t length, Lane lane) {
+  if (!hand_over_(fd, address, length, lane)) tracker_.forget(fd);  // the server closed it
+}
+
+void ConnectionAcceptor::sort_waiting(const std::vector<pollfd>& polled) {
+  const Clock::time_point now = Clock::now();
+  std::deque<Unsorted> still;
+  for (std::size_t i = 0; i < unsorted_.size(); ++i) {
+    Unsorted& waiting = unsorted_[i];
+    const short events = polled[i + 2].revents;
+    Sorting sorting = events == 0 ? Sorting::undecided : sort_(waiting.fd, waiting.key);
+    // A hang-up or an error with nothing to read: the page lane's worker finds out and closes it.
+    if (sorting == Sorting::undecided && (events != 0 || waiting.until <= now)) sorting = Sorting::pages;
+    if (sorting == Sorting::undecided)
+      still.push_back(std::move(waiting));
+    else
+      give(waiting.fd, reinterpret_cast<const sockaddr*>(&waiting.address), waiting.length,
+           sorting == Sorting::telemetry ? Lane::telemetry : Lane::pages);
+  }
+  unsorted_.swap(still);
+}
 
 // Rests `milliseconds`, the socket unwatched; false if stop() came meanwhile.
-bool ConnectionAcceptor::rest(int milliseconds) { return wait(1, milliseconds); }
+bool ConnectionAcceptor::rest(int milliseconds) { return wait(false, milliseconds); }
 
-bool ConnectionAcceptor::wait(int watched, int milliseconds) {
-  pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}};
-  while (poll(fds, static_cast<nfds_t>(watched), milliseconds) < 0 && errno == EINTR) {
+bool ConnectionAcceptor::wait(bool listening, int milliseconds) {
+  polled_.clear();
+  polled_.push_back({wake_fd_, POLLIN, 0});
+  polled_.push_back({listening ? listen_fd_ : -1, POLLIN, 0});  // poll skips a negative descriptor
+  for (const Unsorted& waiting : unsorted_) polled_.push_back({waiting.fd, POLLIN, 0});
+  int timeout = milliseconds;
+  if (!unsorted_.empty()) {  // the oldest's wait ends first: every wait is kSortWait long
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(unsorted_.front().until - Clock::now());
+    const int until_sorted = static_cast<int>(std::max<std::int64_t>(left.count(), 0));
+    timeout = timeout < 0 ? until_sorted : std::min(timeout, until_sorted);
   }
-  return (fds[0].revents & POLLIN) == 0;
+  while (poll(polled_.data(), static_cast<nfds_t>(polled_.size()), timeout) < 0 && errno == EINTR) {
+  }
+  if ((polled_[0].revents & POLLIN) != 0) return false;
+  if (!unsorted_.empty()) sort_waiting(polled_);
+  return true;
 }
 
 void ConnectionAcceptor::failed_accept(int error) {

@@ -16,7 +16,8 @@ bool unread_input(int fd) {
 }
 }  // namespace
 
-ConnectionTracker::ConnectionTracker(AdmissionLimits limits) : admission_(std::move(limits), unread_input) {
+ConnectionTracker::ConnectionTracker(AdmissionLimits limits, WebCounters* counters)
+    : admission_(std::move(limits), unread_input), counters_(counters) {
   reaper_ = std::thread([this] { reap(); });
   pthread_setname_np(reaper_.native_handle(), "web-deadlines");
 }
@@ -32,20 +33,47 @@ ConnectionTracker::~ConnectionTracker() {
   reaper_.join();
 }
 
+ConnectionAdmission::Step ConnectionTracker::step(Clock::time_point now) {
+  const ConnectionAdmission::Step next = admission_.next(now);
+  if (next.accept) {
+    holding_ = false;
+  } else if (!holding_) {
+    holding_ = true;
+    ++holds_;
+    publish();
+  }
+  return next;
+}
+
 bool ConnectionTracker::wait_for_room() {
   std::unique_lock lock(mutex_);
-  bool held = false;
   while (!released_) {
-    const ConnectionAdmission::Step step = admission_.next(Clock::now());
-    if (step.accept) return true;
-    if (!held) ++holds_;
-    held = true;
-    if (step.until == Clock::time_point::max())
+    const ConnectionAdmission::Step next = step(Clock::now());
+    if (next.accept) return true;
+    if (next.until == Clock::time_point::max())
       changed_.wait(lock);
     else
-      changed_.wait_until(lock, step.until);
+      changed_.wait_until(lock, next.until);
   }
   return false;
+}
+
+bool ConnectionTracker::room_now() {
+  std::lock_guard lock(mutex_);
+  return !released_ && step(Clock::now()).accept;
+}
+
+void ConnectionTracker::publish() {
+  if (counters_ == nullptr) return;
+  const Counts now{
+      admission_.refused(), admission_.evicted(), admission_.dropped(), unserved_, admission_.lost(), holds_};
+  count(counters_->per_address_limit, now.refused - published_.refused);
+  count(counters_->evicted, now.evicted - published_.evicted);
+  count(counters_->request_deadline, now.dropped - published_.dropped);
+  count(counters_->refused_by_server, now.unserved - published_.unserved);
+  count(counters_->closed_unserved, now.lost - published_.lost);
+  count(counters_->accept_holds, now.holds - published_.holds);
+  published_ = now;
 }
 
 bool ConnectionTracker::admit(int fd, const std::string& address) {
@@ -53,6 +81,7 @@ bool ConnectionTracker::admit(int fd, const std::string& address) {
   const ConnectionAdmission::Admission admission = admission_.admit(fd, address, Clock::now());
   // Shut, not closed: MHD closes it when its worker sees the end, after telling closed().
   if (admission.evicted >= 0) shutdown(admission.evicted, SHUT_RDWR);
+  publish();
   return admission.admitted;
 }
 
@@ -61,6 +90,7 @@ void ConnectionTracker::forget(int fd) {
     std::lock_guard lock(mutex_);
     admission_.forget(fd);
     ++unserved_;
+    publish();
   }
   changed_.notify_all();
 }
@@ -132,6 +162,7 @@ void ConnectionTracker::reap() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     for (const int fd : admission_.overdue(Clock::now())) shutdown(fd, SHUT_RDWR);
+    publish();
     const Clock::time_point next = admission_.next_deadline();
     if (next == Clock::time_point::max())
       deadline_moved_.wait(lock);

@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "export/connection_admission.h"
+#include "export/web_counters.h"
 
 namespace jitterd {
 
@@ -47,14 +48,17 @@ class ConnectionTracker {
     std::uint64_t holds = 0;     // times the acceptor stopped accepting until there was room
   };
 
-  explicit ConnectionTracker(AdmissionLimits limits);
+  // `counters` (may be null; must outlive the tracker) receives what is shed as it happens.
+  explicit ConnectionTracker(AdmissionLimits limits, WebCounters* counters = nullptr);
   ~ConnectionTracker();
   ConnectionTracker(const ConnectionTracker&) = delete;
   ConnectionTracker& operator=(const ConnectionTracker&) = delete;
 
   // The acceptor's side. wait_for_room blocks while the server may take no connection; false once
-  // release() was called (the acceptor stops).
+  // release() was called (the acceptor stops). room_now says the same without waiting (false also
+  // once released).
   bool wait_for_room();
+  bool room_now();
   // False: refused (the caller closes it). True: admitted; the connection it evicts, if any, is
   // shut down. `address`: export/auth_failures.h client_address_key.
   bool admit(int fd, const std::string& address);
@@ -79,13 +83,19 @@ class ConnectionTracker {
  private:
   void reap();
   void notify_reaper_if_earlier(Clock::time_point before);  // with mutex_ held
+  // With mutex_ held: whether the acceptor may take one now (a refusal starts a hold, counted once).
+  ConnectionAdmission::Step step(Clock::time_point now);
+  void publish();  // with mutex_ held: the admission's counts since the last call, to counters_
 
   mutable std::mutex mutex_;
   ConnectionAdmission admission_;
   std::condition_variable changed_;         // the acceptor's and the stopping thread's waits
   std::condition_variable deadline_moved_;  // the reaper's
+  WebCounters* counters_;
+  Counts published_{};  // what counters_ was given so far
   std::uint64_t unserved_ = 0;
   std::uint64_t holds_ = 0;
+  bool holding_ = false;
   bool released_ = false;
   bool stopping_ = false;
   std::thread reaper_;

@@ -31,6 +31,12 @@ std::string header_value(MHD_Connection* connection, const char* name) {
   return value == nullptr ? std::string() : std::string(value);
 }
 
+// The client's address key (export/auth_failures.h client_address_key).
+std::string client_key(MHD_Connection* connection) {
+  const MHD_ConnectionInfo* client = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  return client_address_key(client == nullptr ? nullptr : client->client_addr);
+}
+
 // The connection's socket, by which the tracker knows it (valid until MHD closes it, which it
 // does after its closed notification).
 int connection_socket(MHD_Connection* connection) {
@@ -84,9 +90,9 @@ struct WebServerCallbacks {
   // check. GET and HEAD are answered on that last call, which keeps the connection open for the
   // next request; other methods are refused at once, so MHD closes the connection rather than
   // read a body nobody wants.
-  static MHD_Result answer(void* self, MHD_Connection* connection, const char* url, const char* method,
+  static MHD_Result answer(void* lane_served, MHD_Connection* connection, const char* url, const char* method,
                            const char*, const char*, std::size_t* upload_size, void** state) {
-    auto* server = static_cast<WebServer*>(self);
+    const auto* lane = static_cast<const WebServer::LaneServed*>(lane_served);
     const std::string_view verb(method);
     if (*state == nullptr) {
       try {
@@ -95,21 +101,23 @@ struct WebServerCallbacks {
         return MHD_NO;
       }
       if (verb == "GET" || verb == "HEAD") return MHD_YES;
-      return respond(server, connection, url, method, *state);
+      return respond(*lane, connection, url, method, *state);
     }
     if (*upload_size != 0) {
       *upload_size = 0;
       return MHD_YES;
     }
-    return respond(server, connection, url, method, *state);
+    return respond(*lane, connection, url, method, *state);
   }
 
   // No exception may cross into C: one that escapes closes the connection (MHD_NO) instead. The
   // request line is the client's and stays out of the log.
-  static MHD_Result respond(WebServer* server, MHD_Connection* connection, const char* url, const char* method,
-                            void* state) {
+  static MHD_Result respond(const WebServer::LaneServed& lane, MHD_Connection* connection, const char* url,
+                            const char* method, void* state) {
     try {
-      return server->respond(connection, url, method, *static_cast<WebServer::Request*>(state)) ? MHD_YES : MHD_NO;
+      return lane.server->respond(connection, url, method, *static_cast<WebServer::Request*>(state), lane.lane)
+                 ? MHD_YES
+                 : MHD_NO;
     } catch (const std::exception& e) {
       spdlog::error("web server: answering a request: {}", e.what());
     } catch (...) {
@@ -164,11 +172,37 @@ WebServer::WebServer(const WebConfig& config, std::shared_ptr<Collector> collect
   else
     socket_ = std::make_shared<ListenSocket>(*address);
 
-  tracker_ = std::make_unique<ConnectionTracker>(admission_limits());
+  tracker_ = std::make_unique<ConnectionTracker>(admission_limits(), &collector_->web_counters());
   pages_ = std::make_unique<PageBuilder>([collector = collector_, path = config_.telemetry_path](
                                              const std::string& key) { return build_page(*collector, path, key); },
                                          [collector = collector_] { return collector->generation(); });
+  if (config_.security.tls) priorities_ = tls_priorities(*config_.security.tls);
+  daemon_ = start_lane(page_lane_, kWorkerThreads);
+  telemetry_daemon_ = start_lane(telemetry_lane_, kTelemetryWorkers);
+  if (daemon_ == nullptr || telemetry_daemon_ == nullptr) {
+    if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
+    if (telemetry_daemon_ != nullptr) MHD_stop_daemon(telemetry_daemon_);
+    daemon_ = telemetry_daemon_ = nullptr;
+    throw std::runtime_error("cannot serve on " + socket_->bound_address() +
+                             ": libmicrohttpd refused to start (run with --log.level debug for its reason)");
+  }
+  try {
+    acceptor_ = std::make_unique<ConnectionAcceptor>(
+        socket_->fd(), socket_->bound_address(), *tracker_,
+        [this](int fd, const std::string& address) { return sort(fd, address); },
+        [this](int fd, const sockaddr* address, socklen_t length, Lane lane) {
+          return hand_over(fd, address, length, lane);
+        });
+  } catch (...) {
+    MHD_stop_daemon(telemetry_daemon_);
+    MHD_stop_daemon(daemon_);
+    daemon_ = telemetry_daemon_ = nullptr;
+    throw;
+  }
+}
 
+// One lane: a libmicrohttpd daemon of `workers` threads, without a listening socket of its own.
+MHD_Daemon* WebServer::start_lane(const LaneServed& lane, unsigned workers) {
   // poll() rather than epoll: the mode this server is tested and measured in (under epoll MHD
   // 0.9.75 could abort when a thread pool was quiesced); a worker polls at most 640 sockets.
   // No listening socket: the acceptor hands each connection over (MHD_add_connection), and
@@ -176,13 +210,10 @@ WebServer::WebServer(const WebConfig& config, std::shared_ptr<Collector> collect
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
                    MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
   const auto& tls = config_.security.tls;
-  if (tls) {
-    flags |= MHD_USE_TLS;
-    priorities_ = tls_priorities(*tls);
-  }
+  if (tls) flags |= MHD_USE_TLS;
   std::vector<MHD_OptionItem> options{
-      {MHD_OPTION_THREAD_POOL_SIZE, kWorkerThreads, nullptr},
-      {MHD_OPTION_CONNECTION_LIMIT, kServerConnectionLimit, nullptr},
+      {MHD_OPTION_THREAD_POOL_SIZE, workers, nullptr},
+      {MHD_OPTION_CONNECTION_LIMIT, server_connection_limit(workers), nullptr},
       {MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(kIdleTimeout.count()), nullptr},
       {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&WebServerCallbacks::connection_event), this},
       {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&WebServerCallbacks::request_completed), this},
@@ -196,22 +227,33 @@ WebServer::WebServer(const WebConfig& config, std::shared_ptr<Collector> collect
       options.push_back({MHD_OPTION_HTTPS_MEM_TRUST, 0, const_cast<char*>(tls->client_ca_pem.c_str())});
   }
   options.push_back({MHD_OPTION_END, 0, nullptr});
-  daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &WebServerCallbacks::answer, this, MHD_OPTION_ARRAY,
-                             options.data(), MHD_OPTION_END);
-  if (daemon_ == nullptr)
-    throw std::runtime_error("cannot serve on " + socket_->bound_address() +
-                             ": libmicrohttpd refused to start (run with --log.level debug for its reason)");
-  try {
-    acceptor_ =
-        std::make_unique<ConnectionAcceptor>(socket_->fd(), socket_->bound_address(), *tracker_,
-                                             [this](int fd, const sockaddr* address, socklen_t length) {
-                                               return MHD_add_connection(daemon_, fd, address, length) == MHD_YES;
-                                             });
-  } catch (...) {
-    MHD_stop_daemon(daemon_);
-    daemon_ = nullptr;
-    throw;
+  return MHD_start_daemon(flags, 0, nullptr, nullptr, &WebServerCallbacks::answer, const_cast<LaneServed*>(&lane),
+                          MHD_OPTION_ARRAY, options.data(), MHD_OPTION_END);
+}
+
+// Plain HTTP by its first request line; TLS (its first bytes are the handshake) by its client's
+// address: a client whose latest request was a scrape.
+Sorting WebServer::sort(int fd, const std::string& address) const {
+  if (config_.security.tls) return scrapers_.scraper(address) ? Sorting::telemetry : Sorting::pages;
+  return peek_first_request(fd, config_.telemetry_path);
+}
+
+bool WebServer::hand_over(int fd, const sockaddr* address, socklen_t length, Lane lane) {
+  // Counted before it is handed over, so a scrape it answers already counts itself; one refused
+  // is counted again by the tracker (refused_by_server).
+  WebCounters& counters = collector_->web_counters();
+  count(lane == Lane::telemetry ? counters.telemetry_lane : counters.page_lane);
+  MHD_Daemon* daemon = lane == Lane::telemetry ? telemetry_daemon_ : daemon_;
+  return MHD_add_connection(daemon, fd, address, length) == MHD_YES;
+}
+
+std::size_t WebServer::connections_held() const {
+  std::size_t held = 0;
+  for (MHD_Daemon* daemon : {daemon_, telemetry_daemon_}) {
+    const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    if (info != nullptr) held += info->num_connections;
   }
+  return held;
 }
 
 WebServer::~WebServer() { stop(); }
@@ -234,14 +276,12 @@ void WebServer::finish(std::chrono::steady_clock::time_point until, bool all_clo
   auth_->stop();
   if (!all_closed) pages_->stop();
   tracker_->wait_quiet(until, all_closed);
-  while (all_closed && std::chrono::steady_clock::now() < until) {
-    const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-    if (info == nullptr || info->num_connections == 0) break;
+  while (all_closed && std::chrono::steady_clock::now() < until && connections_held() != 0)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
   pages_->stop();  // a drain past its time: whatever still waits is answered 503 first
+  MHD_stop_daemon(telemetry_daemon_);
   MHD_stop_daemon(daemon_);
-  daemon_ = nullptr;
+  daemon_ = telemetry_daemon_ = nullptr;
   log_shed(socket_->bound_address(), tracker_->counts());
   tracker_.reset();
 }
@@ -270,10 +310,8 @@ AuthGate::Verdict WebServer::authorize(MHD_Connection* connection, const char* m
       parse_basic_credentials(header_value(connection, MHD_HTTP_HEADER_AUTHORIZATION));
   // Other methods are answered on the headers' call, their body unread: never suspended.
   if (std::string_view(method) != "GET" && std::string_view(method) != "HEAD") return auth_->known(credentials);
-  const MHD_ConnectionInfo* client = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  const std::string address = client_address_key(client == nullptr ? nullptr : client->client_addr);
   return auth_->begin(
-      credentials, address, [connection] { MHD_resume_connection(connection); }, request.check);
+      credentials, client_key(connection), [connection] { MHD_resume_connection(connection); }, request.check);
 }
 
 // The page of `where` from the page builder: at once when it was built for the current state,
@@ -299,6 +337,7 @@ bool WebServer::page_reply(MHD_Connection* connection, Route where, Request& req
       return false;
     }
     if (outcome == PageBuilder::Outcome::busy) {
+      count(collector_->web_counters().page_waiters_full);
       reply = {MHD_HTTP_SERVICE_UNAVAILABLE, "503 too many page requests waiting; retry later\n"};
       return true;
     }
@@ -316,7 +355,17 @@ bool WebServer::page_reply(MHD_Connection* connection, Route where, Request& req
   return true;
 }
 
-bool WebServer::respond(MHD_Connection* connection, const char* url, const char* method, Request& request) {
+// Under TLS, where connections are sorted by their client's address: remembers whether this
+// client's latest request was a scrape; true when it was one answered on the page lane.
+bool WebServer::remembered_as_scraper(MHD_Connection* connection, Route where, Lane lane) {
+  if (!config_.security.tls || where == Route::not_found || where == Route::method_not_allowed) return false;
+  const bool scrape = where == Route::metrics;
+  scrapers_.saw(client_key(connection), scrape);
+  return scrape && lane != Lane::telemetry;
+}
+
+bool WebServer::respond(MHD_Connection* connection, const char* url, const char* method, Request& request,
+                        Lane lane) {
   tracker_->answering(connection_socket(connection));
   const AuthGate::Verdict access = authorize(connection, method, request);
   if (access == AuthGate::Verdict::pending) {
@@ -331,6 +380,7 @@ bool WebServer::respond(MHD_Connection* connection, const char* url, const char*
   if (access == AuthGate::Verdict::denied) {
     reply = {MHD_HTTP_UNAUTHORIZED, "401 Unauthorized\n"};
   } else if (access == AuthGate::Verdict::busy) {
+    count(collector_->web_counters().password_checks_full);
     reply = {MHD_HTTP_TOO_MANY_REQUESTS, "429 too many password checks waiting; retry later\n"};
   } else if (!allowed) {
     reply = {MHD_HTTP_SERVICE_UNAVAILABLE, "503 the server is stopping; retry\n"};
@@ -365,8 +415,10 @@ bool WebServer::respond(MHD_Connection* connection, const char* url, const char*
     MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, kAllowedMethods);
   for (const auto& [name, value] : config_.security.headers)
     MHD_add_response_header(response, name.c_str(), value.c_str());
-  // A server being replaced tells keep-alive clients to reconnect, to its successor.
-  if (closing_.load()) MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
+  // A server being replaced tells keep-alive clients to reconnect, to its successor; a TLS scraper
+  // answered on the page lane, to be sorted to the telemetry lane (remembered as a scraper now).
+  if (closing_.load() || (allowed && remembered_as_scraper(connection, where, lane)))
+    MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
   if (access == AuthGate::Verdict::busy || (!allowed && access != AuthGate::Verdict::denied) ||
       reply.status == MHD_HTTP_SERVICE_UNAVAILABLE)
     MHD_add_response_header(response, MHD_HTTP_HEADER_RETRY_AFTER, "1");

@@ -172,23 +172,30 @@ def attack_phases(args, workdir):
         sizes = {path: len(urllib.request.urlopen(base + path, timeout=60).read()) for path in web_attacks.PAGES}
         print(f"attacks: jitterd pid {daemon.process.pid}, {args.loops} loops up; page sizes "
               + ", ".join(f"{p} {n / 1024:.0f} KiB" for p, n in sizes.items()))
-        rows = [("no load", *web_attacks.timed_scrapes(daemon.url(), args.attack_scrapes, pause=0.05), "")]
+        # The scrapes run in a process of their own, as Prometheus does (web_attacks.timed_scrapes_apart).
+        def scrapes():
+            latencies, errors, _ = web_attacks.timed_scrapes_apart(daemon.url(), args.attack_scrapes, pause=0.05)
+            return latencies, errors, f"load average {os.getloadavg()[0]:.1f}"
+
+        rows = [("no load", *scrapes())]
         host, port = daemon.address.rsplit(":", 1)
         with web_attacks.PageClients(host, int(port), args.page_clients) as pages:
             time.sleep(2)
-            rows.append((f"{args.page_clients} page clients",
-                         *web_attacks.timed_scrapes(daemon.url(), args.attack_scrapes, pause=0.05), ""))
-        rows[-1] = rows[-1][:3] + (pages.summary(),)
+            rows.append((f"{args.page_clients} page clients", *scrapes()))
+        rows[-1] = rows[-1][:3] + (rows[-1][3] + "; " + pages.summary(),)
         with web_attacks.Slowloris(host, int(port), args.slowloris_addresses, 128) as attack:
             time.sleep(4)
-            rows.append((f"slowloris {args.slowloris_addresses} addresses x 128",
-                         *web_attacks.timed_scrapes(daemon.url(), args.attack_scrapes, pause=0.05), ""))
-        rows[-1] = rows[-1][:3] + (attack.describe(),)
+            rows.append((f"slowloris {args.slowloris_addresses} addresses x 128", *scrapes()))
+        rows[-1] = rows[-1][:3] + (rows[-1][3] + "; " + attack.describe(),)
         print(f"{'scrapes of /metrics':<34} {'n':>5} {'errors':>6} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
         for what, latencies, errors, note in rows:
             q = lambda p: web_attacks.quantile(latencies, p) * 1e3  # noqa: E731
             print(f"{what:<34} {len(latencies):>5} {len(errors):>6} {q(0.5):>8.1f} {q(0.99):>8.1f} "
                   f"{max(latencies, default=float('nan')) * 1e3:>8.1f}  {note}")
+        web = {(name, labels): value for (name, labels), value in daemon.scrape().items()
+               if name.startswith("jitterd_web_")}
+        print("the server: " + ", ".join(f"{name[len('jitterd_web_'):]}{dict(labels) or ''} {value:.0f}"
+                                         for (name, labels), value in sorted(web.items())))
     finally:
         daemon.stop()
         loops.kill()

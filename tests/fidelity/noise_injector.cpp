@@ -13,10 +13,18 @@
 // preempted sampler sees as part of the same gap.
 //
 // "noise_injector: running" goes to stderr once pinned and SCHED_FIFO, before the first injection.
+//
+// Its name (the task's comm, which the watch and the kernel's sched_switch name a preempter by) is
+// its program's only while it injects: it starts under kSetupName and ends under kExitName. Pinning
+// moves it onto the target CPU while that CPU's task runs, so its set-up preempts that task once
+// (when the kernel's fair server lends the starved CPU to it, or at once), and a write of its
+// lines to a full pipe at the end would sleep and preempt again; those switches are booked to the
+// other names, so a count of the program's name is exactly its injections that preempted.
 // Exit: 0 done, 64 usage error, 77 SCHED_FIFO or pinning refused (the caller skips), 1 other.
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include <algorithm>
@@ -38,6 +46,9 @@ namespace {
 
 constexpr int kUsage = 64;
 constexpr int kSkip = 77;
+// Fifteen characters at most (a comm's length).
+constexpr const char* kSetupName = "injector-setup";
+constexpr const char* kExitName = "injector-exit";
 
 // The same ordered read as the sampler: lfence keeps rdtsc from running ahead of earlier loads.
 inline std::uint64_t read_ticks() {
@@ -151,10 +162,17 @@ int become_realtime_on(const Options& options) {
   return 0;
 }
 
+// Renames the calling thread (the process's only one: its comm); a failure leaves the name as it
+// was, which only makes a count by name include the set-up's switch again.
+void name_self(const char* name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options options = parse_options(argc, argv);
+  char program_name[16] = {};
+  prctl(PR_GET_NAME, program_name, 0, 0, 0);
+  name_self(kSetupName);  // before pinning: the switch onto the target CPU is the set-up's
   if (int status = become_realtime_on(options); status != 0) return status;
   // The one line before the injections, so a caller can wait for the noise to be on.
   std::fprintf(stderr, "noise_injector: running\n");
@@ -168,6 +186,7 @@ int main(int argc, char** argv) {
   };
   std::vector<Injection> injections(static_cast<std::size_t>(options.count), Injection{0, 0, 0, 0});
 
+  name_self(program_name);  // from here until the last spin ends, every switch in is an injection's
   std::int64_t deadline = monotonic_ns() + options.period_ns;
   for (auto& injection : injections) {
     const timespec wake = from_ns(deadline);
@@ -185,6 +204,7 @@ int main(int argc, char** argv) {
     injection.spin_ns = now - spin_start;
     deadline += options.period_ns;
   }
+  name_self(kExitName);
 
   std::vector<std::int64_t> latencies;
   for (const auto& injection : injections) latencies.push_back(injection.wake_latency_ns);

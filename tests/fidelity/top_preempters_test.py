@@ -22,7 +22,9 @@ injector is no longer among the latest outliers (checked). Then, on /status.json
      preempted the application (those whose deadline came after the previous spin's end, as in
      fidelity_watch) within TOLERANCE (and 2): from below, what the machine's own tasks took of
      an injection's wake-up (a task already holding the CPU is the one named for that preemption)
-     and from above, nothing; its time at least (1 - TIME_TOLERANCE) of the median spin per
+     and from above, nothing (the injector's set-up, which preempts the application once as it is
+     moved onto CPU 1, and its exit run under other names, "injector-setup" and "injector-exit":
+     its program's name is booked only for its injections); its time at least (1 - TIME_TOLERANCE) of the median spin per
      preemption and at most (1 + TIME_TOLERANCE) of the time it held the CPU (deadline to spin end);
   B. since start, the injector is listed with at least as many preemptions as over the window;
   C. the window's series jitterd_watch_top_preempter_preemptions{cpu="1",rank="1"} names it

@@ -7,14 +7,21 @@ benchmark (tests/bench/web_load_bench.py); Python standard library only.
   closes is opened again at once, so the attack keeps as many open as the server lets it.
 - PageClients: threads looping GET over the status pages (/, /status.json, /baseline.json), from
   many loopback addresses as many browsers would be.
-- Scraper: timed GET /metrics, one after another, each with Prometheus' default timeout.
+- Scraper: timed GET /metrics, one after another, each with Prometheus' default timeout; in a
+  process of its own (timed_scrapes_apart), as Prometheus is: in the process of the page clients'
+  or the attack's threads it would wait for Python's interpreter lock between its reads, and the
+  wait would be measured as the server's.
 """
 
 import errno
 import http.client
+import json
+import os
 import resource
 import selectors
 import socket
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -137,6 +144,7 @@ class PageClients:
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.latencies, self.errors = [], []
+        self.spans = []  # (start, end) of each page served, time.monotonic()
         self.threads = [threading.Thread(target=self._loop, args=(i,), daemon=True) for i in range(n)]
 
     def _get(self, source, path):
@@ -160,8 +168,17 @@ class PageClients:
                 ok, why = self._get(source, path)
             except (http.client.HTTPException, OSError) as e:
                 ok, why = False, repr(e)
+            ended = time.monotonic()
             with self.lock:
-                (self.latencies if ok else self.errors).append(time.monotonic() - started if ok else why)
+                (self.latencies if ok else self.errors).append(ended - started if ok else why)
+                if ok:
+                    self.spans.append((started, ended))
+
+    def in_flight_throughout(self, start, end):
+        """Page requests that were in flight from `start` to `end` (time.monotonic(), which is the
+        system's CLOCK_MONOTONIC, the same in every process): sent before and answered after."""
+        with self.lock:
+            return sum(1 for s, e in self.spans if s <= start and e >= end)
 
     def __enter__(self):
         for t in self.threads:
@@ -181,9 +198,10 @@ class PageClients:
                 f"{' (' + '; '.join(kinds) + ')' if kinds else ''}, page p50 {quantile(lat, 0.5) * 1e3:.0f} ms")
 
 
-def timed_scrapes(url, count, pause=0.0, timeout=PROMETHEUS_TIMEOUT, budget=None):
+def timed_scrapes(url, count, pause=0.0, timeout=PROMETHEUS_TIMEOUT, budget=None, starts=None):
     """`count` GETs of url one after another: (latencies of the successful ones, errors). With
-    `budget` (seconds), no scrape starts after that long."""
+    `budget` (seconds), no scrape starts after that long; with `starts` (a list), the successful
+    ones' start times (time.monotonic()) are appended to it."""
     latencies, errors = [], []
     began = time.monotonic()
     for _ in range(count):
@@ -195,6 +213,8 @@ def timed_scrapes(url, count, pause=0.0, timeout=PROMETHEUS_TIMEOUT, budget=None
                 response.read()
                 if response.status == 200:
                     latencies.append(time.monotonic() - started)
+                    if starts is not None:
+                        starts.append(started)
                 else:
                     errors.append(f"HTTP {response.status}")
         except (urllib.error.URLError, OSError) as e:
@@ -202,6 +222,23 @@ def timed_scrapes(url, count, pause=0.0, timeout=PROMETHEUS_TIMEOUT, budget=None
         if pause:
             time.sleep(pause)
     return latencies, errors
+
+
+def timed_scrapes_apart(url, count, pause=0.0, timeout=PROMETHEUS_TIMEOUT, budget=None):
+    """timed_scrapes in a process of its own: (latencies, errors, starts), `starts` the successful
+    scrapes' start times (time.monotonic()) beside their latencies."""
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import web_attacks\n"
+            "url, count, pause, timeout, budget = json.loads(sys.argv[2]); starts = []\n"
+            "latencies, errors = web_attacks.timed_scrapes(url, count, pause, timeout, budget, starts)\n"
+            "print(json.dumps([latencies, errors, starts]))\n")
+    limit = count * (timeout + pause) + 30 if budget is None else budget + timeout + 30
+    result = subprocess.run([sys.executable, "-c", code, os.path.dirname(os.path.abspath(__file__)),
+                             json.dumps([url, count, pause, timeout, budget])],
+                            capture_output=True, text=True, timeout=limit)
+    if result.returncode != 0:
+        raise RuntimeError(f"the scraping process exited {result.returncode}: {result.stderr[-2000:]}")
+    latencies, errors, starts = json.loads(result.stdout)
+    return latencies, errors, starts
 
 
 def describe_latencies(latencies, errors=()):

@@ -14,7 +14,15 @@
 
 Every scrape must succeed within Prometheus' default timeout (10 s), and the median scrape must
 stay within a bound taken from the scrapes this machine answers without load, measured first:
-max(1 s, 20 x the unloaded median).
+max(1 s, 20 x the unloaded median). The scrapes come from a process of their own, as Prometheus'
+do (web_attacks.timed_scrapes_apart).
+
+A scrape never shares a worker with a page (export/request_sorting.h): while the page clients run,
+every scrape, and nothing else, is handed to the telemetry lane (jitterd_web_connections_total
+counts each lane's connections), and each scrape is answered while page requests sent before it
+are still in flight: at least two per page worker, for the median scrape. What the server shed
+under slowloris is on /metrics (jitterd_web_connections_shed_total) as it happens, and agrees with
+what it logs when it stops.
 
 Usage: web_attacks_test.py --jitterd BINARY --many-loops BINARY [unittest args]; exit 77 (skip)
 with fewer than 2 CPUs. Measured figures are printed to stderr ("measured: ...").
@@ -34,7 +42,7 @@ import web_attacks
 
 MANY_LOOPS = None
 LOOPS = 256
-WORKERS = 2  # the web server's (src/export/web_server.h kWorkerThreads)
+WORKERS = 2  # the web server's page lane (src/export/web_server.h kWorkerThreads)
 MAX_PAGE_CLIENTS = 200
 
 
@@ -44,6 +52,18 @@ loops:
   directory: {directory}
   interval: 1s
 {harness.PROBES_OFF}"""
+
+
+def lanes(daemon):
+    """The web server's connections by lane so far (jitterd_web_connections_total)."""
+    by_lane = harness.select(daemon.scrape(), "jitterd_web_connections_total")
+    return {dict(labels)["lane"]: value for labels, value in by_lane.items()}
+
+
+def shed_counts(daemon):
+    """The connections the web server shed so far, by reason (jitterd_web_connections_shed_total)."""
+    shed = harness.select(daemon.scrape(), "jitterd_web_connections_shed_total")
+    return {dict(labels)["reason"]: value for labels, value in shed.items()}
 
 
 def measured(text):
@@ -66,7 +86,7 @@ class ScrapeBounds:
     """The bounds on loaded scrapes, from this machine's unloaded ones (a mixin of the tests)."""
 
     def measure_unloaded(self, url):
-        self.quiet, errors = web_attacks.timed_scrapes(url, 20, pause=0.05)
+        self.quiet, errors, _ = web_attacks.timed_scrapes_apart(url, 20, pause=0.05)
         self.assertEqual(errors, [])
         self.median_bound = max(1.0, 20 * web_attacks.quantile(self.quiet, 0.5))
         measured(f"without load: {web_attacks.describe_latencies(self.quiet)}; a loaded scrape's median "
@@ -112,10 +132,26 @@ class WebAttacksTest(ScrapeBounds, harness.DaemonTestCase):
         host, port = self.daemon_.address.rsplit(":", 1)
         with web_attacks.PageClients(host, int(port), clients) as pages:
             time.sleep(2)  # every client has a request in flight
-            latencies, errors = web_attacks.timed_scrapes(self.daemon_.url(), 20, pause=0.25)
+            before = lanes(self.daemon_)
+            latencies, errors, starts = web_attacks.timed_scrapes_apart(self.daemon_.url(), 20, pause=0.25)
+            after = lanes(self.daemon_)  # this scrape's own connection counted
+            time.sleep(1)  # the page requests in flight at the last scrape are answered
         measured(pages.summary())
         self.check_scrapes(latencies, errors, f"{clients} page clients")
         self.assertGreater(len(pages.latencies), clients, "the page clients were not served")
+        # Sorted: the scrapes, and only they, on the telemetry lane; the page clients on the other.
+        measured(f"connections by lane meanwhile: telemetry {after['telemetry'] - before['telemetry']:.0f}, "
+                 f"pages {after['pages'] - before['pages']:.0f}")
+        self.assertEqual(after["telemetry"] - before["telemetry"], len(latencies) + len(errors) + 1,
+                         "every scrape, and nothing else, on the telemetry lane")
+        self.assertGreater(after["pages"] - before["pages"], clients, "the page clients on the page lane")
+        # Answered while pages sent before them were still in flight.
+        overtaken = sorted(pages.in_flight_throughout(start, start + latency)
+                           for start, latency in zip(starts, latencies))
+        measured(f"page requests in flight throughout each scrape: min {overtaken[0]}, "
+                 f"median {overtaken[len(overtaken) // 2]}, max {overtaken[-1]}")
+        self.assertGreaterEqual(overtaken[len(overtaken) // 2], 2 * WORKERS,
+                                "the median scrape answered while page requests sent before it were in flight")
         self.stop_ok(self.daemon_)
 
 
@@ -136,8 +172,10 @@ class SlowlorisTest(ScrapeBounds, harness.DaemonTestCase):
             harness.wait_until(lambda: attack.opened >= attempts, 30, what=f"{attempts} attack connections opened")
             # Past the request deadline (3 s): the first connections have been dropped and opened again.
             time.sleep(4)
-            latencies, errors = web_attacks.timed_scrapes(daemon.url(), self.SCRAPES, pause=0.25, budget=self.BUDGET)
+            latencies, errors, _ = web_attacks.timed_scrapes_apart(daemon.url(), self.SCRAPES, pause=0.25,
+                                                                   budget=self.BUDGET)
             self.assertIsNone(attack.error, "the attack failed")
+            shed_then = shed_counts(daemon)
             # It pressed the server: well over the connections the server keeps were dropped.
             self.assertGreater(attack.closed_by_server, attempts, attack.describe())
         measured(attack.describe())
@@ -152,6 +190,13 @@ class SlowlorisTest(ScrapeBounds, harness.DaemonTestCase):
         measured(f"the server: {evicted} evicted, {dropped} at the deadline, {refused} refused, held {holds} times")
         self.assertLessEqual(evicted + dropped + refused, attack.opened)
         self.assertGreater(evicted + dropped + refused, attempts)
+        # On /metrics as it happened: by the last scrape, no more than the log's final count.
+        measured(f"/metrics during the attack: {shed_then}")
+        self.assertGreater(shed_then["evicted"] + shed_then["request_deadline"] + shed_then["per_address_limit"],
+                           attempts)
+        self.assertLessEqual(shed_then["evicted"], evicted)
+        self.assertLessEqual(shed_then["request_deadline"], dropped)
+        self.assertLessEqual(shed_then["per_address_limit"], refused)
 
 
 if __name__ == "__main__":

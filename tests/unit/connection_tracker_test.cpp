@@ -23,6 +23,8 @@
 #include "export/connection_acceptor.h"
 #include "export/connection_tracker.h"
 #include "export/listen_socket.h"
+#include "export/request_sorting.h"
+#include "export/web_counters.h"
 
 using namespace jitterd;
 using namespace std::chrono_literals;
@@ -78,6 +80,9 @@ struct Client {
     REQUIRE(connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0);
   }
   ~Client() { close(fd); }
+  void send_text(std::string_view text) const {
+    REQUIRE(send(fd, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size()));
+  }
   bool closed(std::chrono::milliseconds within) const {
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, static_cast<int>(within.count())) != 1) return false;
@@ -92,6 +97,7 @@ struct Client {
 struct HandedOver {
   std::mutex mutex;
   std::vector<int> fds;
+  std::vector<Lane> lanes;
   std::size_t not_inet = 0;  // handed over with an address of another family
   std::size_t size() {
     std::lock_guard lock(mutex);
@@ -105,6 +111,8 @@ struct HandedOver {
     for (const int fd : fds) close(fd);
   }
 };
+
+Sorting all_pages(int, const std::string&) { return Sorting::pages; }
 }  // namespace
 
 TEST_CASE("an eviction shuts the evicted socket down; the connection being answered is kept",
@@ -186,8 +194,8 @@ TEST_CASE("the acceptor drains the queue, refuses an address over its limit and 
   // 2 live at most, none evictable (min_age 1 h), 3 from one address.
   ConnectionTracker tracker(limits(2, 2, 0, 3, 10s, std::chrono::hours(1)));
   HandedOver server;
-  ConnectionAcceptor acceptor(listener.fd(), listener.bound_address(), tracker,
-                              [&](int fd, const sockaddr* address, socklen_t) {
+  ConnectionAcceptor acceptor(listener.fd(), listener.bound_address(), tracker, all_pages,
+                              [&](int fd, const sockaddr* address, socklen_t, Lane) {
                                 std::lock_guard lock(server.mutex);
                                 server.fds.push_back(fd);
                                 if (address->sa_family != AF_INET) ++server.not_inet;
@@ -213,10 +221,11 @@ TEST_CASE("the acceptor closes a connection over its address's limit at once",
           "[connection_tracker][concurrency]") {
   ListenSocket listener(*parse_listen_address("127.0.0.1:0"));
   const auto port = static_cast<unsigned short>(std::stoi(listener.bound_address().substr(10)));
-  ConnectionTracker tracker(limits(100, 100, 10, 2));
+  WebCounters counters;
+  ConnectionTracker tracker(limits(100, 100, 10, 2), &counters);
   HandedOver server;
-  ConnectionAcceptor acceptor(listener.fd(), listener.bound_address(), tracker,
-                              [&](int fd, const sockaddr*, socklen_t) {
+  ConnectionAcceptor acceptor(listener.fd(), listener.bound_address(), tracker, all_pages,
+                              [&](int fd, const sockaddr*, socklen_t, Lane) {
                                 std::lock_guard lock(server.mutex);
                                 server.fds.push_back(fd);
                                 return true;
@@ -226,6 +235,7 @@ TEST_CASE("the acceptor closes a connection over its address's limit at once",
   Client third(port);
   CHECK(third.closed(5000ms));
   CHECK(tracker.counts().refused == 1);
+  CHECK(counters.per_address_limit == 1);  // as it happened, for /metrics
   CHECK(server.size() == 2);
   const auto stopped = std::chrono::steady_clock::now();
   acceptor.stop();
@@ -237,8 +247,8 @@ TEST_CASE("a connection the server refuses is forgotten", "[connection_tracker][
   const auto port = static_cast<unsigned short>(std::stoi(listener.bound_address().substr(10)));
   ConnectionTracker tracker(limits(100, 100, 10, 1));
   std::atomic<int> offered{0};
-  ConnectionAcceptor acceptor(listener.fd(), listener.bound_address(), tracker,
-                              [&](int fd, const sockaddr*, socklen_t) {
+  ConnectionAcceptor acceptor(listener.fd(), listener.bound_address(), tracker, all_pages,
+                              [&](int fd, const sockaddr*, socklen_t, Lane) {
                                 close(fd);  // as MHD_add_connection does when it refuses
                                 ++offered;
                                 return false;
@@ -250,4 +260,53 @@ TEST_CASE("a connection the server refuses is forgotten", "[connection_tracker][
   CHECK(tracker.counts().unserved == 2);
   CHECK(tracker.counts().refused == 0);
   CHECK(tracker.open() == 0);
+}
+
+TEST_CASE("the acceptor sorts each connection by its first request, waiting for its first bytes",
+          "[connection_tracker][concurrency]") {
+  ListenSocket listener(*parse_listen_address("127.0.0.1:0"));
+  const auto port = static_cast<unsigned short>(std::stoi(listener.bound_address().substr(10)));
+  ConnectionTracker tracker(limits(100, 100, 10, 100));
+  HandedOver server;
+  ConnectionAcceptor acceptor(
+      listener.fd(), listener.bound_address(), tracker,
+      [](int fd, const std::string&) { return peek_first_request(fd, "/metrics"); },
+      [&](int fd, const sockaddr*, socklen_t, Lane lane) {
+        std::lock_guard lock(server.mutex);
+        server.fds.push_back(fd);
+        server.lanes.push_back(lane);
+        return true;
+      });
+  const auto lane_of = [&](std::size_t i) {
+    std::lock_guard lock(server.mutex);
+    return server.lanes.at(i);
+  };
+  constexpr std::string_view kScrape = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  Client scrape(port);
+  scrape.send_text(kScrape);
+  REQUIRE(eventually([&] { return server.size() == 1; }));
+  CHECK(lane_of(0) == Lane::telemetry);
+  // The server reads the request as sent: sorting only peeked at it.
+  char bytes[64] = {};
+  REQUIRE(eventually([&] { return recv(server.at(0), bytes, sizeof bytes, MSG_DONTWAIT) > 0; }));
+  CHECK(std::string_view(bytes).substr(0, kScrape.size()) == kScrape);
+
+  Client page(port);
+  page.send_text("GET / HTTP/1.1\r\n\r\n");
+  REQUIRE(eventually([&] { return server.size() == 2; }));
+  CHECK(lane_of(1) == Lane::pages);
+
+  // Silent at first: held until its bytes come (well within kSortWait), then sorted by them.
+  Client late(port);
+  std::this_thread::sleep_for(kSortWait / 4);
+  CHECK(server.size() == 2);
+  late.send_text("HEAD /metrics?debug=1 HTTP/1.1\r\n\r\n");
+  REQUIRE(eventually([&] { return server.size() == 3; }));
+  CHECK(lane_of(2) == Lane::telemetry);
+
+  // Silent throughout: the page lane's once its wait is over.
+  Client silent(port);
+  REQUIRE(eventually([&] { return server.size() == 4; }));
+  CHECK(lane_of(3) == Lane::pages);
+  acceptor.stop();
 }

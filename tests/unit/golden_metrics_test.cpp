@@ -7,7 +7,7 @@
 // histograms and counters; the posture probe runs for real over the tuned_server fixture and the
 // attribution probe over a scratch /proc whose counts move between two windows; the other probes'
 // metrics come from their own pure *_metrics functions over fixed measurements; the build, the
-// reload time, the probes' run times and durations and the fingerprint's first-seen time are
+// reload time, the web server's counters, the probes' run times and durations and the fingerprint's first-seen time are
 // set by the test. Both detail options are on (irq_detail 2, source_detail 3), so their families
 // are in the file too.
 //
@@ -278,6 +278,18 @@ std::unique_ptr<Collector> golden_collector() {
                                                BuildInfo{"0.0.0-golden", "0000000", "g++ (golden)", "x86_64"});
   collector->record_reload(true, start_time);
   collector->record_samplers_start(start_time);
+  // The web server's counters, each its own value, so a swapped label shows in the file.
+  WebCounters& web = collector->web_counters();
+  web.telemetry_lane = 1200;
+  web.page_lane = 340;
+  web.per_address_limit = 3;
+  web.evicted = 41;
+  web.request_deadline = 17;
+  web.refused_by_server = 0;
+  web.closed_unserved = 0;
+  web.accept_holds = 2;
+  web.page_waiters_full = 5;
+  web.password_checks_full = 7;
   collector->set_samplers(
       [] {
         return std::vector<SamplerReading>{sampler(3, true), sampler(4, false)};
