@@ -73,7 +73,8 @@ inline constexpr double kIdleSiblingShare = 0.01;
 // Above this exit latency an enabled C-state earns a WARN when no expectation is set.
 inline constexpr std::chrono::microseconds kDeepCstateWarning{10};
 
-// Every line of the checklist in a stable order: check by check (isolated, nohz_full, rcu_nocbs,
+// Every line of the checklist in a stable order: check by check (isolated, cpuset_partition,
+// partition_isolation, kubelet_cpus (these three only where partitions or a kubelet state exist), nohz_full, rcu_nocbs,
 // device_irqs, smt, governor, cstates, workqueue, clocksource, thp, nmi_watchdog,
 // stat_interval), each with its per-CPU lines by CPU or one machine-wide line. `sampled` (sorted)
 // are the CPUs judged per CPU. `busy`: each CPU's busy share over a recent interval (from
