@@ -6,11 +6,22 @@
 namespace jitterd {
 
 namespace {
+
 std::vector<int> boot_isolated(const Posture& p) { return p.isolated_known ? p.isolated : std::vector<int>{}; }
+
+// The rows of CPUs this machine has (online or offline): a file naming CPU 8191 on an 8-CPU
+// machine adds no series.
+std::vector<IsolatedCpu> machine_isolated_by(const Posture& p) {
+  const std::vector<int> present = cpus_union(p.online, p.offline);
+  std::vector<IsolatedCpu> rows = isolated_by(boot_isolated(p), p.runtime_isolation);
+  if (!present.empty()) std::erase_if(rows, [&](const IsolatedCpu& c) { return !has_cpu(present, c.cpu); });
+  return rows;
+}
+
 }  // namespace
 
 void add_isolation_metrics(const Posture& p, std::vector<ProbeMetric>& out) {
-  for (const IsolatedCpu& c : isolated_by(boot_isolated(p), p.runtime_isolation))
+  for (const IsolatedCpu& c : machine_isolated_by(p))
     out.push_back(gauge(
         "jitterd_posture_cpu_isolated_by_info",
         "1 per isolated CPU and mechanism (isolcpus, cpuset, kubelet), labelled with what isolates "
@@ -25,7 +36,7 @@ void add_isolation_metrics(const Posture& p, std::vector<ProbeMetric>& out) {
 
 ProbeTable isolation_table(const Posture& p) {
   ProbeTable table{"isolated cpus by mechanism", {"cpu", "mechanism", "by"}, {}};
-  for (const IsolatedCpu& c : isolated_by(boot_isolated(p), p.runtime_isolation))
+  for (const IsolatedCpu& c : machine_isolated_by(p))
     table.rows.push_back({c.cpu, std::string(to_string(c.mechanism)), c.by.empty() ? "boot parameters" : c.by});
   return table;
 }

@@ -126,3 +126,16 @@ TEST_CASE("the baselines' fingerprint records isolation by mechanism") {
                       read_posture(jitterd::testing::fixture_reader("untuned_laptop")), {1})
             .isolation == "none");
 }
+
+TEST_CASE("CPUs the machine does not have add no series, whatever a file names") {
+  jitterd::testing::ScratchTree kubelet;
+  kubelet.write(kKubeletCpuStateFile,
+                R"({"policyName":"static","defaultCpuSet":"0","entries":{"p":{"c":"3,100-8000"}}})");
+  const HostReader host(fixtures / "untuned_laptop" / "sys", fixtures / "untuned_laptop" / "proc",
+                        fixtures / "cgroup" / "v1_cpuset", kubelet.root());
+  const Posture p = read_posture(host);
+  ProbeResult result;
+  add_isolation_metrics(p, result.metrics);
+  CHECK(testing::named(result, "jitterd_posture_cpu_isolated_by_info").size() == 1);
+  CHECK(isolation_table(p).rows.size() == 1);
+}
