@@ -78,6 +78,14 @@ void add_common_flags(CLI::App& verb, CommandLine& cl) {
   verb.add_option("--path.procfs", cl.procfs, "where procfs is mounted; every /proc read goes through it")
       ->type_name("DIR")
       ->capture_default_str();
+  verb.add_option(
+          "--path.cgroupfs", cl.cgroupfs,
+          "where the cgroup v2 hierarchy is mounted, for cpuset partitions (default: <path.sysfs>/fs/cgroup)")
+      ->type_name("DIR");
+  verb.add_option("--path.kubelet", cl.kubelet,
+                  "the kubelet's root directory, for its CPU manager state (cpu_manager_state); \"\" reads none")
+      ->type_name("DIR")
+      ->capture_default_str();
   verb.add_option_function<std::string>(
           "--log.level", [&cl](const std::string& level) { cl.overrides.log_level = level; },
           "overrides log.level: " + joined(log_levels()))
@@ -387,7 +395,7 @@ PrometheusOptions prometheus_options(const CommandLine& cl) {
 }
 
 HostReader host_reader(const CommandLine& cl) {
-  HostReader host(cl.sysfs, cl.procfs);
+  HostReader host(cl.sysfs, cl.procfs, cl.cgroupfs, cl.kubelet);
   std::vector<ConfigError> errors;
   const auto check = [&](const char* flag, const char* what, const std::string& problem) {
     if (!problem.empty())
@@ -396,6 +404,12 @@ HostReader host_reader(const CommandLine& cl) {
   };
   check("--path.sysfs", "sysfs", host.sysfs_problem());
   check("--path.procfs", "procfs", host.procfs_problem());
+  // Given: it must be a directory (a machine without cgroup v2 simply has no partitions to read).
+  if (!cl.cgroupfs.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(cl.cgroupfs, ec))
+      check("--path.cgroupfs", "the cgroup v2 hierarchy", cl.cgroupfs + ": not a directory");
+  }
   if (!errors.empty()) throw ConfigErrors(std::move(errors));
   return host;
 }

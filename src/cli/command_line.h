@@ -36,6 +36,8 @@ struct CommandLine {
   ConfigOverrides overrides;  // --web.listen-address, --web.telemetry-path, --web.config.file, --log.level
   std::string sysfs = "/sys";
   std::string procfs = "/proc";
+  std::string cgroupfs;                         // "": <sysfs>/fs/cgroup
+  std::string kubelet = "/var/lib/kubelet";     // "": no kubelet state read
   std::string report_topic = "gaps";            // gaps or a probe name (probe_names(); posture is the checklist)
   std::optional<std::vector<int>> report_cpus;  // report c2c --cpus: the CPUs to pair
   Duration report_duration = std::chrono::seconds(10);
@@ -89,7 +91,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args);
 // The configuration the verb runs with: --config (every verb: the built-in defaults when no
 // --config is given and the default file is absent) and the flags that override its settings.
 ConfigSource config_source(const CommandLine& command_line);
-// The machine as --path.sysfs and --path.procfs give it; throws ConfigErrors (file "command line")
+// The machine as --path.sysfs, --path.procfs, --path.cgroupfs and --path.kubelet give it; throws ConfigErrors (file "command line")
 // naming the flag when a root is not where that filesystem is mounted.
 HostReader host_reader(const CommandLine& command_line);
 

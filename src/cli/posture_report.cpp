@@ -13,6 +13,7 @@
 #include "host/interrupt_counts.h"
 #include "host/text.h"
 #include "host/topology.h"
+#include "probes/posture_isolation.h"
 #include "report/render.h"
 #include "sampling/sampling_plan.h"
 
@@ -64,6 +65,20 @@ std::string script_line(std::string_view line) {
   return "# not written as a command (it is not one of the plain forms jitterd writes): " + printable(line);
 }
 
+// The isolation table's rows (cpu, mechanism, by) as one line per mechanism and owner, in the
+// order they first appear: "cpuset /rt.slice: cpus 4-5".
+std::vector<std::pair<std::pair<std::string, std::string>, std::vector<int>>> isolation_groups(
+    const ProbeTable& table) {
+  std::vector<std::pair<std::pair<std::string, std::string>, std::vector<int>>> groups;
+  for (const auto& row : table.rows) {
+    const std::pair<std::string, std::string> what{cell_text(row[1]), cell_text(row[2])};
+    auto found = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == what; });
+    if (found == groups.end()) found = groups.insert(groups.end(), {what, {}});
+    found->second.push_back(static_cast<int>(row[0].integer));
+  }
+  return groups;
+}
+
 }  // namespace
 
 std::string format_posture_table(const PostureReport& report) {
@@ -80,6 +95,11 @@ std::string format_posture_table(const PostureReport& report) {
         << (c.expectation ? " [expect]" : "") << "\n";
     for (const std::string& line : c.fix) out << "      fix: " << printable(line) << "\n";
   }
+  out << "\nisolated cpus by mechanism:\n";
+  if (report.isolation.rows.empty()) out << "  none\n";
+  for (const auto& [what, cpus] : isolation_groups(report.isolation))
+    out << "  " << what.first << "  " << printable(what.second) << ": cpus " << format_cpu_list(cpus) << "\n";
+  for (const std::string& note : report.isolation_notes) out << "  " << printable(note) << "\n";
   if (!report.plan_notes.empty()) out << "\nsampling plan:\n";
   for (const std::string& note : report.plan_notes) out << "  " << printable(note) << "\n";
   out << "\nfingerprint:\n";
@@ -115,6 +135,8 @@ std::string format_posture_json(const PostureReport& report) {
                       {"counts", {{"fail", c.fail}, {"warn", c.warn}, {"pass", c.pass}}},
                       {"checks", table_records(posture_checks_table(report))},
                       {"plan_notes", report.plan_notes},
+                      {"isolation", table_records(report.isolation)},
+                      {"isolation_notes", report.isolation_notes},
                       {"fingerprint", std::move(fingerprint)},
                       {"unreadable", report.problems}};
   return json_text(document);
@@ -207,6 +229,8 @@ int report_posture(const CommandLine& cl) {
   report.plan_notes = plan.selection.notes;
   for (std::string& note : smt_plan_notes(posture, report.sampled)) report.plan_notes.push_back(std::move(note));
   report.fingerprint = posture.fingerprint;
+  report.isolation = isolation_table(posture);
+  report.isolation_notes = isolation_notes(posture);
   report.problems = posture.problems;
   switch (cl.report_format) {
     case ReportFormat::table:

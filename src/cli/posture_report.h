@@ -25,6 +25,9 @@ struct PostureReport {
   // sampled together): never WARN or FAIL.
   std::vector<std::string> plan_notes;
   Fingerprint fingerprint;
+  // Which CPUs are isolated by which mechanism (probes/posture_isolation.h), and what was read.
+  ProbeTable isolation;
+  std::vector<std::string> isolation_notes;
   std::vector<std::string> problems;  // files that could not be read
 };
 

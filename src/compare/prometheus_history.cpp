@@ -168,8 +168,10 @@ BaselineCpu cpu_baseline(int cpu, const CpuWindows& c, const Gathered& g, double
 // them back from metrics (docs/DESIGN.md). The hostname is in none, so it is always unknown here.
 void read_machine(BaselineRecording& r, std::vector<std::string>& notes, const Gathered& g,
                   const RangeSamples& samples, const std::set<int>& sampled) {
-  r.unknown_fields = {"hostname"};
-  std::vector<std::string> why{"no exported metric carries the hostname"};
+  r.unknown_fields = {"hostname", "isolation"};
+  std::vector<std::string> why{
+      "no exported metric carries the hostname",
+      "the isolation by mechanism is not rebuilt from jitterd_posture_cpu_isolated_by_info"};
   const auto info = g.info.find(kFingerprint);
   if (info == g.info.end()) {
     notes.push_back(

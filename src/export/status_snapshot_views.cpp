@@ -31,6 +31,8 @@ FingerprintView fingerprint_of(const StatusSnapshot& s) {
   const MachineReading* reading = machine_reading(s);
   if (reading == nullptr) return f;
   f.fields = fingerprint_fields(reading->facts.fingerprint);
+  // Which CPUs are isolated, by which mechanism (boot parameters, cpuset partitions, the kubelet).
+  if (!reading->facts.isolation.empty()) f.fields.emplace_back("isolation", reading->facts.isolation);
   f.since_unix_seconds = reading->since_unix_seconds;
   f.changes = static_cast<double>(reading->changes);
   f.known = true;

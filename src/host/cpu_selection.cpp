@@ -28,6 +28,7 @@ struct Machine {
   Cpus allowed;   // affinity ∩ online: where housekeeping threads can run
   Cpus isolated;  // isolated ∩ online: may be sampled even outside the affinity
   Cpus watched;   // listed in watch.cpus: taken out of allowed and isolated, for messages
+  Cpus kept_out;  // watched and isolated at run time: taken out of allowed and isolated
 };
 
 Machine describe_machine(const Topology& topo, const Cpus& allowed_affinity) {
@@ -142,7 +143,7 @@ CpuSelectionResult auto_without_isolated(const Topology& topo, const Machine& m,
   keep_one_thread_per_core(all_threads, topo, sampled, housekeeping, thread_notes);
   notes.push_back("cpus: auto: no isolated CPUs; sampling " + list(sampled) + ", housekeeping on " + where);
   notes.insert(notes.end(), thread_notes.begin(), thread_notes.end());
-  const Cpus not_allowed = cpus_minus(m.online, m.allowed);
+  const Cpus not_allowed = cpus_minus(cpus_minus(m.online, m.allowed), m.kept_out);
   if (!not_allowed.empty()) {
     notes.push_back("cpus: auto: online CPUs outside this process's allowed CPUs (" + list(m.affinity) +
                     "), not sampled: " + list(not_allowed));
@@ -222,7 +223,9 @@ void add_watched(const CpuRequest& request, const Cpus& listed, const Machine& m
     selection.watched = listed;
     selection.notes.push_back("watch: watching " + list(listed) + " as listed");
   } else {
-    const Cpus isolated = cpus_intersection(sorted_unique(topo.isolated), sorted_unique(topo.possible));
+    const Cpus isolated =
+        cpus_intersection(cpus_union(sorted_unique(topo.isolated), sorted_unique(request.runtime_isolated)),
+                          sorted_unique(topo.possible));
     selection.watched = cpus_minus(isolated, selection.sampled);
     selection.housekeeping = cpus_minus(selection.housekeeping, selection.watched);
     if (selection.watched.empty())
@@ -251,14 +254,23 @@ CpuSelectionResult select_cpus(const CpuRequest& request, const Topology& topolo
     return CpuSelectionResult{std::nullopt, {}, std::move(errors)};
   // The application's CPUs are neither a candidate for sampling nor a place for housekeeping.
   const Machine full = machine;
-  machine.allowed = cpus_minus(machine.allowed, watch_listed);
-  machine.isolated = cpus_minus(machine.isolated, watch_listed);
+  // Run-time isolated CPUs belong to the application as listed watched ones do.
+  const Cpus runtime = sorted_unique(request.runtime_isolated);
+  const Cpus kept_out = cpus_union(watch_listed, runtime);
+  machine.allowed = cpus_minus(machine.allowed, kept_out);
+  machine.isolated = cpus_minus(machine.isolated, kept_out);
   machine.watched = watch_listed;
+  machine.kept_out = kept_out;
   if (machine.allowed.empty() && !full.allowed.empty())  // not "none is online": the watch took them
     return fail("no CPU left for housekeeping: the watched CPUs " + list(watch_listed) +
                 " cover every allowed CPU (" + list(full.allowed) + "); leave at least one out");
   CpuSelectionResult result = request.automatic ? select_auto(topology, machine, request.all_threads_per_core)
                                                 : select_listed(sorted_unique(request.list), topology, machine);
+  if (result.selection && !cpus_intersection(runtime, full.allowed).empty())
+    result.selection->notes.push_back(
+        "cpus: isolated at run time (cpuset partitions, the kubelet's exclusive CPUs), "
+        "neither sampled by auto nor used for housekeeping: " +
+        list(cpus_intersection(runtime, full.allowed)));
   if (!result.selection || request.watch == CpuRequest::Watch::none) return result;
   add_watched(request, watch_listed, full, topology, *result.selection);
   if (result.selection->housekeeping.empty())

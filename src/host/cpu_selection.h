@@ -27,6 +27,10 @@ struct CpuRequest {
   enum class Watch { none, automatic, listed };
   Watch watch = Watch::none;
   std::vector<int> watch_list;
+  // CPUs isolated at run time (cgroup v2 isolated partitions, the kubelet's exclusive CPUs:
+  // host/isolation_sources.h runtime_isolated_cpus): the application's. Never chosen by `cpus:
+  // auto`, never housekeeping; `watch.cpus: auto` watches them.
+  std::vector<int> runtime_isolated;
 };
 
 struct CpuSelection {
@@ -51,7 +55,8 @@ struct CpuSelectionResult {
 // Housekeeping is always (allowed ∩ online) minus sampled, minus watched, minus the siblings left
 // idle. An explicit empty list samples nothing (a daemon that only watches). Listed watched CPUs
 // must exist and are kept out of an automatic choice; a listed CPU both sampled and watched is an
-// error. Watch auto takes the isolated CPUs (online or not) that are not sampled.
+// error. Watch auto takes the isolated CPUs (online or not; isolcpus= and run-time isolated
+// alike) that are not sampled.
 CpuSelectionResult select_cpus(const CpuRequest& request, const Topology& topology,
                                const std::vector<int>& allowed_affinity);
 

@@ -165,8 +165,12 @@ std::string HostReader::sysfs_problem() const {
 
 std::string HostReader::procfs_problem() const { return directory_problem(procfs_root_); }
 
-HostReader::HostReader(std::filesystem::path sysfs_root, std::filesystem::path procfs_root)
-    : sysfs_root_(std::move(sysfs_root)), procfs_root_(std::move(procfs_root)) {}
+HostReader::HostReader(std::filesystem::path sysfs_root, std::filesystem::path procfs_root,
+                       std::filesystem::path cgroupfs_root, std::filesystem::path kubelet_root)
+    : sysfs_root_(std::move(sysfs_root)),
+      procfs_root_(std::move(procfs_root)),
+      cgroupfs_root_(cgroupfs_root.empty() ? sysfs_root_ / "fs" / "cgroup" : std::move(cgroupfs_root)),
+      kubelet_root_(std::move(kubelet_root)) {}
 
 std::optional<std::string> HostReader::read_sys(std::string_view relative) const {
   return read_stripped(sys_path(relative));

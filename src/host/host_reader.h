@@ -2,7 +2,10 @@
 // HostReader is the one door through which jitterd reads the machine: every sysfs and procfs
 // file is read relative to a configurable root ("/sys" and "/proc" by default, set from
 // --path.sysfs and --path.procfs as in node_exporter), so tests and users can point the daemon at
-// a fixture tree. It only reads; it never writes or tunes. Immutable after construction, so any
+// a fixture tree. The cgroup v2 hierarchy (cpuset partitions) is read under its own root
+// (<sysfs root>/fs/cgroup unless --path.cgroupfs says otherwise) and the kubelet's CPU manager
+// state under the kubelet's root directory (--path.kubelet; none: not read). It only reads; it
+// never writes or tunes. Immutable after construction, so any
 // thread may call it concurrently.
 #pragma once
 
@@ -47,7 +50,10 @@ std::string_view file_kind(mode_t mode);
 
 class HostReader {
  public:
-  explicit HostReader(std::filesystem::path sysfs_root = "/sys", std::filesystem::path procfs_root = "/proc");
+  // `cgroupfs_root` "": <sysfs_root>/fs/cgroup, where cgroup v2 is mounted on a unified host.
+  // `kubelet_root` "": no kubelet state is read (tests built on fixture trees see none).
+  explicit HostReader(std::filesystem::path sysfs_root = "/sys", std::filesystem::path procfs_root = "/proc",
+                      std::filesystem::path cgroupfs_root = "", std::filesystem::path kubelet_root = "");
 
   // Contents of <sysfs_root>/<relative> with one trailing newline stripped; std::nullopt if the
   // file is missing or unreadable. An empty file gives "" (e.g. cpu/isolated with none set).
@@ -79,10 +85,15 @@ class HostReader {
 
   const std::filesystem::path& sysfs_root() const { return sysfs_root_; }
   const std::filesystem::path& procfs_root() const { return procfs_root_; }
+  const std::filesystem::path& cgroupfs_root() const { return cgroupfs_root_; }
+  // "" when no kubelet state is to be read.
+  const std::filesystem::path& kubelet_root() const { return kubelet_root_; }
 
  private:
   std::filesystem::path sysfs_root_;
   std::filesystem::path procfs_root_;
+  std::filesystem::path cgroupfs_root_;
+  std::filesystem::path kubelet_root_;
 };
 
 }  // namespace jitterd

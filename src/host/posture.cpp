@@ -328,6 +328,9 @@ Posture read_posture(const HostReader& host, const std::optional<InterruptTable>
   posture.sysctls = read_sysctls(r);
   posture.workqueue_cpus = read_workqueue_cpus(r);
   posture.irqs = read_irqs(r, interrupts);
+  posture.runtime_isolation = read_isolation_sources(host);
+  for (std::string& line : isolation_problems(posture.runtime_isolation))
+    posture.problems.push_back(std::move(line));
   posture.tasks = read_tasks(host);
   posture.reader_pid = static_cast<int>(::getpid());
   return posture;
@@ -392,6 +395,7 @@ MachineFacts machine_facts(const HostReader& host, const Posture& posture, const
     if (f.governor && std::find(sampled.begin(), sampled.end(), f.cpu) != sampled.end())
       facts.governors[f.cpu] = *f.governor;
   facts.clocksource = posture.clocksource ? posture.clocksource->current : "";
+  if (posture.isolated_known) facts.isolation = isolation_summary(posture.isolated, posture.runtime_isolation);
   return facts;
 }
 

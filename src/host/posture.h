@@ -23,6 +23,7 @@
 #include "host/clock_info.h"
 #include "host/host_reader.h"
 #include "host/interrupt_counts.h"
+#include "host/isolation_sources.h"
 #include "host/posture_parse.h"
 #include "host/tasks.h"
 
@@ -96,6 +97,9 @@ struct Posture {
   std::string cmdline;  // raw /proc/cmdline
   IsolationParams isolation;
   std::vector<int> online, offline, isolated, nohz_full;  // what the kernel did; sorted
+  // Isolation at run time: cgroup v2 cpuset partitions and the kubelet's exclusive CPUs
+  // (devices/system/cpu/isolated, `isolated` above, shows neither).
+  IsolationSources runtime_isolation;
   bool isolated_known = true;  // false when the isolated file was unreadable (isolated is then empty)
   // false on a kernel built without CONFIG_NO_HZ_FULL (no devices/system/cpu/nohz_full): nohz_full=
   // has no effect there, so posture never suggests it
@@ -137,12 +141,14 @@ Fingerprint fingerprint_from_fields(const std::function<std::string(const std::s
 
 // The facts every baseline's fingerprint is made of (report/baseline_recorder.h
 // baseline_fingerprint): the fingerprint above, the hostname, the cpufreq governor of each
-// sampled CPU that has one, and the current clocksource; "" where a file was unreadable.
+// sampled CPU that has one, the current clocksource, and which CPUs are isolated by which
+// mechanism (host/isolation_sources.h isolation_summary); "" where a file was unreadable.
 struct MachineFacts {
   Fingerprint fingerprint;
   std::string hostname;
   std::map<int, std::string> governors;  // by cpu
   std::string clocksource;
+  std::string isolation;
   bool operator==(const MachineFacts&) const = default;
 };
 

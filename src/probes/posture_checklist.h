@@ -43,4 +43,9 @@ inline std::string seconds_text(double seconds) {
 void check_device_irqs(Checklist& list, const Posture& p, const PostureExpectations& expect,
                        const std::optional<IrqFiring>& fired);
 
+// cpuset_partition (an invalid partition FAILs, naming it and the kernel's reason; exported like an
+// expectation), partition_isolation and kubelet_cpus (what run-time isolation gives its CPUs and
+// what only boot parameters would): posture_partition_checks.cpp.
+void check_runtime_partitions(Checklist& list, const Posture& p);
+
 }  // namespace jitterd

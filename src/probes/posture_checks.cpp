@@ -374,6 +374,7 @@ std::vector<PostureCheck> check_posture(const Posture& posture, const std::vecto
   Checklist list(posture, sampled);
   check_cpu_set(list, "isolated", posture.isolated, posture.isolated_known, expect.isolated,
                 "isolated: the scheduler may place tasks on it");
+  check_runtime_partitions(list, posture);
   if (posture.nohz_full_supported)
     check_cpu_set(list, "nohz_full", posture.nohz_full, true, expect.nohz_full,
                   "nohz_full: the scheduler tick interrupts it");

@@ -4,7 +4,9 @@
 // wrote (`expect:`; unmet is FAIL and is exported as jitterd_expectation_unmet{check,cpu}), and
 // the rules of thumb every isolation guide gives (sampled CPUs isolated, tickless, without RCU
 // callbacks, device IRQs or busy SMT siblings, performance governor, shallow C-states, a stable
-// clocksource, no THP compaction, quiet vmstat and NMI watchdog; unmet is WARN). A file the
+// clocksource, no THP compaction, quiet vmstat and NMI watchdog; unmet is WARN). A cgroup v2
+// cpuset partition the kernel marks invalid is a FAIL judged like an expectation without an
+// `expect:` line: the operator asked the kernel for that partition. A file the
 // kernel does not offer is a WARN saying what could not be checked. Pure functions on plain
 // values: `jitterd report posture` and the posture probe call them from any one thread.
 #pragma once
@@ -73,9 +75,11 @@ inline constexpr double kIdleSiblingShare = 0.01;
 // Above this exit latency an enabled C-state earns a WARN when no expectation is set.
 inline constexpr std::chrono::microseconds kDeepCstateWarning{10};
 
-// Every line of the checklist in a stable order: check by check (isolated, nohz_full, rcu_nocbs,
-// device_irqs, smt, governor, cstates, workqueue, clocksource, thp, nmi_watchdog,
-// stat_interval), each with its per-CPU lines by CPU or one machine-wide line. `sampled` (sorted)
+// Every line of the checklist in a stable order: check by check (isolated, cpuset_partition,
+// partition_isolation, kubelet_cpus, nohz_full, rcu_nocbs, device_irqs, smt, governor, cstates,
+// workqueue, clocksource, thp, nmi_watchdog, stat_interval), each with its per-CPU lines by CPU
+// or one machine-wide line; the three run-time isolation checks only where there are partitions
+// or the kubelet gives exclusive CPUs (posture_partition_checks.cpp). `sampled` (sorted)
 // are the CPUs judged per CPU. `busy`: each CPU's busy share over a recent interval (from
 // busy_shares in host/posture.h), where measured; the smt check judges siblings by it. `fired`:
 // the device IRQs that fired over the same kind of interval, where measured; the device_irqs

@@ -9,6 +9,7 @@
 
 #include "host/cpu_list.h"
 #include "measure/clock_ns.h"
+#include "probes/posture_isolation.h"
 #include "probes/task_classes.h"
 
 namespace jitterd {
@@ -277,9 +278,10 @@ std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vect
                                          const std::optional<IrqFiring>& fired,
                                          const std::vector<std::string>& application_tasks) {
   std::vector<ProbeMetric> out;
-  const std::vector<int> interest = either(sampled, posture.isolated);
+  const std::vector<int> interest = either(sampled, all_isolated_cpus(posture));
   const IrqsByCpu irqs_on = irqs_by_cpu(posture);
   add_cpu_flags(posture, irqs_on, out);
+  add_isolation_metrics(posture, out);
   add_cpu_power(posture, interest, out);
   add_machine(posture, out);
   add_irq_counts(irqs_on, interest, fired, out);
@@ -374,7 +376,9 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
   for (ProbeMetric& m : fingerprint_metrics(posture.fingerprint, fingerprint_changes_, fingerprint_since_))
     result.metrics.push_back(std::move(m));
   result.tables.push_back(checklist_table(sampled, checks));
-  result.notes = posture.problems;
+  result.tables.push_back(isolation_table(posture));
+  result.notes = isolation_notes(posture);
+  result.notes.insert(result.notes.end(), posture.problems.begin(), posture.problems.end());
   // Files that vanish or come back mid-run are logged when it happens, not at every run.
   std::vector<std::string> problems = posture.problems;
   std::sort(problems.begin(), problems.end());

@@ -8,6 +8,7 @@
 
 #include "host/attribution.h"
 #include "host/cpu_list.h"
+#include "host/isolation_sources.h"
 #include "host/text.h"
 #include "measure/clock_ns.h"
 #include "measure/tail_thresholds.h"
@@ -218,8 +219,32 @@ ProbeResult watch_result(const WatchReading& reading, const std::vector<WatchedC
   return result;
 }
 
+std::string WatchProbe::follow_auto_cpus(const ProbeContext& context) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!watched_) {
+    watched_ = context.watched;  // the sampling plan's choice, made at start or reload
+    resolved_at_ = now;
+    return "";
+  }
+  if (!settings_.cpus_automatic || now - resolved_at_ < kAutoWatchFollowPeriod) return "";
+  resolved_at_ = now;
+  std::vector<int> cpus = auto_watch_cpus(context.host, context.sampled);
+  // Never a CPU jitterd's own threads run on: those stay as the plan chose until a reload.
+  const std::vector<int> housekeeping = cpus_intersection(cpus, sorted_cpus(context.housekeeping));
+  cpus = cpus_minus(cpus, housekeeping);
+  if (cpus == *watched_) return "";
+  std::string line = "watch: auto: the isolated cpus changed: watching " + describe_cpu_list(cpus) + " (was " +
+                     describe_cpu_list(*watched_) + ")";
+  if (!housekeeping.empty())
+    line += "; cpus " + format_cpu_list(housekeeping) +
+            " are isolated now but host jitterd's own threads, so are not watched until a reload (SIGHUP)";
+  watched_ = std::move(cpus);
+  return line;
+}
+
 void WatchProbe::open_engines(const ProbeContext& context) {
-  engine_ = std::make_unique<WatchEngine>(settings_.application, context.watched);
+  const std::vector<int>& watched = *watched_;
+  engine_ = std::make_unique<WatchEngine>(settings_.application, watched);
   kernel_ = nullptr;
   trace_.reset();
   previous_bpf_.reset();
@@ -231,13 +256,12 @@ void WatchProbe::open_engines(const ProbeContext& context) {
     reason_ = "as configured";
     return;
   }
-  if (context.watched.empty()) {
+  if (watched.empty()) {
     reason_ = "no CPU is watched";
     return;
   }
   if (settings_.method == WatchMethod::tracepoints) {
-    const TraceWatch::Options options{context.watched,
-                                      static_cast<std::uint64_t>(settings_.outlier_threshold.count()),
+    const TraceWatch::Options options{watched, static_cast<std::uint64_t>(settings_.outlier_threshold.count()),
                                       static_cast<int>(::getpid())};
     trace_ = TraceWatch::open(context.host, options, reason_);
     if (trace_) {
@@ -251,8 +275,12 @@ void WatchProbe::open_engines(const ProbeContext& context) {
   // `auto` does not go on to tracepoints where it fails: their rings interrupt the watched CPU.
   bpf_owner_ = context.bpf;
   BpfWatch* bpf = bpf_owner_ ? bpf_owner_->get(context.sampler_thread_of) : nullptr;
-  if (bpf && bpf->cpus() != context.watched) {
-    reason_ = "the BPF engine of this context watches other CPUs";
+  if (bpf && bpf->cpus() != watched) {
+    // watch.cpus: auto followed the isolated CPUs to a new set; the program's CPUs are fixed
+    // when it loads, and a reload makes a new plan, context and program.
+    reason_ = "the BPF program watches cpus " + describe_cpu_list(bpf->cpus()) +
+              ", chosen when it loaded; the isolated cpus changed since: a reload (SIGHUP) loads it for the new "
+              "ones";
   } else if (bpf) {
     kernel_ = bpf;
     method_ = "bpf";
@@ -263,7 +291,7 @@ void WatchProbe::open_engines(const ProbeContext& context) {
 }
 
 WatchReading WatchProbe::take_reading(ProbeContext& context) {
-  if (!engine_ || engine_->cpus() != context.watched) {
+  if (!engine_ || engine_->cpus() != *watched_) {
     open_engines(context);
     const WatchReading first = engine_->read(context.host, monotonic_seconds());
     previous_ = first.cpus;  // the baseline of the first window
@@ -312,6 +340,7 @@ void WatchProbe::record_windows(const WatchReading& reading, const std::optional
 }
 
 ProbeResult WatchProbe::run(ProbeContext& context) {
+  const std::string followed = follow_auto_cpus(context);
   const WatchReading reading = take_reading(context);
   const std::optional<BpfReading> bpf = read_bpf(reading);
   const std::string_view requested = watch_method_name(settings_.method);
@@ -352,7 +381,8 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
   std::string problems;
   for (const std::string& problem : reading.problems) problems += (problems.empty() ? "" : "; ") + problem;
   result.states["problems"] = {problems.empty() ? "none" : problems, !problems.empty()};
-  if (context.watched.empty()) result.notes.push_back("no CPU is watched (watch.cpus chose none)");
+  if (!followed.empty()) result.warnings.push_back(followed);
+  if (watched_->empty()) result.notes.push_back("no CPU is watched (watch.cpus chose none)");
   if (settings_.application.named() && settings_.application.by_name_only())
     result.notes.push_back(
         "the application is named by task names only: any local user can start threads of those names and be "

@@ -11,7 +11,11 @@
 // (watch/trace_watch.h: the same figures from perf's records of the same tracepoints, paired on
 // jitterd's CPU; only when asked for, since perf's rings cost the watched CPU one irq_work per
 // ring's worth of records, each counted) and `counts` (the kernel's counters, no privilege),
-// which every method reads too. Used by one thread at a time (the probe scheduler's).
+// which every method reads too. With `watch.cpus: auto` it follows the isolated CPUs as they
+// change (a cpuset partition made or undone, a pod given or freed exclusive CPUs): it resolves
+// them again every kAutoWatchFollowPeriod (or every reading, if the interval is longer) and, when
+// they changed, starts a new watch over the new set. Used by one thread at a time (the probe
+// scheduler's).
 #pragma once
 
 #include <chrono>
@@ -53,6 +57,10 @@ struct WatchSettings {
   bool operator==(const WatchSettings&) const = default;
 };
 
+// How often `watch.cpus: auto` is resolved again: a cgroup walk and the kubelet's file, cheap but
+// not worth every second on a node of thousands of cgroups.
+inline constexpr std::chrono::seconds kAutoWatchFollowPeriod{10};
+
 class WatchProbe : public Probe {
  public:
   explicit WatchProbe(WatchSettings settings)
@@ -63,12 +71,16 @@ class WatchProbe : public Probe {
 
  private:
   void open_engines(const ProbeContext& context);
+  // auto: the watched CPUs resolved again when due; a line saying how they changed, or "".
+  std::string follow_auto_cpus(const ProbeContext& context);
   WatchReading take_reading(ProbeContext& context);
   std::optional<BpfReading> read_bpf(const WatchReading& reading);
   // Appends this reading's typed figures to windows_ (before previous_ and previous_bpf_ move on).
   void record_windows(const WatchReading& reading, const std::optional<BpfReading>& bpf);
 
   WatchSettings settings_;
+  std::optional<std::vector<int>> watched_;  // the CPUs watched now (first: the plan's)
+  std::chrono::steady_clock::time_point resolved_at_{};
   std::unique_ptr<WatchEngine> engine_;
   std::vector<WatchedCpu> previous_;           // the totals of the previous reading, for the window's rates
   std::shared_ptr<SharedBpfWatch> bpf_owner_;  // the context's engine, kept alive while used

@@ -24,7 +24,7 @@ const std::vector<std::string>& baseline_fingerprint_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> out;
     for (const auto& [field, value] : fingerprint_fields(Fingerprint{})) out.push_back(field);
-    for (const char* field : {"hostname", "governor", "clocksource"}) out.emplace_back(field);
+    for (const char* field : {"hostname", "governor", "clocksource", "isolation"}) out.emplace_back(field);
     return out;
   }();
   return keys;
@@ -35,6 +35,7 @@ BaselineFields baseline_fingerprint(const MachineFacts& facts, const std::vector
   all.emplace_back("hostname", facts.hostname);
   all.emplace_back("governor", per_cpu_text(facts.governors));
   all.emplace_back("clocksource", facts.clocksource);
+  all.emplace_back("isolation", facts.isolation);
   std::erase_if(all, [&](const auto& field) {
     return std::find(unknown.begin(), unknown.end(), field.first) != unknown.end();
   });

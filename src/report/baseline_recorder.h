@@ -33,8 +33,9 @@ using BaselineFields = std::vector<std::pair<std::string, std::string>>;
 
 // The fingerprint recipe: kernel, cmdline, microcode, bios_vendor, bios_version, bios_date,
 // cpu_model, hypervisor (host/posture.h fingerprint_fields), hostname, governor (one value when
-// every sampled CPU has the same, else "cpu:value" pairs; "" when none has one) and clocksource,
-// in that order, leaving out each field named in `unknown` (compare notes a field only one side
+// every sampled CPU has the same, else "cpu:value" pairs; "" when none has one), clocksource and
+// isolation (which CPUs each mechanism isolates: host/isolation_sources.h isolation_summary), in
+// that order, leaving out each field named in `unknown` (compare notes a field only one side
 // has, rather than calling it a change of the machine).
 BaselineFields baseline_fingerprint(const MachineFacts& facts, const std::vector<std::string>& unknown = {});
 // One value when every CPU has the same ("performance"), else "cpu:value" pairs; "" for none.

@@ -5,6 +5,7 @@
 
 #include "config/config_source.h"
 #include "host/cpu_list.h"
+#include "host/isolation_sources.h"
 #include "host/topology.h"
 #include "sampling/sampler_worker.h"
 
@@ -52,7 +53,10 @@ SamplingPlan make_sampling_plan(Config config, const HostReader& host, const std
   plan.method = choose_method(plan.config);
   const Topology topology = read_topology(host);
   plan.machine_problems = topology.problems;
+  const IsolationSources runtime = read_isolation_sources(host);
+  for (std::string& line : isolation_problems(runtime)) plan.machine_problems.push_back(std::move(line));
   CpuRequest request;
+  request.runtime_isolated = runtime_isolated_cpus(runtime);
   request.automatic = plan.config.cpus.automatic;
   request.list = plan.config.cpus.list;
   request.all_threads_per_core = plan.config.cpus.all_threads_per_core;

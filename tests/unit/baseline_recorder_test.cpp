@@ -29,7 +29,7 @@ TEST_CASE("the fingerprint recipe gives every field in one order", "[baseline_re
   CHECK(keys == baseline_fingerprint_keys());
   CHECK(keys == std::vector<std::string>{"kernel", "cmdline", "microcode", "bios_vendor", "bios_version",
                                          "bios_date", "cpu_model", "hypervisor", "hostname", "governor",
-                                         "clocksource"});
+                                         "clocksource", "isolation"});
   CHECK(field_value(fields, "governor") == "performance");
   CHECK(field_value(fields, "clocksource") == "tsc");
   MachineFacts mixed = recorder_facts();
