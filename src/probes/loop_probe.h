@@ -92,7 +92,7 @@ class LoopProbe : public Probe {
   // when last read.
   struct Stolen {
     ino_t inode = 0;
-    std::uint64_t read_ns = 0, interrupted_ticks = 0;
+    std::uint64_t read_ns = 0, interrupted_ticks = 0, sampled_ticks = 0;
     bool attributed = false;                 // at that reading
     std::map<std::string, double> by_cause;  // Causes::stolen_seconds then
     StolenSeries series;

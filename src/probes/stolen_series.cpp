@@ -14,7 +14,8 @@ std::optional<std::size_t> stolen_cause_index(std::string_view cause) {
 StolenSeries::StolenSeries(std::uint64_t window_ns)
     : window_ns_(window_ns), step_ns_(std::max(kMinStolenStepNs, window_ns / kStolenColumns)) {}
 
-void StolenSeries::add(std::uint64_t end_ns, std::uint64_t length_ns, const StolenNs& stolen) {
+void StolenSeries::add(std::uint64_t end_ns, std::uint64_t length_ns, const StolenNs& stolen,
+                       std::uint64_t covered_ns) {
   if (length_ns == 0) return;
   if (!points_.empty() && end_ns <= points_.back().end_ns) return;  // out of order: not a later reading
   const std::uint64_t start_ns = end_ns - std::min(end_ns, length_ns);
@@ -32,7 +33,7 @@ void StolenSeries::add(std::uint64_t end_ns, std::uint64_t length_ns, const Stol
     into = &points_.back();
   }
   into->end_ns = end_ns;
-  into->covered_ns += length_ns;
+  into->covered_ns += covered_ns;
   for (std::size_t c = 0; c < kStolenCauseCount; ++c) into->stolen[c] += stolen[c];
   // What ended before the window goes; the cap holds whatever the readings' rhythm.
   while (points_.size() > 1 && points_.front().end_ns + window_ns_ < end_ns) points_.pop_front();

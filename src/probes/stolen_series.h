@@ -60,7 +60,7 @@ inline constexpr std::uint64_t kMinStolenStepNs = 1'000'000'000;
 // One or more consecutive readings: when (CLOCK_MONOTONIC), how long they covered, what was stolen.
 struct StolenPoint {
   std::uint64_t start_ns = 0, end_ns = 0;  // the first reading's start, the last one's end
-  std::uint64_t covered_ns = 0;            // the readings' lengths summed: end - start less any gap
+  std::uint64_t covered_ns = 0;            // what the shares are of, summed over the readings
   StolenNs stolen{};
   bool operator==(const StolenPoint&) const = default;
 };
@@ -69,9 +69,13 @@ class StolenSeries {
  public:
   explicit StolenSeries(std::uint64_t window_ns);
   // A reading that ended at `end_ns` (monotonic) after `length_ns` (0: no reading, ignored), and
-  // what was stolen in it by cause. Readings come in order; one that ends before the last is
-  // ignored.
-  void add(std::uint64_t end_ns, std::uint64_t length_ns, const StolenNs& stolen);
+  // what was stolen in it by cause, out of `covered_ns` (the time the shares are of: the reading's
+  // length for a watched CPU, the time a loop recorded in it for a loop). Readings come in order;
+  // one that ends before the last is ignored.
+  void add(std::uint64_t end_ns, std::uint64_t length_ns, const StolenNs& stolen, std::uint64_t covered_ns);
+  void add(std::uint64_t end_ns, std::uint64_t length_ns, const StolenNs& stolen) {
+    add(end_ns, length_ns, stolen, length_ns);
+  }
   const std::deque<StolenPoint>& points() const { return points_; }
   std::uint64_t window_ns() const { return window_ns_; }
   std::uint64_t step_ns() const { return step_ns_; }
@@ -95,7 +99,8 @@ inline constexpr std::size_t kStolenPreempters = 3;
 
 // A point on the wall clock, its stolen seconds by kStolenCauses index.
 struct StolenPlotPoint {
-  double start_unix_seconds = 0, end_unix_seconds = 0, covered_seconds = 0;
+  double start_unix_seconds = 0, end_unix_seconds = 0;
+  double covered_seconds = 0;  // what the shares are of (StolenSeries::add's covered_ns)
   std::array<double, kStolenCauseCount> stolen_seconds{};
 };
 

@@ -25,6 +25,7 @@ constexpr std::size_t kLegendColumns = 3;
 
 // A duration in seconds as the legend and the caption show it: 41.2 ms.
 std::string seconds_text(double seconds) {
+  if (seconds >= 1000) return fmt::format("{:.0f} s", seconds);  // an hour's window: 3600 s, not 3.6e+03
   if (seconds >= 1) return fmt::format("{:.3g} s", seconds);
   if (seconds >= 1e-3) return fmt::format("{:.3g} ms", seconds * 1e3);
   if (seconds >= 1e-6) return fmt::format("{:.3g} µs", seconds * 1e6);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The stolen-time plot of a watched CPU or a loop (probes/stolen_series.h StolenPlot) as inline
 // SVG, for the status page: per reading (or step of readings) a bar as wide as the time it
-// covered, its height the share of that time taken, stacked by cause (preempted at the bottom,
+// covered, its height the share taken (of the reading, or of the time a loop recorded in it),
+// stacked by cause (preempted at the bottom,
 // one colour each, a legend with each cause's total over the window), the x axis the seconds
 // before the last reading, the y axis the share in percent; under it the window's worst
 // preempters by name. Every name from the machine goes through html_escape. No script; the SVG
@@ -31,7 +32,8 @@ std::string stolen_plot_figure(const StolenPlot& plot, std::string_view id);
 
 // The plot in /status.json (an entry of a probe's "stolen", docs/operations.md): cpu, loop (null
 // for a watched CPU), window_seconds, step_seconds, causes (those with time in the window, in
-// stacking order), points[] (start_unix_seconds, end_unix_seconds, seconds covered, and
+// stacking order), points[] (start_unix_seconds, end_unix_seconds, seconds: what the shares are
+// of, and
 // stolen_seconds, one per listed cause), preempters_named, preempted_seconds, unnamed_seconds,
 // preemptions, worst_preempters[] (task, class, seconds, preemptions) and note. Times to the
 // millisecond, durations to the nanosecond.
