@@ -311,8 +311,9 @@ cmd_sanitize() {
     # pass's 780 s. And the two that run one path many times: `load` (integration_web_attacks:
     # hundreds of clients over the requests integration_web and integration_auth make here) and
     # `repetition` (integration_fleet_null_prometheus: 50 seeds of integration_fleet_prometheus's
-    # path), 92 s of this pass's test time.
-    run_ctest build-asan -LE 'packaging|fidelity|grafana|browser|load|repetition'
+    # path), 92 s of this pass's test time. And `victoriametrics`: integration_fleet_prometheus's
+    # cases on the other engine, the same C++ paths.
+    run_ctest build-asan -LE 'packaging|fidelity|grafana|browser|load|repetition|victoriametrics'
 
     # The TSan pass runs the test cases tagged [concurrency]: only the two binaries that hold
     # them are built (a binary left out would drop its cases silently: ctest -N -L concurrency).

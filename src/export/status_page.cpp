@@ -13,6 +13,7 @@
 #include "probes/probe_registry.h"
 #include "report/html.h"
 #include "report/probe_section.h"
+#include "report/stolen_plot.h"
 
 namespace jitterd {
 namespace {
@@ -48,6 +49,7 @@ nav.links{display:flex;flex-wrap:wrap;gap:.4rem 1rem;margin:.5rem 0 0}
 nav.links a{color:var(--accent);font-weight:600}
 .cpus{display:flex;flex-wrap:wrap;gap:0 1rem}.cpus .cpu{flex:1 1 22rem;max-width:38rem}
 .cpu .plot{max-width:36rem}
+.heatmaps figure.stolen{flex:1 1 22rem;max-width:44rem}
 </style>
 )css";
 
@@ -127,10 +129,21 @@ std::string_view own_heading(const ProbeStatus& p) {
   return facts ? facts->status_heading : std::string_view();
 }
 
+// Each watched CPU's and loop's stolen-time plot (report/stolen_plot.h), ids stolen-cpu3 and
+// stolen-loop-NAME.
+std::vector<std::string> stolen_figures(const std::vector<StolenPlot>& plots) {
+  std::vector<std::string> out;
+  for (const StolenPlot& plot : plots)
+    out.push_back(stolen_plot_figure(
+        plot, plot.loop.empty() ? fmt::format("stolen-cpu{}", plot.cpu) : "stolen-loop-" + plot.loop));
+  return out;
+}
+
 std::string probe_section(const StatusSnapshot& s, const ProbeStatus& p) {
   ProbeSection section{.heading = p.name, .heading_level = 3, .id = "probe-" + p.name};
   section.meta_html = probe_run_html(s, p);
   if (p.ran && (p.success || !p.result.tables.empty())) {
+    section.figures_html = stolen_figures(p.result.stolen);
     section.tables = p.result.tables;
     section.notes = p.result.notes;
   }
@@ -220,6 +233,9 @@ std::string loops_section(const StatusSnapshot& s, const ProbeStatus& p, const L
                      reading.refused.size() == 1 ? "" : "s", esc(reading.directory));
   if (!reading.glance.rows.empty()) out += table_html(reading.glance);
   if (!reading.loops.empty()) out += loop_table(s, reading) + loop_plots(reading);
+  std::string stolen;
+  for (const std::string& figure : stolen_figures(p.result.stolen)) stolen += figure;
+  if (!stolen.empty()) out += "<div class=\"heatmaps\">" + stolen + "</div>\n";
   for (const ProbeTable& who : reading.who) out += table_html(who);
   if (!reading.refused.empty()) out += refused_table(reading);
   return out + "</section>\n";
@@ -234,56 +250,6 @@ std::string own_sections(const StatusSnapshot& s) {
       out += "<h2>" + esc(heading) + "</h2>\n" +
              (p.ran && p.result.loops ? loops_section(s, p, *p.result.loops) : probe_section(s, p));
   return out;
-}
-
-// Window figures in the JSON, a sampled CPU's and a loop's alike.
-Json window_fields(const CpuFigures& f) {
-  return {{"seconds", f.span_seconds},
-          {"samples", f.samples},
-          {"p50_seconds", ns_to_seconds(f.p50_ns)},
-          {"p99_seconds", ns_to_seconds(f.p99_ns)},
-          {"p99_9_seconds", ns_to_seconds(f.p999_ns)},
-          {"p99_99_seconds", ns_to_seconds(f.p9999_ns)},
-          {"max_seconds", ns_to_seconds(f.max_ns)},
-          {"interruptions", f.interruptions},
-          {"interruptions_per_second", per_window_second(static_cast<double>(f.interruptions), f)},
-          {"stolen_ratio", per_window_second(f.stolen_seconds, f)}};
-}
-
-// A loop's window figures: none before a window of some length.
-Json window_json(const CpuFigures& f) {
-  if (!f.valid || f.span_seconds <= 0) return nullptr;
-  return window_fields(f);
-}
-
-Json loops_json(const LoopsReading& reading) {
-  Json loops = Json::array();
-  for (const LoopView& loop : reading.loops) {
-    Json labels = Json::object();
-    for (const auto& [k, v] : loop.labels) labels[k] = v;
-    loops.push_back(
-        {{"loop", loop.loop},
-         {"file", loop.file},
-         {"cpu", loop.cpu},
-         {"labels", std::move(labels)},
-         {"pid", loop.pid},
-         {"up", loop.up},
-         {"error", loop.up ? std::string() : loop.why},
-         {"last_seen_unix_seconds", loop.last_seen_unix_seconds > 0 ? Json(loop.last_seen_unix_seconds) : Json()},
-         {"loop_floor_seconds", loop.warmed_up ? Json(ns_to_seconds(loop.window.floor_ns)) : Json()},
-         {"interruption_threshold_seconds",
-          loop.warmed_up ? Json(ns_to_seconds(loop.window.threshold_ns)) : Json()},
-         {"gaps", loop.gaps},
-         {"interruptions", loop.interruptions},
-         {"stolen_seconds", loop.stolen_seconds},
-         {"window", window_json(loop.window)}});
-  }
-  Json refused = Json::array();
-  for (const RefusedLoopSegment& r : reading.refused)
-    refused.push_back({{"file", r.file}, {"reason", r.reason}, {"why", r.why}});
-  return {{"directory", reading.directory},
-          {"loops", std::move(loops)},  // (JSON key)
-          {"refused", std::move(refused)}};
 }
 
 std::string probe_sections(const StatusSnapshot& s) {
@@ -309,56 +275,6 @@ std::string fingerprint_html(const StatusSnapshot& s) {
   return out + "</tbody></table></div>\n";
 }
 
-// A sampled CPU in the JSON: how its sampler runs and its window figures.
-Json cpu_json(const SamplerReading& r) {
-  const CpuFigures f = window_figures(r);
-  Json c{{"cpu", r.settings.cpu},
-         {"up", r.up},
-         {"pinned", r.startup.pinned && !r.off_cpu},
-         {"memory_locked", r.startup.memory_locked},
-         {"realtime_priority", r.startup.realtime_priority},
-         {"sampling", r.sampling},
-         {"error", sampler_problem(r)},
-         {"cpu_losses", r.cpu_losses},
-         {"loop_floor_seconds", r.sampling ? Json(ns_to_seconds(f.floor_ns)) : Json()},
-         {"interruption_threshold_seconds", r.sampling ? Json(ns_to_seconds(f.threshold_ns)) : Json()}};
-  c["window"] = f.valid ? window_fields(f) : Json(nullptr);
-  return c;
-}
-
-// Each probe in the JSON: whether and when it ran, how, and its tables and notes.
-Json probes_json(const StatusSnapshot& s) {
-  Json probes = Json::array();
-  for (const ProbeStatus& p : statuses_of(s)) {
-    Json o{{"name", p.name}, {"ran", p.ran}};
-    if (p.ran) {
-      o["success"] = p.success;
-      o["last_run_unix_seconds"] = p.last_run_unix_seconds;
-      o["age_seconds"] = std::max(0.0, s.unix_seconds - p.last_run_unix_seconds);
-      o["duration_seconds"] = p.duration_seconds;
-      o["error"] = p.error;
-      Json tables = Json::array();
-      for (const ProbeTable& t : p.result.tables) tables.push_back(table_json(t));
-      o["tables"] = std::move(tables);
-      o["notes"] = p.result.notes;
-    }
-    probes.push_back(std::move(o));
-  }
-  return probes;
-}
-
-// The machine's fingerprint in the JSON, null while the posture probe has not read it.
-Json fingerprint_json(const StatusSnapshot& s) {
-  const FingerprintView f = fingerprint_of(s);
-  if (!f.known) return nullptr;
-  Json fields = Json::object();
-  for (const auto& [k, v] : f.fields) fields[k] = v;
-  return {{"fields", std::move(fields)},
-          {"since_unix_seconds", f.since_unix_seconds},
-          {"since", utc_text(f.since_unix_seconds)},
-          {"changes", f.changes}};
-}
-
 }  // namespace
 
 std::optional<int> parse_refresh(std::string_view value) {
@@ -372,36 +288,6 @@ std::optional<int> parse_refresh(std::string_view value) {
   }
   if (seconds == 0) return 0;
   return std::clamp(seconds, kMinRefreshSeconds, kMaxRefreshSeconds);
-}
-
-Json status_json(const StatusSnapshot& s, std::string_view telemetry_path) {
-  Json j;
-  j["format"] = "jitterd-status";
-  j["format_version"] = "1.0";
-  j["jitterd_version"] = s.build.version;
-  j["revision"] = s.build.revision;
-  j["hostname"] = s.hostname;
-  j["generated_unix_seconds"] = s.unix_seconds;
-  j["generated"] = utc_text(s.unix_seconds);
-  j["telemetry_path"] = telemetry_path;
-  j["tick"] = {{"method", std::string(to_string(s.method))},
-               {"frequency_hertz", s.frequency.hertz},
-               {"frequency_source", s.frequency.source}};
-  j["config"] = {{"last_reload_successful", s.last_reload_ok},
-                 {"last_reload_success_unix_seconds", s.last_reload_success}};
-  j["window"] = {
-      {"sequence", window_sequence(s)},
-      {"updated_unix_seconds", window_end(s)},
-      {"configured_seconds",
-       s.samplers.empty() ? 0.0 : std::chrono::duration<double>(s.samplers.front().settings.window).count()}};
-  Json cpus = Json::array();
-  for (const SamplerReading& r : s.samplers) cpus.push_back(cpu_json(r));
-  j["cpus"] = std::move(cpus);
-  j["probes"] = probes_json(s);
-  const LoopsReading* loops = loops_reading(s);
-  j["loops"] = loops ? loops_json(*loops) : Json();  // (JSON key)
-  j["fingerprint"] = fingerprint_json(s);
-  return j;
 }
 
 std::string status_html(const StatusSnapshot& s, std::string_view telemetry_path, int refresh_seconds) {

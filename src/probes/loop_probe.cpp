@@ -365,6 +365,7 @@ ProbeResult LoopProbe::run(ProbeContext& context) {
   }
   ProbeResult out = loop_result(tracker_, figures);
   attribute(context, read_ns, out);
+  record_stolen(read_ns, out);
   add_glance(figures, out);
   auto history = std::make_shared<ApplicationWindows>();
   for (const auto& [file, window] : windows_) {

@@ -84,12 +84,26 @@ class LoopProbe : public Probe {
   void export_causes(ProbeResult& out) const;
   void export_top(const HostReader& host, ProbeResult& out) const;
   void add_glance(const std::map<std::string, LoopWindowFigures>& figures, ProbeResult& out) const;
+  // Each loop's stolen time of this run by cause into its series, and the loops' plots
+  // (probes/loop_stolen.cpp); after attribute().
+  void record_stolen(std::uint64_t now_ns, ProbeResult& out);
+
+  // A loop's stolen time over the window: what its counters and its attributed causes stood at
+  // when last read.
+  struct Stolen {
+    ino_t inode = 0;
+    std::uint64_t read_ns = 0, interrupted_ticks = 0, sampled_ticks = 0;
+    bool attributed = false;                 // at that reading
+    std::map<std::string, double> by_cause;  // Causes::stolen_seconds then
+    StolenSeries series;
+  };
 
   LoopSettings settings_;
   std::vector<std::string> unknown_users_;
   LoopTracker tracker_;
   std::map<std::string, LoopWindow> windows_;  // by file name, for the accepted loops
   std::map<std::string, Causes> causes_;       // by file name, for the loops whose causes are matched
+  std::map<std::string, Stolen> stolen_;       // by file name, for the accepted loops
   std::shared_ptr<SharedBpfWatch> bpf_owner_;
   BpfWatch* bpf_ = nullptr;
   bool tried_bpf_ = false;

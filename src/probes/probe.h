@@ -31,6 +31,7 @@
 #include "measure/sampler_loop.h"
 #include "measure/tick.h"
 #include "measure/tick_scale.h"
+#include "probes/stolen_series.h"
 #include "watch/shared_bpf_watch.h"
 
 namespace jitterd {
@@ -189,6 +190,9 @@ struct ProbeResult {
   // Set by the watch and loops probes: their per-reading figures over the samplers' window, for
   // the daemon's live baseline (probes/application_windows.h).
   std::shared_ptr<const ApplicationWindows> application_windows;
+  // Set by the watch and loops probes: per watched CPU and per loop, the window's stolen time by
+  // cause over time and its worst preempters, which the status page draws and /status.json holds.
+  std::vector<StolenPlot> stolen;
 };
 
 // Thrown by ProbeContext::check_cancelled when the daemon is stopping.

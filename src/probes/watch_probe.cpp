@@ -13,6 +13,7 @@
 #include "measure/clock_ns.h"
 #include "measure/tail_thresholds.h"
 #include "probes/application_windows.h"
+#include "probes/stolen_plots.h"
 #include "probes/watch_glance.h"
 
 namespace jitterd {
@@ -251,6 +252,7 @@ void WatchProbe::open_engines(const ProbeContext& context) {
   history_ = {};
   top_ = WatchTop(static_cast<std::uint64_t>(settings_.window.count()));
   windows_.clear();
+  stolen_.clear();
   method_ = "counts";
   if (settings_.method == WatchMethod::counts) {
     reason_ = "as configured";
@@ -339,6 +341,43 @@ void WatchProbe::record_windows(const WatchReading& reading, const std::optional
   }
 }
 
+bool WatchProbe::record_stolen(const WatchReading& reading, const std::optional<BpfReading>& bpf) {
+  const auto end_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC));
+  const auto length_ns = static_cast<std::uint64_t>(std::max(0.0, reading.window_seconds) * 1e9);
+  const bool paired = bpf && previous_bpf_;
+  for (const WatchedCpu& c : reading.cpus) {
+    StolenSeries& series =
+        stolen_.try_emplace(c.cpu, static_cast<std::uint64_t>(settings_.window.count())).first->second;
+    const auto before =
+        std::find_if(previous_.begin(), previous_.end(), [&](const WatchedCpu& p) { return p.cpu == c.cpu; });
+    if (!c.online || before == previous_.end()) continue;  // no window: a gap in the plot
+    if (!paired) {
+      series.add(end_ns, length_ns, counts_stolen_by_cause(c, *before));
+      continue;
+    }
+    const auto of = [&](const BpfReading& r) {
+      return std::find_if(r.cpus.begin(), r.cpus.end(), [&](const BpfCpuFigures& f) { return f.cpu == c.cpu; });
+    };
+    const auto now = of(*bpf), then = of(*previous_bpf_);
+    if (now != bpf->cpus.end() && then != previous_bpf_->cpus.end())
+      series.add(end_ns, length_ns, bpf_stolen_by_cause(*now, *then));
+  }
+  return paired;
+}
+
+void WatchProbe::add_stolen_plots(bool paired, ProbeResult& result) const {
+  const double offset = unix_minus_monotonic_now();
+  const std::string note =
+      paired ? std::string()
+             : "counts: only the application's run-queue wait is timed (preempted); interrupts are counted, not "
+               "timed, and no task is named (methods bpf and tracepoints do both)";
+  for (const auto& [cpu, series] : stolen_) {
+    const auto tallies = top_.cpus().find(cpu);
+    const TopTallies* top = paired && tallies != top_.cpus().end() ? &tallies->second : nullptr;
+    result.stolen.push_back(stolen_plot(series, cpu, "", top, offset, note));
+  }
+}
+
 ProbeResult WatchProbe::run(ProbeContext& context) {
   const std::string followed = follow_auto_cpus(context);
   const WatchReading reading = take_reading(context);
@@ -346,6 +385,7 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
   const std::string_view requested = watch_method_name(settings_.method);
   ProbeResult result = watch_result(reading, previous_, method_, requested, reason_);
   record_windows(reading, bpf);
+  const bool paired = record_stolen(reading, bpf);
   result.application_windows = std::make_shared<const ApplicationWindows>(
       ApplicationWindows{method_,
                          bpf ? static_cast<double>(settings_.outlier_threshold.count()) : 0,
@@ -364,6 +404,7 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
     result.notes.push_back(
         "who preempted the application: the counts method cannot name the tasks (the kernel's counters say how "
         "often and how long, not who); methods bpf and tracepoints name them (docs/watch.md)");
+  add_stolen_plots(paired, result);
   result.tables.insert(result.tables.begin(),
                        watch_glance_table(windows_, reading, bpf ? &top_ : nullptr, method_));
   // Asked for bpf or tracepoints and given counts: a warning until it changes.

@@ -20,12 +20,14 @@
 
 #include <chrono>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "probes/probe.h"
+#include "probes/stolen_series.h"
 #include "probes/watch_bpf_result.h"
 #include "probes/watch_top.h"
 #include "probes/watch_window.h"
@@ -77,6 +79,11 @@ class WatchProbe : public Probe {
   std::optional<BpfReading> read_bpf(const WatchReading& reading);
   // Appends this reading's typed figures to windows_ (before previous_ and previous_bpf_ move on).
   void record_windows(const WatchReading& reading, const std::optional<BpfReading>& bpf);
+  // Adds this reading's stolen time by cause to each CPU's series (as record_windows, before
+  // previous_ and previous_bpf_ move on); whether its causes are paired (bpf, tracepoints).
+  bool record_stolen(const WatchReading& reading, const std::optional<BpfReading>& bpf);
+  // Each CPU's plot, its preempters from top_ once it has this reading (`paired`).
+  void add_stolen_plots(bool paired, ProbeResult& result) const;
 
   WatchSettings settings_;
   std::optional<std::vector<int>> watched_;  // the CPUs watched now (first: the plan's)
@@ -91,7 +98,8 @@ class WatchProbe : public Probe {
   WatchTop top_;  // who took each watched CPU, over the window and since the watch began
   // The typed figures of each reading over settings_.window, oldest first (the live baseline's).
   std::deque<std::vector<WatchWindow>> windows_;
-  std::string method_ = "counts";  // what jitterd_watch_method_info says, and why
+  std::map<int, StolenSeries> stolen_;  // by CPU: the window's stolen time by cause, reading by reading
+  std::string method_ = "counts";       // what jitterd_watch_method_info says, and why
   std::string reason_;
 };
 

@@ -103,4 +103,20 @@ std::vector<WatchWindow> bpf_windows(const BpfReading& now, const BpfReading& be
   return out;
 }
 
+StolenNs bpf_stolen_by_cause(const BpfCpuFigures& now, const BpfCpuFigures& before) {
+  StolenNs out{};
+  for (std::size_t s = 0; s < now.sources.size(); ++s) {
+    const std::uint64_t was = s < before.sources.size() ? before.sources[s].ns : 0;
+    const std::optional<std::size_t> cause = stolen_cause_index(bpf_source_cause(s));
+    if (cause) out[*cause] += added(now.sources[s].ns, was);
+  }
+  return out;
+}
+
+StolenNs counts_stolen_by_cause(const WatchedCpu& now, const WatchedCpu& before) {
+  StolenNs out{};
+  out[*stolen_cause_index("preempted")] = added(now.wait_ns, before.wait_ns);
+  return out;
+}
+
 }  // namespace jitterd

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "probes/stolen_series.h"
 #include "watch/bpf_watch.h"
 #include "watch/watch_engine.h"
 
@@ -49,5 +50,12 @@ std::vector<WatchWindow> counts_windows(const WatchReading& now, const std::vect
 // program's (watch.outlier_threshold).
 std::vector<WatchWindow> bpf_windows(const BpfReading& now, const BpfReading& before, double seconds,
                                      double outlier_threshold_ns, const std::vector<double>& thresholds_ns);
+
+// What one watched CPU's window stole, by cause (probes/stolen_series.h), from the same
+// differences as its WatchWindow's stolen_seconds, so the causes add up to it: the bpf method's
+// time per source booked to the source's cause (watch/bpf_watch.h bpf_source_cause), the counts
+// method's run-queue wait as `preempted` (the only time it measures).
+StolenNs bpf_stolen_by_cause(const BpfCpuFigures& now, const BpfCpuFigures& before);
+StolenNs counts_stolen_by_cause(const WatchedCpu& now, const WatchedCpu& before);
 
 }  // namespace jitterd

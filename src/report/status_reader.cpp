@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "report/status_reader.h"
+#include "report/stolen_table.h"
 
 #include <fmt/format.h>
 
@@ -220,6 +221,10 @@ StatusTopic probe_topic(const JsonReader& r, const Json& j, StatusTopic topic, b
   add_own_section(r, j, topic, display);  // first: the window's figures
   std::vector<ProbeTable> tables = tables_from_json(r, r.array(*entry, at, "tables"), at + ".tables");
   shape_tables(topic.topic, tables);
+  // The stolen-time plots (the watch's and the loops'), after the headline.
+  if (entry->contains("stolen"))
+    tables.insert(tables.begin() + (tables.empty() ? 0 : 1),
+                  stolen_table_from_json(r, (*entry)["stolen"], at + ".stolen"));
   for (ProbeTable& t : tables) topic.tables.push_back(std::move(t));
   topic.notes = notes_from_json(r, r.array(*entry, at, "notes"), at + ".notes");
   return topic;

@@ -14,7 +14,7 @@ the loops' section (the loops probe's last run equal in both JSON reads), and it
 but the tables scrolls sideways, and at a laptop's 1280 px nothing does but the tables (the row that
 overflowed there is named). Then a second daemon that samples nothing and watches cpu 1, where
 the loop runs (the watch's tables and the loop's beside them), at 1280 px and a phone's width
-the same. Saves status.png (desktop, the top 1700 px) under --screenshots.
+the same; on both pages each watched CPU's and loop's stolen-time plot in /status.json is drawn. Saves status.png (desktop, the top 1700 px) under --screenshots.
 Skips (77) without chromium or python3-websocket, or with fewer than two CPUs.
 
 Usage: /usr/bin/python3 status_browser_test.py --jitterd BINARY --poll-loop BINARY --screenshots DIR
@@ -156,7 +156,7 @@ def check_page(browser, base, failures):
             failures.append(f"status page: no \"{heading}\"")
     if evaluate(browser, "document.querySelectorAll('svg.plot polyline').length") < 1:
         failures.append("status page: no exceedance plot")
-    if evaluate(browser, "document.querySelectorAll('.heatmaps svg').length") != 1:
+    if evaluate(browser, "document.querySelectorAll('.heatmaps svg:not(.stolen)').length") != 1:
         failures.append("status page: no c2c heatmap")
 
 
@@ -191,6 +191,26 @@ def check_loops(browser, base, failures):
             print(f"loop {loop['loop']}: p99 {shown} us on the page and in the JSON")
         if evaluate(browser, f"document.querySelectorAll('#loop-{loop['loop']}-plot svg.plot polyline').length") < 1:
             failures.append(f"loop {loop['loop']}: no exceedance plot")
+    check_stolen_plots(browser, before, "loops", failures)
+
+
+def check_stolen_plots(browser, document, probe, failures):
+    """Each stolen-time plot of `probe` in /status.json is drawn: its figure, an SVG with a y axis
+    in percent, and as many bands as the JSON lists causes (the causes with time in the window)."""
+    entry = next((p for p in document["probes"] if p["name"] == probe), None)
+    plots = (entry or {}).get("stolen", [])
+    if not plots:
+        failures.append(f"{probe}: no stolen-time plot in /status.json")
+    for plot in plots:
+        figure = f"stolen-loop-{plot['loop']}" if plot["loop"] else f"stolen-cpu{plot['cpu']}"
+        svg = f"document.querySelector('#{figure} svg.stolen')"
+        if not evaluate(browser, f"{svg} !== null"):
+            failures.append(f"{probe}: no plot #{figure} on the page")
+            continue
+        bands = evaluate(browser, f"{svg}.querySelectorAll('g[data-cause]').length")
+        if "% of each reading taken" not in evaluate(browser, f"{svg}.textContent"):
+            failures.append(f"{probe}: #{figure} has no y axis in percent")
+        print(f"{probe}: #{figure}: {len(plot['points'])} points, {bands} bands ({', '.join(plot['causes'])})")
 
 
 def start_loop(args, loops, name, cpu, labels):
@@ -250,6 +270,9 @@ def check_watch_page(args, workdir, loops, browser, failures):
         check_widths(browser, base + "/", failures, "watch status page")
         if "Watched CPUs" not in evaluate(browser, "document.body.innerText"):
             failures.append("watch status page: no section of the watch probe")
+        document = get_json(base + "/status.json")
+        check_stolen_plots(browser, document, "watch", failures)
+        check_stolen_plots(browser, document, "loops", failures)
     finally:
         loop.kill()
         loop.wait()

@@ -30,7 +30,10 @@ injector is no longer among the latest outliers (checked). Then, on /status.json
   C. the window's series jitterd_watch_top_preempter_preemptions{cpu="1",rank="1"} names it
      (task="noise_injector", class="stray") with the same count, and the ranks of the series add
      up to the table's window rows;
-  D. its pid is not shown (the injector has exited), the scroller is listed below it.
+  D. its pid is not shown (the injector has exited), the scroller is listed below it;
+  E. the status page's stolen-time plot of CPU 1 (its figures in the same /status.json) names the
+     injector first with the table's count and time, its `preempted` band holds at least that
+     time and no bar more than the reading it covers, and the page draws it with the name.
 
 Usage: top_preempters_test.py --jitterd BINARY --injector NOISE_INJECTOR --app BUSY_APP
 Exit 77 (skip) without root, without CPU 1 and one more CPU, or when neither bpf nor tracepoints
@@ -70,6 +73,7 @@ APP = None
 
 PREEMPTERS = "who preempted the application"
 OUTLIERS = "the latest outliers"
+STOLEN = "stolen"  # the watch's plots in /status.json, kept beside its tables
 
 
 def config(method):
@@ -104,6 +108,7 @@ def watch_tables(daemon):
         for prefix in (PREEMPTERS, OUTLIERS):
             if t["title"].startswith(prefix):
                 tables[prefix] = [dict(zip(t["columns"], row)) for row in t["rows"]]
+    tables[STOLEN] = watch.get("stolen", [])
     return tables, watch["last_run_unix_seconds"]
 
 
@@ -233,6 +238,29 @@ class TopPreemptersTest(harness.DaemonTestCase):
         ranks = harness.select(samples, "jitterd_watch_top_preempter_preemptions", cpu=str(CPU))
         self.assertTrue(any(dict(k).get("rank") == "other" for k in ranks), ranks)
         self.assertTrue(any(dict(k).get("rank") == "unnamed" for k in ranks), ranks)
+        self.check_plot(daemon, tables[STOLEN], top)
+
+    def check_plot(self, daemon, plots, top):
+        """E. the plot of CPU 1 from the same reading as the tables, and on the page."""
+        (plot,) = [p for p in plots if p["cpu"] == CPU and p["loop"] is None] or [None]
+        self.assertIsNotNone(plot, f"a stolen-time plot of cpu {CPU}: {plots}")
+        self.assertTrue(plot["preempters_named"])
+        worst = plot["worst_preempters"][0]
+        self.assertEqual((worst["task"], worst["class"], worst["preemptions"]),
+                         ("noise_injector", "stray", top["preemptions"]), plot["worst_preempters"])
+        self.assertAlmostEqual(worst["seconds"] * 1e3, top["stolen_ms"], delta=1e-3)
+        preempted = plot["causes"].index("preempted")
+        band = sum(p["stolen_seconds"][preempted] for p in plot["points"])
+        # The series keeps the reading that straddles the window's start, the tally does not.
+        self.assertGreaterEqual(band, 0.99 * worst["seconds"], "the preempted band holds the injector's time")
+        for p in plot["points"]:
+            self.assertLessEqual(sum(p["stolen_seconds"]), p["seconds"] * 1.01 + 1e-3, p)
+        page = daemon.scrape_text("/")
+        at = page.find(f'id="stolen-cpu{CPU}"')
+        self.assertGreaterEqual(at, 0, "the plot on the status page")
+        self.assertIn("<strong>noise_injector</strong> (stray)", page[at:page.find("</figure>", at)])
+        print(f"plot of cpu {CPU}: {len(plot['points'])} points, preempted {band * 1e3:.1f} ms, the injector "
+              f"{worst['seconds'] * 1e3:.1f} ms first", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -222,7 +222,13 @@ class ReportFromTest(harness.DaemonTestCase):
         entry, result = self.same_run(daemon, "watch", lambda: report("watch", "--from", base, "--format", "json"))
         self.assertExit(result, EXIT_OK)
         got = json.loads(result.stdout)
-        self.assertEqual(got["tables"], entry["tables"])
+        # The probe's tables as the daemon holds them, and after the headline its stolen-time plots
+        # as a table: a row per plot in the same /status.json.
+        stolen = [t for t in got["tables"] if t["title"].startswith("stolen time over the window")]
+        self.assertEqual([t for t in got["tables"] if t not in stolen], entry["tables"])
+        self.assertEqual(len(stolen), 1, "the stolen-time plots after the headline")
+        self.assertEqual(got["tables"][1], stolen[0])
+        self.assertEqual([r[0] for r in stolen[0]["rows"]], [p["cpu"] for p in entry["stolen"]])
         threads = next(t for t in got["tables"] if t["title"].startswith("the application's threads"))
         self.assertTrue(threads["rows"], "the daemon's threads table is empty: the application was not found")
         self.assertIn("poll_loop", json.dumps(threads["rows"]))

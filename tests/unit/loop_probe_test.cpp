@@ -130,6 +130,23 @@ TEST_CASE("loops probe: a loop is exported like a sampled CPU, a refused segment
   // The first run: no window yet.
   REQUIRE(first.loops.has_value());
   CHECK_FALSE(first.loops->loops.at(0).window.valid);
+  // The stolen-time plot: one point for the run, the loop's 100 us as not attributed (its counter
+  // is the caller's own, which cannot be matched with the engine's records), saying why.
+  REQUIRE(first.stolen.size() == 1);
+  CHECK(first.stolen[0].points.empty());
+  REQUIRE(result.stolen.size() == 1);
+  const StolenPlot& plot = result.stolen[0];
+  CHECK(plot.loop == "rx0");
+  CHECK(plot.cpu == 2);
+  CHECK_FALSE(plot.named);
+  CHECK(plot.note.rfind("not attributed: ", 0) == 0);
+  REQUIRE(plot.points.size() == 1);
+  double stolen = 0;
+  for (double seconds : plot.points[0].stolen_seconds) stolen += seconds;
+  CHECK(stolen == Approx(100e-6));
+  CHECK(plot.points[0].stolen_seconds[*stolen_cause_index("not_attributed")] == Approx(100e-6));
+  // Out of the time the loop recorded between the runs (its 1,024 gaps), not the daemon's interval.
+  CHECK(plot.points[0].covered_seconds == Approx((1023 * 50 + 100'000) * 1e-9));
 }
 
 TEST_CASE("loops probe: users are uids, names from the user database, root and jitterd's by default", "[loop]") {
