@@ -55,26 +55,32 @@ class Prometheus:
         self.process = None
         self.port = None
 
+    # The server's name in messages and the path that answers 200 once it serves queries.
+    name, ready_path = "prometheus", "/-/ready"
+
+    def command(self):
+        """The server's command line, listening on self.port."""
+        return [self.binary, f"--config.file={self.config_path}",
+                f"--storage.tsdb.path={os.path.join(self.workdir, 'data')}",
+                f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"] + self.args
+
     def start(self, timeout=30):
         for attempt in range(3):  # a free port can be taken between the check and the bind
             self.port = free_port()
             with open(self.log_path, "wb") as log:
-                self.process = subprocess.Popen(
-                    [self.binary, f"--config.file={self.config_path}",
-                     f"--storage.tsdb.path={os.path.join(self.workdir, 'data')}",
-                     f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"] + self.args,
-                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
+                                                stdin=subprocess.DEVNULL)
 
             def ready():
                 if self.process.poll() is not None:
                     return "exited"
-                status, _ = harness.http_get(self.url("/-/ready"), timeout=2) if self._connectable() else (0, "")
+                status, _ = harness.http_get(self.url(self.ready_path), timeout=2) if self._connectable() else (0, "")
                 return status == 200
-            state = harness.wait_until(ready, timeout, interval=0.2, what="prometheus /-/ready")
+            state = harness.wait_until(ready, timeout, interval=0.2, what=f"{self.name} {self.ready_path}")
             if state is True:
                 return self
             if "address already in use" not in self.log() or attempt == 2:
-                raise AssertionError(f"prometheus exited with {self.process.returncode}; log:\n{self.log()}")
+                raise AssertionError(f"{self.name} exited with {self.process.returncode}; log:\n{self.log()}")
         return self
 
     def _connectable(self):

@@ -4,15 +4,12 @@ on 127.0.0.1 on a free port with a temporary storage folder, filled through its 
 API (text exposition with millisecond timestamps), flushed so what was imported is searchable at
 once, and asked through its Prometheus-compatible query API. Deadlines, never fixed sleeps."""
 
-import json
 import os
 import shutil
-import socket
 import subprocess
-import urllib.error
-import urllib.parse
 import urllib.request
 
+import prometheus_harness
 from grafana_common import harness
 
 
@@ -21,12 +18,6 @@ def missing():
     if shutil.which("victoria-metrics") is None:
         return "victoria-metrics not found (install Debian's victoria-metrics package)"
     return None
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def version():
@@ -59,44 +50,23 @@ def prometheus_text(openmetrics):
 IMPORT_LINES = 200_000
 
 
-class VictoriaMetrics:
+class VictoriaMetrics(prometheus_harness.Prometheus):
+    """prometheus_harness.Prometheus's handle (start, url, api, query, values, log, stop) on the
+    other engine: only its command line, its readiness path and the import differ."""
+
+    name, ready_path = "victoria-metrics", "/health"
+
     def __init__(self, workdir, args=()):
         self.workdir = workdir
-        self.args = list(args)
+        self.args = list(args)  # more flags (e.g. -search.maxUniqueTimeseries)
+        self.binary = shutil.which("victoria-metrics")
         self.log_path = os.path.join(workdir, "victoria-metrics.log")
         self.process = None
         self.port = None
 
-    def start(self, timeout=30):
-        for attempt in range(3):  # a free port can be taken between the check and the bind
-            self.port = free_port()
-            with open(self.log_path, "wb") as log:
-                self.process = subprocess.Popen(
-                    [shutil.which("victoria-metrics"), f"-storageDataPath={os.path.join(self.workdir, 'vmdata')}",
-                     f"-httpListenAddr=127.0.0.1:{self.port}", "-retentionPeriod=100y", "-loggerLevel=WARN"]
-                    + self.args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-
-            def ready():
-                if self.process.poll() is not None:
-                    return "exited"
-                try:
-                    with urllib.request.urlopen(self.url("/health"), timeout=2) as response:
-                        return response.status == 200
-                except OSError:
-                    return False
-            state = harness.wait_until(ready, timeout, interval=0.2, what="victoria-metrics /health")
-            if state is True:
-                return self
-            if "address already in use" not in self.log() or attempt == 2:
-                raise AssertionError(f"victoria-metrics exited with {self.process.returncode}; log:\n{self.log()}")
-        return self
-
-    def log(self):
-        with open(self.log_path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-
-    def url(self, path):
-        return f"http://127.0.0.1:{self.port}{path}"
+    def command(self):
+        return [self.binary, f"-storageDataPath={os.path.join(self.workdir, 'vmdata')}",
+                f"-httpListenAddr=127.0.0.1:{self.port}", "-retentionPeriod=100y", "-loggerLevel=WARN"] + self.args
 
     def import_openmetrics(self, text, series_expr, expected_series, timeout=60):
         """Imports `text` (OpenMetrics, as promtool's backfill takes it), flushes, and waits until
@@ -116,21 +86,3 @@ class VictoriaMetrics:
             answer = self.api("series", **{"match[]": series_expr, "start": "0"})
             return len(answer.get("data", [])) >= expected_series
         harness.wait_until(searchable, timeout, interval=0.5, what=f"{expected_series} series of {series_expr}")
-
-    def api(self, path, **params):
-        """GET /api/v1/PATH; returns the decoded JSON (status 'success' or 'error')."""
-        url = self.url("/api/v1/" + path) + ("?" + urllib.parse.urlencode(params) if params else "")
-        try:
-            with urllib.request.urlopen(url, timeout=30) as response:
-                return json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as error:
-            return json.loads(error.read().decode("utf-8", "replace"))
-
-    def stop(self):
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
