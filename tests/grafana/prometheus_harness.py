@@ -120,6 +120,20 @@ class Prometheus:
             raise AssertionError(f"{expr}: {answer}")
         return answer["data"]["result"]
 
+    def newest_scrape(self, series):
+        """Time of the newest ingested scrape of `series` (one series' selector), or 0."""
+        result = self.values(f"timestamp({series})")
+        return float(result[0]["value"][1]) if result else 0
+
+    def record_range(self, series, seconds):
+        """A range from the newest ingested scrape of `series` to the first scrape `seconds` later,
+        once that one is ingested (the API polled, nothing waits blindly)."""
+        start = harness.wait_until(lambda: self.newest_scrape(series), 30, interval=0.2, what=f"a scrape of {series}")
+        end = start + seconds
+        harness.wait_until(lambda: self.newest_scrape(series) >= end, seconds + 30, interval=0.2,
+                           what=f"a scrape of {series} at or after {end:.3f} ingested")
+        return start, end
+
     def stop(self):
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()

@@ -8,8 +8,9 @@ scraped by a real Prometheus (Debian's `prometheus`, 1 s scrapes); then, from th
   - Prometheus history: `jitterd compare --prometheus` of two short ranges, whose HTML page lists
     every fingerprint and configuration field of each side,
 and checks that the file and the download hold every field of the recipe with the same values,
-and that history holds the same fields and values but the hostname, which no exported metric
-carries: it leaves it out and names it in configuration.fingerprint_unknown (docs/DESIGN.md). The
+and that history holds the same fields and values but the hostname and the isolation, which no
+exported metric carries: it leaves them out and names them in configuration.fingerprint_unknown
+(docs/DESIGN.md). The
 file and the download have the same sub-window.
 
 Usage: baseline_sources_test.py --jitterd BINARY; exit 77 (skip) without the prometheus package or
@@ -29,7 +30,9 @@ import harness  # noqa: E402
 import prometheus_harness  # noqa: E402
 
 RECIPE = ["kernel", "cmdline", "microcode", "bios_vendor", "bios_version", "bios_date", "cpu_model", "hypervisor",
-          "hostname", "governor", "clocksource"]
+          "hostname", "governor", "clocksource", "isolation"]
+# The fields no exported metric carries, which history leaves out and names as unknown.
+NOT_EXPORTED = ("hostname", "isolation")
 RANGE = 3
 CONFIG = """\
 cpus: auto
@@ -114,9 +117,8 @@ class BaselineSources(unittest.TestCase):
         cls._tmp.cleanup()
 
     def last_scrape(self):
-        result = self.prometheus.values(
-            f'timestamp(jitterd_sampler_sampled_seconds_total{{instance="{self.daemon.address}",cpu="1"}})')
-        return float(result[0]["value"][1]) if result else 0
+        return self.prometheus.newest_scrape(
+            f'jitterd_sampler_sampled_seconds_total{{instance="{self.daemon.address}",cpu="1"}}')
 
     def history_fields(self):
         """The before side's fingerprint and configuration, as compare --prometheus shows them."""
@@ -160,10 +162,10 @@ class BaselineSources(unittest.TestCase):
         self.assertEqual(download["fingerprint"], document["fingerprint"])
         self.assertEqual(download["sub_window_seconds"], document["sub_window_seconds"])
         self.assertEqual(download["configuration"]["sub_window"], document["configuration"]["sub_window"])
-        expected = {k: v for k, v in document["fingerprint"].items() if k != "hostname"}
+        expected = {k: v for k, v in document["fingerprint"].items() if k not in NOT_EXPORTED}
         self.assertEqual(history, expected)
-        self.assertTrue(history_configuration.get("fingerprint_unknown", "").startswith("hostname: "),
-                        history_configuration)
+        unknown = history_configuration.get("fingerprint_unknown", "")
+        self.assertTrue(unknown.startswith(", ".join(NOT_EXPORTED) + ": "), history_configuration)
         self.assertEqual(document["fingerprint"]["hypervisor"], "yes" if harness.under_hypervisor() else "no")
 
 

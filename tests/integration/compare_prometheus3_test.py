@@ -117,17 +117,8 @@ class ComparePrometheus3(unittest.TestCase):
         return f'instance="{cls.daemon.address}",cpu="1"'
 
     @classmethod
-    def last_scrape(cls):
-        result = cls.prometheus.values(f"timestamp(jitterd_sampler_sampled_seconds_total{{{cls.selector()}}})")
-        return float(result[0]["value"][1]) if result else 0
-
-    @classmethod
     def record(cls):
-        start = harness.wait_until(cls.last_scrape, 30, interval=0.2, what="a scrape of jitterd")
-        end = start + RANGE
-        harness.wait_until(lambda: cls.last_scrape() >= end, RANGE + 30, interval=0.2,
-                           what=f"a scrape at or after {end:.3f} ingested")
-        return start, end
+        return cls.prometheus.record_range(f"jitterd_sampler_sampled_seconds_total{{{cls.selector()}}}", RANGE)
 
     def raw(self, expr, range_):
         """The server's raw samples of `expr` over the range, as compare asks for them."""

@@ -147,8 +147,7 @@ class ComparePrometheus(unittest.TestCase):
     @classmethod
     def last_scrape(cls):
         """Time of the newest ingested scrape of CPU 1's sampled-seconds counter, or 0."""
-        result = cls.prometheus.values(f'timestamp(jitterd_sampler_sampled_seconds_total{{{cls.selector()}}})')
-        return float(result[0]["value"][1]) if result else 0
+        return cls.prometheus.newest_scrape(f"jitterd_sampler_sampled_seconds_total{{{cls.selector()}}}")
 
     @classmethod
     def selector(cls):
@@ -157,11 +156,7 @@ class ComparePrometheus(unittest.TestCase):
     @classmethod
     def record(cls):
         """A range from the newest scrape to the first scrape RANGE s later, once ingested."""
-        start = harness.wait_until(cls.last_scrape, 30, interval=0.2, what="a first scrape of jitterd")
-        end = start + RANGE
-        harness.wait_until(lambda: cls.last_scrape() >= end, RANGE + 30, interval=0.2,
-                           what=f"a scrape at or after {end:.3f} ingested")
-        return start, end
+        return cls.prometheus.record_range(f"jitterd_sampler_sampled_seconds_total{{{cls.selector()}}}", RANGE)
 
     @classmethod
     def record_ranges(cls):
