@@ -311,9 +311,11 @@ cmd_sanitize() {
     # pass's 780 s. And the two that run one path many times: `load` (integration_web_attacks:
     # hundreds of clients over the requests integration_web and integration_auth make here) and
     # `repetition` (integration_fleet_null_prometheus: 50 seeds of integration_fleet_prometheus's
-    # path), 92 s of this pass's test time. And `victoriametrics`: integration_fleet_prometheus's
-    # cases on the other engine, the same C++ paths.
-    run_ctest build-asan -LE 'packaging|fidelity|grafana|browser|load|repetition|victoriametrics'
+    # path), 92 s of this pass's test time. And the tests against a real query server
+    # (`prometheus`, `victoriametrics`: about 150 s of this pass): their C++ side is the HTTP
+    # client and the answers' readers, which the unit tests (prometheus_history, fleet_ends) and
+    # the prometheus_answer and fleet_answer fuzz targets run under ASan here too.
+    run_ctest build-asan -LE 'packaging|fidelity|grafana|browser|load|repetition|prometheus|victoriametrics'
 
     # The TSan pass runs the test cases tagged [concurrency]: only the two binaries that hold
     # them are built (a binary left out would drop its cases silently: ctest -N -L concurrency).
