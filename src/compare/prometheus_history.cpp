@@ -43,30 +43,8 @@ std::string history_selector(const std::string& instance, double seconds) {
     escaped += c;
   }
   std::string names;
-  for (const char* name : {kGapBuckets,
-                           kSampled,
-                           kInterruptions,
-                           kStolen,
-                           kFloor,
-                           kThreshold,
-                           kWindowMax,
-                           kDuty,
-                           kRealtime,
-                           kTickInfo,
-                           kTickHertz,
-                           kFingerprint,
-                           kGovernor,
-                           kClocksource,
-                           kBuild,
-                           kWatchMethod,
-                           kWatchInterruptions,
-                           kWatchInterrupts,
-                           kWatchSoftirqs,
-                           kWatchPreemptions,
-                           kWatchStolen})
-    names += (names.empty() ? "" : "|") + std::string(name);
+  for (const char* name : kHistoryFamilies) names += (names.empty() ? "" : "|") + std::string(name);
   for (const auto& [loop_name, sampler_name] : kLoopFamilies) names += "|" + std::string(loop_name);
-  for (const char* name : {kGapHistogram, kLoopGapHistogram}) names += "|" + std::string(name);
   return fmt::format("{{__name__=~\"{}\",instance=\"{}\"}}[{}ms]", names, escaped,
                      static_cast<long long>(std::ceil(seconds * 1000)));
 }

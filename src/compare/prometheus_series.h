@@ -59,6 +59,16 @@ inline constexpr const char* kWatchSoftirqs = "jitterd_watch_softirqs_total";   
 inline constexpr const char* kWatchPreemptions = "jitterd_watch_preemptions_total";  // counts
 inline constexpr const char* kWatchStolen = "jitterd_watch_stolen_seconds_total";    // by cause
 
+// Every family a range's query asks for by name (history_selector), the loops' beside them.
+inline constexpr const char* kHistoryFamilies[] = {kGapBuckets,      kGapHistogram,    kSampled,
+                                                   kInterruptions,   kStolen,          kFloor,
+                                                   kThreshold,       kWindowMax,       kDuty,
+                                                   kRealtime,        kTickInfo,        kTickHertz,
+                                                   kFingerprint,     kGovernor,        kClocksource,
+                                                   kBuild,           kWatchMethod,     kWatchInterruptions,
+                                                   kWatchInterrupts, kWatchSoftirqs,   kWatchPreemptions,
+                                                   kWatchStolen,     kLoopGapHistogram};
+
 struct Point {
   double t = 0, v = 0;
 };

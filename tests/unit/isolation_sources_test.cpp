@@ -91,7 +91,8 @@ TEST_CASE("a malformed checkpoint is refused saying what and where") {
     CHECK_FALSE(parse_kubelet_cpu_state(text, &error).has_value());
     return error;
   };
-  CHECK(refusal(R"({"policyName":"static","entries":{"pod":{"c":"2-3"})") == "at byte 50: expected '}'");
+  // Offsets count from 0: the 51-byte text ends where the '}' was expected.
+  CHECK(refusal(R"({"policyName":"static","entries":{"pod":{"c":"2-3"})") == "at byte 51: expected '}'");
   CHECK(refusal(R"({"policyName":"a","policyName":"b"})").find("the key \"policyName\" is given twice") !=
         std::string::npos);
   CHECK(refusal(R"({"policyName":"static","entries":{"pod-a":{"app":"3-2"}}})")
