@@ -186,6 +186,14 @@ ProbeResult attribution_result() {
   return probe.run(context);
 }
 
+// A probe's result that holds only its metrics (every other member default, whatever members
+// ProbeResult gains).
+ProbeResult metrics_only(std::vector<ProbeMetric> metrics) {
+  ProbeResult result;
+  result.metrics = std::move(metrics);
+  return result;
+}
+
 ProbeResult clock_result() {
   ClockReading r;
   r.in_use_hertz = scale.hertz();
@@ -195,7 +203,7 @@ ProbeResult clock_result() {
   r.clocksource = ClocksourceInfo{"tsc", {"tsc", "hpet", "acpi_pm"}};
   r.sleep_overshoots = {SleepOvershoot{1us, 50, 52000, 61000, 80000, 50 * 53000},
                         SleepOvershoot{1ms, 50, 55000, 70000, 90000, 50 * 56000}};
-  return {clock_metrics(r), {}, {}, {}, {}, {}, {}, {}, {}};
+  return metrics_only(clock_metrics(r));
 }
 
 ProbeResult kernel_cost_result() {
@@ -208,7 +216,7 @@ ProbeResult kernel_cost_result() {
                                      cost("syscall_getppid", 1000, 400, 441, 980),
                                      cost("thread_create_join", 100, 50000, 55933, 106477),
                                      cost("fork_wait", 20, 900000, 998791, 1580348)};
-  return {kernel_cost_metrics(costs, scale), {}, {}, {}, {}, {}, {}, {}, {}};
+  return metrics_only(kernel_cost_metrics(costs, scale));
 }
 
 ProbeResult pinning_result() {
@@ -222,7 +230,7 @@ ProbeResult pinning_result() {
   unpinned.sum_ticks = 8000 * 40 + 1900 * 60 + 100 * 20000;
   unpinned.migrations = 3;
   unpinned.cpus_seen = {0, 1};
-  return {pinning_metrics(pinned, unpinned, scale), {}, {}, {}, {}, {}, {}, {}, {}};
+  return metrics_only(pinning_metrics(pinned, unpinned, scale));
 }
 
 ProbeResult pacing_result() {
@@ -236,16 +244,8 @@ ProbeResult pacing_result() {
     r.lateness = gaps({{24, 480}, {200, 19}, {max_late, 1}});
     return PacingRun{method, 1000, r, units_per_second};
   };
-  return {pacing_metrics({run("counter", 2e9, 1.0, 40000), run("clock_gettime", 1e9, 0.999998, 30000)}, 251614,
-                         240000),
-          {},
-          {},
-          {},
-          {},
-          {},
-          {},
-          {},
-          {}};
+  return metrics_only(pacing_metrics({run("counter", 2e9, 1.0, 40000), run("clock_gettime", 1e9, 0.999998, 30000)},
+                                     251614, 240000));
 }
 
 ProbeResult c2c_pairs_result() {
