@@ -54,23 +54,18 @@ namespace {
 constexpr std::string_view kSizeRefusals[] = {"too many samples", "cannot select more than",
                                               "the number of matching timeseries exceeds"};
 
-// The refusal's reason without the query VictoriaMetrics echoes first (it can be kilobytes).
-std::string size_reason(const std::string& error) {
+// Where a refusal for size begins in a server's error text; npos when it is none.
+std::size_t size_refusal_at(std::string_view error) {
   for (const std::string_view refusal : kSizeRefusals) {
     const std::size_t at = error.find(refusal);
-    if (at != std::string::npos) return error.substr(at);
+    if (at != std::string_view::npos) return at;
   }
-  return error;
+  return std::string_view::npos;
 }
 
 }  // namespace
 
-bool refuses_for_size(std::string_view error) {
-  for (const std::string_view refusal : kSizeRefusals) {
-    if (error.find(refusal) != std::string_view::npos) return true;
-  }
-  return false;
-}
+bool refuses_for_size(std::string_view error) { return size_refusal_at(error) != std::string_view::npos; }
 
 Json prometheus_data(long status, const std::string& body, const std::string& where) {
   Json answer;
@@ -100,10 +95,11 @@ Json prometheus_data(long status, const std::string& body, const std::string& wh
     const std::string error = answer.contains("error") && answer["error"].is_string()
                                   ? answer["error"].get<std::string>()
                                   : std::string();
-    if (refuses_for_size(error))
+    // The reason from where it begins, without the query VictoriaMetrics echoes first (kilobytes).
+    if (const std::size_t at = size_refusal_at(error); at != std::string::npos)
       throw QueryTooLarge(kExitBadBaseline, fmt::format("{}: the server refused the query as too big for its "
                                                         "limits (HTTP {}): {}",
-                                                        where, status, excerpt(size_reason(error))));
+                                                        where, status, excerpt(error.substr(at))));
     throw BaselineError(kExitBadBaseline, fmt::format("{}: Prometheus answered HTTP {} with error {}: {}", where,
                                                       status, text("errorType"), text("error")));
   }
