@@ -73,6 +73,10 @@ class VictoriaMetrics(prometheus_harness.Prometheus):
         `series_expr` counts `expected_series` series: the import API answers before the rows are
         searchable."""
         lines = prometheus_text(text).splitlines(keepends=True)
+        # The series API reads start=0 as no start and then lists only the series of the current
+        # UTC day (VictoriaMetrics' default): a run just after midnight saw none of a range that
+        # began the day before. So the earliest imported second, explicitly.
+        first_second = min(int(line.rsplit(" ", 1)[1]) for line in lines) // 1000
         for first in range(0, len(lines), IMPORT_LINES):  # bounded request bodies
             body = "".join(lines[first:first + IMPORT_LINES]).encode("utf-8")
             request = urllib.request.Request(self.url("/api/v1/import/prometheus"), data=body, method="POST")
@@ -83,6 +87,6 @@ class VictoriaMetrics(prometheus_harness.Prometheus):
         def searchable():
             with urllib.request.urlopen(self.url("/internal/force_flush"), timeout=10):
                 pass
-            answer = self.api("series", **{"match[]": series_expr, "start": "0"})
+            answer = self.api("series", **{"match[]": series_expr, "start": str(first_second)})
             return len(answer.get("data", [])) >= expected_series
         harness.wait_until(searchable, timeout, interval=0.5, what=f"{expected_series} series of {series_expr}")
