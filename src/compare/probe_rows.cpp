@@ -15,15 +15,15 @@ namespace jitterd {
 namespace {
 
 // Rows whose figures hold only while a cell stays within one slot of a rate in another (a pacer's
-// lateness): the probe's row conditions (probes/probe_facts.h RowCondition). Such a row is shown, not
-// tested.
+// lateness) or under a bound (the share of its CPU an operation had to share): the probe's row
+// conditions (probes/probe_facts.h RowCondition). Such a row is shown, not tested.
 std::span<const RowCondition> row_conditions(const std::string& probe) {
   const ProbeFacts* facts = probe_facts(probe);
   return facts == nullptr ? std::span<const RowCondition>() : facts->row_conditions;
 }
 
-// Why a row breaks a condition of its probe ("the pacer ...: p99_late_ns 5e8 > one slot 1e5 ns"),
-// or "" when it keeps them or cannot say.
+// Why a row breaks a condition of its probe ("p99_late_ns 500000000 ns > one slot 100000 ns",
+// "cpu_shared 0.512 > 0.100"), or "" when it keeps them or cannot say.
 std::string broken_condition(const std::string& probe, const ProbeTable& table, const std::vector<Cell>& row) {
   const auto value = [&](std::string_view name) -> std::optional<double> {
     const auto column = std::find(table.columns.begin(), table.columns.end(), name);
@@ -33,7 +33,13 @@ std::string broken_condition(const std::string& probe, const ProbeTable& table, 
     return cell.kind == Cell::Kind::integer ? static_cast<double>(cell.integer) : cell.number;
   };
   for (const RowCondition& condition : row_conditions(probe)) {
-    const std::optional<double> rate = value(condition.rate_column), cell = value(condition.column);
+    const std::optional<double> cell = value(condition.column);
+    if (cell && condition.rate_column.empty()) {
+      if (*cell > condition.at_most)
+        return fmt::format("{} {:.3f} > {:.3f}", condition.column, *cell, condition.at_most);
+      continue;
+    }
+    const std::optional<double> rate = value(condition.rate_column);
     if (!rate || !cell || *rate <= 0) continue;
     const double slot_ns = 1e9 / *rate;
     if (*cell > slot_ns) return fmt::format("{} {:.0f} ns > one slot {:.0f} ns", condition.column, *cell, slot_ns);

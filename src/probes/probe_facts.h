@@ -61,11 +61,15 @@ struct AllowanceRow {
   std::string_view guest_untested;
 };
 
-// A row of the probe's tables whose figures hold only while `column` stays within one slot
-// (1 / `rate_column` seconds) of its schedule; past it the row is shown, not tested, because
-// `broken` ("pacer fell behind its schedule"). compare/probe_rows.cpp applies them.
+// A row of the probe's tables whose figures hold only while a cell stays in bounds; past them the
+// row is shown, not tested, because `broken`. With a `rate_column`, `column` (ns) must stay within
+// one slot (1 / `rate_column` seconds) of its schedule ("pacer fell behind its schedule"); without
+// one, `column` must stay at most `at_most` ("operation's CPU was shared with other tasks"). A row
+// without the cells (an older baseline, a row the condition does not measure) keeps it.
+// compare/probe_rows.cpp applies them.
 struct RowCondition {
   std::string_view column, rate_column, broken;
+  double at_most = 0;
 };
 
 // The tables of the probe whose title starts with `title_prefix` render as `shape`.

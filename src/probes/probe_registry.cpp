@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "host/cpu_list.h"
+#include "probes/kernel_cost_probe.h"
 
 namespace jitterd {
 
@@ -89,10 +90,16 @@ std::vector<SettingProblem> kernel_cost_plan_check(const ProbesSettings& probes,
            "probes.kernel_cost.cpu"}};
 }
 
+// Thread create+join and fork+wait on a CPU shared with other runnable tasks measure mostly the
+// scheduler's wait, whose spread between runs no allowance bounds (probes/kernel_cost_probe.h).
+constexpr RowCondition kKernelCostConditions[] = {
+    {"cpu_shared", "", "operation's CPU was shared with other tasks", kCpuSharedAtMost}};
+
 constexpr ProbeFacts kKernelCostFacts{.in_baselines = true,
                                       .in_default_baseline = true,
                                       .plan_check = kernel_cost_plan_check,
                                       .allowances = kKernelCostAllowances,
+                                      .row_conditions = kKernelCostConditions,
                                       .comparison_heading = "Kernel costs",
                                       .comparison_rank = 1};
 

@@ -706,6 +706,34 @@ TEST_CASE("compare: a pacer that fell behind its schedule in either run is shown
   CHECK(figure(behind, "kernel: op=fork_wait median_ns").test.rfind("quantile", 0) == 0);
 }
 
+TEST_CASE("compare: an operation whose CPU was shared with other tasks in either run is shown, not tested") {
+  std::mt19937_64 random(37);
+  // cpu_shared of fork_wait's row (the other rows' cell empty, as the probe leaves them).
+  const auto with_shared = [](Baseline run, double fork_share) {
+    for (BaselineProbe& probe : run.probes) {
+      if (probe.name != "kernel_cost") continue;
+      ProbeTable& table = probe.tables[0];
+      const auto op = std::find(table.columns.begin(), table.columns.end(), "op") - table.columns.begin();
+      table.columns.push_back("cpu_shared");
+      for (auto& row : table.rows)
+        row.push_back(cell_text(row[static_cast<std::size_t>(op)]) == "fork_wait" ? Cell(fork_share, 3) : Cell());
+    }
+    return run;
+  };
+  const FigureComparison kept = figure(compare_baselines(with_shared(run_with_probes(random, {}), 0.01), "a",
+                                                         with_shared(run_with_probes(random, {}), 0.05), "b"),
+                                       "kernel: op=fork_wait median_ns");
+  CHECK(kept.test.rfind("quantile", 0) == 0);
+  const Comparison shared = compare_baselines(with_shared(run_with_probes(random, {}), 0.5), "a",
+                                              with_shared(run_with_probes(random, {3}), 0.01), "b");
+  const FigureComparison& fork = figure(shared, "kernel: op=fork_wait median_ns");
+  CHECK(fork.verdict == "not tested (operation's CPU was shared with other tasks)");
+  CHECK(fork.test == "none (the operation's CPU was shared with other tasks; before: cpu_shared 0.500 > 0.100)");
+  CHECK_FALSE(fork.run_to_run_p.has_value());
+  // A row without the cell (the cheap operations, an older baseline) is judged as before.
+  CHECK(figure(shared, "kernel: op=syscall_getppid median_ns").test.rfind("quantile", 0) == 0);
+}
+
 TEST_CASE("compare: a baseline without samples (format 1.0) shows its probe quantiles as not tested") {
   std::mt19937_64 random(23);
   const Baseline before = run_with_probes(random, {});
