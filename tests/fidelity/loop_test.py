@@ -127,6 +127,19 @@ class RingCollector:
 
 
 class LoopFidelityTest(harness.DaemonTestCase):
+    def start_poll_loop(self, loops):
+        """The example poll loop `fidelity` on CPU at SCHED_FIFO 10, killed at cleanup, once its
+        segment is in `loops`; fails, saying why, when the loop exits first."""
+        env = dict(os.environ, JITTERD_LOOP_DIR=loops)
+        loop = subprocess.Popen(["chrt", "-f", "10", POLL_LOOP, "fidelity", str(CPU), "0"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (loop.poll() is None and loop.kill(), loop.wait(10), loop.stderr.close()))
+        segment = os.path.join(loops, "jitterd-loop.fidelity")
+        harness.wait_until(lambda: os.path.exists(segment) or loop.poll() is not None, 10, what="the loop's segment")
+        if loop.poll() is not None:
+            self.fail(f"the loop exited {loop.returncode}: {loop.stderr.read()}")
+        return loop
+
     def test_the_loop_records_every_injection(self):
         loops = os.path.join(self.workdir, "loops")
         os.mkdir(loops)
@@ -138,14 +151,8 @@ loops:
   directory: {loops}
   interval: 200ms
 {harness.PROBES_OFF}"""
-        env = dict(os.environ, JITTERD_LOOP_DIR=loops)
-        loop = subprocess.Popen(["chrt", "-f", "10", POLL_LOOP, "fidelity", str(CPU), "0"], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.addCleanup(lambda: (loop.poll() is None and loop.kill(), loop.wait(10), loop.stderr.close()))
+        loop = self.start_poll_loop(loops)
         segment = os.path.join(loops, "jitterd-loop.fidelity")
-        harness.wait_until(lambda: os.path.exists(segment) or loop.poll() is not None, 10, what="the loop's segment")
-        if loop.poll() is not None:
-            self.fail(f"the loop exited {loop.returncode}: {loop.stderr.read()}")
         daemon = self.daemon(config)
         stolen = "jitterd_loop_stolen_seconds_total"
         harness.wait_until(lambda: harness.select(daemon.scrape(), "jitterd_loop_interruption_threshold_seconds",
@@ -224,14 +231,8 @@ loops:
   directory: {loops}
   interval: 200ms
 {harness.PROBES_OFF}"""
-        env = dict(os.environ, JITTERD_LOOP_DIR=loops)
-        loop = subprocess.Popen(["chrt", "-f", "10", POLL_LOOP, "fidelity", str(CPU), "0"], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.addCleanup(lambda: (loop.poll() is None and loop.kill(), loop.wait(10), loop.stderr.close()))
+        loop = self.start_poll_loop(loops)
         segment = os.path.join(loops, "jitterd-loop.fidelity")
-        harness.wait_until(lambda: os.path.exists(segment) or loop.poll() is not None, 10, what="the loop's segment")
-        if loop.poll() is not None:
-            self.fail(f"the loop exited {loop.returncode}: {loop.stderr.read()}")
         daemon = self.daemon(config)
         info = harness.wait_until(lambda: harness.select(daemon.scrape(), "jitterd_watch_method_info"),
                                   timeout=15, what="jitterd_watch_method_info")
@@ -267,7 +268,8 @@ loops:
             done.set()
             watcher.join()
         after = daemon.scrape()
-        hertz = struct.unpack_from("<Q", open(segment, "rb").read(64), 48)[0]
+        with open(segment, "rb") as f:
+            hertz = struct.unpack_from("<Q", f.read(64), 48)[0]
         prompt = sum(1 for deadline, start, _ in runs if (start - deadline) / hertz < 1e-3)
 
         def delta(cause):

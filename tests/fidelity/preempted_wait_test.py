@@ -32,10 +32,8 @@ Exit 77 (skip) without root, without CPU 1 and one more CPU, where the BPF progr
 or when SCHED_FIFO is refused.
 """
 
-import argparse
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -53,18 +51,7 @@ BACKGROUND_SECONDS = 2
 INJECTOR = None  # set in __main__
 APP = None
 
-CONFIG = f"""\
-cpus: []
-web:
-  listen_address: "127.0.0.1:0"
-application:
-  tasks: ["busyapp*"]
-watch:
-  cpus: "{CPU}"
-  method: bpf
-  interval: 200ms
-  outlier_threshold: 1s
-{harness.PROBES_OFF}"""
+CONFIG = watched_app.watch_config(CPU, "bpf", "200ms", "1s")
 
 
 def prerequisites():
@@ -75,11 +62,7 @@ def kernel_figures(pid):
     """(run-queue wait in seconds, involuntary switches) of thread `pid` as the kernel keeps them."""
     with open(f"/proc/{pid}/task/{pid}/schedstat", encoding="ascii") as f:
         wait_ns = int(f.read().split()[1])
-    with open(f"/proc/{pid}/task/{pid}/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("nonvoluntary_ctxt_switches:"):
-                return wait_ns / 1e9, int(line.split()[1])
-    raise AssertionError(f"no nonvoluntary_ctxt_switches in /proc/{pid}/task/{pid}/status")
+    return wait_ns / 1e9, watched_app.involuntary_switches(pid)
 
 
 def task_state(pid):
@@ -125,19 +108,12 @@ class PreemptedWaitTest(harness.DaemonTestCase):
         before, kernel_before = self.stopped_reading(daemon, app)
         app.send_signal(signal.SIGCONT)
         period_us = max(10 * spin_us, 1000)
-        injector = subprocess.run([INJECTOR, "--cpu", str(CPU), "--priority", "50", "--period", f"{period_us}us",
-                                   "--spin", f"{spin_us}us", "--count", str(INJECTIONS)],
-                                  capture_output=True, text=True, timeout=INJECTIONS * period_us / 1e6 + 30)
-        if injector.returncode == harness.SKIP:
-            self.skipTest(f"noise_injector: {injector.stderr.strip()}")
-        self.assertEqual(injector.returncode, 0, injector.stderr)
+        lines = watched_app.inject(self, INJECTOR, CPU, INJECTIONS, spin_us, period_us)
         after, kernel_after = self.stopped_reading(daemon, app)
         app.send_signal(signal.SIGCONT)
         booked, counted = after[0] - before[0], after[1] - before[1]
         waited, switched = kernel_after[0] - kernel_before[0], kernel_after[1] - kernel_before[1]
         (hertz,) = harness.select(daemon.scrape(), "jitterd_tick_frequency_hertz").values()
-        lines = [tuple(int(x) for x in line.split()) for line in injector.stdout.splitlines()]
-        self.assertEqual(len(lines), INJECTIONS)
         held = sorted(end - deadline for deadline, _, end in lines)[INJECTIONS // 2] / hertz
         return booked, counted, waited, switched, after[2] - before[2], held, INJECTIONS * period_us / 1e6
 
@@ -176,10 +152,5 @@ class PreemptedWaitTest(harness.DaemonTestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--injector", required=True)
-    parser.add_argument("--app", required=True)
-    args, rest = parser.parse_known_args()
-    INJECTOR, APP = args.injector, args.app
-    sys.argv = [sys.argv[0]] + rest
+    INJECTOR, APP = watched_app.tools()
     harness.main([prerequisites])

@@ -40,10 +40,8 @@ Exit 77 (skip) without root, without CPU 1 and one more CPU, or when neither bpf
 can be used, or SCHED_FIFO is refused.
 """
 
-import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -77,20 +75,7 @@ STOLEN = "stolen"  # the watch's plots in /status.json, kept beside its tables
 
 
 def config(method):
-    return f"""\
-cpus: []
-sampler:
-  window: 60s
-web:
-  listen_address: "127.0.0.1:0"
-application:
-  tasks: ["{APP_NAME}"]
-watch:
-  cpus: "{CPU}"
-  method: {method}
-  interval: 500ms
-  outlier_threshold: 100us
-{harness.PROBES_OFF}"""
+    return watched_app.watch_config(CPU, method, "500ms", "100us", tasks=APP_NAME, sections="sampler:\n  window: 60s\n")
 
 
 def prerequisites():
@@ -136,14 +121,7 @@ class TopPreemptersTest(harness.DaemonTestCase):
         return harness.wait_until(fresh, timeout=15, what="a watch probe run")
 
     def inject(self, program, count, spin_us, period_us, hertz):
-        result = subprocess.run([program, "--cpu", str(CPU), "--priority", "50", "--period", f"{period_us}us",
-                                 "--spin", f"{spin_us}us", "--count", str(count)],
-                                capture_output=True, text=True, timeout=count * period_us / 1e6 + 30)
-        if result.returncode == harness.SKIP:
-            self.skipTest(f"noise_injector: {result.stderr.strip()}")
-        self.assertEqual(result.returncode, 0, result.stderr)
-        lines = [tuple(int(x) for x in line.split()) for line in result.stdout.splitlines()]
-        self.assertEqual(len(lines), count)
+        lines = watched_app.inject(self, program, CPU, count, spin_us, period_us)
         # An injection preempts the application when the injector slept before it; it holds the CPU
         # from its deadline (the wake-up) to its spin's end.
         slept = sum(1 for i, (deadline, _, _) in enumerate(lines) if i == 0 or deadline > lines[i - 1][2])
@@ -264,10 +242,5 @@ class TopPreemptersTest(harness.DaemonTestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--injector", required=True)
-    parser.add_argument("--app", required=True)
-    args, rest = parser.parse_known_args()
-    INJECTOR, APP = args.injector, args.app
-    sys.argv = [sys.argv[0]] + rest
+    INJECTOR, APP = watched_app.tools()
     harness.main([prerequisites])

@@ -26,10 +26,8 @@ Exit 77 (skip) without root, without CPU 1 and one more CPU, where the BPF progr
 or where the impostors' threads or SCHED_FIFO are refused.
 """
 
-import argparse
 import os
 import signal
-import subprocess
 import sys
 import time
 import unittest
@@ -52,29 +50,11 @@ APP = None
 
 
 def config(identity):
-    return f"""\
-cpus: []
-web:
-  listen_address: "127.0.0.1:0"
-application:
-  tasks: ["busyapp*"]
-{identity}watch:
-  cpus: "{CPU}"
-  method: bpf
-  interval: 500ms
-{harness.PROBES_OFF}"""
+    return watched_app.watch_config(CPU, "bpf", "500ms", application=identity)
 
 
 def prerequisites():
     return watched_app.missing(CPU, "the application runs SCHED_FIFO, the impostor becomes another user")
-
-
-def involuntary_switches(pid):
-    with open(f"/proc/{pid}/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("nonvoluntary_ctxt_switches:"):
-                return int(line.split()[1])
-    raise AssertionError(f"no nonvoluntary_ctxt_switches in /proc/{pid}/status")
 
 
 class WatchIdentityTest(harness.DaemonTestCase):
@@ -128,15 +108,10 @@ class WatchIdentityTest(harness.DaemonTestCase):
                          "busy_app")
         watched_app.unthrottle()
         before = self.reading_after(daemon, time.time(), threads_seen)
-        switches_before = involuntary_switches(app.pid)
-        injector = subprocess.run([INJECTOR, "--cpu", str(CPU), "--priority", "50", "--period", f"{PERIOD_US}us",
-                                   "--spin", f"{SPIN_US}us", "--count", str(INJECTIONS)],
-                                  capture_output=True, text=True, timeout=60)
-        if injector.returncode == harness.SKIP:
-            self.skipTest(f"noise_injector: {injector.stderr.strip()}")
-        self.assertEqual(injector.returncode, 0, injector.stderr)
+        switches_before = watched_app.involuntary_switches(app.pid)
+        watched_app.inject(self, INJECTOR, CPU, INJECTIONS, SPIN_US, PERIOD_US)
         time.sleep(0.1)  # the last switch back to the application
-        injected = involuntary_switches(app.pid) - switches_before
+        injected = watched_app.involuntary_switches(app.pid) - switches_before
         after = self.reading_after(daemon, time.time(), threads_seen)
         switches = after[4] - before[4]
         counted = sum(after[0].values()) - sum(before[0].values())
@@ -194,10 +169,5 @@ class WatchIdentityTest(harness.DaemonTestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--injector", required=True)
-    parser.add_argument("--app", required=True)
-    args, rest = parser.parse_known_args()
-    INJECTOR, APP = args.injector, args.app
-    sys.argv = [sys.argv[0]] + rest
+    INJECTOR, APP = watched_app.tools()
     harness.main([prerequisites])

@@ -47,12 +47,10 @@ Exit 77 (skip) without root, without CPU 1 and one more CPU, without tracefs, or
 refused.
 """
 
-import argparse
 import json
 import re
 import signal
 import os
-import subprocess
 import sys
 import time
 import unittest
@@ -80,18 +78,7 @@ APP = None
 def config(method):
     # bpf: outliers from 100 us, so that the injections' (200 us) are the latest ones listed and
     # the timer ticks of a virtual machine (tens of us each) are not.
-    return f"""\
-cpus: []
-web:
-  listen_address: "127.0.0.1:0"
-application:
-  tasks: ["busyapp*"]
-watch:
-  cpus: "{CPU}"
-  method: {method}
-  interval: 500ms
-  outlier_threshold: 100us
-{harness.PROBES_OFF}"""
+    return watched_app.watch_config(CPU, method, "500ms", "100us")
 
 
 def prerequisites():
@@ -202,20 +189,13 @@ class WatchFidelityTest:
         count = int(INJECT_SECONDS * 1e6 / PERIOD_US)
         to_monotonic = time.time() - time.monotonic()
         before = self.next_reading(daemon, time.time())
-        injector = subprocess.run([INJECTOR, "--cpu", str(CPU), "--priority", "50", "--period", f"{PERIOD_US}us",
-                                   "--spin", f"{SPIN_US}us", "--count", str(count)],
-                                  capture_output=True, text=True, timeout=INJECT_SECONDS + 30)
-        if injector.returncode == harness.SKIP:
-            self.skipTest(f"noise_injector: {injector.stderr.strip()}")
-        self.assertEqual(injector.returncode, 0, injector.stderr)
+        lines = watched_app.inject(self, INJECTOR, CPU, count, SPIN_US, PERIOD_US)
         after = self.next_reading(daemon, time.time())
         # The probe's run starts at its timestamp and reads within milliseconds; the edges fall
         # outside the injections, where preemptions are rare.
         traced, traced_wait, by_task = trace.preemptions(before[3] - to_monotonic, after[3] - to_monotonic)
         self.assertFalse(trace.lost, "the trace lost events: its buffer was too small")
         (hertz,) = harness.select(after[4], "jitterd_tick_frequency_hertz").values()
-        lines = [tuple(int(x) for x in line.split()) for line in injector.stdout.splitlines()]
-        self.assertEqual(len(lines), count)
         # An injection preempts the application when the injector slept before it: its deadline
         # came after the previous spin's end.
         slept = sum(1 for i, (deadline, _, _) in enumerate(lines) if i == 0 or deadline > lines[i - 1][2])
@@ -362,10 +342,5 @@ class TracepointsWatchTest(PairedWatch, harness.DaemonTestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--injector", required=True)
-    parser.add_argument("--app", required=True)
-    args, rest = parser.parse_known_args()
-    INJECTOR, APP = args.injector, args.app
-    sys.argv = [sys.argv[0]] + rest
+    INJECTOR, APP = watched_app.tools()
     harness.main([prerequisites])

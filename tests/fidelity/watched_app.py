@@ -1,11 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 """The set-up the watch's fidelity tests share (watch_test, watch_identity_test,
-top_preempters_test): what they need of the machine, RT throttling turned off while their
-SCHED_FIFO application holds the watched CPU (and restored after), and that application
-(busy_app) started and seen running. Python standard library only."""
+top_preempters_test, preempted_wait_test): their tools on the command line, what they need of the
+machine, the daemon's configuration, RT throttling turned off while their SCHED_FIFO application
+holds the watched CPU (and restored after), that application (busy_app) started and seen running,
+the injector's run and the kernel's count of the application's involuntary switches. The
+standard library and the integration tests' harness only."""
 
+import argparse
 import os
 import subprocess
+import sys
+
+import harness
 
 RT_RUNTIME = "/proc/sys/kernel/sched_rt_runtime_us"
 
@@ -50,3 +56,50 @@ def start_busy_app(test, args, what="busy_app"):
     if line != "busy_app: running":
         test.skipTest(f"{what}: {line}")
     return process
+
+
+def tools():
+    """(noise_injector, busy_app) from --injector and --app; the rest of the command line is
+    unittest's."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--injector", required=True)
+    parser.add_argument("--app", required=True)
+    args, rest = parser.parse_known_args()
+    sys.argv = [sys.argv[0]] + rest
+    return args.injector, args.app
+
+
+def watch_config(cpu, method, interval, outlier_threshold=None, tasks="busyapp*", application="", sections=""):
+    """The daemon of these tests: no sampled CPU, its web server on a free port, the application's
+    `tasks` (and `application` lines more of that section), a watch of `cpu` by `method` every
+    `interval` (outliers from `outlier_threshold` where given), `sections` more, every probe off
+    but the watch."""
+    threshold = f"  outlier_threshold: {outlier_threshold}\n" if outlier_threshold else ""
+    return (f'cpus: []\n{sections}web:\n  listen_address: "127.0.0.1:0"\n'
+            f'application:\n  tasks: ["{tasks}"]\n{application}'
+            f'watch:\n  cpus: "{cpu}"\n  method: {method}\n  interval: {interval}\n{threshold}'
+            f"{harness.PROBES_OFF}")
+
+
+def involuntary_switches(pid):
+    """The kernel's count of involuntary switches of thread `pid` (its task's status)."""
+    with open(f"/proc/{pid}/task/{pid}/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("nonvoluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no nonvoluntary_ctxt_switches in /proc/{pid}/task/{pid}/status")
+
+
+def inject(test, injector, cpu, count, spin_us, period_us):
+    """noise_injector at SCHED_FIFO 50 on `cpu`: `count` spins of `spin_us` every `period_us`, to
+    its end; its lines (deadline, spin start, spin end in counter ticks), one per injection. `test`
+    skips where the injector cannot run and fails where it failed."""
+    result = subprocess.run([injector, "--cpu", str(cpu), "--priority", "50", "--period", f"{period_us}us",
+                             "--spin", f"{spin_us}us", "--count", str(count)],
+                            capture_output=True, text=True, timeout=count * period_us / 1e6 + 30)
+    if result.returncode == harness.SKIP:
+        test.skipTest(f"noise_injector: {result.stderr.strip()}")
+    test.assertEqual(result.returncode, 0, result.stderr)
+    lines = [tuple(int(x) for x in line.split()) for line in result.stdout.splitlines()]
+    test.assertEqual(len(lines), count, "one line per injection")
+    return lines
