@@ -8,6 +8,8 @@
 #include <functional>
 #include <tuple>
 
+#include "report/baseline_recorder.h"
+
 namespace jitterd {
 namespace {
 
@@ -146,16 +148,7 @@ FigureComparison max_row(const std::string& scope, const char* figure, double be
 // configuration gives it ("continuous", a ratio, or per CPU "1:0.1 2:0.1"); 1 where it says none
 // or something else.
 double planned_duty_cycle(const Baseline& run, int cpu) {
-  std::string value = field_value(run.configuration, "duty_cycle");
-  const std::string key = fmt::format("{}:", cpu);
-  for (std::size_t at = 0; at < value.size();) {  // the per-CPU form: this CPU's entry
-    const std::size_t end = std::min(value.find(' ', at), value.size());
-    if (value.compare(at, key.size(), key) == 0) {
-      value = value.substr(at + key.size(), end - at - key.size());
-      break;
-    }
-    at = end + 1;
-  }
+  const std::string value = per_cpu_value(field_value(run.configuration, "duty_cycle"), cpu);
   char* end = nullptr;
   const double ratio = std::strtod(value.c_str(), &end);
   return !value.empty() && *end == '\0' && ratio > 0 && ratio < 1 ? ratio : 1.0;

@@ -20,6 +20,18 @@ std::string per_cpu_text(const std::map<int, std::string>& values) {
   return distinct.size() == 1 ? *distinct.begin() : listed;
 }
 
+std::string per_cpu_value(std::string_view text, int cpu) {
+  if (text.find(':') == std::string_view::npos) return std::string(text);
+  const std::string key = fmt::format("{}:", cpu);
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find(' ', at), text.size());
+    if (text.substr(at, end - at).starts_with(key))
+      return std::string(text.substr(at + key.size(), end - at - key.size()));
+    at = end + 1;
+  }
+  return "";
+}
+
 const std::vector<std::string>& baseline_fingerprint_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> out;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,9 @@ using BaselineFields = std::vector<std::pair<std::string, std::string>>;
 BaselineFields baseline_fingerprint(const MachineFacts& facts, const std::vector<std::string>& unknown = {});
 // One value when every CPU has the same ("performance"), else "cpu:value" pairs; "" for none.
 std::string per_cpu_text(const std::map<int, std::string>& values);
+// per_cpu_text read back: the value `text` gives `cpu` (the whole text when it is one value for
+// every CPU, that CPU's entry of the pairs), "" when the pairs name no such CPU.
+std::string per_cpu_value(std::string_view text, int cpu);
 // Every field the recipe gives, in its order.
 const std::vector<std::string>& baseline_fingerprint_keys();
 // The configuration key naming the fields a source could not know, and why.

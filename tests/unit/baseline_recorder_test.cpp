@@ -81,3 +81,15 @@ TEST_CASE("sub-windows and totals come from tick counts", "[baseline_recorder]")
   CHECK(cpu.sampled_seconds == Approx(0.5));
   CHECK(cpu.stolen_seconds == Approx(1e-6));
 }
+
+TEST_CASE("a per-CPU text reads back each CPU's value", "[baseline_recorder]") {
+  const std::string one = per_cpu_text({{1, "continuous"}, {2, "continuous"}});
+  CHECK(one == "continuous");
+  CHECK(per_cpu_value(one, 7) == "continuous");  // one value for every CPU
+  const std::string pairs = per_cpu_text({{1, "0.1"}, {12, "0.25"}});
+  CHECK(pairs == "1:0.1 12:0.25");
+  CHECK(per_cpu_value(pairs, 1) == "0.1");
+  CHECK(per_cpu_value(pairs, 12) == "0.25");
+  CHECK(per_cpu_value(pairs, 2) == "");  // "12:" is not "2:"
+  CHECK(per_cpu_value("", 1) == "");
+}
