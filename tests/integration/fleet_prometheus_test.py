@@ -23,8 +23,8 @@ one is alone on kernel 7.0.
     full and listed with why: one restarts inside the range (its counters begin again at zero),
     one exports no jitterd_sampler_start_time_seconds, one's clock is 10 minutes ahead; one starts
     inside the range and is read from zero. Each keeps its planted figures;
-  - the application's side (fleet_application_series.py: 2 watched CPUs on nine hosts in ten, a
-    quarter by bpf; the loop rx0 on two in three): microcode 0x2c (every other host, both kernels)
+  - the application's side (fleet_application_series.py: 2 watched CPUs on nine hosts in ten,
+    half by bpf; the loop rx0 on two in three): microcode 0x2c (every other host, both kernels)
     triples its watched CPUs' preemptions and preempted time and leaves its sampled CPUs alone:
     `--by microcode` finds the watched rows `worse` and no sampled row; the hosts without a watch
     are absent from the watched rows (null, counted in "Not judged"); host-042's loop, 50x its
