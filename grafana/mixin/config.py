@@ -110,7 +110,8 @@ CONFIG = {
     "loopRefusedFor": "0m",
 
     # JitterdHostDriftedFromClass (docs/fleet.md, "In Prometheus"): a host whose figure (its worst
-    # sampled CPU's p99.99 gap, or interruptions per second, over rateInterval) lies more than
+    # sampled CPU's p99.99 gap, or interruptions per second; its worst watched CPU's preemptions or
+    # hard interrupts per second; a loop's p99.99 gap, over rateInterval) lies more than
     # fleetDriftScales robust spreads from the median of its class (the hosts of one cpu_model),
     # on a log scale, for fleetDriftFor; only classes of at least fleetDriftMinClassHosts hosts
     # are judged. The spread's floor per figure is `jitterd fleet`'s allowance cv (bare metal).
@@ -119,6 +120,8 @@ CONFIG = {
     "fleetDriftFor": "30m",
     "fleetDriftP9999Cv": 0.5,
     "fleetDriftInterruptionsCv": 0.2,
+    # The watched CPUs' preemptions: compare's and jitterd fleet's watch.preemptions_per_s allowance.
+    "fleetDriftWatchPreemptionsCv": 0.7,
 
     # Dashboards.
     "dashboardTags": ["jitterd"],

@@ -243,6 +243,8 @@ def _drift_panels(c):
     ri = c["rateInterval"]
     p9999 = f'instance:jitterd_drift_figure:ln{{{SEL}, figure="p99_99_seconds_worst_cpu"}}'
     interruptions = f'instance:jitterd_drift_figure:ln{{{SEL}, figure="interruptions_per_second_worst_cpu"}}'
+    preemptions = f'instance:jitterd_drift_figure:ln{{{SEL}, figure="watched_preemptions_per_second_worst_cpu"}}'
+    loop_p9999 = f'instance:jitterd_drift_figure:ln{{{SEL}, figure="loop_p99_99_seconds"}}'
     # The interruptions figure holds one interruption over the rate interval more (so that a
     # quiet host has a log); the cohort's median is shown without it.
     one_per_window = f"1 / {duration_seconds(ri)}"
@@ -252,16 +254,18 @@ def _drift_panels(c):
         f"exp(quantile by (kernel) (0.5, {p9999}))",
         f"exp(quantile by (kernel) (0.75, {p9999}))",
         f"exp(quantile by (kernel) (0.5, {interruptions})) - {one_per_window}",
+        f"exp(quantile by (kernel) (0.5, {preemptions})) - {one_per_window}",
     ]
     cohort_names = ["Hosts", "p99.99 (worst CPU), first quartile", "p99.99 (worst CPU), median",
-                    "p99.99 (worst CPU), third quartile", "Interruptions/s (worst CPU), median"]
-    cohort_units = ["none", "s", "s", "s", "ops"]
+                    "p99.99 (worst CPU), third quartile", "Interruptions/s (worst CPU), median",
+                    "Watched preemptions/s (worst watched CPU), median"]
+    cohort_units = ["none", "s", "s", "s", "ops", "ops"]
     cohort_overrides = [
         {"matcher": {"id": "byName", "options": f"Value #{chr(ord('A') + i)}"},
          "properties": [{"id": "unit", "value": unit}, {"id": "displayName", "value": name}]}
         for i, (name, unit) in enumerate(zip(cohort_names, cohort_units))]
     drifted = (f"(\n  instance:jitterd_drift_figure:ratio_to_class_median{{{SEL}}}\n"
-               f"  and on (job, instance, figure)\n  instance:jitterd_drift_outside_class:bool{{{SEL}}} == 1\n)\n"
+               f"  and on (job, instance, figure, loop)\n  instance:jitterd_drift_outside_class:bool{{{SEL}}} == 1\n)\n"
                f"* on (job, instance) group_left (bios_version, microcode)\n"
                f"topk by (job, instance) (1, jitterd_fingerprint_info{{{SEL}}})")
     return [
@@ -269,8 +273,10 @@ def _drift_panels(c):
         panel("table", "Drifted hosts",
               "Hosts whose figure lies more than "
               f"{c['fleetDriftScales']} robust spreads from the median of their class (the hosts of one "
-              f"cpu_model, at least {c['fleetDriftMinClassHosts']}) on a log scale, now: the figure (the worst "
-              f"sampled CPU's p99.99 gap, or interruptions per second, over {ri}), its ratio to the class's "
+              f"cpu_model, at least {c['fleetDriftMinClassHosts']}; for a loop's figure, those running a loop "
+              f"of that name) on a log scale, now: the figure (the worst sampled CPU's p99.99 gap or "
+              f"interruptions per second, the worst watched CPU's preemptions or hard interrupts per second, "
+              f"or a loop's p99.99 gap, over {ri}), the loop, its ratio to the class's "
               "median, the host's kernel, BIOS version and microcode. JitterdHostDriftedFromClass fires "
               f"for a host here for {c['fleetDriftFor']}. `jitterd fleet` names the fingerprint fields in "
               "which a host differs from its class's majority (docs/fleet.md).",
@@ -283,27 +289,34 @@ def _drift_panels(c):
               options={"sortBy": [{"displayName": "Ratio to class median", "desc": True}]},
               transformations=[{"id": "organize", "options": {
                   "excludeByName": {"Time": True, "__name__": True},
-                  "indexByName": {"instance": 0, "cpu_model": 1, "figure": 2, "Value": 3, "kernel": 4,
-                                  "bios_version": 5, "microcode": 6, "job": 7}}}]),
+                  "indexByName": {"instance": 0, "cpu_model": 1, "figure": 2, "loop": 3, "Value": 4, "kernel": 5,
+                                  "bios_version": 6, "microcode": 7, "job": 8}}}]),
         panel("table", "Cohorts by kernel",
               "Per kernel: the hosts running it, the quartiles of their worst sampled CPU's p99.99 gap "
-              f"over {ri} (the spread of the cohort is between the first and third quartile) and the median "
-              "of their worst CPU's interruptions per second. Hosts of every CPU model together: "
+              f"over {ri} (the spread of the cohort is between the first and third quartile), the median "
+              "of their worst CPU's interruptions per second and of their worst watched CPU's preemptions "
+              "per second (hosts with a watch: section). Hosts of every CPU model together: "
               "`jitterd fleet --by kernel` compares cohorts like against like, within each CPU model, "
               "with a test and an effect-size floor.",
               "s", [table_target(e) for e in cohort_exprs], w=24, h=6, overrides=cohort_overrides,
               transformations=[{"id": "merge", "options": {}},
                                {"id": "organize", "options": {"excludeByName": {"Time": True}}}]),
+        ts("Loops' p99.99 by kernel",
+           "Per kernel and loop name (a loop is matched across hosts by its name): the median over the "
+           f"hosts running it of the loop's p99.99 gap over {ri}. `jitterd fleet --by kernel` tests each "
+           "loop's rows like against like.",
+           "s", [target(f"exp(quantile by (kernel, loop) (0.5, {loop_p9999}))", "{{kernel}} {{loop}}")]),
         ts("Hosts outside their class",
            "Per class (cpu_model) and figure: the hosts more than "
            f"{c['fleetDriftScales']} robust spreads from the class's median now (0 in a class of fewer "
            f"than {c['fleetDriftMinClassHosts']} hosts, which is not judged).",
-           "none", [target(f"sum by (cpu_model, figure) (instance:jitterd_drift_outside_class:bool{{{SEL}}})",
-                           "{{cpu_model}} {{figure}}")]),
+           "none", [target(f"sum by (cpu_model, figure, loop) (instance:jitterd_drift_outside_class:bool{{{SEL}}})",
+                           "{{cpu_model}} {{figure}} {{loop}}")]),
         ts("Distance from class median",
            "Per host and figure: its distance from its class's median in robust spreads on a log scale "
            f"(positive above); beyond {c['fleetDriftScales']} it is outside its class.",
-           "none", [target(f"instance:jitterd_drift_figure_ln:class_spreads{{{SEL}}}", "{{instance}} {{figure}}")]),
+           "none", [target(f"instance:jitterd_drift_figure_ln:class_spreads{{{SEL}}}",
+                           "{{instance}} {{figure}} {{loop}}")]),
     ]
 
 

@@ -108,7 +108,7 @@ def duration_seconds(duration):
 
 # The figures of the drift rules: (label value, PromQL of one value per host, allowance cv key).
 def drift_figures(c):
-    ri = _ri(c)
+    ri, sel = _ri(c), c["jitterdSelector"]
     return [
         # The host's worst sampled CPU's p99.99 gap over rateInterval (from the per-CPU recording
         # rule above). A CPU without gaps in the window gives NaN, dropped by "> 0".
@@ -122,6 +122,23 @@ def drift_figures(c):
          f"max by (job, instance) (instance_cpu:jitterd_sampler_interruptions:rate{ri})\n"
          f"+ 1 / {duration_seconds(ri)}",
          "fleetDriftInterruptionsCv"),
+        # The application's side (a watch: section): the host's worst watched CPU's preemptions
+        # and hard interrupts per second, plus one over the window. A host without a watch has
+        # no such series and is in no class of these figures.
+        ("watched_preemptions_per_second_worst_cpu",
+         f"max by (job, instance) (rate(jitterd_watch_preemptions_total{{{sel}}}[{ri}]))\n"
+         f"+ 1 / {duration_seconds(ri)}",
+         "fleetDriftWatchPreemptionsCv"),
+        ("watched_irqs_per_second_worst_cpu",
+         f"max by (job, instance) (sum by (job, instance, cpu) (rate(jitterd_watch_irqs_total{{{sel}}}[{ri}])))\n"
+         f"+ 1 / {duration_seconds(ri)}",
+         "fleetDriftInterruptionsCv"),
+        # Each loop's p99.99 gap (a loops: section), keeping its `loop` label: a loop is matched
+        # across hosts by its name, so its class is the hosts of one cpu_model running that loop.
+        ("loop_p99_99_seconds",
+         f"histogram_quantile(0.9999, sum by (job, instance, loop, le) "
+         f"(rate(jitterd_loop_gap_seconds_bucket{{{sel}}}[{ri}]))) > 0",
+         "fleetDriftP9999Cv"),
     ]
 
 
@@ -129,7 +146,9 @@ def drift_rules(c):
     """Drifted hosts, continuously: `jitterd fleet`'s drift rule (src/fleet/drift.cpp) in PromQL.
 
     A class is the hosts of one cpu_model (the command adds its cohort, e.g. the kernel, and any
-    --class field; here the kernel rides along as a label). Per figure, on the natural log scale:
+    --class field; here the kernel rides along as a label), and for a loop's figure the hosts
+    running a loop of that name (every aggregation is by cpu_model, figure and loop: the sampled
+    and watched CPUs' figures have no loop label, so their classes are the cpu_model's). Per figure, on the natural log scale:
     the class's median, MAD and interquartile range; its robust spread, the largest of 1.4826 x MAD,
     IQR / 1.349 and the figure's allowance cv; each host's distance from the median in spreads, and
     a 0/1 series "outside its class" (|distance| > fleetDriftScales, and the class of at least
@@ -155,15 +174,15 @@ def drift_rules(c):
             "labels": {"figure": figure},
         })
     rules += [
-        {"record": hosts, "expr": f"count by (cpu_model, figure) ({host_ln})"},
-        {"record": median, "expr": f"quantile by (cpu_model, figure) (0.5, {host_ln})"},
+        {"record": hosts, "expr": f"count by (cpu_model, figure, loop) ({host_ln})"},
+        {"record": median, "expr": f"quantile by (cpu_model, figure, loop) (0.5, {host_ln})"},
         # The median of the absolute deviations from the class's median.
         {"record": mad,
-         "expr": (f"quantile by (cpu_model, figure) (0.5,\n"
-                  f"  abs({host_ln} - on (cpu_model, figure) group_left {median})\n)")},
+         "expr": (f"quantile by (cpu_model, figure, loop) (0.5,\n"
+                  f"  abs({host_ln} - on (cpu_model, figure, loop) group_left {median})\n)")},
         {"record": iqr,
-         "expr": (f"quantile by (cpu_model, figure) (0.75, {host_ln})\n"
-                  f"- quantile by (cpu_model, figure) (0.25, {host_ln})")},
+         "expr": (f"quantile by (cpu_model, figure, loop) (0.75, {host_ln})\n"
+                  f"- quantile by (cpu_model, figure, loop) (0.25, {host_ln})")},
     ]
     for figure, _, cv_key in figures:
         f = f'{{figure="{figure}"}}'
@@ -173,23 +192,23 @@ def drift_rules(c):
             # quartiles still see a quarter of the class one bucket away.
             "record": scale,
             "expr": (f"clamp_min(\n"
-                     f"  (1.4826 * {mad}{f} >= on (cpu_model, figure) {iqr}{f} / 1.349)\n"
-                     f"  or on (cpu_model, figure)\n  {iqr}{f} / 1.349,\n  {c[cv_key]}\n)"),
+                     f"  (1.4826 * {mad}{f} >= on (cpu_model, figure, loop) {iqr}{f} / 1.349)\n"
+                     f"  or on (cpu_model, figure, loop)\n  {iqr}{f} / 1.349,\n  {c[cv_key]}\n)"),
             "labels": {"figure": figure},  # what it has already; one rule per figure for promtool's lint
         })
     rules += [
         # The host's distance from its class's median, in spreads (signed: below is negative).
         {"record": "instance:jitterd_drift_figure_ln:class_spreads",
-         "expr": (f"({host_ln} - on (cpu_model, figure) group_left {median})\n"
-                  f"/ on (cpu_model, figure) group_left\n{scale}")},
+         "expr": (f"({host_ln} - on (cpu_model, figure, loop) group_left {median})\n"
+                  f"/ on (cpu_model, figure, loop) group_left\n{scale}")},
         # The host's figure over its class's median (exp of the log distance).
         {"record": "instance:jitterd_drift_figure:ratio_to_class_median",
-         "expr": f"exp({host_ln} - on (cpu_model, figure) group_left {median})"},
+         "expr": f"exp({host_ln} - on (cpu_model, figure, loop) group_left {median})"},
         # 1 outside a class of at least fleetDriftMinClassHosts hosts; 0 inside, or in a class of
         # too few hosts (not judged, as jitterd fleet lists such a class and does not judge it).
         {"record": "instance:jitterd_drift_outside_class:bool",
          "expr": (f"(abs(instance:jitterd_drift_figure_ln:class_spreads) > bool {c['fleetDriftScales']})\n"
-                  f"* on (cpu_model, figure) group_left ()\n({hosts} >= bool {c['fleetDriftMinClassHosts']})")},
+                  f"* on (cpu_model, figure, loop) group_left ()\n({hosts} >= bool {c['fleetDriftMinClassHosts']})")},
     ]
     return rules
 
@@ -393,11 +412,12 @@ def alerting_rules(c):
                "(timer:tick_stop, bpf method)."),
         _alert("JitterdHostDriftedFromClass",
                "instance:jitterd_drift_figure:ratio_to_class_median\n"
-               "and on (job, instance, figure)\n"
+               "and on (job, instance, figure, loop)\n"
                "instance:jitterd_drift_outside_class:bool == 1",
                c["fleetDriftFor"], "warning",
                "A host's jitter lies far outside its class of identical hardware.",
-               "The {{ $labels.figure }} of {{ $labels.instance }} (kernel {{ $labels.kernel }}) is "
+               "The {{ $labels.figure }}{{ if $labels.loop }} of loop {{ $labels.loop }}{{ end }} of "
+               "{{ $labels.instance }} (kernel {{ $labels.kernel }}) is "
                "{{ printf \"%.3g\" $value }} times the median of its class (cpu_model {{ $labels.cpu_model }}), "
                f"beyond {c['fleetDriftScales']} robust spreads for {c['fleetDriftFor']}; "
                "`jitterd fleet --class ...` names the fingerprint fields in which it differs."),

@@ -56,10 +56,11 @@ int cpu_of(const PromSample& s, const std::string& source) {
   return std::stoi(text);
 }
 
-std::map<CpuKey, double> per_cpu(const Json& data, const std::string& source) {
+std::map<CpuKey, double> per_cpu(const Json& data, const std::string& source, const UnitOf& unit) {
   std::map<CpuKey, double> out;
+  if (data.is_null()) return out;
   for (const PromSample& s : vector_samples(data, source))
-    out[{label_of(s.labels, "instance"), cpu_of(s, source)}] += s.value;
+    if (const int u = unit(s); u >= 0) out[{label_of(s.labels, "instance"), u}] += s.value;
   return out;
 }
 
@@ -77,56 +78,25 @@ double quantile_ns(const std::map<double, double>& cumulative, double q) {
   return finite;
 }
 
-std::string threshold_name(double ns) {
-  return ns >= 1e6 ? fmt::format("gaps_over_{}ms_per_s", ns / 1e6) : fmt::format("gaps_over_{}us_per_s", ns / 1e3);
-}
-
-// The host of that instance, by binary search (history.hosts is by instance): a map of every host
-// rebuilt per batch made reading the answers quadratic in hosts.
-FleetHost* host_named(FleetHistory& history, const std::string& instance) {
-  auto& hosts = history.hosts;
-  const auto at = std::lower_bound(hosts.begin(), hosts.end(), instance,
-                                   [](const FleetHost& h, const std::string& name) { return h.instance < name; });
-  return at != hosts.end() && at->instance == instance ? &*at : nullptr;
-}
-
 // The figure names, once, from the exported bounds the first batch shows.
-void name_figures(FleetHistory& history, const CounterValues& increases) {
+void name_figures(std::vector<std::string>& names, const CounterValues& increases) {
   std::set<double> bounds;
   for (const auto& [key, cumulative] : increases.buckets)
     for (const auto& [le, count] : cumulative)
       if (!std::isinf(le)) bounds.insert(le);
-  if (!history.figure_names.empty() || bounds.empty()) return;
-  history.figure_names = {"p50_ns", "p99_ns", "p99_9_ns", "p99_99_ns", "interruptions_per_s", "stolen_share"};
+  if (!names.empty() || bounds.empty()) return;
+  names = {"p50_ns", "p99_ns", "p99_9_ns", "p99_99_ns", "interruptions_per_s", "stolen_share"};
   for (double threshold : kTailThresholdsNs) {
     const auto at = bounds.lower_bound(threshold);
-    if (at != bounds.end() && std::find(history.figure_names.begin(), history.figure_names.end(),
-                                        threshold_name(*at)) == history.figure_names.end())
-      history.figure_names.push_back(threshold_name(*at));
+    if (at != bounds.end() && std::find(names.begin(), names.end(), threshold_name(*at)) == names.end())
+      names.push_back(threshold_name(*at));
   }
 }
 
-}  // namespace
-
-CounterValues counter_values(const BatchAnswers& answers, const std::string& source) {
-  CounterValues v;
-  for (const PromSample& s : vector_samples(answers.buckets, source)) {
-    const std::string le = label_of(s.labels, "le");
-    char* end = nullptr;
-    const double bound = std::strtod(le.c_str(), &end);
-    if (le.empty() || *end != '\0' || !(bound > 0))
-      wrong_shape(source, fmt::format("a bucket with le=\"{}\"", le));
-    const double key = std::isinf(bound) ? bound : bound_ns(bound);
-    v.buckets[{label_of(s.labels, "instance"), cpu_of(s, source)}][key] += s.value;
-  }
-  v.sampled = per_cpu(answers.sampled, source);
-  v.interruptions = per_cpu(answers.interruptions, source);
-  v.stolen = per_cpu(answers.stolen, source);
-  return v;
-}
-
-void add_figures(FleetHistory& history, const CounterValues& increases) {
-  name_figures(history, increases);
+// The figures of each unit (a sampled CPU, a loop) into (host.*units)[unit], in `names`' order.
+void add_unit_figures(FleetHistory& history, const CounterValues& increases, std::vector<std::string>& names,
+                      std::map<int, std::vector<double>> FleetHost::*units) {
+  name_figures(names, increases);
   for (const auto& [key, counts] : increases.buckets) {
     FleetHost* const host = host_named(history, key.first);
     const auto seconds = increases.sampled.find(key);
@@ -144,14 +114,63 @@ void add_figures(FleetHistory& history, const CounterValues& increases) {
     };
     values.push_back(count_of(increases.interruptions) / s);
     values.push_back(count_of(increases.stolen) / s);
-    for (std::size_t i = 6; i < history.figure_names.size(); ++i) {
+    for (std::size_t i = 6; i < names.size(); ++i) {
       double over = NAN;
       for (const auto& [le, count] : cumulative)
-        if (!std::isinf(le) && threshold_name(le) == history.figure_names[i]) over = (total - count) / s;
+        if (!std::isinf(le) && threshold_name(le) == names[i]) over = (total - count) / s;
       values.push_back(over);
     }
-    host->cpus[key.second] = std::move(values);
+    ((*host).*units)[key.second] = std::move(values);
   }
+}
+
+}  // namespace
+
+std::string threshold_name(double ns) {
+  return ns >= 1e6 ? fmt::format("gaps_over_{}ms_per_s", ns / 1e6) : fmt::format("gaps_over_{}us_per_s", ns / 1e3);
+}
+
+double le_bound_ns(const std::string& le) {
+  char* end = nullptr;
+  const double bound = std::strtod(le.c_str(), &end);
+  if (le.empty() || *end != '\0' || !(bound > 0)) return NAN;
+  return std::isinf(bound) ? bound : bound_ns(bound);
+}
+
+// By binary search (history.hosts is by instance): a map of every host rebuilt per batch made
+// reading the answers quadratic in hosts.
+FleetHost* host_named(FleetHistory& history, const std::string& instance) {
+  auto& hosts = history.hosts;
+  const auto at = std::lower_bound(hosts.begin(), hosts.end(), instance,
+                                   [](const FleetHost& h, const std::string& name) { return h.instance < name; });
+  return at != hosts.end() && at->instance == instance ? &*at : nullptr;
+}
+
+CounterValues counter_values(const BatchAnswers& answers, const std::string& source) {
+  return counter_values(answers, source, [&source](const PromSample& s) { return cpu_of(s, source); });
+}
+
+CounterValues counter_values(const BatchAnswers& answers, const std::string& source, const UnitOf& unit) {
+  CounterValues v;
+  if (!answers.buckets.is_null())
+    for (const PromSample& s : vector_samples(answers.buckets, source)) {
+      const std::string le = label_of(s.labels, "le");
+      const double key = le_bound_ns(le);
+      if (std::isnan(key)) wrong_shape(source, fmt::format("a bucket with le=\"{}\"", le.substr(0, 60)));
+      if (const int u = unit(s); u >= 0) v.buckets[{label_of(s.labels, "instance"), u}][key] += s.value;
+    }
+  v.sampled = per_cpu(answers.sampled, source, unit);
+  v.interruptions = per_cpu(answers.interruptions, source, unit);
+  v.stolen = per_cpu(answers.stolen, source, unit);
+  return v;
+}
+
+void add_figures(FleetHistory& history, const CounterValues& increases) {
+  add_unit_figures(history, increases, history.figure_names, &FleetHost::cpus);
+}
+
+void add_loop_figures(FleetHistory& history, const CounterValues& increases) {
+  add_unit_figures(history, increases, history.loop_figure_names, &FleetHost::loops);
 }
 
 }  // namespace jitterd

@@ -7,6 +7,7 @@
 // Pure functions, safe from any thread.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -34,9 +35,25 @@ struct CounterValues {
   std::map<CpuKey, double> sampled, interruptions, stolen;
 };
 CounterValues counter_values(const BatchAnswers& answers, const std::string& source);
+// The same for series whose unit within their host is named otherwise (a loop's `loop` label):
+// `unit` gives a series' unit number, or -1 to pass it over (a name refused, fleet_application.h).
+// A null answer (not asked) reads as an empty one.
+using UnitOf = std::function<int(const PromSample&)>;
+CounterValues counter_values(const BatchAnswers& answers, const std::string& source, const UnitOf& unit);
 
 // Each CPU's figures from its counters' increases over the range, added to the hosts of
 // `history` they name (history.hosts by instance).
 void add_figures(FleetHistory& history, const CounterValues& increases);
+// The same figures of the loops (their families are a sampled CPU's: histogram, sampled seconds,
+// interruptions, stolen seconds), each loop's unit its index in history.loop_names, into
+// FleetHost::loops with history.loop_figure_names.
+void add_loop_figures(FleetHistory& history, const CounterValues& increases);
+
+// The host of that instance in history.hosts (by instance), or null.
+FleetHost* host_named(FleetHistory& history, const std::string& instance);
+// A gap-count name for a bound in ns: gaps_over_10us_per_s, gaps_over_1ms_per_s.
+std::string threshold_name(double ns);
+// A le label's bound in ns (+inf for +Inf); NaN when it is not a positive number.
+double le_bound_ns(const std::string& le);
 
 }  // namespace jitterd

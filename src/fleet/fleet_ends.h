@@ -11,15 +11,23 @@
 // none at END; no sample within LOOKBACK of END; no sample within LOOKBACK of START although its
 // samplers started before START. A host whose samplers started inside the range and that has no
 // sample at START is read from END alone (its counters were zero at its start).
+// The application's side (fleet/fleet_application.h: watched CPUs, loops) is read by the same rules,
+// its series beside the sampled CPUs' (a host with a watch or loops and no sampled CPU is read as
+// any other); a watch or a loop can start again without the samplers (a reload that restarts the
+// probes, an application that restarts its loop), which the start time does not show: its time
+// counter (kWatchClockSeries, kLoopClockSeries) is read at 100 instants of the range, and a host
+// where it fell is read in full too.
 // Pure functions, safe from any thread.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "compare/time_range.h"
 #include "fleet/fleet_answers.h"
+#include "fleet/fleet_application.h"
 
 namespace jitterd {
 
@@ -30,6 +38,11 @@ inline constexpr const char* kSamplerStartSeries = "jitterd_sampler_start_time_s
 struct EndsAnswers {
   BatchAnswers start, end;
   Json started_at_start, started_at_end;
+  // The application's side at START and at END (null answers: not asked), and the falls of its
+  // time counters over the range (sum by (instance) and sum by (instance, loop) of resets() at 100
+  // instants; null: not asked).
+  ApplicationAnswers application_start = {}, application_end = {};
+  Json watch_restarts = {}, loop_restarts = {};
 };
 
 // What is known of one host at the two ends, apart from its counters' values.
@@ -43,12 +56,18 @@ struct HostEnds {
 std::string ends_doubt(const HostEnds& host, const TimeRange& range, double lookback);
 
 struct EndsResult {
-  CounterValues increases;         // of the hosts read at the ends
-  std::vector<FleetRead> in_full;  // the others, and why
+  CounterValues increases;                // of the hosts read at the ends
+  ApplicationValues application;          // theirs too
+  std::vector<FleetRead> in_full;         // the others, and why
+  std::map<std::string, double> counted;  // every host's counted seconds (FleetHost::counted_seconds)
   std::size_t at_ends = 0, started_inside = 0;
 };
 
 // The increases of `instances` from their ends, or why each of the others must be read in full.
+// `loops` names the loops of the application's answers (fleet/fleet_application.h).
+EndsResult ends_increases(const std::vector<std::string>& instances, const EndsAnswers& answers,
+                          const TimeRange& range, double lookback, const std::string& source, LoopNames& loops);
+// The same without loop names of the caller's (the loops' names kept for this call only).
 EndsResult ends_increases(const std::vector<std::string>& instances, const EndsAnswers& answers,
                           const TimeRange& range, double lookback, const std::string& source);
 

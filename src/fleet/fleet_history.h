@@ -52,6 +52,14 @@ struct FleetHost {
   std::string instance;
   std::map<std::string, std::string> fingerprint;  // every label but __name__ and instance
   std::map<int, std::vector<double>> cpus;         // per sampled CPU, one value per figure name
+  // The application's side (fleet/fleet_application.h), absent where the host has none: per
+  // watched CPU, one value per watched figure name; per loop (its index in loop_names), one value
+  // per loop figure name.
+  std::map<int, std::vector<double>> watched = {};
+  std::map<int, std::vector<double>> loops = {};
+  // The wall-clock seconds its counters counted over the range (END - START, or from its
+  // samplers' start when they started inside it): the watched CPUs' per-second figures' time.
+  double counted_seconds = 0;
 };
 
 // A host read in full (increase() over the range) rather than at the range's ends, and why.
@@ -69,9 +77,12 @@ struct FleetReads {
 };
 
 struct FleetHistory {
-  std::vector<FleetHost> hosts;           // by instance
-  std::vector<std::string> figure_names;  // p50_ns, ..., gaps_over_25us_per_s
-  std::vector<std::string> left_out;      // "host: why" (changed cohort inside the range, no samples)
+  std::vector<FleetHost> hosts;                   // by instance
+  std::vector<std::string> figure_names;          // p50_ns, ..., gaps_over_25us_per_s
+  std::vector<std::string> watched_figure_names;  // irqs_per_s, ... (fleet/fleet_application.h)
+  std::vector<std::string> loop_figure_names;     // a sampled CPU's: p50_ns, ...
+  std::vector<std::string> loop_names;            // every loop name read, in the order first seen
+  std::vector<std::string> left_out;              // "host: why" (changed cohort inside the range, no samples)
   std::vector<std::string> notes;
   std::size_t queries = 0;
   double most_scrapes = 0;  // of one fingerprint series: the instants of the range it was seen at

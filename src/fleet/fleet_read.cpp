@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "fleet/fleet_answers.h"
+#include "fleet/fleet_application.h"
 #include "fleet/fleet_ends.h"
 #include "fleet/fleet_history.h"
 #include "host/text.h"
@@ -117,13 +118,30 @@ void in_batches(const std::vector<std::string>& instances, std::size_t batch, co
   }
 }
 
-// The counters of a batch at the range's two ends, and the samplers' start times there.
+// The application's side of a batch (fleet/fleet_application.h), each family summed by instance,
+// unit and part: `read(metric, by)` asks one.
+ApplicationAnswers application_answers(const std::function<Json(const char*, const std::string&)>& read) {
+  ApplicationAnswers a;
+  for (std::size_t f = 0; f < kWatchFamilyCount; ++f)
+    a.watch[f] = read(kWatchFamilies[f].metric, *kWatchFamilies[f].part == '\0'
+                                                    ? std::string("instance, cpu")
+                                                    : fmt::format("instance, cpu, {}", kWatchFamilies[f].part));
+  a.loops.buckets = read("jitterd_loop_gap_seconds_bucket", "instance, loop, le");
+  a.loops.sampled = read("jitterd_loop_sampled_seconds_total", "instance, loop");
+  a.loops.interruptions = read("jitterd_loop_interruptions_total", "instance, loop");
+  a.loops.stolen = read("jitterd_loop_stolen_seconds_total", "instance, loop");
+  return a;
+}
+
+// The counters of a batch at the range's two ends, and the samplers' start times there; the falls
+// of the watch's and the loops' time counters between 100 instants of the range.
 EndsAnswers ends_answers(const PrometheusClient& client, const FleetSelection& selection,
-                         const std::vector<std::string>& instances, double lookback, std::size_t& queries) {
+                         const std::vector<std::string>& instances, double lookback, double interval,
+                         std::size_t& queries) {
   const std::string matcher = instance_matcher(instances);
-  const auto at = [&](const char* metric, const char* by, double time) {
+  const auto at = [&](const char* metric, const std::string& by, double time) {
     const std::string last = fmt::format("last_over_time({}[{}])", selector(metric, "", matcher), ms(lookback));
-    return ask(client, *by == '\0' ? last : fmt::format("sum by ({}) ({})", by, last), time, queries);
+    return ask(client, by.empty() ? last : fmt::format("sum by ({}) ({})", by, last), time, queries);
   };
   EndsAnswers a;
   for (const auto& [answers, time] :
@@ -135,6 +153,21 @@ EndsAnswers ends_answers(const PrometheusClient& client, const FleetSelection& s
   }
   a.started_at_start = at(kSamplerStartSeries, "", selection.range.start);
   a.started_at_end = at(kSamplerStartSeries, "", selection.range.end);
+  a.application_start =
+      application_answers([&](const char* m, const std::string& by) { return at(m, by, selection.range.start); });
+  a.application_end =
+      application_answers([&](const char* m, const std::string& by) { return at(m, by, selection.range.end); });
+  // 100 instants, each the last scrape within the lookback: the cost does not grow with the scrapes.
+  const double length = selection.range.end - selection.range.start;
+  const auto restarts = [&](const char* metric, const char* by) {
+    return ask(
+        client,
+        fmt::format("sum by ({}) (resets(last_over_time({}[{}])[{}:{}]))", by, selector(metric, "", matcher),
+                    ms(lookback), ms(length), ms(std::max(interval, length / 100))),
+        selection.range.end, queries);
+  };
+  a.watch_restarts = restarts(kWatchClockSeries, "instance");
+  a.loop_restarts = restarts(kLoopClockSeries, "instance, loop");
   return a;
 }
 
@@ -152,6 +185,16 @@ BatchAnswers full_answers(const PrometheusClient& client, const FleetSelection& 
   a.interruptions = increase("jitterd_sampler_interruptions_total", "instance, cpu");
   a.stolen = increase("jitterd_sampler_stolen_seconds_total", "instance, cpu");
   return a;
+}
+
+// The application's side of a batch read in full.
+ApplicationAnswers full_application_answers(const PrometheusClient& client, const FleetSelection& selection,
+                                            const std::vector<std::string>& instances, std::size_t& queries) {
+  const std::string matcher = instance_matcher(instances), range = ms(selection.range.end - selection.range.start);
+  return application_answers([&](const char* metric, const std::string& by) {
+    return ask(client, fmt::format("sum by ({}) (increase({}{{{}}}[{}]))", by, metric, matcher, range),
+               selection.range.end, queries);
+  });
 }
 
 // Hosts per batch read in full: the samples a batch loads (hosts x ~400 series of 16 CPUs x 25
@@ -174,16 +217,16 @@ std::vector<std::string> cohort_order(const FleetHistory& history, const std::st
 void leave_out_hosts_without_figures(FleetHistory& history, const PrometheusClient& client,
                                      const FleetSelection& selection) {
   const auto no_figures = std::remove_if(history.hosts.begin(), history.hosts.end(), [&](const FleetHost& h) {
-    if (!h.cpus.empty()) return false;
-    history.left_out.push_back(
-        fmt::format("{}: left out, no sampled CPU with gap-histogram samples in the range", h.instance));
+    if (!h.cpus.empty() || !h.watched.empty() || !h.loops.empty()) return false;
+    history.left_out.push_back(fmt::format(
+        "{}: left out, no sampled CPU with gap-histogram samples, watched CPU or loop in the range", h.instance));
     return true;
   });
   history.hosts.erase(no_figures, history.hosts.end());
   if (history.hosts.empty())
     throw BaselineError(kExitBadBaseline,
-                        fmt::format("{}: empty range: no host has sampler series between {} and {}", client.url(),
-                                    utc_text(selection.range.start), utc_text(selection.range.end)));
+                        fmt::format("{}: empty range: no host has sampler, watch or loop series between {} and {}",
+                                    client.url(), utc_text(selection.range.start), utc_text(selection.range.end)));
 }
 
 }  // namespace
@@ -199,11 +242,16 @@ FleetHistory read_fleet_history(const PrometheusClient& client, const FleetSelec
   history.most_scrapes = length / interval;
   history.reads.scrape_interval = interval;
   history.reads.lookback = lookback;
+  LoopNames loops(history.loop_names);
   in_batches(cohort_order(history, selection.by), kMostHostsPerBatch, client, selection, history,
              [&](const std::vector<std::string>& some, const std::string& source) {
-               EndsResult ends = ends_increases(some, ends_answers(client, selection, some, lookback, queries),
-                                                selection.range, lookback, source);
+               EndsResult ends =
+                   ends_increases(some, ends_answers(client, selection, some, lookback, interval, queries),
+                                  selection.range, lookback, source, loops);
+               for (const auto& [instance, seconds] : ends.counted)
+                 if (FleetHost* host = host_named(history, instance)) host->counted_seconds = seconds;
                add_figures(history, ends.increases);
+               add_application_figures(history, ends.application);
                history.reads.at_ends += ends.at_ends;
                history.reads.started_inside += ends.started_inside;
                for (FleetRead& read : ends.in_full) history.reads.in_full.push_back(std::move(read));
@@ -213,7 +261,11 @@ FleetHistory read_fleet_history(const PrometheusClient& client, const FleetSelec
   in_batches(full, full_batch_size(history.most_scrapes), client, selection, history,
              [&](const std::vector<std::string>& some, const std::string& source) {
                add_batch_figures(history, full_answers(client, selection, some, queries), source);
+               add_application_figures(
+                   history,
+                   application_values(full_application_answers(client, selection, some, queries), source, loops));
              });
+  if (std::string passed = loops.passed_over(); !passed.empty()) history.notes.push_back(std::move(passed));
   history.queries = queries;
   leave_out_hosts_without_figures(history, client, selection);
   return history;

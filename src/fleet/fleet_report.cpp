@@ -9,6 +9,7 @@
 #include <set>
 
 #include "compare/allowances.h"
+#include "fleet/fleet_rows.h"
 #include "host/text.h"
 #include "report/baseline_file.h"
 #include "report/render.h"
@@ -137,12 +138,13 @@ FleetReport analyse_fleet(const FleetHistory& history, const FleetSelection& sel
   r.reads = history.reads;
   const bool guest = std::any_of(history.hosts.begin(), history.hosts.end(),
                                  [](const FleetHost& h) { return field_of(h, "hypervisor") == "yes"; });
-  const std::vector<FigureSpec> figures =
-      fleet_figures(history.figure_names, selection.range.end - selection.range.start, guest);
+  FleetRows rows = fleet_rows(history, selection.range.end - selection.range.start, guest);
+  const std::vector<FigureSpec>& figures = rows.specs;
   std::map<std::string, std::vector<HostValues>> cohorts;
   std::vector<ClassedHost> classed;
-  for (const FleetHost& h : history.hosts) {
-    HostValues v{h.instance, field_of(h, "cpu_model"), host_values(h, history.figure_names.size())};
+  for (std::size_t i = 0; i < history.hosts.size(); ++i) {
+    const FleetHost& h = history.hosts[i];
+    HostValues v{h.instance, field_of(h, "cpu_model"), std::move(rows.values[i])};
     cohorts[field_of(h, selection.by)].push_back(v);
     classed.push_back({v, class_key(h, selection), h.fingerprint});
   }
@@ -178,6 +180,7 @@ FleetReport analyse_fleet(const FleetHistory& history, const FleetSelection& sel
   r.figures = figures;
   r.cohort_hosts = std::move(cohorts);
   r.not_judged = not_judged_reasons(r);
+  r.not_judged.insert(r.not_judged.end(), rows.not_judged.begin(), rows.not_judged.end());
   return r;
 }
 

@@ -49,10 +49,40 @@ def instance(h):
     return f"host-{h:04d}:9978"
 
 
-def write_fleet(path, hosts, cpus, times, fingerprint_times, probe_times, started):
+def write_application(f, hosts, cpus, times, counted):
+    """The application's side (--application): per host `cpus` watched CPUs (hard interrupts by two
+    causes, preemptions, preempted time, the application's run time) and one loop, rx0 (a sampled
+    CPU's families), counting as the sampler counters do."""
+    families = {"jitterd_watch_irqs_total": [("timer", 100), ("device_irq", 5)],
+                "jitterd_watch_preemptions_total": [(None, 2)],
+                "jitterd_watch_stolen_seconds_total": [("preempted", 4e-5)],
+                "jitterd_watch_application_run_seconds_total": [(None, 0.98)]}
+    for name, parts in families.items():
+        f.write(f"# TYPE {name[:-len('_total')]} counter\n")
+        for h in range(hosts):
+            for c in range(cpus):
+                for cause, per_s in parts:
+                    labels = f'instance="{instance(h)}",job="jitterd",cpu="{100 + c}"' + (
+                        f',cause="{cause}"' if cause else "")
+                    f.writelines(f"{name}{{{labels}}} {per_s * 60 * counted(t):.6g} {t}\n" for t in times)
+    f.write("# TYPE jitterd_loop_gap_seconds histogram\n")
+    for h in range(hosts):
+        for le in BOUNDS + [math.inf]:
+            share = 1.0 if math.isinf(le) else 1 - min(1.0, 0.5 * (1e-7 / le) ** 1.3 if le >= 1e-7 else 1)
+            label = "+Inf" if math.isinf(le) else repr(le)
+            f.writelines(f'jitterd_loop_gap_seconds_bucket{{instance="{instance(h)}",job="jitterd",loop="rx0",'
+                         f'cpu="3",le="{label}"}} {round(share * 6e7 * counted(t))} {t}\n' for t in times)
+    for name, per in (("sampled_seconds", 59.4), ("interruptions", 6000), ("stolen_seconds", 0.03)):
+        f.write(f"# TYPE jitterd_loop_{name} counter\n")
+        for h in range(hosts):
+            f.writelines(f'jitterd_loop_{name}_total{{instance="{instance(h)}",job="jitterd",loop="rx0",cpu="3"}} '
+                         f'{per * counted(t):.6g} {t}\n' for t in times)
+
+
+def write_fleet(path, hosts, cpus, times, fingerprint_times, probe_times, started, application=False):
     """OpenMetrics of the fleet: counters at `times` (each counts per scrape interval since
     `started`), the fingerprint at `fingerprint_times` (every probe_times for the first, middle and
-    last host)."""
+    last host); the application's side too with `application`."""
     rng = random.Random(1)
     probes = {0, hosts // 2, hosts - 1}
     interval = times[1] - times[0] if len(times) > 1 else 60
@@ -84,6 +114,8 @@ def write_fleet(path, hosts, cpus, times, fingerprint_times, probe_times, starte
             for (h, c) in tails:
                 f.writelines(f'jitterd_sampler_{name}_total{{instance="{instance(h)}",job="jitterd",cpu="{c}"}} '
                              f'{per * counted(t):.6g} {t}\n' for t in times)
+        if application:
+            write_application(f, hosts, cpus, times, counted)
         f.write("# EOF\n")
 
 
@@ -154,11 +186,11 @@ def measure(binary, prometheus):
             server_cpu)
 
 
-def serve(times, fingerprint_times, probe_times, hosts, cpus, started, workdir, body):
+def serve(times, fingerprint_times, probe_times, hosts, cpus, started, workdir, body, application=False):
     """Builds the TSDB, starts Prometheus and the proxy, and runs body(prometheus dict)."""
     source = os.path.join(workdir, "fleet.om")
     began = time.monotonic()
-    write_fleet(source, hosts, cpus, times, fingerprint_times, probe_times, started)
+    write_fleet(source, hosts, cpus, times, fingerprint_times, probe_times, started, application)
     size = os.path.getsize(source)
     data = os.path.join(workdir, "data")
     shutil.rmtree(data, ignore_errors=True)
@@ -204,7 +236,7 @@ def densities(args, workdir):
                     results[(scrapes, name)] = measure(binary, prometheus)
                     print(row(f"{name}", results[(scrapes, name)]), flush=True)
 
-        serve(times, times, times, args.hosts, args.cpus, times[0] - 600, workdir, body)
+        serve(times, times, times, args.hosts, args.cpus, times[0] - 600, workdir, body, args.application)
     print("ratios, 1,000 scrapes over 10 (1.0: flat):")
     for name in ("ends", "every scrape (--old)"):
         if (10, name) in results:
@@ -235,6 +267,8 @@ def main():
     parser.add_argument("--mode", choices=("densities", "large", "both"), default="both")
     parser.add_argument("--hosts", type=int, default=None, help="densities: 20; large: 1000")
     parser.add_argument("--cpus", type=int, default=None, help="densities: 4; large: 16")
+    parser.add_argument("--application", action="store_true",
+                        help="densities: each host also watches as many CPUs as it samples and runs a loop")
     args = parser.parse_args()
     if prometheus_harness.missing() or not shutil.which("promtool"):
         print("SKIP: prometheus or promtool not installed")

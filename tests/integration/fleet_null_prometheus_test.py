@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """jitterd fleet's false alarm rate through the whole pipeline: 50 seeds of a fleet with no effect,
 each 40 hosts (20 on each of two kernels, two CPU models, host-to-host spread as in
-fleet_prometheus_test.py, 2 sampled CPUs), written as OpenMetrics shaped like jitterd's scrape into
-one real Prometheus's TSDB (promtool tsdb create-blocks-from openmetrics; the seeds told apart by
+fleet_prometheus_test.py, 2 sampled CPUs; the application's side too: 2 watched CPUs on every
+host, a quarter of them by bpf, the loop rx0 on two thirds, each with host-to-host spread),
+written as OpenMetrics shaped like jitterd's scrape into one real Prometheus's TSDB (promtool tsdb create-blocks-from openmetrics; the seeds told apart by
 their instance names), then `jitterd fleet --by kernel --where 'instance=~"sNN-.*"'` per seed.
 Required: the share of seeds with any verdict at or below alpha (0.05), every seed's A/A line
 printed; the seeds are fixed (random.Random(seed)), so the test cannot flake.
@@ -33,14 +34,19 @@ SEEDS, HOSTS, ALPHA = 50, 40, 0.05
 
 
 def null_fleet(seed):
-    rng = random.Random(seed)
+    rng, app = random.Random(seed), random.Random(seed + 1000)
     out = []
     for h in range(HOSTS):
         model = "Intel Xeon X" if h % 3 else "Intel Xeon Y"
         out.append({"instance": f"s{seed:02d}-host-{h:02d}:9100",
                     "kernel": ["6.1.0-13-amd64" if h % 2 else "6.6.0-1-amd64"], "model": model,
                     "tail": math.exp(rng.gauss(0, 0.25)) * (1.5 if model.endswith("Y") else 1),
-                    "rate": 100 * math.exp(rng.gauss(0, 0.2)), "bios": "1.4"})
+                    "rate": 100 * math.exp(rng.gauss(0, 0.2)), "bios": "1.4",
+                    # The application's side, with host-to-host spread and no effect: every host
+                    # watched (a quarter by bpf), the loop rx0 on two thirds of them.
+                    "watch": "bpf" if h % 4 == 0 else "counts", "watch_rate": math.exp(app.gauss(0, 0.2)),
+                    "loops": {"rx0": {"tail": math.exp(app.gauss(0, 0.25)), "rate": 50 * math.exp(app.gauss(0, 0.2))}}
+                    if h % 3 != 2 else {}})
     return out
 
 
@@ -84,6 +90,9 @@ class FleetNull(unittest.TestCase):
             answer = json.loads(result.stdout)
             self.assertEqual(sum(c["hosts"] for c in answer["cohorts"]), HOSTS)
             verdicts = [r for r in answer["comparisons"] if r["verdict"] in ("worse", "better")]
+            figures = {r["figure"] for r in answer["comparisons"]}
+            self.assertTrue([f for f in figures if f.startswith("watched ")], figures)  # the new rows are tested
+            self.assertTrue([f for f in figures if f.startswith("loop rx0: ")], figures)
             print(f"seed {seed}: {len(verdicts)} verdicts; A/A {answer['aa']['with_verdict']} of "
                   f"{answer['aa']['splits']}", file=sys.stderr)
             if verdicts:

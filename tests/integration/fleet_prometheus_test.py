@@ -23,6 +23,15 @@ one is alone on kernel 7.0.
     full and listed with why: one restarts inside the range (its counters begin again at zero),
     one exports no jitterd_sampler_start_time_seconds, one's clock is 10 minutes ahead; one starts
     inside the range and is read from zero. Each keeps its planted figures;
+  - the application's side (fleet_application_series.py: 2 watched CPUs on nine hosts in ten,
+    half by bpf; the loop rx0 on two in three): microcode 0x2c (every other host, both kernels)
+    triples its watched CPUs' preemptions and preempted time and leaves its sampled CPUs alone:
+    `--by microcode` finds the watched rows `worse` and no sampled row; the hosts without a watch
+    are absent from the watched rows (null, counted in "Not judged"); host-042's loop, 50x its
+    class's tail, is listed as drifted by its loop rows alone; a host whose application restarts
+    its loop inside the range (jitterd does not restart) is read in full naming the loop; the
+    exact hosts keep their planted watched figures; a hostile loop name is escaped on the page and
+    a 300-byte one passed over with a note;
   - bad input: an unknown --by (64), an unknown --reference (64), a range with no data (65),
     a port nothing listens on (69), a server answering Prometheus's own error (65), an engine
     without last_over_time (65), a range ending in the future (64).
@@ -47,6 +56,7 @@ import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "grafana"))
+import fleet_application_series as application  # noqa: E402
 import harness  # noqa: E402
 import prometheus_harness  # noqa: E402
 
@@ -60,7 +70,16 @@ RESTARTED = "host-restarted:9100"  # its samplers restart at scrape 12: its coun
 LATE = "host-late:9100"  # its first scrape is the 10th: its samplers started inside the range
 OLD = "host-old:9100"  # exports no jitterd_sampler_start_time_seconds (jitterd 0.1.0)
 AHEAD = "host-ahead:9100"  # its clock is 10 minutes ahead of Prometheus's
+RELOOPED = "host-relooped:9100"  # its application restarts its loop at scrape 15; jitterd does not restart
 BASE = 5  # intervals the counters hold at the range's start (the samplers started before it)
+# The application's side: microcode 0x2c (every other host, on both kernels and both CPU models)
+# triples its watched CPUs' preemptions and preempted time, and leaves its sampled CPUs alone;
+# host-042's loop rx0 has a tail 50x its class's; every tenth host has no watch, a third no loop;
+# a few hosts have a loop whose name is hostile, one a name too long to be read.
+WATCH_EFFECT = 3
+LOOP_DRIFTED = "host-042:9100"
+HOSTILE_LOOP = '<b>odd "loop"\\ \u00e9'
+LONG_LOOP = "L" * 300
 
 
 def survival(le_ns, tail_factor):
@@ -83,15 +102,37 @@ def hosts(seed=5):
             assert kernel.startswith("6.1") and model.endswith("X")
         out.append({"instance": instance, "kernel": [kernel], "model": model, "tail": tail, "rate": rate,
                     "bios": "0.9" if instance in PLANTED else "1.4"})
+    add_application(out, random.Random(seed + 1000))
     out.append({"instance": CHANGER, "kernel": ["6.1.0-13-amd64", "6.6.0-1-amd64"], "model": "Intel Xeon X",
                 "tail": 1.0, "rate": 100.0, "bios": "1.4"})
     out.append({"instance": LONE, "kernel": ["7.0.0-1-amd64"], "model": "Intel Xeon X", "tail": 1.0, "rate": 100.0,
                 "bios": "1.4"})
     for instance, how in ((RESTARTED, {"restart_at": 12}), (LATE, {"first_scrape": 10}), (OLD, {"no_start": True}),
-                          (AHEAD, {"clock_ahead": 600})):
+                          (AHEAD, {"clock_ahead": 600}),
+                          (RELOOPED, {"loops": {"rx0": {"tail": 1.0, "rate": 100.0, "restart_at": 15}}})):
         out.append({"instance": instance, "kernel": ["6.1.0-13-amd64"], "model": "Intel Xeon X", "tail": 1.0,
-                    "rate": 100.0, "bios": "1.4", "exact": True, **how})
+                    "rate": 100.0, "bios": "1.4", "exact": True, "watch": "counts", **how})
     return out
+
+
+def add_application(fleet, rng):
+    """The application's side of the 200 hosts (drawn from an RNG of its own: the sampled CPUs'
+    figures stay those the test was sized on)."""
+    for h, host in enumerate(fleet):
+        host["microcode"] = "0x2c" if h % 2 else "0x2b"
+        host["watch_rate"] = math.exp(rng.gauss(0, 0.2))
+        host["watch_effect"] = WATCH_EFFECT if h % 2 else 1
+        if h % 10 != 9:
+            host["watch"] = "bpf" if h % 4 in (0, 1) else "counts"  # both microcodes, both kernels
+        loops = {}
+        if h % 3 != 2:
+            loops["rx0"] = {"tail": math.exp(rng.gauss(0, 0.25)) * (50 if host["instance"] == LOOP_DRIFTED else 1),
+                            "rate": 50 * math.exp(rng.gauss(0, 0.2))}
+        if 10 <= h < 16:
+            loops[HOSTILE_LOOP] = {"tail": 1.0, "rate": 50.0}
+        if h == 16:
+            loops[LONG_LOOP] = {"tail": 1.0, "rate": 50.0}
+        host["loops"] = loops
 
 
 def le_text(ns):
@@ -125,7 +166,7 @@ def openmetrics(fleet, start, rng):
         for k, kernel in enumerate(host["kernel"]):
             part = scraped if len(host["kernel"]) == 1 else (times[:SCRAPES // 2] if k == 0 else times[SCRAPES // 2:])
             labels = (f'instance="{host["instance"]}",job="jitterd",kernel="{kernel}",cmdline="quiet",'
-                      f'microcode="0x2b",bios_vendor="Acme",bios_version="{host["bios"]}",bios_date="01/01/2025",'
+                      f'microcode="{host.get("microcode", "0x2b")}",bios_vendor="Acme",bios_version="{host["bios"]}",bios_date="01/01/2025",'
                       f'cpu_model="{host["model"]}",hypervisor="no"')
             lines += [f"jitterd_fingerprint_info{{{labels}}} 1 {t}" for t in part]
     lines.append("# TYPE jitterd_sampler_start_time_seconds gauge")
@@ -158,6 +199,8 @@ def openmetrics(fleet, start, rng):
                 if elapsed(host, i) is not None:
                     lines.append(f'jitterd_sampler_{name}_total{{instance="{instance}",job="jitterd",cpu="{cpu}"}} '
                                  f'{per_interval(rate) * elapsed(host, i):.9g} {t}')
+    lines += application.watch_families(fleet, times, rng, elapsed, INTERVAL)
+    lines += application.loop_families(fleet, times, elapsed, survival, BOUNDS_NS, gaps_per_interval)
     lines.append("# EOF")
     return "\n".join(lines) + "\n"
 
@@ -273,10 +316,73 @@ class FleetPrometheus(unittest.TestCase):
 
     def test_planted_hosts_and_no_other(self):
         drifted = {r["host"] for r in self.answer["drifted_hosts"]}
-        self.assertEqual(drifted, PLANTED, self.answer["drifted_hosts"])
+        self.assertEqual(drifted, PLANTED | {LOOP_DRIFTED}, self.answer["drifted_hosts"])
         for row in self.answer["drifted_hosts"]:
-            self.assertIn("bios_version", row["differs_in"].split(), row)
             self.assertGreater(row["ratio"], 1, row)
+            if row["host"] == LOOP_DRIFTED:  # its loop alone: its sampled and watched CPUs are its class's
+                self.assertTrue(row["figure"].startswith("loop rx0: "), row)
+            else:
+                self.assertIn("bios_version", row["differs_in"].split(), row)
+        self.assertTrue([r for r in self.answer["drifted_hosts"]
+                         if r["host"] == LOOP_DRIFTED and r["figure"] == "loop rx0: p99_99_ns"])
+
+    def test_watched_effect_found_by_microcode(self):
+        result = self.run_fleet("--format", "json", by="microcode")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        a = json.loads(result.stdout)
+        self.assertEqual(a["reference"], "0x2b", a["cohorts"])
+        rows = [r for r in a["comparisons"] if r["microcode"] == "0x2c"]
+        for figure in ("watched preemptions_per_s", "watched preempted_share"):
+            found = [r for r in rows if r["figure"].startswith(figure + " (")]
+            self.assertEqual(len(found), 2, rows)
+            for row in found:
+                self.assertEqual(row["verdict"], "worse", row)
+                self.assertGreater(row["shift_low"], 0, row)
+                self.assertEqual(row["hosts"], 80, row)  # every fifth 0x2c host has no watch: absent
+        for row in rows:
+            if not row["figure"].startswith(("watched preempt", "watched stolen_share")):
+                self.assertNotIn(row["verdict"], ("worse", "better"), row)  # its sampled CPUs and loops untouched
+        self.assertTrue([r for r in rows if r["figure"].startswith("loop rx0: ")])
+        not_judged = "\n".join(a["not_judged"])
+        # 20 of the 200 and the lone host; the host that changed kernel is kept by microcode.
+        self.assertIn("watched CPUs: 22 of 207 hosts have none", not_judged)
+        self.assertIn("loop rx0: on ", not_judged)
+        hosts = {h["host"]: h for h in a["hosts"]}
+        self.assertIsNone(hosts["host-009:9100"]["watched preemptions_per_s (worst CPU)"])
+        self.assertIsNone(hosts["host-002:9100"]["loop rx0: p99_ns"])
+        self.assertIsNotNone(hosts["host-000:9100"]["watched stolen_share (worst CPU)"])  # bpf
+        self.assertIsNone(hosts["host-002:9100"]["watched stolen_share (worst CPU)"])  # counts: not timed
+
+    def test_application_side_read_like_the_sampled_cpus(self):
+        hosts = {h["host"]: h for h in self.answer["hosts"]}
+        # The exact hosts, at the ends or in full: 2 preemptions a second of wall time on each
+        # watched CPU, 20 us each; the relooped host's loop 100 interruptions a wall second. The
+        # restarted host's counts between its last scrape and its restart (30 s of the 30 min)
+        # are lost with the process: its rates over the range's wall time are 29.5/30 of them.
+        for host in (RESTARTED, LATE, OLD, AHEAD, RELOOPED):
+            counted = 29.5 / 30 if host == RESTARTED else 1
+            for which in ("worst", "median"):
+                self.assertAlmostEqual(hosts[host][f"watched preemptions_per_s ({which} CPU)"] / (2.0 * counted), 1,
+                                       3, hosts[host])
+                self.assertAlmostEqual(hosts[host][f"watched preempted_share ({which} CPU)"] / (4e-5 * counted), 1,
+                                       3, hosts[host])
+        self.assertAlmostEqual(hosts[RELOOPED]["loop rx0: interruptions_per_s"] / (6000 / 59.4), 1, 3)
+        why = {r["host"]: r["why"] for r in self.answer["reads"]["in_full"]}
+        self.assertIn('loop "rx0" started again inside the range', why[RELOOPED])
+
+    def test_hostile_loop_names(self):
+        self.assertIn(f"loop {HOSTILE_LOOP}: p99_ns", self.answer["hosts"][0])
+        notes = "\n".join(self.answer["notes"])
+        self.assertIn("over 128 bytes", notes)
+        self.assertNotIn(LONG_LOOP, json.dumps(self.answer))
+        html = self.run_fleet("--format", "html")
+        self.assertEqual(html.returncode, 0, html.stderr)
+        self.assertNotIn("<b>odd", html.stdout)
+        self.assertIn("loop &lt;b&gt;odd &quot;loop&quot;", html.stdout)
+        for form in ("table", "csv"):
+            out = self.run_fleet("--format", form)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertIn("<b>odd", out.stdout)
 
     def test_changed_host_left_out_and_lone_cohort_too_few(self):
         left = "\n".join(self.answer["left_out"])
@@ -286,12 +392,12 @@ class FleetPrometheus(unittest.TestCase):
         self.assertTrue(lone)
         self.assertTrue(all(r["verdict"] == "too few hosts" for r in lone), lone)
         hosts_seen = sum(c["hosts"] for c in self.answer["cohorts"])
-        self.assertEqual(hosts_seen, 205)
+        self.assertEqual(hosts_seen, 206)
 
     def test_read_at_the_ends_but_the_restarted_host_in_full(self):
         reads = self.answer["reads"]
         in_full = {r["host"]: r["why"] for r in reads["in_full"]}
-        self.assertEqual(set(in_full), {RESTARTED, OLD, AHEAD}, reads)
+        self.assertEqual(set(in_full), {RESTARTED, OLD, AHEAD, RELOOPED}, reads)
         self.assertIn("restarted inside the range", in_full[RESTARTED])
         self.assertIn("no jitterd_sampler_start_time_seconds", in_full[OLD])
         self.assertIn("clock is ahead of Prometheus's", in_full[AHEAD])
@@ -318,7 +424,7 @@ class FleetPrometheus(unittest.TestCase):
         csv = self.run_fleet("--format", "csv")
         read_in_full = csv.stdout[csv.stdout.rfind("\n\nhost,why\n"):]  # the last table
         self.assertIn(f"\n{RESTARTED},restarted inside the range", read_in_full)
-        self.assertEqual(read_in_full.count("\n"), 2 + 1 + 3, read_in_full)  # a blank line, the header, 3 hosts
+        self.assertEqual(read_in_full.count("\n"), 2 + 1 + 4, read_in_full)  # a blank line, the header, 4 hosts
 
     def test_refused_batch_is_halved(self):
         notes = "\n".join(self.answer["notes"])
@@ -337,7 +443,8 @@ class FleetPrometheus(unittest.TestCase):
         self.assertEqual(html.returncode, 0, html.stderr)
         self.assertTrue(html.stdout.startswith("<!DOCTYPE html>"), html.stdout[:100])
         self.assertIn("A/A: ", html.stdout)
-        self.assertEqual(html.stdout.count("<svg"), 22)  # one strip plot per figure row
+        # One strip plot per figure row: 22 sampled, 26 watched, 11 for each of the two loops read.
+        self.assertEqual(html.stdout.count("<svg"), 22 + 26 + 2 * 11)
         self.assertIn("(ref.)", html.stdout)
         self.assertNotIn("<script", html.stdout)
         csv = self.run_fleet("--format", "csv")

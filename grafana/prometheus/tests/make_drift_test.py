@@ -16,6 +16,11 @@ A synthetic fleet of known truth, 1 minute scrapes, one sampled CPU a host, ever
   computation of it (interpolated quantiles, as Prometheus's).
 - class "Xeon D" (8 hosts): 5 normal, 3 with the p99.99 19.8x (a bucket away): the MAD is 0, the
   quartiles see the three, so the spread is ln(19.8) / 1.349 and none of them is outside.
+- class "Xeon W" (6 hosts, the application's watched CPUs only, no sampled CPU): w1..w5 1
+  preemption a second on their watched CPU, w6 50 (outside: beyond 5 x the cv 0.7, e^3.5 = 33x);
+  their hard interrupts all alike (none outside).
+- class "Xeon L" (6 hosts, a loop "rx0" only): l6's loop a p99.99 19.8x its class's (outside,
+  with its loop label); the loop is matched across hosts by its name.
 
 The fleet dashboard's "Drifted hosts" query (from grafana/dashboards/jitterd-fleet.json, every job
 and instance selected) is checked on the same fleet: f and h, with their BIOS version and microcode.
@@ -54,6 +59,27 @@ def host(name, model, tail_share, tail_minutes=MINUTES, interruptions_per_s=1.0,
     return series
 
 
+def fingerprint(name, model, bios="2.1"):
+    return (f'jitterd_fingerprint_info{{job="jitterd", instance="{name}:9978", kernel="6.1.0-13-amd64", '
+            f'cpu_model="{model}", bios_version="{bios}", microcode="0xd0003a5"}}', f"1x{MINUTES}")
+
+
+def watched_host(name, model, preemptions_per_s):
+    labels = f'job="jitterd", instance="{name}:9978", cpu="4"'
+    return [(f"jitterd_watch_preemptions_total{{{labels}}}", counter([(60 * preemptions_per_s, MINUTES)])),
+            (f'jitterd_watch_irqs_total{{{labels}, cause="timer"}}', counter([(60 * 100, MINUTES)])),
+            fingerprint(name, model)]
+
+
+def loop_host(name, model, tail_share):
+    """A host with the loop rx0 only: its gaps as host()'s sampled CPU's."""
+    labels = f'job="jitterd", instance="{name}:9978", loop="rx0", cpu="3"'
+    series = [(f'jitterd_loop_gap_seconds_bucket{{{labels}, le="1e-05"}}', counter([(PER_MIN * (1 - tail_share), MINUTES)]))]
+    for le in ("0.0002", "+Inf"):
+        series.append((f'jitterd_loop_gap_seconds_bucket{{{labels}, le="{le}"}}', counter([(PER_MIN, MINUTES)])))
+    return series + [fingerprint(name, model)]
+
+
 def tail_share_for(p9999):
     """The share of gaps in (10 us, 200 us] that puts the interpolated p99.99 at p9999 seconds."""
     return 0.0001 / (1 - (p9999 - 10e-6) / 190e-6)
@@ -87,19 +113,24 @@ HOSTS = ([host(n, "Xeon A", 0) for n in "abcde"] + [host("f", "Xeon A", 0, inter
          + [host(n, "Xeon B", 0) for n in ("b1", "b2", "b3")] + [host("b4", "Xeon B", 0.01)]
          + [host(n, "Xeon C", 0) for n in ("c1", "c2", "c3", "c4", "c5")] + [host("c6", "Xeon C", 0.01, 20)]
          + [host(f"d{i}", "Xeon D", 0) for i in range(1, 6)] + [host(f"d{i}", "Xeon D", 0.01) for i in range(6, 9)]
-         + [host(f"e{i}", "Xeon E", share) for i, share in enumerate(E_SHARES, start=1)])
+         + [host(f"e{i}", "Xeon E", share) for i, share in enumerate(E_SHARES, start=1)]
+         + [watched_host(f"w{i}", "Xeon W", 50.0 if i == 6 else 1.0) for i in range(1, 7)]
+         + [loop_host(f"l{i}", "Xeon L", 0.01 if i == 6 else 0) for i in range(1, 7)])
 
-DESCRIPTION = ("The {figure} of {host}:9978 (kernel 6.1.0-13-amd64) is {ratio} times the median of its class "
-               "(cpu_model Xeon A), beyond 5 robust spreads for 30m; `jitterd fleet --class ...` names the "
+DESCRIPTION = ("The {figure}{loop} of {host}:9978 (kernel 6.1.0-13-amd64) is {ratio} times the median of its "
+               "class (cpu_model {model}), beyond 5 robust spreads for 30m; `jitterd fleet --class ...` names the "
                "fingerprint fields in which it differs.")
 
 
-def alert(host_name, figure, ratio):
+def alert(host_name, figure, ratio, model="Xeon A", loop=None):
+    loop_label = f", loop: {loop}" if loop else ""
+    description = DESCRIPTION.format(figure=figure, loop=f" of loop {loop}" if loop else "", host=host_name,
+                                     ratio=ratio, model=model)
     return (f"          - exp_labels: {{severity: warning, job: jitterd, instance: \"{host_name}:9978\", "
-            f"cpu_model: Xeon A, kernel: 6.1.0-13-amd64, figure: {figure}}}\n"
+            f"cpu_model: {model}, kernel: 6.1.0-13-amd64, figure: {figure}{loop_label}}}\n"
             f"            exp_annotations:\n"
             f"              summary: \"A host's jitter lies far outside its class of identical hardware.\"\n"
-            f"              description: \"{DESCRIPTION.format(figure=figure, host=host_name, ratio=ratio)}\"\n")
+            f"              description: \"{description}\"\n")
 
 
 def main():
@@ -117,9 +148,20 @@ def main():
         print(f"          - labels: 'cpu_model:jitterd_drift_figure_ln:hosts{{cpu_model=\"{model}\", figure=\"p99_99_seconds_worst_cpu\"}}'\n"
               f"            value: {n}")
     print("      - expr: instance:jitterd_drift_outside_class:bool == 1\n        eval_time: 40m\n        exp_samples:")
-    for h, figure in (("f", "interruptions_per_second_worst_cpu"), ("h", "p99_99_seconds_worst_cpu")):
-        print(f"          - labels: 'instance:jitterd_drift_outside_class:bool{{job=\"jitterd\", instance=\"{h}:9978\", cpu_model=\"Xeon A\", "
-              f"kernel=\"6.1.0-13-amd64\", figure=\"{figure}\"}}'\n            value: 1")
+    for h, figure, model, extra in (("f", "interruptions_per_second_worst_cpu", "Xeon A", ""),
+                                    ("h", "p99_99_seconds_worst_cpu", "Xeon A", ""),
+                                    ("w6", "watched_preemptions_per_second_worst_cpu", "Xeon W", ""),
+                                    ("l6", "loop_p99_99_seconds", "Xeon L", ", loop=\"rx0\"")):
+        print(f"          - labels: 'instance:jitterd_drift_outside_class:bool{{job=\"jitterd\", instance=\"{h}:9978\", cpu_model=\"{model}\", "
+              f"kernel=\"6.1.0-13-amd64\", figure=\"{figure}\"{extra}}}'\n            value: 1")
+    # The application's classes: the watched CPUs' hosts, and the loop's by its name.
+    print("      - expr: cpu_model:jitterd_drift_figure_ln:hosts{cpu_model=~\"Xeon W|Xeon L\"}\n"
+          "        eval_time: 40m\n        exp_samples:")
+    for model, figure, extra in (("Xeon W", "watched_preemptions_per_second_worst_cpu", ""),
+                                 ("Xeon W", "watched_irqs_per_second_worst_cpu", ""),
+                                 ("Xeon L", "loop_p99_99_seconds", ", loop=\"rx0\"")):
+        print(f"          - labels: 'cpu_model:jitterd_drift_figure_ln:hosts{{cpu_model=\"{model}\", figure=\"{figure}\"{extra}}}'\n"
+              f"            value: 6")
     # b4 is outside its class, which is too small to judge; c6 is back inside.
     print("      - expr: instance:jitterd_drift_outside_class:bool{instance=~\"b4:9978|c6:9978\"}\n"
           "        eval_time: 40m\n        exp_samples:")
@@ -157,10 +199,14 @@ def main():
     query = panel["targets"][0]["expr"].replace("$job", ".+").replace("$instance", ".+")
     # The ratio in thousandths (floating point: the last digits depend on the order of operations).
     print(f"      - expr: {json.dumps('round(1000 * (' + query + '))')}\n        eval_time: 40m\n        exp_samples:")
-    for h, figure, bios, ratio in (("f", "interruptions_per_second_worst_cpu", "2.1", (10 + 1 / 300) / (1 + 1 / 300)),
-                                   ("h", "p99_99_seconds_worst_cpu", "1.9", (10e-6 + 0.99 * 190e-6) / 9.999e-6)):
-        print(f"          - labels: '{{job=\"jitterd\", instance=\"{h}:9978\", cpu_model=\"Xeon A\", "
-              f"kernel=\"6.1.0-13-amd64\", figure=\"{figure}\", bios_version=\"{bios}\", microcode=\"0xd0003a5\"}}'\n"
+    p9999_19x = (10e-6 + 0.99 * 190e-6) / 9.999e-6
+    for h, figure, bios, ratio, model, extra in (
+            ("f", "interruptions_per_second_worst_cpu", "2.1", (10 + 1 / 300) / (1 + 1 / 300), "Xeon A", ""),
+            ("h", "p99_99_seconds_worst_cpu", "1.9", p9999_19x, "Xeon A", ""),
+            ("w6", "watched_preemptions_per_second_worst_cpu", "2.1", (50 + 1 / 300) / (1 + 1 / 300), "Xeon W", ""),
+            ("l6", "loop_p99_99_seconds", "2.1", p9999_19x, "Xeon L", ", loop=\"rx0\"")):
+        print(f"          - labels: '{{job=\"jitterd\", instance=\"{h}:9978\", cpu_model=\"{model}\", "
+              f"kernel=\"6.1.0-13-amd64\", figure=\"{figure}\"{extra}, bios_version=\"{bios}\", microcode=\"0xd0003a5\"}}'\n"
               f"            value: {round(1000 * ratio)}")
     print("    alert_rule_test:")
     # Outside from the second minute: pending at 20m, firing from 31m on; c6 was outside ~24 min.
@@ -169,6 +215,8 @@ def main():
         print(f"      - eval_time: {t}\n        alertname: JitterdHostDriftedFromClass\n        exp_alerts:")
         print(alert("f", "interruptions_per_second_worst_cpu", "9.97"), end="")
         print(alert("h", "p99_99_seconds_worst_cpu", "19.8"), end="")
+        print(alert("l6", "loop_p99_99_seconds", "19.8", "Xeon L", "rx0"), end="")
+        print(alert("w6", "watched_preemptions_per_second_worst_cpu", "49.8", "Xeon W"), end="")
 
 
 if __name__ == "__main__":
