@@ -267,6 +267,7 @@ TEST_CASE("hostile loop names: bounded in number and length, inert in every form
   const std::string text = fleet_text(r), csv = fleet_csv(r), page = fleet_html(r), json = fleet_json(r);
   CHECK(page.find("<script") == std::string::npos);
   CHECK_THAT(page, Catch::Contains("loop &lt;script&gt;alert(1)&lt;/script&gt;"));
+  CHECK_THAT(page, Catch::Contains("its worst or its median sampled or watched CPU, or its loop"));
   for (const std::string* out : {&text, &csv, &page}) {
     CHECK(out->find('\x1b') == std::string::npos);
     CHECK(out->find("\xe2\x80\xae") == std::string::npos);
