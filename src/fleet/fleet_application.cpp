@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
 
 #include "report/baseline_file.h"
@@ -14,21 +15,31 @@ namespace jitterd {
 int LoopNames::index_of(const PromSample& s) {
   const std::string name = label_of(s.labels, "loop");
   if (const auto it = index_.find(name); it != index_.end()) return it->second;
-  if (name.empty()) return ++unnamed_, -1;
-  if (name.size() > kMostLoopNameBytes) return ++too_long_, -1;
-  if (names_.size() >= kMostLoopNames) return ++beyond_, -1;
+  const auto pass_over = [&name](std::set<std::size_t>& names) {
+    if (names.size() < kMostPassedOver) names.insert(std::hash<std::string>{}(name));
+    return -1;
+  };
+  if (name.empty()) return unnamed_ = true, -1;
+  if (name.size() > kMostLoopNameBytes) return pass_over(too_long_);
+  if (names_.size() >= kMostLoopNames) return pass_over(beyond_);
   names_.push_back(name);
   return index_[name] = static_cast<int>(names_.size() - 1);
 }
 
 std::string LoopNames::passed_over() const {
+  const auto count = [](const std::set<std::size_t>& names) {
+    return names.size() < kMostPassedOver ? fmt::format("{}", names.size()) : fmt::format("{}+", kMostPassedOver);
+  };
   std::vector<std::string> parts;
-  if (unnamed_ > 0) parts.push_back(fmt::format("{} without a loop label", unnamed_));
-  if (too_long_ > 0)
-    parts.push_back(fmt::format("{} whose loop name is over {} bytes", too_long_, kMostLoopNameBytes));
-  if (beyond_ > 0) parts.push_back(fmt::format("{} of loop names beyond the first {}", beyond_, kMostLoopNames));
+  if (!too_long_.empty())
+    parts.push_back(fmt::format("{} loop name{} over {} bytes", count(too_long_), too_long_.size() == 1 ? "" : "s",
+                                kMostLoopNameBytes));
+  if (!beyond_.empty())
+    parts.push_back(fmt::format("{} loop name{} beyond the first {}", count(beyond_),
+                                beyond_.size() == 1 ? "" : "s", kMostLoopNames));
+  if (unnamed_) parts.push_back("series without a loop label");
   if (parts.empty()) return "";
-  return fmt::format("loop series passed over: {} (their loops are in no row)", fmt::join(parts, ", "));
+  return fmt::format("loops passed over: {} (in no row)", fmt::join(parts, ", "));
 }
 
 namespace {

@@ -19,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -29,6 +30,7 @@ namespace jitterd {
 
 inline constexpr std::size_t kMostLoopNames = 64;
 inline constexpr std::size_t kMostLoopNameBytes = 128;
+inline constexpr std::size_t kMostPassedOver = 10000;  // names passed over that are counted apart
 
 // The loop names of a read, each given an index once (FleetHistory::loop_names).
 class LoopNames {
@@ -43,7 +45,10 @@ class LoopNames {
  private:
   std::vector<std::string>& names_;
   std::map<std::string, int> index_;
-  std::size_t too_long_ = 0, beyond_ = 0, unnamed_ = 0;
+  // The names passed over, by hash (a name is seen in many answers: counted once), at most
+  // kMostPassedOver each; series without a loop label.
+  std::set<std::size_t> too_long_, beyond_;
+  bool unnamed_ = false;
 };
 
 // A watched CPU's series within its host: instance, cpu, part (a cause, an le label, or "").

@@ -99,10 +99,14 @@ std::string fleet_html(const FleetReport& r) {
           html_escape(r.by) + "=<code>" + html_escape(r.reference) + "</code> (shaded)</p>\n";
   body += "<p><strong>" + html_escape(fleet_aa_line(r)) + "</strong></p>\n" + verdict_summary(r) + "</header>\n";
   body += "<h2>Cohorts</h2>\n" + table_html(fleet_cohorts_table(r));
-  body +=
-      "<h2>Hosts per figure</h2>\n<p class=\"meta\">Each dot one host (its worst or its median sampled CPU), "
-      "on a log axis; a zero at the left edge; the verdict of each cohort against the reference on the "
-      "right.</p>\n";
+  const bool application = std::any_of(r.figures.begin(), r.figures.end(), [](const FigureSpec& f) {
+    return f.name.rfind("watched ", 0) == 0 || f.name.rfind("loop ", 0) == 0;
+  });
+  body += std::string("<h2>Hosts per figure</h2>\n<p class=\"meta\">Each dot one host (its worst or its median ") +
+          (application ? "sampled or watched CPU, or its loop of that name; a host without one has no dot"
+                       : "sampled CPU") +
+          "), on a log axis; a zero at the left edge; the verdict of each cohort against the reference on the "
+          "right.</p>\n";
   for (std::size_t f = 0; f < r.figures.size(); ++f)
     body += "<h3>" + html_escape(r.figures[f].name) + "</h3>\n" + strip_plot(r, f);
   body += "<h2>Comparisons</h2>\n" + table_html(fleet_comparisons_table(r));

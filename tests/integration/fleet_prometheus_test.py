@@ -373,7 +373,7 @@ class FleetPrometheus(unittest.TestCase):
     def test_hostile_loop_names(self):
         self.assertIn(f"loop {HOSTILE_LOOP}: p99_ns", self.answer["hosts"][0])
         notes = "\n".join(self.answer["notes"])
-        self.assertIn("over 128 bytes", notes)
+        self.assertIn("loops passed over: 1 loop name over 128 bytes", notes)
         self.assertNotIn(LONG_LOOP, json.dumps(self.answer))
         html = self.run_fleet("--format", "html")
         self.assertEqual(html.returncode, 0, html.stderr)
