@@ -120,17 +120,27 @@ void in_batches(const std::vector<std::string>& instances, std::size_t batch, co
 
 // The application's side of a batch (fleet/fleet_application.h), each family summed by instance,
 // unit and part: `read(metric, by)` asks one.
-ApplicationAnswers application_answers(const std::function<Json(const char*, const std::string&)>& read) {
+// `watches` and `loops` false: that half is not asked for (null answers, read as empty).
+ApplicationAnswers application_answers(const std::function<Json(const char*, const std::string&)>& read,
+                                       bool watches = true, bool loops = true) {
   ApplicationAnswers a;
-  for (std::size_t f = 0; f < kWatchFamilyCount; ++f)
+  for (std::size_t f = 0; watches && f < kWatchFamilyCount; ++f)
     a.watch[f] = read(kWatchFamilies[f].metric, *kWatchFamilies[f].part == '\0'
                                                     ? std::string("instance, cpu")
                                                     : fmt::format("instance, cpu, {}", kWatchFamilies[f].part));
+  if (!loops) return a;
   a.loops.buckets = read("jitterd_loop_gap_seconds_bucket", "instance, loop, le");
   a.loops.sampled = read("jitterd_loop_sampled_seconds_total", "instance, loop");
   a.loops.interruptions = read("jitterd_loop_interruptions_total", "instance, loop");
   a.loops.stolen = read("jitterd_loop_stolen_seconds_total", "instance, loop");
   return a;
+}
+
+// Whether an instant-vector answer holds any series (a malformed one counts as answered, so that
+// its parse, later, says what is wrong with it).
+bool answered(const Json& data) {
+  if (!data.is_object() || !data.contains("result") || !data["result"].is_array()) return true;
+  return !data["result"].empty();
 }
 
 // The counters of a batch at the range's two ends, and the samplers' start times there; the falls
@@ -153,10 +163,6 @@ EndsAnswers ends_answers(const PrometheusClient& client, const FleetSelection& s
   }
   a.started_at_start = at(kSamplerStartSeries, "", selection.range.start);
   a.started_at_end = at(kSamplerStartSeries, "", selection.range.end);
-  a.application_start =
-      application_answers([&](const char* m, const std::string& by) { return at(m, by, selection.range.start); });
-  a.application_end =
-      application_answers([&](const char* m, const std::string& by) { return at(m, by, selection.range.end); });
   // 100 instants, each the last scrape within the lookback: the cost does not grow with the scrapes.
   const double length = selection.range.end - selection.range.start;
   const auto restarts = [&](const char* metric, const char* by) {
@@ -168,6 +174,14 @@ EndsAnswers ends_answers(const PrometheusClient& client, const FleetSelection& s
   };
   a.watch_restarts = restarts(kWatchClockSeries, "instance");
   a.loop_restarts = restarts(kLoopClockSeries, "instance, loop");
+  // The restart reads answer for every host with a watch (a loop) at any of the 100 instants: where
+  // they name none, the batch's watch (loop) families are not asked for (left null: empty), which
+  // spares a fleet without watches or loops 22 queries a batch.
+  const bool watches = answered(a.watch_restarts), runs_loops = answered(a.loop_restarts);
+  for (const auto& [answers, time] : {std::pair{&a.application_start, selection.range.start},
+                                      std::pair{&a.application_end, selection.range.end}})
+    *answers = application_answers([&](const char* m, const std::string& by) { return at(m, by, time); }, watches,
+                                   runs_loops);
   return a;
 }
 
