@@ -6,7 +6,7 @@
 
 #include "host/text.h"
 #include "measure/clock_ns.h"
-#include "probes/loop_probe.h"
+#include "probes/loops_probe.h"
 #include "probes/watch_probe.h"
 
 namespace jitterd {
@@ -23,7 +23,7 @@ ApplicationRecording::ApplicationRecording(const ProbesSettings& settings, std::
       loop_settings_(settings.loops),
       watched_cpus_(std::move(watched)) {
   if (watch_settings_.enabled && !watched_cpus_.empty()) {
-    engine_ = std::make_unique<WatchEngine>(watch_settings_.application, watched_cpus_);
+    engine_ = std::make_unique<CountsEngine>(watch_settings_.application, watched_cpus_);
     method_ = kWatchMethodCounts;
     // As the watch probe chooses (probes/watch_probe.cpp open_engines): bpf where it loads,
     // tracepoints only when asked for.
@@ -78,11 +78,11 @@ void ApplicationRecording::read_watch() {
     std::vector<int> tids;
     for (const WatchedThread& t : now.threads) tids.push_back(t.thread.tid);
     kernel_->set_application(tids);
-    const BpfReading reading = kernel_->read();
+    const PairedReading reading = kernel_->read();
     add_watch_windows(
         watched_,
-        bpf_windows(reading, previous_bpf_, now.window_seconds,
-                    static_cast<double>(watch_settings_.outlier_threshold.count()), kTailThresholdsNs),
+        paired_windows(reading, previous_bpf_, now.window_seconds,
+                       static_cast<double>(watch_settings_.outlier_threshold.count()), kTailThresholdsNs),
         method_, static_cast<double>(watch_settings_.outlier_threshold.count()));
     previous_bpf_ = reading;
   } else {

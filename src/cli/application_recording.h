@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "host/host_reader.h"
+#include "loops/loop_reader.h"
 #include "probes/probes_settings.h"
 #include "report/baseline_recorder.h"
 #include "watch/bpf_watch.h"
+#include "watch/counts_engine.h"
 #include "watch/kernel_watch.h"
-#include "watch/loop_reader.h"
-#include "watch/watch_engine.h"
 
 namespace jitterd {
 
@@ -58,11 +58,11 @@ class ApplicationRecording {
   WatchSettings watch_settings_;
   LoopSettings loop_settings_;
   std::vector<int> watched_cpus_;
-  std::unique_ptr<WatchEngine> engine_;
+  std::unique_ptr<CountsEngine> engine_;
   std::unique_ptr<KernelWatch> kernel_;  // bpf, or tracepoints when asked for; none: counts
   std::string method_, method_reason_;
   std::vector<WatchedCpu> previous_counts_;
-  BpfReading previous_bpf_;
+  PairedReading previous_bpf_;
   std::vector<BaselineWatched> watched_;
   std::unique_ptr<LoopTracker> tracker_;
   std::map<std::string, LoopRecord> loops_;  // by the loop's name

@@ -12,22 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "measure/gap_counts.h"
+#include "loops/loop_window.h"
 #include "probes/watch_window.h"
 
 namespace jitterd {
-
-// What a loop's counters added over one step of its window, sparse (the buckets that changed, as
-// the rolling window keeps them): a window of an hour is 3,600 of these per loop.
-struct LoopStepCounts {
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> buckets;  // (bucket, gaps added)
-  std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;
-  GapCountsTicks dense() const {
-    GapCountsTicks out{{}, sampled_ticks, interruptions, interrupted_ticks};
-    for (const auto& [bucket, count] : buckets) out.gaps.counts[bucket] = count;
-    return out;
-  }
-};
 
 // One loop: what its counters added per step (kLoopWindowStepNs, a second: the sub-windows of a
 // baseline), oldest first, and what it says of itself.

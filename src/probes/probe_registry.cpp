@@ -203,7 +203,7 @@ constexpr ProbeEntry kProbes[] = {
     entry<PostureProbe, &ProbesSettings::posture>("posture", kPostureFacts),
     entry<AttributionProbe, &ProbesSettings::attribution>("attribution", kAttributionFacts),
     entry<WatchProbe, &ProbesSettings::watch>("watch", kWatchFacts),
-    entry<LoopProbe, &ProbesSettings::loops>("loops", kLoopFacts),
+    entry<LoopsProbe, &ProbesSettings::loops>("loops", kLoopFacts),
     entry<ClockProbe, &ProbesSettings::clock>("clock", kClockFacts),
     entry<KernelCostProbe, &ProbesSettings::kernel_cost>("kernel_cost", kKernelCostFacts),
     entry<PinningProbe, &ProbesSettings::pinning>("pinning", kPinningFacts),

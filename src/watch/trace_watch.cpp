@@ -131,7 +131,7 @@ TraceWatch::TraceWatch(const HostReader& host, Options options)
 
 void TraceWatch::set_application(const std::vector<int>& tids) { pairing_.set_application(tids); }
 
-BpfReading TraceWatch::read() {
+PairedReading TraceWatch::read() {
   const std::vector<TraceEvent> events = reader_.drain();
   const std::vector<std::uint64_t>& lost = reader_.lost_by_ring();
   for (std::size_t i = 0; i < lost.size() && i < options_.cpus.size(); ++i) {

@@ -8,8 +8,8 @@
 
 #include <chrono>
 
+#include "loops/loop_window.h"
 #include "measure/histogram.h"
-#include "probes/loop_window.h"
 
 using namespace jitterd;
 using namespace std::chrono_literals;

@@ -121,7 +121,7 @@ struct jd_outlier {
 
 // The program's own handlers, for their cost (a per-CPU array indexed by these): each run counts
 // on every CPU; on a CPU with a role the handler also books the time from its first clock read to
-// its last. bpf_sources.cpp names them as their BPF programs are named.
+// its last. watch/watch_sources.cpp names them as their BPF programs are named.
 enum jd_program {
   JD_PROG_IRQ_ENTRY = 0,
   JD_PROG_IRQ_EXIT,

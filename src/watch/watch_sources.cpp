@@ -93,10 +93,12 @@ constexpr std::array<std::string_view, JD_TICK_DEPENDENCIES> kTickDependencies =
 
 }  // namespace
 
-std::size_t bpf_source_count() { return JD_SOURCES; }
-std::string_view bpf_source_name(std::size_t source) { return source < JD_SOURCES ? kSourceNames[source] : "?"; }
-std::string_view bpf_source_cause(std::size_t source) { return source < JD_SOURCES ? kSourceCauses[source] : "?"; }
-std::string_view bpf_source_task_class(std::size_t source) {
+std::size_t watch_source_count() { return JD_SOURCES; }
+std::string_view watch_source_name(std::size_t source) { return source < JD_SOURCES ? kSourceNames[source] : "?"; }
+std::string_view watch_source_cause(std::size_t source) {
+  return source < JD_SOURCES ? kSourceCauses[source] : "?";
+}
+std::string_view watch_source_task_class(std::size_t source) {
   switch (source) {
     case JD_SRC_PREEMPT_JITTERD:
       return "jitterd";
@@ -117,7 +119,7 @@ std::string_view bpf_program_name(std::size_t program) {
 bool bpf_program_timed(std::size_t program) {
   return program < JD_PROGRAMS && program != JD_PROG_IPI_SEND_CPU && program != JD_PROG_IPI_SEND_CPUMASK;
 }
-std::string_view bpf_tick_dependency_name(std::size_t bit) {
+std::string_view tick_dependency_name(std::size_t bit) {
   return bit < kTickDependencies.size() ? kTickDependencies[bit] : "?";
 }
 

@@ -15,17 +15,29 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <utility>
 #include <vector>
 
+#include "loops/loop_segment.h"
 #include "measure/cpu_figures.h"
 #include "measure/gap_counts.h"
 #include "measure/rolling_window.h"
-#include "probes/application_windows.h"
-#include "watch/loop_segment.h"
 
 namespace jitterd {
 
 inline constexpr std::uint64_t kLoopWindowStepNs = 1'000'000'000;
+
+// What a loop's counters added over one step of its window, sparse (the buckets that changed, as
+// the rolling window keeps them): a window of an hour is 3,600 of these per loop.
+struct LoopStepCounts {
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> buckets;  // (bucket, gaps added)
+  std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;
+  GapCountsTicks dense() const {
+    GapCountsTicks out{{}, sampled_ticks, interruptions, interrupted_ticks};
+    for (const auto& [bucket, count] : buckets) out.gaps.counts[bucket] = count;
+    return out;
+  }
+};
 
 // A loop's rolling window as the probe last computed it: the figures a sampled CPU's window has
 // (span, quantiles, exact max, interruptions and stolen time within it, floor and threshold) and

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "probes/loop_window.h"
+#include "loops/loop_window.h"
 
 #include <algorithm>
 
