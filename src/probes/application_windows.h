@@ -25,14 +25,16 @@ struct LoopWindows {
   double counter_hertz = 0;
   std::vector<LoopStepCounts> added;
   std::uint64_t floor_ticks = 0, threshold_ticks = 0;
-  double max_ns = 0;  // the exact largest gap over the window
-  std::string error;  // why it is down ("" while up)
+  std::uint64_t max_ticks = 0;  // the exact largest gap over the span `added` covers
+  std::string error;            // why it is down ("" while up)
+  std::string file;             // its segment's file name
 };
 
 struct ApplicationWindows {
   // The watch probe's: its method ("bpf", "tracepoints" or "counts"), outlier threshold, and per reading the
   // windows of every watched CPU, oldest first.
   std::string watch_method;
+  std::string watch_reason;  // why that method ("as configured", "auto: the BPF program loaded", why not)
   double outlier_threshold_ns = 0;
   std::vector<std::vector<WatchWindow>> watch;
   // The loops probe's, by loop.

@@ -360,7 +360,7 @@ ProbeResult LoopsProbe::run(ProbeContext& context) {
     if (state.refused) continue;
     LoopWindow& window =
         windows_.try_emplace(file, state.inode, settings_.window, settings_.interval).first->second;
-    window.add(state.reading.counts, now_ns);
+    window.add(state.reading.counts, now_ns, state.reading.heartbeat_tick);
     figures[file] = window.figures(state.reading);
   }
   ProbeResult out = loop_result(tracker_, figures);
@@ -371,11 +371,9 @@ ProbeResult LoopsProbe::run(ProbeContext& context) {
   for (const auto& [file, window] : windows_) {
     const LoopState& state = tracker_.loops().at(file);
     const LoopSegmentReading& r = state.reading;
-    const auto summary = figures.find(file);
     history->loops.push_back({r.header.name, r.header.cpu, static_cast<double>(r.header.hertz), window.steps(),
-                              r.floor_ticks, r.threshold_ticks,
-                              summary == figures.end() ? 0 : summary->second.figures.max_ns,
-                              state.up ? "" : state.message});
+                              r.floor_ticks, r.threshold_ticks, window.steps_max_ticks(r),
+                              state.up ? "" : state.message, file});
   }
   out.application_windows = std::move(history);
   for (const std::string& user : unknown_users_)

@@ -388,6 +388,7 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
   const bool paired = record_stolen(reading, bpf);
   result.application_windows = std::make_shared<const ApplicationWindows>(
       ApplicationWindows{method_,
+                         reason_,
                          bpf ? static_cast<double>(settings_.outlier_threshold.count()) : 0,
                          std::vector<std::vector<WatchWindow>>(windows_.begin(), windows_.end()),
                          {}});
