@@ -2,6 +2,7 @@
 // The BPF program's sources of time (watch/bpf/watch_bpf.h enum jd_source), its handlers (enum
 // jd_program) and timer:tick_stop's dependency bits, named as the kernel does, and each source's cause in attribution's vocabulary
 // (host/attribution.h cause_names, "preempted" for the preemptions) and preempting task class.
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -11,36 +12,28 @@
 namespace jitterd {
 namespace {
 
-constexpr std::array<std::string_view, JD_SOURCES> kSourceNames = {"local_timer",
-                                                                   "reschedule",
-                                                                   "call_function",
-                                                                   "call_function_single",
-                                                                   "tlb",
-                                                                   "irq_work",
-                                                                   "x86_platform_ipi",
-                                                                   "thermal_apic",
-                                                                   "threshold_apic",
-                                                                   "deferred_error_apic",
-                                                                   "spurious_apic",
-                                                                   "error_apic",
-                                                                   "nmi",
-                                                                   "device_irq",
-                                                                   "softirq_HI",
-                                                                   "softirq_TIMER",
-                                                                   "softirq_NET_TX",
-                                                                   "softirq_NET_RX",
-                                                                   "softirq_BLOCK",
-                                                                   "softirq_IRQ_POLL",
-                                                                   "softirq_TASKLET",
-                                                                   "softirq_SCHED",
-                                                                   "softirq_HRTIMER",
-                                                                   "softirq_RCU",
-                                                                   "preempt_jitterd",
-                                                                   "preempt_kernel_percpu",
-                                                                   "preempt_application",
-                                                                   "preempt_stray"};
+// A vector's source is named as its event (watch_bpf.h JD_X86_VECTORS), every other one here.
+constexpr std::array<std::string_view, JD_SOURCES> kSourceNames = [] {
+  std::array<std::string_view, JD_SOURCES> names{};
+#define JD_VECTOR_SOURCE_NAME(event, stem, source) names[source] = #event;
+  JD_X86_VECTORS(JD_VECTOR_SOURCE_NAME)
+#undef JD_VECTOR_SOURCE_NAME
+  names[JD_SRC_TLB] = "tlb";
+  names[JD_SRC_NMI] = "nmi";
+  names[JD_SRC_DEVICE_IRQ] = "device_irq";
+  constexpr std::array<std::string_view, 10> kSoftirqs = {
+      "softirq_HI",       "softirq_TIMER",   "softirq_NET_TX", "softirq_NET_RX",  "softirq_BLOCK",
+      "softirq_IRQ_POLL", "softirq_TASKLET", "softirq_SCHED",  "softirq_HRTIMER", "softirq_RCU"};
+  for (std::size_t v = 0; v < kSoftirqs.size(); ++v) names[JD_SRC_SOFTIRQ_FIRST + v] = kSoftirqs[v];
+  names[JD_SRC_PREEMPT_JITTERD] = "preempt_jitterd";
+  names[JD_SRC_PREEMPT_KERNEL_PERCPU] = "preempt_kernel_percpu";
+  names[JD_SRC_PREEMPT_APPLICATION] = "preempt_application";
+  names[JD_SRC_PREEMPT_STRAY] = "preempt_stray";
+  return names;
+}();
 
-static_assert(!kSourceNames.back().empty(), "a name for every source");
+static_assert(std::find(kSourceNames.begin(), kSourceNames.end(), std::string_view()) == kSourceNames.end(),
+              "a name for every source");
 
 constexpr std::array<std::string_view, JD_SOURCES> kSourceCauses = {
     "timer",         "ipi_resched",   "ipi_call",      "ipi_call",      "tlb",         "other_irq",
@@ -52,39 +45,20 @@ constexpr std::array<std::string_view, JD_SOURCES> kSourceCauses = {
 static_assert(!kSourceCauses.back().empty(), "a cause for every source");
 
 // As the BPF programs are named (watch.bpf.c), in enum jd_program order.
-constexpr std::array<std::string_view, JD_PROGRAMS> kProgramNames = {"irq_entry",
-                                                                     "irq_exit",
-                                                                     "softirq_entry",
-                                                                     "softirq_exit",
-                                                                     "local_timer_entry",
-                                                                     "local_timer_exit",
-                                                                     "reschedule_entry",
-                                                                     "reschedule_exit",
-                                                                     "call_function_entry",
-                                                                     "call_function_exit",
-                                                                     "call_function_single_entry",
-                                                                     "call_function_single_exit",
-                                                                     "irq_work_entry",
-                                                                     "irq_work_exit",
-                                                                     "x86_platform_ipi_entry",
-                                                                     "x86_platform_ipi_exit",
-                                                                     "thermal_apic_entry",
-                                                                     "thermal_apic_exit",
-                                                                     "threshold_apic_entry",
-                                                                     "threshold_apic_exit",
-                                                                     "deferred_error_apic_entry",
-                                                                     "deferred_error_apic_exit",
-                                                                     "spurious_apic_entry",
-                                                                     "spurious_apic_exit",
-                                                                     "error_apic_entry",
-                                                                     "error_apic_exit",
-                                                                     "tlb_flush",
-                                                                     "nmi_handler",
-                                                                     "ipi_send_cpu",
-                                                                     "ipi_send_cpumask",
-                                                                     "tick_stop",
-                                                                     "sched_switch",
-                                                                     "sched_wakeup"};
+#define JD_VECTOR_PROGRAM_NAMES(event, stem, source) #event "_entry", #event "_exit",
+constexpr std::array<std::string_view, JD_PROGRAMS> kProgramNames = {
+    "irq_entry",
+    "irq_exit",
+    "softirq_entry",
+    "softirq_exit",
+    JD_X86_VECTORS(JD_VECTOR_PROGRAM_NAMES) "tlb_flush",
+    "nmi_handler",
+    "ipi_send_cpu",
+    "ipi_send_cpumask",
+    "tick_stop",
+    "sched_switch",
+    "sched_wakeup"};
+#undef JD_VECTOR_PROGRAM_NAMES
 
 static_assert(!kProgramNames.back().empty(), "a name for every program");
 
