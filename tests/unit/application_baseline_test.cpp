@@ -424,8 +424,10 @@ TEST_CASE("the live download holds the watch and loops probes' history as a file
   LoopStepCounts added;  // a loop's history is sparse: the buckets that changed
   added.buckets = {{static_cast<std::uint32_t>(histogram_bucket_index(3000)), 1000}};  // 1 us at 3 GHz
   added.sampled_ticks = 3'000'000;
-  looped.loops.push_back({"rx0", 3, 3e9, {added, added}, 300, 6000, 1000, ""});
-  looped.loops.push_back({"rx0", 4, 3e9, {added}, 300, 6000, 1000, ""});  // a second segment of that name
+  // Its max in its ticks: 6,000 at 3 GHz, 2 us by the file's rule.
+  looped.loops.push_back({"rx0", 3, 3e9, {added, added}, 300, 6000, 6000, "", "jitterd-loop.rx0"});
+  looped.loops.push_back(
+      {"rx0", 4, 3e9, {added}, 300, 6000, 6000, "", "jitterd-loop.rx0b"});  // a second file of that name
   loops.result.application_windows = std::make_shared<const ApplicationWindows>(looped);
   s.probes = share_statuses({watch, loops});
   const Baseline b = live_baseline(s, {});
@@ -447,11 +449,21 @@ TEST_CASE("the live download holds the watch and loops probes' history as a file
   CHECK(l.sampled_seconds == Approx(0.002));
   CHECK(l.floor_ns == Approx(100));
   CHECK(l.threshold_ns == Approx(2000));
+  CHECK(l.max_ns == Approx(2000));
   CHECK(l.error.empty());
   // It reads back as a file does.
   const Baseline back = baseline_from_json(baseline_json(b), "live");
   CHECK(back.watched.size() == 1);
   CHECK(back.loops.size() == 1);
+  // `jitterd baseline` records the same history by the same function, and logs the name's second file.
+  Baseline recorded;
+  std::vector<std::string> left_out;
+  add_application_windows(recorded, looped, left_out);
+  REQUIRE(recorded.loops.size() == 1);
+  CHECK(recorded.loops[0].max_ns == l.max_ns);
+  REQUIRE(left_out.size() == 1);
+  CHECK(left_out[0] ==
+        "loop rx0: also in jitterd-loop.rx0b, left out of the baseline (recorded from jitterd-loop.rx0)");
 }
 
 TEST_CASE("the watch's glance table shows the typed figures a baseline records", "[application_baseline]") {
