@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* jitterd loop probe: the segment's layout and the counter read, the part of the library that
- * jitterd's reader shares with the writer (src/watch/loop_segment.cpp parses a segment with these
+ * jitterd's reader shares with the writer (src/loops/loop_segment.cpp parses a segment with these
  * constants, so the two can never disagree on an offset).
  *
  * The segment is one shared-memory file per probe, laid out as docs/loops.md describes: a

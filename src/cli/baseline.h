@@ -6,10 +6,10 @@
 // run_report().
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "cli/application_recording.h"
 #include "cli/command_line.h"
 #include "config/duration.h"
 #include "host/host_reader.h"
@@ -20,10 +20,10 @@
 namespace jitterd {
 
 // Lets the started samplers run for `duration`, snapshotting every kSubWindowSeconds, then stops
-// them; one record per worker, in the set's order. `application`: read at each sub-window's end too
-// (the watched CPUs and loops of `jitterd baseline`).
+// them; one record per worker, in the set's order. `at_sub_window_end`: called at each sub-window's
+// end too (`jitterd baseline` reads the watched CPUs and loops then).
 std::vector<BaselineCpu> record_sub_windows(SamplerSet& samplers, Duration duration, double counter_hertz,
-                                            ApplicationRecording* application = nullptr);
+                                            const std::function<void()>& at_sub_window_end = {});
 
 // The machine and the measurement settings as a baseline records them (report/baseline_recorder.h:
 // its fingerprint from the posture read now; tick method, frequency, duty cycle, thresholds, CPUs,

@@ -39,7 +39,7 @@ inline constexpr const char* kFingerprint = "jitterd_fingerprint_info";
 inline constexpr const char* kGovernor = "jitterd_posture_cpufreq_governor_info";
 inline constexpr const char* kClocksource = "jitterd_clocksource_current_info";
 inline constexpr const char* kBuild = "jitterd_build_info";
-// The application's loops (probes/loop_probe.h): a sampled CPU's families under another prefix,
+// The application's loops (probes/loops_probe.h): a sampled CPU's families under another prefix,
 // labelled by loop and cpu.
 inline constexpr const char* kLoopPrefix = "jitterd_loop_";
 inline constexpr std::pair<const char*, const char*> kLoopFamilies[] = {
@@ -51,7 +51,7 @@ inline constexpr std::pair<const char*, const char*> kLoopFamilies[] = {
     {"jitterd_loop_interruption_threshold_seconds", kThreshold},
     {"jitterd_loop_window_max_gap_seconds", kWindowMax},
 };
-// The watched CPUs (probes/watch_probe.h, probes/watch_bpf_result.h).
+// The watched CPUs (probes/watch_probe.h, probes/watch_paired_result.h).
 inline constexpr const char* kWatchMethod = "jitterd_watch_method_info";
 inline constexpr const char* kWatchInterruptions = "jitterd_watch_interruptions_total";  // bpf, by cause
 inline constexpr const char* kWatchInterrupts = "jitterd_watch_irqs_total";          // counts: hard IRQs and IPIs

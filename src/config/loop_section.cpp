@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The top-level `loops:` section: where the applications' loop probes write their segments, whose
 // segments are accepted, when a loop that stopped is down and when a dead writer's loop is
-// forgotten (probes/loop_probe.h).
+// forgotten (probes/loops_probe.h).
 #include <algorithm>
 
 #include "config/probe_sections.h"

@@ -41,36 +41,15 @@ BaselineCpu live_cpu(const SamplerReading& r, const WindowParts* w, double hertz
 }
 
 // The watched CPUs and loops of the watch and loops probes' rolling history, one sub-window per
-// reading, recorded as `jitterd baseline` records them.
+// reading, recorded as `jitterd baseline` records them (a loop's name in a second file: recorded
+// from the first).
 void add_application(Baseline& b, const StatusSnapshot& s) {
-  for (const ProbeStatus& p : probe_statuses(s)) {
-    if (!p.ran || !p.success || !p.result.application_windows) continue;
-    const ApplicationWindows& history = *p.result.application_windows;
-    for (const std::vector<WatchWindow>& reading : history.watch)
-      add_watch_windows(b.watched, reading, history.watch_method, history.outlier_threshold_ns);
-    for (const LoopWindows& l : history.loops) {
-      const bool named_before = std::any_of(b.loops.begin(), b.loops.end(),
-                                            [&](const BaselineLoop& other) { return other.name == l.name; });
-      if (l.counter_hertz <= 0 || named_before) continue;  // a file holds each name once
-      BaselineLoop loop;
-      loop.name = l.name;
-      loop.cpu = l.cpu;
-      loop.counter_hertz = l.counter_hertz;
-      GapCountsTicks total;
-      for (const LoopStepCounts& step : l.added) {
-        const GapCountsTicks added = step.dense();
-        add_sub_window(loop, added, l.counter_hertz);
-        total.add(added);
-      }
-      set_totals(loop, total, l.counter_hertz);
-      set_limits(loop, l.floor_ticks, l.threshold_ticks, l.counter_hertz);
-      loop.max_ns = l.max_ns;
-      loop.error = l.error;
-      if (loop.error.empty() && loop.samples == 0) loop.error = "no gaps in the rolling window yet";
-      b.loops.push_back(std::move(loop));
-    }
-  }
-  for (BaselineWatched& w : b.watched) set_watched_totals(w);
+  std::vector<std::string> left_out;
+  for (const ProbeStatus& p : probe_statuses(s))
+    if (p.ran && p.success && p.result.application_windows)
+      add_application_windows(b, *p.result.application_windows, left_out);
+  for (BaselineLoop& loop : b.loops)
+    if (loop.error.empty() && loop.samples == 0) loop.error = "no gaps in the rolling window yet";
   // Without a sampled CPU the run is as long as the watch's history (a loop's counts only the
   // time it recorded).
   if (b.duration_seconds == 0)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A file descriptor closed when it goes out of scope: for the readers and writers that open a
-// file themselves (host/file_writer, watch/loop_reader). Owned by one thread.
+// file themselves (host/file_writer, loops/loop_reader). Owned by one thread.
 #pragma once
 
 #include <unistd.h>

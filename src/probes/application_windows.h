@@ -12,22 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "measure/gap_counts.h"
+#include "loops/loop_window.h"
 #include "probes/watch_window.h"
 
 namespace jitterd {
-
-// What a loop's counters added over one step of its window, sparse (the buckets that changed, as
-// the rolling window keeps them): a window of an hour is 3,600 of these per loop.
-struct LoopStepCounts {
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> buckets;  // (bucket, gaps added)
-  std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;
-  GapCountsTicks dense() const {
-    GapCountsTicks out{{}, sampled_ticks, interruptions, interrupted_ticks};
-    for (const auto& [bucket, count] : buckets) out.gaps.counts[bucket] = count;
-    return out;
-  }
-};
 
 // One loop: what its counters added per step (kLoopWindowStepNs, a second: the sub-windows of a
 // baseline), oldest first, and what it says of itself.
@@ -37,14 +25,16 @@ struct LoopWindows {
   double counter_hertz = 0;
   std::vector<LoopStepCounts> added;
   std::uint64_t floor_ticks = 0, threshold_ticks = 0;
-  double max_ns = 0;  // the exact largest gap over the window
-  std::string error;  // why it is down ("" while up)
+  std::uint64_t max_ticks = 0;  // the exact largest gap over the span `added` covers
+  std::string error;            // why it is down ("" while up)
+  std::string file;             // its segment's file name
 };
 
 struct ApplicationWindows {
   // The watch probe's: its method ("bpf", "tracepoints" or "counts"), outlier threshold, and per reading the
   // windows of every watched CPU, oldest first.
   std::string watch_method;
+  std::string watch_reason;  // why that method ("as configured", "auto: the BPF program loaded", why not)
   double outlier_threshold_ns = 0;
   std::vector<std::vector<WatchWindow>> watch;
   // The loops probe's, by loop.

@@ -150,7 +150,7 @@ std::map<std::string, std::uint64_t> AttributionProbe::match_cpu_bpf(int cpu,
                                                                      const ClockTickPair& now, double hertz,
                                                                      std::uint64_t read_ns, ProbeTable& who) {
   BpfRecords taken = bpf_->take_records(cpu);
-  std::vector<BpfOutlier> records = std::move(bpf_carried_[cpu]);
+  std::vector<PairedOutlier> records = std::move(bpf_carried_[cpu]);
   records.insert(records.end(), std::make_move_iterator(taken.events.begin()),
                  std::make_move_iterator(taken.events.end()));
   std::uint64_t& seen = bpf_lost_seen_[cpu];
@@ -161,15 +161,15 @@ std::map<std::string, std::uint64_t> AttributionProbe::match_cpu_bpf(int cpu,
   std::map<std::string, std::uint64_t> by_cause;
   // What took the interruptions, by source and name (the IRQ's handler, the preempting task).
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::uint64_t, std::uint64_t>> named;
-  const std::vector<const BpfOutlier*> matched = match_bpf_records(intervals, records, kTraceSlackNs);
+  const std::vector<const PairedOutlier*> matched = match_bpf_records(intervals, records, kTraceSlackNs);
   for (std::size_t i = 0; i < matched.size(); ++i) {
-    const std::string cause(matched[i] ? bpf_source_cause(matched[i]->source) : unexplained);
+    const std::string cause(matched[i] ? watch_source_cause(matched[i]->source) : unexplained);
     ++by_cause[cause];
     totals_[cpu].stolen_seconds[cause] += static_cast<double>(fresh[i].duration_ticks) / hertz;
     if (!matched[i]) continue;
-    if (const std::string_view task_class = bpf_source_task_class(matched[i]->source); !task_class.empty())
+    if (const std::string_view task_class = watch_source_task_class(matched[i]->source); !task_class.empty())
       totals_[cpu].preempted_by_class[std::string(task_class)] += 1;
-    auto& [count, longest] = named[{cause, std::string(bpf_source_name(matched[i]->source)), matched[i]->name}];
+    auto& [count, longest] = named[{cause, std::string(watch_source_name(matched[i]->source)), matched[i]->name}];
     count += 1;
     longest = std::max(longest, fresh[i].duration_ticks);
   }

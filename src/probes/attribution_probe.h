@@ -104,8 +104,8 @@ class AttributionProbe : public Probe {
   std::shared_ptr<SharedBpfWatch> bpf_owner_;  // the context's engine, kept alive while used
   BpfWatch* bpf_ = nullptr;
   std::uint64_t bpf_lost_ = 0;  // records the engine could not keep for the sampled CPUs (cumulative)
-  std::map<int, std::uint64_t> bpf_lost_seen_;          // each CPU's kernel-side loss counter as last read
-  std::map<int, std::vector<BpfOutlier>> bpf_carried_;  // records of interruptions not read yet (records_after)
+  std::map<int, std::uint64_t> bpf_lost_seen_;             // each CPU's kernel-side loss counter as last read
+  std::map<int, std::vector<PairedOutlier>> bpf_carried_;  // records of interruptions not read yet (records_after)
   std::string method_ = "window_deltas";
   std::string method_reason_;
   bool tried_methods_ = false;

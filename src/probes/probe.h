@@ -139,7 +139,7 @@ struct MachineReading {
   std::uint64_t changes = 0;      // fingerprint changes seen since jitterd started
 };
 
-// One application loop as the loops probe last read it (probes/loop_probe.h), typed: what the
+// One application loop as the loops probe last read it (probes/loops_probe.h), typed: what the
 // status page shows of it, read here and not back from the exported metrics.
 struct LoopView {
   std::string file{};  // the segment's file name, jitterd-loop.NAME

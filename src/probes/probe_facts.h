@@ -105,6 +105,12 @@ struct ProbeFacts {
   // "Readers keep their cadence"). A reader never borrows a CPU (run_on_cpu); the BPF engine is
   // used by readers only.
   bool reader = false;
+  // It reads the application's side (its result's application_windows: the watched CPUs, the
+  // loops): `jitterd baseline` runs it beside its samplers, once before they start and once per
+  // sub-window, with the settings this gives for a run of `run` (one reading per sub-window, the
+  // whole run in its history), and records that history as the file's watched[] or loops[] (as
+  // the daemon's download does); null: not such a probe.
+  ProbesSettings (*recording_settings)(ProbesSettings, std::chrono::nanoseconds run) = nullptr;
 };
 
 // A problem when the probe's `cpu` setting names a CPU jitterd may not run on, else none: the

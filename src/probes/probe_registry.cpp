@@ -30,11 +30,27 @@ constexpr ProbeFacts kPostureFacts{.report = ReportKind::checklist,
 
 // Attribution drains the BPF engine's records of the sampled CPUs every interval: a reader.
 constexpr ProbeFacts kAttributionFacts{.reader = true};
+// A baseline's reading of the application's side: once per sub-window (a second), the whole run
+// in the history and more (the reading before the samplers start, their start-up), never trimmed.
+constexpr std::chrono::seconds kRecordingStep{1};
+std::chrono::nanoseconds recording_history(std::chrono::nanoseconds run) {
+  return 2 * run + std::chrono::minutes(1);
+}
+
 // Watch: the application's CPUs, chosen with the sampled ones (host/cpu_selection), read over time.
 // Not in_baselines: a baseline records the watched CPUs with its sampled ones (its watched[], from
-// cli/application_recording or the live download's application_windows), never as a probe run.
-// On the status page beside the samplers: the CPUs that matter most.
-constexpr ProbeFacts kWatchFacts{.status_heading = "Watched CPUs (the application's)", .reader = true};
+// the probe's application_windows, in a baseline's run as in the live download), never as a probe
+// run's tables. A baseline watches the CPUs its plan chose for the whole run (watch.cpus: auto is
+// not followed mid-run). On the status page beside the samplers: the CPUs that matter most.
+ProbesSettings watch_recording_settings(ProbesSettings probes, std::chrono::nanoseconds run) {
+  probes.watch.interval = kRecordingStep;
+  probes.watch.window = recording_history(run);
+  probes.watch.cpus_automatic = false;
+  return probes;
+}
+constexpr ProbeFacts kWatchFacts{.status_heading = "Watched CPUs (the application's)",
+                                 .reader = true,
+                                 .recording_settings = watch_recording_settings};
 // Loops: the applications' own loops (their segments in loops.directory), read over time. Not
 // in_baselines: a baseline records them as its loops[], as the watched CPUs above. The status page
 // shows them in a section of their own, beside the samplers.
@@ -54,8 +70,15 @@ std::vector<SettingProblem> loops_plan_check(const ProbesSettings& probes, const
                " (the directory the applications write their loop segments in; make it first, or name another)",
            "loops"}};
 }
-constexpr ProbeFacts kLoopFacts{
-    .plan_check = loops_plan_check, .status_heading = "Loops (the applications' own)", .reader = true};
+ProbesSettings loops_recording_settings(ProbesSettings probes, std::chrono::nanoseconds run) {
+  probes.loops.interval = kRecordingStep;
+  probes.loops.window = recording_history(run);
+  return probes;
+}
+constexpr ProbeFacts kLoopFacts{.plan_check = loops_plan_check,
+                                .status_heading = "Loops (the applications' own)",
+                                .reader = true,
+                                .recording_settings = loops_recording_settings};
 
 // --- clock ---
 
@@ -210,7 +233,7 @@ constexpr ProbeEntry kProbes[] = {
     entry<PostureProbe, &ProbesSettings::posture>("posture", kPostureFacts),
     entry<AttributionProbe, &ProbesSettings::attribution>("attribution", kAttributionFacts),
     entry<WatchProbe, &ProbesSettings::watch>("watch", kWatchFacts),
-    entry<LoopProbe, &ProbesSettings::loops>("loops", kLoopFacts),
+    entry<LoopsProbe, &ProbesSettings::loops>("loops", kLoopFacts),
     entry<ClockProbe, &ProbesSettings::clock>("clock", kClockFacts),
     entry<KernelCostProbe, &ProbesSettings::kernel_cost>("kernel_cost", kKernelCostFacts),
     entry<PinningProbe, &ProbesSettings::pinning>("pinning", kPinningFacts),
@@ -282,6 +305,15 @@ std::vector<std::unique_ptr<Probe>> make_enabled_probes(const ProbesSettings& se
   for (const ProbeEntry& e : kProbes) {
     if (e.enabled(settings)) probes.push_back(e.make(settings));
   }
+  return probes;
+}
+
+std::vector<std::unique_ptr<Probe>> make_recording_probes(const ProbesSettings& settings,
+                                                          std::chrono::nanoseconds run) {
+  std::vector<std::unique_ptr<Probe>> probes;
+  for (const ProbeEntry& e : kProbes)
+    if (e.facts.recording_settings != nullptr && e.enabled(settings))
+      probes.push_back(e.make(e.facts.recording_settings(settings, run)));
   return probes;
 }
 

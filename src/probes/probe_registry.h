@@ -7,6 +7,7 @@
 // list: code above probes/ asks here rather than testing a probe's name. Pure; safe from any thread.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,11 @@ std::unique_ptr<Probe> make_probe(std::string_view name, const ProbesSettings& s
 
 // The enabled probes, in probe_names() order.
 std::vector<std::unique_ptr<Probe>> make_enabled_probes(const ProbesSettings& settings);
+
+// The enabled probes that read the application's side (ProbeFacts::recording_settings), built with
+// the settings for a baseline of `run`, in probe_names() order.
+std::vector<std::unique_ptr<Probe>> make_recording_probes(const ProbesSettings& settings,
+                                                          std::chrono::nanoseconds run);
 
 // Every enabled probe's plan check, in probe_names() order: the problems found.
 std::vector<SettingProblem> plan_problems(const ProbesSettings& settings, const PlanFacts& facts);

@@ -8,7 +8,7 @@
 #include "probes/c2c_probe.h"
 #include "probes/clock_probe.h"
 #include "probes/kernel_cost_probe.h"
-#include "probes/loop_probe.h"
+#include "probes/loops_probe.h"
 #include "probes/pacing_probe.h"
 #include "probes/pinning_probe.h"
 #include "probes/posture_probe.h"

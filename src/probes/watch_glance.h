@@ -17,7 +17,7 @@
 #include "probes/probe.h"
 #include "probes/watch_top.h"
 #include "probes/watch_window.h"
-#include "watch/watch_engine.h"
+#include "watch/counts_engine.h"
 
 namespace jitterd {
 

@@ -245,7 +245,7 @@ std::string WatchProbe::follow_auto_cpus(const ProbeContext& context) {
 
 void WatchProbe::open_engines(const ProbeContext& context) {
   const std::vector<int>& watched = *watched_;
-  engine_ = std::make_unique<WatchEngine>(settings_.application, watched);
+  engine_ = std::make_unique<CountsEngine>(settings_.application, watched);
   kernel_ = nullptr;
   trace_.reset();
   previous_bpf_.reset();
@@ -308,22 +308,22 @@ WatchReading WatchProbe::take_reading(ProbeContext& context) {
   return engine_->read(context.host, monotonic_seconds());
 }
 
-std::optional<BpfReading> WatchProbe::read_bpf(const WatchReading& reading) {
+std::optional<PairedReading> WatchProbe::read_bpf(const WatchReading& reading) {
   if (!kernel_) return std::nullopt;
   std::vector<int> tids;
   for (const WatchedThread& t : reading.threads) tids.push_back(t.thread.tid);
   kernel_->set_application(tids);
-  BpfReading now = kernel_->read();
+  PairedReading now = kernel_->read();
   history_.add(now);
   if (!previous_bpf_) previous_bpf_ = now;  // the first reading: the baseline of the first window
   return now;
 }
 
-void WatchProbe::record_windows(const WatchReading& reading, const std::optional<BpfReading>& bpf) {
+void WatchProbe::record_windows(const WatchReading& reading, const std::optional<PairedReading>& bpf) {
   const double outlier_ns = static_cast<double>(settings_.outlier_threshold.count());
-  windows_.push_back(bpf && previous_bpf_
-                         ? bpf_windows(*bpf, *previous_bpf_, reading.window_seconds, outlier_ns, kTailThresholdsNs)
-                         : counts_windows(reading, previous_, kTailThresholdsNs));
+  windows_.push_back(bpf && previous_bpf_ ? paired_windows(*bpf, *previous_bpf_, reading.window_seconds,
+                                                           outlier_ns, kTailThresholdsNs)
+                                          : counts_windows(reading, previous_, kTailThresholdsNs));
   // As long as the samplers' window (settings_.window), oldest first.
   const double span = std::chrono::duration<double>(settings_.window).count();
   const auto seconds_of = [&](const std::vector<WatchWindow>& each) {
@@ -341,7 +341,7 @@ void WatchProbe::record_windows(const WatchReading& reading, const std::optional
   }
 }
 
-bool WatchProbe::record_stolen(const WatchReading& reading, const std::optional<BpfReading>& bpf) {
+bool WatchProbe::record_stolen(const WatchReading& reading, const std::optional<PairedReading>& bpf) {
   const auto end_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC));
   const auto length_ns = static_cast<std::uint64_t>(std::max(0.0, reading.window_seconds) * 1e9);
   const bool paired = bpf && previous_bpf_;
@@ -355,12 +355,12 @@ bool WatchProbe::record_stolen(const WatchReading& reading, const std::optional<
       series.add(end_ns, length_ns, counts_stolen_by_cause(c, *before));
       continue;
     }
-    const auto of = [&](const BpfReading& r) {
-      return std::find_if(r.cpus.begin(), r.cpus.end(), [&](const BpfCpuFigures& f) { return f.cpu == c.cpu; });
+    const auto of = [&](const PairedReading& r) {
+      return std::find_if(r.cpus.begin(), r.cpus.end(), [&](const PairedCpuFigures& f) { return f.cpu == c.cpu; });
     };
     const auto now = of(*bpf), then = of(*previous_bpf_);
     if (now != bpf->cpus.end() && then != previous_bpf_->cpus.end())
-      series.add(end_ns, length_ns, bpf_stolen_by_cause(*now, *then));
+      series.add(end_ns, length_ns, paired_stolen_by_cause(*now, *then));
   }
   return paired;
 }
@@ -381,13 +381,14 @@ void WatchProbe::add_stolen_plots(bool paired, ProbeResult& result) const {
 ProbeResult WatchProbe::run(ProbeContext& context) {
   const std::string followed = follow_auto_cpus(context);
   const WatchReading reading = take_reading(context);
-  const std::optional<BpfReading> bpf = read_bpf(reading);
+  const std::optional<PairedReading> bpf = read_bpf(reading);
   const std::string_view requested = watch_method_name(settings_.method);
   ProbeResult result = watch_result(reading, previous_, method_, requested, reason_);
   record_windows(reading, bpf);
   const bool paired = record_stolen(reading, bpf);
   result.application_windows = std::make_shared<const ApplicationWindows>(
       ApplicationWindows{method_,
+                         reason_,
                          bpf ? static_cast<double>(settings_.outlier_threshold.count()) : 0,
                          std::vector<std::vector<WatchWindow>>(windows_.begin(), windows_.end()),
                          {}});
@@ -395,7 +396,7 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
   if (bpf) {
     if (previous_bpf_)
       top_.add(*bpf, *previous_bpf_, reading, static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC)));
-    add_bpf_result(*bpf, previous_bpf_ ? &*previous_bpf_ : nullptr, reading, history_, *kernel_, result);
+    add_paired_result(*bpf, previous_bpf_ ? &*previous_bpf_ : nullptr, reading, history_, *kernel_, result);
     add_top_result(top_, kernel_->method(), context.host, static_cast<double>(settings_.outlier_threshold.count()),
                    result);
     if (trace_) add_tracer_wakeups(trace_->tracer_wakeups(), result);

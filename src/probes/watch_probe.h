@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Watch probe: the CPUs that run the application, which jitterd may not spin on. Every interval
-// (1 s by default) it takes one reading of the watch engine (watch/watch_engine.h) over the
+// (1 s by default) it takes one reading of the counts engine (watch/counts_engine.h) over the
 // watched CPUs (ProbeContext::watched, chosen by the sampling plan from `watch.cpus`) and exports
 // it as jitterd_watch_* metrics, per CPU and, where it applies, per cause in attribution's
 // vocabulary (hard IRQs and IPIs by cause, softirqs by cause, and `preempted` for the time
@@ -28,13 +28,13 @@
 
 #include "probes/probe.h"
 #include "probes/stolen_series.h"
-#include "probes/watch_bpf_result.h"
+#include "probes/watch_paired_result.h"
 #include "probes/watch_top.h"
 #include "probes/watch_window.h"
 #include "watch/application.h"
 #include "watch/bpf_watch.h"
+#include "watch/counts_engine.h"
 #include "watch/trace_watch.h"
-#include "watch/watch_engine.h"
 
 namespace jitterd {
 
@@ -76,25 +76,25 @@ class WatchProbe : public Probe {
   // auto: the watched CPUs resolved again when due; a line saying how they changed, or "".
   std::string follow_auto_cpus(const ProbeContext& context);
   WatchReading take_reading(ProbeContext& context);
-  std::optional<BpfReading> read_bpf(const WatchReading& reading);
+  std::optional<PairedReading> read_bpf(const WatchReading& reading);
   // Appends this reading's typed figures to windows_ (before previous_ and previous_bpf_ move on).
-  void record_windows(const WatchReading& reading, const std::optional<BpfReading>& bpf);
+  void record_windows(const WatchReading& reading, const std::optional<PairedReading>& bpf);
   // Adds this reading's stolen time by cause to each CPU's series (as record_windows, before
   // previous_ and previous_bpf_ move on); whether its causes are paired (bpf, tracepoints).
-  bool record_stolen(const WatchReading& reading, const std::optional<BpfReading>& bpf);
+  bool record_stolen(const WatchReading& reading, const std::optional<PairedReading>& bpf);
   // Each CPU's plot, its preempters from top_ once it has this reading (`paired`).
   void add_stolen_plots(bool paired, ProbeResult& result) const;
 
   WatchSettings settings_;
   std::optional<std::vector<int>> watched_;  // the CPUs watched now (first: the plan's)
   std::chrono::steady_clock::time_point resolved_at_{};
-  std::unique_ptr<WatchEngine> engine_;
+  std::unique_ptr<CountsEngine> engine_;
   std::vector<WatchedCpu> previous_;           // the totals of the previous reading, for the window's rates
   std::shared_ptr<SharedBpfWatch> bpf_owner_;  // the context's engine, kept alive while used
   std::unique_ptr<TraceWatch> trace_;          // method tracepoints, where it opens
   KernelWatch* kernel_ = nullptr;              // bpf_owner_'s or trace_, or none (counts)
-  std::optional<BpfReading> previous_bpf_;
-  WatchBpfHistory history_;
+  std::optional<PairedReading> previous_bpf_;
+  WatchPairedHistory history_;
   WatchTop top_;  // who took each watched CPU, over the window and since the watch began
   // The typed figures of each reading over settings_.window, oldest first (the live baseline's).
   std::deque<std::vector<WatchWindow>> windows_;

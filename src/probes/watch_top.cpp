@@ -8,8 +8,8 @@
 namespace jitterd {
 namespace {
 
-const BpfCpuFigures* cpu_in(const BpfReading& reading, int cpu) {
-  for (const BpfCpuFigures& c : reading.cpus)
+const PairedCpuFigures* cpu_in(const PairedReading& reading, int cpu) {
+  for (const PairedCpuFigures& c : reading.cpus)
     if (c.cpu == cpu) return &c;
   return nullptr;
 }
@@ -27,7 +27,7 @@ std::uint64_t rise(std::uint64_t now, std::uint64_t then) { return now - std::mi
 
 // What each source added between two readings: the vectors and softirqs by name, the device
 // IRQs by number and name (the "device_irq" source less what the IRQs' own figures hold, if any).
-NameTally sources_part(const BpfCpuFigures& now, const BpfCpuFigures& then, const WatchReading& counts) {
+NameTally sources_part(const PairedCpuFigures& now, const PairedCpuFigures& then, const WatchReading& counts) {
   NameTally part(kPartNames);
   Tallied device_irqs;
   for (const auto& [irq, f] : now.device_irqs) {
@@ -40,26 +40,27 @@ NameTally sources_part(const BpfCpuFigures& now, const BpfCpuFigures& then, cons
     device_irqs += added;
   }
   for (std::size_t s = 0; s < now.sources.size() && s < then.sources.size(); ++s) {
-    if (!bpf_source_task_class(s).empty()) continue;  // a preemption, not an interruption
+    if (!watch_source_task_class(s).empty()) continue;  // a preemption, not an interruption
     Tallied added{rise(now.sources[s].count, then.sources[s].count), rise(now.sources[s].ns, then.sources[s].ns)};
-    if (bpf_source_name(s) == "device_irq")
+    if (watch_source_name(s) == "device_irq")
       added = {rise(added.count, device_irqs.count), rise(added.ns, device_irqs.ns)};
-    if (added.count > 0 || added.ns > 0) part.add(std::string(bpf_source_name(s)), added);
+    if (added.count > 0 || added.ns > 0) part.add(std::string(watch_source_name(s)), added);
   }
   return part;
 }
 
 // The preemptions of one CPU between two readings: the outliers name the task that took the CPU;
 // the rest of what the preemption sources added is unnamed.
-NameTally preempters_part(const BpfCpuFigures& now, const BpfCpuFigures& then, const BpfReading& reading) {
+NameTally preempters_part(const PairedCpuFigures& now, const PairedCpuFigures& then,
+                          const PairedReading& reading) {
   NameTally part(kPartNames);
   Tallied all, named;
   for (std::size_t s = 0; s < now.sources.size() && s < then.sources.size(); ++s)
-    if (!bpf_source_task_class(s).empty())
+    if (!watch_source_task_class(s).empty())
       all +=
           Tallied{rise(now.sources[s].count, then.sources[s].count), rise(now.sources[s].ns, then.sources[s].ns)};
-  for (const BpfOutlier& o : reading.outliers) {
-    const std::string_view task_class = bpf_source_task_class(o.source);
+  for (const PairedOutlier& o : reading.outliers) {
+    const std::string_view task_class = watch_source_task_class(o.source);
     if (o.cpu != now.cpu || task_class.empty()) continue;
     const Tallied one{1, o.duration_ns, o.tgid, o.id};
     part.add(preempter_key(o.name, task_class), one);
@@ -72,8 +73,8 @@ NameTally preempters_part(const BpfCpuFigures& now, const BpfCpuFigures& then, c
 // The cause (attribution's vocabulary) of a source's name in a sources tally.
 std::string source_cause(const std::string& name) {
   const std::string_view source = name.rfind("irq ", 0) == 0 ? std::string_view("device_irq") : name;
-  for (std::size_t s = 0; s < bpf_source_count(); ++s)
-    if (bpf_source_name(s) == source) return std::string(bpf_source_cause(s));
+  for (std::size_t s = 0; s < watch_source_count(); ++s)
+    if (watch_source_name(s) == source) return std::string(watch_source_cause(s));
   return name;  // a loop's "unexplained" and "not_kept", its causes too
 }
 
@@ -94,14 +95,14 @@ std::string duration_words(double ns) {
   return whole(ns * 1e-3) + " us";
 }
 
-std::string source_key(const BpfOutlier& record) {
-  const std::string_view source = bpf_source_name(record.source);
+std::string source_key(const PairedOutlier& record) {
+  const std::string_view source = watch_source_name(record.source);
   if (source != "device_irq") return std::string(source);
   return "irq " + std::to_string(record.id) + (record.name.empty() ? "" : " " + printable(record.name));
 }
 
-void tally_matched(const BpfOutlier* record, std::uint64_t ns, NameTally& preempters, NameTally& sources) {
-  const std::string_view task_class = record ? bpf_source_task_class(record->source) : std::string_view();
+void tally_matched(const PairedOutlier* record, std::uint64_t ns, NameTally& preempters, NameTally& sources) {
+  const std::string_view task_class = record ? watch_source_task_class(record->source) : std::string_view();
   if (record && !task_class.empty())
     preempters.add(preempter_key(record->name, task_class), {1, ns, record->tgid, record->id});
   else
@@ -217,11 +218,11 @@ bool task_alive_as(const HostReader& host, std::uint32_t pid, std::uint32_t tid,
   return name == comm;
 }
 
-void WatchTop::add(const BpfReading& now, const BpfReading& before, const WatchReading& counts,
+void WatchTop::add(const PairedReading& now, const PairedReading& before, const WatchReading& counts,
                    std::uint64_t now_ns) {
   std::erase_if(cpus_, [&](const auto& entry) { return cpu_in(now, entry.first) == nullptr; });
-  for (const BpfCpuFigures& c : now.cpus)
-    if (const BpfCpuFigures* then = cpu_in(before, c.cpu))
+  for (const PairedCpuFigures& c : now.cpus)
+    if (const PairedCpuFigures* then = cpu_in(before, c.cpu))
       cpus_.try_emplace(c.cpu, window_ns_)
           .first->second.push(now_ns, preempters_part(c, *then, now), sources_part(c, *then, counts));
 }

@@ -25,7 +25,7 @@
 #include "probes/name_tally.h"
 #include "probes/probe.h"
 #include "watch/bpf_watch.h"
-#include "watch/watch_engine.h"
+#include "watch/counts_engine.h"
 
 namespace jitterd {
 
@@ -49,7 +49,8 @@ class WatchTop {
   explicit WatchTop(std::uint64_t window_ns) : window_ns_(window_ns) {}
   // One reading: `now` against `before` (the previous reading of the same engine), the outliers
   // `now` drained, at `now_ns` (monotonic); `counts` names the device IRQs.
-  void add(const BpfReading& now, const BpfReading& before, const WatchReading& counts, std::uint64_t now_ns);
+  void add(const PairedReading& now, const PairedReading& before, const WatchReading& counts,
+           std::uint64_t now_ns);
   const std::map<int, TopTallies>& cpus() const { return cpus_; }
   std::uint64_t window_ns() const { return window_ns_; }
 
@@ -60,11 +61,11 @@ class WatchTop {
 
 // A source's name in a sources tally: the engine's ("local_timer", "softirq_NET_RX"), a device
 // IRQ's number and name ("irq 36 virtio0-input").
-std::string source_key(const BpfOutlier& record);
+std::string source_key(const PairedOutlier& record);
 
 // A loop's interruption that took `ns`, by the engine's record matched with it (nullptr: none): a
 // preemption by the task that took the CPU, anything else by its source, none as "unexplained".
-void tally_matched(const BpfOutlier* record, std::uint64_t ns, NameTally& preempters, NameTally& sources);
+void tally_matched(const PairedOutlier* record, std::uint64_t ns, NameTally& preempters, NameTally& sources);
 
 // The tables the watch and the loops show, their rows led by `lead` (the cpu; the loop and cpu),
 // over "window" or "since_start"; a preempter's pid shown only while that task runs under its

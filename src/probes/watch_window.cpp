@@ -17,9 +17,9 @@ std::uint64_t total_of(const std::map<std::string, std::uint64_t>& counts) {
 
 std::string ns_text(double ns) { return std::to_string(std::llround(ns)) + " ns"; }
 
-std::uint64_t longest_of(const BpfCpuFigures& cpu) {
+std::uint64_t longest_of(const PairedCpuFigures& cpu) {
   std::uint64_t longest = 0;
-  for (const BpfFigures& f : cpu.sources) longest = std::max(longest, f.max_ns);
+  for (const SourceFigures& f : cpu.sources) longest = std::max(longest, f.max_ns);
   return longest;
 }
 
@@ -47,15 +47,15 @@ std::vector<WatchWindow> counts_windows(const WatchReading& now, const std::vect
   return out;
 }
 
-std::vector<WatchWindow> bpf_windows(const BpfReading& now, const BpfReading& before, double seconds,
-                                     double outlier_threshold_ns, const std::vector<double>& thresholds_ns) {
+std::vector<WatchWindow> paired_windows(const PairedReading& now, const PairedReading& before, double seconds,
+                                        double outlier_threshold_ns, const std::vector<double>& thresholds_ns) {
   std::vector<WatchWindow> out;
-  for (const BpfCpuFigures& c : now.cpus) {
+  for (const PairedCpuFigures& c : now.cpus) {
     WatchWindow w;
     w.cpu = c.cpu;
     w.over_threshold.assign(thresholds_ns.size(), std::nullopt);
     const auto then = std::find_if(before.cpus.begin(), before.cpus.end(),
-                                   [&](const BpfCpuFigures& p) { return p.cpu == c.cpu; });
+                                   [&](const PairedCpuFigures& p) { return p.cpu == c.cpu; });
     if (then == before.cpus.end() || seconds <= 0) {
       w.tail_unknown = "no window";
       out.push_back(std::move(w));
@@ -64,14 +64,14 @@ std::vector<WatchWindow> bpf_windows(const BpfReading& now, const BpfReading& be
     w.seconds = seconds;
     std::uint64_t ns = 0;
     for (std::size_t s = 0; s < c.sources.size(); ++s) {
-      const BpfFigures was = s < then->sources.size() ? then->sources[s] : BpfFigures{};
+      const SourceFigures was = s < then->sources.size() ? then->sources[s] : SourceFigures{};
       const std::uint64_t count = added(c.sources[s].count, was.count);
-      (bpf_source_task_class(s).empty() ? w.interruptions : w.preemptions) += count;
+      (watch_source_task_class(s).empty() ? w.interruptions : w.preemptions) += count;
       ns += added(c.sources[s].ns, was.ns);
     }
     w.stolen_seconds = static_cast<double>(ns) * 1e-9;
     std::vector<std::uint64_t> lengths;
-    for (const BpfOutlier& o : now.outliers)
+    for (const PairedOutlier& o : now.outliers)
       if (o.cpu == c.cpu) lengths.push_back(o.duration_ns);
     const std::uint64_t lost = added(c.outliers_lost, then->outliers_lost);
     const std::uint64_t longest_now = longest_of(c);
@@ -103,11 +103,11 @@ std::vector<WatchWindow> bpf_windows(const BpfReading& now, const BpfReading& be
   return out;
 }
 
-StolenNs bpf_stolen_by_cause(const BpfCpuFigures& now, const BpfCpuFigures& before) {
+StolenNs paired_stolen_by_cause(const PairedCpuFigures& now, const PairedCpuFigures& before) {
   StolenNs out{};
   for (std::size_t s = 0; s < now.sources.size(); ++s) {
     const std::uint64_t was = s < before.sources.size() ? before.sources[s].ns : 0;
-    const std::optional<std::size_t> cause = stolen_cause_index(bpf_source_cause(s));
+    const std::optional<std::size_t> cause = stolen_cause_index(watch_source_cause(s));
     if (cause) out[*cause] += added(now.sources[s].ns, was);
   }
   return out;

@@ -5,7 +5,7 @@
 // download (probes/application_windows.h) and what its bpf glance table shows per second, all
 // from these functions, so each means the same. Per method:
 //
-// - counts (watch/watch_engine.h): interruptions are the hard IRQs, IPIs and softirqs the kernel
+// - counts (watch/counts_engine.h): interruptions are the hard IRQs, IPIs and softirqs the kernel
 //   counted on the CPU, preemptions the application's involuntary switches there, stolen its
 //   run-queue wait. No lengths: the longest and the tail counts are unknown.
 // - bpf (watch/bpf_watch.h): interruptions are every interruption paired entry to exit (each
@@ -26,7 +26,7 @@
 
 #include "probes/stolen_series.h"
 #include "watch/bpf_watch.h"
-#include "watch/watch_engine.h"
+#include "watch/counts_engine.h"
 
 namespace jitterd {
 
@@ -48,14 +48,14 @@ std::vector<WatchWindow> counts_windows(const WatchReading& now, const std::vect
 // The bpf method's windows, one per CPU of `now`, against `before` (the previous BPF reading),
 // over `seconds` (the counts reading's window, taken with it). `outlier_threshold_ns`: the
 // program's (watch.outlier_threshold).
-std::vector<WatchWindow> bpf_windows(const BpfReading& now, const BpfReading& before, double seconds,
-                                     double outlier_threshold_ns, const std::vector<double>& thresholds_ns);
+std::vector<WatchWindow> paired_windows(const PairedReading& now, const PairedReading& before, double seconds,
+                                        double outlier_threshold_ns, const std::vector<double>& thresholds_ns);
 
 // What one watched CPU's window stole, by cause (probes/stolen_series.h), from the same
 // differences as its WatchWindow's stolen_seconds, so the causes add up to it: the bpf method's
-// time per source booked to the source's cause (watch/bpf_watch.h bpf_source_cause), the counts
+// time per source booked to the source's cause (watch/bpf_watch.h watch_source_cause), the counts
 // method's run-queue wait as `preempted` (the only time it measures).
-StolenNs bpf_stolen_by_cause(const BpfCpuFigures& now, const BpfCpuFigures& before);
+StolenNs paired_stolen_by_cause(const PairedCpuFigures& now, const PairedCpuFigures& before);
 StolenNs counts_stolen_by_cause(const WatchedCpu& now, const WatchedCpu& before);
 
 }  // namespace jitterd

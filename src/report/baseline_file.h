@@ -35,7 +35,7 @@ namespace jitterd {
 // (x86-64's largest NR_CPUS, MAXSMP).
 inline constexpr std::size_t kBaselineMaxBytes = 64u << 20;
 inline constexpr std::size_t kBaselineMaxCpus = 8192;
-// Loops a file may hold: the loops probe reads at most 256 segments (watch/loop_reader.h).
+// Loops a file may hold: the loops probe reads at most 256 segments (loops/loop_reader.h).
 inline constexpr std::size_t kBaselineMaxLoops = 256;
 
 inline constexpr int kBaselineFormatMajor = 1;
@@ -64,7 +64,7 @@ struct BaselineCpu : CpuFigures {
   std::vector<SubWindow> sub_windows;
 };
 
-// An application's loop (probes/loop_probe.h, format 1.2): a sampled CPU's figures, in the loop's
+// An application's loop (probes/loops_probe.h, format 1.2): a sampled CPU's figures, in the loop's
 // own counter (`counter_hertz`, which may differ from the file's), plus its name; `cpu` is the CPU
 // the loop says it runs on.
 struct BaselineLoop : BaselineCpu {

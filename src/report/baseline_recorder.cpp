@@ -122,6 +122,45 @@ void set_watched_totals(BaselineWatched& watched) {
   }
 }
 
+namespace {
+
+BaselineLoop baseline_loop(const LoopWindows& l) {
+  BaselineLoop loop;
+  loop.name = l.name;
+  loop.cpu = l.cpu;
+  loop.counter_hertz = l.counter_hertz;
+  GapCountsTicks total;
+  for (const LoopStepCounts& step : l.added) {
+    const GapCountsTicks added = step.dense();
+    add_sub_window(loop, added, l.counter_hertz);
+    total.add(added);
+  }
+  set_totals(loop, total, l.counter_hertz);
+  set_limits(loop, l.floor_ticks, l.threshold_ticks, l.counter_hertz);
+  loop.max_ns = static_cast<double>(l.max_ticks) * (1e9 / l.counter_hertz);
+  loop.error = l.error;
+  return loop;
+}
+
+}  // namespace
+
+void add_application_windows(Baseline& b, const ApplicationWindows& history, std::vector<std::string>& warnings) {
+  for (const std::vector<WatchWindow>& reading : history.watch)
+    add_watch_windows(b.watched, reading, history.watch_method, history.outlier_threshold_ns);
+  std::map<std::string, std::string> files;  // by loop name, the file recorded
+  for (const LoopWindows& l : history.loops) {
+    if (l.counter_hertz <= 0) continue;
+    const auto [file, added] = files.try_emplace(l.name, l.file);
+    if (!added) {
+      warnings.push_back("loop " + printable(l.name) + ": also in " + printable(l.file) +
+                         ", left out of the baseline (recorded from " + printable(file->second) + ")");
+      continue;
+    }
+    b.loops.push_back(baseline_loop(l));
+  }
+  for (BaselineWatched& w : b.watched) set_watched_totals(w);
+}
+
 BaselineProbe baseline_probe(const ProbeStatus& status) {
   return {status.name,         status.success,        status.error, status.result.tables,
           status.result.notes, status.result.samples, true};

@@ -17,6 +17,7 @@
 
 #include "host/posture.h"
 #include "measure/gap_counts.h"
+#include "probes/application_windows.h"
 #include "probes/probe.h"
 #include "probes/watch_window.h"
 #include "report/baseline_file.h"
@@ -72,6 +73,15 @@ void add_watch_windows(std::vector<BaselineWatched>& watched, const std::vector<
 // Sets a watched CPU's totals from its sub-windows: sums; the longest of those known (none if none
 // is); a tail count only where every sub-window knows it; tail_unknown the sub-windows' reasons.
 void set_watched_totals(BaselineWatched& watched);
+
+// The watch and loops probes' typed history (probes/application_windows.h) into `baseline`'s
+// watched[] and loops[], one sub-window per reading, as `jitterd baseline` and the daemon's
+// download both record them: each reading through add_watch_windows, each loop as a sampled CPU in
+// its counter (its max by the file's rule, ticks x (1e9 / hertz)), then every watched CPU's totals.
+// A file holds a loop's name once: another file of the same name is left out, with a line saying
+// so in `warnings`.
+void add_application_windows(Baseline& baseline, const ApplicationWindows& history,
+                             std::vector<std::string>& warnings);
 
 // What a source knows of its recording besides the CPUs and the probes.
 struct BaselineRecording {

@@ -8,8 +8,8 @@
 namespace jitterd::bpf_maps {
 namespace {
 
-BpfCpuFigures* watched_cpu(BpfReading& reading, std::uint32_t cpu) {
-  for (BpfCpuFigures& c : reading.cpus)
+PairedCpuFigures* watched_cpu(PairedReading& reading, std::uint32_t cpu) {
+  for (PairedCpuFigures& c : reading.cpus)
     if (c.cpu == static_cast<int>(cpu)) return &c;
   return nullptr;
 }
@@ -17,15 +17,15 @@ BpfCpuFigures* watched_cpu(BpfReading& reading, std::uint32_t cpu) {
 }  // namespace
 
 // The per-CPU figures of each source: one lookup per source copies every CPU's slot.
-void read_figures(int fd, std::size_t cpus, BpfReading& reading) {
+void read_figures(int fd, std::size_t cpus, PairedReading& reading) {
   static_assert(sizeof(jd_figures) % 8 == 0);
   std::vector<jd_figures> per_cpu(cpus);
   for (std::uint32_t source = 0; source < JD_SOURCES; ++source) {
     if (bpf_map_lookup_elem(fd, &source, per_cpu.data()) != 0) continue;
-    for (BpfCpuFigures& c : reading.cpus) {
+    for (PairedCpuFigures& c : reading.cpus) {
       if (c.cpu < 0 || static_cast<std::size_t>(c.cpu) >= cpus) continue;
       const jd_figures& raw = per_cpu[static_cast<std::size_t>(c.cpu)];
-      BpfFigures& f = c.sources[source];
+      SourceFigures& f = c.sources[source];
       f.count = raw.count;
       f.ns = raw.ns;
       f.max_ns = raw.max_ns;
@@ -42,10 +42,10 @@ std::vector<jd_cpu_counters> all_counters(int fd, std::size_t cpus) {
   return counters;
 }
 
-void read_counters(int fd, std::size_t cpus, BpfReading& reading) {
+void read_counters(int fd, std::size_t cpus, PairedReading& reading) {
   const std::vector<jd_cpu_counters> counters = all_counters(fd, cpus);
   if (counters.empty()) return;
-  for (BpfCpuFigures& c : reading.cpus) {
+  for (PairedCpuFigures& c : reading.cpus) {
     if (c.cpu < 0 || static_cast<std::size_t>(c.cpu) >= cpus) continue;
     const jd_cpu_counters& raw = counters[static_cast<std::size_t>(c.cpu)];
     std::copy(std::begin(raw.tick_stop_failures), std::end(raw.tick_stop_failures), c.tick_stop_failures.begin());
@@ -57,9 +57,9 @@ void read_counters(int fd, std::size_t cpus, BpfReading& reading) {
   for (const jd_cpu_counters& raw : counters) reading.ipi_senders_untracked += raw.ipi_senders_untracked;
 }
 
-void read_device_irqs(int fd, BpfReading& reading) {
+void read_device_irqs(int fd, PairedReading& reading) {
   walk_hash<jd_irq_key, jd_irq_figures>(fd, [&](const jd_irq_key& key, const jd_irq_figures& raw) {
-    if (BpfCpuFigures* c = watched_cpu(reading, key.cpu))
+    if (PairedCpuFigures* c = watched_cpu(reading, key.cpu))
       c->device_irqs[static_cast<int>(key.irq)] = {raw.count, raw.ns, raw.max_ns};
   });
 }

@@ -16,10 +16,10 @@
 
 namespace jitterd::bpf_maps {
 
-void read_figures(int fd, std::size_t cpus, BpfReading& reading);
+void read_figures(int fd, std::size_t cpus, PairedReading& reading);
 std::vector<jd_cpu_counters> all_counters(int fd, std::size_t cpus);
-void read_counters(int fd, std::size_t cpus, BpfReading& reading);
-void read_device_irqs(int fd, BpfReading& reading);
+void read_counters(int fd, std::size_t cpus, PairedReading& reading);
+void read_device_irqs(int fd, PairedReading& reading);
 // Each handler's runs and time, every CPU's summed by that CPU's role (JD_ROLE_*, by CPU).
 std::vector<BpfProgramCosts> read_costs(int fd, const std::vector<std::uint32_t>& roles);
 

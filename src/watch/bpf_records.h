@@ -15,14 +15,15 @@ namespace jitterd {
 // For each interval (CLOCK_MONOTONIC, sorted by start), the record that took the most own time
 // among those overlapping it within `slack_ns` (records of the interval's CPU only, any order);
 // nullptr for none. Nested records overlap their parent: the one that took longer wins.
-std::vector<const BpfOutlier*> match_bpf_records(const std::vector<TimedInterval>& intervals,
-                                                 const std::vector<BpfOutlier>& records, std::uint64_t slack_ns);
+std::vector<const PairedOutlier*> match_bpf_records(const std::vector<TimedInterval>& intervals,
+                                                    const std::vector<PairedOutlier>& records,
+                                                    std::uint64_t slack_ns);
 
 // The records to keep for the next match: an interruption read at `read_ns` (CLOCK_MONOTONIC)
 // has its records in the ring already, but the ring is drained later, so the records of the
 // interruptions that end after the read (read next time) are taken now too: those that end
 // within `slack_ns` of the read or after it.
-std::vector<BpfOutlier> records_after(std::vector<BpfOutlier> records, std::uint64_t read_ns,
-                                      std::uint64_t slack_ns);
+std::vector<PairedOutlier> records_after(std::vector<PairedOutlier> records, std::uint64_t read_ns,
+                                         std::uint64_t slack_ns);
 
 }  // namespace jitterd

@@ -23,8 +23,8 @@ namespace {
 
 using namespace bpf_maps;
 
-static_assert(kBpfBuckets == JD_BUCKETS);
-static_assert(sizeof(BpfCpuFigures::tick_stop_failures) / sizeof(std::uint64_t) == JD_TICK_DEPENDENCIES);
+static_assert(kSourceBuckets == JD_BUCKETS);
+static_assert(sizeof(PairedCpuFigures::tick_stop_failures) / sizeof(std::uint64_t) == JD_TICK_DEPENDENCIES);
 
 // The tracepoint behind each program; a required one missing means the engine cannot work.
 struct ProgramTracepoint {
@@ -85,8 +85,8 @@ std::string load_failure(int error) {
   return why;
 }
 
-BpfOutlier outlier_of(const jd_outlier& raw) {
-  BpfOutlier o;
+PairedOutlier outlier_of(const jd_outlier& raw) {
+  PairedOutlier o;
   o.start_ns = raw.start_ns;
   o.end_ns = raw.end_ns;
   o.duration_ns = raw.duration_ns;
@@ -128,9 +128,9 @@ struct BpfWatch::Loaded {
   int possible_cpus = 0;
   std::vector<std::uint32_t> role;  // by CPU, JD_ROLE_*
   // Drained from the ring, waiting for read() (watched CPUs) or take_records().
-  std::vector<BpfOutlier> watched_pending;
+  std::vector<PairedOutlier> watched_pending;
   std::uint64_t watched_dropped = 0;
-  std::map<int, std::deque<BpfOutlier>> records;  // by CPU: every sampled CPU, the watched ones asked for
+  std::map<int, std::deque<PairedOutlier>> records;  // by CPU: every sampled CPU, the watched ones asked for
   std::map<int, std::uint64_t> records_dropped;
   std::vector<std::uint64_t> watch_threshold;  // by CPU: the watch's own outlier threshold (watched CPUs)
   std::map<int, bool> records_wanted;          // watched CPUs whose records take_records gives
@@ -168,7 +168,7 @@ struct BpfWatch::Loaded {
     const std::uint32_t role = raw.cpu < l.role.size() ? l.role[raw.cpu] : JD_ROLE_NONE;
     const int cpu = static_cast<int>(raw.cpu);
     if (role == JD_ROLE_SAMPLED || (role == JD_ROLE_WATCHED && l.records_wanted.count(cpu) != 0)) {
-      std::deque<BpfOutlier>& pending = l.records[cpu];
+      std::deque<PairedOutlier>& pending = l.records[cpu];
       if (pending.size() >= kMaxSampledEventsPerCpu) {
         pending.pop_front();
         l.records_dropped[cpu] += 1;
@@ -321,7 +321,7 @@ void BpfWatch::drain() { ring_buffer__consume(loaded_->ring); }
 // The IPI senders' map: each entry's rise goes to the totals, and the entries idle for a whole
 // window are deleted, so the map holds about one window's senders and never stays full (an IPI
 // counted in the instant between the program's lookup of an idle entry and its deletion is lost).
-void BpfWatch::age_ipi_senders(BpfReading& reading) {
+void BpfWatch::age_ipi_senders(PairedReading& reading) {
   const int fd = bpf_map__fd(loaded_->skeleton->maps.ipi_senders);
   std::vector<jd_ipi_sender_key> keys;
   std::vector<IpiSenderEntry> entries;
@@ -331,17 +331,17 @@ void BpfWatch::age_ipi_senders(BpfReading& reading) {
   });
   for (std::size_t idle : ipi_senders_.update(entries))
     if (bpf_map_delete_elem(fd, &keys[idle]) != 0) ipi_senders_.not_deleted(entries[idle]);
-  for (BpfCpuFigures& c : reading.cpus) {
+  for (PairedCpuFigures& c : reading.cpus) {
     c.ipi_senders = ipi_senders_.totals(c.cpu);
     c.ipi_senders_other = ipi_senders_.other(c.cpu);
   }
 }
 
-BpfReading BpfWatch::read() {
+PairedReading BpfWatch::read() {
   Loaded& l = *loaded_;
-  BpfReading reading;
+  PairedReading reading;
   for (int cpu : options_.cpus) {
-    BpfCpuFigures figures;
+    PairedCpuFigures figures;
     figures.cpu = cpu;
     figures.sources.resize(JD_SOURCES);
     reading.cpus.push_back(std::move(figures));

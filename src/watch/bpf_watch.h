@@ -30,52 +30,6 @@
 
 namespace jitterd {
 
-// The sources the program books time to, in its enum jd_source order, named as the kernel does:
-// "local_timer", "reschedule", "call_function", ..., "nmi", "device_irq", "softirq_HI", ...,
-// "preempt_jitterd", "preempt_kernel_percpu", "preempt_application", "preempt_stray".
-std::string_view bpf_source_name(std::size_t source);
-std::size_t bpf_source_count();
-// The source's cause in attribution's vocabulary (host/attribution.h cause_names), "preempted"
-// for the preemption sources.
-std::string_view bpf_source_cause(std::size_t source);
-// The preempting task's class for a preemption source, in probes/task_classes.h's words
-// ("jitterd", "kernel_percpu", "application", "stray"), "" for the others.
-std::string_view bpf_source_task_class(std::size_t source);
-
-inline constexpr std::size_t kBpfBuckets = 32;  // bucket b: [2^b, 2^(b+1)) ns; the last open-ended
-
-struct BpfFigures {
-  std::uint64_t count = 0, ns = 0, max_ns = 0;
-  std::array<std::uint64_t, kBpfBuckets> buckets{};
-  bool operator==(const BpfFigures&) const = default;
-};
-
-struct BpfIrqFigures {
-  std::uint64_t count = 0, ns = 0, max_ns = 0;
-  bool operator==(const BpfIrqFigures&) const = default;
-};
-
-// One watched CPU, cumulative since the program loaded.
-struct BpfCpuFigures {
-  int cpu = 0;
-  std::vector<BpfFigures> sources;                    // indexed by source
-  std::map<int, BpfIrqFigures> device_irqs;           // by IRQ number
-  std::array<std::uint64_t, 8> tick_stop_failures{};  // by dependency bit (bpf_tick_dependency_name)
-  std::uint64_t tick_stop_failures_unknown = 0;
-  std::uint64_t outliers_lost = 0;    // the ring was full
-  std::uint64_t unmatched_exits = 0;  // an exit with no entry: the program attached mid-interrupt
-  std::uint64_t too_deep = 0;         // nesting beyond the program's stack
-  // IPIs sent to this CPU by the sending task's name (ipi:ipi_send_cpu and ipi_send_cpumask),
-  // cumulative: at most kMaxIpiSenderNames names (watch/ipi_senders.h), the IPIs of further names
-  // in ipi_senders_other.
-  std::map<std::string, std::uint64_t> ipi_senders;
-  std::uint64_t ipi_senders_other = 0;
-};
-
-// timer:tick_stop's dependency bit b: "POSIX_TIMER", "PERF_EVENTS", "SCHED", "CLOCK_UNSTABLE",
-// "RCU", "RCU_EXP", then "bit6", "bit7".
-std::string_view bpf_tick_dependency_name(std::size_t bit);
-
 // The program's handlers, named as its BPF programs are ("irq_entry", ..., "sched_switch").
 std::size_t bpf_program_count();
 std::string_view bpf_program_name(std::size_t program);
@@ -83,45 +37,9 @@ std::string_view bpf_program_name(std::size_t program);
 // the sending CPU and read no clock.
 bool bpf_program_timed(std::size_t program);
 
-// One handler's cost on the CPUs of one role, cumulative from the load: every run counts; the time
-// (the handler's first clock read to its last) is measured on the watched and sampled CPUs only,
-// where it does its work (on the others it reads no clock: it looks its CPU's role up and returns).
-struct BpfProgramCost {
-  std::uint64_t runs = 0;
-  std::uint64_t ns = 0;
-  bool operator==(const BpfProgramCost&) const = default;
-};
-// By role: the watched CPUs, the sampled CPUs, every other CPU.
-struct BpfProgramCosts {
-  BpfProgramCost watched, sampled, other;
-  bool operator==(const BpfProgramCosts&) const = default;
-};
-
-struct BpfOutlier {
-  std::uint64_t start_ns = 0;  // CLOCK_MONOTONIC: its entry, or the switch away from the thread
-  std::uint64_t end_ns = 0;    // CLOCK_MONOTONIC
-  std::uint64_t duration_ns = 0;
-  int cpu = 0;
-  std::size_t source = 0;
-  std::uint32_t id = 0;  // IRQ number, softirq vector, or the preempting task's pid
-  std::uint32_t tgid = 0;
-  bool kernel_thread = false, per_cpu = false, application = false;
-  std::string name;  // the IRQ's handler, or the preempting task's name (as the kernel has it)
-};
-
-struct BpfReading {
-  std::vector<BpfCpuFigures> cpus;          // the watched CPUs, in order
-  std::vector<BpfOutlier> outliers;         // drained from the ring since the previous reading, oldest first
-  std::uint64_t outliers_dropped = 0;       // drained but beyond kMaxOutliersPerReading, not kept
-  std::uint64_t ipi_senders_untracked = 0;  // IPIs to watched CPUs whose sender the full map could not take
-  std::vector<BpfProgramCosts> programs;    // by program (bpf_program_name)
-};
-
-inline constexpr std::size_t kMaxOutliersPerReading = 1024;
-
 // A CPU's records since they were last taken (take_records), oldest first.
 struct BpfRecords {
-  std::vector<BpfOutlier> events;
+  std::vector<PairedOutlier> events;
   std::uint64_t dropped = 0;  // beyond kMaxSampledEventsPerCpu between two takes: the oldest went
   std::uint64_t lost = 0;     // cumulative: the kernel's ring was full (every CPU's records share it)
 };
@@ -158,7 +76,7 @@ class BpfWatch : public KernelWatch {
   // The samplers' threads now; on the sampled CPUs the program counts preemptions of these.
   void set_sampler_threads(const std::vector<int>& tids);
   // The watched CPUs' figures, and their outliers since the last read.
-  BpfReading read() override;
+  PairedReading read() override;
   // `cpu`'s records since the last take: a sampled CPU's always, a watched CPU's once
   // want_records asked for them (empty for any other CPU).
   BpfRecords take_records(int cpu);
@@ -185,7 +103,7 @@ class BpfWatch : public KernelWatch {
   std::vector<std::string> missing_;
   void track(std::vector<int> application, std::vector<int> samplers);
   void drain();
-  void age_ipi_senders(BpfReading& reading);
+  void age_ipi_senders(PairedReading& reading);
   std::size_t thread_capacity_ = 0;
   IpiSenderTotals ipi_senders_;
   std::vector<int> application_, samplers_;  // as last set, sorted

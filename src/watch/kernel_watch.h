@@ -2,17 +2,102 @@
 // What the watch probe reads a watched CPU's interruptions through, whichever engine pairs them:
 // the BPF program in the kernel (watch/bpf_watch.h, method `bpf`) or perf's records of the same
 // tracepoints paired on the reader's CPU (watch/trace_watch.h, method `tracepoints`). Both give
-// the one reading type, so everything downstream (metrics, status page, baselines) is shared.
+// the one reading type defined here (PairedReading: per source, in the BPF program's enum
+// jd_source order, named by watch/watch_sources.cpp), so everything downstream (metrics, status
+// page, baselines) is shared. Plain data; an engine is used by one thread at a time.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace jitterd {
 
-struct BpfReading;
+// The sources the program books time to, in its enum jd_source order, named as the kernel does:
+// "local_timer", "reschedule", "call_function", ..., "nmi", "device_irq", "softirq_HI", ...,
+// "preempt_jitterd", "preempt_kernel_percpu", "preempt_application", "preempt_stray".
+std::string_view watch_source_name(std::size_t source);
+std::size_t watch_source_count();
+// The source's cause in attribution's vocabulary (host/attribution.h cause_names), "preempted"
+// for the preemption sources.
+std::string_view watch_source_cause(std::size_t source);
+// The preempting task's class for a preemption source, in probes/task_classes.h's words
+// ("jitterd", "kernel_percpu", "application", "stray"), "" for the others.
+std::string_view watch_source_task_class(std::size_t source);
+
+inline constexpr std::size_t kSourceBuckets = 32;  // bucket b: [2^b, 2^(b+1)) ns; the last open-ended
+
+struct SourceFigures {
+  std::uint64_t count = 0, ns = 0, max_ns = 0;
+  std::array<std::uint64_t, kSourceBuckets> buckets{};
+  bool operator==(const SourceFigures&) const = default;
+};
+
+struct DeviceIrqFigures {
+  std::uint64_t count = 0, ns = 0, max_ns = 0;
+  bool operator==(const DeviceIrqFigures&) const = default;
+};
+
+// One watched CPU, cumulative since the engine opened.
+struct PairedCpuFigures {
+  int cpu = 0;
+  std::vector<SourceFigures> sources;                 // indexed by source
+  std::map<int, DeviceIrqFigures> device_irqs;        // by IRQ number
+  std::array<std::uint64_t, 8> tick_stop_failures{};  // by dependency bit (tick_dependency_name)
+  std::uint64_t tick_stop_failures_unknown = 0;
+  std::uint64_t outliers_lost = 0;    // the ring was full
+  std::uint64_t unmatched_exits = 0;  // an exit with no entry: the program attached mid-interrupt
+  std::uint64_t too_deep = 0;         // nesting beyond the program's stack
+  // IPIs sent to this CPU by the sending task's name (ipi:ipi_send_cpu and ipi_send_cpumask),
+  // cumulative: at most kMaxIpiSenderNames names (watch/ipi_senders.h), the IPIs of further names
+  // in ipi_senders_other.
+  std::map<std::string, std::uint64_t> ipi_senders;
+  std::uint64_t ipi_senders_other = 0;
+};
+
+// timer:tick_stop's dependency bit b: "POSIX_TIMER", "PERF_EVENTS", "SCHED", "CLOCK_UNSTABLE",
+// "RCU", "RCU_EXP", then "bit6", "bit7".
+std::string_view tick_dependency_name(std::size_t bit);
+
+// One handler's cost on the CPUs of one role, cumulative from the load: every run counts; the time
+// (the handler's first clock read to its last) is measured on the watched and sampled CPUs only,
+// where it does its work (on the others it reads no clock: it looks its CPU's role up and returns).
+struct BpfProgramCost {
+  std::uint64_t runs = 0;
+  std::uint64_t ns = 0;
+  bool operator==(const BpfProgramCost&) const = default;
+};
+// By role: the watched CPUs, the sampled CPUs, every other CPU.
+struct BpfProgramCosts {
+  BpfProgramCost watched, sampled, other;
+  bool operator==(const BpfProgramCosts&) const = default;
+};
+
+struct PairedOutlier {
+  std::uint64_t start_ns = 0;  // CLOCK_MONOTONIC: its entry, or the switch away from the thread
+  std::uint64_t end_ns = 0;    // CLOCK_MONOTONIC
+  std::uint64_t duration_ns = 0;
+  int cpu = 0;
+  std::size_t source = 0;
+  std::uint32_t id = 0;  // IRQ number, softirq vector, or the preempting task's pid
+  std::uint32_t tgid = 0;
+  bool kernel_thread = false, per_cpu = false, application = false;
+  std::string name;  // the IRQ's handler, or the preempting task's name (as the kernel has it)
+};
+
+struct PairedReading {
+  std::vector<PairedCpuFigures> cpus;       // the watched CPUs, in order
+  std::vector<PairedOutlier> outliers;      // drained from the ring since the previous reading, oldest first
+  std::uint64_t outliers_dropped = 0;       // drained but beyond kMaxOutliersPerReading, not kept
+  std::uint64_t ipi_senders_untracked = 0;  // IPIs to watched CPUs whose sender the full map could not take
+  std::vector<BpfProgramCosts> programs;    // by program (bpf_program_name)
+};
+
+inline constexpr std::size_t kMaxOutliersPerReading = 1024;
 
 class KernelWatch {
  public:
@@ -22,7 +107,7 @@ class KernelWatch {
   // The application's threads now: their preemptions on the watched CPUs count.
   virtual void set_application(const std::vector<int>& tids) = 0;
   // The watched CPUs' figures (cumulative) and their outliers since the last read.
-  virtual BpfReading read() = 0;
+  virtual PairedReading read() = 0;
   // The optional tracepoints this kernel lacks ("irq_vectors:thermal_apic_entry", ...).
   virtual const std::vector<std::string>& missing_tracepoints() const = 0;
   // Of the threads set_application was last given, those the engine could not track.

@@ -31,7 +31,7 @@ FrameKind kind_of(std::size_t source) {
 
 std::size_t bucket_of(std::uint64_t ns) {
   const std::size_t log2 = ns == 0 ? 0 : static_cast<std::size_t>(std::bit_width(ns) - 1);
-  return std::min(log2, kBpfBuckets - 1);
+  return std::min(log2, kSourceBuckets - 1);
 }
 
 }  // namespace
@@ -52,14 +52,14 @@ void InterruptionPairing::set_application(std::vector<int> tids) {
 }
 
 void InterruptionPairing::book(CpuState& s, std::size_t source, std::uint64_t ns) {
-  BpfFigures& f = s.figures.sources[source];
+  SourceFigures& f = s.figures.sources[source];
   f.count += 1;
   f.ns += ns;
   f.max_ns = std::max(f.max_ns, ns);
   f.buckets[bucket_of(ns)] += 1;
 }
 
-void InterruptionPairing::keep(BpfOutlier outlier) {
+void InterruptionPairing::keep(PairedOutlier outlier) {
   if (outliers_.size() >= kMaxOutliersPerReading) {
     ++dropped_;
     return;
@@ -115,13 +115,13 @@ void InterruptionPairing::leave(CpuState& s, const TraceEvent& e, std::size_t so
   s.booked += own;
   book(s, frame.source, own);
   if (source == JD_SRC_DEVICE_IRQ) {
-    BpfIrqFigures& irq = s.figures.device_irqs[frame.id];
+    DeviceIrqFigures& irq = s.figures.device_irqs[frame.id];
     irq.count += 1;
     irq.ns += own;
     irq.max_ns = std::max(irq.max_ns, own);
   }
   if (own < threshold_ns_) return;
-  BpfOutlier o;
+  PairedOutlier o;
   o.start_ns = frame.start;
   o.end_ns = e.time_ns;
   o.duration_ns = own;
@@ -154,7 +154,7 @@ void InterruptionPairing::switched(CpuState& s, const TraceEvent& e,
       source = JD_SRC_PREEMPT_APPLICATION;
     book(s, source, own);
     if (own >= threshold_ns_) {
-      BpfOutlier o;
+      PairedOutlier o;
       o.start_ns = s.off_since;
       o.end_ns = e.time_ns;
       o.duration_ns = own;
@@ -237,8 +237,8 @@ void InterruptionPairing::lost(int cpu, std::uint64_t records) {
   found->second.off_since = 0;
 }
 
-BpfReading InterruptionPairing::take_reading() {
-  BpfReading reading;
+PairedReading InterruptionPairing::take_reading() {
+  PairedReading reading;
   for (const auto& [cpu, s] : cpus_) reading.cpus.push_back(s.figures);
   reading.outliers = std::move(outliers_);
   reading.outliers_dropped = dropped_;

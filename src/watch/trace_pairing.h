@@ -59,7 +59,7 @@ class InterruptionPairing {
 
   // The figures so far (cumulative, as watch/bpf_watch.h's read()) and the outliers since the
   // previous call, oldest first (at most kMaxOutliersPerReading; the rest counted as dropped).
-  BpfReading take_reading();
+  PairedReading take_reading();
 
  private:
   struct Frame {
@@ -69,7 +69,7 @@ class InterruptionPairing {
     std::string name;  // a device IRQ's handler, from its entry
   };
   struct CpuState {
-    BpfCpuFigures figures;
+    PairedCpuFigures figures;
     std::uint64_t booked = 0;
     std::vector<Frame> stack;
     std::uint64_t off_since = 0, off_booked = 0;  // off_since 0: the application is not off the CPU
@@ -82,13 +82,13 @@ class InterruptionPairing {
   void leave(CpuState& s, const TraceEvent& e, std::size_t source);
   void book(CpuState& s, std::size_t source, std::uint64_t ns);
   void switched(CpuState& s, const TraceEvent& e, const std::function<PreempterFacts(int tid)>& facts);
-  void keep(BpfOutlier outlier);
+  void keep(PairedOutlier outlier);
 
   std::uint64_t threshold_ns_;
   int jitterd_tgid_;
   std::vector<int> application_;  // sorted
   std::map<int, CpuState> cpus_;
-  std::vector<BpfOutlier> outliers_;
+  std::vector<PairedOutlier> outliers_;
   std::uint64_t dropped_ = 0;
 };
 

@@ -20,25 +20,16 @@ WatchTracepoint exit_of(std::string_view path, TraceEventKind kind, bool require
   return {{path, kind, required}, {PairingRole::exit, source}};
 }
 
-// The x86 APIC vectors' tracepoints, as the BPF program's JD_VECTOR list.
+// The x86 APIC vectors' tracepoints, from the one table the BPF program's handlers come from too
+// (watch_bpf.h JD_X86_VECTORS).
 struct Vector {
   std::string_view entry, exit;
   std::size_t source;
 };
-constexpr Vector kVectors[] = {
-    {"irq_vectors/local_timer_entry", "irq_vectors/local_timer_exit", JD_SRC_LOCAL_TIMER},
-    {"irq_vectors/reschedule_entry", "irq_vectors/reschedule_exit", JD_SRC_RESCHEDULE},
-    {"irq_vectors/call_function_entry", "irq_vectors/call_function_exit", JD_SRC_CALL_FUNCTION},
-    {"irq_vectors/call_function_single_entry", "irq_vectors/call_function_single_exit",
-     JD_SRC_CALL_FUNCTION_SINGLE},
-    {"irq_vectors/irq_work_entry", "irq_vectors/irq_work_exit", JD_SRC_IRQ_WORK},
-    {"irq_vectors/x86_platform_ipi_entry", "irq_vectors/x86_platform_ipi_exit", JD_SRC_PLATFORM_IPI},
-    {"irq_vectors/thermal_apic_entry", "irq_vectors/thermal_apic_exit", JD_SRC_THERMAL_APIC},
-    {"irq_vectors/threshold_apic_entry", "irq_vectors/threshold_apic_exit", JD_SRC_THRESHOLD_APIC},
-    {"irq_vectors/deferred_error_apic_entry", "irq_vectors/deferred_error_apic_exit", JD_SRC_DEFERRED_ERROR_APIC},
-    {"irq_vectors/spurious_apic_entry", "irq_vectors/spurious_apic_exit", JD_SRC_SPURIOUS_APIC},
-    {"irq_vectors/error_apic_entry", "irq_vectors/error_apic_exit", JD_SRC_ERROR_APIC},
-};
+#define JD_TRACE_VECTOR(event, stem, source) \
+  {"irq_vectors/" #event "_entry", "irq_vectors/" #event "_exit", source},
+constexpr Vector kVectors[] = {JD_X86_VECTORS(JD_TRACE_VECTOR)};
+#undef JD_TRACE_VECTOR
 
 std::vector<TracepointSpec> specs_of(const std::vector<WatchTracepoint>& all) {
   std::vector<TracepointSpec> specs;
@@ -131,7 +122,7 @@ TraceWatch::TraceWatch(const HostReader& host, Options options)
 
 void TraceWatch::set_application(const std::vector<int>& tids) { pairing_.set_application(tids); }
 
-BpfReading TraceWatch::read() {
+PairedReading TraceWatch::read() {
   const std::vector<TraceEvent> events = reader_.drain();
   const std::vector<std::uint64_t>& lost = reader_.lost_by_ring();
   for (std::size_t i = 0; i < lost.size() && i < options_.cpus.size(); ++i) {

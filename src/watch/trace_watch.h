@@ -53,7 +53,7 @@ class TraceWatch : public KernelWatch {
 
   std::string_view method() const override { return "tracepoints"; }
   void set_application(const std::vector<int>& tids) override;
-  BpfReading read() override;
+  PairedReading read() override;
   const std::vector<std::string>& missing_tracepoints() const override { return missing_; }
   std::size_t application_untracked() const override { return 0; }
   const std::vector<int>& cpus() const override { return options_.cpus; }

@@ -32,7 +32,7 @@
 #include "host/text.h"
 #include "measure/counter_calibration.h"
 #include "probes/c2c_probe.h"
-#include "probes/loop_probe.h"
+#include "probes/loops_probe.h"
 #include "probes/probe_registry.h"
 #include "sampling/probe_context.h"
 #include "sampling/sampling_plan.h"
@@ -123,7 +123,7 @@ Round run_round(bool separate_readers, const synthetic::SyntheticHost& host, con
   for (std::string_view name : probe_names()) {
     if (!is_reader(name)) continue;
     auto candidate = make_probe(name, settings);
-    if (dynamic_cast<LoopProbe*>(candidate.get()) != nullptr)
+    if (dynamic_cast<LoopsProbe*>(candidate.get()) != nullptr)
       reader = std::make_unique<TimedReader>(std::move(candidate));
   }
   if (!reader) throw std::runtime_error("no loops probe in the registry");

@@ -53,7 +53,7 @@
 #include "sampling/sampler_set.h"
 #include "sampling/sampling_plan.h"
 #include "synthetic_host.h"
-#include "watch/watch_engine.h"
+#include "watch/counts_engine.h"
 
 using namespace jitterd;
 using ScaleClock = std::chrono::steady_clock;
@@ -441,7 +441,7 @@ SizeFigures run_size(const synthetic::HostShape& shape, const std::vector<ProbeS
     std::vector<pid_t> app_tids;
     for (int cpu : sampled) app_tids.push_back(static_cast<pid_t>(700000 + cpu));
     host.add_pinned_threads(424242, "trader-poll", sampled, app_tids);
-    WatchEngine engine({{"trader*"}, "", ""}, sampled);
+    CountsEngine engine({{"trader*"}, "", ""}, sampled);
     std::vector<double> watch_wall, watch_cpu;
     WatchReading reading;
     for (int run = 0; run <= repeats; ++run) {

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// The loop probe's segment parser (watch/loop_segment.h) on any bytes: the input as one copy read
+// The loop probe's segment parser (loops/loop_segment.h) on any bytes: the input as one copy read
 // twice, and its two halves as a first and a second copy. Never a read outside the copies, and a
 // segment it accepts holds what the layout allows: at most a ring's worth of entries, slots that
 // fit the slot count, a histogram at least as full as its published samples, and a window max
 // that never exceeds the maximum gap; and labels that cannot break the exposition: each a
 // Prometheus label name that is none of the names jitterd or Prometheus puts on a loop's series
 // (le, quantile, loop, cpu, cause, instance, job), unique, with a value of printable ASCII
-// without a quote (watch/loop_segment.h kLoopReservedLabels, docs/loops.md#labels).
+// without a quote (loops/loop_segment.h kLoopReservedLabels, docs/loops.md#labels).
 #include <algorithm>
 #include <span>
 #include <string_view>
 
 #include "fuzz_input.h"
-#include "watch/loop_segment.h"
+#include "loops/loop_segment.h"
 
 namespace {
 

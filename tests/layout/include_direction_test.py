@@ -3,9 +3,9 @@
 """Checks the direction of includes in src/: a folder may include only itself and the folders
 below it, and the lowest folders see no third-party library.
 
-Order, lowest first: measure, host, watch, probes, config, sampling, report, compare, fleet, export, daemon,
-cli
-(docs/DESIGN.md, "Layers"). main.cpp may include anything. measure/, host/, watch/ and probes/ include none of
+Order, lowest first: measure, host, watch, loops, probes, config, sampling, report, compare, fleet, export,
+daemon, cli
+(docs/DESIGN.md, "Layers"). main.cpp may include anything. measure/, host/, watch/, loops/ and probes/ include none of
 the libraries that only the folders above them may use (prometheus-cpp, yaml-cpp, spdlog,
 libsystemd, CLI11, nlohmann-json, fmt, libmicrohttpd, GnuTLS, zlib, libcurl), and libcurl is seen
 in compare/ only (its Prometheus client, compare --prometheus, is its one user; cli/ no longer
@@ -23,11 +23,11 @@ import pathlib
 import re
 import sys
 
-ORDER = ["measure", "host", "watch", "probes", "config", "sampling", "report", "compare", "fleet", "export", "daemon", "cli"]
+ORDER = ["measure", "host", "watch", "loops", "probes", "config", "sampling", "report", "compare", "fleet", "export", "daemon", "cli"]
 RANK = {folder: rank for rank, folder in enumerate(ORDER)}
 
 # Folders that see only the standard library and the system (POSIX, Linux, compiler) headers.
-LIBRARY_FREE = {"measure", "host", "watch", "probes"}
+LIBRARY_FREE = {"measure", "host", "watch", "loops", "probes"}
 LIBRARY_PREFIXES = ("prometheus/", "yaml-cpp/", "spdlog/", "systemd/", "CLI/", "nlohmann/", "fmt/")
 LIBRARY_HEADERS = ("microhttpd.h", "zlib.h")
 LIBRARY_PREFIXES += ("gnutls/", "curl/")

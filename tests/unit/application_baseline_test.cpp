@@ -13,7 +13,7 @@
 #include "export/live_baseline.h"
 #include "fake_kernel_watch.h"
 #include "probes/application_windows.h"
-#include "probes/watch_bpf_result.h"
+#include "probes/watch_paired_result.h"
 #include "probes/watch_window.h"
 #include "report/baseline_file.h"
 #include "report/baseline_reader.h"
@@ -26,8 +26,8 @@ namespace {
 constexpr double kHertz = 1'000'000'000.0;
 
 std::size_t source_where(bool preemption) {
-  for (std::size_t s = 0; s < bpf_source_count(); ++s)
-    if (bpf_source_task_class(s).empty() != preemption) return s;
+  for (std::size_t s = 0; s < watch_source_count(); ++s)
+    if (watch_source_task_class(s).empty() != preemption) return s;
   FAIL("no such source");
   return 0;
 }
@@ -64,30 +64,30 @@ struct WatchNoise {
 
 BaselineWatched bpf_watched_run(std::mt19937_64& random, const WatchNoise& noise, int windows = 16) {
   std::vector<BaselineWatched> watched;
-  BpfReading previous;
-  BpfCpuFigures cpu;
+  PairedReading previous;
+  PairedCpuFigures cpu;
   cpu.cpu = 3;
-  cpu.sources.resize(bpf_source_count());
+  cpu.sources.resize(watch_source_count());
   previous.cpus.push_back(cpu);
   std::gamma_distribution<double> run_factor(400, 1.0 / 400);  // 5% run-to-run spread
   const double factor = run_factor(random);
   for (int w = 0; w < windows; ++w) {
-    BpfReading now;
+    PairedReading now;
     std::poisson_distribution<int> interruptions(noise.interruptions_per_s * factor),
         preemptions(noise.preemptions_per_s * factor);
     const int i = interruptions(random), p = preemptions(random);
-    BpfFigures& irq = cpu.sources[source_where(false)];
+    SourceFigures& irq = cpu.sources[source_where(false)];
     irq.count += static_cast<std::uint64_t>(i);
     irq.ns += static_cast<std::uint64_t>(i) * 5'000;
     irq.max_ns = std::max<std::uint64_t>(irq.max_ns, i > 0 ? 5'000 : 0);
-    BpfFigures& preempt = cpu.sources[source_where(true)];
+    SourceFigures& preempt = cpu.sources[source_where(true)];
     preempt.count += static_cast<std::uint64_t>(p);
     preempt.ns += static_cast<std::uint64_t>(p) * 30'000;
     preempt.max_ns = std::max<std::uint64_t>(preempt.max_ns, p > 0 ? 30'000 : 0);
     now.cpus.push_back(cpu);
     for (int k = 0; k < p; ++k)
       now.outliers.push_back({0, 0, 30'000, 3, source_where(true), 0, 0, false, false, false, ""});
-    add_watch_windows(watched, bpf_windows(now, previous, 1.0, 10'000, kTailThresholdsNs), kWatchMethodBpf,
+    add_watch_windows(watched, paired_windows(now, previous, 1.0, 10'000, kTailThresholdsNs), kWatchMethodBpf,
                       10'000);
     previous = now;
   }
@@ -142,20 +142,20 @@ TEST_CASE("watch windows: counts from two readings, known figures in and out", "
 
 TEST_CASE("watch windows: bpf interruptions, preemptions, the longest and exact tail counts",
           "[application_baseline]") {
-  BpfCpuFigures cpu;
+  PairedCpuFigures cpu;
   cpu.cpu = 5;
-  cpu.sources.resize(bpf_source_count());
-  BpfReading before;
+  cpu.sources.resize(watch_source_count());
+  PairedReading before;
   before.cpus.push_back(cpu);
   cpu.sources[source_where(false)] = {40, 40 * 2'000, 2'000, {}};
   cpu.sources[source_where(true)] = {3, 3 * 25'000 + 150'000, 150'000, {}};
-  BpfReading now;
+  PairedReading now;
   now.cpus.push_back(cpu);
   now.outliers = {{0, 0, 25'000, 5, source_where(true), 0, 0, false, false, false, ""},
                   {0, 0, 25'000, 5, source_where(true), 0, 0, false, false, false, ""},
                   {0, 0, 150'000, 5, source_where(true), 0, 0, false, false, false, ""},
                   {0, 0, 99'000, 6, source_where(false), 0, 0, false, false, false, ""}};  // another CPU's
-  std::vector<WatchWindow> w = bpf_windows(now, before, 1.0, 10'000, kTailThresholdsNs);
+  std::vector<WatchWindow> w = paired_windows(now, before, 1.0, 10'000, kTailThresholdsNs);
   REQUIRE(w.size() == 1);
   CHECK(w[0].interruptions == 40);
   CHECK(w[0].preemptions == 3);
@@ -166,21 +166,21 @@ TEST_CASE("watch windows: bpf interruptions, preemptions, the longest and exact 
   CHECK(w[0].tail_unknown.empty());
 
   SECTION("an outlier threshold above a tail threshold: that count is unknown, and why") {
-    w = bpf_windows(now, before, 1.0, 30'000, kTailThresholdsNs);
+    w = paired_windows(now, before, 1.0, 30'000, kTailThresholdsNs);
     CHECK(w[0].over_threshold == std::vector<std::optional<std::uint64_t>>{std::nullopt, std::nullopt, 1, 1, 0});
     CHECK(w[0].tail_unknown.find("watch.outlier_threshold (30000 ns) is above the 10000 ns tail threshold") !=
           std::string::npos);
   }
   SECTION("an outlier lost in the window: every tail count is unknown") {
     now.cpus[0].outliers_lost = 2;
-    w = bpf_windows(now, before, 1.0, 10'000, kTailThresholdsNs);
+    w = paired_windows(now, before, 1.0, 10'000, kTailThresholdsNs);
     CHECK(w[0].over_threshold == std::vector<std::optional<std::uint64_t>>(kTailThresholdsNs.size()));
     CHECK(w[0].tail_unknown == "2 outliers lost (the ring was full)");
   }
   SECTION("no outlier and no new longest: the longest is unknown (below the outlier threshold)") {
     now.outliers.clear();
     before.cpus[0].sources[source_where(true)].max_ns = 150'000;
-    w = bpf_windows(now, before, 1.0, 10'000, kTailThresholdsNs);
+    w = paired_windows(now, before, 1.0, 10'000, kTailThresholdsNs);
     CHECK_FALSE(w[0].longest_ns);
     CHECK(w[0].over_threshold == std::vector<std::optional<std::uint64_t>>{0, 0, 0, 0, 0});
   }
@@ -424,8 +424,10 @@ TEST_CASE("the live download holds the watch and loops probes' history as a file
   LoopStepCounts added;  // a loop's history is sparse: the buckets that changed
   added.buckets = {{static_cast<std::uint32_t>(histogram_bucket_index(3000)), 1000}};  // 1 us at 3 GHz
   added.sampled_ticks = 3'000'000;
-  looped.loops.push_back({"rx0", 3, 3e9, {added, added}, 300, 6000, 1000, ""});
-  looped.loops.push_back({"rx0", 4, 3e9, {added}, 300, 6000, 1000, ""});  // a second segment of that name
+  // Its max in its ticks: 6,000 at 3 GHz, 2 us by the file's rule.
+  looped.loops.push_back({"rx0", 3, 3e9, {added, added}, 300, 6000, 6000, "", "jitterd-loop.rx0"});
+  looped.loops.push_back(
+      {"rx0", 4, 3e9, {added}, 300, 6000, 6000, "", "jitterd-loop.rx0b"});  // a second file of that name
   loops.result.application_windows = std::make_shared<const ApplicationWindows>(looped);
   s.probes = share_statuses({watch, loops});
   const Baseline b = live_baseline(s, {});
@@ -447,33 +449,43 @@ TEST_CASE("the live download holds the watch and loops probes' history as a file
   CHECK(l.sampled_seconds == Approx(0.002));
   CHECK(l.floor_ns == Approx(100));
   CHECK(l.threshold_ns == Approx(2000));
+  CHECK(l.max_ns == Approx(2000));
   CHECK(l.error.empty());
   // It reads back as a file does.
   const Baseline back = baseline_from_json(baseline_json(b), "live");
   CHECK(back.watched.size() == 1);
   CHECK(back.loops.size() == 1);
+  // `jitterd baseline` records the same history by the same function, and logs the name's second file.
+  Baseline recorded;
+  std::vector<std::string> left_out;
+  add_application_windows(recorded, looped, left_out);
+  REQUIRE(recorded.loops.size() == 1);
+  CHECK(recorded.loops[0].max_ns == l.max_ns);
+  REQUIRE(left_out.size() == 1);
+  CHECK(left_out[0] ==
+        "loop rx0: also in jitterd-loop.rx0b, left out of the baseline (recorded from jitterd-loop.rx0)");
 }
 
 TEST_CASE("the watch's glance table shows the typed figures a baseline records", "[application_baseline]") {
-  BpfCpuFigures cpu;
+  PairedCpuFigures cpu;
   cpu.cpu = 5;
-  cpu.sources.resize(bpf_source_count());
-  BpfReading before;
+  cpu.sources.resize(watch_source_count());
+  PairedReading before;
   before.cpus.push_back(cpu);
   cpu.sources[source_where(false)] = {40, 40 * 2'000, 2'000, {}};
   cpu.sources[source_where(true)] = {6, 6 * 25'000, 25'000, {}};
-  BpfReading now;
+  PairedReading now;
   now.cpus.push_back(cpu);
   WatchReading counts;
   counts.window_seconds = 2;
   ProbeResult result;
-  add_bpf_result(now, &before, counts, {}, jitterd::testing::FakeKernelWatch{}, result);
+  add_paired_result(now, &before, counts, {}, jitterd::testing::FakeKernelWatch{}, result);
   const auto glance = std::find_if(result.tables.begin(), result.tables.end(), [](const ProbeTable& t) {
     return t.title == "watched CPUs, the last window (bpf)";
   });
   REQUIRE(glance != result.tables.end());
   REQUIRE(glance->rows.size() == 1);
-  const WatchWindow w = bpf_windows(now, before, 2, 10'000, kTailThresholdsNs)[0];
+  const WatchWindow w = paired_windows(now, before, 2, 10'000, kTailThresholdsNs)[0];
   CHECK(glance->rows[0][1].number == Approx(w.stolen_seconds / 2));
   CHECK(glance->rows[0][2].number == Approx(20.0));  // 40 in 2 s
   CHECK(glance->rows[0][3].number == Approx(3.0));   // 6 in 2 s

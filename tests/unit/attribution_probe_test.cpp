@@ -128,8 +128,8 @@ TEST_CASE("attribution with tracepoints off and no BPF engine: the method line s
 
 namespace {
 
-BpfOutlier record(std::uint64_t start_ns, std::uint64_t end_ns, std::uint64_t own_ns, std::string name) {
-  BpfOutlier r;
+PairedOutlier record(std::uint64_t start_ns, std::uint64_t end_ns, std::uint64_t own_ns, std::string name) {
+  PairedOutlier r;
   r.start_ns = start_ns;
   r.end_ns = end_ns;
   r.duration_ns = own_ns;
@@ -142,7 +142,7 @@ BpfOutlier record(std::uint64_t start_ns, std::uint64_t end_ns, std::uint64_t ow
 TEST_CASE("bpf records matched to gaps: the record that took most of the gap names it", "[attribution_probe]") {
   // A softirq (own 3 us) with a timer IRQ nested in it (own 10 us), in the order the program
   // emits them (the inner one ends first); a preemption of 50 us later; a record far away.
-  const std::vector<BpfOutlier> records{
+  const std::vector<PairedOutlier> records{
       record(1'000'000, 1'013'000, 10'000, "timer"),  // inner, emitted first
       record(999'000, 1'014'000, 3'000, "softirq"),   // its parent: earlier start, later end
       record(2'000'000, 2'050'000, 50'000, "stray-task"),
@@ -153,7 +153,7 @@ TEST_CASE("bpf records matched to gaps: the record that took most of the gap nam
       {2'000'400, 2'050'100},  // the preemption, its edges within the slack
       {5'000'000, 5'030'000},  // nothing there: unexplained
   };
-  const std::vector<const BpfOutlier*> matched = match_bpf_records(gaps, records, 2000);
+  const std::vector<const PairedOutlier*> matched = match_bpf_records(gaps, records, 2000);
   REQUIRE(matched.size() == 3);
   REQUIRE(matched[0] != nullptr);
   CHECK(matched[0]->name == "timer");  // 10 us of own time beats the softirq's 3 us
@@ -163,8 +163,8 @@ TEST_CASE("bpf records matched to gaps: the record that took most of the gap nam
 }
 
 TEST_CASE("bpf records matched to gaps: the slack bounds an overlap on both sides", "[attribution_probe]") {
-  const std::vector<BpfOutlier> records{record(10'000, 12'000, 2'000, "before"),
-                                        record(30'500, 31'000, 500, "after")};
+  const std::vector<PairedOutlier> records{record(10'000, 12'000, 2'000, "before"),
+                                           record(30'500, 31'000, 500, "after")};
   // The gap [14'000, 28'000]: "before" ends 2 us before it starts, "after" begins 2.5 us after it ends.
   CHECK(match_bpf_records({{14'000, 28'000}}, records, 2000)[0]->name == "before");
   CHECK(match_bpf_records({{14'001, 28'000}}, records, 2000)[0] == nullptr);

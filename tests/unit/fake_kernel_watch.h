@@ -17,11 +17,11 @@ struct FakeKernelWatch : KernelWatch {
   std::vector<std::string> missing;
   std::size_t untracked = 0;
   std::vector<int> watched;
-  BpfReading next;
+  PairedReading next;
 
   std::string_view method() const override { return method_name; }
   void set_application(const std::vector<int>&) override {}
-  BpfReading read() override { return next; }
+  PairedReading read() override { return next; }
   const std::vector<std::string>& missing_tracepoints() const override { return missing; }
   std::size_t application_untracked() const override { return untracked; }
   const std::vector<int>& cpus() const override { return watched; }

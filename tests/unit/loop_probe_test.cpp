@@ -12,7 +12,7 @@
 #include "config/config.h"
 #include "fixture_tree.h"
 #include "jitterd/loop_probe.h"
-#include "probes/loop_probe.h"
+#include "probes/loops_probe.h"
 #include "probes/watch_glance.h"
 
 using namespace jitterd;
@@ -56,7 +56,7 @@ TEST_CASE("loops probe: a loop is exported like a sampled CPU, a refused segment
   LoopSettings settings;
   settings.enabled = true;
   settings.directory = dir;
-  LoopProbe loops(settings);
+  LoopsProbe loops(settings);
   ProbeContext context;
   context.host = tree.reader();
   const ProbeResult first = loops.run(context);  // the window starts here

@@ -16,8 +16,8 @@
 
 #include "fixture_tree.h"
 #include "jitterd/loop_probe.h"
+#include "loops/loop_reader.h"
 #include "measure/histogram.h"
-#include "watch/loop_reader.h"
 
 using namespace jitterd;
 using jitterd::testing::ScratchTree;

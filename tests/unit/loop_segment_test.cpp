@@ -16,9 +16,9 @@
 #include "fixture_tree.h"
 #include "host/text.h"
 #include "jitterd/loop_probe_layout.h"
+#include "loops/loop_reader.h"
+#include "loops/loop_segment.h"
 #include "measure/histogram.h"
-#include "watch/loop_reader.h"
-#include "watch/loop_segment.h"
 
 using namespace jitterd;
 

@@ -13,8 +13,8 @@
 
 #include "fixture_tree.h"
 #include "jitterd/loop_probe.h"
-#include "probes/loop_probe.h"
-#include "watch/loop_reader.h"
+#include "loops/loop_reader.h"
+#include "probes/loops_probe.h"
 
 using namespace jitterd;
 using jitterd::testing::ScratchTree;
@@ -108,7 +108,7 @@ TEST_CASE("loop tracker: a loop lost otherwise than by its writer closing it sta
   LoopSettings settings;
   settings.enabled = true;
   settings.directory = dir.string();
-  LoopProbe loops(settings);
+  LoopsProbe loops(settings);
   ProbeContext context;
   context.host = tree.reader();
   loops.run(context);

@@ -8,8 +8,8 @@
 
 #include <chrono>
 
+#include "loops/loop_window.h"
 #include "measure/histogram.h"
-#include "probes/loop_window.h"
 
 using namespace jitterd;
 using namespace std::chrono_literals;
@@ -30,10 +30,10 @@ struct FakeLoop {
   }
 };
 
-// docs/loops.md, "Bounds": parts <= 2 * window / 1 s + 3; per part 80 bytes and 16 per bucket it
+// docs/loops.md, "Bounds": parts <= 2 * window / 1 s + 3; per part 88 bytes and 16 per bucket it
 // changed, plus the window's two histograms.
 std::size_t bound_bytes(std::size_t parts, std::size_t buckets) {
-  return parts * (80 + 16 * buckets) + 2 * sizeof(HistogramSnapshot) + 1024;
+  return parts * (88 + 16 * buckets) + 2 * sizeof(HistogramSnapshot) + 1024;
 }
 
 void run(std::chrono::nanoseconds interval, std::size_t buckets, std::uint64_t jitter_ns) {
@@ -100,4 +100,22 @@ TEST_CASE("loop window: the first two readings make a window, then one part per 
   window.add(loop.counts, 1'000'002'000);
   CHECK(window.parts() == 2);
   CHECK(window.steps().back().sampled_ticks == 2 * 100'000'000ULL);  // both readings' gaps, none lost
+}
+
+TEST_CASE("loop window: the steps' max covers the span the steps cover, not what came before", "[loop_window]") {
+  // Slots of 1,000 ticks: a 50,000-tick gap in slot 2 (before the first reading), 7,000 in slot 11.
+  LoopSegmentReading reading;
+  reading.header.slot_ticks = 1000;
+  reading.slots = {{2, 50'000}, {11, 7'000}};
+  FakeLoop loop{{}, 4};
+  LoopWindow window(1, 1h, 1s);
+  loop.advance();
+  window.add(loop.counts, 1'000'000'000, 5'000);  // the first reading: heartbeat at tick 5,000
+  loop.advance();
+  reading.heartbeat_tick = 12'000;
+  window.add(loop.counts, 2'000'000'000, reading.heartbeat_tick);
+  CHECK(window.steps().size() == 1);
+  CHECK(window.steps_max_ticks(reading) == 7'000);
+  // The window's own figures look back over its whole span, the earlier gap included.
+  CHECK(reading.max_between(0, reading.heartbeat_tick) == 50'000);
 }

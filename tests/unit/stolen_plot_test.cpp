@@ -110,19 +110,19 @@ TEST_CASE("stolen series: a gap (the CPU offline) starts a new point; irregular 
 }
 
 TEST_CASE("the watch's causes add up to its stolen time, every source booked to one", "[stolen]") {
-  BpfReading before, now;
+  PairedReading before, now;
   before.cpus.push_back({});
   before.cpus[0].cpu = 3;
-  before.cpus[0].sources.resize(bpf_source_count());
+  before.cpus[0].sources.resize(watch_source_count());
   now = before;
-  for (std::size_t s = 0; s < bpf_source_count(); ++s) {
-    REQUIRE(stolen_cause_index(bpf_source_cause(s)));
+  for (std::size_t s = 0; s < watch_source_count(); ++s) {
+    REQUIRE(stolen_cause_index(watch_source_cause(s)));
     before.cpus[0].sources[s].ns = 100 * s;
     now.cpus[0].sources[s].ns = 100 * s + 1000 + s;
     now.cpus[0].sources[s].count = 1;
   }
-  const StolenNs by_cause = bpf_stolen_by_cause(now.cpus[0], before.cpus[0]);
-  const std::vector<WatchWindow> windows = bpf_windows(now, before, 1.0, 10'000, {});
+  const StolenNs by_cause = paired_stolen_by_cause(now.cpus[0], before.cpus[0]);
+  const std::vector<WatchWindow> windows = paired_windows(now, before, 1.0, 10'000, {});
   std::uint64_t sum = 0;
   for (std::uint64_t ns : by_cause) sum += ns;
   CHECK(static_cast<double>(sum) * 1e-9 == Approx(windows.at(0).stolen_seconds));

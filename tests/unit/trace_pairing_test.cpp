@@ -11,9 +11,9 @@
 
 #include "watch/bpf/watch_bpf.h"
 
-using jitterd::BpfCpuFigures;
-using jitterd::BpfReading;
 using jitterd::InterruptionPairing;
+using jitterd::PairedCpuFigures;
+using jitterd::PairedReading;
 using jitterd::PairingRole;
 using jitterd::PairingTracepoint;
 using jitterd::PreempterFacts;
@@ -62,10 +62,10 @@ struct PairingFixture {
       return found == known.end() ? PreempterFacts{} : found->second;
     });
   }
-  BpfReading take() { return pairing.take_reading(); }
+  PairedReading take() { return pairing.take_reading(); }
 };
 
-const BpfCpuFigures& watched(const BpfReading& r) {
+const PairedCpuFigures& watched(const PairedReading& r) {
   REQUIRE(r.cpus.size() == 1);
   return r.cpus[0];
 }
@@ -76,7 +76,7 @@ TEST_CASE("one interruption is booked at its length, in its log2 bucket", "[trac
   PairingFixture f;
   f.enter(1'000, JD_SRC_LOCAL_TIMER, 236);
   f.leave(4'000, JD_SRC_LOCAL_TIMER, 236);
-  const BpfReading r = f.take();
+  const PairedReading r = f.take();
   const auto& timer = watched(r).sources[JD_SRC_LOCAL_TIMER];
   CHECK(timer.count == 1);
   CHECK(timer.ns == 3'000);
@@ -96,8 +96,8 @@ TEST_CASE("nested time counts once, as the innermost's, and device IRQs keep the
   f.pairing.add(irq, {PairingRole::entry, JD_SRC_DEVICE_IRQ}, [](int) { return PreempterFacts{}; });
   f.leave(20'100, JD_SRC_DEVICE_IRQ, 36);
   f.leave(21'000, JD_SRC_SOFTIRQ_FIRST, 3);
-  const BpfReading r = f.take();
-  const BpfCpuFigures& c = watched(r);
+  const PairedReading r = f.take();
+  const PairedCpuFigures& c = watched(r);
   CHECK(c.sources[JD_SRC_DEVICE_IRQ].ns == 20'000);
   CHECK(c.sources[JD_SRC_SOFTIRQ_FIRST + 3].ns == 1'000);  // 21,000 less the IRQ's 20,000
   REQUIRE(c.device_irqs.count(36) == 1);
@@ -121,7 +121,7 @@ TEST_CASE("an NMI inside a frame is its own, and a call-function IPI that flushe
   f.enter(3'000, JD_SRC_CALL_FUNCTION_SINGLE, 251);
   f.event(3'100, PairingRole::tlb_flush, 0, 0);  // a local flush: not a shootdown
   f.leave(4'000, JD_SRC_CALL_FUNCTION_SINGLE, 251);
-  const BpfCpuFigures c = watched(f.take());
+  const PairedCpuFigures c = watched(f.take());
   CHECK(c.sources[JD_SRC_NMI].count == 1);
   CHECK(c.sources[JD_SRC_NMI].ns == 300);
   CHECK(c.sources[JD_SRC_TLB].count == 1);
@@ -150,8 +150,8 @@ TEST_CASE(
   f.switch_to(91'000, kApp + 1, kApp, "busyapp", 1);    // the other thread sleeps: not counted itself
   f.switch_to(95'000, kApp, 200, "noise_injector", 1);  // the application sleeps: voluntary
   f.switch_to(99'000, 200, kApp, "busyapp");
-  const BpfReading r = f.take();
-  const BpfCpuFigures& c = watched(r);
+  const PairedReading r = f.take();
+  const PairedCpuFigures& c = watched(r);
   CHECK(c.sources[JD_SRC_PREEMPT_STRAY].count == 1);
   CHECK(c.sources[JD_SRC_PREEMPT_STRAY].ns == 49'000);  // 50 us less the 1 us timer
   CHECK(c.sources[JD_SRC_PREEMPT_KERNEL_PERCPU].ns == 5'000);
@@ -172,7 +172,7 @@ TEST_CASE("a task gone before the reader asked is a stray", "[trace_pairing]") {
   PairingFixture f;
   f.switch_to(0, kApp, 777, "short-lived");
   f.switch_to(20'000, 777, kApp, "busyapp");
-  const BpfReading r = f.take();
+  const PairedReading r = f.take();
   CHECK(watched(r).sources[JD_SRC_PREEMPT_STRAY].count == 1);
   REQUIRE(r.outliers.size() == 1);
   CHECK(r.outliers[0].tgid == 0);
@@ -189,7 +189,7 @@ TEST_CASE("exits without their entry, lost records and a switch inside a frame s
   f.enter(600, JD_SRC_LOCAL_TIMER);
   f.pairing.lost(kWatched, 5);
   f.leave(700, JD_SRC_LOCAL_TIMER);
-  const BpfCpuFigures c = watched(f.take());
+  const PairedCpuFigures c = watched(f.take());
   CHECK(c.unmatched_exits == 4);
   CHECK(c.outliers_lost == 5);
   CHECK(c.sources[JD_SRC_LOCAL_TIMER].count == 0);
@@ -205,7 +205,7 @@ TEST_CASE("nesting beyond the stack is counted, and the frames below it still pa
   const std::uint64_t depth = jitterd::kMaxPairingDepth + 1;
   for (std::uint64_t i = 0; i < depth; ++i) f.enter(i * 10, nesting_source(i));
   for (std::uint64_t i = depth; i-- > 0;) f.leave(1'000 + (depth - i) * 10, nesting_source(i));
-  const BpfCpuFigures c = watched(f.take());
+  const PairedCpuFigures c = watched(f.take());
   CHECK(c.too_deep == 1);
   CHECK(c.sources[JD_SRC_LOCAL_TIMER].count + c.sources[JD_SRC_DEVICE_IRQ].count == jitterd::kMaxPairingDepth);
   CHECK(c.unmatched_exits == 0);
@@ -226,7 +226,7 @@ TEST_CASE("an entry of a kind that cannot nest in the frame on top ends that fra
   f.enter(9'100, JD_SRC_LOCAL_TIMER);  // a vector in a softirq: nests
   f.leave(9'300, JD_SRC_LOCAL_TIMER);
   f.leave(10'000, JD_SRC_SOFTIRQ_FIRST, 1);
-  const BpfCpuFigures c = watched(f.take());
+  const PairedCpuFigures c = watched(f.take());
   CHECK(c.too_deep == 0);
   CHECK(c.unmatched_exits == 21);  // 20 IPIs and the first TIMER softirq
   CHECK(c.sources[JD_SRC_LOCAL_TIMER].count == 2);
@@ -243,7 +243,7 @@ TEST_CASE("tick-stop failures count by their highest dependency bit", "[trace_pa
   f.event(2, PairingRole::tick_stop, 0, 0, 0);       // no bit
   f.event(3, PairingRole::tick_stop, 0, 0, 1 << 9);  // beyond the eight kept
   f.event(4, PairingRole::tick_stop, 0, 1, 4);       // success: not a failure
-  const BpfCpuFigures c = watched(f.take());
+  const PairedCpuFigures c = watched(f.take());
   CHECK(c.tick_stop_failures[2] == 2);
   CHECK(c.tick_stop_failures_unknown == 2);
 }
@@ -257,11 +257,11 @@ TEST_CASE("figures are cumulative, outliers are taken once and bounded per readi
   }
   f.enter(0, JD_SRC_LOCAL_TIMER, 0);
   f.event(1, PairingRole::exit, JD_SRC_LOCAL_TIMER, 0, 0, kWatched + 1);  // another CPU's exit
-  const BpfReading first = f.take();
+  const PairedReading first = f.take();
   CHECK(first.outliers.size() == jitterd::kMaxOutliersPerReading);
   CHECK(first.outliers_dropped == 5);
   f.leave(30'000, JD_SRC_LOCAL_TIMER);
-  const BpfReading second = f.take();
+  const PairedReading second = f.take();
   CHECK(second.outliers.size() == 1);
   CHECK(second.outliers_dropped == 0);
   CHECK(watched(second).sources[JD_SRC_LOCAL_TIMER].count == jitterd::kMaxOutliersPerReading + 6);

@@ -12,7 +12,7 @@
 #include "config/config.h"
 #include "fake_kernel_watch.h"
 #include "probe_result_lookup.h"
-#include "probes/watch_bpf_result.h"
+#include "probes/watch_paired_result.h"
 #include "probes/watch_probe.h"
 #include "watch/bpf_watch.h"
 #include "watch/ipi_senders.h"
@@ -24,25 +24,25 @@ using jitterd::testing::value;
 namespace {
 
 std::size_t source_named(std::string_view name) {
-  for (std::size_t s = 0; s < bpf_source_count(); ++s)
-    if (bpf_source_name(s) == name) return s;
+  for (std::size_t s = 0; s < watch_source_count(); ++s)
+    if (watch_source_name(s) == name) return s;
   FAIL("no source " << name);
   return 0;
 }
 
-BpfCpuFigures bpf_cpu_figures(int cpu) {
-  BpfCpuFigures c;
+PairedCpuFigures bpf_cpu_figures(int cpu) {
+  PairedCpuFigures c;
   c.cpu = cpu;
-  c.sources.resize(bpf_source_count());
+  c.sources.resize(watch_source_count());
   return c;
 }
 
-void observe(BpfFigures& f, std::uint64_t ns) {
+void observe(SourceFigures& f, std::uint64_t ns) {
   f.count += 1;
   f.ns += ns;
   f.max_ns = std::max(f.max_ns, ns);
   std::size_t bucket = 0;
-  while (bucket + 1 < kBpfBuckets && (std::uint64_t{2} << bucket) <= ns) ++bucket;
+  while (bucket + 1 < kSourceBuckets && (std::uint64_t{2} << bucket) <= ns) ++bucket;
   f.buckets[bucket] += 1;
 }
 
@@ -50,27 +50,27 @@ void observe(BpfFigures& f, std::uint64_t ns) {
 
 TEST_CASE("bpf sources: each named, with a cause of attribution's and a class for preemptions", "[watch][bpf]") {
   std::set<std::string_view> names;
-  for (std::size_t s = 0; s < bpf_source_count(); ++s) {
-    CHECK_FALSE(bpf_source_name(s).empty());
-    CHECK_FALSE(bpf_source_cause(s).empty());
-    names.insert(bpf_source_name(s));
-    CHECK((bpf_source_cause(s) == "preempted") == !bpf_source_task_class(s).empty());
+  for (std::size_t s = 0; s < watch_source_count(); ++s) {
+    CHECK_FALSE(watch_source_name(s).empty());
+    CHECK_FALSE(watch_source_cause(s).empty());
+    names.insert(watch_source_name(s));
+    CHECK((watch_source_cause(s) == "preempted") == !watch_source_task_class(s).empty());
   }
-  CHECK(names.size() == bpf_source_count());
-  CHECK(bpf_source_cause(source_named("local_timer")) == "timer");
-  CHECK(bpf_source_cause(source_named("softirq_HRTIMER")) == "timer");
-  CHECK(bpf_source_cause(source_named("tlb")) == "tlb");
-  CHECK(bpf_source_cause(source_named("call_function_single")) == "ipi_call");
-  CHECK(bpf_source_cause(source_named("softirq_NET_RX")) == "softirq_net");
-  CHECK(bpf_source_task_class(source_named("preempt_stray")) == "stray");
-  CHECK(bpf_tick_dependency_name(2) == "SCHED");
+  CHECK(names.size() == watch_source_count());
+  CHECK(watch_source_cause(source_named("local_timer")) == "timer");
+  CHECK(watch_source_cause(source_named("softirq_HRTIMER")) == "timer");
+  CHECK(watch_source_cause(source_named("tlb")) == "tlb");
+  CHECK(watch_source_cause(source_named("call_function_single")) == "ipi_call");
+  CHECK(watch_source_cause(source_named("softirq_NET_RX")) == "softirq_net");
+  CHECK(watch_source_task_class(source_named("preempt_stray")) == "stray");
+  CHECK(tick_dependency_name(2) == "SCHED");
 }
 
 TEST_CASE("bpf result: figures by cause, the histogram, preemptions by class, tick stops", "[watch][bpf]") {
-  BpfReading before;
+  PairedReading before;
   before.cpus.push_back(bpf_cpu_figures(3));
-  BpfReading now = before;
-  BpfCpuFigures& c = now.cpus[0];
+  PairedReading now = before;
+  PairedCpuFigures& c = now.cpus[0];
   observe(c.sources[source_named("local_timer")], 3000);
   observe(c.sources[source_named("local_timer")], 5000);
   observe(c.sources[source_named("softirq_TIMER")], 700);  // a timer's too: 3 timer interruptions
@@ -87,7 +87,7 @@ TEST_CASE("bpf result: figures by cause, the histogram, preemptions by class, ti
   watched.cpu = 3;
   watched.device_irqs[{"36", "virtio0-input"}] = 2;
   counts.cpus.push_back(watched);
-  WatchBpfHistory history;
+  WatchPairedHistory history;
   ProbeResult result;
   for (int i = 0; i < 20; ++i) c.ipi_senders["task" + std::to_string(i)] = static_cast<std::uint64_t>(100 - i);
   c.ipi_senders_other = 5;  // names beyond what the loader keeps
@@ -98,7 +98,7 @@ TEST_CASE("bpf result: figures by cause, the histogram, preemptions by class, ti
   now.programs[sched_switch] = {{10, 20000}, {}, {1000, 0}};
   jitterd::testing::FakeKernelWatch engine;
   engine.missing = {"irq_vectors:thermal_apic_entry"};
-  add_bpf_result(now, &before, counts, history, engine, result);
+  add_paired_result(now, &before, counts, history, engine, result);
 
   CHECK(value(result, "jitterd_watch_interruptions_total", {{"cpu", "3"}, {"cause", "timer"}}) == 3);
   CHECK(value(result, "jitterd_watch_stolen_seconds_total", {{"cpu", "3"}, {"cause", "timer"}}) ==
@@ -153,31 +153,31 @@ TEST_CASE("bpf result: figures by cause, the histogram, preemptions by class, ti
 }
 
 TEST_CASE("bpf outliers: named by who caused them, the latest kept in order", "[watch][bpf]") {
-  BpfOutlier preemption;
+  PairedOutlier preemption;
   preemption.source = source_named("preempt_stray");
   preemption.id = 4242;
   preemption.name = "noise_injector";
   preemption.duration_ns = 200000;
   CHECK(name_outlier(preemption).who == "noise_injector[4242] (stray)");
   CHECK(name_outlier(preemption).cause == "preempted");
-  BpfOutlier irq;
+  PairedOutlier irq;
   irq.source = source_named("device_irq");
   irq.id = 36;
   irq.name = "virtio0-input";
   CHECK(name_outlier(irq).who == "irq 36 virtio0-input");
   CHECK(name_outlier(irq).cause == "device_irq");
-  BpfOutlier hostile = preemption;
+  PairedOutlier hostile = preemption;
   hostile.name = "evil\nname\x1b";  // a task names itself: nothing unprintable reaches a page
   CHECK(name_outlier(hostile).who.find('\n') == std::string::npos);
   CHECK(name_outlier(hostile).who.find('\x1b') == std::string::npos);
-  BpfOutlier timer;
+  PairedOutlier timer;
   timer.source = source_named("local_timer");
   CHECK(name_outlier(timer).who == "local_timer");
 
-  WatchBpfHistory history;
-  BpfReading reading;
+  WatchPairedHistory history;
+  PairedReading reading;
   for (std::uint64_t i = 0; i < kRecentOutliers + 5; ++i) {
-    BpfOutlier o = i % 2 ? preemption : timer;
+    PairedOutlier o = i % 2 ? preemption : timer;
     o.end_ns = i;
     o.cpu = 2;
     reading.outliers.push_back(o);

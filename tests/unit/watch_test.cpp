@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The watch engine on scratch /proc trees whose counters the test moves between readings: the
+// The counts engine on scratch /proc trees whose counters the test moves between readings: the
 // application's threads coming and going, a reused thread number, a CPU going offline, and the
 // parsers of the scheduler's counters; the configuration and CPU selection of watched CPUs.
 #include <catch2/catch.hpp>
@@ -14,8 +14,8 @@
 #include "probe_result_lookup.h"
 #include "probes/watch_probe.h"
 #include "watch/application.h"
+#include "watch/counts_engine.h"
 #include "watch/sched_counters.h"
-#include "watch/watch_engine.h"
 
 using namespace jitterd;
 using jitterd::testing::named;
@@ -112,7 +112,7 @@ TEST_CASE("the application's cgroup path and a thread's watched CPU", "[watch]")
   CHECK(watched_cpu_of(roaming, {1}) == -1);
 }
 
-TEST_CASE("watch engine: interrupts by cause, the application's preemptions and waits", "[watch]") {
+TEST_CASE("counts engine: interrupts by cause, the application's preemptions and waits", "[watch]") {
   jitterd::testing::ScratchTree sys, proc;
   proc.write("interrupts", watch_interrupts(true, 100, 0, 0));
   proc.write("softirqs", watch_softirqs(5));
@@ -121,7 +121,7 @@ TEST_CASE("watch engine: interrupts by cause, the application's preemptions and 
   write_thread(proc, {40, 41, "trader-poll", 100, 1, 3, 0, 1'000'000, 0});
   write_thread(proc, {40, 42, "logger", 100, 1, 50, 50, 0, 0});  // not the application
   const HostReader host(sys.root(), proc.root());
-  WatchEngine engine({{"trader*"}, "", ""}, {1});
+  CountsEngine engine({{"trader*"}, "", ""}, {1});
   const WatchReading first = engine.read(host, 10.0);
   CHECK(first.window_seconds == 0);
   REQUIRE(first.cpus.size() == 1);
@@ -163,12 +163,12 @@ TEST_CASE("watch engine: interrupts by cause, the application's preemptions and 
   CHECK(window.rows[0][5] == Cell(128.0, 3));
 }
 
-TEST_CASE("watch engine: threads come and go, a reused thread number is a new thread", "[watch]") {
+TEST_CASE("counts engine: threads come and go, a reused thread number is a new thread", "[watch]") {
   jitterd::testing::ScratchTree sys, proc;
   write_quiet_cpus(proc);
   write_thread(proc, {40, 41, "trader-poll", 100, 1, 3, 0, 0, 0});
   const HostReader host(sys.root(), proc.root());
-  WatchEngine engine({{"trader*"}, "", ""}, {1});
+  CountsEngine engine({{"trader*"}, "", ""}, {1});
   engine.read(host, 1.0);
 
   // The thread exits; a new one, started after the first reading (tick 10,050 at 100 Hz is
@@ -199,13 +199,13 @@ TEST_CASE("watch engine: threads come and go, a reused thread number is a new th
   CHECK(reading.threads.empty());
 }
 
-TEST_CASE("watch engine: a new process is found by the next whole walk, at once if the old one is gone",
+TEST_CASE("counts engine: a new process is found by the next whole walk, at once if the old one is gone",
           "[watch]") {
   jitterd::testing::ScratchTree sys, proc;
   write_quiet_cpus(proc);
   write_thread(proc, {40, 41, "trader-poll", 100, 1, 0, 0, 0, 0});
   const HostReader host(sys.root(), proc.root());
-  WatchEngine engine({{"trader*"}, "", ""}, {1});
+  CountsEngine engine({{"trader*"}, "", ""}, {1});
   engine.read(host, 1.0);                                            // a whole walk: process 40
   write_thread(proc, {50, 51, "trader-poll", 100, 1, 0, 0, 0, 0});   // a second process
   write_thread(proc, {40, 42, "trader-poll2", 100, 1, 0, 0, 0, 0});  // a new thread of the known one
@@ -227,13 +227,13 @@ TEST_CASE("watch engine: a new process is found by the next whole walk, at once 
   CHECK(reading.threads[0].thread.pid == 60);
 }
 
-TEST_CASE("watch engine: a watched CPU offline, then back", "[watch]") {
+TEST_CASE("counts engine: a watched CPU offline, then back", "[watch]") {
   jitterd::testing::ScratchTree sys, proc;
   proc.write("interrupts", watch_interrupts(true, 100, 0, 0));
   proc.write("softirqs", watch_softirqs(0));
   proc.write("uptime", "100.00 50.00\n");
   const HostReader host(sys.root(), proc.root());
-  WatchEngine engine({{"trader*"}, "", ""}, {1});
+  CountsEngine engine({{"trader*"}, "", ""}, {1});
   engine.read(host, 1.0);
   proc.write("interrupts", watch_interrupts(false, 0, 0, 0));
   WatchReading reading = engine.read(host, 2.0);
@@ -254,7 +254,7 @@ TEST_CASE("watch engine: a watched CPU offline, then back", "[watch]") {
   CHECK(reading.cpus[0].interrupts.at("timer") == 30);
 }
 
-TEST_CASE("watch engine: the application by cgroup, a cgroup that disappears", "[watch]") {
+TEST_CASE("counts engine: the application by cgroup, a cgroup that disappears", "[watch]") {
   jitterd::testing::ScratchTree sys, proc;
   write_quiet_cpus(proc);
   sys.write("fs/cgroup/system.slice/trader.service/cgroup.threads", "41\n42\n");
@@ -393,7 +393,7 @@ TEST_CASE("CPU selection with watched CPUs", "[watch][cpu_selection]") {
       "no CPU left for housekeeping: the watched CPUs 0-1 cover every allowed CPU (0-1); leave at least one out");
 }
 
-TEST_CASE("watch engine: the application's threads on no watched CPU are named, a bounded list", "[watch]") {
+TEST_CASE("counts engine: the application's threads on no watched CPU are named, a bounded list", "[watch]") {
   jitterd::testing::ScratchTree sys, proc;
   write_quiet_cpus(proc);
   write_thread(proc, {40, 41, "trader-poll", 100, 1, 0, 0, 0, 0});
@@ -401,7 +401,7 @@ TEST_CASE("watch engine: the application's threads on no watched CPU are named, 
   for (int tid = 50; tid < 60; ++tid)
     write_thread(proc, {40, tid, "trader-w" + std::to_string(tid), 100, 0, 0, 0, 0, 0});
   const HostReader host(sys.root(), proc.root());
-  WatchEngine engine({{"trader*"}, "", ""}, {1});
+  CountsEngine engine({{"trader*"}, "", ""}, {1});
   const WatchReading reading = engine.read(host, 10.0);
   CHECK(reading.application_threads_elsewhere == 11);
   REQUIRE(reading.threads_elsewhere.size() == kListedThreadsElsewhere);

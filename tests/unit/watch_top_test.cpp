@@ -19,16 +19,16 @@ using jitterd::testing::named;
 namespace {
 
 std::size_t top_source(std::string_view name) {
-  for (std::size_t s = 0; s < bpf_source_count(); ++s)
-    if (bpf_source_name(s) == name) return s;
+  for (std::size_t s = 0; s < watch_source_count(); ++s)
+    if (watch_source_name(s) == name) return s;
   FAIL("no source " << name);
   return 0;
 }
 
-BpfCpuFigures top_cpu(int cpu) {
-  BpfCpuFigures c;
+PairedCpuFigures top_cpu(int cpu) {
+  PairedCpuFigures c;
   c.cpu = cpu;
-  c.sources.resize(bpf_source_count());
+  c.sources.resize(watch_source_count());
   return c;
 }
 
@@ -99,17 +99,17 @@ TEST_CASE("rolling tally: parts merged over the window, older ones gone", "[watc
 }
 
 TEST_CASE("watch top: preempters named from the outliers, the rest unnamed; sources exact", "[watch][top]") {
-  BpfReading before, now;
+  PairedReading before, now;
   before.cpus = {top_cpu(1)};
   now.cpus = {top_cpu(1)};
-  BpfCpuFigures& c = now.cpus.front();
+  PairedCpuFigures& c = now.cpus.front();
   c.sources[top_source("preempt_stray")] = {12, 2'600'000, 200'000, {}};
   c.sources[top_source("preempt_kernel_percpu")] = {3, 9000, 3000, {}};
   c.sources[top_source("local_timer")] = {250, 1'250'000, 9000, {}};
   c.sources[top_source("device_irq")] = {4, 40'000, 10'000, {}};
   c.device_irqs[36] = {4, 40'000, 10'000};
   for (int i = 0; i < 12; ++i) {
-    BpfOutlier o;
+    PairedOutlier o;
     o.cpu = 1;
     o.source = top_source("preempt_stray");
     o.name = i < 10 ? "noise_injector" : "evil\nname";
@@ -195,11 +195,11 @@ TEST_CASE("watch glance: each watched CPU's headline over the window", "[watch][
   CHECK(row[6].number == Approx(250.0));  // longest, us
   CHECK(row[7].number == Approx(250.0));  // timer per second, the last reading
 
-  BpfReading before, now;
+  PairedReading before, now;
   before.cpus = {top_cpu(1)};
   now.cpus = {top_cpu(1)};
   now.cpus[0].sources[top_source("preempt_stray")] = {2, 300'000, 200'000, {}};
-  BpfOutlier o;
+  PairedOutlier o;
   o.cpu = 1;
   o.source = top_source("preempt_stray");
   o.name = "noise_injector";
@@ -214,12 +214,12 @@ TEST_CASE("watch glance: each watched CPU's headline over the window", "[watch][
 
 TEST_CASE("loop top: a matched record by its task or its source, none as unexplained", "[watch][top]") {
   NameTally preempters(kPartNames), sources(kPartNames);
-  BpfOutlier task;
+  PairedOutlier task;
   task.source = top_source("preempt_stray");
   task.name = "noise_injector";
   task.id = 12;
   task.tgid = 11;
-  BpfOutlier irq;
+  PairedOutlier irq;
   irq.source = top_source("device_irq");
   irq.id = 36;
   irq.name = "virtio0-input";

@@ -130,34 +130,25 @@ int BPF_PROG(softirq_exit, unsigned int vec) {
   return 0;
 }
 
-// The x86 APIC vectors: one entry and one exit program each, the vector number as the id.
-#define JD_VECTOR(event, source, program)   \
-  SEC("raw_tp/" #event "_entry")            \
-  int BPF_PROG(event##_entry, int vector) { \
-    JD_ROLE_OR_RETURN(program);             \
-    enter(now, source, (__u32)vector);      \
-    ran_since(program, now);                \
-    return 0;                               \
-  }                                         \
-  SEC("raw_tp/" #event "_exit")             \
-  int BPF_PROG(event##_exit, int vector) {  \
-    JD_ROLE_OR_RETURN(program + 1);         \
-    leave(role, now, source, 0);            \
-    ran_since(program + 1, now);            \
-    return 0;                               \
+// The x86 APIC vectors (watch_bpf.h JD_X86_VECTORS): one entry and one exit program each, the
+// vector number as the id.
+#define JD_VECTOR(event, stem, source)         \
+  SEC("raw_tp/" #event "_entry")               \
+  int BPF_PROG(event##_entry, int vector) {    \
+    JD_ROLE_OR_RETURN(JD_PROG_##stem##_ENTRY); \
+    enter(now, source, (__u32)vector);         \
+    ran_since(JD_PROG_##stem##_ENTRY, now);    \
+    return 0;                                  \
+  }                                            \
+  SEC("raw_tp/" #event "_exit")                \
+  int BPF_PROG(event##_exit, int vector) {     \
+    JD_ROLE_OR_RETURN(JD_PROG_##stem##_EXIT);  \
+    leave(role, now, source, 0);               \
+    ran_since(JD_PROG_##stem##_EXIT, now);     \
+    return 0;                                  \
   }
 
-JD_VECTOR(local_timer, JD_SRC_LOCAL_TIMER, JD_PROG_LOCAL_TIMER_ENTRY)
-JD_VECTOR(reschedule, JD_SRC_RESCHEDULE, JD_PROG_RESCHEDULE_ENTRY)
-JD_VECTOR(call_function, JD_SRC_CALL_FUNCTION, JD_PROG_CALL_FUNCTION_ENTRY)
-JD_VECTOR(call_function_single, JD_SRC_CALL_FUNCTION_SINGLE, JD_PROG_CALL_FUNCTION_SINGLE_ENTRY)
-JD_VECTOR(irq_work, JD_SRC_IRQ_WORK, JD_PROG_IRQ_WORK_ENTRY)
-JD_VECTOR(x86_platform_ipi, JD_SRC_PLATFORM_IPI, JD_PROG_X86_PLATFORM_IPI_ENTRY)
-JD_VECTOR(thermal_apic, JD_SRC_THERMAL_APIC, JD_PROG_THERMAL_APIC_ENTRY)
-JD_VECTOR(threshold_apic, JD_SRC_THRESHOLD_APIC, JD_PROG_THRESHOLD_APIC_ENTRY)
-JD_VECTOR(deferred_error_apic, JD_SRC_DEFERRED_ERROR_APIC, JD_PROG_DEFERRED_ERROR_APIC_ENTRY)
-JD_VECTOR(spurious_apic, JD_SRC_SPURIOUS_APIC, JD_PROG_SPURIOUS_APIC_ENTRY)
-JD_VECTOR(error_apic, JD_SRC_ERROR_APIC, JD_PROG_ERROR_APIC_ENTRY)
+JD_X86_VECTORS(JD_VECTOR)
 
 // A call-function IPI that flushes this CPU's TLB for another CPU is a TLB shootdown.
 SEC("raw_tp/tlb_flush")

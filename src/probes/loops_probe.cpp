@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "probes/loop_probe.h"
+#include "probes/loops_probe.h"
 
 #include <pwd.h>
 #include <unistd.h>
@@ -60,7 +60,7 @@ std::map<uid_t, std::string> owner_names(const std::vector<uid_t>& uids) {
 }
 
 ProbeLabels loop_labels(const LoopState& state) {
-  // The names are the ones a loop's own labels may not take (watch/loop_segment.h).
+  // The names are the ones a loop's own labels may not take (loops/loop_segment.h).
   ProbeLabels labels{{std::string(kLoopLabelLoop), state.reading.header.name},
                      {std::string(kLoopLabelCpu), std::to_string(state.reading.header.cpu)}};
   for (const auto& label : state.reading.header.labels) labels.push_back(label);
@@ -168,7 +168,7 @@ std::vector<uid_t> loop_allowed_users(const std::vector<std::string>& users, std
   return out;
 }
 
-LoopProbe::LoopProbe(LoopSettings settings)
+LoopsProbe::LoopsProbe(LoopSettings settings)
     : settings_(std::move(settings)),
       tracker_({settings_.directory, loop_allowed_users(settings_.users, &unknown_users_), settings_.stale_after,
                 settings_.forget_after, kMaxLoopSegments, settings_.window,
@@ -226,7 +226,7 @@ ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, 
 }
 
 // Why a loop's interruptions cannot be matched with the engine's records ("" when they can).
-std::string LoopProbe::not_attributed_why(const LoopSegmentReading& r) const {
+std::string LoopsProbe::not_attributed_why(const LoopSegmentReading& r) const {
   if (!bpf_) return "the watch's BPF engine is not running (" + bpf_why_ + ")";
   const int cpu = r.header.cpu;
   if (std::find(bpf_->cpus().begin(), bpf_->cpus().end(), cpu) == bpf_->cpus().end())
@@ -239,8 +239,8 @@ std::string LoopProbe::not_attributed_why(const LoopSegmentReading& r) const {
 
 // The ring's entries since `from` as CLOCK_MONOTONIC intervals: a TSC or arm64 counter through the
 // pairing of its read with the clock now and at the last run (interpolated), CLOCK_MONOTONIC as it is.
-std::vector<TimedInterval> LoopProbe::monotonic_intervals(const LoopSegmentReading& r, std::uint64_t from,
-                                                          std::map<TickMethod, ClockTickPair>& pairs) const {
+std::vector<TimedInterval> LoopsProbe::monotonic_intervals(const LoopSegmentReading& r, std::uint64_t from,
+                                                           std::map<TickMethod, ClockTickPair>& pairs) const {
   const std::uint64_t oldest = r.ring_pushed - std::min<std::uint64_t>(r.ring_pushed, r.ring.size());
   const std::span<const Interruption> fresh(r.ring.data() + (from - oldest), r.ring_pushed - from);
   const std::optional<TickMethod> method = loop_tick_method(r.header.counter);
@@ -252,7 +252,7 @@ std::vector<TimedInterval> LoopProbe::monotonic_intervals(const LoopSegmentReadi
                                             static_cast<double>(r.header.hertz)});
 }
 
-void LoopProbe::export_causes(ProbeResult& out) const {
+void LoopsProbe::export_causes(ProbeResult& out) const {
   for (const auto& [file, causes] : causes_) {
     const ProbeLabels labels = loop_labels(tracker_.loops().at(file));
     for (const std::string& cause : loop_causes()) {
@@ -272,7 +272,7 @@ void LoopProbe::export_causes(ProbeResult& out) const {
   }
 }
 
-void LoopProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeResult& out) {
+void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeResult& out) {
   if (!tried_bpf_) {
     tried_bpf_ = true;
     bpf_owner_ = context.bpf;
@@ -282,7 +282,7 @@ void LoopProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRes
   ProbeTable who{"what took the loops' interruptions (bpf), since the last run",
                  {"loop", "cpu", "cause", "source", "name", "count"},
                  {}};
-  std::map<int, std::vector<BpfOutlier>> records_of;  // taken once per CPU this run
+  std::map<int, std::vector<PairedOutlier>> records_of;  // taken once per CPU this run
   std::map<TickMethod, ClockTickPair> pairs;
   std::erase_if(causes_, [&](const auto& entry) {
     const auto state = tracker_.loops().find(entry.first);
@@ -306,7 +306,7 @@ void LoopProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRes
     if (first) causes.top.emplace(static_cast<std::uint64_t>(settings_.window.count()));
     if (!records_of.count(cpu)) {
       BpfRecords taken = bpf_->take_records(cpu);
-      std::vector<BpfOutlier>& records = records_of[cpu];
+      std::vector<PairedOutlier>& records = records_of[cpu];
       records = std::move(carried_[cpu]);
       records.insert(records.end(), std::make_move_iterator(taken.events.begin()),
                      std::make_move_iterator(taken.events.end()));
@@ -319,18 +319,18 @@ void LoopProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRes
     NameTally preempters(kPartNames), sources(kPartNames);
     if (not_kept > 0) sources.add("not_kept", {not_kept, 0});
     causes.next_sequence = r.ring_pushed;
-    const std::vector<const BpfOutlier*> matched =
+    const std::vector<const PairedOutlier*> matched =
         match_bpf_records(monotonic_intervals(r, from, pairs), records_of[cpu], kTraceSlackNs);
     causes.named.clear();
     for (std::size_t i = 0; i < matched.size(); ++i) {
-      const std::string cause(matched[i] ? bpf_source_cause(matched[i]->source) : "unexplained");
+      const std::string cause(matched[i] ? watch_source_cause(matched[i]->source) : "unexplained");
       const double seconds =
           static_cast<double>(r.ring[static_cast<std::size_t>(from + i - oldest)].duration_ticks) / hertz;
       causes.interruptions[cause] += 1;
       causes.stolen_seconds[cause] += seconds;
       tally_matched(matched[i], static_cast<std::uint64_t>(seconds * 1e9), preempters, sources);
       if (matched[i])
-        causes.named[{cause, std::string(bpf_source_name(matched[i]->source)), matched[i]->name}] += 1;
+        causes.named[{cause, std::string(watch_source_name(matched[i]->source)), matched[i]->name}] += 1;
     }
     causes.top->push(read_ns, std::move(preempters), std::move(sources));
     for (const auto& [key, count] : causes.named)
@@ -344,7 +344,7 @@ void LoopProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRes
   if (!who.rows.empty()) out.tables.push_back(std::move(who));
 }
 
-ProbeResult LoopProbe::run(ProbeContext& context) {
+ProbeResult LoopsProbe::run(ProbeContext& context) {
   const double now_unix = unix_seconds();
   const auto read_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC));  // the BPF engine's clock
   tracker_.scan(context.host, now_unix);
@@ -360,7 +360,7 @@ ProbeResult LoopProbe::run(ProbeContext& context) {
     if (state.refused) continue;
     LoopWindow& window =
         windows_.try_emplace(file, state.inode, settings_.window, settings_.interval).first->second;
-    window.add(state.reading.counts, now_ns);
+    window.add(state.reading.counts, now_ns, state.reading.heartbeat_tick);
     figures[file] = window.figures(state.reading);
   }
   ProbeResult out = loop_result(tracker_, figures);
@@ -371,11 +371,9 @@ ProbeResult LoopProbe::run(ProbeContext& context) {
   for (const auto& [file, window] : windows_) {
     const LoopState& state = tracker_.loops().at(file);
     const LoopSegmentReading& r = state.reading;
-    const auto summary = figures.find(file);
     history->loops.push_back({r.header.name, r.header.cpu, static_cast<double>(r.header.hertz), window.steps(),
-                              r.floor_ticks, r.threshold_ticks,
-                              summary == figures.end() ? 0 : summary->second.figures.max_ns,
-                              state.up ? "" : state.message});
+                              r.floor_ticks, r.threshold_ticks, window.steps_max_ticks(r),
+                              state.up ? "" : state.message, file});
   }
   out.application_windows = std::move(history);
   for (const std::string& user : unknown_users_)

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// A loop segment's labels (watch/loop_segment.h): the rules that keep them from breaking the
+// A loop segment's labels (loops/loop_segment.h): the rules that keep them from breaking the
 // exposition (docs/loops.md#labels).
 #include <algorithm>
 
 #include "host/text.h"
-#include "watch/loop_segment.h"
+#include "loops/loop_segment.h"
 
 namespace jitterd {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "probes/watch_bpf_result.h"
+#include "probes/watch_paired_result.h"
 
 #include <algorithm>
 #include <array>
@@ -28,10 +28,10 @@ struct CauseFigures {
   std::uint64_t count = 0, ns = 0, max_ns = 0;
 };
 
-std::map<std::string, CauseFigures> by_cause(const BpfCpuFigures& cpu) {
+std::map<std::string, CauseFigures> by_cause(const PairedCpuFigures& cpu) {
   std::map<std::string, CauseFigures> out;
   for (std::size_t s = 0; s < cpu.sources.size(); ++s) {
-    CauseFigures& c = out[std::string(bpf_source_cause(s))];
+    CauseFigures& c = out[std::string(watch_source_cause(s))];
     c.count += cpu.sources[s].count;
     c.ns += cpu.sources[s].ns;
     c.max_ns = std::max(c.max_ns, cpu.sources[s].max_ns);
@@ -39,9 +39,9 @@ std::map<std::string, CauseFigures> by_cause(const BpfCpuFigures& cpu) {
   return out;
 }
 
-const BpfCpuFigures* find_cpu(const BpfReading* reading, int cpu) {
+const PairedCpuFigures* find_cpu(const PairedReading* reading, int cpu) {
   if (reading == nullptr) return nullptr;
-  for (const BpfCpuFigures& c : reading->cpus)
+  for (const PairedCpuFigures& c : reading->cpus)
     if (c.cpu == cpu) return &c;
   return nullptr;
 }
@@ -55,15 +55,15 @@ std::string irq_name(const WatchReading& counts, int cpu, int irq) {
   return "";
 }
 
-ProbeMetric duration_histogram(const BpfCpuFigures& cpu) {
+ProbeMetric duration_histogram(const PairedCpuFigures& cpu) {
   ProbeMetric m = gauge("jitterd_watch_interruption_duration_seconds",
                         "Single interruptions of the watched CPU and preemptions of the application, by length "
                         "(bpf, tracepoints; power-of-two buckets, each bound exclusive).",
                         {{"cpu", std::to_string(cpu.cpu)}}, 0);
   m.type = ProbeMetricType::histogram;
-  std::array<std::uint64_t, kBpfBuckets> all{};
-  for (const BpfFigures& f : cpu.sources) {
-    for (std::size_t b = 0; b < kBpfBuckets; ++b) all[b] += f.buckets[b];
+  std::array<std::uint64_t, kSourceBuckets> all{};
+  for (const SourceFigures& f : cpu.sources) {
+    for (std::size_t b = 0; b < kSourceBuckets; ++b) all[b] += f.buckets[b];
     m.count += f.count;
     m.sum += static_cast<double>(f.ns) * 1e-9;
   }
@@ -75,7 +75,7 @@ ProbeMetric duration_histogram(const BpfCpuFigures& cpu) {
   return m;
 }
 
-void add_cpu_metrics(const BpfCpuFigures& cpu, const WatchReading& counts, std::vector<ProbeMetric>& out) {
+void add_cpu_metrics(const PairedCpuFigures& cpu, const WatchReading& counts, std::vector<ProbeMetric>& out) {
   const std::string label = std::to_string(cpu.cpu);
   const std::map<std::string, CauseFigures> figures = by_cause(cpu);
   for (const std::string& cause : causes()) {
@@ -96,7 +96,7 @@ void add_cpu_metrics(const BpfCpuFigures& cpu, const WatchReading& counts, std::
                         {{"cpu", label}, {"cause", cause}}, static_cast<double>(f.max_ns) * 1e-9));
   }
   for (std::size_t s = 0; s < cpu.sources.size(); ++s) {
-    const std::string_view task_class = bpf_source_task_class(s);
+    const std::string_view task_class = watch_source_task_class(s);
     if (task_class.empty()) continue;
     out.push_back(
         counter("jitterd_watch_preemptions_by_class_total",
@@ -110,7 +110,7 @@ void add_cpu_metrics(const BpfCpuFigures& cpu, const WatchReading& counts, std::
       out.push_back(counter("jitterd_watch_tick_stop_failures_total",
                             "Times the watched CPU could not stop its tick, by the dependency that kept it "
                             "(timer:tick_stop; bpf, tracepoints).",
-                            {{"cpu", label}, {"dependency", std::string(bpf_tick_dependency_name(bit))}},
+                            {{"cpu", label}, {"dependency", std::string(tick_dependency_name(bit))}},
                             static_cast<double>(cpu.tick_stop_failures[bit])));
   for (const auto& [irq, f] : cpu.device_irqs)
     out.push_back(counter("jitterd_watch_device_irq_seconds_total",
@@ -132,7 +132,7 @@ void add_cpu_metrics(const BpfCpuFigures& cpu, const WatchReading& counts, std::
                 {{"cpu", label}, {"kind", std::string(kind)}}, static_cast<double>(n)));
 }
 
-std::uint64_t tick_stop_failures(const BpfCpuFigures& cpu) {
+std::uint64_t tick_stop_failures(const PairedCpuFigures& cpu) {
   std::uint64_t n = cpu.tick_stop_failures_unknown;
   for (std::uint64_t each : cpu.tick_stop_failures) n += each;
   return n;
@@ -141,14 +141,15 @@ std::uint64_t tick_stop_failures(const BpfCpuFigures& cpu) {
 // Per watched CPU, the last window at a glance: the share of the time taken, interruptions and
 // preemptions per second (the typed figures a baseline records per sub-window, probes/watch_window.h),
 // tick-stop failures per second.
-ProbeTable glance_table(const BpfReading& now, const BpfReading* before, double seconds, std::string_view method) {
+ProbeTable glance_table(const PairedReading& now, const PairedReading* before, double seconds,
+                        std::string_view method) {
   ProbeTable table{"watched CPUs, the last window (" + std::string(method) + ")",
                    {"cpu", "stolen_share", "interruptions_per_s", "preemptions_per_s", "tick_stop_failures_per_s"},
                    {}};
   const std::vector<WatchWindow> windows =
-      before != nullptr ? bpf_windows(now, *before, seconds, 0, {}) : std::vector<WatchWindow>{};
-  for (const BpfCpuFigures& cpu : now.cpus) {
-    const BpfCpuFigures* then = find_cpu(before, cpu.cpu);
+      before != nullptr ? paired_windows(now, *before, seconds, 0, {}) : std::vector<WatchWindow>{};
+  for (const PairedCpuFigures& cpu : now.cpus) {
+    const PairedCpuFigures* then = find_cpu(before, cpu.cpu);
     const auto w =
         std::find_if(windows.begin(), windows.end(), [&](const WatchWindow& x) { return x.cpu == cpu.cpu; });
     if (then == nullptr || w == windows.end() || w->seconds <= 0) {
@@ -165,13 +166,14 @@ ProbeTable glance_table(const BpfReading& now, const BpfReading* before, double 
   return table;
 }
 
-ProbeTable cause_table(const BpfReading& now, const BpfReading* before, double seconds, std::string_view method) {
+ProbeTable cause_table(const PairedReading& now, const PairedReading* before, double seconds,
+                       std::string_view method) {
   ProbeTable table{
       "interruptions by cause (" + std::string(method) + "; per_s and stolen_ms_per_s: the last window)",
       {"cpu", "cause", "count", "stolen_ms", "longest_us", "per_s", "stolen_ms_per_s"},
       {}};
-  for (const BpfCpuFigures& cpu : now.cpus) {
-    const BpfCpuFigures* then = find_cpu(before, cpu.cpu);
+  for (const PairedCpuFigures& cpu : now.cpus) {
+    const PairedCpuFigures* then = find_cpu(before, cpu.cpu);
     const std::map<std::string, CauseFigures> figures = by_cause(cpu);
     const std::map<std::string, CauseFigures> earlier =
         then ? by_cause(*then) : std::map<std::string, CauseFigures>{};
@@ -191,7 +193,7 @@ ProbeTable cause_table(const BpfReading& now, const BpfReading* before, double s
   return table;
 }
 
-ProbeTable outlier_table(const WatchBpfHistory& history, std::string_view method) {
+ProbeTable outlier_table(const WatchPairedHistory& history, std::string_view method) {
   ProbeTable table{"the latest outliers (" + std::string(method) + "), newest last",
                    {"end_s", "cpu", "cause", "duration_us", "who"},
                    {}};
@@ -204,7 +206,7 @@ ProbeTable outlier_table(const WatchBpfHistory& history, std::string_view method
 // The program's own cost by handler and the role of the CPU it ran on (none: no role, the
 // program looked it up and returned). The time is measured where the program works (watched and
 // sampled CPUs); on the others it reads no clock, so only its runs count there.
-void add_program_costs(const BpfReading& now, std::vector<ProbeMetric>& out) {
+void add_program_costs(const PairedReading& now, std::vector<ProbeMetric>& out) {
   for (std::size_t p = 0; p < now.programs.size(); ++p) {
     const BpfProgramCosts& c = now.programs[p];
     const std::string program(bpf_program_name(p));
@@ -227,7 +229,7 @@ void add_program_costs(const BpfReading& now, std::vector<ProbeMetric>& out) {
 }
 
 // The same as a table: runs and ns per run (where timed) by handler and role, busiest first.
-ProbeTable program_cost_table(const BpfReading& now) {
+ProbeTable program_cost_table(const PairedReading& now) {
   ProbeTable table{
       "the BPF program's own cost by handler (bpf; ns_per_run where it works: watched and sampled CPUs)",
       {"program", "role", "runs", "ns_per_run"},
@@ -250,21 +252,21 @@ ProbeTable program_cost_table(const BpfReading& now) {
   return table;
 }
 
-ProbeTable ipi_sender_table(const BpfReading& now) {
+ProbeTable ipi_sender_table(const PairedReading& now) {
   ProbeTable table{"IPIs sent to watched CPUs by sender (bpf)", {"cpu", "sender", "count"}, {}};
-  for (const BpfCpuFigures& cpu : now.cpus)
+  for (const PairedCpuFigures& cpu : now.cpus)
     for (const auto& [sender, n] : top_ipi_senders(cpu.ipi_senders, cpu.ipi_senders_other))
       table.rows.push_back({cpu.cpu, printable(sender), n});
   return table;
 }
 
-ProbeTable tick_stop_table(const BpfReading& now, std::string_view method) {
+ProbeTable tick_stop_table(const PairedReading& now, std::string_view method) {
   ProbeTable table{
       "tick stop failures by dependency (" + std::string(method) + ")", {"cpu", "dependency", "count"}, {}};
-  for (const BpfCpuFigures& cpu : now.cpus) {
+  for (const PairedCpuFigures& cpu : now.cpus) {
     for (std::size_t bit = 0; bit < cpu.tick_stop_failures.size(); ++bit)
       if (cpu.tick_stop_failures[bit] > 0)
-        table.rows.push_back({cpu.cpu, std::string(bpf_tick_dependency_name(bit)), cpu.tick_stop_failures[bit]});
+        table.rows.push_back({cpu.cpu, std::string(tick_dependency_name(bit)), cpu.tick_stop_failures[bit]});
     if (cpu.tick_stop_failures_unknown > 0)
       table.rows.push_back({cpu.cpu, "unknown", cpu.tick_stop_failures_unknown});
   }
@@ -289,22 +291,22 @@ std::vector<std::pair<std::string, std::uint64_t>> top_ipi_senders(
   return all;
 }
 
-NamedOutlier name_outlier(const BpfOutlier& outlier) {
-  NamedOutlier n{outlier, std::string(bpf_source_cause(outlier.source)),
-                 std::string(bpf_source_task_class(outlier.source)), ""};
+NamedOutlier name_outlier(const PairedOutlier& outlier) {
+  NamedOutlier n{outlier, std::string(watch_source_cause(outlier.source)),
+                 std::string(watch_source_task_class(outlier.source)), ""};
   const std::string name = printable(outlier.name);
   if (!n.task_class.empty())
     n.who = name + "[" + std::to_string(outlier.id) + "] (" + n.task_class + ")";
-  else if (bpf_source_name(outlier.source) == "device_irq")
+  else if (watch_source_name(outlier.source) == "device_irq")
     n.who = "irq " + std::to_string(outlier.id) + (name.empty() ? "" : " " + name);
   else
-    n.who = std::string(bpf_source_name(outlier.source));
+    n.who = std::string(watch_source_name(outlier.source));
   return n;
 }
 
-void WatchBpfHistory::add(const BpfReading& reading) {
+void WatchPairedHistory::add(const PairedReading& reading) {
   outliers_dropped += reading.outliers_dropped;
-  for (const BpfOutlier& o : reading.outliers) {
+  for (const PairedOutlier& o : reading.outliers) {
     NamedOutlier named = name_outlier(o);
     outliers[{o.cpu, named.cause}] += 1;
     recent.push_back(std::move(named));
@@ -312,12 +314,12 @@ void WatchBpfHistory::add(const BpfReading& reading) {
   }
 }
 
-void add_bpf_result(const BpfReading& now, const BpfReading* before, const WatchReading& counts,
-                    const WatchBpfHistory& history, const KernelWatch& engine, ProbeResult& result) {
+void add_paired_result(const PairedReading& now, const PairedReading* before, const WatchReading& counts,
+                       const WatchPairedHistory& history, const KernelWatch& engine, ProbeResult& result) {
   const std::string_view method = engine.method();
   const bool bpf = method == "bpf";  // the IPIs' senders and the program's thread map are bpf's
   const std::vector<std::string>& missing = engine.missing_tracepoints();
-  for (const BpfCpuFigures& cpu : now.cpus) add_cpu_metrics(cpu, counts, result.metrics);
+  for (const PairedCpuFigures& cpu : now.cpus) add_cpu_metrics(cpu, counts, result.metrics);
   for (const auto& [key, n] : history.outliers)
     result.metrics.push_back(
         counter("jitterd_watch_outliers_total",

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "watch/watch_engine.h"
+#include "watch/counts_engine.h"
 
 #include <unistd.h>
 
@@ -29,14 +29,14 @@ double clock_ticks_per_second() {
 
 }  // namespace
 
-WatchEngine::WatchEngine(ApplicationSettings application, std::vector<int> cpus)
+CountsEngine::CountsEngine(ApplicationSettings application, std::vector<int> cpus)
     : application_(std::move(application)), cpus_(std::move(cpus)) {
   std::sort(cpus_.begin(), cpus_.end());
   cpus_.erase(std::unique(cpus_.begin(), cpus_.end()), cpus_.end());
   for (int cpu : cpus_) states_[cpu].totals.cpu = cpu;
 }
 
-WatchReading WatchEngine::read(const HostReader& host, double monotonic_seconds) {
+WatchReading CountsEngine::read(const HostReader& host, double monotonic_seconds) {
   WatchReading reading;
   if (previous_seconds_) reading.window_seconds = std::max(0.0, monotonic_seconds - *previous_seconds_);
   previous_seconds_ = monotonic_seconds;
@@ -65,7 +65,7 @@ WatchReading WatchEngine::read(const HostReader& host, double monotonic_seconds)
   return reading;
 }
 
-void WatchEngine::count_interrupts(const InterruptSnapshot& now) {
+void CountsEngine::count_interrupts(const InterruptSnapshot& now) {
   for (int cpu : cpus_) {
     WatchedCpu& totals = states_[cpu].totals;
     totals.online = cpu_column(now.interrupts, cpu).has_value();
@@ -94,7 +94,7 @@ void WatchEngine::count_interrupts(const InterruptSnapshot& now) {
   }
 }
 
-void WatchEngine::count_cpu_time(const std::map<int, SchedTimes>& schedstat) {
+void CountsEngine::count_cpu_time(const std::map<int, SchedTimes>& schedstat) {
   for (int cpu : cpus_) {
     const auto now = schedstat.find(cpu);
     const auto before = previous_schedstat_.find(cpu);
@@ -105,7 +105,7 @@ void WatchEngine::count_cpu_time(const std::map<int, SchedTimes>& schedstat) {
   previous_schedstat_ = schedstat;
 }
 
-void WatchEngine::count_threads(const HostReader& host, WatchReading& reading) {
+void CountsEngine::count_threads(const HostReader& host, WatchReading& reading) {
   const bool full = readings_since_full_search_ >= kReadingsPerFullSearch;
   ApplicationSearch search = full ? find_application_threads(host, application_)
                                   : find_application_threads_in(host, application_, known_pids_);
@@ -166,7 +166,7 @@ void WatchEngine::count_threads(const HostReader& host, WatchReading& reading) {
   threads_ = std::move(seen);
 }
 
-void WatchEngine::count_other_tasks() {
+void CountsEngine::count_other_tasks() {
   for (int cpu : cpus_) {
     CpuState& state = states_[cpu];
     // Never down: the application's time is current, the CPU's is booked when a task leaves it.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// How the loop tracker (watch/loop_reader.h) counts and logs the files it refuses, so that a user
+// How the loop tracker (loops/loop_reader.h) counts and logs the files it refuses, so that a user
 // who may write in the loops directory can neither inflate the counts nor flood the log. A file is
 // its identity (name, device and inode), not its state: it counts once, under the first
 // reason it is refused for, however often it is read or its reason changes, and again only as a
@@ -18,7 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "watch/loop_segment.h"
+#include "loops/loop_segment.h"
 
 namespace jitterd {
 

@@ -6,7 +6,7 @@
 // sub-window), however often the loops probe reads (loops.interval may be 100 ms), so what it
 // holds is bounded by the window's time, not by the readings: at most 2 * window / step + 3 parts
 // (a reading counts as a step once more than half a step and half an interval have passed), each
-// the buckets that changed in it (16 bytes each, at most 976) and 80 bytes (docs/loops.md,
+// the buckets that changed in it (16 bytes each, at most 976) and 88 bytes (docs/loops.md,
 // "Bounds"). One thread (the loops probe's).
 #pragma once
 
@@ -15,17 +15,29 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <utility>
 #include <vector>
 
+#include "loops/loop_segment.h"
 #include "measure/cpu_figures.h"
 #include "measure/gap_counts.h"
 #include "measure/rolling_window.h"
-#include "probes/application_windows.h"
-#include "watch/loop_segment.h"
 
 namespace jitterd {
 
 inline constexpr std::uint64_t kLoopWindowStepNs = 1'000'000'000;
+
+// What a loop's counters added over one step of its window, sparse (the buckets that changed, as
+// the rolling window keeps them): a window of an hour is 3,600 of these per loop.
+struct LoopStepCounts {
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> buckets;  // (bucket, gaps added)
+  std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;
+  GapCountsTicks dense() const {
+    GapCountsTicks out{{}, sampled_ticks, interruptions, interrupted_ticks};
+    for (const auto& [bucket, count] : buckets) out.gaps.counts[bucket] = count;
+    return out;
+  }
+};
 
 // A loop's rolling window as the probe last computed it: the figures a sampled CPU's window has
 // (span, quantiles, exact max, interruptions and stolen time within it, floor and threshold) and
@@ -41,22 +53,26 @@ class LoopWindow {
   LoopWindow(ino_t inode, std::chrono::nanoseconds window, std::chrono::nanoseconds interval);
   ino_t inode() const { return inode_; }
 
-  // The loop's counters read at `now_ns` (the daemon's monotonic clock): pushed when a step has
-  // passed since the last push (the first two readings always), else left for a later reading.
-  void add(const GapCountsTicks& counts, std::uint64_t now_ns);
+  // The loop's counters read at `now_ns` (the daemon's monotonic clock), its heartbeat then at
+  // `heartbeat_tick`: pushed when a step has passed since the last push (the first two readings
+  // always), else left for a later reading.
+  void add(const GapCountsTicks& counts, std::uint64_t now_ns, std::uint64_t heartbeat_tick = 0);
   // The window's figures at the last push, its exact max from `reading`'s slots.
   LoopWindowFigures figures(const LoopSegmentReading& reading) const;
   // What the counters added per step, oldest first (sparse).
   std::vector<LoopStepCounts> steps() const;
+  // The exact largest gap (ticks) over the span those steps cover, from `reading`'s slots: what a
+  // baseline of the steps records as its max.
+  std::uint64_t steps_max_ticks(const LoopSegmentReading& reading) const;
 
   std::size_t parts() const { return gaps_.part_count(); }
   // Bytes held: the rolling window's and the counters at each push.
   std::size_t memory_bytes() const;
 
  private:
-  // The loop's counters at one push, on the daemon's monotonic clock (ns).
+  // The loop's counters at one push, on the daemon's monotonic clock (ns), and its heartbeat.
   struct Point {
-    std::uint64_t now_ns = 0;
+    std::uint64_t now_ns = 0, heartbeat_tick = 0;
     std::uint64_t sampled_ticks = 0, interruptions = 0, interrupted_ticks = 0;
   };
   ino_t inode_;

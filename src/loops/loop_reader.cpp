@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "watch/loop_reader.h"
+#include "loops/loop_reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

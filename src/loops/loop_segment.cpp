@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "watch/loop_segment.h"
+#include "loops/loop_segment.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Loops probe: the applications' own busy-polling loops, which record their gaps with the loop
-// probe library (include/jitterd/loop_probe.h) into segments jitterd reads (watch/loop_reader.h,
+// probe library (include/jitterd/loop_probe.h) into segments jitterd reads (loops/loop_reader.h,
 // every segment hostile input). Every interval (1 s by default) it reads each segment of the
 // configured directory once and exports it as a sampled CPU's families are exported, with the
 // prefix jitterd_loop_ and the labels loop and cpu (plus the loop's own labels): the gap
@@ -29,12 +29,12 @@
 #include <vector>
 
 #include "host/trace_format.h"
+#include "loops/loop_reader.h"
+#include "loops/loop_window.h"
 #include "measure/counter_calibration.h"
 #include "measure/cpu_figures.h"
-#include "probes/loop_window.h"
 #include "probes/probe.h"
 #include "probes/watch_top.h"
-#include "watch/loop_reader.h"
 
 namespace jitterd {
 
@@ -60,9 +60,9 @@ struct LoopSettings {
 // does not know goes to *unknown and is left out); root and jitterd's own user when none is set.
 std::vector<uid_t> loop_allowed_users(const std::vector<std::string>& users, std::vector<std::string>* unknown);
 
-class LoopProbe : public Probe {
+class LoopsProbe : public Probe {
  public:
-  explicit LoopProbe(LoopSettings settings);
+  explicit LoopsProbe(LoopSettings settings);
   std::string_view name() const override { return "loops"; }
   std::chrono::nanoseconds interval() const override { return settings_.interval; }
   ProbeResult run(ProbeContext& context) override;
@@ -85,7 +85,7 @@ class LoopProbe : public Probe {
   void export_top(const HostReader& host, ProbeResult& out) const;
   void add_glance(const std::map<std::string, LoopWindowFigures>& figures, ProbeResult& out) const;
   // Each loop's stolen time of this run by cause into its series, and the loops' plots
-  // (probes/loop_stolen.cpp); after attribute().
+  // (probes/loops_stolen.cpp); after attribute().
   void record_stolen(std::uint64_t now_ns, ProbeResult& out);
 
   // A loop's stolen time over the window: what its counters and its attributed causes stood at
@@ -108,7 +108,7 @@ class LoopProbe : public Probe {
   BpfWatch* bpf_ = nullptr;
   bool tried_bpf_ = false;
   std::string bpf_why_;
-  std::map<int, std::vector<BpfOutlier>> carried_;      // records of interruptions not read yet
+  std::map<int, std::vector<PairedOutlier>> carried_;   // records of interruptions not read yet
   std::map<TickMethod, ClockTickPair> previous_pairs_;  // counter to CLOCK_MONOTONIC, per counter
 };
 

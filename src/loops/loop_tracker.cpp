@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// LoopTracker (watch/loop_reader.h): the loops directory over time.
+// LoopTracker (loops/loop_reader.h): the loops directory over time.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 #include "host/descriptor.h"
 #include "host/text.h"
 #include "jitterd/loop_probe_layout.h"
-#include "watch/loop_reader.h"
+#include "loops/loop_reader.h"
 
 namespace jitterd {
 

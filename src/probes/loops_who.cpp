@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// The loops probe's headline and its "who took the loops' interruptions" tables (probes/loop_probe.h,
+// The loops probe's headline and its "who took the loops' interruptions" tables (probes/loops_probe.h,
 // probes/watch_glance.h, probes/watch_top.h).
 #include <map>
 #include <string>
 
 #include "host/text.h"
-#include "probes/loop_probe.h"
+#include "probes/loops_probe.h"
 #include "probes/watch_glance.h"
 
 namespace jitterd {
 
 // Each loop's headline, the first of the probe's tables and the top of its section on the status page.
-void LoopProbe::add_glance(const std::map<std::string, LoopWindowFigures>& figures, ProbeResult& out) const {
+void LoopsProbe::add_glance(const std::map<std::string, LoopWindowFigures>& figures, ProbeResult& out) const {
   ProbeTable glance = loop_glance_table();
   for (const auto& [file, window] : figures) {
     const LoopSegmentHeader& header = tracker_.loops().at(file).reading.header;
@@ -24,7 +24,7 @@ void LoopProbe::add_glance(const std::map<std::string, LoopWindowFigures>& figur
 }
 
 // Per loop whose interruptions are matched: who took them, over the window and since start.
-void LoopProbe::export_top(const HostReader& host, ProbeResult& out) const {
+void LoopsProbe::export_top(const HostReader& host, ProbeResult& out) const {
   const std::string window = duration_words(static_cast<double>(settings_.window.count()));
   ProbeTable preempters =
       preempters_table("who preempted the loops: the top tasks by time and by count (bpf; window: the last " +

@@ -4,7 +4,7 @@
 // outside the copy, and the counters are checked against each other. Pure functions of their
 // arguments; safe from any thread.
 //
-// The reader (watch/loop_reader.h) copies each segment twice, `first` then `second`, and the
+// The reader (loops/loop_reader.h) copies each segment twice, `first` then `second`, and the
 // parser takes what a single copy cannot give from the pair, as the sampler's readers do in
 // memory: a window max slot counts only if its id is the same in both copies (the writer zeroes
 // the id before it rewrites a slot, and ids only grow, so the max between two equal ids is that

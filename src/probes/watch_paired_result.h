@@ -16,8 +16,8 @@
 
 #include "probes/probe.h"
 #include "watch/bpf_watch.h"
+#include "watch/counts_engine.h"
 #include "watch/kernel_watch.h"
-#include "watch/watch_engine.h"
 
 namespace jitterd {
 
@@ -29,28 +29,28 @@ inline constexpr std::size_t kRecentOutliers = 32;
 
 // An outlier as people read it: which cause, which source, and who.
 struct NamedOutlier {
-  BpfOutlier outlier;
+  PairedOutlier outlier;
   std::string cause;       // attribution's vocabulary, "preempted" for a task
   std::string task_class;  // a preemption's: jitterd, kernel_percpu, application, stray
   std::string who;         // "irq 36 virtio0-input", "noise_injector[1234] (stray)", "local_timer"
 };
 
-NamedOutlier name_outlier(const BpfOutlier& outlier);
+NamedOutlier name_outlier(const PairedOutlier& outlier);
 
 // What the probe keeps between readings for the BPF part of its result.
-struct WatchBpfHistory {
+struct WatchPairedHistory {
   std::deque<NamedOutlier> recent;                                // at most kRecentOutliers
   std::map<std::pair<int, std::string>, std::uint64_t> outliers;  // (cpu, cause) -> since start
   std::uint64_t outliers_dropped = 0;  // drained beyond kMaxOutliersPerReading in one reading
-  void add(const BpfReading& reading);
+  void add(const PairedReading& reading);
 };
 
 // Adds the kernel engine's metrics and tables (bpf or tracepoints, named in the tables' titles).
 // `counts`: the counts reading of the same window (for the device IRQs' names); `before`: the
 // previous reading, for the last window's rates (none for the first); `engine`: its method, the
 // optional tracepoints this kernel lacks and the application's threads it could not track.
-void add_bpf_result(const BpfReading& now, const BpfReading* before, const WatchReading& counts,
-                    const WatchBpfHistory& history, const KernelWatch& engine, ProbeResult& result);
+void add_paired_result(const PairedReading& now, const PairedReading* before, const WatchReading& counts,
+                       const WatchPairedHistory& history, const KernelWatch& engine, ProbeResult& result);
 
 // The tracepoints method's own cost: per watched CPU, the irq_work interrupts perf's wakeups took.
 void add_tracer_wakeups(const std::map<int, std::uint64_t>& wakeups, ProbeResult& result);

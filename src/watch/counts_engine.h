@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The watch engine: what the kernel took from the CPUs that run the application, read from the
+// The counts engine: what the kernel took from the CPUs that run the application, read from the
 // kernel's own counters without running anything there (the `counts` method; it needs no
 // privilege). Each reading takes, per watched CPU, the interrupts and softirqs it counted
 // (/proc/interrupts, /proc/softirqs, named by attribution's causes), the time tasks ran there
@@ -84,9 +84,9 @@ struct WatchReading {
   std::vector<std::string> problems;  // one line each, this reading
 };
 
-class WatchEngine {
+class CountsEngine {
  public:
-  WatchEngine(ApplicationSettings application, std::vector<int> cpus);
+  CountsEngine(ApplicationSettings application, std::vector<int> cpus);
   // One reading at `monotonic_seconds` (CLOCK_MONOTONIC, for the window's length).
   WatchReading read(const HostReader& host, double monotonic_seconds);
   const std::vector<int>& cpus() const { return cpus_; }

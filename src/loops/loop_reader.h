@@ -5,7 +5,7 @@
 // checked with fstat (a regular file, owned by an accepted user, of a size some layout has) and
 // copied with pread, twice, into memory jitterd owns; it is never mapped, so a writer that
 // truncates it cannot kill the reader with SIGBUS (a short read is a refusal). The copies go
-// through the pure parser (watch/loop_segment.h), then through LoopTracker, which remembers each
+// through the pure parser (loops/loop_segment.h), then through LoopTracker, which remembers each
 // segment's last reading to catch counts that go down or jump, a writer that died or stopped, a
 // pid reused by another process and a file replaced under the same name.
 //
@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "host/host_reader.h"
-#include "watch/loop_refusal_log.h"
-#include "watch/loop_segment.h"
+#include "loops/loop_refusal_log.h"
+#include "loops/loop_segment.h"
 
 namespace jitterd {
 
@@ -125,7 +125,7 @@ class LoopTracker {
 
   // By file name, after the last scan.
   const std::map<std::string, LoopState>& loops() const { return loops_; }
-  // Refused files so far by reason: each file once (watch/loop_refusal_log.h).
+  // Refused files so far by reason: each file once (loops/loop_refusal_log.h).
   const std::map<LoopRefusal, std::uint64_t>& refusals() const { return log_.counts(); }
   // Refusal log lines left out so far by reason (at most kLoopLogLinesPerMinute a minute each).
   const std::map<LoopRefusal, std::uint64_t>& log_lines_suppressed() const { return log_.suppressed(); }

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Each loop's stolen time by cause, reading by reading over the window (probes/stolen_series.h):
-// per cause what attribution matched in this run (probes/loop_probe.h Causes), the rest of what
+// per cause what attribution matched in this run (probes/loops_probe.h Causes), the rest of what
 // the loop's counters added as `not_kept` (its ring entries were overwritten before jitterd read
 // them) where it is attributed, all of it as `not_attributed` where it is not; out of the time the
 // loop recorded in the reading (its gaps summed, from the same counters), so a stall that ended in
 // the reading is that reading's and no bar passes the whole.
 #include <cmath>
 
-#include "probes/loop_probe.h"
+#include "probes/loops_probe.h"
 #include "probes/stolen_plots.h"
 
 namespace jitterd {
@@ -19,7 +19,7 @@ std::uint64_t ns_of(double seconds) {
 
 }  // namespace
 
-void LoopProbe::record_stolen(std::uint64_t now_ns, ProbeResult& out) {
+void LoopsProbe::record_stolen(std::uint64_t now_ns, ProbeResult& out) {
   std::erase_if(stolen_, [&](const auto& entry) {
     const auto state = tracker_.loops().find(entry.first);
     return state == tracker_.loops().end() || !state->second.accepted || state->second.inode != entry.second.inode;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "watch/loop_refusal_log.h"
+#include "loops/loop_refusal_log.h"
 
 namespace jitterd {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "probes/loop_window.h"
+#include "loops/loop_window.h"
 
 #include <algorithm>
 
@@ -17,12 +17,13 @@ LoopWindow::LoopWindow(ino_t inode, std::chrono::nanoseconds window, std::chrono
                                                                static_cast<std::uint64_t>(interval.count()) / 2)),
       gaps_(window_ns_) {}
 
-void LoopWindow::add(const GapCountsTicks& counts, std::uint64_t now_ns) {
+void LoopWindow::add(const GapCountsTicks& counts, std::uint64_t now_ns, std::uint64_t heartbeat_tick) {
   // The first two readings make the window at once (figures from the second reading on, as
   // before a step had passed), then one push per step.
   if (points_.size() >= 2 && now_ns - points_.back().now_ns < min_step_ns_) return;
   gaps_.push(counts.gaps, now_ns);
-  points_.push_back({now_ns, counts.sampled_ticks, counts.interruptions, counts.interrupted_ticks});
+  points_.push_back(
+      {now_ns, heartbeat_tick, counts.sampled_ticks, counts.interruptions, counts.interrupted_ticks});
   const std::uint64_t start_ns = gaps_.start_tick();
   while (points_.size() > 1 && points_.front().now_ns < start_ns) points_.pop_front();
 }
@@ -59,6 +60,10 @@ std::vector<LoopStepCounts> LoopWindow::steps() const {
                    b.interrupted_ticks - a.interrupted_ticks});
   }
   return out;
+}
+
+std::uint64_t LoopWindow::steps_max_ticks(const LoopSegmentReading& reading) const {
+  return points_.empty() ? 0 : reading.max_between(points_.front().heartbeat_tick, reading.heartbeat_tick);
 }
 
 std::size_t LoopWindow::memory_bytes() const {

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// The BPF program's sources of time (watch/bpf/watch_bpf.h enum jd_source), its handlers (enum
+// jd_program) and timer:tick_stop's dependency bits, named as the kernel does, and each source's cause in attribution's vocabulary
+// (host/attribution.h cause_names, "preempted" for the preemptions) and preempting task class.
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "watch/bpf_watch.h"
+#include "watch_bpf.h"
+
+namespace jitterd {
+namespace {
+
+// A vector's source is named as its event (watch_bpf.h JD_X86_VECTORS), every other one here.
+constexpr std::array<std::string_view, JD_SOURCES> kSourceNames = [] {
+  std::array<std::string_view, JD_SOURCES> names{};
+#define JD_VECTOR_SOURCE_NAME(event, stem, source) names[source] = #event;
+  JD_X86_VECTORS(JD_VECTOR_SOURCE_NAME)
+#undef JD_VECTOR_SOURCE_NAME
+  names[JD_SRC_TLB] = "tlb";
+  names[JD_SRC_NMI] = "nmi";
+  names[JD_SRC_DEVICE_IRQ] = "device_irq";
+  constexpr std::array<std::string_view, 10> kSoftirqs = {
+      "softirq_HI",       "softirq_TIMER",   "softirq_NET_TX", "softirq_NET_RX",  "softirq_BLOCK",
+      "softirq_IRQ_POLL", "softirq_TASKLET", "softirq_SCHED",  "softirq_HRTIMER", "softirq_RCU"};
+  for (std::size_t v = 0; v < kSoftirqs.size(); ++v) names[JD_SRC_SOFTIRQ_FIRST + v] = kSoftirqs[v];
+  names[JD_SRC_PREEMPT_JITTERD] = "preempt_jitterd";
+  names[JD_SRC_PREEMPT_KERNEL_PERCPU] = "preempt_kernel_percpu";
+  names[JD_SRC_PREEMPT_APPLICATION] = "preempt_application";
+  names[JD_SRC_PREEMPT_STRAY] = "preempt_stray";
+  return names;
+}();
+
+static_assert(std::find(kSourceNames.begin(), kSourceNames.end(), std::string_view()) == kSourceNames.end(),
+              "a name for every source");
+
+constexpr std::array<std::string_view, JD_SOURCES> kSourceCauses = {
+    "timer",         "ipi_resched",   "ipi_call",      "ipi_call",      "tlb",         "other_irq",
+    "other_irq",     "other_irq",     "other_irq",     "other_irq",     "other_irq",   "other_irq",
+    "other_irq",     "device_irq",    "softirq_other", "timer",         "softirq_net", "softirq_net",
+    "softirq_other", "softirq_other", "softirq_other", "softirq_other", "timer",       "softirq_rcu",
+    "preempted",     "preempted",     "preempted",     "preempted"};
+
+static_assert(!kSourceCauses.back().empty(), "a cause for every source");
+
+// As the BPF programs are named (watch.bpf.c), in enum jd_program order.
+#define JD_VECTOR_PROGRAM_NAMES(event, stem, source) #event "_entry", #event "_exit",
+constexpr std::array<std::string_view, JD_PROGRAMS> kProgramNames = {
+    "irq_entry",
+    "irq_exit",
+    "softirq_entry",
+    "softirq_exit",
+    JD_X86_VECTORS(JD_VECTOR_PROGRAM_NAMES) "tlb_flush",
+    "nmi_handler",
+    "ipi_send_cpu",
+    "ipi_send_cpumask",
+    "tick_stop",
+    "sched_switch",
+    "sched_wakeup"};
+#undef JD_VECTOR_PROGRAM_NAMES
+
+static_assert(!kProgramNames.back().empty(), "a name for every program");
+
+constexpr std::array<std::string_view, JD_TICK_DEPENDENCIES> kTickDependencies = {
+    "POSIX_TIMER", "PERF_EVENTS", "SCHED", "CLOCK_UNSTABLE", "RCU", "RCU_EXP", "bit6", "bit7"};
+
+}  // namespace
+
+std::size_t watch_source_count() { return JD_SOURCES; }
+std::string_view watch_source_name(std::size_t source) { return source < JD_SOURCES ? kSourceNames[source] : "?"; }
+std::string_view watch_source_cause(std::size_t source) {
+  return source < JD_SOURCES ? kSourceCauses[source] : "?";
+}
+std::string_view watch_source_task_class(std::size_t source) {
+  switch (source) {
+    case JD_SRC_PREEMPT_JITTERD:
+      return "jitterd";
+    case JD_SRC_PREEMPT_KERNEL_PERCPU:
+      return "kernel_percpu";
+    case JD_SRC_PREEMPT_APPLICATION:
+      return "application";
+    case JD_SRC_PREEMPT_STRAY:
+      return "stray";
+    default:
+      return "";
+  }
+}
+std::size_t bpf_program_count() { return JD_PROGRAMS; }
+std::string_view bpf_program_name(std::size_t program) {
+  return program < JD_PROGRAMS ? kProgramNames[program] : "?";
+}
+bool bpf_program_timed(std::size_t program) {
+  return program < JD_PROGRAMS && program != JD_PROG_IPI_SEND_CPU && program != JD_PROG_IPI_SEND_CPUMASK;
+}
+std::string_view tick_dependency_name(std::size_t bit) {
+  return bit < kTickDependencies.size() ? kTickDependencies[bit] : "?";
+}
+
+}  // namespace jitterd

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Checks that the x86 APIC vectors jitterd pairs are listed once: in JD_X86_VECTORS
+(src/watch/bpf/watch_bpf.h), which the BPF program's handlers, its jd_program entries, the
+handlers' and sources' names (src/watch/watch_sources.cpp) and the tracepoints engine's pairs
+(src/watch/trace_watch.cpp) expand. A second list of them (a tracepoint name NAME_entry or
+NAME_exit, a handler enumerator JD_PROG_STEM_ENTRY, or the source's name as a string) anywhere
+else under src/ or include/ fails, naming the file and line.
+
+One exception, listed in EXCEPTIONS with why: host/trace_format, the attribution probe's
+tracepoints method, which reads five of the vectors' entry tracepoints by event kind and sits
+below watch/ (it cannot include the BPF program's header).
+
+Usage: vector_table_test.py SRC_DIR
+Exit 0 when the table is the one list, 1 naming each copy.
+"""
+
+import pathlib
+import re
+import sys
+
+TABLE = "watch/bpf/watch_bpf.h"
+EXCEPTIONS = {
+    "host/trace_format.h": "the attribution probe's tracepoints (host/, below the BPF program's header)",
+    "host/trace_format.cpp": "the attribution probe's tracepoints (host/, below the BPF program's header)",
+}
+ROW = re.compile(r"^\s*X\((\w+),\s*(\w+),\s*(\w+)\)")
+
+
+def table(src: pathlib.Path):
+    text = (src / TABLE).read_text(encoding="utf-8")
+    start = text.index("#define JD_X86_VECTORS(X)")
+    rows = []
+    for line in text[start:].splitlines()[1:]:
+        match = ROW.match(line)
+        if not match:
+            break
+        rows.append(match.groups())
+    return rows
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.strip().splitlines()[-2], file=sys.stderr)
+        return 2
+    src = pathlib.Path(argv[1])
+    rows = table(src)
+    if len(rows) < 5:
+        print(f"FAIL: src/{TABLE}: JD_X86_VECTORS lists {len(rows)} vectors; expected the x86 APIC vectors")
+        return 1
+    patterns = []
+    for event, stem, _ in rows:
+        patterns.append(re.compile(rf"\b{event}_(entry|exit)\b"))
+        patterns.append(re.compile(rf"\bJD_PROG_{stem}_(ENTRY|EXIT)\b"))
+        patterns.append(re.compile(rf'"{event}"'))
+    failed = False
+    files = sorted(list(src.rglob("*")) + list((src.parent / "include").rglob("*")))
+    for path in files:
+        if path.suffix not in (".h", ".hpp", ".cpp", ".cc", ".c") or not path.is_file():
+            continue
+        relative = path.relative_to(src).as_posix() if src in path.parents else path.as_posix()
+        if relative == TABLE or relative in EXCEPTIONS:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            code = line.split("//")[0]
+            for pattern in patterns:
+                found = pattern.search(code)
+                if found:
+                    failed = True
+                    print(f"FAIL: src/{relative}:{number}: {found.group(0)}: a second list of the x86 vectors "
+                          f"(they are listed once, in src/{TABLE} JD_X86_VECTORS)")
+    if not failed:
+        print(f"ok: the {len(rows)} x86 vectors are listed once, in src/{TABLE}"
+              f" (but for {', '.join(sorted(EXCEPTIONS))}: {next(iter(EXCEPTIONS.values()))})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
