@@ -48,6 +48,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grafana"))
 import harness  # noqa: E402
 import prometheus_harness  # noqa: E402
+import watched_app  # noqa: E402  (the poll loop's start)
 
 CPU = 1
 SECONDS = 10
@@ -151,12 +152,7 @@ class ApplicationBaselineTest(harness.DaemonTestCase):
         self.inject_and_compare(method, before_path, before, config_path)
 
     def start_loop(self, loops):
-        env = dict(os.environ, JITTERD_LOOP_DIR=loops)
-        loop = subprocess.Popen(["chrt", "-f", "10", POLL_LOOP, LOOP, str(CPU), "0"], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.addCleanup(lambda: (loop.kill(), loop.wait(), loop.stderr.close()))
-        harness.wait_until(lambda: any(name.startswith("jitterd-loop.") for name in os.listdir(loops)), timeout=10,
-                           what="the loop's segment")
+        watched_app.start_poll_loop(self, POLL_LOOP, LOOP, CPU, loops)
         time.sleep(1)  # past the loop's warm-up (its first 4096 gaps set its threshold)
 
     def inject_and_compare(self, method, before_path, before, config_path):

@@ -33,7 +33,6 @@ import os
 import signal
 import statistics
 import struct
-import subprocess
 import sys
 import threading
 import time
@@ -41,6 +40,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
 import fidelity_test  # noqa: E402  (match, the injector's prerequisites)
+import watched_app  # noqa: E402  (the poll loop's start)
 
 CPU = 1
 COUNT = 300
@@ -127,19 +127,6 @@ class RingCollector:
 
 
 class LoopFidelityTest(harness.DaemonTestCase):
-    def start_poll_loop(self, loops):
-        """The example poll loop `fidelity` on CPU at SCHED_FIFO 10, killed at cleanup, once its
-        segment is in `loops`; fails, saying why, when the loop exits first."""
-        env = dict(os.environ, JITTERD_LOOP_DIR=loops)
-        loop = subprocess.Popen(["chrt", "-f", "10", POLL_LOOP, "fidelity", str(CPU), "0"], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.addCleanup(lambda: (loop.poll() is None and loop.kill(), loop.wait(10), loop.stderr.close()))
-        segment = os.path.join(loops, "jitterd-loop.fidelity")
-        harness.wait_until(lambda: os.path.exists(segment) or loop.poll() is not None, 10, what="the loop's segment")
-        if loop.poll() is not None:
-            self.fail(f"the loop exited {loop.returncode}: {loop.stderr.read()}")
-        return loop
-
     def test_the_loop_records_every_injection(self):
         loops = os.path.join(self.workdir, "loops")
         os.mkdir(loops)
@@ -151,7 +138,7 @@ loops:
   directory: {loops}
   interval: 200ms
 {harness.PROBES_OFF}"""
-        loop = self.start_poll_loop(loops)
+        loop = watched_app.start_poll_loop(self, POLL_LOOP, "fidelity", CPU, loops)
         segment = os.path.join(loops, "jitterd-loop.fidelity")
         daemon = self.daemon(config)
         stolen = "jitterd_loop_stolen_seconds_total"
@@ -231,7 +218,7 @@ loops:
   directory: {loops}
   interval: 200ms
 {harness.PROBES_OFF}"""
-        loop = self.start_poll_loop(loops)
+        loop = watched_app.start_poll_loop(self, POLL_LOOP, "fidelity", CPU, loops)
         segment = os.path.join(loops, "jitterd-loop.fidelity")
         daemon = self.daemon(config)
         info = harness.wait_until(lambda: harness.select(daemon.scrape(), "jitterd_watch_method_info"),

@@ -58,6 +58,21 @@ def start_busy_app(test, args, what="busy_app"):
     return process
 
 
+def start_poll_loop(test, poll_loop, name, cpu, loops):
+    """The example poll loop (examples/loop_probe/poll_loop) named `name` on `cpu` at SCHED_FIFO 10,
+    its segment in the folder `loops`, killed when `test` cleans up; returned once the segment is
+    there. `test` fails, saying what the loop said, when it exits first."""
+    env = dict(os.environ, JITTERD_LOOP_DIR=loops)
+    loop = subprocess.Popen(["chrt", "-f", "10", poll_loop, name, str(cpu), "0"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    test.addCleanup(lambda: (loop.poll() is None and loop.kill(), loop.wait(10), loop.stderr.close()))
+    segment = os.path.join(loops, f"jitterd-loop.{name}")
+    harness.wait_until(lambda: os.path.exists(segment) or loop.poll() is not None, 10, what="the loop's segment")
+    if loop.poll() is not None:
+        test.fail(f"the loop exited {loop.returncode}: {loop.stderr.read()}")
+    return loop
+
+
 def tools():
     """(noise_injector, busy_app) from --injector and --app; the rest of the command line is
     unittest's."""
