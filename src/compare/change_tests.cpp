@@ -16,12 +16,11 @@ double mean_of(const std::vector<double>& values) {
                         : std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
-// Sum of squared deviations from the sample's own mean, and its degrees of freedom.
-std::pair<double, double> squared_deviations(const std::vector<double>& values) {
-  const double mean = mean_of(values);
+// Sum of squared deviations from the sample's own mean.
+double squared_deviations(const std::vector<double>& values, double mean) {
   double sum = 0;
   for (double v : values) sum += (v - mean) * (v - mean);
-  return {sum, values.empty() ? 0.0 : static_cast<double>(values.size() - 1)};
+  return sum;
 }
 
 }  // namespace
@@ -37,15 +36,17 @@ double mann_whitney_p(const std::vector<double>& before, const std::vector<doubl
 }
 
 double count_dispersion(const std::vector<double>& before_counts, const std::vector<double>& after_counts) {
-  const auto [ss_before, df_before] = squared_deviations(before_counts);
-  const auto [ss_after, df_after] = squared_deviations(after_counts);
-  const double df = df_before + df_after;
-  const double total = std::accumulate(before_counts.begin(), before_counts.end(), 0.0) +
-                       std::accumulate(after_counts.begin(), after_counts.end(), 0.0);
-  const double windows = static_cast<double>(before_counts.size() + after_counts.size());
-  if (df <= 0 || total <= 0) return 1;
-  const double pooled_variance = (ss_before + ss_after) / df;
-  return std::max(1.0, pooled_variance / (total / windows));
+  // Pearson's statistic over its degrees of freedom, each run's counts against that run's own
+  // mean (quasi-Poisson): a busy run's spread is measured against its own mean, not against a mean
+  // between the two runs, which the pooled variance over the pooled mean used (and so doubled it
+  // when one run's rate was hundreds of times the other's).
+  const auto pearson = [](const std::vector<double>& counts) {
+    const double mean = mean_of(counts);
+    return mean > 0 ? squared_deviations(counts, mean) / mean : 0.0;
+  };
+  const double df = static_cast<double>(before_counts.size() + after_counts.size()) - 2;
+  if (df <= 0) return 1;
+  return std::max(1.0, (pearson(before_counts) + pearson(after_counts)) / df);
 }
 
 double rate_ratio_p(std::uint64_t before_count, double before_seconds, std::uint64_t after_count,
@@ -57,6 +58,27 @@ double rate_ratio_p(std::uint64_t before_count, double before_seconds, std::uint
   const double log_ratio = std::log((b / after_seconds) / (a / before_seconds));
   const double standard_error = std::sqrt(std::max(1.0, dispersion) * (1 / a + 1 / b));
   return two_sided_normal_p(log_ratio / standard_error);
+}
+
+TailCountTest tail_count_test(const std::vector<double>& before_counts, const std::vector<double>& before_seconds,
+                              const std::vector<double>& after_counts, const std::vector<double>& after_seconds) {
+  if (before_counts.empty() || after_counts.empty()) return {};
+  const auto sum = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+  const auto rates = [](const std::vector<double>& counts, const std::vector<double>& seconds) {
+    std::vector<double> out;
+    for (std::size_t i = 0; i < counts.size() && i < seconds.size(); ++i)
+      out.push_back(seconds[i] > 0 ? counts[i] / seconds[i] : 0.0);
+    return out;
+  };
+  TailCountTest test;
+  test.dispersion = count_dispersion(before_counts, after_counts);
+  const double rate_p = rate_ratio_p(static_cast<std::uint64_t>(sum(before_counts)), sum(before_seconds),
+                                     static_cast<std::uint64_t>(sum(after_counts)), sum(after_seconds),
+                                     test.dispersion);
+  const double rank_p =
+      mann_whitney_p(rates(before_counts, before_seconds), rates(after_counts, after_seconds));
+  test.p = std::min(1.0, 2 * std::min(rate_p, rank_p));
+  return test;
 }
 
 namespace {

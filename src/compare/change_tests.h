@@ -36,13 +36,27 @@ namespace jitterd {
 // sample has fewer than 2 values or every value is the same.
 double mann_whitney_p(const std::vector<double>& before, const std::vector<double>& after);
 
-// Variance over mean of per-sub-window counts, pooled over both runs; at least 1.
+// The counts' overdispersion: Pearson's chi-square of the per-sub-window counts, each run's against
+// its own mean, over its degrees of freedom (quasi-Poisson); at least 1.
 double count_dispersion(const std::vector<double>& before_counts, const std::vector<double>& after_counts);
 
 // Two-sided p-value that two event counts over their exposures (seconds) come from one rate,
 // with the variance multiplied by `dispersion` (>= 1). 1 when both counts are 0.
 double rate_ratio_p(std::uint64_t before_count, double before_seconds, std::uint64_t after_count,
                     double after_seconds, double dispersion);
+
+// The tail's test: two runs' counts of gaps above a threshold, per sub-window with each
+// sub-window's seconds. The rate test above (with count_dispersion) and the rank test on the
+// sub-windows' rates, the smaller p-value times two (Bonferroni): the rate test finds a change in
+// sparse counts, which the rank test sees as ties; the rank test finds a run whose every
+// sub-window lies above the other's however widely it spreads, where one dispersion for both runs
+// widens the quiet run's error by the busy run's spread. 1 when either run has no sub-window.
+struct TailCountTest {
+  double p = 1;
+  double dispersion = 1;
+};
+TailCountTest tail_count_test(const std::vector<double>& before_counts, const std::vector<double>& before_seconds,
+                              const std::vector<double>& after_counts, const std::vector<double>& after_seconds);
 
 // A sample as its distinct values, each with how often it occurs (raw values with count 1, tied
 // counter readings, or a histogram's bucket edges); any order.

@@ -156,7 +156,8 @@ std::string comparison_html(const Comparison& c, const Baseline& before, const B
   body +=
       "<footer>Verdicts: the per-sub-window percentiles, interruption rates and stolen shares by a Mann-Whitney "
       "rank "
-      "test, the tail rates by a rate-ratio test allowing for over-dispersion, the max by the highest tail rate "
+      "test, the tail rates by a rate-ratio test allowing for over-dispersion and that rank test, the max by the "
+      "highest tail rate "
       "it "
       "reaches; the probes' quantiles by a quantile test on their saved samples; each also beyond its run-to-run "
       "allowance (the allowance column, a relative spread; a guest's when either run was in a VM: "

@@ -56,20 +56,20 @@ void judge_rates(Comparison& out, const Judging& judging, const std::string& sco
 }
 
 // The rate of gaps (or interruptions) above one tail threshold: `count` per sub-window, by the
-// rate test with the dispersion seen between sub-windows.
+// tail's test (the rate test with the dispersion seen between sub-windows, and the rank test).
 template <class F, class W>
 FigureComparison tail_rate(const Judging& judging, const std::string& allowance, const std::string& scope,
                            const std::string& figure, const std::vector<W>& before, const std::vector<W>& after,
                            double F::*seconds, const std::function<double(const W&)>& count) {
+  const std::function<double(const W&)> length = [&](const W& w) { return w.*seconds; };
   const std::vector<double> b = per_window(before, seconds, count), a = per_window(after, seconds, count);
+  const TailCountTest test =
+      tail_count_test(b, per_window(before, seconds, length), a, per_window(after, seconds, length));
   double b_total = 0, a_total = 0, b_seconds = 0, a_seconds = 0;
   for (const W& w : before) b_total += count(w), b_seconds += w.*seconds;
   for (const W& w : after) a_total += count(w), a_seconds += w.*seconds;
-  const double dispersion = count_dispersion(b, a);
-  const double p = rate_ratio_p(static_cast<std::uint64_t>(b_total), b_seconds,
-                                static_cast<std::uint64_t>(a_total), a_seconds, dispersion);
   return judged(judging, allowance, scope, figure, per_second(b_total, b_seconds), per_second(a_total, a_seconds),
-                fmt::format("rate (dispersion {:.2f})", dispersion), p);
+                fmt::format("rate+rank (dispersion {:.2f})", test.dispersion), test.p);
 }
 
 }  // namespace

@@ -48,6 +48,69 @@ TEST_CASE("count_dispersion: Poisson-like counts near 1, bursty counts above") {
   CHECK(count_dispersion({0, 40, 0, 40}, {0, 40, 0, 40}) > 10);
 }
 
+TEST_CASE("count_dispersion: each run's spread against its own mean") {
+  // A quiet run (about 2 a sub-window) and a busy one spread by bursts (mean 1,400): the pooled
+  // variance over the pooled mean made this 385 (the busy run's variance over a mean half its
+  // own); each against its own mean, it is the runs' own dispersions (1 and 2,700) averaged: 193.
+  const std::vector<double> quiet{2, 1, 3, 2, 2, 3, 1, 2};
+  const std::vector<double> busy{400, 2400, 900, 1900, 1400, 600, 2200, 1400};
+  const double dispersion = count_dispersion(quiet, busy);
+  CHECK(dispersion == Approx(2702.0 / 14));
+  CHECK(count_dispersion(quiet, quiet) == 1);
+}
+
+namespace {
+
+// Per-sub-window counts with mean `mean` and variance `dispersion` x mean (negative binomial;
+// Poisson at 1): the bursty counts of gaps above a threshold.
+std::vector<double> bursty_counts(std::mt19937_64& random, double mean, double dispersion, int windows) {
+  std::vector<double> counts;
+  if (dispersion <= 1) {
+    std::poisson_distribution<int> poisson(mean);
+    for (int i = 0; i < windows; ++i) counts.push_back(poisson(random));
+    return counts;
+  }
+  const double p = 1 / dispersion;
+  std::negative_binomial_distribution<int> draw(std::max(1, static_cast<int>(std::lround(mean * p / (1 - p)))), p);
+  for (int i = 0; i < windows; ++i) counts.push_back(draw(random));
+  return counts;
+}
+
+}  // namespace
+
+TEST_CASE("tail_count_test: a rise from 4 to 2,800 a second is found however the busy run spreads") {
+  // compare --prometheus of a poll loop read "no significant change" here (p 0.008): one
+  // dispersion, 498, for both runs widened the quiet run's error by the busy run's spread.
+  std::mt19937_64 random(7);
+  const std::vector<double> seconds(16, 0.5);
+  int found = 0;
+  for (int r = 0; r < 200; ++r) {
+    const std::vector<double> before = bursty_counts(random, 2.05, 1, 16);
+    const std::vector<double> after = bursty_counts(random, 1404.8, 498, 16);
+    if (tail_count_test(before, seconds, after, seconds).p < 0.001) ++found;
+  }
+  CHECK(found == 200);
+}
+
+TEST_CASE("tail_count_test: false alarms on one rate stay at the nominal level") {
+  // Runs of one machine: sparse, Poisson-like and bursty tails, 16 sub-windows a run as a 16 s
+  // baseline has; at p < 0.001, about 2 alarms in 2,000 comparisons are nominal.
+  std::mt19937_64 random(11);
+  const std::vector<double> seconds(16, 0.5);
+  for (const auto& [mean, dispersion] : std::vector<std::pair<double, double>>{
+           {0.5, 1}, {2, 1}, {4, 3}, {10, 20}, {50, 100}, {200, 500}}) {
+    int alarms = 0;
+    for (int r = 0; r < 2000; ++r) {
+      const std::vector<double> before = bursty_counts(random, mean, dispersion, 16);
+      const std::vector<double> after = bursty_counts(random, mean, dispersion, 16);
+      if (tail_count_test(before, seconds, after, seconds).p < 0.001) ++alarms;
+    }
+    INFO("mean " << mean << " a sub-window, dispersion " << dispersion);
+    CHECK(alarms <= 6);
+  }
+  CHECK(tail_count_test({}, {}, {1, 2}, {0.5, 0.5}).p == 1);
+}
+
 TEST_CASE("judge: needs both significance and a practical effect; larger is worse") {
   const ChangeCriteria criteria;  // alpha 0.001, 10%
   CHECK(judge(100, 300, 1e-6, criteria) == Verdict::worse);
