@@ -72,11 +72,10 @@ TailCountTest tail_count_test(const std::vector<double>& before_counts, const st
   };
   TailCountTest test;
   test.dispersion = count_dispersion(before_counts, after_counts);
-  const double rate_p = rate_ratio_p(static_cast<std::uint64_t>(sum(before_counts)), sum(before_seconds),
-                                     static_cast<std::uint64_t>(sum(after_counts)), sum(after_seconds),
-                                     test.dispersion);
-  const double rank_p =
-      mann_whitney_p(rates(before_counts, before_seconds), rates(after_counts, after_seconds));
+  const double rate_p =
+      rate_ratio_p(static_cast<std::uint64_t>(sum(before_counts)), sum(before_seconds),
+                   static_cast<std::uint64_t>(sum(after_counts)), sum(after_seconds), test.dispersion);
+  const double rank_p = mann_whitney_p(rates(before_counts, before_seconds), rates(after_counts, after_seconds));
   test.p = std::min(1.0, 2 * std::min(rate_p, rank_p));
   return test;
 }

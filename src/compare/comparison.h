@@ -22,7 +22,8 @@ struct FigureComparison {
   std::string figure;  // "p99_ns", "gaps >= 10us per s", ...
   double before = 0, after = 0;
   double change = 0;  // relative: (after - before) / before
-  std::string test;   // "mann-whitney (16 vs 16 sub-windows)", "rate+rank (dispersion 1.8)", "none (one value per run)"
+  std::string
+      test;  // "mann-whitney (16 vs 16 sub-windows)", "rate+rank (dispersion 1.8)", "none (one value per run)"
   double p_value = 1;  // the within-run test's (sub-windows or counts), as `test` names it
   std::string verdict;
   // The run-to-run test's (compare/change_tests.h run_to_run_p): a verdict needs both below alpha.

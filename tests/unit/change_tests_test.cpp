@@ -97,8 +97,8 @@ TEST_CASE("tail_count_test: false alarms on one rate stay at the nominal level")
   // baseline has; at p < 0.001, about 2 alarms in 2,000 comparisons are nominal.
   std::mt19937_64 random(11);
   const std::vector<double> seconds(16, 0.5);
-  for (const auto& [mean, dispersion] : std::vector<std::pair<double, double>>{
-           {0.5, 1}, {2, 1}, {4, 3}, {10, 20}, {50, 100}, {200, 500}}) {
+  for (const auto& [mean, dispersion] :
+       std::vector<std::pair<double, double>>{{0.5, 1}, {2, 1}, {4, 3}, {10, 20}, {50, 100}, {200, 500}}) {
     int alarms = 0;
     for (int r = 0; r < 2000; ++r) {
       const std::vector<double> before = bursty_counts(random, mean, dispersion, 16);
