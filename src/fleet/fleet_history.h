@@ -5,9 +5,10 @@
 // over up to 250 hosts (an `instance=~"a|b|..."` matcher), never one query per host. The cost does
 // not grow with the scrapes in the range: each counter is read at the range's two ends
 // (fleet/fleet_ends.h: last_over_time(...[LOOKBACK]) at START and at END, LOOKBACK three scrape
-// intervals, the interval inferred from the fingerprint series of up to three hosts), and only the
-// hosts whose ends cannot be trusted (a restart, a counter that fell, a missing start time, a clock
-// ahead of Prometheus's, scrapes that stop or begin inside the range) are read in full, as before:
+// intervals, the interval inferred from the fingerprint series of up to three hosts in the range's
+// last hour), and only the hosts whose ends cannot be trusted (a restart, a counter that
+// fell, a missing start time, a clock ahead of Prometheus's, scrapes that stop or begin inside the
+// range) are read in full, as before:
 //   sum by (instance, cpu, le) (increase(jitterd_sampler_gap_seconds_bucket{...}[RANGE]))
 //   sum by (instance, cpu) (increase(jitterd_sampler_{sampled_seconds,interruptions,stolen_seconds}_total{...}[RANGE]))
 // increase() counts a counter reset as compare --prometheus does, and extrapolates to the range's

@@ -40,9 +40,13 @@ Json ask(const PrometheusClient& client, const std::string& query, double time, 
 }
 
 // The scrape interval (seconds): the median over up to three hosts (the first, middle and last
-// instance) of the range's length over the intervals between the scrapes of its fingerprint series
-// in the range (a host scraped for part of the range only makes it longer: a longer lookback, more
-// samples read, the same figures). Reads every scrape of those three series only.
+// instance) of a window's length over the intervals between the scrapes of its fingerprint series
+// in the window, which ends at END: an hour (the range where shorter), widened eightfold while no
+// host has two scrapes in it (every scrape of those three series was read before: 3,000 samples a
+// read at 1,000 scrapes, growing with the density; now at most an hour's worth unless the scrapes
+// are sparser; an hour holds 60 scrapes at 1 minute, enough that one scrape more or less, as
+// engines count a window's ends, moves the interval by under 2%). A host scraped for part of the window only makes it longer: a longer lookback, more
+// samples read, the same figures.
 double scrape_interval(const PrometheusClient& client, const FleetSelection& selection, std::size_t& queries) {
   const TimeRange& r = selection.range;
   const double length = r.end - r.start;
@@ -53,16 +57,21 @@ double scrape_interval(const PrometheusClient& client, const FleetSelection& sel
   std::sort(instances.begin(), instances.end());
   std::vector<std::string> probes{instances.front(), instances[instances.size() / 2], instances.back()};
   probes.erase(std::unique(probes.begin(), probes.end()), probes.end());
-  const std::string query =
-      fmt::format("sum by (instance) (count_over_time({}[{}]))",
-                  selector(kFingerprintSeries, selection.where, instance_matcher(probes)), ms(length));
-  std::vector<double> intervals;
-  for (const PromSample& s :
-       vector_samples(ask(client, query, r.end, queries), client.url() + " (query " + query + ")"))
-    if (s.value >= 2) intervals.push_back(length / (s.value - 1));  // n scrapes, n - 1 intervals
-  if (intervals.empty()) return length;                             // at most one scrape of each in the range
-  std::sort(intervals.begin(), intervals.end());
-  return intervals[intervals.size() / 2];
+  constexpr double kFirstWindow = 3600, kWiden = 8;
+  for (double window = std::min(length, kFirstWindow);; window = std::min(length, window * kWiden)) {
+    const std::string query =
+        fmt::format("sum by (instance) (count_over_time({}[{}]))",
+                    selector(kFingerprintSeries, selection.where, instance_matcher(probes)), ms(window));
+    std::vector<double> intervals;
+    for (const PromSample& s :
+         vector_samples(ask(client, query, r.end, queries), client.url() + " (query " + query + ")"))
+      if (s.value >= 2) intervals.push_back(window / (s.value - 1));  // n scrapes, n - 1 intervals
+    if (!intervals.empty()) {
+      std::sort(intervals.begin(), intervals.end());
+      return intervals[intervals.size() / 2];
+    }
+    if (window >= length) return length;  // at most one scrape of each in the range
+  }
 }
 
 // Who is in the fleet: the fingerprint series at up to 100 instants of the range (each read with

@@ -10,7 +10,7 @@ a small proxy that adds stats=all and sums data.stats.samples.totalQueryableSamp
 and RSS are of a run without the proxy). Prints figures for docs/benchmarks.md; asserts only that
 fleet exits 0.
 
-  densities: the same fleet (--hosts x --cpus) at 10 and 1,000 scrapes a series, 60 s apart, read
+  densities: the same fleet (--hosts x --cpus) at 10, 100 and 1,000 scrapes a series, 60 s apart, read
     by this jitterd (ends) and, with --old BINARY, by a jitterd that reads every scrape (increase
     over the range), side by side.
   large: --hosts x --cpus over 24 h at 15 s, with only the scrapes fleet's reads touch in the TSDB
@@ -42,6 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "grafana"))
 import prometheus_harness  # noqa: E402
 
+DENSITIES = (10, 100, 1000)  # scrapes a series, 60 s apart
 BOUNDS = [b * 10 ** e for e in range(-8, -1) for b in (1, 2.5, 5)] + [0.1]
 
 
@@ -225,7 +226,7 @@ def row(label, m):
 
 def densities(args, workdir):
     results = {}
-    for scrapes in (10, 1000):
+    for scrapes in DENSITIES:
         end = (int(time.time()) - 7200) // 60 * 60
         times = [end - 60 * (scrapes - 1 - i) for i in range(scrapes)]
         print(f"{args.hosts} hosts x {args.cpus} CPUs, {scrapes} scrapes a series 60 s apart:", flush=True)
@@ -237,12 +238,16 @@ def densities(args, workdir):
                     print(row(f"{name}", results[(scrapes, name)]), flush=True)
 
         serve(times, times, times, args.hosts, args.cpus, times[0] - 600, workdir, body, args.application)
-    print("ratios, 1,000 scrapes over 10 (1.0: flat):")
-    for name in ("ends", "every scrape (--old)"):
-        if (10, name) in results:
-            a, b = results[(10, name)], results[(1000, name)]
-            print(f"  {name:<22} wall {b[0] / a[0]:.2f}x, RSS {b[1] / a[1]:.2f}x, samples {b[2] / max(1, a[2]):.2f}x, "
-                  f"CPU (fleet + Prometheus) {(b[7] + b[8]) / max(0.01, a[7] + a[8]):.2f}x")
+    # Below 100 scrapes a series the members and the restarts are read at every scrape (fewer than
+    # the 100 instants): the cost grows up to 100 and must not beyond.
+    for low in (10, 100):
+        print(f"ratios, 1,000 scrapes over {low} (1.0: flat):")
+        for name in ("ends", "every scrape (--old)"):
+            if (low, name) in results:
+                a, b = results[(low, name)], results[(1000, name)]
+                print(f"  {name:<22} wall {b[0] / a[0]:.2f}x, RSS {b[1] / a[1]:.2f}x, "
+                      f"samples {b[2] / max(1, a[2]):.2f}x, queries {b[4] / max(1, a[4]):.2f}x, "
+                      f"CPU (fleet + Prometheus) {(b[7] + b[8]) / max(0.01, a[7] + a[8]):.2f}x")
 
 
 def large(args, workdir):
