@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "host/attribution.h"
+#include "host/task_classes.h"
 #include "measure/clock_ns.h"
 #include "watch/bpf_records.h"
 
@@ -236,7 +237,8 @@ void AttributionProbe::export_totals(ProbeResult& result) const {
                 "Interruptions of a sampled CPU that coincided with an interrupt, softirq or task switch.",
                 {{"cpu", c}}, static_cast<double>(totals.coincident)));
     if (bpf_) {
-      for (std::string_view task_class : {"jitterd", "kernel_percpu", "application", "stray"}) {
+      for (TaskClass each : kTaskClasses) {
+        const std::string_view task_class = to_string(each);
         const auto found = totals.preempted_by_class.find(std::string(task_class));
         result.metrics.push_back(
             counter("jitterd_attribution_preemptions_by_class_total",

@@ -8,7 +8,7 @@
 #include "host/cpu_list.h"
 #include "probes/posture_checklist.h"
 #include "probes/posture_fixes.h"
-#include "probes/task_classes.h"
+#include "host/task_classes.h"
 
 namespace jitterd {
 namespace {

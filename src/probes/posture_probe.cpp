@@ -10,7 +10,7 @@
 #include "host/cpu_list.h"
 #include "measure/clock_ns.h"
 #include "probes/posture_isolation.h"
-#include "probes/task_classes.h"
+#include "host/task_classes.h"
 
 namespace jitterd {
 namespace {

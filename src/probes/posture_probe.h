@@ -33,7 +33,7 @@ struct PostureSettings {
 // sampled and isolated CPUs for frequency, C-states, siblings and (with irq_detail) which IRQs.
 // With `fired` (the device IRQs that fired since the previous reading), the sampled and isolated
 // CPUs also get how many device IRQs fired there; where tasks are visible, how many last ran there
-// by class (task_classes.h, `application_tasks` naming the application's).
+// by class (host/task_classes.h, `application_tasks` naming the application's).
 std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vector<int>& sampled,
                                          const std::vector<PostureCheck>& checks, std::size_t irq_detail = 0,
                                          const std::optional<IrqFiring>& fired = std::nullopt,

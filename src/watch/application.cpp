@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "watch/application.h"
 
-#include <fnmatch.h>
 #include <pwd.h>
 
 #include <algorithm>
 #include <charconv>
 
+#include "host/task_classes.h"
 #include "host/tasks.h"
 #include "host/text.h"
 
@@ -94,12 +94,6 @@ std::string cgroup_relative_path(std::string_view cgroup) {
     at = end + 1;
   }
   return out;
-}
-
-bool matches_any_pattern(const std::vector<std::string>& patterns, std::string_view comm) {
-  const std::string name(comm);
-  return std::any_of(patterns.begin(), patterns.end(),
-                     [&](const std::string& pattern) { return fnmatch(pattern.c_str(), name.c_str(), 0) == 0; });
 }
 
 std::optional<unsigned> user_id_of(const std::string& user) {

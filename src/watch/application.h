@@ -33,9 +33,6 @@ struct ApplicationSettings {
 // "system.slice/x.service") relative to the cgroup root; "" if it climbs out ("..") or is empty.
 std::string cgroup_relative_path(std::string_view cgroup);
 
-// Whether `comm` matches one of the fnmatch(3) patterns.
-bool matches_any_pattern(const std::vector<std::string>& patterns, std::string_view comm);
-
 struct ApplicationThread {
   int pid = 0;  // the thread group (process)
   int tid = 0;

@@ -25,7 +25,7 @@ std::size_t watch_source_count();
 // The source's cause in attribution's vocabulary (host/attribution.h cause_names), "preempted"
 // for the preemption sources.
 std::string_view watch_source_cause(std::size_t source);
-// The preempting task's class for a preemption source, in probes/task_classes.h's words
+// The preempting task's class for a preemption source, in host/task_classes.h's words
 // ("jitterd", "kernel_percpu", "application", "stray"), "" for the others.
 std::string_view watch_source_task_class(std::size_t source);
 

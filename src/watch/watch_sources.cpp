@@ -6,6 +6,7 @@
 #include <array>
 #include <string_view>
 
+#include "host/task_classes.h"
 #include "watch/bpf_watch.h"
 #include "watch_bpf.h"
 
@@ -75,13 +76,13 @@ std::string_view watch_source_cause(std::size_t source) {
 std::string_view watch_source_task_class(std::size_t source) {
   switch (source) {
     case JD_SRC_PREEMPT_JITTERD:
-      return "jitterd";
+      return to_string(TaskClass::jitterd);
     case JD_SRC_PREEMPT_KERNEL_PERCPU:
-      return "kernel_percpu";
+      return to_string(TaskClass::kernel_percpu);
     case JD_SRC_PREEMPT_APPLICATION:
-      return "application";
+      return to_string(TaskClass::application);
     case JD_SRC_PREEMPT_STRAY:
-      return "stray";
+      return to_string(TaskClass::stray);
     default:
       return "";
   }

@@ -11,7 +11,7 @@
 #include "fixture_tree.h"
 #include "probe_result_lookup.h"
 #include "probes/posture_probe.h"
-#include "probes/task_classes.h"
+#include "host/task_classes.h"
 
 using namespace jitterd;
 using namespace std::chrono_literals;

@@ -38,7 +38,7 @@ enum jd_source {
   JD_SRC_DEVICE_IRQ,
   JD_SRC_SOFTIRQ_FIRST,                            // softirq vector 0 (HI) ...
   JD_SRC_SOFTIRQ_LAST = JD_SRC_SOFTIRQ_FIRST + 9,  // ... to vector 9 (RCU)
-  // The application preempted, by the class of the task that took the CPU (probes/task_classes.h's):
+  // The application preempted, by the class of the task that took the CPU (host/task_classes.h's):
   JD_SRC_PREEMPT_JITTERD,        // one of jitterd's own threads
   JD_SRC_PREEMPT_KERNEL_PERCPU,  // a kernel thread bound to that CPU (ksoftirqd/N, kworker/N:M, ...)
   JD_SRC_PREEMPT_APPLICATION,    // another of the application's threads

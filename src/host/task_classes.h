@@ -19,6 +19,10 @@ inline constexpr std::array<TaskClass, 4> kTaskClasses{TaskClass::jitterd, TaskC
                                                        TaskClass::application, TaskClass::stray};
 std::string_view to_string(TaskClass task_class);  // "jitterd", "kernel_percpu", "application", "stray"
 
+// Whether `comm` matches one of the fnmatch(3) patterns (`expect.application_tasks`,
+// `watch.application.tasks`).
+bool matches_any_pattern(const std::vector<std::string>& patterns, std::string_view comm);
+
 // `own_pid`: jitterd's process; `application`: fnmatch(3) patterns of task names.
 TaskClass classify_task(const TaskSeen& task, int cpu, int own_pid, const std::vector<std::string>& application);
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "probes/task_classes.h"
+#include "host/task_classes.h"
 
 #include <fnmatch.h>
 
+#include <algorithm>
+
 #include "host/cpu_list.h"
-#include "watch/application.h"
 
 namespace jitterd {
 namespace {
@@ -34,6 +35,12 @@ std::string_view to_string(TaskClass task_class) {
       return "stray";
   }
   return "stray";
+}
+
+bool matches_any_pattern(const std::vector<std::string>& patterns, std::string_view comm) {
+  const std::string name(comm);
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& pattern) { return fnmatch(pattern.c_str(), name.c_str(), 0) == 0; });
 }
 
 TaskClass classify_task(const TaskSeen& task, int cpu, int own_pid, const std::vector<std::string>& application) {
