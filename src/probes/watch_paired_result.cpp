@@ -220,8 +220,8 @@ void add_program_costs(const PairedReading& now, std::vector<ProbeMetric>& out) 
                             {{"program", program}, {"role", std::string(role)}}, static_cast<double>(cost->runs)));
       if (role == "none" || !bpf_program_timed(p)) continue;
       out.push_back(counter("jitterd_watch_bpf_run_seconds_total",
-                            "Time the watch's BPF program ran by handler on the watched and sampled CPUs, from "
-                            "its first clock read to its last, measured by the program (bpf).",
+                            "Time the watch's BPF program ran by handler on the watched and sampled CPUs, "
+                            "estimated by the program: one run in 16 timed, counted 16 times (bpf).",
                             {{"program", program}, {"role", std::string(role)}},
                             static_cast<double>(cost->ns) * 1e-9));
     }

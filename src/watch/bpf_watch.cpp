@@ -157,6 +157,15 @@ struct BpfWatch::Loaded {
       why_not = "could not write the BPF program's CPU roles: " + std::string(std::strerror(errno));
       return false;
     }
+    // The program's cost counts from here: the runs before (the attaches' own IPIs reach every
+    // CPU, counted there as a CPU without a role, untimed) would be read as the role's.
+    const std::vector<jd_program_cost> none(roles.size(), jd_program_cost{});
+    for (std::uint32_t program = 0; program < JD_PROGRAMS; ++program) {
+      if (bpf_map_update_elem(bpf_map__fd(skeleton->maps.costs), &program, none.data(), BPF_ANY) != 0) {
+        why_not = "could not clear the BPF program's cost counters: " + std::string(std::strerror(errno));
+        return false;
+      }
+    }
     return true;
   }
 

@@ -64,8 +64,9 @@ struct PairedCpuFigures {
 std::string_view tick_dependency_name(std::size_t bit);
 
 // One handler's cost on the CPUs of one role, cumulative from the load: every run counts; the time
-// (the handler's first clock read to its last) is measured on the watched and sampled CPUs only,
-// where it does its work (on the others it reads no clock: it looks its CPU's role up and returns).
+// is measured on the watched and sampled CPUs only, where it does its work (on the others it reads
+// no clock: it looks its CPU's role up and returns), and there on one run in 16, each timed run's
+// time counted 16 times (an estimate of the total: JD_COST_SAMPLE in watch/bpf/watch_bpf.h).
 struct BpfProgramCost {
   std::uint64_t runs = 0;
   std::uint64_t ns = 0;

@@ -140,8 +140,8 @@ struct jd_outlier {
 #define JD_TASK_APPLICATION 4
 
 // The program's own handlers, for their cost (a per-CPU array indexed by these): each run counts
-// on every CPU; on a CPU with a role the handler also books the time from its first clock read to
-// its last. watch/watch_sources.cpp names them as their BPF programs are named.
+// on every CPU; on a CPU with a role one run in JD_COST_SAMPLE is timed (below) and its time booked
+// that many times over. watch/watch_sources.cpp names them as their BPF programs are named.
 enum jd_program {
   JD_PROG_IRQ_ENTRY = 0,
   JD_PROG_IRQ_EXIT,
@@ -163,7 +163,10 @@ enum jd_program {
 // One handler's cost on one CPU, cumulative from the program's load.
 struct jd_program_cost {
   jd_u64 runs;  // every run
-  jd_u64 ns;    // on a CPU with a role only: from its first clock read to its last (none elsewhere)
+  jd_u64 ns;    // on a CPU with a role only: JD_COST_SAMPLE x the timed runs' time (none elsewhere)
 };
+// On a CPU with a role, one handler run in this many (a power of two) is timed, from its first
+// clock read to a second one; each such time counts this many times over.
+#define JD_COST_SAMPLE 16
 
 #endif

@@ -56,7 +56,9 @@ static __always_inline void preemption_ended(struct cpu_state* s, __u64 now, __u
   keep_outlier(&o);
 }
 
-static __always_inline void switched(struct cpu_state* s, const struct jd_cpu_role* role, __u64 now,
+// `start`: the run's clock read if it is timed, else 0; the clock is read only where a preemption
+// ends or starts without its wakeup's time (a watched CPU's other switches need none).
+static __always_inline void switched(struct cpu_state* s, const struct jd_cpu_role* role, __u64 start,
                                      struct task_struct* prev, struct task_struct* next, unsigned int prev_state) {
   // No task switch happens inside an interrupt or a softirq (PREEMPT_RT's threaded softirqs
   // aside): a frame still open here lost its exit, so the stack starts afresh.
@@ -69,11 +71,11 @@ static __always_inline void switched(struct cpu_state* s, const struct jd_cpu_ro
   s->woken_at = 0;
   s->woken_depth = 0;
   __u32 next_tid = (__u32)next->pid;
-  if (s->off_since && next_tid == s->off_tid) preemption_ended(s, now, role->outlier_threshold_ns);
+  if (s->off_since && next_tid == s->off_tid) preemption_ended(s, clock_or(start), role->outlier_threshold_ns);
   if (prev_state != TASK_RUNNING) return;  // it sleeps: a voluntary switch
   __u32 prev_tid = (__u32)prev->pid;
   if (!is_application(s, prev_tid)) return;
-  s->off_since = woken_at ? woken_at : now;
+  s->off_since = woken_at ? woken_at : clock_or(start);
   s->off_booked = woken_at ? s->woken_booked : s->booked;
   s->off_tid = prev_tid;
   s->preempter_pid = next_tid;
@@ -109,17 +111,22 @@ static __always_inline bool clock_kept_for_switch(const struct task_struct* t) {
 // starts at the switch.
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sched_wakeup, struct task_struct* p) {
-  JD_ROLE_OR_RETURN(JD_PROG_SCHED_WAKEUP);
+  const struct jd_cpu_role* role = cpu_role();
+  if (!role) {
+    ran(JD_PROG_SCHED_WAKEUP);
+    return 0;
+  }
+  __u64 start = timed_start(JD_PROG_SCHED_WAKEUP);  // the clock is read only for a preempting wakeup
   struct cpu_state* s = cpu_state();
   struct task_struct* current = bpf_get_current_task_btf();
   if (s && !s->woken_at && p->thread_info.cpu == bpf_get_smp_processor_id() && clock_kept_for_switch(current)) {
     if (is_application(s, (__u32)current->pid)) {
-      s->woken_at = now;
+      s->woken_at = clock_or(start);
       s->woken_booked = s->booked;
       s->woken_depth = s->depth < JD_MAX_DEPTH ? s->depth : JD_MAX_DEPTH;
     }
   }
-  ran_since(JD_PROG_SCHED_WAKEUP, now);
+  ran_from(JD_PROG_SCHED_WAKEUP, start);
   return 0;
 }
 
@@ -128,10 +135,15 @@ int BPF_PROG(sched_wakeup, struct task_struct* p) {
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
              unsigned int prev_state) {
-  JD_ROLE_OR_RETURN(JD_PROG_SCHED_SWITCH);
+  const struct jd_cpu_role* role = cpu_role();
+  if (!role) {
+    ran(JD_PROG_SCHED_SWITCH);
+    return 0;
+  }
+  __u64 start = timed_start(JD_PROG_SCHED_SWITCH);
   struct cpu_state* s = cpu_state();
-  if (s) switched(s, role, now, prev, next, prev_state);
-  ran_since(JD_PROG_SCHED_SWITCH, now);
+  if (s) switched(s, role, start, prev, next, prev_state);
+  ran_from(JD_PROG_SCHED_SWITCH, start);
   return 0;
 }
 
