@@ -134,6 +134,7 @@ struct BpfWatch::Loaded {
   std::map<int, std::uint64_t> records_dropped;
   std::vector<std::uint64_t> watch_threshold;  // by CPU: the watch's own outlier threshold (watched CPUs)
   std::map<int, bool> records_wanted;          // watched CPUs whose records take_records gives
+  BpfSmiCounters smi;  // the watched CPUs' SMI counters, closed after ~Loaded destroyed the program
 
   // Every CPU's slot of the per-CPU roles array. A CPU both watched and sampled (the sampling plan
   // allows neither) would be sampled.
@@ -157,6 +158,20 @@ struct BpfWatch::Loaded {
       why_not = "could not write the BPF program's CPU roles: " + std::string(std::strerror(errno));
       return false;
     }
+    return true;
+  }
+
+  // The SMI reader's perf event array holds one slot per possible CPU; the reader runs only where
+  // there is a watched CPU to count on.
+  bool size_smi(const Options& options) {
+    skeleton->rodata->smi_enabled = options.smi_event && !options.cpus.empty() ? 1 : 0;
+    return bpf_map__set_max_entries(skeleton->maps.smi_events, static_cast<std::uint32_t>(possible_cpus)) == 0;
+  }
+
+  // The watched CPUs' SMI counters into the program's perf event array, from the first reading on
+  // (a counter the kernel refuses is left out and said by smi_why_not()): true.
+  bool open_smi(const Options& options) {
+    if (options.smi_event) smi.open(*options.smi_event, options.cpus, bpf_map__fd(skeleton->maps.smi_events));
     return true;
   }
 
@@ -237,7 +252,7 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
     why_not = load_failure(-error);
     return nullptr;
   }
-  if (const int error = watch_bpf__load(l.skeleton); error != 0) {
+  if (const int error = l.size_smi(options) ? watch_bpf__load(l.skeleton) : -EINVAL; error != 0) {
     why_not = load_failure(-error);
     return nullptr;
   }
@@ -266,7 +281,7 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
   }
   // Each CPU's role, written once every program is attached, so no interruption is seen entering
   // with its exit program not yet there.
-  if (!l.write_roles(options, why_not)) return nullptr;
+  if (!l.write_roles(options, why_not) || !l.open_smi(options)) return nullptr;
   l.ring = ring_buffer__new(bpf_map__fd(l.skeleton->maps.outliers), &Loaded::arrived, &l, nullptr);
   if (!l.ring) {
     why_not = "could not open the BPF outlier ring: " + std::string(std::strerror(errno));
@@ -357,6 +372,16 @@ PairedReading BpfWatch::read() {
   reading.outliers_dropped = std::exchange(l.watched_dropped, 0);
   l.watched_pending.clear();
   return reading;
+}
+
+std::map<int, SmiReading> BpfWatch::read_smis() {
+  Loaded& l = *loaded_;
+  return l.smi.read(bpf_map__fd(l.skeleton->maps.smi_states), static_cast<std::size_t>(l.possible_cpus));
+}
+
+std::string BpfWatch::smi_why_not() const {
+  if (!options_.smi_event) return "the msr PMU has no smi event";
+  return loaded_->smi.any() ? "" : loaded_->smi.why_not();
 }
 
 BpfRecords BpfWatch::take_records(int cpu) {
