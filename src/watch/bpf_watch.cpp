@@ -43,6 +43,8 @@ constexpr ProgramTracepoint kTracepoints[] = {
     {"tick_stop", "timer:tick_stop", false},
     {"ipi_send_cpu", "ipi:ipi_send_cpu", false},
     {"ipi_send_cpumask", "ipi:ipi_send_cpumask", false},
+    {"hrtimer_start", "timer:hrtimer_start", false},
+    {"timer_start", "timer:timer_start", false},
 };
 
 std::string tracepoint_of(std::string_view program) {
@@ -134,7 +136,9 @@ struct BpfWatch::Loaded {
   std::map<int, std::uint64_t> records_dropped;
   std::vector<std::uint64_t> watch_threshold;  // by CPU: the watch's own outlier threshold (watched CPUs)
   std::map<int, bool> records_wanted;          // watched CPUs whose records take_records gives
-  BpfSmiCounters smi;  // the watched CPUs' SMI counters, closed after ~Loaded destroyed the program
+  BpfSmiCounters smi;     // the watched CPUs' SMI counters, closed after ~Loaded destroyed the program
+  KernelSymbols symbols;  // /proc/kallsyms, read at the first reading of the timers: their functions
+  bool symbols_read = false;
 
   // Every CPU's slot of the per-CPU roles array. A CPU both watched and sampled (the sampling plan
   // allows neither) would be sampled.
@@ -377,6 +381,19 @@ PairedReading BpfWatch::read() {
 std::map<int, SmiReading> BpfWatch::read_smis() {
   Loaded& l = *loaded_;
   return l.smi.read(bpf_map__fd(l.skeleton->maps.smi_states), static_cast<std::size_t>(l.possible_cpus));
+}
+
+TimerStartsReading BpfWatch::read_timer_starts() {
+  Loaded& l = *loaded_;
+  // The live kernel's symbols, read once (the addresses are the running kernel's, whatever
+  // --path.procfs says).
+  if (!l.symbols_read) {
+    l.symbols = KernelSymbols::read(HostReader());
+    l.symbols_read = true;
+  }
+  return jitterd::read_timer_starts(bpf_map__fd(l.skeleton->maps.timer_starts),
+                                    bpf_map__fd(l.skeleton->maps.timer_counters),
+                                    static_cast<std::size_t>(l.possible_cpus), l.symbols);
 }
 
 std::string BpfWatch::smi_why_not() const {

@@ -28,6 +28,7 @@
 
 #include "host/msr_pmu.h"
 #include "watch/bpf_smi.h"
+#include "watch/bpf_timers.h"
 #include "watch/ipi_senders.h"
 #include "watch/kernel_watch.h"
 
@@ -94,6 +95,8 @@ class BpfWatch : public KernelWatch {
   // msr PMU has no smi event or the kernel refused the counters: smi_why_not() says why).
   std::map<int, SmiReading> read_smis();
   std::string smi_why_not() const;
+  // The timers started on the watched CPUs since the program loaded, by function (bpf/watch_timers.bpf.h).
+  TimerStartsReading read_timer_starts();
   // The optional tracepoints this kernel lacks ("irq_vectors:thermal_apic_entry", ...).
   const std::vector<std::string>& missing_tracepoints() const override { return missing_; }
   const std::vector<int>& cpus() const override { return options_.cpus; }
