@@ -67,7 +67,7 @@ readonly package_packages=(debhelper dpkg-dev lintian rpm debootstrap git python
 readonly fuzz_packages=(clang-14 libclang-rt-14-dev)
 readonly fuzz_targets=(config duration cpu_list proc_interrupts proc_stat cpuinfo kernel_cmdline trace_format
     web_config web_request baseline_file prometheus_answer proc_schedstat loop_segment fleet_answer time_range
-    status_json kubelet_state cpuset_partition)
+    status_json kubelet_state cpuset_partition pmu_event kallsyms)
 # The style is .clang-format at the top; one clang-format version, so all agree on the output.
 readonly clang_format=clang-format-14
 jobs=$(nproc)

@@ -3,6 +3,7 @@
 #include "host/text.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 namespace jitterd {
@@ -129,6 +130,36 @@ Attribution attribute_interruptions(std::uint64_t interruptions, std::uint64_t s
     if (a.kind != b.kind) return a.kind < b.kind;
     return a.source < b.source;
   });
+  return out;
+}
+
+BelowKernel split_below_kernel(std::vector<std::uint64_t> gaps_ns, std::uint64_t smis, bool steal) {
+  std::sort(gaps_ns.begin(), gaps_ns.end(), std::greater<>());
+  BelowKernel out;
+  for (std::uint64_t ns : gaps_ns) {
+    if (out.smi < smis) {
+      ++out.smi;
+      out.smi_ns += ns;
+    } else if (steal) {
+      ++out.hypervisor;
+      out.hypervisor_ns += ns;
+    } else {
+      ++out.unexplained;
+      out.unexplained_ns += ns;
+    }
+  }
+  return out;
+}
+
+BelowKernel split_below_kernel(std::uint64_t gaps, std::uint64_t gaps_ns, std::uint64_t smis, bool steal) {
+  BelowKernel out;
+  out.smi = std::min(gaps, smis);
+  out.hypervisor = steal ? gaps - out.smi : 0;
+  out.unexplained = gaps - out.smi - out.hypervisor;
+  const std::vector<std::uint64_t> ns = split_proportionally(gaps_ns, {out.smi, out.hypervisor, out.unexplained});
+  out.smi_ns = ns[0];
+  out.hypervisor_ns = ns[1];
+  out.unexplained_ns = gaps == 0 ? gaps_ns : ns[2];
   return out;
 }
 

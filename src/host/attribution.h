@@ -82,6 +82,29 @@ Attribution attribute_interruptions(std::uint64_t interruptions, std::uint64_t s
 // cause_names.
 CauseShare share_of(const Attribution& attribution, std::string_view cause);
 
+// Below the kernel. A gap no kernel event explains is the firmware's or the hypervisor's: where
+// the msr PMU counts a CPU's System Management Interrupts, each SMI of the window explains at most
+// one of its unexplained gaps (`smi`), the longest first, since an SMI takes tens to hundreds of
+// microseconds; where the guest accounts steal time (/proc/stat, in USER_HZ ticks), a window with
+// steal in it gives its remaining unexplained gaps to `hypervisor`. Steal's resolution is a tick
+// (10 ms at USER_HZ 100), so this is a window's judgement, not a gap's.
+inline constexpr std::string_view smi_cause = "smi";
+inline constexpr std::string_view hypervisor_cause = "hypervisor";
+
+struct BelowKernel {
+  std::uint64_t smi = 0, hypervisor = 0, unexplained = 0;           // gaps
+  std::uint64_t smi_ns = 0, hypervisor_ns = 0, unexplained_ns = 0;  // their time
+  bool operator==(const BelowKernel&) const = default;
+};
+
+// The unexplained gaps of a window, each by its length (`gaps_ns`), given to smi and hypervisor
+// by the rule above: `smis` the window's SMI count, `steal` whether it had steal time.
+BelowKernel split_below_kernel(std::vector<std::uint64_t> gaps_ns, std::uint64_t smis, bool steal);
+
+// The same where only the count and the summed time of the unexplained gaps are known (window
+// deltas): the time is shared in proportion to the gaps, as attribute_interruptions shares it.
+BelowKernel split_below_kernel(std::uint64_t gaps, std::uint64_t gaps_ns, std::uint64_t smis, bool steal);
+
 // Splits `total` into whole parts proportional to `weights` by the largest remainder method
 // (ties go to the larger weight, then the earlier index); the parts sum to `total` exactly.
 // All weights zero gives all parts zero, the total going nowhere. Exposed for tests.

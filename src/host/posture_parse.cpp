@@ -131,6 +131,8 @@ std::map<int, CpuTimes> parse_proc_stat(std::string_view text) {
       times.total += fields[i];
       if (i != 3 && i != 4) times.busy += fields[i];
     }
+    times.has_steal = fields.size() == 8;
+    if (times.has_steal) times.steal = fields[7];
     out[static_cast<int>(*cpu)] = times;
   }
   return out;

@@ -58,9 +58,13 @@ std::optional<long long> parse_integer(std::string_view text);
 std::optional<std::string> cpuinfo_field(std::string_view cpuinfo_text, std::string_view key);
 
 // Per-CPU time from the "cpuN ..." lines of /proc/stat, in clock ticks (USER_HZ): busy is
-// everything but idle and iowait. Lines it cannot read are skipped.
+// everything but idle and iowait; steal is the time the hypervisor ran something else while this
+// virtual CPU wanted to run (the eighth column; has_steal false on a line too short to hold it).
+// Lines it cannot read are skipped.
 struct CpuTimes {
   std::uint64_t busy = 0, total = 0;
+  std::uint64_t steal = 0;
+  bool has_steal = false;
   bool operator==(const CpuTimes&) const = default;
 };
 std::map<int, CpuTimes> parse_proc_stat(std::string_view text);

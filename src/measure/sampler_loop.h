@@ -39,6 +39,10 @@ struct SamplerShared {
   std::atomic<std::uint64_t> min_gap{std::numeric_limits<std::uint64_t>::max()};
   std::atomic<std::uint64_t> max_gap{0};
   std::atomic<std::uint64_t> heartbeat_tick{0};  // tick of the last check: progress proof
+  // Read by the sampler thread between spans, never in the loop (sampling/sampler_worker.h): its
+  // CPU's System Management Interrupts so far (the msr PMU's smi event), once smi_counted is set.
+  std::atomic<std::uint64_t> smi_count{0};
+  std::atomic<bool> smi_counted{false};
 };
 
 // What `shared`'s counters hold now (relaxed loads): for housekeeping threads, never the loop.

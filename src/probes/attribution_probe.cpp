@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "host/attribution.h"
+#include "host/posture_parse.h"
 #include "host/task_classes.h"
 #include "measure/clock_ns.h"
 #include "watch/bpf_records.h"
@@ -43,7 +44,7 @@ std::vector<std::string> all_causes(bool tracepoints) {
     if (tracepoints || !cause.starts_with("softirq_")) out.emplace_back(cause);
   }
   if (tracepoints) out.insert(out.end(), {std::string(preempted_cause), std::string(not_kept)});
-  out.emplace_back(unexplained);
+  out.insert(out.end(), {std::string(smi_cause), std::string(hypervisor_cause), std::string(unexplained)});
   return out;
 }
 
@@ -56,6 +57,11 @@ int priority(TraceEventKind kind) {
     default:
       return 0;  // a hard IRQ or an IPI: what interrupted the loop in the first place
   }
+}
+
+// Whether an interruption of this cause coincided with an interrupt, softirq or switch.
+bool coincident(std::string_view cause) {
+  return cause != unexplained && cause != not_kept && cause != smi_cause && cause != hypervisor_cause;
 }
 
 // The causes named per CPU in the last window's table (bpf), most interruptions first.
@@ -140,6 +146,11 @@ std::map<std::string, std::uint64_t> AttributionProbe::match_cpu(int cpu, const 
   const std::vector<EventRange> overlaps = match_interruptions(intervals, mine, kTraceSlackNs);
   for (std::size_t i = 0; i < overlaps.size(); ++i) {
     const std::string cause(cause_of_overlap(mine, overlaps[i]));
+    if (cause == unexplained) {  // settled below the kernel (settle_unexplained)
+      unexplained_ns_.push_back(
+          static_cast<std::uint64_t>(static_cast<double>(fresh[i].duration_ticks) / hertz * 1e9));
+      continue;
+    }
     ++by_cause[cause];
     totals_[cpu].stolen_seconds[cause] += static_cast<double>(fresh[i].duration_ticks) / hertz;
   }
@@ -164,10 +175,14 @@ std::map<std::string, std::uint64_t> AttributionProbe::match_cpu_bpf(int cpu,
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::uint64_t, std::uint64_t>> named;
   const std::vector<const PairedOutlier*> matched = match_bpf_records(intervals, records, kTraceSlackNs);
   for (std::size_t i = 0; i < matched.size(); ++i) {
-    const std::string cause(matched[i] ? watch_source_cause(matched[i]->source) : unexplained);
+    if (!matched[i]) {  // settled below the kernel (settle_unexplained)
+      unexplained_ns_.push_back(
+          static_cast<std::uint64_t>(static_cast<double>(fresh[i].duration_ticks) / hertz * 1e9));
+      continue;
+    }
+    const std::string cause(watch_source_cause(matched[i]->source));
     ++by_cause[cause];
     totals_[cpu].stolen_seconds[cause] += static_cast<double>(fresh[i].duration_ticks) / hertz;
-    if (!matched[i]) continue;
     if (const std::string_view task_class = watch_source_task_class(matched[i]->source); !task_class.empty())
       totals_[cpu].preempted_by_class[std::string(task_class)] += 1;
     auto& [count, longest] = named[{cause, std::string(watch_source_name(matched[i]->source)), matched[i]->name}];
@@ -202,13 +217,25 @@ std::vector<AttributionProbe::SamplerCounts> AttributionProbe::read_samplers(
                     shared->interruption_count.load(std::memory_order_acquire),
                     shared->interrupted_ticks.load(std::memory_order_acquire),
                     0,
-                    {}};
+                    {},
+                    std::nullopt};
+    if (shared->smi_counted.load(std::memory_order_acquire))
+      r.smis = shared->smi_count.load(std::memory_order_relaxed);
     const auto window = windows_.find(cpu);
     r.fresh = shared->interruptions.copy_since(window == windows_.end() ? 0 : window->second.next_sequence,
                                                &r.end_sequence);
     readings.push_back(std::move(r));
   }
   return readings;
+}
+
+// Every CPU's deltas in one pass over the two readings' rows, for the CPUs with a window.
+std::map<int, std::vector<SourceDelta>> AttributionProbe::window_deltas(const std::vector<SamplerCounts>& readings,
+                                                                        const InterruptSnapshot& snapshot) const {
+  std::vector<int> windowed;
+  for (const SamplerCounts& r : readings)
+    if (previous_ && windows_.count(r.cpu) != 0) windowed.push_back(r.cpu);
+  return previous_ ? per_cpu_deltas(*previous_, snapshot, windowed) : std::map<int, std::vector<SourceDelta>>{};
 }
 
 // The totals since the probe started, as counters, and the method in use.
@@ -249,6 +276,7 @@ void AttributionProbe::export_totals(ProbeResult& result) const {
                     found == totals.preempted_by_class.end() ? 0.0 : static_cast<double>(found->second)));
       }
     }
+    export_below_kernel(result, c, totals);
     for (const auto& [kind, category] : event_categories) {
       const auto found = totals.events_by_cause.find({std::string(kind), std::string(category)});
       result.metrics.push_back(
@@ -312,6 +340,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
   // has its events in the kernel's ring already (they happened inside it).
   const auto read_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC));  // the engine's clock
   std::vector<SamplerCounts> readings = read_samplers(context, sampled, result.notes);
+  const std::map<int, CpuTimes> cpu_times = parse_proc_stat(context.host.read_proc("stat").value_or(""));
   // The engine stamps with CLOCK_MONOTONIC, perf here with CLOCK_MONOTONIC_RAW.
   const ClockTickPair pair =
       bpf_ ? pair_other_clock_with_ticks(context.method, CLOCK_MONOTONIC) : pair_clock_with_ticks(context.method);
@@ -325,28 +354,25 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
       "last window by cause (" + method_ + ")", {"cpu", "interruptions", "cause", "count"}, {}};
   ProbeTable sources_table{
       "last window: what fired on each sampled cpu, most first", {"cpu", "kind", "source", "name", "count"}, {}};
-  // Every CPU's deltas in one pass over the two readings' rows.
-  std::vector<int> windowed;
-  for (const SamplerCounts& r : readings)
-    if (previous_ && windows_.count(r.cpu) != 0) windowed.push_back(r.cpu);
-  std::map<int, std::vector<SourceDelta>> deltas_of =
-      previous_ ? per_cpu_deltas(*previous_, snapshot, windowed) : std::map<int, std::vector<SourceDelta>>{};
+  std::map<int, std::vector<SourceDelta>> deltas_of = window_deltas(readings, snapshot);
   for (SamplerCounts& r : readings) {
     const bool have_window = previous_ && windows_.count(r.cpu) != 0;
-    CpuWindow& window = windows_[r.cpu];
-    const CpuWindow before = window;
-    window = {r.count, r.ticks, r.end_sequence};
+    const CpuWindow before = windows_[r.cpu];
+    const CpuWindow& window = windows_[r.cpu] = window_of(r, cpu_times);
+    CpuTotals& totals = totals_[r.cpu];
+    std::tie(totals.smis, totals.steal_ticks) = std::tie(window.smis, window.steal_ticks);
     if (!have_window) continue;  // the baseline: from here on, interruptions belong to a window
     const std::vector<SourceDelta> deltas = std::move(deltas_of[r.cpu]);
-    CpuTotals& totals = totals_[r.cpu];
     count_events(totals, deltas);
     std::map<std::string, std::uint64_t> by_cause;
     std::uint64_t interruptions = 0;
     if (reader_ || bpf_) {
       // By sequence number: exactly the interruptions pushed since the last window, kept or not.
       interruptions = r.end_sequence - before.next_sequence;
+      unexplained_ns_.clear();
       by_cause = bpf_ ? match_cpu_bpf(r.cpu, r.fresh, pair, hertz, read_ns, who_table)
                       : match_cpu(r.cpu, r.fresh, events, pair, hertz);
+      settle_unexplained(totals, before, window, by_cause, std::nullopt, 0);
       if (interruptions > r.fresh.size()) by_cause[std::string(not_kept)] += interruptions - r.fresh.size();
     } else {
       interruptions = r.count - before.interruptions;
@@ -356,12 +382,11 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
         by_cause[std::string(share.cause)] += share.interruptions;
         totals.stolen_seconds[std::string(share.cause)] += static_cast<double>(share.stolen_ns) * 1e-9;
       }
-      by_cause[std::string(unexplained)] += a.unexplained;
-      totals.stolen_seconds[std::string(unexplained)] += static_cast<double>(a.unexplained_stolen_ns) * 1e-9;
+      settle_unexplained(totals, before, window, by_cause, a.unexplained, a.unexplained_stolen_ns);
     }
     for (const auto& [cause, count] : by_cause) {
       totals.interruptions[cause] += count;
-      if (cause != unexplained && cause != not_kept) totals.coincident += count;
+      if (coincident(cause)) totals.coincident += count;
       if (count > 0) window_table.rows.push_back({r.cpu, interruptions, cause, count});
     }
     add_top_sources(sources_table, r.cpu, deltas);
@@ -374,6 +399,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
   result.tables.push_back(std::move(sources_table));
   if (bpf_) result.tables.push_back(std::move(who_table));
   result.notes.push_back("method: " + method_ + " (" + method_reason_ + ")");
+  note_below_kernel(context, result);
   result.states["method"] = {method_ + " (" + method_reason_ + ")", fell_back_};
   result.notes.insert(result.notes.end(), problems.begin(), problems.end());
   return result;

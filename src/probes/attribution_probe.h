@@ -18,12 +18,15 @@
 // Used by one thread at a time (the probe scheduler's); keeps the previous window's counts.
 #pragma once
 
+#include <unistd.h>
+
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "host/interrupt_counts.h"
+#include "host/posture_parse.h"
 #include "host/trace_events.h"
 #include "measure/counter_calibration.h"
 #include "probes/probe.h"
@@ -64,6 +67,7 @@ class AttributionProbe : public Probe {
  private:
   struct CpuWindow {  // a sampler's counters at the previous run, and its ring's next sequence
     std::uint64_t interruptions = 0, interrupted_ticks = 0, next_sequence = 0;
+    std::optional<std::uint64_t> smis, steal_ticks;  // below the kernel, where counted
   };
   struct CpuTotals {                                     // accumulated since the probe started
     std::map<std::string, std::uint64_t> interruptions;  // by cause
@@ -73,6 +77,8 @@ class AttributionProbe : public Probe {
     std::map<std::pair<std::string, std::string>, std::uint64_t> events_by_cause;  // (kind, cause) -> count
     std::uint64_t coincident = 0;
     std::map<std::string, std::uint64_t> preempted_by_class;  // bpf: the preempting task's class
+    std::optional<std::uint64_t> smis;                        // the sampler's SMI count (msr PMU)
+    std::optional<std::uint64_t> steal_ticks;                 // /proc/stat steal, USER_HZ ticks
   };
   // A sampled CPU's counters and ring as read at the start of a run (tracepoints: the ring's
   // entries since the last window in `fresh`).
@@ -80,6 +86,7 @@ class AttributionProbe : public Probe {
     int cpu;
     std::uint64_t count, ticks, end_sequence;
     std::vector<Interruption> fresh;
+    std::optional<std::uint64_t> smis;  // the sampler's last reading of its CPU's SMI counter
   };
   void open_methods(const ProbeContext& context);
   void track_samplers(const ProbeContext& context, const std::vector<int>& sampled);
@@ -90,7 +97,19 @@ class AttributionProbe : public Probe {
                                                      ProbeTable& who);
   std::vector<SamplerCounts> read_samplers(const ProbeContext& context, const std::vector<int>& sampled,
                                            std::vector<std::string>& notes) const;
+  std::map<int, std::vector<SourceDelta>> window_deltas(const std::vector<SamplerCounts>& readings,
+                                                        const InterruptSnapshot& snapshot) const;
+  // The window a reading closes, with the CPU's steal from /proc/stat (attribution_below_kernel.cpp).
+  static CpuWindow window_of(const SamplerCounts& r, const std::map<int, CpuTimes>& cpu_times);
   void export_totals(ProbeResult& result) const;
+  void export_below_kernel(ProbeResult& result, const std::string& cpu, const CpuTotals& totals) const;
+  // Gives the window's unexplained gaps (unexplained_ns_, or `gaps` and `gaps_ns` for window
+  // deltas) to smi and hypervisor by host/attribution.h's rule, into `by_cause` and the totals.
+  void settle_unexplained(CpuTotals& totals, const CpuWindow& before, const CpuWindow& now,
+                          std::map<std::string, std::uint64_t>& by_cause, std::optional<std::uint64_t> gaps,
+                          std::uint64_t gaps_ns);
+  // The notes and the state line of what is counted below the kernel, once the samplers are known.
+  void note_below_kernel(const ProbeContext& context, ProbeResult& result) const;
   std::map<std::string, std::uint64_t> match_cpu(int cpu, const std::vector<Interruption>& fresh,
                                                  const std::vector<TraceEvent>& events, const ClockTickPair& now,
                                                  double hertz);
@@ -109,7 +128,9 @@ class AttributionProbe : public Probe {
   std::string method_ = "window_deltas";
   std::string method_reason_;
   bool tried_methods_ = false;
-  bool fell_back_ = false;  // tracepoints asked for, window deltas in use
+  bool fell_back_ = false;                     // tracepoints asked for, window deltas in use
+  std::vector<std::uint64_t> unexplained_ns_;  // the current CPU's unexplained gaps (bpf, tracepoints)
+  double user_hz_ = static_cast<double>(::sysconf(_SC_CLK_TCK));  // /proc/stat's tick (USER_HZ)
 };
 
 }  // namespace jitterd

@@ -14,6 +14,7 @@
 #include "measure/tick_scale.h"
 #include "probes/application_windows.h"
 #include "probes/attribution_probe.h"
+#include "probes/below_kernel.h"
 #include "watch/application.h"
 #include "watch/bpf_records.h"
 
@@ -42,7 +43,8 @@ std::optional<TickMethod> loop_tick_method(std::uint32_t counter) {
 // Every cause a loop exports, zero or not: the attribution probe's with the engine.
 std::vector<std::string> loop_causes() {
   std::vector<std::string> out(cause_names.begin(), cause_names.end());
-  out.insert(out.end(), {std::string(preempted_cause), "not_kept", "unexplained"});
+  out.insert(out.end(), {std::string(preempted_cause), "not_kept", std::string(smi_cause),
+                         std::string(hypervisor_cause), "unexplained"});
   return out;
 }
 
@@ -152,6 +154,12 @@ LoopView loop_view(const std::string& file, const LoopState& state, const LoopWi
     set_limits(view.window, r.floor_ticks, r.threshold_ticks, scale);
   }
   return view;
+}
+
+// Whether `cpu`'s value grew from `before` to `now` (false where either lacks it).
+bool grew(const std::map<int, std::uint64_t>& before, const std::map<int, std::uint64_t>& now, int cpu) {
+  const auto then = before.find(cpu), later = now.find(cpu);
+  return then != before.end() && later != now.end() && later->second > then->second;
 }
 
 }  // namespace
@@ -272,6 +280,27 @@ void LoopsProbe::export_causes(ProbeResult& out) const {
   }
 }
 
+namespace {
+
+// The cause of each gap no record explains (`matched` null), by below_kernel_causes with `cpu`'s
+// SMI intervals; the matched gaps' entries are unused.
+std::vector<std::string_view> settle_unmatched(const std::vector<TimedInterval>& intervals,
+                                               const std::vector<const PairedOutlier*>& matched,
+                                               const std::map<int, SmiReading>& smis, int cpu, bool steal) {
+  std::vector<TimedInterval> unmatched;
+  for (std::size_t i = 0; i < matched.size() && i < intervals.size(); ++i)
+    if (!matched[i]) unmatched.push_back(intervals[i]);
+  const auto smi = smis.find(cpu);
+  const std::vector<std::string_view> settled = below_kernel_causes(
+      unmatched, smi == smis.end() ? std::vector<SmiWindow>{} : smi->second.windows, steal, kTraceSlackNs);
+  std::vector<std::string_view> out(matched.size(), "unexplained");
+  for (std::size_t i = 0, u = 0; i < matched.size() && u < settled.size(); ++i)
+    if (!matched[i]) out[i] = settled[u++];
+  return out;
+}
+
+}  // namespace
+
 void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeResult& out) {
   if (!tried_bpf_) {
     tried_bpf_ = true;
@@ -284,6 +313,9 @@ void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRe
                  {}};
   std::map<int, std::vector<PairedOutlier>> records_of;  // taken once per CPU this run
   std::map<TickMethod, ClockTickPair> pairs;
+  // Below the kernel: the watched CPUs' SMI intervals and every CPU's steal since the last run.
+  const std::map<int, SmiReading> smis = bpf_ ? bpf_->read_smis() : std::map<int, SmiReading>{};
+  const std::map<int, std::uint64_t> steal_now = read_steal_ticks(context.host);
   std::erase_if(causes_, [&](const auto& entry) {
     const auto state = tracker_.loops().find(entry.first);
     return state == tracker_.loops().end() || !state->second.accepted || state->second.inode != entry.second.inode;
@@ -319,16 +351,18 @@ void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRe
     NameTally preempters(kPartNames), sources(kPartNames);
     if (not_kept > 0) sources.add("not_kept", {not_kept, 0});
     causes.next_sequence = r.ring_pushed;
-    const std::vector<const PairedOutlier*> matched =
-        match_bpf_records(monotonic_intervals(r, from, pairs), records_of[cpu], kTraceSlackNs);
+    const std::vector<TimedInterval> intervals = monotonic_intervals(r, from, pairs);
+    const std::vector<const PairedOutlier*> matched = match_bpf_records(intervals, records_of[cpu], kTraceSlackNs);
+    const std::vector<std::string_view> unmatched_causes =
+        settle_unmatched(intervals, matched, smis, cpu, grew(steal_before_, steal_now, cpu));
     causes.named.clear();
     for (std::size_t i = 0; i < matched.size(); ++i) {
-      const std::string cause(matched[i] ? watch_source_cause(matched[i]->source) : "unexplained");
+      const std::string cause(matched[i] ? watch_source_cause(matched[i]->source) : unmatched_causes[i]);
       const double seconds =
           static_cast<double>(r.ring[static_cast<std::size_t>(from + i - oldest)].duration_ticks) / hertz;
       causes.interruptions[cause] += 1;
       causes.stolen_seconds[cause] += seconds;
-      tally_matched(matched[i], static_cast<std::uint64_t>(seconds * 1e9), preempters, sources);
+      tally_matched(matched[i], static_cast<std::uint64_t>(seconds * 1e9), preempters, sources, cause);
       if (matched[i])
         causes.named[{cause, std::string(watch_source_name(matched[i]->source)), matched[i]->name}] += 1;
     }
@@ -338,6 +372,7 @@ void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRe
   }
   for (auto& [cpu, records] : records_of)
     carried_[cpu] = records_after(std::move(records), read_ns, kTraceSlackNs);
+  steal_before_ = steal_now;
   for (const auto& [method, pair] : pairs) previous_pairs_[method] = pair;
   export_causes(out);
   export_top(context.host, out);

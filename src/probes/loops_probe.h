@@ -110,6 +110,7 @@ class LoopsProbe : public Probe {
   std::string bpf_why_;
   std::map<int, std::vector<PairedOutlier>> carried_;   // records of interruptions not read yet
   std::map<TickMethod, ClockTickPair> previous_pairs_;  // counter to CLOCK_MONOTONIC, per counter
+  std::map<int, std::uint64_t> steal_before_;           // each CPU's /proc/stat steal at the last run
 };
 
 // The metrics, table and typed reading (ProbeResult::loops) of the tracker's last scan (exposed

@@ -215,6 +215,9 @@ struct ProbeContext {
   std::function<const SamplerShared*(int cpu)> sampler_of;
   // The running sampler of `cpu`: its thread and threshold (nullopt as for sampler_of).
   std::function<std::optional<SamplerThread>(int cpu)> sampler_thread_of;
+  // Why the running sampler of `cpu` does not count its CPU's SMIs though the msr PMU has the
+  // event (its perf_event_open refused), "" when it counts them or there is no sampler.
+  std::function<std::string(int cpu)> sampler_smi_error_of;
   // The context's one BPF engine (watch/shared_bpf_watch.h), shared by the watch, loops and
   // attribution probes; null when none wants it. Probes keep a copy of the pointer while they use it.
   std::shared_ptr<SharedBpfWatch> bpf;

@@ -3,7 +3,7 @@
 // by cause: what the status page draws as a stacked plot (report/stolen_plot.h) and /status.json
 // holds, so a person sees at a glance when the CPU was taken and by what. The causes are the
 // watch's and the loops' own (attribution's, host/attribution.h cause_names, with `preempted`,
-// and a loop's `unexplained`, `not_kept` and `not_attributed`).
+// and a loop's `smi`, `hypervisor`, `unexplained`, `not_kept` and `not_attributed`).
 //
 // Bounded by the window, not by the readings: a point is one reading, or several consecutive
 // readings together up to one step (max(1 s, window / kStolenColumns): 1 s for the default
@@ -11,7 +11,7 @@
 // most 2 * kStolenColumns + 2 points (a point closes once it spans more than a step less half a
 // reading, so more than half a step while readings are shorter than a step), never the 36,000
 // readings; points that ended before the window go, and kMaxStolenPoints caps what irregular
-// readings could leave. A point is 128 bytes: at most 31 KB per watched CPU or loop
+// readings could leave. A point is 144 bytes: at most 35 KB per watched CPU or loop
 // (docs/watch.md, "The stolen-time plot").
 //
 // StolenSeries: one thread at a time (the watch's or the loops probe's). StolenPlot: plain data,
@@ -32,14 +32,17 @@
 namespace jitterd {
 
 // The causes in the order a plot stacks them, bottom first: preempted (another task ran), then
-// attribution's, then a loop's interruption no record explains, the time of a loop's
+// attribution's, then a loop's interruption no record explains but an SMI or the hypervisor's
+// steal (host/attribution.h split_below_kernel), one nothing explains, the time of a loop's
 // interruptions whose ring entries were overwritten before jitterd read them, and a loop's time
 // where its interruptions are not attributed at all.
-inline constexpr std::size_t kStolenCauseCount = 1 + cause_names.size() + 3;
+inline constexpr std::size_t kStolenCauseCount = 1 + cause_names.size() + 5;
 inline constexpr std::array<std::string_view, kStolenCauseCount> kStolenCauses = [] {
   std::array<std::string_view, kStolenCauseCount> out{};
   out[0] = "preempted";
   for (std::size_t i = 0; i < cause_names.size(); ++i) out[1 + i] = cause_names[i];
+  out[kStolenCauseCount - 5] = smi_cause;
+  out[kStolenCauseCount - 4] = hypervisor_cause;
   out[kStolenCauseCount - 3] = "unexplained";
   out[kStolenCauseCount - 2] = "not_kept";
   out[kStolenCauseCount - 1] = "not_attributed";

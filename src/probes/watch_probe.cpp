@@ -13,8 +13,10 @@
 #include "measure/clock_ns.h"
 #include "measure/tail_thresholds.h"
 #include "probes/application_windows.h"
+#include "probes/below_kernel.h"
 #include "probes/stolen_plots.h"
 #include "probes/watch_glance.h"
+#include "probes/watch_timers.h"
 
 namespace jitterd {
 namespace {
@@ -406,6 +408,14 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
         "who preempted the application: the counts method cannot name the tasks (the kernel's counters say how "
         "often and how long, not who); methods bpf and tracepoints name them (docs/watch.md)");
   add_stolen_plots(paired, result);
+  // The engine's (method bpf): the same one get() gave when the watch opened.
+  BpfWatch* bpf_engine = method_ == "bpf" && bpf_owner_ ? bpf_owner_->get(context.sampler_thread_of) : nullptr;
+  add_watched_below_kernel(context, *watched_, bpf_engine ? bpf_engine->read_smis() : std::map<int, SmiReading>{},
+                           bpf_engine
+                               ? bpf_engine->smi_why_not()
+                               : "the watch's method is " + method_ + "; only bpf reads a watched cpu's SMIs",
+                           result);
+  if (bpf_engine) add_timer_starts(bpf_engine->read_timer_starts(), reading, result);
   result.tables.insert(result.tables.begin(),
                        watch_glance_table(windows_, reading, bpf ? &top_ : nullptr, method_));
   // Asked for bpf or tracepoints and given counts: a warning until it changes.

@@ -101,12 +101,13 @@ std::string source_key(const PairedOutlier& record) {
   return "irq " + std::to_string(record.id) + (record.name.empty() ? "" : " " + printable(record.name));
 }
 
-void tally_matched(const PairedOutlier* record, std::uint64_t ns, NameTally& preempters, NameTally& sources) {
+void tally_matched(const PairedOutlier* record, std::uint64_t ns, NameTally& preempters, NameTally& sources,
+                   std::string_view unmatched) {
   const std::string_view task_class = record ? watch_source_task_class(record->source) : std::string_view();
   if (record && !task_class.empty())
     preempters.add(preempter_key(record->name, task_class), {1, ns, record->tgid, record->id});
   else
-    sources.add(record ? source_key(*record) : "unexplained", {1, ns});
+    sources.add(record ? source_key(*record) : std::string(unmatched), {1, ns});
 }
 
 ProbeTable preempters_table(std::string title, std::vector<std::string> lead_columns) {

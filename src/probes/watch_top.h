@@ -64,8 +64,10 @@ class WatchTop {
 std::string source_key(const PairedOutlier& record);
 
 // A loop's interruption that took `ns`, by the engine's record matched with it (nullptr: none): a
-// preemption by the task that took the CPU, anything else by its source, none as "unexplained".
-void tally_matched(const PairedOutlier* record, std::uint64_t ns, NameTally& preempters, NameTally& sources);
+// preemption by the task that took the CPU, anything else by its source, none as `unmatched` (a
+// loop's cause for it: smi, hypervisor or unexplained, probes/below_kernel.h).
+void tally_matched(const PairedOutlier* record, std::uint64_t ns, NameTally& preempters, NameTally& sources,
+                   std::string_view unmatched = "unexplained");
 
 // The tables the watch and the loops show, their rows led by `lead` (the cpu; the loop and cpu),
 // over "window" or "since_start"; a preempter's pid shown only while that task runs under its

@@ -13,10 +13,11 @@ namespace jitterd {
 namespace {
 
 // One colour per cause, in kStolenCauses order: the preemptions red at the bottom, the interrupts
-// in blues and purples, the softirqs in greens, what a loop could not name in greys.
+// in blues and purples, the softirqs in greens, an SMI yellow, the hypervisor slate, what a loop
+// could not name in greys.
 constexpr std::array<const char*, kStolenCauseCount> kCauseColours = {
-    "#c0392b", "#1d4e89", "#6a1b9a", "#a569bd", "#b7950b", "#e67e22", "#7f8c8d",
-    "#16a085", "#2e7d32", "#82c99b", "#5d6d7e", "#d98cb3", "#b8c2c4"};
+    "#c0392b", "#1d4e89", "#6a1b9a", "#a569bd", "#b7950b", "#e67e22", "#7f8c8d", "#16a085",
+    "#2e7d32", "#82c99b", "#f1c40f", "#34495e", "#5d6d7e", "#d98cb3", "#b8c2c4"};
 
 constexpr double kWidth = 640, kLeft = 64, kRight = 16, kTop = 34, kPlotHeight = 180;
 constexpr double kPlotWidth = kWidth - kLeft - kRight;

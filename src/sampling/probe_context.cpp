@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "host/affinity.h"
+#include "host/msr_pmu.h"
 
 namespace jitterd {
 namespace {
@@ -11,7 +12,7 @@ namespace {
 // What the context's probes want of the one BPF engine, from the configuration: the watch where
 // its method may be bpf, the attribution probe where bpf is allowed and samplers run (it has
 // nothing to attribute without them).
-SharedBpfWatch::Wants bpf_wants(const SamplingPlan& plan, bool samplers) {
+SharedBpfWatch::Wants bpf_wants(const SamplingPlan& plan, const HostReader& host, bool samplers) {
   const ProbesSettings& probes = plan.config.probes;
   SharedBpfWatch::Wants wants;
   const WatchSettings& watch = probes.watch;
@@ -20,6 +21,7 @@ SharedBpfWatch::Wants bpf_wants(const SamplingPlan& plan, bool samplers) {
   wants.outlier_threshold_ns = static_cast<std::uint64_t>(watch.outlier_threshold.count());
   if (samplers && probes.attribution.enabled && probes.attribution.bpf) wants.sampled = plan.selection.sampled;
   wants.jitterd_tgid = static_cast<int>(getpid());
+  if (!wants.watched.empty()) wants.smi_event = read_msr_pmu(host).smi;
   return wants;
 }
 
@@ -35,14 +37,14 @@ ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host
   context.watched = plan.selection.watched;
   context.housekeeping = plan.selection.housekeeping;
   context.run_on_cpu = run_on_pinned_thread;
-  context.bpf = std::make_shared<SharedBpfWatch>(bpf_wants(plan, false));
+  context.bpf = std::make_shared<SharedBpfWatch>(bpf_wants(plan, host, false));
   return context;
 }
 
 ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host,
                                 const CounterFrequency& frequency, std::shared_ptr<SamplerSet> samplers) {
   ProbeContext context = make_probe_context(plan, host, frequency);
-  context.bpf = std::make_shared<SharedBpfWatch>(bpf_wants(plan, true));
+  context.bpf = std::make_shared<SharedBpfWatch>(bpf_wants(plan, host, true));
   context.run_on_cpu = [samplers](int cpu, const std::function<void()>& work) {
     for (std::size_t i = 0; i < samplers->size(); ++i) {
       SamplerWorker& worker = samplers->worker(i);
@@ -59,6 +61,13 @@ ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host
       if (worker.settings().cpu == cpu && worker.sampling()) return worker.shared();
     }
     return nullptr;
+  };
+  context.sampler_smi_error_of = [samplers](int cpu) -> std::string {
+    for (std::size_t i = 0; i < samplers->size(); ++i) {
+      const SamplerWorker& worker = samplers->worker(i);
+      if (worker.settings().cpu == cpu && worker.sampling()) return worker.startup().smi_error;
+    }
+    return {};
   };
   const double hertz = frequency.hertz;
   context.sampler_thread_of = [samplers, hertz](int cpu) -> std::optional<SamplerThread> {

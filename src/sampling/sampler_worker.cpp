@@ -120,6 +120,9 @@ void SamplerWorker::thread_main() {
     changed_.wait(lock, [this] { return released_ || stopping_; });
   }
   if (ok) sample();
+  // Closed here, on the CPU while the thread still runs there: closing a CPU-bound event from
+  // elsewhere is an IPI to it. (A thread moved off its CPU closes it remotely, once.)
+  smi_ = CpuCounter{};
   exited_.store(true);
   {
     std::lock_guard lock(mutex_);
@@ -175,7 +178,29 @@ bool SamplerWorker::prepare() {
                                   errno_text(err) + "); page faults may show up as gaps");
     }
   }
+  open_counters();
   return true;
+}
+
+// On the sampled CPU (sched_setaffinity has moved the thread before it returned), so the kernel
+// installs the event locally rather than by a function-call IPI.
+void SamplerWorker::open_counters() {
+  if (!settings_.smi_event) return;
+  if (sched_getcpu() != settings_.cpu) {
+    startup_.smi_error = "the sampler thread was not on cpu " + std::to_string(settings_.cpu) + " to open it";
+    return;
+  }
+  smi_ = CpuCounter::open(*settings_.smi_event, settings_.cpu, &startup_.smi_error);
+  read_counters();
+}
+
+// Between spans, on the sampled CPU only: a read from anywhere else would interrupt it.
+void SamplerWorker::read_counters() {
+  if (!smi_.is_open() || !shared_ || sched_getcpu() != settings_.cpu) return;
+  if (const std::optional<std::uint64_t> smis = smi_.read()) {
+    publish(shared_->smi_count, *smis);
+    shared_->smi_counted.store(true, std::memory_order_release);
+  }
 }
 
 void SamplerWorker::warm_up() {
@@ -272,6 +297,8 @@ void SamplerWorker::run_pending_tasks() {
 void SamplerWorker::sample() {
   using clock = std::chrono::steady_clock;
   const std::uint64_t spin_ticks = settings_.scale.from_ns(static_cast<std::uint64_t>(settings_.spin.count()));
+  const std::uint64_t read_period_ticks =
+      settings_.scale.from_ns(static_cast<std::uint64_t>(std::chrono::nanoseconds(kCounterReadPeriod).count()));
   auto next_burst = clock::now();
   for (;;) {
     {
@@ -283,13 +310,16 @@ void SamplerWorker::sample() {
     // A CPU may go offline while a burst sampler sleeps: check before a borrowed task runs.
     if (sched_getcpu() != settings_.cpu && !wait_for_cpu()) return;
     run_pending_tasks();
-    const std::uint64_t end = settings_.continuous ? std::numeric_limits<std::uint64_t>::max()
-                                                   : read_ticks(settings_.method) + spin_ticks;
+    const std::uint64_t now = read_ticks(settings_.method);
+    const std::uint64_t end = !settings_.continuous ? now + spin_ticks
+                              : smi_.is_open()      ? now + read_period_ticks
+                                                    : std::numeric_limits<std::uint64_t>::max();
     if (!run_span(end)) {
       if (!wait_for_cpu()) return;
       next_burst = clock::now();
       continue;
     }
+    read_counters();
     if (settings_.continuous) continue;
     next_burst += std::chrono::duration_cast<clock::duration>(settings_.period);
     if (next_burst < clock::now()) next_burst = clock::now();  // a long task: don't burst twice

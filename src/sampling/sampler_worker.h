@@ -5,7 +5,10 @@
 // `period`). Probes may borrow the thread through run_paused(): sampling stops, the task runs on
 // the CPU, sampling restarts, and the pause is not recorded as a gap. A thread that finds itself
 // off its CPU (the CPU went offline, or its affinity was changed) stops sampling, so that no gap
-// of another CPU is reported as this one's, and tries to pin itself back every kCpuRetry.
+// of another CPU is reported as this one's, and tries to pin itself back every kCpuRetry. Where
+// the msr PMU counts SMIs, the thread opens its CPU's counter after pinning and reads it between
+// spans (a continuous sampler leaves its span every kCounterReadPeriod for it), so the read is
+// local, never an IPI, and never inside the loop (host/cpu_counter.h).
 // Thread-safety: every public member may be called from any housekeeping thread; startup() and
 // shared() only after wait_ready() returned.
 #pragma once
@@ -25,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "host/cpu_counter.h"
 #include "measure/sampler_loop.h"
 #include "measure/tick.h"
 #include "measure/tick_scale.h"
@@ -40,6 +44,11 @@ inline constexpr std::chrono::seconds kMaxSamplerBorrow{10};
 // How often a sampler that has lost its CPU tries to pin itself back.
 inline constexpr std::chrono::milliseconds kCpuRetry{250};
 
+// How long a continuous sampler with a counter to read spins before it leaves its span to read
+// it: a few microseconds unsampled a second (the read, a VM exit in a guest), which
+// jitterd_sampler_sampled_seconds_total accounts for like any time between spans.
+inline constexpr std::chrono::milliseconds kCounterReadPeriod{1000};
+
 struct SamplerSettings {
   int cpu = 0;
   TickMethod method = TickMethod::steady_clock;
@@ -54,6 +63,8 @@ struct SamplerSettings {
   bool lock_memory = true;
   int realtime_priority = 0;
   std::size_t ring_capacity = 4096;
+  // The msr PMU's smi event (host/msr_pmu.h), nullopt where the machine has none.
+  std::optional<PmuEvent> smi_event;
 
   double duty_cycle() const;
 };
@@ -67,7 +78,8 @@ struct SamplerStartup {
   std::uint64_t floor_ticks = 0;  // smallest gap of the warm-up window
   std::uint64_t threshold_ticks = 0;
   std::vector<std::string> warnings;
-  std::string error;  // non-empty: this CPU is not being sampled
+  std::string error;      // non-empty: this CPU is not being sampled
+  std::string smi_error;  // why SMIs are not counted on this CPU though the PMU has the event
 };
 
 class SamplerWorker {
@@ -116,6 +128,8 @@ class SamplerWorker {
   bool wait_for_cpu();
   bool heartbeat_recent(std::uint64_t now_tick) const;
   void run_pending_tasks();
+  void open_counters();
+  void read_counters();
   void refuse_pending_tasks(const std::string& why);
 
   struct Task {
@@ -127,6 +141,7 @@ class SamplerWorker {
   SamplerStartup startup_;
   std::unique_ptr<SamplerShared> shared_;
   SamplerWriterState writer_;
+  CpuCounter smi_;  // opened, read and closed on the sampled CPU only
   std::thread thread_;
   std::atomic<bool> interrupt_span_{false};
   std::atomic<bool> exited_{false};

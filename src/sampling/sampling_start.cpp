@@ -2,6 +2,7 @@
 #include "sampling/sampling_start.h"
 
 #include "host/affinity.h"
+#include "host/msr_pmu.h"
 
 namespace jitterd {
 
@@ -13,7 +14,12 @@ CounterFrequency housekeeping_counter_frequency(const SamplingPlan& plan, std::c
 std::shared_ptr<SamplerSet> start_samplers(const SamplingPlan& plan, const CounterFrequency& frequency,
                                            const HostReader& host) {
   restrict_current_thread(plan.selection.housekeeping);
-  auto samplers = std::make_shared<SamplerSet>(sampler_settings(plan, TickScale(frequency.hertz)), host);
+  std::vector<SamplerSettings> settings = sampler_settings(plan, TickScale(frequency.hertz));
+  // Each sampler counts its CPU's SMIs where the msr PMU has the event (absence: the attribution
+  // probe's note says why, once).
+  const std::optional<PmuEvent> smi = read_msr_pmu(host).smi;
+  for (SamplerSettings& s : settings) s.smi_event = smi;
+  auto samplers = std::make_shared<SamplerSet>(settings, host);
   samplers->start();
   return samplers;
 }

@@ -43,6 +43,8 @@ constexpr ProgramTracepoint kTracepoints[] = {
     {"tick_stop", "timer:tick_stop", false},
     {"ipi_send_cpu", "ipi:ipi_send_cpu", false},
     {"ipi_send_cpumask", "ipi:ipi_send_cpumask", false},
+    {"hrtimer_start", "timer:hrtimer_start", false},
+    {"timer_start", "timer:timer_start", false},
 };
 
 std::string tracepoint_of(std::string_view program) {
@@ -134,6 +136,9 @@ struct BpfWatch::Loaded {
   std::map<int, std::uint64_t> records_dropped;
   std::vector<std::uint64_t> watch_threshold;  // by CPU: the watch's own outlier threshold (watched CPUs)
   std::map<int, bool> records_wanted;          // watched CPUs whose records take_records gives
+  BpfSmiCounters smi;     // the watched CPUs' SMI counters, closed after ~Loaded destroyed the program
+  KernelSymbols symbols;  // /proc/kallsyms, read at the first reading of the timers: their functions
+  bool symbols_read = false;
 
   // Every CPU's slot of the per-CPU roles array. A CPU both watched and sampled (the sampling plan
   // allows neither) would be sampled.
@@ -166,6 +171,20 @@ struct BpfWatch::Loaded {
         return false;
       }
     }
+    return true;
+  }
+
+  // The SMI reader's perf event array holds one slot per possible CPU; the reader runs only where
+  // there is a watched CPU to count on.
+  bool size_smi(const Options& options) {
+    skeleton->rodata->smi_enabled = options.smi_event && !options.cpus.empty() ? 1 : 0;
+    return bpf_map__set_max_entries(skeleton->maps.smi_events, static_cast<std::uint32_t>(possible_cpus)) == 0;
+  }
+
+  // The watched CPUs' SMI counters into the program's perf event array, from the first reading on
+  // (a counter the kernel refuses is left out and said by smi_why_not()): true.
+  bool open_smi(const Options& options) {
+    if (options.smi_event) smi.open(*options.smi_event, options.cpus, bpf_map__fd(skeleton->maps.smi_events));
     return true;
   }
 
@@ -246,7 +265,7 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
     why_not = load_failure(-error);
     return nullptr;
   }
-  if (const int error = watch_bpf__load(l.skeleton); error != 0) {
+  if (const int error = l.size_smi(options) ? watch_bpf__load(l.skeleton) : -EINVAL; error != 0) {
     why_not = load_failure(-error);
     return nullptr;
   }
@@ -275,7 +294,7 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
   }
   // Each CPU's role, written once every program is attached, so no interruption is seen entering
   // with its exit program not yet there.
-  if (!l.write_roles(options, why_not)) return nullptr;
+  if (!l.write_roles(options, why_not) || !l.open_smi(options)) return nullptr;
   l.ring = ring_buffer__new(bpf_map__fd(l.skeleton->maps.outliers), &Loaded::arrived, &l, nullptr);
   if (!l.ring) {
     why_not = "could not open the BPF outlier ring: " + std::string(std::strerror(errno));
@@ -366,6 +385,29 @@ PairedReading BpfWatch::read() {
   reading.outliers_dropped = std::exchange(l.watched_dropped, 0);
   l.watched_pending.clear();
   return reading;
+}
+
+std::map<int, SmiReading> BpfWatch::read_smis() {
+  Loaded& l = *loaded_;
+  return l.smi.read(bpf_map__fd(l.skeleton->maps.smi_states), static_cast<std::size_t>(l.possible_cpus));
+}
+
+TimerStartsReading BpfWatch::read_timer_starts() {
+  Loaded& l = *loaded_;
+  // The live kernel's symbols, read once (the addresses are the running kernel's, whatever
+  // --path.procfs says).
+  if (!l.symbols_read) {
+    l.symbols = KernelSymbols::read(HostReader());
+    l.symbols_read = true;
+  }
+  return jitterd::read_timer_starts(bpf_map__fd(l.skeleton->maps.timer_starts),
+                                    bpf_map__fd(l.skeleton->maps.timer_counters),
+                                    static_cast<std::size_t>(l.possible_cpus), l.symbols);
+}
+
+std::string BpfWatch::smi_why_not() const {
+  if (!options_.smi_event) return "the msr PMU has no smi event";
+  return loaded_->smi.any() ? "" : loaded_->smi.why_not();
 }
 
 BpfRecords BpfWatch::take_records(int cpu) {

@@ -21,10 +21,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "host/msr_pmu.h"
+#include "watch/bpf_smi.h"
+#include "watch/bpf_timers.h"
 #include "watch/ipi_senders.h"
 #include "watch/kernel_watch.h"
 
@@ -63,6 +67,9 @@ class BpfWatch : public KernelWatch {
     std::uint64_t outlier_threshold_ns = 10000;
     int jitterd_tgid = 0;             // preemptions by these threads are jitterd's own
     std::vector<SampledCpu> sampled;  // the sampled CPUs covered for attribution
+    // The msr PMU's smi event: where given, each watched CPU reads its own SMI counter in its
+    // local timer interrupt (bpf/watch_smi.bpf.h).
+    std::optional<PmuEvent> smi_event;
   };
   // Loads and attaches the program; nullptr and `why_not` (one line) when it cannot.
   static std::unique_ptr<BpfWatch> open(const Options& options, std::string& why_not);
@@ -84,6 +91,12 @@ class BpfWatch : public KernelWatch {
   // probe's loop runs there); the kernel's threshold for that CPU becomes the lower of this and the
   // watch's, and read() still gives the watch only those at or above its own.
   void want_records(int cpu, std::uint64_t threshold_ns);
+  // The watched CPUs' SMI counters as their own timer interrupts last read them (none where the
+  // msr PMU has no smi event or the kernel refused the counters: smi_why_not() says why).
+  std::map<int, SmiReading> read_smis();
+  std::string smi_why_not() const;
+  // The timers started on the watched CPUs since the program loaded, by function (bpf/watch_timers.bpf.h).
+  TimerStartsReading read_timer_starts();
   // The optional tracepoints this kernel lacks ("irq_vectors:thermal_apic_entry", ...).
   const std::vector<std::string>& missing_tracepoints() const override { return missing_; }
   const std::vector<int>& cpus() const override { return options_.cpus; }

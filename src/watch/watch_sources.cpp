@@ -58,7 +58,9 @@ constexpr std::array<std::string_view, JD_PROGRAMS> kProgramNames = {
     "ipi_send_cpumask",
     "tick_stop",
     "sched_switch",
-    "sched_wakeup"};
+    "sched_wakeup",
+    "hrtimer_start",
+    "timer_start"};
 #undef JD_VECTOR_PROGRAM_NAMES
 
 static_assert(!kProgramNames.back().empty(), "a name for every program");
@@ -92,7 +94,8 @@ std::string_view bpf_program_name(std::size_t program) {
   return program < JD_PROGRAMS ? kProgramNames[program] : "?";
 }
 bool bpf_program_timed(std::size_t program) {
-  return program < JD_PROGRAMS && program != JD_PROG_IPI_SEND_CPU && program != JD_PROG_IPI_SEND_CPUMASK;
+  return program < JD_PROGRAMS && program != JD_PROG_IPI_SEND_CPU && program != JD_PROG_IPI_SEND_CPUMASK &&
+         program != JD_PROG_HRTIMER_START && program != JD_PROG_TIMER_START;
 }
 std::string_view tick_dependency_name(std::size_t bit) {
   return bit < kTickDependencies.size() ? kTickDependencies[bit] : "?";

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "fixture_tree.h"
@@ -66,9 +68,14 @@ TEST_CASE("attribution by window deltas: interruptions shared among the window's
   CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "timer"}}) == 10);
   CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "device_irq"}}) == 2);
   CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "unexplained"}}) == 3);
-  // Window deltas give nothing to softirqs: only the six hard-IRQ causes and unexplained.
-  CHECK(named(first, "jitterd_attribution_interruptions_total").size() == 7);
-  CHECK(named(first, "jitterd_attribution_stolen_seconds_total").size() == 7);
+  // Window deltas give nothing to softirqs: only the six hard-IRQ causes, smi, hypervisor and
+  // unexplained.
+  CHECK(named(first, "jitterd_attribution_interruptions_total").size() == 9);
+  CHECK(named(first, "jitterd_attribution_stolen_seconds_total").size() == 9);
+  // No /proc/stat and no SMI counter here: nothing below the kernel is exported or explained.
+  CHECK(named(first, "jitterd_smi_total").empty());
+  CHECK(named(first, "jitterd_cpu_steal_seconds_total").empty());
+  CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "smi"}}) == 0);
   CHECK(value(first, "jitterd_attribution_coincident_interruptions_total", {{"cpu", "1"}}) == 12);
   CHECK(value(first, "jitterd_attribution_stolen_seconds_total", {{"cpu", "1"}, {"cause", "timer"}}) ==
         Approx(10e-6));
@@ -89,6 +96,59 @@ TEST_CASE("attribution by window deltas: interruptions shared among the window's
   const ProbeResult second = probe.run(context);
   CHECK(value(second, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "timer"}}) == 10);
   CHECK(value(second, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "unexplained"}}) == 3);
+}
+
+TEST_CASE("attribution below the kernel: the window's SMIs, then its steal, take the unexplained gaps",
+          "[attribution_probe]") {
+  jitterd::testing::ScratchTree sys, proc;
+  proc.write("interrupts", interrupts(500, 7));
+  proc.write("softirqs", softirqs);
+  proc.write("stat", "cpu  1 2 3 4 5 6 7 8 0 0\ncpu0 1 0 0 9 0 0 0 4 0 0\ncpu1 1 0 0 9 0 0 0 40 0 0\n");
+  SamplerShared shared(16, 1'000'000, 16);
+  shared.smi_count = 7;
+  shared.smi_counted = true;
+  ProbeContext context;
+  context.host = HostReader(sys.root(), proc.root());
+  context.method = TickMethod::steady_clock;
+  context.frequency.hertz = 1e9;
+  context.sampled = {1};
+  context.sampler_of = [&](int cpu) { return cpu == 1 ? &shared : nullptr; };
+  AttributionProbe probe(AttributionSettings{true, std::chrono::seconds(10), false, 0});
+  const ProbeResult baseline = probe.run(context);
+  const double user_hz = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  CHECK(value(baseline, "jitterd_smi_total", {{"cpu", "1"}}) == 7);
+  CHECK(value(baseline, "jitterd_cpu_steal_seconds_total", {{"cpu", "1"}}) == Approx(40 / user_hz));
+  // One state line, at info level, saying what the machine below the kernel lets jitterd count.
+  REQUIRE(baseline.states.count("below_kernel") == 1);
+  CHECK_FALSE(baseline.states.at("below_kernel").warning);
+  CHECK(baseline.states.at("below_kernel").line ==
+        "msr PMU: no SMI counter (no msr PMU at " + (sys.root() / "bus/event_source/devices/msr").string() +
+            "); no APERF/MPERF (no msr PMU at " + (sys.root() / "bus/event_source/devices/msr").string() +
+            "; most guests hide them), so frequency drops are not measured; steal time from /proc/stat in 1/" +
+            std::to_string(static_cast<int>(user_hz)) + " s ticks");
+
+  // A window of 10 ticks and 2 NIC interrupts, 17 interruptions of 1 us: 5 unexplained; 2 SMIs
+  // and steal in the window make them 2 smi and 3 hypervisor.
+  proc.write("interrupts", interrupts(510, 9));
+  proc.write("stat", "cpu0 1 0 0 9 0 0 0 4 0 0\ncpu1 1 0 0 9 0 0 0 43 0 0\n");
+  shared.smi_count = 9;
+  shared.interruption_count = 17;
+  shared.interrupted_ticks = 17'000;
+  const ProbeResult first = probe.run(context);
+  CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "smi"}}) == 2);
+  CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "hypervisor"}}) == 3);
+  CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "unexplained"}}) == 0);
+  CHECK(value(first, "jitterd_attribution_stolen_seconds_total", {{"cpu", "1"}, {"cause", "smi"}}) ==
+        Approx(2e-6));
+  CHECK(value(first, "jitterd_smi_total", {{"cpu", "1"}}) == 9);
+  CHECK(value(first, "jitterd_cpu_steal_seconds_total", {{"cpu", "1"}}) == Approx(43 / user_hz));
+
+  // No steal and no SMI in the next window: its unexplained gaps stay so.
+  shared.interruption_count = 20;
+  shared.interrupted_ticks = 20'000;
+  const ProbeResult second = probe.run(context);
+  CHECK(value(second, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "unexplained"}}) == 3);
+  CHECK(value(second, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "hypervisor"}}) == 3);
 }
 
 TEST_CASE("cause of an overlap: a hard IRQ before a softirq before a task switch", "[attribution_probe]") {

@@ -193,3 +193,30 @@ TEST_CASE("attribute_interruptions always sums exactly and never exceeds events"
     REQUIRE(a.unexplained == (interruptions > a.coincident_events ? interruptions - a.coincident_events : 0));
   }
 }
+
+TEST_CASE("split_below_kernel: each SMI takes one unexplained gap, the longest first; steal takes the rest",
+          "[attribution]") {
+  using jitterd::BelowKernel;
+  using jitterd::split_below_kernel;
+  // Two SMIs, no steal: the two longest gaps are the SMIs', the short one stays unexplained.
+  CHECK(split_below_kernel(std::vector<std::uint64_t>{20'000, 150'000, 90'000}, 2, false) ==
+        BelowKernel{2, 0, 1, 240'000, 0, 20'000});
+  // More SMIs than gaps: an SMI explains at most one gap; the others fell between gaps.
+  CHECK(split_below_kernel(std::vector<std::uint64_t>{5'000}, 3, true) == BelowKernel{1, 0, 0, 5'000, 0, 0});
+  // Steal in the window: what no SMI took is the hypervisor's.
+  CHECK(split_below_kernel(std::vector<std::uint64_t>{20'000, 150'000, 90'000}, 1, true) ==
+        BelowKernel{1, 2, 0, 150'000, 110'000, 0});
+  // Neither: all unexplained.
+  CHECK(split_below_kernel(std::vector<std::uint64_t>{7, 8}, 0, false) == BelowKernel{0, 0, 2, 0, 0, 15});
+}
+
+TEST_CASE("split_below_kernel over counts (window deltas): time shared in proportion to the gaps",
+          "[attribution]") {
+  using jitterd::BelowKernel;
+  using jitterd::split_below_kernel;
+  CHECK(split_below_kernel(4, 400, 1, true) == BelowKernel{1, 3, 0, 100, 300, 0});
+  CHECK(split_below_kernel(4, 400, 1, false) == BelowKernel{1, 0, 3, 100, 0, 300});
+  CHECK(split_below_kernel(2, 400, 5, false) == BelowKernel{2, 0, 0, 400, 0, 0});
+  // No gaps: the time (all of it unexplained, as attribute_interruptions leaves it) stays so.
+  CHECK(split_below_kernel(0, 400, 5, true) == BelowKernel{0, 0, 0, 0, 0, 400});
+}

@@ -82,7 +82,7 @@ SamplerReading sampler(int cpu, bool window_ready) {
   r.settings.cpu = cpu;
   r.settings.method = TickMethod::lfence_rdtsc;
   r.settings.scale = scale;
-  r.startup = {0, true, true, 0, 40, 800, {}, ""};  // floor 20 ns, threshold 400 ns
+  r.startup = {0, true, true, 0, 40, 800, {}, "", ""};  // floor 20 ns, threshold 400 ns
   r.up = true;
   r.sampling = true;
   // 20 ns and 30 ns gaps, 990 of 1 us and 10 of 100 us: 1000 interruptions.
@@ -168,7 +168,11 @@ ProbeResult attribution_result() {
   jitterd::testing::ScratchTree sys, proc;
   proc.write("interrupts", interrupts(0));
   proc.write("softirqs", softirqs(0));
+  // Steal on both sampled CPUs (USER_HZ ticks), an SMI counter on cpu 3 only.
+  proc.write("stat", "cpu3 100 0 50 800 0 0 0 250 0 0\ncpu4 100 0 50 800 0 0 0 0 0 0\n");
   SamplerShared cpu3(16, 1'000'000, 16), cpu4(16, 1'000'000, 16);
+  cpu3.smi_count = 2;
+  cpu3.smi_counted = true;
   ProbeContext context;
   context.host = HostReader(sys.root(), proc.root());  // no tracefs: window deltas
   context.method = TickMethod::lfence_rdtsc;
@@ -179,6 +183,8 @@ ProbeResult attribution_result() {
   probe.run(context);  // the baseline
   proc.write("interrupts", interrupts(5));
   proc.write("softirqs", softirqs(5));
+  proc.write("stat", "cpu3 100 0 50 900 0 0 0 251 0 0\ncpu4 100 0 50 900 0 0 0 0 0 0\n");
+  cpu3.smi_count = 5;             // 3 of the 35 unexplained are SMIs', the rest the hypervisor's
   cpu3.interruption_count = 100;  // 50 timer ticks, 10 NIC interrupts, 5 IPIs, 35 unexplained
   cpu3.interrupted_ticks = 100 * 2000;
   cpu4.interruption_count = 3;

@@ -420,8 +420,8 @@ TEST_CASE("parse_proc_stat: per-cpu busy and total ticks; busy_shares between tw
       "intr 5860268 0 0\n"
       "ctxt 4045020\n");
   REQUIRE(before.size() == 2);  // the sum line, a short line and the other rows are skipped
-  CHECK(before.at(0) == jitterd::CpuTimes{150, 1000});
-  CHECK(before.at(1) == jitterd::CpuTimes{10, 1000});
+  CHECK(before.at(0) == jitterd::CpuTimes{150, 1000, 0, true});
+  CHECK(before.at(1) == jitterd::CpuTimes{10, 1000, 0, true});
   const auto after = jitterd::parse_proc_stat(
       "cpu0 100 0 50 900 50 0 0 0 0 0\n"  // idle only: 0% busy
       "cpu1 60 0 10 1020 0 0 5 5 0 0\n"   // +70 busy (user, system, irq, steal) of +100
@@ -433,6 +433,17 @@ TEST_CASE("parse_proc_stat: per-cpu busy and total ticks; busy_shares between tw
   // iowait (the fifth field) went backwards by more than busy grew: no share, not one above 1.
   const auto backwards = jitterd::parse_proc_stat("cpu0 180 0 50 800 0 0 0 0 0 0\n");
   CHECK(jitterd::busy_shares(before, backwards).empty());
+}
+
+TEST_CASE("parse_proc_stat: steal is the eighth column, absent on older kernels' shorter lines", "[posture]") {
+  const auto times = jitterd::parse_proc_stat(
+      "cpu0 3304262 281723 458045 885048 3913 0 10459 5186 0 0\n"
+      "cpu1 10 0 0 990 0 0 5\n");  // seven columns: a kernel without steal accounting
+  REQUIRE(times.size() == 2);
+  CHECK(times.at(0).has_steal);
+  CHECK(times.at(0).steal == 5186);
+  CHECK_FALSE(times.at(1).has_steal);
+  CHECK(times.at(1).steal == 0);
 }
 
 TEST_CASE("managed IRQs: debugfs flags where readable, else nvme I/O queues bound to one cpu", "[posture]") {

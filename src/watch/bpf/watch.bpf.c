@@ -35,10 +35,14 @@
 //   watch_interrupts.bpf.h   hard IRQs, APIC vectors, softirqs, TLB shootdowns, NMIs
 //   watch_ipi_senders.bpf.h  the IPIs sent to a watched CPU, by sender
 //   watch_scheduler.bpf.h    the application's preemptions, the tick that would not stop
+//   watch_smi.bpf.h          the watched CPUs' SMI counters, read in their own timer interrupt
+//   watch_timers.bpf.h       the timers started on the watched CPUs, by function: who re-arms the tick
+//                            (included by watch_interrupts.bpf.h, whose local timer entry reads them)
 #include "watch_state.bpf.h"
 
 #include "watch_interrupts.bpf.h"
 #include "watch_ipi_senders.bpf.h"
 #include "watch_scheduler.bpf.h"
+#include "watch_timers.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

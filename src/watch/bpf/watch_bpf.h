@@ -157,6 +157,8 @@ enum jd_program {
   JD_PROG_TICK_STOP,
   JD_PROG_SCHED_SWITCH,
   JD_PROG_SCHED_WAKEUP,
+  JD_PROG_HRTIMER_START,  // watch_timers.bpf.h
+  JD_PROG_TIMER_START,
   JD_PROGRAMS
 };
 

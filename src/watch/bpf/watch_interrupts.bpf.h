@@ -8,6 +8,7 @@
 #ifndef JITTERD_WATCH_INTERRUPTS_BPF_H
 #define JITTERD_WATCH_INTERRUPTS_BPF_H
 
+#include "watch_smi.bpf.h"
 #include "watch_state.bpf.h"
 
 static __always_inline void enter(__u64 now, __u32 source, __u32 id) {
@@ -132,20 +133,21 @@ int BPF_PROG(softirq_exit, unsigned int vec) {
 
 // The x86 APIC vectors (watch_bpf.h JD_X86_VECTORS): one entry and one exit program each, the
 // vector number as the id.
-#define JD_VECTOR(event, stem, source)         \
-  SEC("raw_tp/" #event "_entry")               \
-  int BPF_PROG(event##_entry, int vector) {    \
-    JD_ROLE_OR_RETURN(JD_PROG_##stem##_ENTRY); \
-    enter(now, source, (__u32)vector);         \
-    ran_since(JD_PROG_##stem##_ENTRY, now);    \
-    return 0;                                  \
-  }                                            \
-  SEC("raw_tp/" #event "_exit")                \
-  int BPF_PROG(event##_exit, int vector) {     \
-    JD_ROLE_OR_RETURN(JD_PROG_##stem##_EXIT);  \
-    leave(role, now, source, 0);               \
-    ran_since(JD_PROG_##stem##_EXIT, now);     \
-    return 0;                                  \
+#define JD_VECTOR(event, stem, source)                               \
+  SEC("raw_tp/" #event "_entry")                                     \
+  int BPF_PROG(event##_entry, int vector) {                          \
+    JD_ROLE_OR_RETURN(JD_PROG_##stem##_ENTRY);                       \
+    enter(now, source, (__u32)vector);                               \
+    if ((source) == JD_SRC_LOCAL_TIMER) read_smi_on_tick(role, now); \
+    ran_since(JD_PROG_##stem##_ENTRY, now);                          \
+    return 0;                                                        \
+  }                                                                  \
+  SEC("raw_tp/" #event "_exit")                                      \
+  int BPF_PROG(event##_exit, int vector) {                           \
+    JD_ROLE_OR_RETURN(JD_PROG_##stem##_EXIT);                        \
+    leave(role, now, source, 0);                                     \
+    ran_since(JD_PROG_##stem##_EXIT, now);                           \
+    return 0;                                                        \
   }
 
 JD_X86_VECTORS(JD_VECTOR)

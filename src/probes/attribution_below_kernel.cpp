@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// The attribution probe's part below the kernel (probes/attribution_probe.h): each sampled CPU's
+// SMIs and steal time into its window, the window's unexplained gaps given to smi and hypervisor
+// (host/attribution.h split_below_kernel), their export and the one line that says what is counted.
+#include <algorithm>
+
+#include "host/attribution.h"
+#include "host/cpu_list.h"
+#include "host/msr_pmu.h"
+#include "probes/attribution_probe.h"  // the class whose members these are
+
+namespace jitterd {
+
+AttributionProbe::CpuWindow AttributionProbe::window_of(const SamplerCounts& r,
+                                                        const std::map<int, CpuTimes>& cpu_times) {
+  const auto times = cpu_times.find(r.cpu);
+  const bool steal = times != cpu_times.end() && times->second.has_steal;
+  return {r.count, r.ticks, r.end_sequence, r.smis, steal ? std::optional(times->second.steal) : std::nullopt};
+}
+
+void AttributionProbe::settle_unexplained(CpuTotals& totals, const CpuWindow& before, const CpuWindow& now,
+                                          std::map<std::string, std::uint64_t>& by_cause,
+                                          std::optional<std::uint64_t> gaps, std::uint64_t gaps_ns) {
+  const std::uint64_t smis = before.smis && now.smis && *now.smis >= *before.smis ? *now.smis - *before.smis : 0;
+  const bool steal = before.steal_ticks && now.steal_ticks && *now.steal_ticks > *before.steal_ticks;
+  const BelowKernel split =
+      gaps ? split_below_kernel(*gaps, gaps_ns, smis, steal) : split_below_kernel(unexplained_ns_, smis, steal);
+  const std::pair<std::string_view, std::pair<std::uint64_t, std::uint64_t>> parts[] = {
+      {smi_cause, {split.smi, split.smi_ns}},
+      {hypervisor_cause, {split.hypervisor, split.hypervisor_ns}},
+      {std::string_view("unexplained"), {split.unexplained, split.unexplained_ns}}};
+  for (const auto& [cause, part] : parts) {
+    const std::string name(cause);
+    by_cause[name] += part.first;
+    totals.stolen_seconds[name] += static_cast<double>(part.second) * 1e-9;
+  }
+}
+
+void AttributionProbe::export_below_kernel(ProbeResult& result, const std::string& cpu,
+                                           const CpuTotals& totals) const {
+  if (totals.smis)
+    result.metrics.push_back(counter("jitterd_smi_total",
+                                     "System Management Interrupts a sampled or watched CPU took, read on that "
+                                     "CPU from the msr PMU's smi counter (since jitterd began counting).",
+                                     {{"cpu", cpu}}, static_cast<double>(*totals.smis)));
+  if (totals.steal_ticks)
+    result.metrics.push_back(
+        counter("jitterd_cpu_steal_seconds_total",
+                "Time the hypervisor ran something else while this sampled or watched virtual "
+                "CPU wanted to run (/proc/stat steal; resolution 1/USER_HZ).",
+                {{"cpu", cpu}}, static_cast<double>(*totals.steal_ticks) / user_hz_));
+}
+
+void AttributionProbe::note_below_kernel(const ProbeContext& context, ProbeResult& result) const {
+  const MsrPmu pmu = read_msr_pmu(context.host);
+  std::string line = msr_pmu_line(pmu);
+  // One reason for all CPUs where they share it (a unit without CAP_PERFMON refuses every one).
+  std::map<std::string, std::vector<int>> refused;
+  for (const auto& [cpu, totals] : totals_) {
+    if (!pmu.smi || totals.smis) continue;
+    const std::string why = context.sampler_smi_error_of ? context.sampler_smi_error_of(cpu) : "";
+    refused[why.empty() ? "not read yet" : why].push_back(cpu);
+  }
+  for (const auto& [why, cpus] : refused)
+    line += "; SMIs not counted on cpus " + format_cpu_list(cpus) + ": " + why;
+  const bool steal =
+      std::any_of(totals_.begin(), totals_.end(), [](const auto& t) { return t.second.steal_ticks.has_value(); });
+  line += steal ? "; steal time from /proc/stat in 1/" + std::to_string(static_cast<int>(user_hz_)) + " s ticks"
+                : "; no steal time in /proc/stat (a kernel without steal accounting)";
+  result.notes.push_back(line);
+  result.states["below_kernel"] = {line, false};
+}
+
+}  // namespace jitterd

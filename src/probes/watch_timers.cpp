@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "probes/watch_timers.h"
+
+#include <algorithm>
+#include <map>
+
+#include "host/text.h"
+
+namespace jitterd {
+namespace {
+
+// Each CPU's entries, most first (as read), cut to kTimerFunctionsPerCpu per kind with the rest
+// summed as "other".
+std::vector<TimerStarts> top_per_cpu(const std::vector<TimerStarts>& starts) {
+  std::vector<TimerStarts> out;
+  std::map<std::pair<int, std::string>, std::uint64_t> other;
+  std::map<std::pair<int, std::string>, std::size_t> kept;
+  for (const TimerStarts& s : starts) {
+    if (std::size_t& n = kept[{s.cpu, s.kind}]; n < kTimerFunctionsPerCpu) {
+      ++n;
+      out.push_back(s);
+    } else {
+      other[{s.cpu, s.kind}] += s.count;
+    }
+  }
+  for (const auto& [key, count] : other) out.push_back({key.first, key.second, "other", count});
+  return out;
+}
+
+}  // namespace
+
+void add_timer_starts(const TimerStartsReading& reading, const WatchReading& counts, ProbeResult& result) {
+  const std::vector<TimerStarts> top = top_per_cpu(reading.starts);
+  for (const TimerStarts& s : top)
+    result.metrics.push_back(
+        counter("jitterd_watch_timer_starts_total",
+                "Timers started on the watched CPU by the function they run (timer:hrtimer_start, "
+                "timer:timer_start; bpf), "
+                "the 16 most started per CPU and kind, the rest as function=\"other\".",
+                {{"cpu", std::to_string(s.cpu)}, {"kind", s.kind}, {"function", printable(s.function)}},
+                static_cast<double>(s.count)));
+  result.metrics.push_back(counter("jitterd_watch_timer_starts_untracked_total",
+                                   "Timer starts on watched CPUs whose function the program's full map (1,024 "
+                                   "entries) could not take (bpf).",
+                                   {}, static_cast<double>(reading.untracked)));
+  ProbeTable table{
+      "timers started on the watched cpus by function, since the watch began (bpf): who re-arms the tick",
+      {"cpu", "kind", "function", "count"},
+      {}};
+  for (const TimerStarts& s : top) table.rows.push_back({s.cpu, s.kind, printable(s.function), s.count});
+  const auto after = std::find_if(result.tables.begin(), result.tables.end(), [](const ProbeTable& t) {
+    return t.title.starts_with("tick stop failures by dependency");
+  });
+  result.tables.insert(after == result.tables.end() ? after : std::next(after), std::move(table));
+  if (!reading.names_why_not.empty())
+    result.notes.push_back("timer functions are shown as addresses: " + reading.names_why_not);
+  const bool any_nohz =
+      std::any_of(counts.cpus.begin(), counts.cpus.end(), [](const WatchedCpu& c) { return c.nohz_full; });
+  if (!any_nohz)
+    result.notes.push_back(
+        "no watched cpu is nohz_full, so their tick never stops: the timers above are what is set there, "
+        "not what restarted a stopped tick");
+}
+
+}  // namespace jitterd

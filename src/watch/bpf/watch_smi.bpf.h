@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+// The watch's BPF program, below the kernel: a watched CPU's System Management Interrupt counter
+// (the perf msr PMU's smi event, which the loader opens for each watched CPU and puts in
+// smi_events) read by that CPU itself, in its local timer interrupt, which runs there anyway.
+// bpf_perf_event_read_value on the current CPU's own CPU-bound event reads it locally
+// (perf_event_read_local: the PMU's read, an rdmsr), so no IPI is sent, unlike a read(2) of the
+// counter from the loader's CPU; its time is the timer entry handler's, booked with it. Each read
+// that finds the count grown records the interval since the read before (one tick, while the
+// tick runs), so the loader can tell which gaps an SMI may have made. A CPU whose tick has
+// stopped (nohz_full) is read at its next timer interrupt.
+// Runs in the kernel, on the watched CPU.
+#ifndef JITTERD_WATCH_SMI_BPF_H
+#define JITTERD_WATCH_SMI_BPF_H
+
+#include "watch_smi_shared.h"
+#include "watch_state.bpf.h"
+
+// Set by the loader when it opened counters for the watched CPUs: elsewhere the handler returns
+// after its role check.
+const volatile __u32 smi_enabled = 0;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+  __uint(key_size, sizeof(__u32));
+  __uint(value_size, sizeof(__u32));
+  __uint(max_entries, 1);  // the loader sizes it to the possible CPUs
+} smi_events SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct jd_smi_state);
+} smi_states SEC(".maps");
+
+// Called by the local timer vector's entry handler (watch_interrupts.bpf.h JD_VECTOR) on a CPU
+// with a role, at `now`: reads this CPU's SMI counter where it is watched.
+static __always_inline void read_smi_on_tick(const struct jd_cpu_role* role, __u64 now) {
+  __u32 zero = 0;
+  struct jd_smi_state* st = bpf_map_lookup_elem(&smi_states, &zero);
+  if (!smi_enabled || role->role != JD_ROLE_WATCHED || !st) return;
+  struct bpf_perf_event_value value = {};
+  if (bpf_perf_event_read_value(&smi_events, BPF_F_CURRENT_CPU, &value, sizeof(value)) != 0) {
+    st->read_errors += 1;
+    return;
+  }
+  if (st->reads > 0 && value.counter > st->count) {
+    __u64 w = st->windows_written;
+    struct jd_smi_window* window = &st->windows[w & (JD_SMI_WINDOWS - 1)];
+    window->from_ns = st->last_read_ns;
+    window->to_ns = now;
+    window->smis = value.counter - st->count;
+    st->windows_written = w + 1;  // after the window: the loader reads no half-written one as new
+  }
+  st->count = value.counter;
+  st->last_read_ns = now;
+  st->reads += 1;
+}
+
+#endif  // JITTERD_WATCH_SMI_BPF_H

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+// What the watch's SMI reader (watch_smi.bpf.h) and its loader (watch/bpf_watch.cpp) share: a
+// watched CPU's System Management Interrupt count as its own local timer interrupts read it, and
+// the last few tick-to-tick intervals in which it grew, so an unexplained gap can be placed
+// inside one. Plain C, included by the BPF program and by C++.
+#ifndef JITTERD_WATCH_SMI_SHARED_H
+#define JITTERD_WATCH_SMI_SHARED_H
+
+#include "watch_bpf.h"
+
+// Intervals kept per CPU (a power of two): SMIs are rare, and the loader reads every second.
+#define JD_SMI_WINDOWS 16
+
+// An interval between two reads (two local timer interrupts) in which the count grew.
+struct jd_smi_window {
+  jd_u64 from_ns;  // bpf_ktime_get_ns (CLOCK_MONOTONIC) of the read before
+  jd_u64 to_ns;    // of the read that saw the count grow
+  jd_u64 smis;     // by how much
+};
+
+// One CPU's reader state (a per-CPU array of one entry).
+struct jd_smi_state {
+  jd_u64 count;            // the counter at the last read (counts from when the loader opened it)
+  jd_u64 reads;            // reads that succeeded
+  jd_u64 read_errors;      // reads the kernel refused (no counter of this CPU in the array)
+  jd_u64 last_read_ns;     // when the last read was
+  jd_u64 windows_written;  // intervals ever written: the latest is windows[(windows_written - 1) % JD_SMI_WINDOWS]
+  struct jd_smi_window windows[JD_SMI_WINDOWS];
+};
+
+#endif

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "watch/bpf_smi.h"
+
+#include <bpf/bpf.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "watch_smi_shared.h"
+
+namespace jitterd {
+
+void BpfSmiCounters::open(const PmuEvent& event, const std::vector<int>& cpus, int events_fd) {
+  for (int cpu : cpus) {
+    std::string why;
+    CpuCounter counter = CpuCounter::open(event, cpu, &why);
+    if (!counter.is_open()) {
+      if (why_not_.empty()) why_not_ = why;
+      continue;
+    }
+    const auto key = static_cast<std::uint32_t>(cpu);
+    const auto fd = static_cast<std::uint32_t>(counter.fd());
+    if (bpf_map_update_elem(events_fd, &key, &fd, BPF_ANY) != 0) {
+      if (why_not_.empty())
+        why_not_ = "could not give cpu " + std::to_string(cpu) +
+                   "'s SMI counter to the BPF program: " + std::strerror(errno);
+      continue;
+    }
+    counters_.emplace(cpu, std::move(counter));
+  }
+}
+
+std::map<int, SmiReading> BpfSmiCounters::read(int states_fd, std::size_t possible_cpus) {
+  std::map<int, SmiReading> out;
+  if (counters_.empty()) return out;
+  // A per-CPU map's lookup copies every CPU's slot (each rounded up to 8 bytes) on this CPU.
+  static_assert(sizeof(jd_smi_state) % 8 == 0);
+  std::vector<jd_smi_state> states(possible_cpus);
+  const std::uint32_t zero = 0;
+  if (bpf_map_lookup_elem(states_fd, &zero, states.data()) != 0) return out;
+  for (const auto& [cpu, counter] : counters_) {
+    if (static_cast<std::size_t>(cpu) >= possible_cpus) continue;
+    const jd_smi_state& s = states[static_cast<std::size_t>(cpu)];
+    SmiReading r;
+    r.count = s.count;
+    r.reads = s.reads;
+    std::uint64_t& seen = written_[cpu];
+    std::deque<SmiWindow>& kept = kept_[cpu];
+    std::uint64_t& lost = lost_[cpu];
+    const std::uint64_t fresh = s.windows_written - std::min(seen, s.windows_written);
+    const std::uint64_t readable = std::min<std::uint64_t>(fresh, JD_SMI_WINDOWS);
+    lost += fresh - readable;
+    for (std::uint64_t w = s.windows_written - readable; w < s.windows_written; ++w) {
+      const jd_smi_window& window = s.windows[w % JD_SMI_WINDOWS];
+      kept.push_back({window.from_ns, window.to_ns, window.smis});
+    }
+    while (kept.size() > kKeptSmiWindows) kept.pop_front();
+    seen = s.windows_written;
+    r.windows.assign(kept.begin(), kept.end());
+    r.windows_lost = lost;
+    out.emplace(cpu, std::move(r));
+  }
+  return out;
+}
+
+}  // namespace jitterd

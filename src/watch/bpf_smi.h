@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// The loader's side of the watched CPUs' SMI counters (bpf/watch_smi.bpf.h): it opens the msr
+// PMU's smi event for each watched CPU and hands it to the program's perf event array, which the
+// CPU then reads itself in its local timer interrupt; the loader reads only what the program
+// wrote (a per-CPU map's copy, no IPI). Opening and closing a CPU-bound event is an IPI to that
+// CPU, once each, when the watch starts and ends (the program's attach IPIs every CPU then too);
+// nothing while it runs (tests/integration/smi_test.py measures it). Internal to the BPF engine;
+// one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "host/cpu_counter.h"
+#include "host/msr_pmu.h"
+
+namespace jitterd {
+
+// An interval between two of a CPU's local timer interrupts in which its SMI count grew.
+struct SmiWindow {
+  std::uint64_t from_ns = 0, to_ns = 0;  // CLOCK_MONOTONIC
+  std::uint64_t smis = 0;
+  bool operator==(const SmiWindow&) const = default;
+};
+
+// A watched CPU's SMI counter as its own timer interrupts last read it.
+struct SmiReading {
+  std::uint64_t count = 0;         // since the watch opened the counter
+  std::uint64_t reads = 0;         // 0: not read yet (no timer interrupt since), so no count
+  std::vector<SmiWindow> windows;  // the latest kKeptSmiWindows, oldest first
+  std::uint64_t windows_lost = 0;  // cumulative: more than the program keeps came between two readings
+};
+
+// Intervals the loader keeps per CPU, so that every reader (the watch every second, the loops
+// probe every interval) finds those of its own window without taking them from the others.
+inline constexpr std::size_t kKeptSmiWindows = 256;
+
+class BpfSmiCounters {
+ public:
+  // Opens `event` on each of `cpus` and stores it at the CPU's index of the perf event array
+  // `events_fd`; a CPU the kernel refuses is left out, and why_not() says why.
+  void open(const PmuEvent& event, const std::vector<int>& cpus, int events_fd);
+  // Each opened CPU's reading from the program's per-CPU state map `states_fd`, its new intervals
+  // added to those kept.
+  std::map<int, SmiReading> read(int states_fd, std::size_t possible_cpus);
+  bool any() const { return !counters_.empty(); }
+  const std::string& why_not() const { return why_not_; }
+
+ private:
+  std::map<int, CpuCounter> counters_;    // by CPU
+  std::map<int, std::uint64_t> written_;  // by CPU: the windows_written seen last
+  std::map<int, std::deque<SmiWindow>> kept_;
+  std::map<int, std::uint64_t> lost_;
+  std::string why_not_;
+};
+
+}  // namespace jitterd
