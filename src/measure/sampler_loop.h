@@ -42,6 +42,9 @@ struct SamplerShared {
   // Read by the sampler thread between spans, never in the loop (sampling/sampler_worker.h): its
   // CPU's System Management Interrupts so far (the msr PMU's smi event), once smi_counted is set.
   std::atomic<std::uint64_t> smi_count{0};
+  // Of those, the SMIs that came while the sampler spun (a span's two ends' reads apart): only
+  // these can have made a recorded gap; a burst sampler sleeps through most of its CPU's SMIs.
+  std::atomic<std::uint64_t> smi_in_spans{0};
   std::atomic<bool> smi_counted{false};
 };
 

@@ -15,13 +15,19 @@ AttributionProbe::CpuWindow AttributionProbe::window_of(const SamplerCounts& r,
                                                         const std::map<int, CpuTimes>& cpu_times) {
   const auto times = cpu_times.find(r.cpu);
   const bool steal = times != cpu_times.end() && times->second.has_steal;
-  return {r.count, r.ticks, r.end_sequence, r.smis, steal ? std::optional(times->second.steal) : std::nullopt};
+  return {
+      r.count,        r.ticks, r.end_sequence, r.smis, steal ? std::optional(times->second.steal) : std::nullopt,
+      r.smis_in_spans};
 }
 
 void AttributionProbe::settle_unexplained(CpuTotals& totals, const CpuWindow& before, const CpuWindow& now,
                                           std::map<std::string, std::uint64_t>& by_cause,
                                           std::optional<std::uint64_t> gaps, std::uint64_t gaps_ns) {
-  const std::uint64_t smis = before.smis && now.smis && *now.smis >= *before.smis ? *now.smis - *before.smis : 0;
+  // Only an SMI that came while the sampler spun can have made one of its gaps (a burst sampler
+  // sleeps through most of the window): the in-span count, not the CPU's.
+  const std::uint64_t smis = before.smis && now.smis && now.smis_in_spans >= before.smis_in_spans
+                                 ? now.smis_in_spans - before.smis_in_spans
+                                 : 0;
   const bool steal = before.steal_ticks && now.steal_ticks && *now.steal_ticks > *before.steal_ticks;
   const BelowKernel split =
       gaps ? split_below_kernel(*gaps, gaps_ns, smis, steal) : split_below_kernel(unexplained_ns_, smis, steal);

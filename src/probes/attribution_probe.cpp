@@ -218,9 +218,12 @@ std::vector<AttributionProbe::SamplerCounts> AttributionProbe::read_samplers(
                     shared->interrupted_ticks.load(std::memory_order_acquire),
                     0,
                     {},
-                    std::nullopt};
-    if (shared->smi_counted.load(std::memory_order_acquire))
+                    std::nullopt,
+                    0};
+    if (shared->smi_counted.load(std::memory_order_acquire)) {
       r.smis = shared->smi_count.load(std::memory_order_relaxed);
+      r.smis_in_spans = shared->smi_in_spans.load(std::memory_order_relaxed);
+    }
     const auto window = windows_.find(cpu);
     r.fresh = shared->interruptions.copy_since(window == windows_.end() ? 0 : window->second.next_sequence,
                                                &r.end_sequence);

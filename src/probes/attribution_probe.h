@@ -68,6 +68,7 @@ class AttributionProbe : public Probe {
   struct CpuWindow {  // a sampler's counters at the previous run, and its ring's next sequence
     std::uint64_t interruptions = 0, interrupted_ticks = 0, next_sequence = 0;
     std::optional<std::uint64_t> smis, steal_ticks;  // below the kernel, where counted
+    std::uint64_t smis_in_spans = 0;                 // of the SMIs, those while the sampler spun
   };
   struct CpuTotals {                                     // accumulated since the probe started
     std::map<std::string, std::uint64_t> interruptions;  // by cause
@@ -87,6 +88,7 @@ class AttributionProbe : public Probe {
     std::uint64_t count, ticks, end_sequence;
     std::vector<Interruption> fresh;
     std::optional<std::uint64_t> smis;  // the sampler's last reading of its CPU's SMI counter
+    std::uint64_t smis_in_spans = 0;    // of those, the ones that came while it spun
   };
   void open_methods(const ProbeContext& context);
   void track_samplers(const ProbeContext& context, const std::vector<int>& sampled);

@@ -415,7 +415,7 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
                                ? bpf_engine->smi_why_not()
                                : "the watch's method is " + method_ + "; only bpf reads a watched cpu's SMIs",
                            result);
-  if (bpf_engine) add_timer_starts(bpf_engine->read_timer_starts(), reading, result);
+  if (bpf_engine) add_timer_starts(bpf_engine->read_timer_starts(), reading, timer_functions_, result);
   result.tables.insert(result.tables.begin(),
                        watch_glance_table(windows_, reading, bpf ? &top_ : nullptr, method_));
   // Asked for bpf or tracepoints and given counts: a warning until it changes.

@@ -29,6 +29,7 @@
 #include "probes/probe.h"
 #include "probes/stolen_series.h"
 #include "probes/watch_paired_result.h"
+#include "probes/watch_timers.h"
 #include "probes/watch_top.h"
 #include "probes/watch_window.h"
 #include "watch/application.h"
@@ -95,7 +96,8 @@ class WatchProbe : public Probe {
   KernelWatch* kernel_ = nullptr;              // bpf_owner_'s or trace_, or none (counts)
   std::optional<PairedReading> previous_bpf_;
   WatchPairedHistory history_;
-  WatchTop top_;  // who took each watched CPU, over the window and since the watch began
+  WatchTop top_;                         // who took each watched CPU, over the window and since the watch began
+  TimerFunctionsShown timer_functions_;  // the timer functions given a series so far
   // The typed figures of each reading over settings_.window, oldest first (the live baseline's).
   std::deque<std::vector<WatchWindow>> windows_;
   std::map<int, StolenSeries> stolen_;  // by CPU: the window's stolen time by cause, reading by reading

@@ -9,19 +9,17 @@
 namespace jitterd {
 namespace {
 
-// Each CPU's entries, most first (as read), cut to kTimerFunctionsPerCpu per kind with the rest
-// summed as "other".
-std::vector<TimerStarts> top_per_cpu(const std::vector<TimerStarts>& starts) {
+// Each CPU's entries, most first (as read): those already shown and, while a CPU and kind has
+// fewer than kTimerFunctionsPerCpu shown, the next most started; the rest summed as "other".
+std::vector<TimerStarts> shown_per_cpu(const std::vector<TimerStarts>& starts, TimerFunctionsShown& shown) {
   std::vector<TimerStarts> out;
   std::map<std::pair<int, std::string>, std::uint64_t> other;
-  std::map<std::pair<int, std::string>, std::size_t> kept;
   for (const TimerStarts& s : starts) {
-    if (std::size_t& n = kept[{s.cpu, s.kind}]; n < kTimerFunctionsPerCpu) {
-      ++n;
+    std::set<std::string>& given = shown[{s.cpu, s.kind}];
+    if (given.count(s.function) != 0 || (given.size() < kTimerFunctionsPerCpu && given.insert(s.function).second))
       out.push_back(s);
-    } else {
+    else
       other[{s.cpu, s.kind}] += s.count;
-    }
   }
   for (const auto& [key, count] : other) out.push_back({key.first, key.second, "other", count});
   return out;
@@ -29,14 +27,15 @@ std::vector<TimerStarts> top_per_cpu(const std::vector<TimerStarts>& starts) {
 
 }  // namespace
 
-void add_timer_starts(const TimerStartsReading& reading, const WatchReading& counts, ProbeResult& result) {
-  const std::vector<TimerStarts> top = top_per_cpu(reading.starts);
+void add_timer_starts(const TimerStartsReading& reading, const WatchReading& counts, TimerFunctionsShown& shown,
+                      ProbeResult& result) {
+  const std::vector<TimerStarts> top = shown_per_cpu(reading.starts, shown);
   for (const TimerStarts& s : top)
     result.metrics.push_back(
         counter("jitterd_watch_timer_starts_total",
                 "Timers started on the watched CPU by the function they run (timer:hrtimer_start, "
                 "timer:timer_start; bpf), "
-                "the 16 most started per CPU and kind, the rest as function=\"other\".",
+                "the first 16 seen per CPU and kind (most started first), the rest as function=\"other\".",
                 {{"cpu", std::to_string(s.cpu)}, {"kind", s.kind}, {"function", printable(s.function)}},
                 static_cast<double>(s.count)));
   result.metrics.push_back(counter("jitterd_watch_timer_starts_untracked_total",

@@ -191,16 +191,25 @@ void SamplerWorker::open_counters() {
     return;
   }
   smi_ = CpuCounter::open(*settings_.smi_event, settings_.cpu, &startup_.smi_error);
-  read_counters();
+  read_counters(std::nullopt);
 }
 
 // Between spans, on the sampled CPU only: a read from anywhere else would interrupt it.
-void SamplerWorker::read_counters() {
-  if (!smi_.is_open() || !shared_ || sched_getcpu() != settings_.cpu) return;
-  if (const std::optional<std::uint64_t> smis = smi_.read()) {
-    publish(shared_->smi_count, *smis);
-    shared_->smi_counted.store(true, std::memory_order_release);
-  }
+std::optional<std::uint64_t> SamplerWorker::read_smis() const {
+  if (!smi_.is_open() || sched_getcpu() != settings_.cpu) return std::nullopt;
+  return smi_.read();
+}
+
+// After a span (or at the open, with no span): the count, and the SMIs since `span_start`, the
+// read that began the span, as the span's.
+void SamplerWorker::read_counters(std::optional<std::uint64_t> span_start) {
+  if (!shared_) return;
+  last_smis_ = read_smis();
+  if (!last_smis_) return;
+  if (span_start && *last_smis_ >= *span_start) smis_in_spans_ += *last_smis_ - *span_start;
+  publish(shared_->smi_in_spans, smis_in_spans_);
+  publish(shared_->smi_count, *last_smis_);
+  shared_->smi_counted.store(true, std::memory_order_release);
 }
 
 void SamplerWorker::warm_up() {
@@ -310,16 +319,19 @@ void SamplerWorker::sample() {
     // A CPU may go offline while a burst sampler sleeps: check before a borrowed task runs.
     if (sched_getcpu() != settings_.cpu && !wait_for_cpu()) return;
     run_pending_tasks();
+    // A continuous sampler's span starts where the last one's read left it; a burst's after a sleep.
+    const std::optional<std::uint64_t> span_start = settings_.continuous ? last_smis_ : read_smis();
     const std::uint64_t now = read_ticks(settings_.method);
     const std::uint64_t end = !settings_.continuous ? now + spin_ticks
                               : smi_.is_open()      ? now + read_period_ticks
                                                     : std::numeric_limits<std::uint64_t>::max();
     if (!run_span(end)) {
+      last_smis_.reset();  // off its CPU: what came since is no span's
       if (!wait_for_cpu()) return;
       next_burst = clock::now();
       continue;
     }
-    read_counters();
+    read_counters(span_start);
     if (settings_.continuous) continue;
     next_burst += std::chrono::duration_cast<clock::duration>(settings_.period);
     if (next_burst < clock::now()) next_burst = clock::now();  // a long task: don't burst twice

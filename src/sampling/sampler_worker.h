@@ -129,7 +129,8 @@ class SamplerWorker {
   bool heartbeat_recent(std::uint64_t now_tick) const;
   void run_pending_tasks();
   void open_counters();
-  void read_counters();
+  std::optional<std::uint64_t> read_smis() const;
+  void read_counters(std::optional<std::uint64_t> span_start);
   void refuse_pending_tasks(const std::string& why);
 
   struct Task {
@@ -141,7 +142,9 @@ class SamplerWorker {
   SamplerStartup startup_;
   std::unique_ptr<SamplerShared> shared_;
   SamplerWriterState writer_;
-  CpuCounter smi_;  // opened, read and closed on the sampled CPU only
+  CpuCounter smi_;                          // opened, read and closed on the sampled CPU only
+  std::optional<std::uint64_t> last_smis_;  // the last read: a continuous sampler's next span's start
+  std::uint64_t smis_in_spans_ = 0;
   std::thread thread_;
   std::atomic<bool> interrupt_span_{false};
   std::atomic<bool> exited_{false};

@@ -16,8 +16,10 @@ std::shared_ptr<SamplerSet> start_samplers(const SamplingPlan& plan, const Count
   restrict_current_thread(plan.selection.housekeeping);
   std::vector<SamplerSettings> settings = sampler_settings(plan, TickScale(frequency.hertz));
   // Each sampler counts its CPU's SMIs where the msr PMU has the event (absence: the attribution
-  // probe's note says why, once).
-  const std::optional<PmuEvent> smi = read_msr_pmu(host).smi;
+  // probe's note says why, once), for the attribution probe, its one reader: without it a sampler
+  // would leave its span and read the counter for nothing.
+  const std::optional<PmuEvent> smi =
+      plan.config.probes.attribution.enabled ? read_msr_pmu(host).smi : std::optional<PmuEvent>{};
   for (SamplerSettings& s : settings) s.smi_event = smi;
   auto samplers = std::make_shared<SamplerSet>(settings, host);
   samplers->start();

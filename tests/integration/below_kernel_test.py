@@ -170,7 +170,10 @@ class BelowKernelTest(harness.DaemonTestCase):
               f"{perf_ipis[me]} by {reads} remote reads (+ open and close) of the same counter; others (the "
               f"kernel's, in an interrupt while the task ran): daemon {other_ipis[name]}, control {other_ipis[me]}",
               file=sys.stderr)
-        self.assertGreaterEqual(perf_ipis[me], reads, f"the tracer sees a remote read's IPI:\n{output}")
+        # A remote read queues a call on CPU 1 and sends the IPI only when CPU 1's queue was empty: a
+        # read that lands beside another queued call (the tick's own, say) shares its IPI (198 of 200
+        # here once, with a suite running beside it). So at least 90%: the tracer sees perf's IPIs.
+        self.assertGreaterEqual(perf_ipis[me], 0.9 * reads, f"the tracer sees a remote read's IPI:\n{output}")
         self.assertEqual(perf_ipis[name], 0, f"IPIs from the daemon's perf calls:\n{output}")
         (smis,) = harness.select(daemon.scrape(), "jitterd_smi_total", cpu=str(CPU)).values()
         self.assertGreaterEqual(smis, 0)

@@ -180,11 +180,14 @@ class ScrapeTest(unittest.TestCase):
         self.assertGreaterEqual(self.daemon.value("jitterd_c2c_measured_pairs"), 1)
 
     def test_attribution_explains_the_sampled_cpu(self):
-        # The first run is the baseline; the second (10 s later) closes the first window.
-        harness.wait_until(
-            lambda: select(self.daemon.scrape(), "jitterd_attribution_interruptions_total", cpu=self.cpu),
-            timeout=25, interval=0.5, what="a first attribution window")
-        samples = self.daemon.scrape()
+        # The first run is the baseline (its series are exported at 0 from there, the SMI and steal
+        # counts read); the second (10 s later) closes the first window, whose interrupts (the
+        # tick's at least) are counted.
+        def window_closed():
+            scraped = self.daemon.scrape()
+            return scraped if sum(select(scraped, "jitterd_attribution_events_total", cpu=self.cpu).values()) else None
+
+        samples = harness.wait_until(window_closed, timeout=25, interval=0.5, what="a first attribution window")
         methods = select(samples, "jitterd_attribution_method_info")
         self.assertEqual(len(methods), 1, methods)
         method = dict(next(iter(methods)))["method"]

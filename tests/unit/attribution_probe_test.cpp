@@ -106,6 +106,7 @@ TEST_CASE("attribution below the kernel: the window's SMIs, then its steal, take
   proc.write("stat", "cpu  1 2 3 4 5 6 7 8 0 0\ncpu0 1 0 0 9 0 0 0 4 0 0\ncpu1 1 0 0 9 0 0 0 40 0 0\n");
   SamplerShared shared(16, 1'000'000, 16);
   shared.smi_count = 7;
+  shared.smi_in_spans = 5;  // the other 2 came while the sampler slept
   shared.smi_counted = true;
   ProbeContext context;
   context.host = HostReader(sys.root(), proc.root());
@@ -128,10 +129,12 @@ TEST_CASE("attribution below the kernel: the window's SMIs, then its steal, take
             std::to_string(static_cast<int>(user_hz)) + " s ticks");
 
   // A window of 10 ticks and 2 NIC interrupts, 17 interruptions of 1 us: 5 unexplained; 2 SMIs
-  // and steal in the window make them 2 smi and 3 hypervisor.
+  // while the sampler spun (of 4 on the CPU) and steal in the window make them 2 smi and 3
+  // hypervisor.
   proc.write("interrupts", interrupts(510, 9));
   proc.write("stat", "cpu0 1 0 0 9 0 0 0 4 0 0\ncpu1 1 0 0 9 0 0 0 43 0 0\n");
-  shared.smi_count = 9;
+  shared.smi_count = 11;
+  shared.smi_in_spans = 7;
   shared.interruption_count = 17;
   shared.interrupted_ticks = 17'000;
   const ProbeResult first = probe.run(context);
@@ -140,7 +143,7 @@ TEST_CASE("attribution below the kernel: the window's SMIs, then its steal, take
   CHECK(value(first, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "unexplained"}}) == 0);
   CHECK(value(first, "jitterd_attribution_stolen_seconds_total", {{"cpu", "1"}, {"cause", "smi"}}) ==
         Approx(2e-6));
-  CHECK(value(first, "jitterd_smi_total", {{"cpu", "1"}}) == 9);
+  CHECK(value(first, "jitterd_smi_total", {{"cpu", "1"}}) == 11);
   CHECK(value(first, "jitterd_cpu_steal_seconds_total", {{"cpu", "1"}}) == Approx(43 / user_hz));
 
   // No steal and no SMI in the next window: its unexplained gaps stay so.

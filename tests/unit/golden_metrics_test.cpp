@@ -172,6 +172,7 @@ ProbeResult attribution_result() {
   proc.write("stat", "cpu3 100 0 50 800 0 0 0 250 0 0\ncpu4 100 0 50 800 0 0 0 0 0 0\n");
   SamplerShared cpu3(16, 1'000'000, 16), cpu4(16, 1'000'000, 16);
   cpu3.smi_count = 2;
+  cpu3.smi_in_spans = 2;
   cpu3.smi_counted = true;
   ProbeContext context;
   context.host = HostReader(sys.root(), proc.root());  // no tracefs: window deltas
@@ -185,6 +186,7 @@ ProbeResult attribution_result() {
   proc.write("softirqs", softirqs(5));
   proc.write("stat", "cpu3 100 0 50 900 0 0 0 251 0 0\ncpu4 100 0 50 900 0 0 0 0 0 0\n");
   cpu3.smi_count = 5;             // 3 of the 35 unexplained are SMIs', the rest the hypervisor's
+  cpu3.smi_in_spans = 5;
   cpu3.interruption_count = 100;  // 50 timer ticks, 10 NIC interrupts, 5 IPIs, 35 unexplained
   cpu3.interrupted_ticks = 100 * 2000;
   cpu4.interruption_count = 3;

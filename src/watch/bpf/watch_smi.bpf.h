@@ -4,9 +4,11 @@
 // smi_events) read by that CPU itself, in its local timer interrupt, which runs there anyway.
 // bpf_perf_event_read_value on the current CPU's own CPU-bound event reads it locally
 // (perf_event_read_local: the PMU's read, an rdmsr), so no IPI is sent, unlike a read(2) of the
-// counter from the loader's CPU; its time is the timer entry handler's, booked with it. Each read
-// that finds the count grown records the interval since the read before (one tick, while the
-// tick runs), so the loader can tell which gaps an SMI may have made. A CPU whose tick has
+// counter from the loader's CPU; its time is the timer entry handler's, booked with it (in a KVM
+// guest the rdmsr is a VM exit, so it is done at most every JD_SMI_READ_PERIOD_NS, 10 ms, not at
+// every tick). Each read that finds the count grown records the interval since the read before
+// (10 ms, or one tick where ticks are further apart), so the loader can tell which gaps an SMI may
+// have made. A CPU whose tick has
 // stopped (nohz_full) is read at its next timer interrupt.
 // Runs in the kernel, on the watched CPU.
 #ifndef JITTERD_WATCH_SMI_BPF_H
@@ -39,6 +41,7 @@ static __always_inline void read_smi_on_tick(const struct jd_cpu_role* role, __u
   __u32 zero = 0;
   struct jd_smi_state* st = bpf_map_lookup_elem(&smi_states, &zero);
   if (!smi_enabled || role->role != JD_ROLE_WATCHED || !st) return;
+  if (st->reads > 0 && now - st->last_read_ns < JD_SMI_READ_PERIOD_NS) return;  // see watch_smi_shared.h
   struct bpf_perf_event_value value = {};
   if (bpf_perf_event_read_value(&smi_events, BPF_F_CURRENT_CPU, &value, sizeof(value)) != 0) {
     st->read_errors += 1;

@@ -11,7 +11,13 @@
 // Intervals kept per CPU (a power of two): SMIs are rare, and the loader reads every second.
 #define JD_SMI_WINDOWS 16
 
-// An interval between two reads (two local timer interrupts) in which the count grew.
+// The shortest time between two reads of a CPU's counter: a read is an rdmsr, which in a KVM guest
+// is a VM exit (microseconds) inside the watched CPU's tick; at most 100 a second, not one every
+// tick (1,000 a second at HZ=1000). So an interval in which the count grew is at least this long.
+#define JD_SMI_READ_PERIOD_NS 10000000ULL
+
+// An interval between two reads (two local timer interrupts, JD_SMI_READ_PERIOD_NS or more apart)
+// in which the count grew.
 struct jd_smi_window {
   jd_u64 from_ns;  // bpf_ktime_get_ns (CLOCK_MONOTONIC) of the read before
   jd_u64 to_ns;    // of the read that saw the count grow
