@@ -6,9 +6,9 @@
 #include <map>
 
 #include "host/cpu_list.h"
+#include "host/task_classes.h"
 #include "probes/posture_checklist.h"
 #include "probes/posture_fixes.h"
-#include "host/task_classes.h"
 
 namespace jitterd {
 namespace {

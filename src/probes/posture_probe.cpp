@@ -8,9 +8,9 @@
 #include <tuple>
 
 #include "host/cpu_list.h"
+#include "host/task_classes.h"
 #include "measure/clock_ns.h"
 #include "probes/posture_isolation.h"
-#include "host/task_classes.h"
 
 namespace jitterd {
 namespace {

@@ -185,7 +185,7 @@ ProbeResult attribution_result() {
   proc.write("interrupts", interrupts(5));
   proc.write("softirqs", softirqs(5));
   proc.write("stat", "cpu3 100 0 50 900 0 0 0 251 0 0\ncpu4 100 0 50 900 0 0 0 0 0 0\n");
-  cpu3.smi_count = 5;             // 3 of the 35 unexplained are SMIs', the rest the hypervisor's
+  cpu3.smi_count = 5;  // 3 of the 35 unexplained are SMIs', the rest the hypervisor's
   cpu3.smi_in_spans = 5;
   cpu3.interruption_count = 100;  // 50 timer ticks, 10 NIC interrupts, 5 IPIs, 35 unexplained
   cpu3.interrupted_ticks = 100 * 2000;

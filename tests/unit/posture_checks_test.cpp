@@ -9,9 +9,9 @@
 #include <map>
 
 #include "fixture_tree.h"
+#include "host/task_classes.h"
 #include "probe_result_lookup.h"
 #include "probes/posture_probe.h"
-#include "host/task_classes.h"
 
 using namespace jitterd;
 using namespace std::chrono_literals;
