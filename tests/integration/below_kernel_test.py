@@ -48,12 +48,7 @@ sampler: {{duty_cycle: continuous, warmup: 100ms, window: 10s}}
 web: {{listen_address: "127.0.0.1:0"}}
 {harness.PROBES_OFF.replace("attribution: {enabled: false}", "attribution: {interval: 10s, bpf: false}")}"""
 
-WATCHED = f"""\
-cpus: []
-web: {{listen_address: "127.0.0.1:0"}}
-application: {{tasks: ["no-such-application*"]}}
-watch: {{cpus: "{CPU}", method: bpf, interval: 500ms}}
-{harness.PROBES_OFF}"""
+WATCHED = harness.bpf_watch_only(CPU)
 
 
 def prerequisites():

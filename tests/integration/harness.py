@@ -37,6 +37,15 @@ probes:
   attribution: {enabled: false}
 """
 
+
+def bpf_watch_only(cpu):
+    """A daemon that samples nothing and watches `cpu` by method bpf every 500 ms, for an
+    application that does not exist (so only the CPU's own events are counted), every probe off."""
+    return (f'cpus: []\nweb: {{listen_address: "127.0.0.1:0"}}\n'
+            f'application: {{tasks: ["no-such-application*"]}}\n'
+            f'watch: {{cpus: "{cpu}", method: bpf, interval: 500ms}}\n{PROBES_OFF}')
+
+
 # The samplers in short bursts and the web server on a free loopback port: the start of most
 # test configurations, which add their own sections after it.
 BURST_SAMPLER = """\

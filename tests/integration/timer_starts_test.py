@@ -26,12 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
 CPU = 1
-CONFIG = f"""\
-cpus: []
-web: {{listen_address: "127.0.0.1:0"}}
-application: {{tasks: ["no-such-application*"]}}
-watch: {{cpus: "{CPU}", method: bpf, interval: 500ms}}
-{harness.PROBES_OFF}"""
+CONFIG = harness.bpf_watch_only(CPU)
 
 SLEEPER = f"""
 import os, sys, time
