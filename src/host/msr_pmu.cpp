@@ -82,12 +82,17 @@ std::string msr_pmu_line(const MsrPmu& pmu) {
   std::string line = "msr PMU: ";
   line += pmu.smi ? "SMIs counted per cpu" : "no SMI counter (" + pmu.smi_why + ")";
   if (pmu.aperf && pmu.mperf) {
-    line += "; APERF/MPERF present (frequency not yet exported)";
+    line += "; APERF/MPERF counted per cpu (the frequency it ran at, as actual over reference cycles)";
   } else {
     const std::string& why = pmu.aperf ? pmu.mperf_why : pmu.aperf_why;
     line += "; no APERF/MPERF (" + why + "; most guests hide them), so frequency drops are not measured";
   }
   return line;
+}
+
+std::optional<double> frequency_ratio(const CycleCounts& before, const CycleCounts& now) {
+  if (now.reference <= before.reference || now.actual < before.actual) return std::nullopt;
+  return static_cast<double>(now.actual - before.actual) / static_cast<double>(now.reference - before.reference);
 }
 
 }  // namespace jitterd

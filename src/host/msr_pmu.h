@@ -32,9 +32,11 @@ std::optional<std::uint64_t> parse_pmu_event_config(std::string_view text, std::
 
 struct MsrPmu {
   std::optional<PmuEvent> smi, aperf, mperf;
+  // Both frequency counters: one without the other measures nothing.
+  bool has_frequency() const { return aperf && mperf; }
   // Why an event is absent ("no msr PMU at /sys/bus/event_source/devices/msr", "the msr PMU has
   // no aperf event"), "" where it is present.
-  std::string smi_why, aperf_why, mperf_why;
+  std::string smi_why = "the msr PMU was not read", aperf_why = smi_why, mperf_why = smi_why;
 };
 
 // The msr PMU's smi, aperf and mperf events as the sysfs root shows them.
@@ -44,5 +46,17 @@ MsrPmu read_msr_pmu(const HostReader& host);
 // "msr PMU: smi counted per cpu; no APERF/MPERF (the msr PMU has no aperf event: most guests hide
 // it), so frequency drops are not measured".
 std::string msr_pmu_line(const MsrPmu& pmu);
+
+// A CPU's APERF and MPERF counts since they were opened: cycles at the frequency it actually ran
+// at and at its base (reference) frequency, both counted only while it runs (not in idle states).
+struct CycleCounts {
+  std::uint64_t actual = 0, reference = 0;
+  bool operator==(const CycleCounts&) const = default;
+};
+
+// The frequency a CPU ran at between two readings as a fraction of its base frequency (actual over
+// reference cycles: 1 at base, above with turbo, below when throttled or capped); nullopt where the
+// reference did not advance (the CPU never ran) or a count went back (reopened counters).
+std::optional<double> frequency_ratio(const CycleCounts& before, const CycleCounts& now);
 
 }  // namespace jitterd

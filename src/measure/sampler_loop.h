@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "measure/gap_counts.h"
@@ -46,7 +47,36 @@ struct SamplerShared {
   // these can have made a recorded gap; a burst sampler sleeps through most of its CPU's SMIs.
   std::atomic<std::uint64_t> smi_in_spans{0};
   std::atomic<bool> smi_counted{false};
+  // The same reads' APERF and MPERF counts (host/msr_pmu.h CycleCounts), a pair published under
+  // cycles_version (odd while written; 0: never), so that a reader never pairs one read's actual
+  // cycles with another's reference cycles: publish_cycles and read_cycles below.
+  std::atomic<std::uint64_t> cycles_version{0};
+  std::atomic<std::uint64_t> actual_cycles{0}, reference_cycles{0};
 };
+
+// The sampler thread's side (its one writer): a sequence lock, as the pair's reader may run at
+// any time on a housekeeping CPU.
+inline void publish_cycles(SamplerShared& shared, std::uint64_t actual, std::uint64_t reference) {
+  const std::uint64_t version = shared.cycles_version.load(std::memory_order_relaxed);
+  shared.cycles_version.store(version + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  shared.actual_cycles.store(actual, std::memory_order_relaxed);
+  shared.reference_cycles.store(reference, std::memory_order_relaxed);
+  shared.cycles_version.store(version + 2, std::memory_order_release);
+}
+
+// The last published (actual, reference) pair; nullopt before the first.
+inline std::optional<std::pair<std::uint64_t, std::uint64_t>> read_cycles(const SamplerShared& shared) {
+  for (;;) {
+    const std::uint64_t before = shared.cycles_version.load(std::memory_order_acquire);
+    if (before == 0) return std::nullopt;
+    if (before % 2 != 0) continue;  // being written: a few stores, never a wait on anything else
+    const std::uint64_t actual = shared.actual_cycles.load(std::memory_order_relaxed);
+    const std::uint64_t reference = shared.reference_cycles.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (shared.cycles_version.load(std::memory_order_relaxed) == before) return std::pair(actual, reference);
+  }
+}
 
 // What `shared`'s counters hold now (relaxed loads): for housekeeping threads, never the loop.
 inline GapCountsTicks read_counts(const SamplerShared& shared) {

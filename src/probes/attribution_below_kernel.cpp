@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The attribution probe's part below the kernel (probes/attribution_probe.h): each sampled CPU's
-// SMIs and steal time into its window, the window's unexplained gaps given to smi and hypervisor
+// SMIs, steal time and APERF/MPERF into its window, the window's unexplained gaps given to smi and hypervisor
 // (host/attribution.h split_below_kernel), their export and the one line that says what is counted.
 #include <algorithm>
+#include <tuple>
 
 #include "host/attribution.h"
 #include "host/cpu_list.h"
 #include "host/msr_pmu.h"
 #include "probes/attribution_probe.h"  // the class whose members these are
+#include "probes/below_kernel.h"
 
 namespace jitterd {
 
@@ -16,8 +18,13 @@ AttributionProbe::CpuWindow AttributionProbe::window_of(const SamplerCounts& r,
   const auto times = cpu_times.find(r.cpu);
   const bool steal = times != cpu_times.end() && times->second.has_steal;
   return {
-      r.count,        r.ticks, r.end_sequence, r.smis, steal ? std::optional(times->second.steal) : std::nullopt,
-      r.smis_in_spans};
+      r.count,         r.ticks, r.end_sequence, r.smis, steal ? std::optional(times->second.steal) : std::nullopt,
+      r.smis_in_spans, r.cycles};
+}
+
+void AttributionProbe::keep_below_kernel(CpuTotals& totals, const CpuWindow& before, const CpuWindow& now) {
+  std::tie(totals.smis, totals.steal_ticks, totals.cycles) = std::tie(now.smis, now.steal_ticks, now.cycles);
+  totals.frequency = before.cycles && now.cycles ? frequency_ratio(*before.cycles, *now.cycles) : std::nullopt;
 }
 
 void AttributionProbe::settle_unexplained(CpuTotals& totals, const CpuWindow& before, const CpuWindow& now,
@@ -44,31 +51,28 @@ void AttributionProbe::settle_unexplained(CpuTotals& totals, const CpuWindow& be
 
 void AttributionProbe::export_below_kernel(ProbeResult& result, const std::string& cpu,
                                            const CpuTotals& totals) const {
-  if (totals.smis)
-    result.metrics.push_back(counter("jitterd_smi_total",
-                                     "System Management Interrupts a sampled or watched CPU took, read on that "
-                                     "CPU from the msr PMU's smi counter (since jitterd began counting).",
-                                     {{"cpu", cpu}}, static_cast<double>(*totals.smis)));
-  if (totals.steal_ticks)
-    result.metrics.push_back(
-        counter("jitterd_cpu_steal_seconds_total",
-                "Time the hypervisor ran something else while this sampled or watched virtual "
-                "CPU wanted to run (/proc/stat steal; resolution 1/USER_HZ).",
-                {{"cpu", cpu}}, static_cast<double>(*totals.steal_ticks) / user_hz_));
+  push_below_kernel_series(cpu, {totals.smis, totals.steal_ticks, totals.cycles}, user_hz_, result.metrics);
 }
 
 void AttributionProbe::note_below_kernel(const ProbeContext& context, ProbeResult& result) const {
-  const MsrPmu pmu = read_msr_pmu(context.host);
+  const MsrPmu& pmu = context.msr_pmu;
   std::string line = msr_pmu_line(pmu);
   // One reason for all CPUs where they share it (a unit without CAP_PERFMON refuses every one).
-  std::map<std::string, std::vector<int>> refused;
+  std::map<std::string, std::vector<int>> refused, refused_frequency;
+  std::map<int, double> ratios;
   for (const auto& [cpu, totals] : totals_) {
-    if (!pmu.smi || totals.smis) continue;
-    const std::string why = context.sampler_smi_error_of ? context.sampler_smi_error_of(cpu) : "";
-    refused[why.empty() ? "not read yet" : why].push_back(cpu);
+    const SamplerCounterErrors errors =
+        context.sampler_counter_errors_of ? context.sampler_counter_errors_of(cpu) : SamplerCounterErrors{};
+    if (pmu.smi && !totals.smis) refused[errors.smi.empty() ? "not read yet" : errors.smi].push_back(cpu);
+    if (pmu.has_frequency() && !totals.cycles)
+      refused_frequency[errors.frequency.empty() ? "not read yet" : errors.frequency].push_back(cpu);
+    if (totals.frequency) ratios[cpu] = *totals.frequency;
   }
   for (const auto& [why, cpus] : refused)
     line += "; SMIs not counted on cpus " + format_cpu_list(cpus) + ": " + why;
+  for (const auto& [why, cpus] : refused_frequency)
+    line += "; APERF/MPERF not counted on cpus " + format_cpu_list(cpus) + ": " + why;
+  line += frequency_part(ratios);
   const bool steal =
       std::any_of(totals_.begin(), totals_.end(), [](const auto& t) { return t.second.steal_ticks.has_value(); });
   line += steal ? "; steal time from /proc/stat in 1/" + std::to_string(static_cast<int>(user_hz_)) + " s ticks"

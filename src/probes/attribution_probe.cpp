@@ -219,11 +219,13 @@ std::vector<AttributionProbe::SamplerCounts> AttributionProbe::read_samplers(
                     0,
                     {},
                     std::nullopt,
-                    0};
+                    0,
+                    std::nullopt};
     if (shared->smi_counted.load(std::memory_order_acquire)) {
       r.smis = shared->smi_count.load(std::memory_order_relaxed);
       r.smis_in_spans = shared->smi_in_spans.load(std::memory_order_relaxed);
     }
+    if (const auto cycles = read_cycles(*shared)) r.cycles = CycleCounts{cycles->first, cycles->second};
     const auto window = windows_.find(cpu);
     r.fresh = shared->interruptions.copy_since(window == windows_.end() ? 0 : window->second.next_sequence,
                                                &r.end_sequence);
@@ -363,7 +365,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     const CpuWindow before = windows_[r.cpu];
     const CpuWindow& window = windows_[r.cpu] = window_of(r, cpu_times);
     CpuTotals& totals = totals_[r.cpu];
-    std::tie(totals.smis, totals.steal_ticks) = std::tie(window.smis, window.steal_ticks);
+    keep_below_kernel(totals, before, window);
     if (!have_window) continue;  // the baseline: from here on, interruptions belong to a window
     const std::vector<SourceDelta> deltas = std::move(deltas_of[r.cpu]);
     count_events(totals, deltas);

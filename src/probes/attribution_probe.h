@@ -69,6 +69,7 @@ class AttributionProbe : public Probe {
     std::uint64_t interruptions = 0, interrupted_ticks = 0, next_sequence = 0;
     std::optional<std::uint64_t> smis, steal_ticks;  // below the kernel, where counted
     std::uint64_t smis_in_spans = 0;                 // of the SMIs, those while the sampler spun
+    std::optional<CycleCounts> cycles;               // APERF/MPERF, where counted
   };
   struct CpuTotals {                                     // accumulated since the probe started
     std::map<std::string, std::uint64_t> interruptions;  // by cause
@@ -80,6 +81,8 @@ class AttributionProbe : public Probe {
     std::map<std::string, std::uint64_t> preempted_by_class;  // bpf: the preempting task's class
     std::optional<std::uint64_t> smis;                        // the sampler's SMI count (msr PMU)
     std::optional<std::uint64_t> steal_ticks;                 // /proc/stat steal, USER_HZ ticks
+    std::optional<CycleCounts> cycles;                        // the sampler's APERF/MPERF
+    std::optional<double> frequency;                          // over the last window, of the base
   };
   // A sampled CPU's counters and ring as read at the start of a run (tracepoints: the ring's
   // entries since the last window in `fresh`).
@@ -89,6 +92,7 @@ class AttributionProbe : public Probe {
     std::vector<Interruption> fresh;
     std::optional<std::uint64_t> smis;  // the sampler's last reading of its CPU's SMI counter
     std::uint64_t smis_in_spans = 0;    // of those, the ones that came while it spun
+    std::optional<CycleCounts> cycles;  // its last reading of APERF/MPERF
   };
   void open_methods(const ProbeContext& context);
   void track_samplers(const ProbeContext& context, const std::vector<int>& sampled);
@@ -107,6 +111,8 @@ class AttributionProbe : public Probe {
   void export_below_kernel(ProbeResult& result, const std::string& cpu, const CpuTotals& totals) const;
   // Gives the window's unexplained gaps (unexplained_ns_, or `gaps` and `gaps_ns` for window
   // deltas) to smi and hypervisor by host/attribution.h's rule, into `by_cause` and the totals.
+  // The window's counts below the kernel into the totals, and its frequency from `before`'s.
+  static void keep_below_kernel(CpuTotals& totals, const CpuWindow& before, const CpuWindow& now);
   void settle_unexplained(CpuTotals& totals, const CpuWindow& before, const CpuWindow& now,
                           std::map<std::string, std::uint64_t>& by_cause, std::optional<std::uint64_t> gaps,
                           std::uint64_t gaps_ns);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 
 #include "host/attribution.h"
@@ -43,37 +44,83 @@ std::map<int, std::uint64_t> read_steal_ticks(const HostReader& host) {
   return out;
 }
 
+void push_below_kernel_series(const std::string& cpu, const BelowKernelCounts& counts, double user_hz,
+                              std::vector<ProbeMetric>& metrics) {
+  if (counts.smis)
+    metrics.push_back(
+        counter("jitterd_smi_total",
+                "System Management Interrupts a sampled or watched CPU took, read on that CPU from the "
+                "msr PMU's smi counter (since jitterd began counting).",
+                {{"cpu", cpu}}, static_cast<double>(*counts.smis)));
+  if (counts.steal_ticks)
+    metrics.push_back(counter("jitterd_cpu_steal_seconds_total",
+                              "Time the hypervisor ran something else while this sampled or watched virtual CPU "
+                              "wanted to run (/proc/stat steal; resolution 1/USER_HZ).",
+                              {{"cpu", cpu}}, static_cast<double>(*counts.steal_ticks) / user_hz));
+  if (!counts.cycles) return;
+  metrics.push_back(
+      counter("jitterd_cpu_actual_cycles_total",
+              "Cycles a sampled or watched CPU ran at the frequency it actually ran at (APERF, the msr "
+              "PMU's aperf counter, read on that CPU; not counted in idle states): its rate over "
+              "jitterd_cpu_reference_cycles_total's is the frequency as a fraction of the base one.",
+              {{"cpu", cpu}}, static_cast<double>(counts.cycles->actual)));
+  metrics.push_back(
+      counter("jitterd_cpu_reference_cycles_total",
+              "Cycles a sampled or watched CPU ran, counted at its base frequency (MPERF, the msr PMU's "
+              "mperf counter, read on that CPU at the same moment as the actual cycles).",
+              {{"cpu", cpu}}, static_cast<double>(counts.cycles->reference)));
+}
+
+std::string frequency_part(const std::map<int, double>& ratios) {
+  if (ratios.empty()) return "";
+  std::string part = "; frequency over the last window (actual over reference cycles):";
+  for (const auto& [cpu, ratio] : ratios) {
+    char figure[32];
+    std::snprintf(figure, sizeof figure, "%.2f", ratio);
+    part += " cpu " + std::to_string(cpu) + " " + figure + ",";
+  }
+  part.pop_back();
+  return part;
+}
+
 void add_watched_below_kernel(const ProbeContext& context, const std::vector<int>& watched,
-                              const std::map<int, SmiReading>& smis, std::string_view smi_why_not,
+                              const WatchedBelowKernel& read, std::map<int, CycleCounts>& previous,
                               ProbeResult& result) {
   const std::map<int, std::uint64_t> steal = read_steal_ticks(context.host);
   const double user_hz = static_cast<double>(::sysconf(_SC_CLK_TCK));
   std::vector<int> counted;
+  std::map<int, double> ratios;
   for (int cpu : watched) {
     // A CPU both sampled and watched is the attribution probe's to export.
     if (std::find(context.sampled.begin(), context.sampled.end(), cpu) != context.sampled.end()) continue;
-    const std::string c = std::to_string(cpu);
-    if (const auto smi = smis.find(cpu); smi != smis.end() && smi->second.reads > 0) {
+    BelowKernelCounts counts;
+    if (const auto smi = read.smis.find(cpu); smi != read.smis.end() && smi->second.reads > 0) {
       counted.push_back(cpu);
-      result.metrics.push_back(counter("jitterd_smi_total",
-                                       "System Management Interrupts a sampled or watched CPU took, read on that "
-                                       "CPU from the msr PMU's smi counter (since jitterd began counting).",
-                                       {{"cpu", c}}, static_cast<double>(smi->second.count)));
+      counts.smis = smi->second.count;
     }
-    if (const auto ticks = steal.find(cpu); ticks != steal.end())
-      result.metrics.push_back(
-          counter("jitterd_cpu_steal_seconds_total",
-                  "Time the hypervisor ran something else while this sampled or watched virtual "
-                  "CPU wanted to run (/proc/stat steal; resolution 1/USER_HZ).",
-                  {{"cpu", c}}, static_cast<double>(ticks->second) / user_hz));
+    if (const auto ticks = steal.find(cpu); ticks != steal.end()) counts.steal_ticks = ticks->second;
+    if (const auto cycles = read.cycles.find(cpu); cycles != read.cycles.end()) {
+      counts.cycles = cycles->second;
+      if (const auto before = previous.find(cpu); before != previous.end())
+        if (const std::optional<double> ratio = frequency_ratio(before->second, cycles->second))
+          ratios[cpu] = *ratio;
+      previous[cpu] = cycles->second;
+    }
+    push_below_kernel_series(std::to_string(cpu), counts, user_hz, result.metrics);
   }
-  std::string line = msr_pmu_line(read_msr_pmu(context.host));
+  std::string line = msr_pmu_line(context.msr_pmu);
   line += counted.empty() ? "; SMIs of the watched cpus not counted (" +
-                                (smi_why_not.empty() ? std::string("no timer interrupt has read them yet")
-                                                     : std::string(smi_why_not)) +
+                                (read.smi_why_not.empty() ? std::string("no timer interrupt has read them yet")
+                                                          : read.smi_why_not) +
                                 ")"
                           : "; SMIs of watched cpus " + format_cpu_list(counted) +
                                 " read by each cpu in its own timer interrupt";
+  if (context.msr_pmu.has_frequency() && read.cycles.empty())
+    line += "; APERF/MPERF of the watched cpus not counted (" +
+            (read.frequency_why_not.empty() ? std::string("no timer interrupt has read them yet")
+                                            : read.frequency_why_not) +
+            ")";
+  line += frequency_part(ratios);
   line += steal.empty()
               ? "; no steal time in /proc/stat (a kernel without steal accounting)"
               : "; steal time from /proc/stat in 1/" + std::to_string(static_cast<int>(user_hz)) + " s ticks";

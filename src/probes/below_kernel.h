@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Noise below the kernel on the watched CPUs and the loops' CPUs: what the watch exports of each
-// watched CPU's SMIs (read by the CPU itself through the BPF engine, watch/bpf_smi.h) and steal
-// time (/proc/stat), and which of a loop's gaps no kernel record explains were an SMI's or the
+// watched CPU's SMIs and APERF/MPERF (read by the CPU itself through the BPF engine,
+// watch/bpf_smi.h) and steal time (/proc/stat), and which of a loop's gaps no kernel record explains were an SMI's or the
 // hypervisor's. The sampled CPUs' are the attribution probe's (probes/attribution_probe.h), by the
 // same rule (host/attribution.h split_below_kernel). Pure functions but add_watched_below_kernel,
 // which reads /proc/stat; called from one probe's thread at a time.
@@ -32,11 +32,35 @@ std::vector<std::string_view> below_kernel_causes(const std::vector<TimedInterva
 // Each CPU's steal (USER_HZ ticks) where /proc/stat has it, from `host`.
 std::map<int, std::uint64_t> read_steal_ticks(const HostReader& host);
 
-// jitterd_smi_total and jitterd_cpu_steal_seconds_total for the watched CPUs that are not sampled
-// (`smis` from the BPF engine, empty without it), and the state line "below_kernel" saying what is
-// counted and why not.
+// What one CPU, sampled or watched, counted below the kernel, where it did.
+struct BelowKernelCounts {
+  std::optional<std::uint64_t> smis;         // the msr PMU's smi counter
+  std::optional<std::uint64_t> steal_ticks;  // /proc/stat steal, USER_HZ ticks
+  std::optional<CycleCounts> cycles;         // APERF and MPERF
+};
+
+// The series of `counts` for `cpu`: jitterd_smi_total, jitterd_cpu_steal_seconds_total (ticks over
+// `user_hz`), jitterd_cpu_actual_cycles_total and jitterd_cpu_reference_cycles_total.
+void push_below_kernel_series(const std::string& cpu, const BelowKernelCounts& counts, double user_hz,
+                              std::vector<ProbeMetric>& metrics);
+
+// The state line's part for the CPUs' frequencies over their last window, e.g. "; frequency over
+// the last window (actual over reference cycles): cpu 1 0.98, cpu 3 0.62"; "" for none.
+std::string frequency_part(const std::map<int, double>& ratios);
+
+// What the watch's BPF engine read of the watched CPUs below the kernel (empty without it), and
+// why a counter the PMU has is not read ("" where it is, or none asked).
+struct WatchedBelowKernel {
+  std::map<int, SmiReading> smis;
+  std::map<int, CycleCounts> cycles;
+  std::string smi_why_not, frequency_why_not;
+};
+
+// The series of push_below_kernel_series for the watched CPUs that are not sampled, and the state
+// line "below_kernel" saying what is counted and why not, with each CPU's frequency since the
+// previous call (`previous`: the cycles then, updated).
 void add_watched_below_kernel(const ProbeContext& context, const std::vector<int>& watched,
-                              const std::map<int, SmiReading>& smis, std::string_view smi_why_not,
+                              const WatchedBelowKernel& read, std::map<int, CycleCounts>& previous,
                               ProbeResult& result);
 
 }  // namespace jitterd

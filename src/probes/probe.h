@@ -24,6 +24,7 @@
 
 #include "host/affinity.h"
 #include "host/host_reader.h"
+#include "host/msr_pmu.h"
 #include "host/posture.h"
 #include "measure/counter_calibration.h"
 #include "measure/cpu_figures.h"
@@ -200,6 +201,10 @@ struct ProbeCancelled : std::runtime_error {
   ProbeCancelled() : std::runtime_error("cancelled: the daemon is stopping") {}
 };
 
+struct SamplerCounterErrors {
+  std::string smi, frequency;
+};
+
 struct ProbeContext {
   HostReader host{"/sys", "/proc"};
   TickMethod method = TickMethod::steady_clock;
@@ -215,9 +220,12 @@ struct ProbeContext {
   std::function<const SamplerShared*(int cpu)> sampler_of;
   // The running sampler of `cpu`: its thread and threshold (nullopt as for sampler_of).
   std::function<std::optional<SamplerThread>(int cpu)> sampler_thread_of;
-  // Why the running sampler of `cpu` does not count its CPU's SMIs though the msr PMU has the
-  // event (its perf_event_open refused), "" when it counts them or there is no sampler.
-  std::function<std::string(int cpu)> sampler_smi_error_of;
+  // Why the running sampler of `cpu` does not count its CPU's SMIs, or its APERF/MPERF, though the
+  // msr PMU has the events (its perf_event_open refused), "" when it counts them or there is no
+  // sampler.
+  std::function<SamplerCounterErrors(int cpu)> sampler_counter_errors_of;
+  // What the machine's msr PMU counts (SMIs, APERF/MPERF), read once with the sampling plan.
+  MsrPmu msr_pmu;
   // The context's one BPF engine (watch/shared_bpf_watch.h), shared by the watch, loops and
   // attribution probes; null when none wants it. Probes keep a copy of the pointer while they use it.
   std::shared_ptr<SharedBpfWatch> bpf;

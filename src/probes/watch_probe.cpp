@@ -410,11 +410,15 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
   add_stolen_plots(paired, result);
   // The engine's (method bpf): the same one get() gave when the watch opened.
   BpfWatch* bpf_engine = method_ == "bpf" && bpf_owner_ ? bpf_owner_->get(context.sampler_thread_of) : nullptr;
-  add_watched_below_kernel(context, *watched_, bpf_engine ? bpf_engine->read_smis() : std::map<int, SmiReading>{},
-                           bpf_engine
-                               ? bpf_engine->smi_why_not()
-                               : "the watch's method is " + method_ + "; only bpf reads a watched cpu's SMIs",
-                           result);
+  WatchedBelowKernel below;
+  if (bpf_engine) {
+    below = {bpf_engine->read_smis(), bpf_engine->read_cycles(), bpf_engine->smi_why_not(),
+             bpf_engine->frequency_why_not()};
+  } else {
+    below.smi_why_not = below.frequency_why_not =
+        "the watch's method is " + method_ + "; only bpf reads a watched cpu's msr counters";
+  }
+  add_watched_below_kernel(context, *watched_, below, watched_cycles_, result);
   if (bpf_engine) add_timer_starts(bpf_engine->read_timer_starts(), reading, timer_functions_, result);
   result.tables.insert(result.tables.begin(),
                        watch_glance_table(windows_, reading, bpf ? &top_ : nullptr, method_));

@@ -98,6 +98,7 @@ class WatchProbe : public Probe {
   WatchPairedHistory history_;
   WatchTop top_;                         // who took each watched CPU, over the window and since the watch began
   TimerFunctionsShown timer_functions_;  // the timer functions given a series so far
+  std::map<int, CycleCounts> watched_cycles_;  // each watched cpu's APERF/MPERF at the last run
   // The typed figures of each reading over settings_.window, oldest first (the live baseline's).
   std::deque<std::vector<WatchWindow>> windows_;
   std::map<int, StolenSeries> stolen_;  // by CPU: the window's stolen time by cause, reading by reading

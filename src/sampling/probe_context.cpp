@@ -12,7 +12,7 @@ namespace {
 // What the context's probes want of the one BPF engine, from the configuration: the watch where
 // its method may be bpf, the attribution probe where bpf is allowed and samplers run (it has
 // nothing to attribute without them).
-SharedBpfWatch::Wants bpf_wants(const SamplingPlan& plan, const HostReader& host, bool samplers) {
+SharedBpfWatch::Wants bpf_wants(const SamplingPlan& plan, bool samplers) {
   const ProbesSettings& probes = plan.config.probes;
   SharedBpfWatch::Wants wants;
   const WatchSettings& watch = probes.watch;
@@ -21,7 +21,7 @@ SharedBpfWatch::Wants bpf_wants(const SamplingPlan& plan, const HostReader& host
   wants.outlier_threshold_ns = static_cast<std::uint64_t>(watch.outlier_threshold.count());
   if (samplers && probes.attribution.enabled && probes.attribution.bpf) wants.sampled = plan.selection.sampled;
   wants.jitterd_tgid = static_cast<int>(getpid());
-  if (!wants.watched.empty()) wants.smi_event = read_msr_pmu(host).smi;
+  if (!wants.watched.empty()) wants.msr_pmu = plan.msr_pmu;
   return wants;
 }
 
@@ -36,15 +36,16 @@ ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host
   context.sampled = plan.selection.sampled;
   context.watched = plan.selection.watched;
   context.housekeeping = plan.selection.housekeeping;
+  context.msr_pmu = plan.msr_pmu;
   context.run_on_cpu = run_on_pinned_thread;
-  context.bpf = std::make_shared<SharedBpfWatch>(bpf_wants(plan, host, false));
+  context.bpf = std::make_shared<SharedBpfWatch>(bpf_wants(plan, false));
   return context;
 }
 
 ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host,
                                 const CounterFrequency& frequency, std::shared_ptr<SamplerSet> samplers) {
   ProbeContext context = make_probe_context(plan, host, frequency);
-  context.bpf = std::make_shared<SharedBpfWatch>(bpf_wants(plan, host, true));
+  context.bpf = std::make_shared<SharedBpfWatch>(bpf_wants(plan, true));
   context.run_on_cpu = [samplers](int cpu, const std::function<void()>& work) {
     for (std::size_t i = 0; i < samplers->size(); ++i) {
       SamplerWorker& worker = samplers->worker(i);
@@ -62,10 +63,11 @@ ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host
     }
     return nullptr;
   };
-  context.sampler_smi_error_of = [samplers](int cpu) -> std::string {
+  context.sampler_counter_errors_of = [samplers](int cpu) -> SamplerCounterErrors {
     for (std::size_t i = 0; i < samplers->size(); ++i) {
       const SamplerWorker& worker = samplers->worker(i);
-      if (worker.settings().cpu == cpu && worker.sampling()) return worker.startup().smi_error;
+      if (worker.settings().cpu == cpu && worker.sampling())
+        return {worker.startup().smi_error, worker.startup().frequency_error};
     }
     return {};
   };

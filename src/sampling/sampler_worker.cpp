@@ -123,6 +123,8 @@ void SamplerWorker::thread_main() {
   // Closed here, on the CPU while the thread still runs there: closing a CPU-bound event from
   // elsewhere is an IPI to it. (A thread moved off its CPU closes it remotely, once.)
   smi_ = CpuCounter{};
+  aperf_ = CpuCounter{};
+  mperf_ = CpuCounter{};
   exited_.store(true);
   {
     std::lock_guard lock(mutex_);
@@ -185,12 +187,21 @@ bool SamplerWorker::prepare() {
 // On the sampled CPU (sched_setaffinity has moved the thread before it returned), so the kernel
 // installs the event locally rather than by a function-call IPI.
 void SamplerWorker::open_counters() {
-  if (!settings_.smi_event) return;
+  const bool frequency = settings_.aperf_event && settings_.mperf_event;
+  if (!settings_.smi_event && !frequency) return;
   if (sched_getcpu() != settings_.cpu) {
-    startup_.smi_error = "the sampler thread was not on cpu " + std::to_string(settings_.cpu) + " to open it";
+    const std::string why = "the sampler thread was not on cpu " + std::to_string(settings_.cpu) + " to open it";
+    if (settings_.smi_event) startup_.smi_error = why;
+    if (frequency) startup_.frequency_error = why;
     return;
   }
-  smi_ = CpuCounter::open(*settings_.smi_event, settings_.cpu, &startup_.smi_error);
+  if (settings_.smi_event) smi_ = CpuCounter::open(*settings_.smi_event, settings_.cpu, &startup_.smi_error);
+  if (frequency) {
+    aperf_ = CpuCounter::open(*settings_.aperf_event, settings_.cpu, &startup_.frequency_error);
+    if (aperf_.is_open())
+      mperf_ = CpuCounter::open(*settings_.mperf_event, settings_.cpu, &startup_.frequency_error);
+    if (!mperf_.is_open()) aperf_ = CpuCounter{};  // one without the other measures nothing
+  }
   read_counters(std::nullopt);
 }
 
@@ -204,6 +215,11 @@ std::optional<std::uint64_t> SamplerWorker::read_smis() const {
 // read that began the span, as the span's.
 void SamplerWorker::read_counters(std::optional<std::uint64_t> span_start) {
   if (!shared_) return;
+  if (aperf_.is_open() && sched_getcpu() == settings_.cpu) {
+    // Read back to back, so that both cover the same time.
+    const std::optional<std::uint64_t> actual = aperf_.read(), reference = mperf_.read();
+    if (actual && reference) publish_cycles(*shared_, *actual, *reference);
+  }
   last_smis_ = read_smis();
   if (!last_smis_) return;
   if (span_start && *last_smis_ >= *span_start) smis_in_spans_ += *last_smis_ - *span_start;
@@ -323,7 +339,7 @@ void SamplerWorker::sample() {
     const std::optional<std::uint64_t> span_start = settings_.continuous ? last_smis_ : read_smis();
     const std::uint64_t now = read_ticks(settings_.method);
     const std::uint64_t end = !settings_.continuous ? now + spin_ticks
-                              : smi_.is_open()      ? now + read_period_ticks
+                              : counters_open()     ? now + read_period_ticks
                                                     : std::numeric_limits<std::uint64_t>::max();
     if (!run_span(end)) {
       last_smis_.reset();  // off its CPU: what came since is no span's

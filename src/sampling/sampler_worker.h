@@ -6,7 +6,7 @@
 // the CPU, sampling restarts, and the pause is not recorded as a gap. A thread that finds itself
 // off its CPU (the CPU went offline, or its affinity was changed) stops sampling, so that no gap
 // of another CPU is reported as this one's, and tries to pin itself back every kCpuRetry. Where
-// the msr PMU counts SMIs, the thread opens its CPU's counter after pinning and reads it between
+// the msr PMU counts SMIs (and APERF/MPERF), the thread opens its CPU's counters after pinning and reads them between
 // spans (a continuous sampler leaves its span every kCounterReadPeriod for it), so the read is
 // local, never an IPI, and never inside the loop (host/cpu_counter.h).
 // Thread-safety: every public member may be called from any housekeeping thread; startup() and
@@ -63,8 +63,9 @@ struct SamplerSettings {
   bool lock_memory = true;
   int realtime_priority = 0;
   std::size_t ring_capacity = 4096;
-  // The msr PMU's smi event (host/msr_pmu.h), nullopt where the machine has none.
-  std::optional<PmuEvent> smi_event;
+  // The msr PMU's smi event (host/msr_pmu.h), nullopt where the machine has none; its aperf and
+  // mperf events, both or neither.
+  std::optional<PmuEvent> smi_event, aperf_event, mperf_event;
 
   double duty_cycle() const;
 };
@@ -78,8 +79,9 @@ struct SamplerStartup {
   std::uint64_t floor_ticks = 0;  // smallest gap of the warm-up window
   std::uint64_t threshold_ticks = 0;
   std::vector<std::string> warnings;
-  std::string error;      // non-empty: this CPU is not being sampled
-  std::string smi_error;  // why SMIs are not counted on this CPU though the PMU has the event
+  std::string error;            // non-empty: this CPU is not being sampled
+  std::string smi_error;        // why SMIs are not counted on this CPU though the PMU has the event
+  std::string frequency_error;  // why APERF/MPERF are not, though the PMU has them
 };
 
 class SamplerWorker {
@@ -129,6 +131,7 @@ class SamplerWorker {
   bool heartbeat_recent(std::uint64_t now_tick) const;
   void run_pending_tasks();
   void open_counters();
+  bool counters_open() const { return smi_.is_open() || aperf_.is_open(); }
   std::optional<std::uint64_t> read_smis() const;
   void read_counters(std::optional<std::uint64_t> span_start);
   void refuse_pending_tasks(const std::string& why);
@@ -142,7 +145,7 @@ class SamplerWorker {
   SamplerStartup startup_;
   std::unique_ptr<SamplerShared> shared_;
   SamplerWriterState writer_;
-  CpuCounter smi_;                          // opened, read and closed on the sampled CPU only
+  CpuCounter smi_, aperf_, mperf_;          // opened, read and closed on the sampled CPU only
   std::optional<std::uint64_t> last_smis_;  // the last read: a continuous sampler's next span's start
   std::uint64_t smis_in_spans_ = 0;
   std::thread thread_;

@@ -53,6 +53,7 @@ SamplingPlan make_sampling_plan(Config config, const HostReader& host, const std
   plan.method = choose_method(plan.config);
   const Topology topology = read_topology(host);
   plan.machine_problems = topology.problems;
+  plan.msr_pmu = read_msr_pmu(host);
   const IsolationSources runtime = read_isolation_sources(host);
   for (std::string& line : isolation_problems(runtime)) plan.machine_problems.push_back(std::move(line));
   CpuRequest request;

@@ -11,6 +11,7 @@
 #include "host/affinity.h"
 #include "host/cpu_selection.h"
 #include "host/host_reader.h"
+#include "host/msr_pmu.h"
 #include "sampling/sampler_worker.h"
 
 namespace jitterd {
@@ -20,6 +21,7 @@ struct SamplingPlan {
   CpuSelection selection;
   TickMethod method = TickMethod::steady_clock;
   std::vector<std::string> machine_problems;  // missing sysfs files and the like: warnings
+  MsrPmu msr_pmu;                             // what the msr PMU counts (SMIs, APERF/MPERF), read once
 };
 
 // Throws ConfigErrors listing every problem, with file, line and column where known.

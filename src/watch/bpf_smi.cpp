@@ -11,35 +11,60 @@
 
 namespace jitterd {
 
-void BpfSmiCounters::open(const PmuEvent& event, const std::vector<int>& cpus, int events_fd) {
+bool BpfMsrCounters::open_one(const PmuEvent& event, int cpu, int events_fd, std::map<int, CpuCounter>& into,
+                              std::string& why_not) {
+  std::string why;
+  CpuCounter counter = CpuCounter::open(event, cpu, &why);
+  if (!counter.is_open()) {
+    if (why_not.empty()) why_not = why;
+    return false;
+  }
+  const auto key = static_cast<std::uint32_t>(cpu);
+  const auto fd = static_cast<std::uint32_t>(counter.fd());
+  if (bpf_map_update_elem(events_fd, &key, &fd, BPF_ANY) != 0) {
+    if (why_not.empty())
+      why_not =
+          "could not give cpu " + std::to_string(cpu) + "'s counter to the BPF program: " + std::strerror(errno);
+    return false;
+  }
+  into.emplace(cpu, std::move(counter));
+  return true;
+}
+
+void BpfMsrCounters::open(const MsrPmu& pmu, const std::vector<int>& cpus, const MsrEventArrays& arrays) {
   for (int cpu : cpus) {
-    std::string why;
-    CpuCounter counter = CpuCounter::open(event, cpu, &why);
-    if (!counter.is_open()) {
-      if (why_not_.empty()) why_not_ = why;
-      continue;
-    }
-    const auto key = static_cast<std::uint32_t>(cpu);
-    const auto fd = static_cast<std::uint32_t>(counter.fd());
-    if (bpf_map_update_elem(events_fd, &key, &fd, BPF_ANY) != 0) {
-      if (why_not_.empty())
-        why_not_ = "could not give cpu " + std::to_string(cpu) +
-                   "'s SMI counter to the BPF program: " + std::strerror(errno);
-      continue;
-    }
-    counters_.emplace(cpu, std::move(counter));
+    if (pmu.smi) open_one(*pmu.smi, cpu, arrays.smi_fd, smi_, why_not_);
+    if (!pmu.has_frequency()) continue;
+    // One without the other measures nothing: a CPU whose mperf is refused gives up its aperf.
+    if (open_one(*pmu.aperf, cpu, arrays.aperf_fd, aperf_, frequency_why_not_) &&
+        !open_one(*pmu.mperf, cpu, arrays.mperf_fd, mperf_, frequency_why_not_))
+      aperf_.erase(cpu);
   }
 }
 
-std::map<int, SmiReading> BpfSmiCounters::read(int states_fd, std::size_t possible_cpus) {
+std::map<int, CycleCounts> BpfMsrCounters::read_cycles(int states_fd, std::size_t possible_cpus) const {
+  std::map<int, CycleCounts> out;
+  if (mperf_.empty()) return out;
+  std::vector<jd_smi_state> states(possible_cpus);
+  const std::uint32_t zero = 0;
+  if (bpf_map_lookup_elem(states_fd, &zero, states.data()) != 0) return out;
+  for (const auto& [cpu, counter] : mperf_) {
+    if (static_cast<std::size_t>(cpu) >= possible_cpus) continue;
+    const jd_smi_state& s = states[static_cast<std::size_t>(cpu)];
+    if (s.cycle_reads > 0) out.emplace(cpu, CycleCounts{s.actual_cycles, s.reference_cycles});
+  }
+  return out;
+}
+
+std::map<int, SmiReading> BpfMsrCounters::read_smis(int states_fd, std::size_t possible_cpus) {
   std::map<int, SmiReading> out;
-  if (counters_.empty()) return out;
+  if (smi_.empty()) return out;
   // A per-CPU map's lookup copies every CPU's slot (each rounded up to 8 bytes) on this CPU.
   static_assert(sizeof(jd_smi_state) % 8 == 0);
   std::vector<jd_smi_state> states(possible_cpus);
   const std::uint32_t zero = 0;
   if (bpf_map_lookup_elem(states_fd, &zero, states.data()) != 0) return out;
-  for (const auto& [cpu, counter] : counters_) {
+  for (const auto& [cpu, counter] : smi_) {
     if (static_cast<std::size_t>(cpu) >= possible_cpus) continue;
     const jd_smi_state& s = states[static_cast<std::size_t>(cpu)];
     SmiReading r;

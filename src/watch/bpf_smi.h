@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The loader's side of the watched CPUs' SMI counters (bpf/watch_smi.bpf.h): it opens the msr
-// PMU's smi event for each watched CPU and hands it to the program's perf event array, which the
-// CPU then reads itself in its local timer interrupt; the loader reads only what the program
-// wrote (a per-CPU map's copy, no IPI). Opening and closing a CPU-bound event is an IPI to that
+// The loader's side of the watched CPUs' SMI counters and APERF/MPERF (bpf/watch_smi.bpf.h): it
+// opens the msr PMU's events for each watched CPU and hands them to the program's perf event
+// arrays, which the CPU then reads itself in its local timer interrupt; the loader reads only what
+// the program wrote (a per-CPU map's copy, no IPI). Opening and closing a CPU-bound event is an IPI to that
 // CPU, once each, when the watch starts and ends (the program's attach IPIs every CPU then too);
 // nothing while it runs (tests/integration/smi_test.py measures it). Internal to the BPF engine;
 // one thread at a time.
@@ -38,23 +38,34 @@ struct SmiReading {
 // probe every interval) finds those of its own window without taking them from the others.
 inline constexpr std::size_t kKeptSmiWindows = 256;
 
-class BpfSmiCounters {
+// The perf event arrays the program reads a watched CPU's counters from (bpf/watch_smi.bpf.h).
+struct MsrEventArrays {
+  int smi_fd = -1, aperf_fd = -1, mperf_fd = -1;
+};
+
+class BpfMsrCounters {
  public:
-  // Opens `event` on each of `cpus` and stores it at the CPU's index of the perf event array
-  // `events_fd`; a CPU the kernel refuses is left out, and why_not() says why.
-  void open(const PmuEvent& event, const std::vector<int>& cpus, int events_fd);
-  // Each opened CPU's reading from the program's per-CPU state map `states_fd`, its new intervals
-  // added to those kept.
-  std::map<int, SmiReading> read(int states_fd, std::size_t possible_cpus);
-  bool any() const { return !counters_.empty(); }
+  // Opens the PMU's smi event, and its aperf and mperf events where it has both, on each of `cpus`
+  // and stores each at the CPU's index of its perf event array; a CPU the kernel refuses is left
+  // out, and why_not() or frequency_why_not() says why.
+  void open(const MsrPmu& pmu, const std::vector<int>& cpus, const MsrEventArrays& arrays);
+  // Each opened CPU's SMI reading from the program's per-CPU state map `states_fd`, its new
+  // intervals added to those kept.
+  std::map<int, SmiReading> read_smis(int states_fd, std::size_t possible_cpus);
+  // Each CPU's APERF and MPERF as its timer interrupts last read them (a CPU not read yet: none).
+  std::map<int, CycleCounts> read_cycles(int states_fd, std::size_t possible_cpus) const;
+  bool any() const { return !smi_.empty(); }
   const std::string& why_not() const { return why_not_; }
+  const std::string& frequency_why_not() const { return frequency_why_not_; }
 
  private:
-  std::map<int, CpuCounter> counters_;    // by CPU
-  std::map<int, std::uint64_t> written_;  // by CPU: the windows_written seen last
+  static bool open_one(const PmuEvent& event, int cpu, int events_fd, std::map<int, CpuCounter>& into,
+                       std::string& why_not);
+  std::map<int, CpuCounter> smi_, aperf_, mperf_;  // by CPU
+  std::map<int, std::uint64_t> written_;           // by CPU: the windows_written seen last
   std::map<int, std::deque<SmiWindow>> kept_;
   std::map<int, std::uint64_t> lost_;
-  std::string why_not_;
+  std::string why_not_, frequency_why_not_;
 };
 
 }  // namespace jitterd

@@ -26,6 +26,7 @@ struct TimerStartsReading {
   std::vector<TimerStarts> starts;  // by CPU, then most first
   std::uint64_t untracked = 0;      // starts the program's full map could not take
   std::string names_why_not;        // why the functions are addresses ("" when named)
+  std::uint64_t inexact = 0;        // addresses at which no known symbol starts (a module loaded since?)
 };
 
 // Every entry of the program's map `starts_fd` and the untracked count of `counters_fd` (a

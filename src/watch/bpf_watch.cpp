@@ -7,16 +7,17 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdarg>
 #include <cstring>
 #include <deque>
 #include <filesystem>
 #include <stdexcept>
 #include <utility>
 
+#include "watch/bpf_load_log.h"
 #include "watch/bpf_map_reads.h"
 #include "watch_bpf.h"
 #include "watch_bpf.skel.h"
+#include "watch_timers_shared.h"
 
 namespace jitterd {
 namespace {
@@ -57,34 +58,6 @@ bool required(std::string_view program) {
   for (const ProgramTracepoint& t : kTracepoints)
     if (t.program == program) return t.required;
   return false;
-}
-
-// libbpf reports through one global callback; the last lines of the current load are kept for
-// the reason a load failed (libbpf's own words, e.g. the verifier's or a missing BTF type).
-thread_local std::string libbpf_log;
-
-int keep_libbpf_log(enum libbpf_print_level level, const char* format, va_list args) {
-  if (level == LIBBPF_DEBUG) return 0;
-  char line[512];
-  const int n = std::vsnprintf(line, sizeof(line), format, args);
-  if (n > 0 && libbpf_log.size() < 4096) libbpf_log += line;
-  return 0;
-}
-
-std::string last_log_line() {
-  std::string log = libbpf_log;
-  while (!log.empty() && (log.back() == '\n' || log.back() == ' ')) log.pop_back();
-  const auto newline = log.rfind('\n');
-  return newline == std::string::npos ? log : log.substr(newline + 1);
-}
-
-std::string load_failure(int error) {
-  if (error == EPERM || error == EACCES)
-    return "loading the BPF program needs CAP_BPF and CAP_PERFMON (or root): " + std::string(std::strerror(error));
-  std::string why = "the BPF program did not load: " + std::string(std::strerror(error));
-  const std::string log = last_log_line();
-  if (!log.empty()) why += " (libbpf: " + log + ")";
-  return why;
 }
 
 PairedOutlier outlier_of(const jd_outlier& raw) {
@@ -136,9 +109,9 @@ struct BpfWatch::Loaded {
   std::map<int, std::uint64_t> records_dropped;
   std::vector<std::uint64_t> watch_threshold;  // by CPU: the watch's own outlier threshold (watched CPUs)
   std::map<int, bool> records_wanted;          // watched CPUs whose records take_records gives
-  BpfSmiCounters smi;     // the watched CPUs' SMI counters, closed after ~Loaded destroyed the program
-  KernelSymbols symbols;  // /proc/kallsyms, read at the first reading of the timers: their functions
-  bool symbols_read = false;
+  BpfMsrCounters
+      msr;  // the watched CPUs' SMI, APERF and MPERF counters, closed after ~Loaded destroyed the program
+  LiveKernelSymbols symbols;  // the timers' functions' names
 
   // Every CPU's slot of the per-CPU roles array. A CPU both watched and sampled (the sampling plan
   // allows neither) would be sampled.
@@ -174,17 +147,28 @@ struct BpfWatch::Loaded {
     return true;
   }
 
-  // The SMI reader's perf event array holds one slot per possible CPU; the reader runs only where
-  // there is a watched CPU to count on.
-  bool size_smi(const Options& options) {
-    skeleton->rodata->smi_enabled = options.smi_event && !options.cpus.empty() ? 1 : 0;
-    return bpf_map__set_max_entries(skeleton->maps.smi_events, static_cast<std::uint32_t>(possible_cpus)) == 0;
+  // The msr counters' perf event arrays hold one slot per possible CPU; their reader runs only where
+  // there is a watched CPU to count on. The timer map: JD_TIMER_FUNCTIONS functions, more with
+  // more watched CPUs (256 each), up to what a reading walks.
+  bool size_cpu_maps(const Options& options) {
+    const std::size_t timers =
+        std::clamp<std::size_t>(256 * options.cpus.size(), JD_TIMER_FUNCTIONS, kHashEntries);
+    if (bpf_map__set_max_entries(skeleton->maps.timer_starts, static_cast<std::uint32_t>(timers)) != 0)
+      return false;
+    skeleton->rodata->smi_enabled = options.msr_pmu.smi && !options.cpus.empty() ? 1 : 0;
+    skeleton->rodata->frequency_enabled = options.msr_pmu.has_frequency() && !options.cpus.empty() ? 1 : 0;
+    const auto slots = static_cast<std::uint32_t>(possible_cpus);
+    return bpf_map__set_max_entries(skeleton->maps.smi_events, slots) == 0 &&
+           bpf_map__set_max_entries(skeleton->maps.aperf_events, slots) == 0 &&
+           bpf_map__set_max_entries(skeleton->maps.mperf_events, slots) == 0;
   }
 
   // The watched CPUs' SMI counters into the program's perf event array, from the first reading on
   // (a counter the kernel refuses is left out and said by smi_why_not()): true.
   bool open_smi(const Options& options) {
-    if (options.smi_event) smi.open(*options.smi_event, options.cpus, bpf_map__fd(skeleton->maps.smi_events));
+    msr.open(options.msr_pmu, options.cpus,
+             {bpf_map__fd(skeleton->maps.smi_events), bpf_map__fd(skeleton->maps.aperf_events),
+              bpf_map__fd(skeleton->maps.mperf_events)});
     return true;
   }
 
@@ -228,8 +212,7 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
     why_not = "the kernel has no BTF (/sys/kernel/btf/vmlinux is missing), which the BPF program needs";
     return nullptr;
   }
-  libbpf_set_print(keep_libbpf_log);
-  libbpf_log.clear();
+  capture_libbpf_log();
   std::unique_ptr<BpfWatch> watch(new BpfWatch(options));
   Loaded& l = *watch->loaded_;
   l.possible_cpus = libbpf_num_possible_cpus();
@@ -265,7 +248,7 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
     why_not = load_failure(-error);
     return nullptr;
   }
-  if (const int error = l.size_smi(options) ? watch_bpf__load(l.skeleton) : -EINVAL; error != 0) {
+  if (const int error = l.size_cpu_maps(options) ? watch_bpf__load(l.skeleton) : -EINVAL; error != 0) {
     why_not = load_failure(-error);
     return nullptr;
   }
@@ -389,25 +372,32 @@ PairedReading BpfWatch::read() {
 
 std::map<int, SmiReading> BpfWatch::read_smis() {
   Loaded& l = *loaded_;
-  return l.smi.read(bpf_map__fd(l.skeleton->maps.smi_states), static_cast<std::size_t>(l.possible_cpus));
+  return l.msr.read_smis(bpf_map__fd(l.skeleton->maps.smi_states), static_cast<std::size_t>(l.possible_cpus));
+}
+
+std::map<int, CycleCounts> BpfWatch::read_cycles() {
+  Loaded& l = *loaded_;
+  return l.msr.read_cycles(bpf_map__fd(l.skeleton->maps.smi_states), static_cast<std::size_t>(l.possible_cpus));
 }
 
 TimerStartsReading BpfWatch::read_timer_starts() {
   Loaded& l = *loaded_;
-  // The live kernel's symbols, read once (the addresses are the running kernel's, whatever
-  // --path.procfs says).
-  if (!l.symbols_read) {
-    l.symbols = KernelSymbols::read(HostReader());
-    l.symbols_read = true;
-  }
-  return jitterd::read_timer_starts(bpf_map__fd(l.skeleton->maps.timer_starts),
-                                    bpf_map__fd(l.skeleton->maps.timer_counters),
-                                    static_cast<std::size_t>(l.possible_cpus), l.symbols);
+  TimerStartsReading reading = jitterd::read_timer_starts(
+      bpf_map__fd(l.skeleton->maps.timer_starts), bpf_map__fd(l.skeleton->maps.timer_counters),
+      static_cast<std::size_t>(l.possible_cpus), l.symbols.get());
+  l.symbols.saw_inexact(reading.inexact > 0);
+  return reading;
 }
 
 std::string BpfWatch::smi_why_not() const {
-  if (!options_.smi_event) return "the msr PMU has no smi event";
-  return loaded_->smi.any() ? "" : loaded_->smi.why_not();
+  if (!options_.msr_pmu.smi) return "the msr PMU has no smi event";
+  return loaded_->msr.any() ? "" : loaded_->msr.why_not();
+}
+
+std::string BpfWatch::frequency_why_not() const {
+  if (!options_.msr_pmu.has_frequency())
+    return options_.msr_pmu.aperf ? options_.msr_pmu.mperf_why : options_.msr_pmu.aperf_why;
+  return loaded_->msr.frequency_why_not();
 }
 
 BpfRecords BpfWatch::take_records(int cpu) {

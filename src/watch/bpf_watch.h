@@ -67,9 +67,9 @@ class BpfWatch : public KernelWatch {
     std::uint64_t outlier_threshold_ns = 10000;
     int jitterd_tgid = 0;             // preemptions by these threads are jitterd's own
     std::vector<SampledCpu> sampled;  // the sampled CPUs covered for attribution
-    // The msr PMU's smi event: where given, each watched CPU reads its own SMI counter in its
-    // local timer interrupt (bpf/watch_smi.bpf.h).
-    std::optional<PmuEvent> smi_event;
+    // The msr PMU's events: where given, each watched CPU reads its own SMI counter, and APERF
+    // and MPERF, in its local timer interrupt (bpf/watch_smi.bpf.h).
+    MsrPmu msr_pmu;
   };
   // Loads and attaches the program; nullptr and `why_not` (one line) when it cannot.
   static std::unique_ptr<BpfWatch> open(const Options& options, std::string& why_not);
@@ -95,6 +95,10 @@ class BpfWatch : public KernelWatch {
   // msr PMU has no smi event or the kernel refused the counters: smi_why_not() says why).
   std::map<int, SmiReading> read_smis();
   std::string smi_why_not() const;
+  // The watched CPUs' APERF and MPERF as their own timer interrupts last read them (none where the
+  // msr PMU lacks either or the kernel refused them: frequency_why_not() says why).
+  std::map<int, CycleCounts> read_cycles();
+  std::string frequency_why_not() const;
   // The timers started on the watched CPUs since the program loaded, by function (bpf/watch_timers.bpf.h).
   TimerStartsReading read_timer_starts();
   // The optional tracepoints this kernel lacks ("irq_vectors:thermal_apic_entry", ...).

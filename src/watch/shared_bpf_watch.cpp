@@ -27,7 +27,7 @@ BpfWatch* SharedBpfWatch::get(const std::function<std::optional<SamplerThread>(i
   options.cpus = wants_.watched;
   options.outlier_threshold_ns = wants_.outlier_threshold_ns;
   options.jitterd_tgid = wants_.jitterd_tgid;
-  options.smi_event = wants_.smi_event;
+  options.msr_pmu = wants_.msr_pmu;
   std::vector<int> samplers;
   for (int cpu : wants_.sampled) {
     const std::optional<SamplerThread> sampler = sampler_of ? sampler_of(cpu) : std::nullopt;

@@ -46,7 +46,7 @@ class SharedBpfWatch {
     std::uint64_t outlier_threshold_ns = 10000;  // the watch's
     std::vector<int> sampled;                    // empty: the attribution probe does not use the engine
     int jitterd_tgid = 0;
-    std::optional<PmuEvent> smi_event;  // the msr PMU's smi event, read on the watched CPUs where given
+    MsrPmu msr_pmu;  // the msr PMU's events, read on the watched CPUs where given
   };
   explicit SharedBpfWatch(Wants wants) : wants_(std::move(wants)) {}
 

@@ -18,8 +18,17 @@ proves the tracer sees what it looks for: this script, pinned to CPU 0 under a n
 reads CPU 1's SMI counter with read(2) as a housekeeping thread would, 200 times, and every read
 is an IPI from perf code.
 
+APERF/MPERF, which this project's guests lack: a private mount namespace gives the daemon an msr
+PMU events directory in which `aperf` and `mperf` are the PMU's `tsc` event (the real kernel
+counters, opened, read and closed as APERF and MPERF would be), whose truth is known: both count
+the counter jitterd reads, so jitterd_cpu_actual_cycles_total and _reference_cycles_total of the
+sampled and of the watched CPU rise together (a ratio of 1.00, read as one pair) at the counter's
+frequency (jitterd_tick_frequency_hertz). The watched CPU's IPI test runs with the stand-in, so its
+zero covers those reads too.
+
 Skips (77) without root, CPU 1, or the msr PMU's smi event; the watched part also where the BPF
-program does not load or bpftrace is missing.
+program does not load or bpftrace is missing; the frequency part where the PMU has no tsc event
+or unshare(1) is missing.
 
 Usage: below_kernel_test.py --jitterd BINARY [unittest args]
 """
@@ -59,6 +68,36 @@ def prerequisites():
     if not os.path.exists(SMI_EVENT):
         return f"this machine has no SMI counter ({SMI_EVENT} is missing)"
     return None
+
+
+def with_frequency_stand_in(daemon):
+    """Runs `daemon` in a mount namespace whose msr PMU has aperf and mperf: the tsc event.
+
+    None where it cannot (no tsc event or unshare), with the daemon left as it was."""
+    events = os.path.dirname(SMI_EVENT)
+    if not os.path.exists(os.path.join(events, "tsc")) or shutil.which("unshare") is None:
+        return None
+    files = {}
+    for name in os.listdir(events):
+        with open(os.path.join(events, name), encoding="ascii") as f:
+            files[name] = f.read()
+    files["aperf"] = files["mperf"] = files["tsc"]
+    script = f"mount -t tmpfs jitterd-msr-stand-in {events}"
+    for name, text in sorted(files.items()):
+        script += f" && printf '%s' '{text.strip()}' > {events}/{name}"
+    daemon.args = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script + ' && exec "$@"',
+                   "sh"] + daemon.args
+    return daemon
+
+
+def cycles(daemon, cpu):
+    samples = daemon.scrape()
+    actual = harness.select(samples, "jitterd_cpu_actual_cycles_total", cpu=str(cpu))
+    reference = harness.select(samples, "jitterd_cpu_reference_cycles_total", cpu=str(cpu))
+    if not actual or not reference:
+        return None
+    (hertz,) = harness.select(samples, "jitterd_tick_frequency_hertz").values()
+    return next(iter(actual.values())), next(iter(reference.values())), hertz
 
 
 def steal_seconds(cpu):
@@ -112,6 +151,45 @@ class BelowKernelTest(harness.DaemonTestCase):
         self.assertIn("no APERF/MPERF (the msr PMU has no aperf event", lines[0])
         print(f"sampled cpu {CPU}: {lines[0].split('below_kernel: ')[-1]}", file=sys.stderr)
 
+    def check_cycles_at_the_counter_rate(self, daemon, what, wait, spread_seconds):
+        """CPU 1's cycles between two changes of the exported pair, `wait` s or more apart: equal
+        pairs, rising at the counter's rate.
+
+        Each change is seen a poll and a scrape after the probe run that exported it; the pair is
+        the CPU's last read then, up to `spread_seconds` old."""
+        def changed(since):
+            return harness.wait_until(lambda: (c := cycles(daemon, CPU)) and c[0] != since[0] and c,
+                                      timeout=25, interval=0.1, what=f"{what}'s cycle counters to rise")
+
+        first = changed(harness.wait_until(lambda: cycles(daemon, CPU), timeout=25,
+                                           what=f"{what}'s cycle counters"))
+        start = time.monotonic()
+        time.sleep(wait)
+        last = changed(cycles(daemon, CPU))
+        seconds = time.monotonic() - start
+        actual, reference = last[0] - first[0], last[1] - first[1]
+        hertz = last[2]
+        print(f"{what} cpu {CPU}, tsc standing in for APERF/MPERF: actual {actual:.0f}, reference "
+              f"{reference:.0f} cycles ({actual / hertz:.3f} s at {hertz / 1e6:.1f} MHz) between two "
+              f"changes {seconds:.3f} s apart; ratio {actual / reference:.6f}", file=sys.stderr)
+        # Both read back to back: the same counter, the same count within the time between the two reads.
+        self.assertAlmostEqual(actual / reference, 1.0, delta=1e-4)
+        # Each change is seen up to a poll (0.1 s) and a scrape late, a loaded machine's scrape
+        # included: 0.5 s in all, besides the reads' own age.
+        self.assertLessEqual(abs(actual / hertz - seconds), spread_seconds + 0.5)
+
+    def test_sampled_cpu_frequency_counters_read_by_its_sampler(self):
+        daemon = with_frequency_stand_in(self.daemon(SAMPLED, start=False))
+        if daemon is None:
+            self.skipTest("needs the msr PMU's tsc event and unshare(1) to stand in for APERF/MPERF")
+        daemon.start()
+        # The probe exports every 10 s what the continuous sampler read up to a second before.
+        self.check_cycles_at_the_counter_rate(daemon, "sampled", wait=8, spread_seconds=1.0)
+        harness.wait_until(lambda: "cpu 1 1.00" in harness.http_get(daemon.url("/status.json"))[1], timeout=10,
+                           what="the window's frequency (1.00) in /status.json's below_kernel state")
+        line = next(l for l in daemon.log().splitlines() if "msr PMU" in l)
+        self.assertIn("APERF/MPERF counted per cpu", line)
+
     def test_watched_cpu_smis_read_locally_adding_no_ipi(self):
         if shutil.which("bpftrace") is None:
             self.skipTest("needs bpftrace to see which code path sent each IPI")
@@ -122,6 +200,7 @@ class BelowKernelTest(harness.DaemonTestCase):
         name = f"jdsmi{os.getpid() % 100000}"
         os.symlink(harness.JITTERD, os.path.join(self.workdir, name))
         daemon.args[0] = os.path.join(self.workdir, name)
+        stand_in = with_frequency_stand_in(daemon) is not None
         daemon.start()
         info = dict(next(iter(harness.wait_until(
             lambda: harness.select(daemon.scrape(), "jitterd_watch_method_info"), timeout=15,
@@ -139,7 +218,7 @@ class BelowKernelTest(harness.DaemonTestCase):
                                   text=True)
         try:
             time.sleep(5)  # attached (bpftrace says so on stdout, read at the end)
-            time.sleep(8)  # the daemon's steady state: its counter read at every tick of CPU 1
+            time.sleep(8)  # the steady state: its counters read in CPU 1's ticks (at most every 10 ms)
             # Control: the same counter read from CPU 0, as a housekeeping thread would.
             ctypes.CDLL(None).prctl(15, me.encode(), 0, 0, 0)  # PR_SET_NAME: this thread's name
             os.sched_setaffinity(0, {0})
@@ -161,7 +240,7 @@ class BelowKernelTest(harness.DaemonTestCase):
             comm, stack, count = match.group(1), match.group(2), int(match.group(3))
             if comm in perf_ipis:
                 (perf_ipis if re.search(r"\bperf_", stack) else other_ipis)[comm] += count
-        print(f"IPIs to cpu {CPU} from perf code: {perf_ipis[name]} by the daemon in 8 s of SMI reads at every tick, "
+        print(f"IPIs to cpu {CPU} from perf code: {perf_ipis[name]} by the daemon in 8 s of counter reads in its ticks, "
               f"{perf_ipis[me]} by {reads} remote reads (+ open and close) of the same counter; others (the "
               f"kernel's, in an interrupt while the task ran): daemon {other_ipis[name]}, control {other_ipis[me]}",
               file=sys.stderr)
@@ -172,6 +251,11 @@ class BelowKernelTest(harness.DaemonTestCase):
         self.assertEqual(perf_ipis[name], 0, f"IPIs from the daemon's perf calls:\n{output}")
         (smis,) = harness.select(daemon.scrape(), "jitterd_smi_total", cpu=str(CPU)).values()
         self.assertGreaterEqual(smis, 0)
+        if stand_in:
+            # Read in CPU 1's ticks at most every 10 ms, taken by the watch every second.
+            self.check_cycles_at_the_counter_rate(daemon, "watched", wait=10, spread_seconds=0.05)
+        else:
+            print("no tsc event or unshare: the watched cpu's APERF/MPERF reads not run", file=sys.stderr)
 
 
 if __name__ == "__main__":

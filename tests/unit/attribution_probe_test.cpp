@@ -114,6 +114,7 @@ TEST_CASE("attribution below the kernel: the window's SMIs, then its steal, take
   context.frequency.hertz = 1e9;
   context.sampled = {1};
   context.sampler_of = [&](int cpu) { return cpu == 1 ? &shared : nullptr; };
+  context.msr_pmu = read_msr_pmu(context.host);
   AttributionProbe probe(AttributionSettings{true, std::chrono::seconds(10), false, 0});
   const ProbeResult baseline = probe.run(context);
   const double user_hz = static_cast<double>(::sysconf(_SC_CLK_TCK));
@@ -152,6 +153,49 @@ TEST_CASE("attribution below the kernel: the window's SMIs, then its steal, take
   const ProbeResult second = probe.run(context);
   CHECK(value(second, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "unexplained"}}) == 3);
   CHECK(value(second, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "hypervisor"}}) == 3);
+}
+
+TEST_CASE("attribution below the kernel: APERF/MPERF exported as read, the window's frequency in the line",
+          "[attribution_probe]") {
+  jitterd::testing::ScratchTree sys, proc;
+  sys.write("bus/event_source/devices/msr/type", "12\n");
+  for (const char* event : {"smi", "aperf", "mperf"})
+    sys.write(std::string("bus/event_source/devices/msr/events/") + event, "event=0x01\n");
+  proc.write("interrupts", interrupts(500, 7));
+  proc.write("softirqs", softirqs);
+  proc.write("stat", "cpu0 1 0 0 9 0 0 0 4 0 0\ncpu1 1 0 0 9 0 0 0 40 0 0\n");
+  SamplerShared shared(16, 1'000'000, 16);
+  ProbeContext context;
+  context.host = HostReader(sys.root(), proc.root());
+  context.frequency.hertz = 1e9;
+  context.sampled = {1, 2};
+  SamplerShared other(16, 1'000'000, 16);
+  context.sampler_of = [&](int cpu) { return cpu == 1 ? &shared : cpu == 2 ? &other : nullptr; };
+  context.sampler_counter_errors_of = [](int cpu) {
+    return cpu == 2 ? SamplerCounterErrors{"", "perf_event_open: Permission denied"} : SamplerCounterErrors{};
+  };
+  context.msr_pmu = read_msr_pmu(context.host);
+  REQUIRE(context.msr_pmu.has_frequency());
+  AttributionProbe probe(AttributionSettings{true, std::chrono::seconds(10), false, 0});
+  publish_cycles(shared, 5'000, 10'000);
+  const ProbeResult baseline = probe.run(context);
+  CHECK(value(baseline, "jitterd_cpu_actual_cycles_total", {{"cpu", "1"}}) == 5'000);
+  CHECK(value(baseline, "jitterd_cpu_reference_cycles_total", {{"cpu", "1"}}) == 10'000);
+  CHECK(named(baseline, "jitterd_cpu_actual_cycles_total").size() == 1);  // cpu 2's were refused
+  const std::string& first_line = baseline.states.at("below_kernel").line;
+  CHECK(first_line.find("APERF/MPERF counted per cpu") != std::string::npos);
+  CHECK(first_line.find("APERF/MPERF not counted on cpus 2: perf_event_open: Permission denied") !=
+        std::string::npos);
+  CHECK(first_line.find("frequency over the last window") == std::string::npos);  // one reading: no window
+
+  // The window: 1,800 actual cycles in 2,000 reference ones, 0.90 of the base frequency.
+  publish_cycles(shared, 6'800, 12'000);
+  const ProbeResult first = probe.run(context);
+  CHECK(value(first, "jitterd_cpu_actual_cycles_total", {{"cpu", "1"}}) == 6'800);
+  CHECK(value(first, "jitterd_cpu_reference_cycles_total", {{"cpu", "1"}}) == 12'000);
+  CHECK(first.states.at("below_kernel")
+            .line.find("; frequency over the last window (actual over reference cycles): cpu 1 0.90") !=
+        std::string::npos);
 }
 
 TEST_CASE("cause of an overlap: a hard IRQ before a softirq before a task switch", "[attribution_probe]") {

@@ -82,7 +82,7 @@ SamplerReading sampler(int cpu, bool window_ready) {
   r.settings.cpu = cpu;
   r.settings.method = TickMethod::lfence_rdtsc;
   r.settings.scale = scale;
-  r.startup = {0, true, true, 0, 40, 800, {}, "", ""};  // floor 20 ns, threshold 400 ns
+  r.startup = {0, true, true, 0, 40, 800, {}, "", "", ""};  // floor 20 ns, threshold 400 ns
   r.up = true;
   r.sampling = true;
   // 20 ns and 30 ns gaps, 990 of 1 us and 10 of 100 us: 1000 interruptions.

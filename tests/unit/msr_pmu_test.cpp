@@ -62,3 +62,24 @@ TEST_CASE("read_msr_pmu: no PMU at all, or a broken event file, names the path",
   CHECK(*pmu.aperf == jitterd::PmuEvent{10, 1});
   CHECK(*pmu.mperf == jitterd::PmuEvent{10, 2});
 }
+
+TEST_CASE("msr PMU with APERF/MPERF: said counted; the frequency is actual over reference cycles", "[msr_pmu]") {
+  const jitterd::testing::ScratchTree tree;
+  tree.write("bus/event_source/devices/msr/type", "10\n");
+  tree.write("bus/event_source/devices/msr/events/smi", "event=0x04\n");
+  tree.write("bus/event_source/devices/msr/events/aperf", "event=0x02\n");
+  tree.write("bus/event_source/devices/msr/events/mperf", "event=0x01\n");
+  const jitterd::MsrPmu pmu = read_msr_pmu(tree.reader());
+  REQUIRE(pmu.has_frequency());
+  CHECK(jitterd::msr_pmu_line(pmu) ==
+        "msr PMU: SMIs counted per cpu; APERF/MPERF counted per cpu (the frequency it ran at, as actual over "
+        "reference cycles)");
+
+  using jitterd::CycleCounts;
+  CHECK(*frequency_ratio(CycleCounts{100, 100}, CycleCounts{1'900, 2'100}) == Approx(0.9));
+  CHECK(*frequency_ratio(CycleCounts{0, 0}, CycleCounts{3'000, 2'000}) == Approx(1.5));  // turbo
+  // The CPU never ran (no reference cycle), or the counters were reopened: no figure.
+  CHECK_FALSE(frequency_ratio(CycleCounts{5, 5}, CycleCounts{5, 5}));
+  CHECK_FALSE(frequency_ratio(CycleCounts{500, 500}, CycleCounts{10, 20}));
+  CHECK_FALSE(frequency_ratio(CycleCounts{500, 500}, CycleCounts{400, 600}));
+}

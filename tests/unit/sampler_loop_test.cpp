@@ -308,3 +308,29 @@ TEST_CASE("window max: the writer's fast path keeps the slot's exact max, and a 
   last.publish(std::numeric_limits<std::uint64_t>::max(), 3);
   CHECK(last.max_between(0, std::numeric_limits<std::uint64_t>::max()) == 3);
 }
+
+TEST_CASE("publish_cycles/read_cycles: a reader never pairs one read's actual cycles with another's reference",
+          "[sampler_loop][concurrency]") {
+  SamplerShared shared = make_shared_state();
+  CHECK_FALSE(read_cycles(shared));  // never published
+  publish_cycles(shared, 3, 6);
+  CHECK(read_cycles(shared) == std::pair<std::uint64_t, std::uint64_t>(3, 6));
+  // The writer publishes pairs (n, 2n) as fast as it can; each pair read must be one of them.
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (std::uint64_t n = 4; n < 200'000; ++n) publish_cycles(shared, n, 2 * n);
+    done = true;
+  });
+  std::uint64_t reads = 0, torn = 0, last = 0, backwards = 0;
+  while (!done.load() || reads == 0) {
+    const auto pair = read_cycles(shared);
+    ++reads;
+    if (pair->second != 2 * pair->first) ++torn;
+    if (pair->first < last) ++backwards;
+    last = pair->first;
+  }
+  writer.join();
+  CHECK(torn == 0);
+  CHECK(backwards == 0);
+  CHECK(read_cycles(shared)->first == 199'999);
+}

@@ -47,7 +47,7 @@ StatusSnapshot snapshot() {
   SamplerReading r;
   r.settings.cpu = 3;
   r.settings.scale = scale;
-  r.startup = {0, true, true, 0, 40, 800, {}, "", ""};  // floor 20 ns, threshold 400 ns
+  r.startup = {0, true, true, 0, 40, 800, {}, "", "", ""};  // floor 20 ns, threshold 400 ns
   r.up = true;
   r.sampling = true;
   for (const WindowPart& p : parts()) r.window_detail.gaps.add(p.added.gaps);

@@ -40,7 +40,7 @@ StatusSnapshot snapshot() {
   r.settings.cpu = 3;
   r.settings.scale = scale;
   r.settings.window = std::chrono::seconds(10);
-  r.startup = {0, true, true, 0, 40, 800, {}, "", ""};
+  r.startup = {0, true, true, 0, 40, 800, {}, "", "", ""};
   r.up = r.sampling = true;
   r.window_detail.gaps = gaps({{40, 3000}, {2000, 5}, {200000, 1}});
   r.window_detail.sequence = 7;

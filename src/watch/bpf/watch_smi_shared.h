@@ -24,14 +24,18 @@ struct jd_smi_window {
   jd_u64 smis;     // by how much
 };
 
-// One CPU's reader state (a per-CPU array of one entry).
+// One CPU's reader state (a per-CPU array of one entry): its SMI counter and, where the loader
+// opened them, its APERF and MPERF counters, read together at most every JD_SMI_READ_PERIOD_NS.
 struct jd_smi_state {
-  jd_u64 count;            // the counter at the last read (counts from when the loader opened it)
-  jd_u64 reads;            // reads that succeeded
-  jd_u64 read_errors;      // reads the kernel refused (no counter of this CPU in the array)
-  jd_u64 last_read_ns;     // when the last read was
+  jd_u64 count;            // the SMI counter at the last read (counts from when the loader opened it)
+  jd_u64 reads;            // SMI reads that succeeded
+  jd_u64 read_errors;      // reads the kernel refused (no counter of this CPU in an array)
+  jd_u64 last_read_ns;     // when the last read was (0: none yet)
   jd_u64 windows_written;  // intervals ever written: the latest is windows[(windows_written - 1) % JD_SMI_WINDOWS]
   struct jd_smi_window windows[JD_SMI_WINDOWS];
+  jd_u64 actual_cycles;     // APERF at the last read (counts from when the loader opened it)
+  jd_u64 reference_cycles;  // MPERF at the same read
+  jd_u64 cycle_reads;       // reads of both that succeeded
 };
 
 #endif

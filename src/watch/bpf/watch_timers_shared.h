@@ -10,8 +10,9 @@
 #define JD_TIMER_HRTIMER 0  // timer:hrtimer_start
 #define JD_TIMER_LIST 1     // timer:timer_start (a timer_list: the timer wheel)
 
-// Distinct (CPU, kind, function) entries the program keeps; a start beyond them is counted in
-// jd_timer_counters.untracked. Preallocated, so the map never grows.
+// Distinct (CPU, kind, function) entries the program keeps at the least (the loader gives 256 per
+// watched CPU beyond four); a start beyond them is counted in jd_timer_counters.untracked.
+// Preallocated, so the map never grows.
 #define JD_TIMER_FUNCTIONS 1024
 
 struct jd_timer_key {
