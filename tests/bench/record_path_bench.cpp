@@ -110,7 +110,7 @@ constexpr const char* kAppNames[] = {
     "+ 16 independent adds",
     "+ 32 independent adds",
     "+ a chain of 16 dependent adds",
-    "+ two stores through a pointer (the gap, the read)",
+    "+ a load and two stores through a pointer (prev; gap, read)",
     "+ the previous gap's index from memory, its increment (before)",
     "+ the increment at a stored address, the new gap's stored (now)",
     "+ the new gap's bucket address stored, no increment",
