@@ -2,11 +2,12 @@
 // loop_probe_bench: what the loop probe's record call costs an application's loop. The same
 // loop (read the counter, take the gap, count it in a histogram of its own) runs without
 // jitterd_loop_record_at, with it, with it on a NULL probe (an open that failed), without its NULL
-// check and as it was before 2026-11-29, on the same pinned CPU in alternating rounds of 100 ms, and prints the loop's gap quantiles each way, the
-// differences in counter ticks, the mean time per iteration and the ratios. Then a loop whose only
-// work is the counter read (the application's own, or jitterd_loop_record's): what recording costs
-// over the read the loop would take anyway. A program, not a test: it prints figures for
-// docs/benchmarks.md and asserts nothing.
+// check and as it was before 2026-11-29, on the same pinned CPU in alternating rounds of 100 ms,
+// and prints the loop's gap quantiles each way, the differences in counter ticks, the mean time
+// per iteration and the ratios. Then a loop whose only work is the counter read (the
+// application's own, or jitterd_loop_record's): what recording costs over the read the loop would
+// take anyway. A program, not a test: it prints figures for docs/benchmarks.md and asserts
+// nothing.
 //
 //   loop_probe_bench [CPU] [ROUNDS]     (CPU: the last allowed one; ROUNDS: 10 of each)
 #include <jitterd/loop_probe.h>
