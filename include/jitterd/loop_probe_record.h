@@ -82,25 +82,32 @@ JITTERD_LOOP_COLD void jitterd_loop_interruption_(jitterd_loop_probe *p, uint64_
   JITTERD_LOOP_STORE(h->stolen_ticks, p->stolen_ticks += gap);
 }
 
-/* GAP, which ended at counter value END: into the histogram (histogram_bucket_index of
- * src/measure/histogram.h, branch-free above the exact range), the ring when at or above the
- * threshold, the min and max, and every 1024 gaps the publication. */
-JITTERD_LOOP_HOT void jitterd_loop_count_(jitterd_loop_probe *p, uint64_t end, uint64_t gap) {
-  JITTERD_LOOP_ATOMIC_U64 *bucket;
+/* GAP's bucket: histogram_bucket_index of src/measure/histogram.h, exact below 16 ticks; above,
+ * with TOP the highest set bit, bucket (TOP - 3) * 16 + the 4 bits below TOP, written from TOP
+ * itself (one bsr, no 63 - clz) since every instruction after the caller's read costs it time. */
+JITTERD_LOOP_HOT JITTERD_LOOP_ATOMIC_U64 *jitterd_loop_bucket_(jitterd_loop_probe *p, uint64_t gap) {
   unsigned top;
-  if (gap < JITTERD_LOOP_SUB_BUCKETS) {
-    bucket = &p->counts[gap];
-  } else {
-    top = 63u - (unsigned)__builtin_clzll(gap);
-    bucket = &p->counts[((size_t)(top - JITTERD_LOOP_SUB_BITS + 1) << JITTERD_LOOP_SUB_BITS) +
-                        (size_t)((gap >> (top - JITTERD_LOOP_SUB_BITS)) - JITTERD_LOOP_SUB_BUCKETS)];
-  }
+  if (gap < JITTERD_LOOP_SUB_BUCKETS) return &p->counts[gap];
+  top = 63u ^ (unsigned)__builtin_clzll(gap);
+  return &p->counts[((size_t)top << JITTERD_LOOP_SUB_BITS) + (size_t)(gap >> (top - JITTERD_LOOP_SUB_BITS)) -
+                    (size_t)(JITTERD_LOOP_SUB_BITS * JITTERD_LOOP_SUB_BUCKETS)];
+}
+
+/* GAP, which ended at counter value END, into BUCKET (its bucket), the ring when at or above the
+ * threshold, the min and max, and every 1024 gaps the publication. */
+JITTERD_LOOP_HOT void jitterd_loop_count_in_(jitterd_loop_probe *p, uint64_t end, uint64_t gap,
+                                             JITTERD_LOOP_ATOMIC_U64 *bucket) {
   if (__builtin_expect(gap >= p->threshold, 0)) jitterd_loop_interruption_(p, end, gap);
   /* one writer: a relaxed load and store (plain moves), as GapHistogram::record */
   JITTERD_LOOP_STORE(*bucket, JITTERD_LOOP_LOAD(*bucket) + 1);
   if (gap < p->local_min) p->local_min = gap;
   if (gap > p->local_max) p->local_max = gap;
   if (__builtin_expect((++p->n & (JITTERD_LOOP_CHECK_EVERY - 1)) == 0, 0)) jitterd_loop_publish_(p, end);
+}
+
+/* GAP, which ended at counter value END, into its bucket and the rest (jitterd_loop_count_in_). */
+JITTERD_LOOP_HOT void jitterd_loop_count_(jitterd_loop_probe *p, uint64_t end, uint64_t gap) {
+  jitterd_loop_count_in_(p, end, gap, jitterd_loop_bucket_(p, gap));
 }
 
 /* The first call: the loop's first read starts the probe's time; no gap yet. */
@@ -111,34 +118,54 @@ static inline void jitterd_loop_start_(jitterd_loop_probe *p, uint64_t now) {
   JITTERD_LOOP_RELEASE(p->segment->heartbeat, now);
 }
 
-/* The gap jitterd_loop_record left to count (it ended at p->prev), if any. */
+/* The gap left to count (it ended at p->prev), if any. */
 JITTERD_LOOP_HOT void jitterd_loop_count_pending_(jitterd_loop_probe *p) {
   if (p->pending) {
     p->pending = 0;
+    p->pending_bucket = NULL;
     jitterd_loop_count_(p, p->prev, p->pending_gap);
   }
 }
 
-/* One loop iteration at counter value NOW (the caller's read, in the probe's counter): the gap
- * since the previous call, counted at the next call (or flush), as jitterd_loop_record does. The
- * caller has just read its counter, and on x86 the work that needs NOW waits for that read; the
- * previous gap's counting needs nothing of it and runs beside the read, leaving only the
- * subtraction and three stores after it (docs/benchmarks.md, "The loop probe in an application's
- * loop"). A NULL probe (one that failed to open) does nothing: one branch, always predicted. */
-JITTERD_LOOP_HOT void jitterd_loop_record_at(jitterd_loop_probe *p, uint64_t now) {
-  uint64_t prev;
-  if (__builtin_expect(p == NULL, 0)) return;
-  if (__builtin_expect(!p->started, 0)) {
+/* record_at's rare case, a call without the previous gap's bucket at hand: the first call (it
+ * starts the probe's time, no gap yet: returns 0), or the first after jitterd_loop_record or
+ * jitterd_loop_flush (any gap they left is counted here: returns 1, the caller takes the gap). */
+JITTERD_LOOP_COLD int jitterd_loop_record_at_rare_(jitterd_loop_probe *p, uint64_t now) {
+  if (!p->started) {
     jitterd_loop_start_(p, now);
+    return 0;
+  }
+  jitterd_loop_count_pending_(p);
+  p->pending = 1;
+  return 1;
+}
+
+/* One loop iteration at counter value NOW (the caller's read, in the probe's counter): the gap
+ * since the previous call, counted at the next call (or flush), as jitterd_loop_record does. On
+ * x86 the instructions after the caller's rdtsc complete only after it, and the next read's fence
+ * waits for them: each one adds its share of the core's width to every iteration (about 0.04 ns
+ * on the Intel guest), and a chain of a load, a bucket index from it and a load at that index
+ * adds its latency too (docs/benchmarks.md, "The loop probe in an application's loop"). So the
+ * gap's bucket address is computed at the call that takes the gap, from NOW (beside the
+ * application's own use of its read), and the next call finds the count ready: an increment at a
+ * known address, a compare with the threshold, a min, a max and the publication counter. A NULL
+ * probe (one that failed to open) does nothing: one branch, always predicted.
+ *
+ * Invariant: pending_bucket, when not NULL, is the bucket of pending_gap, and pending is 1. */
+JITTERD_LOOP_HOT void jitterd_loop_record_at(jitterd_loop_probe *p, uint64_t now) {
+  JITTERD_LOOP_ATOMIC_U64 *bucket;
+  uint64_t prev, gap;
+  if (__builtin_expect(p == NULL, 0)) return;
+  prev = p->prev;
+  bucket = p->pending_bucket;
+  if (__builtin_expect(bucket != NULL, 1)) {
+    jitterd_loop_count_in_(p, prev, p->pending_gap, bucket);
+  } else if (!jitterd_loop_record_at_rare_(p, now)) {
     return;
   }
-  prev = p->prev;
-  if (__builtin_expect(p->pending, 1)) { /* the previous gap: nothing in it waits for NOW */
-    p->pending = 0;
-    jitterd_loop_count_(p, prev, p->pending_gap);
-  }
-  p->pending_gap = now - prev;
-  p->pending = 1;
+  gap = now - prev;
+  p->pending_gap = gap;
+  p->pending_bucket = jitterd_loop_bucket_(p, gap);
   p->prev = now;
 }
 
@@ -160,7 +187,7 @@ JITTERD_LOOP_HOT void jitterd_loop_record(jitterd_loop_probe *p) {
     __asm__ __volatile__("lfence" : : : "memory");
     if (__builtin_expect(p->pending, 1)) { /* the previous gap, beside the read below */
       p->pending = 0;
-      jitterd_loop_count_(p, p->prev, p->pending_gap);
+      jitterd_loop_count_(p, p->prev, p->pending_gap); /* pending_bucket is set NULL after the read */
     }
     prev = p->prev; /* loaded before the read: a load after it would wait for it */
     started = p->started;
@@ -178,11 +205,12 @@ JITTERD_LOOP_HOT void jitterd_loop_record(jitterd_loop_probe *p) {
     return;
   }
   p->pending_gap = now - prev;
+  p->pending_bucket = NULL; /* counted from the gap at the next call, between its fence and read */
   p->pending = 1;
   p->prev = now;
 }
 
-/* Counts the gap jitterd_loop_record left, and publishes what the loop recorded since the last
+/* Counts the gap the last record or record_at left, and publishes what the loop recorded since the last
  * publication (at most 1023 gaps). NULL does nothing. */
 JITTERD_LOOP_HOT void jitterd_loop_flush(jitterd_loop_probe *p) {
   if (p == NULL || !p->started) return;

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // loop_probe_bench: what the loop probe's record call costs an application's loop. The same
 // loop (read the counter, take the gap, count it in a histogram of its own) runs without
-// jitterd_loop_record_at, with it, and with it on a NULL probe (an open that failed), on the same
-// pinned CPU in alternating rounds of 100 ms, and prints the loop's gap quantiles each way, the
-// differences in counter ticks, the mean time per iteration and the ratios. Then a loop whose only
-// work is the counter read (the application's own, or jitterd_loop_record's): what recording costs
-// over the read the loop would take anyway. A program, not a test: it prints figures for
-// docs/benchmarks.md and asserts nothing.
+// jitterd_loop_record_at, with it, with it on a NULL probe (an open that failed), without its NULL
+// check and as it was before 2026-11-29, on the same pinned CPU in alternating rounds of 100 ms,
+// and prints the loop's gap quantiles each way, the differences in counter ticks, the mean time
+// per iteration and the ratios. Then a loop whose only work is the counter read (the
+// application's own, or jitterd_loop_record's): what recording costs over the read the loop would
+// take anyway. A program, not a test: it prints figures for docs/benchmarks.md and asserts
+// nothing.
 //
 //   loop_probe_bench [CPU] [ROUNDS]     (CPU: the last allowed one; ROUNDS: 10 of each)
 #include <jitterd/loop_probe.h>
@@ -28,6 +29,23 @@ namespace {
 
 // jitterd_loop_record_at without its NULL check: the reference that shows what the check costs.
 inline __attribute__((always_inline)) void record_at_unchecked(jitterd_loop_probe* p, std::uint64_t now) {
+  const std::uint64_t prev = p->prev;
+  JITTERD_LOOP_ATOMIC_U64* const bucket = p->pending_bucket;
+  if (__builtin_expect(bucket != nullptr, 1)) {
+    jitterd_loop_count_in_(p, prev, p->pending_gap, bucket);
+  } else if (!jitterd_loop_record_at_rare_(p, now)) {
+    return;
+  }
+  const std::uint64_t gap = now - prev;
+  p->pending_gap = gap;
+  p->pending_bucket = jitterd_loop_bucket_(p, gap);
+  p->prev = now;
+}
+
+// The record_at before 2026-11-29: the previous gap's bucket index computed at this call, after
+// the caller's read (the reference that shows what computing it one call earlier saves).
+inline __attribute__((always_inline)) void record_at_previous(jitterd_loop_probe* p, std::uint64_t now) {
+  if (__builtin_expect(p == nullptr, 0)) return;
   if (__builtin_expect(!p->started, 0)) {
     jitterd_loop_start_(p, now);
     return;
@@ -42,7 +60,7 @@ inline __attribute__((always_inline)) void record_at_unchecked(jitterd_loop_prob
   p->prev = now;
 }
 
-enum class Call { none, record_at, unchecked };
+enum class Call { none, record_at, unchecked, previous };
 
 // The application's loop for `ticks`: every gap into `gaps`, and into the probe as `How` says
 // (the probe may be NULL for record_at). Returns the iterations.
@@ -57,6 +75,7 @@ __attribute__((noinline)) std::uint64_t application_loop(jitterd_loop_probe* pro
     prev = now;
     if constexpr (How == Call::record_at) jitterd_loop_record_at(probe, now);
     if constexpr (How == Call::unchecked) record_at_unchecked(probe, now);
+    if constexpr (How == Call::previous) record_at_previous(probe, now);
     if (now >= end) break;
   }
   return n;
@@ -125,7 +144,9 @@ int main(int argc, char** argv) {
   jitterd_loop_options options{};
   options.directory = dir.c_str();
   jitterd_loop_probe* probe = jitterd_loop_open("bench", cpu, nullptr, &options);
-  if (probe == nullptr) {
+  // The previous record_at keeps no bucket for its pending gap: a probe of its own.
+  jitterd_loop_probe* previous_probe = jitterd_loop_open("bench-previous", cpu, nullptr, &options);
+  if (probe == nullptr || previous_probe == nullptr) {
     std::perror("loop_probe_bench: jitterd_loop_open");
     return 1;
   }
@@ -133,13 +154,14 @@ int main(int argc, char** argv) {
   const std::uint64_t round_ticks = hertz / 10;
   jitterd_loop_probe* const volatile no_probe = nullptr;  // an open that failed, unknown to the compiler
   Side bare{"bare", {}, {}}, with_probe{"record_at", {}, {}}, with_null{"record_at(NULL)", {}, {}};
-  Side unchecked{"record_at, no NULL check", {}, {}};
+  Side unchecked{"record_at, no NULL check", {}, {}}, previous{"the previous record_at", {}, {}};
   Side own_read{"own read only", {}, {}}, record{"jitterd_loop_record", {}, {}};
   HistogramSnapshot warm;
   application_loop<Call::record_at>(probe, warm, round_ticks);  // warm every path first
   application_loop<Call::none>(probe, warm, round_ticks);
   application_loop<Call::record_at>(no_probe, warm, round_ticks);
   application_loop<Call::unchecked>(probe, warm, round_ticks);
+  application_loop<Call::previous>(previous_probe, warm, round_ticks);
   read_loop<true>(probe, round_ticks);
   read_loop<false>(probe, round_ticks);
   const auto timed = [&](Side& side, auto&& loop) {
@@ -152,10 +174,12 @@ int main(int argc, char** argv) {
     timed(with_probe, [&] { return application_loop<Call::record_at>(probe, with_probe.gaps, round_ticks); });
     timed(with_null, [&] { return application_loop<Call::record_at>(no_probe, with_null.gaps, round_ticks); });
     timed(unchecked, [&] { return application_loop<Call::unchecked>(probe, unchecked.gaps, round_ticks); });
+    timed(previous, [&] { return application_loop<Call::previous>(previous_probe, previous.gaps, round_ticks); });
     timed(own_read, [&] { return read_loop<false>(probe, round_ticks); });
     timed(record, [&] { return read_loop<true>(probe, round_ticks); });
   }
   jitterd_loop_close(probe);
+  jitterd_loop_close(previous_probe);
   const double ns_per_tick = 1e9 / static_cast<double>(hertz);
   std::printf(
       "loop probe cost on CPU %d (%s), counter at %.0f Hz (%.3f ns per tick), %d rounds of 100 ms each way\n", cpu,
@@ -195,11 +219,19 @@ int main(int argc, char** argv) {
       "(%+.2f ns, ratio %.3f); p50 %llu and %llu ticks\n",
       b1, b3, b1 - b3, b1 / b3, static_cast<unsigned long long>(with_probe.gaps.quantile(0.5)),
       static_cast<unsigned long long>(unchecked.gaps.quantile(0.5)));
+  const double b4 = body_mean(previous.gaps);
+  std::printf(
+      "the previous record_at (the previous gap's bucket index after the read): %.2f ns (%+.2f ns against bare); "
+      "record_at now %+.2f ns against it; p50 %llu and %llu ticks\n",
+      b4, b4 - b0, b1 - b4, static_cast<unsigned long long>(previous.gaps.quantile(0.5)),
+      static_cast<unsigned long long>(with_probe.gaps.quantile(0.5)));
   std::printf("time per iteration, rounds' means (preemptions included):\n");
   per_iteration(bare, bare);
   per_iteration(with_probe, bare);
   per_iteration(with_null, bare);
   per_iteration(with_probe, unchecked);
+  per_iteration(previous, bare);
+  per_iteration(with_probe, previous);
   per_iteration(own_read, own_read);
   per_iteration(record, own_read);
   return 0;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -216,4 +217,102 @@ TEST_CASE("loop library: a second open of a live writer's name is refused; a dea
   std::size_t left = 0;  // no temporary file left behind either
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(tree.root())) ++left;
   CHECK(left == 0);
+}
+
+// The record path keeps each gap's bucket from the call that takes the gap to the next call, which
+// counts it (docs/benchmarks.md, "The loop probe in an application's loop"): every gap must still
+// land once, in the sampler's bucket, whatever calls come between: flushes (once or twice in a
+// row) and record_at again after them.
+TEST_CASE("loop library: every gap in its bucket once, across flushes, in the sampler's buckets", "[loop]") {
+  ScratchTree tree;
+  jitterd_loop_probe* probe = open_in(tree.root(), "rx0");
+  REQUIRE(probe != nullptr);
+  std::vector<std::uint64_t> gaps(JITTERD_LOOP_WARMUP_GAPS, 100);  // the threshold: 2000 after these
+  for (std::uint64_t gap = 0; gap <= 40; ++gap) gaps.push_back(gap);
+  for (unsigned bit = 4; bit <= 40; ++bit)
+    for (const std::uint64_t gap : {(1ULL << bit) - 1, 1ULL << bit, (1ULL << bit) + 1, 3ULL << (bit - 1)})
+      gaps.push_back(gap);
+  HistogramSnapshot expected;
+  std::uint64_t now = 1'000'000, sum = 0, interruptions = 0, stolen = 0, max_gap = 0;
+  jitterd_loop_record_at(probe, now);  // the first call: no gap yet
+  for (std::size_t i = 0; i < gaps.size(); ++i) {
+    jitterd_loop_record_at(probe, now += gaps[i]);
+    ++expected.counts[histogram_bucket_index(gaps[i])];
+    sum += gaps[i];
+    max_gap = std::max(max_gap, gaps[i]);
+    if (i >= JITTERD_LOOP_WARMUP_GAPS && gaps[i] >= 2000) ++interruptions, stolen += gaps[i];
+    if (i % 37 == 0) jitterd_loop_flush(probe);
+    if (i % 111 == 0) jitterd_loop_flush(probe);
+  }
+  jitterd_loop_flush(probe);
+  const LoopFileRead read = read_loop_file(tree.root() / "jitterd-loop.rx0", me());
+  jitterd_loop_close(probe);
+  INFO(read.message);
+  REQUIRE(read.reading);
+  const LoopSegmentReading& r = *read.reading;
+  CHECK(r.samples == gaps.size());
+  for (std::size_t bucket = 0; bucket < kHistogramBuckets; ++bucket) {
+    INFO("bucket " << bucket);
+    CHECK(r.counts.gaps.counts[bucket] == expected.counts[bucket]);
+  }
+  CHECK(r.counts.sampled_ticks == sum);
+  CHECK(r.counts.interruptions == interruptions);
+  CHECK(r.counts.interrupted_ticks == stolen);
+  CHECK(r.min_gap == 0);
+  CHECK(r.max_gap == max_gap);
+  CHECK(r.heartbeat_tick == now);
+}
+
+// jitterd_loop_record (its own read) and record_at (the caller's) on one probe, with flushes: the
+// gap each leaves is counted by the other, once.
+TEST_CASE("loop library: record and record_at on one probe count every gap once", "[loop]") {
+  ScratchTree tree;
+  jitterd_loop_options options{};
+  options.directory = tree.root().c_str();
+  options.ring_capacity = 16;
+  options.slot_count = 16;
+  jitterd_loop_probe* probe = jitterd_loop_open("rx0", 0, nullptr, &options);  // the native counter
+  REQUIRE(probe != nullptr);
+  const int calls = 3001;
+  for (int i = 0; i < calls; ++i) {
+    if (i % 3 == 0) {
+      jitterd_loop_record(probe);
+    } else {
+      jitterd_loop_record_at(probe, jitterd_loop_read_counter());
+    }
+    if (i % 5 == 4) jitterd_loop_flush(probe);
+  }
+  jitterd_loop_flush(probe);
+  const LoopFileRead read = read_loop_file(tree.root() / "jitterd-loop.rx0", me());
+  const std::uint64_t last = probe->prev;
+  jitterd_loop_close(probe);
+  INFO(read.message);
+  REQUIRE(read.reading);
+  const LoopSegmentReading& r = *read.reading;
+  CHECK(r.samples == calls - 1);
+  CHECK(r.counts.gaps.total() == calls - 1);
+  CHECK(r.counts.sampled_ticks == last - r.first_tick);
+  CHECK(r.heartbeat_tick == last);
+}
+
+// The record path computes a gap's bucket its own way (from the highest set bit, as few
+// instructions as it can): the sampler's bucket for every gap below 65536 and around every power
+// of two up to the largest gap.
+TEST_CASE("loop library: a gap's bucket is the sampler's, around every power of two", "[loop]") {
+  ScratchTree tree;
+  jitterd_loop_probe* probe = open_in(tree.root(), "rx0");
+  REQUIRE(probe != nullptr);
+  const auto bucket = [&](std::uint64_t gap) {
+    return static_cast<std::size_t>(jitterd_loop_bucket_(probe, gap) - probe->counts);
+  };
+  for (std::uint64_t gap = 0; gap < 65536; ++gap) REQUIRE(bucket(gap) == histogram_bucket_index(gap));
+  for (unsigned bit = 16; bit < 64; ++bit)
+    for (std::int64_t step = -40; step <= 40; ++step) {
+      const std::uint64_t gap = (1ULL << bit) + static_cast<std::uint64_t>(step);
+      INFO("gap " << gap);
+      REQUIRE(bucket(gap) == histogram_bucket_index(gap));
+    }
+  CHECK(bucket(UINT64_MAX) == histogram_bucket_index(UINT64_MAX));
+  CHECK(bucket(UINT64_MAX) == JITTERD_LOOP_BUCKETS - 1);
+  jitterd_loop_close(probe);
 }
