@@ -1,16 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the watch counted on one watched CPU over a stretch (between two readings, a baseline's
-// sub-window or whole run): the one type of a watched CPU's figures, which the watch probe's
-// readings (probes/watch_window.h WatchWindow) and the baseline file (report/baseline_file.h
-// BaselineWatched) both build on, so a reading becomes a sub-window without a copy. A watched CPU
-// has interruptions counted by cause and no gap histogram, so it is not a CpuFigures
-// (measure/cpu_figures.h). interruptions: hard IRQs, IPIs and softirqs; preemptions: the
-// application's, by another task; stolen_seconds: the time these took (paired methods: each
-// interruption's own time and the preemptions; counts: the application's run-queue wait).
-// longest_ns (paired methods): the longest single interruption or preemption, none where it is
-// unknown (counts; a stretch without one at or above the outlier threshold). over_threshold: per
-// tail threshold, interruptions and preemptions at least that long, none where unknown. Plain
-// data; safe from any thread.
+// A watched CPU's figures over a stretch (between two readings, a baseline's sub-window or run):
+// interruptions counted by cause, no gap histogram, so not a CpuFigures. A watch reading
+// (probes/watch_window.h WatchWindow) and a baseline's watched CPU (report/baseline_file.h
+// BaselineWatched) build on it, so a reading becomes a sub-window without a copy.
+// interruptions: hard IRQs, IPIs and softirqs; preemptions: the application's, by another task;
+// stolen_seconds: their time (paired methods: each one's own time; counts: the run-queue wait);
+// longest_ns (paired methods) and over_threshold (per tail threshold, those at least that long):
+// none where unknown. Plain data; any thread.
 #pragma once
 
 #include <algorithm>
