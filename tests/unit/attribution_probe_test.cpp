@@ -160,7 +160,8 @@ TEST_CASE("cause of an overlap: a hard IRQ before a softirq before a task switch
   events[0].kind = TraceEventKind::sched_switch;
   events[1].kind = TraceEventKind::softirq;
   events[1].name = "NET_RX";
-  events[2].kind = TraceEventKind::local_timer;
+  events[2].kind = TraceEventKind::vector_entry;
+  events[2].name = "local_timer";
   CHECK(cause_of_overlap(events, {0, 3}) == "timer");
   CHECK(cause_of_overlap(events, {0, 2}) == "softirq_net");
   CHECK(cause_of_overlap(events, {0, 1}) == "preempted");
