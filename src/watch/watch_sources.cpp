@@ -6,6 +6,7 @@
 #include <array>
 #include <string_view>
 
+#include "host/attribution.h"
 #include "host/task_classes.h"
 #include "watch/bpf_watch.h"
 #include "watch_bpf.h"
@@ -26,17 +27,11 @@ constexpr std::array<SourceWords, JD_SOURCES> kSources = [] {
   words[JD_SRC_TLB] = {"tlb", "tlb"};
   words[JD_SRC_NMI] = {"nmi", "other_irq"};
   words[JD_SRC_DEVICE_IRQ] = {"device_irq", "device_irq"};
-  constexpr std::array<SourceWords, 10> kSoftirqs = {{{"softirq_HI", "softirq_other"},
-                                                      {"softirq_TIMER", "timer"},
-                                                      {"softirq_NET_TX", "softirq_net"},
-                                                      {"softirq_NET_RX", "softirq_net"},
-                                                      {"softirq_BLOCK", "softirq_other"},
-                                                      {"softirq_IRQ_POLL", "softirq_other"},
-                                                      {"softirq_TASKLET", "softirq_other"},
-                                                      {"softirq_SCHED", "softirq_other"},
-                                                      {"softirq_HRTIMER", "timer"},
-                                                      {"softirq_RCU", "softirq_rcu"}}};
-  for (std::size_t v = 0; v < kSoftirqs.size(); ++v) words[JD_SRC_SOFTIRQ_FIRST + v] = kSoftirqs[v];
+  // A softirq's cause is attribution's for its name (host/attribution.h cause_of): watch_source_cause.
+  constexpr std::array<std::string_view, 10> kSoftirqs = {
+      "softirq_HI",       "softirq_TIMER",   "softirq_NET_TX", "softirq_NET_RX",  "softirq_BLOCK",
+      "softirq_IRQ_POLL", "softirq_TASKLET", "softirq_SCHED",  "softirq_HRTIMER", "softirq_RCU"};
+  for (std::size_t v = 0; v < kSoftirqs.size(); ++v) words[JD_SRC_SOFTIRQ_FIRST + v] = {kSoftirqs[v], ""};
   words[JD_SRC_PREEMPT_JITTERD] = {"preempt_jitterd", "preempted"};
   words[JD_SRC_PREEMPT_KERNEL_PERCPU] = {"preempt_kernel_percpu", "preempted"};
   words[JD_SRC_PREEMPT_APPLICATION] = {"preempt_application", "preempted"};
@@ -45,8 +40,10 @@ constexpr std::array<SourceWords, JD_SOURCES> kSources = [] {
 }();
 
 static_assert(std::none_of(kSources.begin(), kSources.end(),
-                           [](const SourceWords& w) { return w.name.empty() || w.cause.empty(); }),
-              "a name and a cause for every source");
+                           [](const SourceWords& w) {
+                             return w.name.empty() || (w.cause.empty() && !w.name.starts_with("softirq_"));
+                           }),
+              "a name for every source, and a cause for every one but the softirqs");
 
 // As the BPF programs are named (watch.bpf.c), in enum jd_program order.
 #define JD_VECTOR_PROGRAM_NAMES(event, stem, source, cause) #event "_entry", #event "_exit",
@@ -78,6 +75,10 @@ std::string_view watch_source_name(std::size_t source) {
   return source < JD_SOURCES ? kSources[source].name : "?";
 }
 std::string_view watch_source_cause(std::size_t source) {
+  if (source >= JD_SRC_SOFTIRQ_FIRST && source <= JD_SRC_SOFTIRQ_LAST) {
+    const std::string_view name = kSources[source].name.substr(std::string_view("softirq_").size());
+    return cause_of("softirq", name, name);
+  }
   return source < JD_SOURCES ? kSources[source].cause : "?";
 }
 std::string_view watch_source_task_class(std::size_t source) {
