@@ -19,7 +19,6 @@
 // Pure functions; any thread.
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
