@@ -4,7 +4,8 @@
 # *.bpf.c) into generated/NAME.bpf.o and writes generated/NAME.skel.h, which TARGET's sources
 # include. PARTs are the headers SOURCE includes beside NAME.h (a program in parts is still one
 # compilation unit: one object, one skeleton); a change to any of them rebuilds it. The object
-# carries BTF (-g) so libbpf relocates its field reads to the running kernel's layout (CO-RE).
+# carries BTF (-g) so libbpf relocates its field reads to the running kernel's layout (CO-RE). The
+# program sees src/ as the C++ does, for a table it shares with a layer below (host/x86_vectors.h).
 find_program(JITTERD_BPF_CLANG NAMES clang-14 clang REQUIRED)
 find_program(JITTERD_BPFTOOL NAMES bpftool PATHS /usr/sbin /sbin REQUIRED)
 
@@ -24,7 +25,7 @@ function(jitterd_bpf_skeleton target source name)
     OUTPUT ${out}/${name}.bpf.o ${out}/${name}.skel.h
     COMMAND ${CMAKE_COMMAND} -E make_directory ${out}
     COMMAND ${JITTERD_BPF_CLANG} -g -O2 -Wall -target bpf -D__TARGET_ARCH_${arch}
-            -I${source_dir} -I/usr/include/${multiarch} -c ${source} -o ${out}/${name}.bpf.o
+            -I${source_dir} -I${CMAKE_SOURCE_DIR}/src -I/usr/include/${multiarch} -c ${source} -o ${out}/${name}.bpf.o
     COMMAND ${JITTERD_BPFTOOL} gen skeleton ${out}/${name}.bpf.o name ${name} > ${out}/${name}.skel.h
     DEPENDS ${source} ${source_dir}/${name}.h ${ARGN}
     COMMENT "BPF program ${name}: clang -target bpf, bpftool gen skeleton"

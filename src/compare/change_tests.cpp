@@ -62,19 +62,22 @@ double rate_ratio_p(std::uint64_t before_count, double before_seconds, std::uint
 
 TailCountTest tail_count_test(const std::vector<double>& before_counts, const std::vector<double>& before_seconds,
                               const std::vector<double>& after_counts, const std::vector<double>& after_seconds) {
-  if (before_counts.empty() || after_counts.empty()) return {};
   const auto sum = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+  const double before_count = sum(before_counts), before_time = sum(before_seconds);
+  const double after_count = sum(after_counts), after_time = sum(after_seconds);
+  TailCountTest test;
+  test.before_rate = before_time > 0 ? before_count / before_time : 0.0;
+  test.after_rate = after_time > 0 ? after_count / after_time : 0.0;
+  if (before_counts.empty() || after_counts.empty()) return test;
   const auto rates = [](const std::vector<double>& counts, const std::vector<double>& seconds) {
     std::vector<double> out;
     for (std::size_t i = 0; i < counts.size() && i < seconds.size(); ++i)
       out.push_back(seconds[i] > 0 ? counts[i] / seconds[i] : 0.0);
     return out;
   };
-  TailCountTest test;
   test.dispersion = count_dispersion(before_counts, after_counts);
-  const double rate_p =
-      rate_ratio_p(static_cast<std::uint64_t>(sum(before_counts)), sum(before_seconds),
-                   static_cast<std::uint64_t>(sum(after_counts)), sum(after_seconds), test.dispersion);
+  const double rate_p = rate_ratio_p(static_cast<std::uint64_t>(before_count), before_time,
+                                     static_cast<std::uint64_t>(after_count), after_time, test.dispersion);
   const double rank_p = mann_whitney_p(rates(before_counts, before_seconds), rates(after_counts, after_seconds));
   test.p = std::min(1.0, 2 * std::min(rate_p, rank_p));
   return test;

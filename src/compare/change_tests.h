@@ -51,9 +51,11 @@ double rate_ratio_p(std::uint64_t before_count, double before_seconds, std::uint
 // sparse counts, which the rank test sees as ties; the rank test finds a run whose every
 // sub-window lies above the other's however widely it spreads, where one dispersion for both runs
 // widens the quiet run's error by the busy run's spread. 1 when either run has no sub-window.
+// Also each run's rate, its counts over its seconds (0 without seconds): the figure the test is of.
 struct TailCountTest {
   double p = 1;
   double dispersion = 1;
+  double before_rate = 0, after_rate = 0;
 };
 TailCountTest tail_count_test(const std::vector<double>& before_counts, const std::vector<double>& before_seconds,
                               const std::vector<double>& after_counts, const std::vector<double>& after_seconds);

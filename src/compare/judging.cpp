@@ -65,10 +65,7 @@ FigureComparison tail_rate(const Judging& judging, const std::string& allowance,
   const std::vector<double> b = per_window(before, seconds, count), a = per_window(after, seconds, count);
   const TailCountTest test =
       tail_count_test(b, per_window(before, seconds, length), a, per_window(after, seconds, length));
-  double b_total = 0, a_total = 0, b_seconds = 0, a_seconds = 0;
-  for (const W& w : before) b_total += count(w), b_seconds += w.*seconds;
-  for (const W& w : after) a_total += count(w), a_seconds += w.*seconds;
-  return judged(judging, allowance, scope, figure, per_second(b_total, b_seconds), per_second(a_total, a_seconds),
+  return judged(judging, allowance, scope, figure, test.before_rate, test.after_rate,
                 fmt::format("rate+rank (dispersion {:.2f})", test.dispersion), test.p);
 }
 

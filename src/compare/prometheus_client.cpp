@@ -17,16 +17,8 @@ PrometheusOptions trimmed(PrometheusOptions o) {
 }
 
 HttpOptions http_options(const PrometheusOptions& o) {
-  HttpOptions h;
+  HttpOptions h = o;
   h.url_flag = "--prometheus";
-  h.bearer_token_file = o.bearer_token_file;
-  h.basic_auth_user = o.basic_auth_user;
-  h.basic_auth_password_file = o.basic_auth_password_file;
-  h.ca_file = o.ca_file;
-  h.cert_file = o.cert_file;
-  h.key_file = o.key_file;
-  h.timeout_seconds = o.timeout_seconds;
-  h.max_body_bytes = o.max_body_bytes;
   return h;
 }
 

@@ -54,18 +54,10 @@ bool refuses_for_size(std::string_view error);
 // scrapes, 18 hours at 15 s.
 inline constexpr std::size_t kPrometheusMaxBytes = 64u << 20;
 
-struct PrometheusOptions {
-  std::string url;                // http(s)://host:port[/prefix], no trailing query
-  std::string bearer_token_file;  // empty: no Authorization: Bearer header
-  // Non-empty user: Authorization: Basic with the password in the file (its first line). Not
-  // with a bearer token (the command line refuses both).
-  std::string basic_auth_user;
-  std::string basic_auth_password_file;
-  std::string ca_file;    // https: the CA certificates (PEM) to verify the server with; empty: the system's
-  std::string cert_file;  // https: a client certificate (PEM) to present, with key_file
-  std::string key_file;
-  double timeout_seconds = 30;                       // each request, connection included
-  std::size_t max_body_bytes = kPrometheusMaxBytes;  // each answer, decoded
+// The HTTP client's options (credentials, TLS, the timeout; max_body_bytes 64 MiB as
+// kPrometheusMaxBytes) and the URL.
+struct PrometheusOptions : HttpOptions {
+  std::string url;  // http(s)://host:port[/prefix], no trailing query
 };
 
 class PrometheusClient {

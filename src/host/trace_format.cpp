@@ -88,21 +88,21 @@ std::optional<std::string> read_string(std::span<const std::byte> raw, const Tra
 constexpr std::array<std::string_view, 10> softirq_names = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
                                                             "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
 
-std::string_view vector_description(TraceEventKind kind) {
-  switch (kind) {
-    case TraceEventKind::local_timer:
-      return "local timer";
-    case TraceEventKind::reschedule_ipi:
-      return "rescheduling interrupt";
-    case TraceEventKind::call_function_ipi:
-      return "function call interrupt";
-    case TraceEventKind::call_function_single_ipi:
-      return "single function call interrupt";
-    case TraceEventKind::irq_work:
-      return "irq work";
-    default:
-      return "interrupt vector";
-  }
+// An x86 vector's event name from its tracepoint's path ("irq_vectors/local_timer_entry":
+// "local_timer"), as host/x86_vectors.h names it.
+std::string vector_event(std::string_view path) {
+  path.remove_prefix(std::min(path.size(), path.find('/') + 1));
+  return std::string(path.substr(0, path.rfind('_')));
+}
+
+// The cause of the x86 vector named `event` by the table (host/x86_vectors.h); other_irq for one
+// the table does not list.
+std::string_view vector_cause(std::string_view event) {
+#define JD_VECTOR_CAUSE(name, stem, source, cause) \
+  if (event == #name) return #cause;
+  JD_X86_VECTORS(JD_VECTOR_CAUSE)
+#undef JD_VECTOR_CAUSE
+  return cause_names[5];  // other_irq
 }
 
 // Fills number, name and detail from the raw entry; false when a field is missing.
@@ -173,7 +173,9 @@ bool decode_payload(std::span<const std::byte> raw, const Tracepoint& tracepoint
       const auto vector = read_integer(raw, format.find("vector"));
       if (!vector) return false;
       event.number = static_cast<int>(*vector);
-      event.detail = std::string(vector_description(tracepoint.kind));
+      event.name = vector_event(tracepoint.path);
+      event.detail = event.name;
+      std::replace(event.detail.begin(), event.detail.end(), '_', ' ');
       return true;
     }
   }
@@ -304,15 +306,9 @@ std::string_view cause_of_event(const TraceEvent& event) {
       return cause_of("softirq", event.name, event.name);
     case TraceEventKind::sched_switch:
       return preempted_cause;
-    case TraceEventKind::local_timer:
-      return cause_names[0];  // timer
-    case TraceEventKind::reschedule_ipi:
-      return cause_names[1];  // ipi_resched
-    case TraceEventKind::call_function_ipi:
-    case TraceEventKind::call_function_single_ipi:
-      return cause_names[2];  // ipi_call
-    case TraceEventKind::irq_work:
-    default:                  // the watch's kinds, which name their causes by tracepoint
+    case TraceEventKind::vector_entry:
+      return vector_cause(event.name);
+    default:                  // the watch's exits and others, which name their causes by tracepoint
       return cause_names[5];  // other_irq
   }
 }

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "host/x86_vectors.h"
 #include "measure/counter_calibration.h"
 #include "measure/interruption_ring.h"
 
@@ -45,20 +46,18 @@ struct TracepointFormat {
 TracepointFormat parse_tracepoint_format(std::string_view format_text);
 
 enum class TraceEventKind {
-  irq,                       // irq:irq_handler_entry, a device (or legacy timer) IRQ
-  softirq,                   // irq:softirq_entry
-  sched_switch,              // sched:sched_switch, another task took the CPU
-  local_timer,               // x86 irq_vectors:local_timer_entry (LOC)
-  reschedule_ipi,            // x86 irq_vectors:reschedule_entry (RES)
-  call_function_ipi,         // x86 irq_vectors:call_function_entry (CAL)
-  call_function_single_ipi,  // x86 irq_vectors:call_function_single_entry (CAL)
-  irq_work,                  // x86 irq_vectors:irq_work_entry (IWI)
+  irq,           // irq:irq_handler_entry, a device (or legacy timer) IRQ
+  softirq,       // irq:softirq_entry
+  sched_switch,  // sched:sched_switch, another task took the CPU
+  // Any x86 irq_vectors:*_entry (the local timer and the IPIs are not irq_handler_entry events
+  // there), told apart by its tracepoint (number: the vector; name: the table's event name,
+  // host/x86_vectors.h)
+  vector_entry,
   // The watch's tracepoints method (watch/trace_watch.h) pairs entries with exits; these the
   // attribution probe does not trace:
+  vector_exit,   // any x86 irq_vectors:*_exit
   irq_exit,      // irq:irq_handler_exit (number: the IRQ)
   softirq_exit,  // irq:softirq_exit (number: vec)
-  vector_entry,  // any x86 irq_vectors:*_entry, told apart by the tracepoint (number: the vector)
-  vector_exit,   // any x86 irq_vectors:*_exit
   nmi,           // nmi:nmi_handler, written when the handler returns (value: its delta_ns)
   tlb_flush,     // tlb:tlb_flush (number: reason, 1 = TLB_REMOTE_SHOOTDOWN)
   tick_stop,     // timer:tick_stop (number: success; value: the dependency mask); the last kind
@@ -70,16 +69,18 @@ struct TracepointSpec {
   bool required;  // the irq_vectors group exists on x86 only
 };
 
-inline constexpr std::array<TracepointSpec, 8> traced_tracepoints = {{
-    {"irq/irq_handler_entry", TraceEventKind::irq, true},
-    {"irq/softirq_entry", TraceEventKind::softirq, true},
-    {"sched/sched_switch", TraceEventKind::sched_switch, true},
-    {"irq_vectors/local_timer_entry", TraceEventKind::local_timer, false},
-    {"irq_vectors/reschedule_entry", TraceEventKind::reschedule_ipi, false},
-    {"irq_vectors/call_function_entry", TraceEventKind::call_function_ipi, false},
-    {"irq_vectors/call_function_single_entry", TraceEventKind::call_function_single_ipi, false},
-    {"irq_vectors/irq_work_entry", TraceEventKind::irq_work, false},
-}};
+// What the attribution probe traces: the interrupts' and the switches' entries, and each x86
+// vector's entry from the one table of them (host/x86_vectors.h).
+#define JD_VECTOR_COUNT(event, stem, source, cause) +1
+#define JD_VECTOR_ENTRY_SPEC(event, stem, source, cause) \
+  TracepointSpec{"irq_vectors/" #event "_entry", TraceEventKind::vector_entry, false},
+inline constexpr std::array<TracepointSpec, 3 JD_X86_VECTORS(JD_VECTOR_COUNT)> traced_tracepoints = {
+    TracepointSpec{"irq/irq_handler_entry", TraceEventKind::irq, true},
+    TracepointSpec{"irq/softirq_entry", TraceEventKind::softirq, true},
+    TracepointSpec{"sched/sched_switch", TraceEventKind::sched_switch, true},
+    JD_X86_VECTORS(JD_VECTOR_ENTRY_SPEC)};
+#undef JD_VECTOR_ENTRY_SPEC
+#undef JD_VECTOR_COUNT
 
 // A tracepoint found on this machine, with its parsed format.
 struct Tracepoint {
@@ -95,8 +96,8 @@ struct TraceEvent {
   TraceEventKind kind = TraceEventKind::irq;
   // irq: the IRQ number; softirq: vec; sched_switch: next_pid; x86 vectors: the vector.
   int number = -1;
-  // irq: the action name ("virtio0-input.0"); softirq: "NET_RX"; sched_switch: next_comm;
-  // empty for x86 vectors.
+  // irq: the action name ("virtio0-input.0"); softirq: "NET_RX"; sched_switch: next_comm; x86
+  // vectors: the event's name in host/x86_vectors.h ("local_timer").
   std::string name;
   // For people: "irq 24 virtio0-input.0", "NET_RX", "switch to kworker/0:1", "local timer".
   std::string detail;
@@ -177,8 +178,9 @@ inline constexpr std::string_view preempted_cause = "preempted";
 
 // The cause of one event, by the rules of attribution.h's cause_of() for IRQs and softirqs (so
 // IRQ 0 "timer" and "arch_timer" are timer, other IRQs device_irq; TIMER/HRTIMER timer, NET_*
-// softirq_net, RCU softirq_rcu, others softirq_other); local timer timer, reschedule
-// ipi_resched, function calls ipi_call, irq work other_irq; sched_switch preempted_cause.
+// softirq_net, RCU softirq_rcu, others softirq_other); an x86 vector's by the table
+// (host/x86_vectors.h: local timer timer, reschedule ipi_resched, function calls ipi_call, the
+// rest other_irq); sched_switch preempted_cause.
 std::string_view cause_of_event(const TraceEvent& event);
 
 }  // namespace jitterd

@@ -24,17 +24,10 @@ ProbeTable watch_glance_table(const std::deque<std::vector<WatchWindow>>& window
                     "longest_us", "timer_per_s"},
                    {}};
   for (const WatchedCpu& c : last.cpus) {
-    double seconds = 0, stolen = 0;
-    std::uint64_t preemptions = 0;
-    std::optional<double> longest;
+    WatchedFigures sum;
     for (const std::vector<WatchWindow>& reading : windows)
       for (const WatchWindow& w : reading)
-        if (w.cpu == c.cpu && w.seconds > 0) {
-          seconds += w.seconds;
-          stolen += w.stolen_seconds;
-          preemptions += w.preemptions;
-          if (w.longest_ns) longest = std::max(longest.value_or(0), *w.longest_ns);
-        }
+        if (w.cpu == c.cpu && w.seconds > 0) add_stretch(sum, w);
     std::pair<Cell, Cell> worst{Cell(top ? "" : "(not named by counts)"), Cell()};
     if (top != nullptr) {
       const auto found = top->cpus().find(c.cpu);
@@ -42,13 +35,14 @@ ProbeTable watch_glance_table(const std::deque<std::vector<WatchWindow>>& window
                                          : worst_preempter(top_of(found->second.preempters_window.merged()));
     }
     const bool timed = c.online && last.window_seconds > 0;
-    if (seconds <= 0) {
+    if (sum.seconds <= 0) {
       table.rows.push_back({c.cpu, Cell(), Cell(), Cell(), worst.first, worst.second, Cell(), Cell()});
       continue;
     }
     table.rows.push_back(
-        {c.cpu, Cell(seconds, 1), Cell(stolen / seconds, 6), Cell(static_cast<double>(preemptions) / seconds, 2),
-         worst.first, worst.second, longest ? Cell(*longest * 1e-3, 1) : Cell(),
+        {c.cpu, Cell(sum.seconds, 1), Cell(sum.stolen_seconds / sum.seconds, 6),
+         Cell(static_cast<double>(sum.preemptions) / sum.seconds, 2), worst.first, worst.second,
+         sum.longest_ns ? Cell(*sum.longest_ns * 1e-3, 1) : Cell(),
          timed ? Cell(static_cast<double>(c.window_timer_interrupts) / last.window_seconds, 1) : Cell()});
   }
   return table;

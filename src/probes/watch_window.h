@@ -19,25 +19,20 @@
 // Pure functions; any thread.
 #pragma once
 
-#include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "measure/watched_figures.h"
 #include "probes/stolen_series.h"
 #include "watch/bpf_watch.h"
 #include "watch/counts_engine.h"
 
 namespace jitterd {
 
-struct WatchWindow {
+// The figures between two readings (seconds 0: no window), of one CPU, with why a count is unknown.
+struct WatchWindow : WatchedFigures {
   int cpu = 0;
-  double seconds = 0;  // 0: no window (the first reading, or the CPU offline)
-  std::uint64_t interruptions = 0, preemptions = 0;
-  double stolen_seconds = 0;
-  std::optional<double> longest_ns;                          // none: unknown
-  std::vector<std::optional<std::uint64_t>> over_threshold;  // per threshold asked; none: unknown
-  std::string tail_unknown;                                  // why a count is unknown; "" when none is
+  std::string tail_unknown;  // "" when every count is known
 };
 
 // The counts method's windows, one per CPU of `now`, against `before` (the previous reading's

@@ -25,6 +25,7 @@
 #include "measure/cpu_figures.h"
 #include "measure/histogram.h"
 #include "measure/tail_thresholds.h"
+#include "measure/watched_figures.h"
 #include "probes/probe.h"
 #include "report/render.h"
 
@@ -84,22 +85,8 @@ inline bool known_watch_method(std::string_view m) {
 }
 inline bool watch_method_pairs(std::string_view m) { return m == kWatchMethodBpf || m == kWatchMethodTracepoints; }
 
-// What the watch counted on one watched CPU over a stretch (a sub-window or the whole run).
-// interruptions: hard IRQs, IPIs and softirqs; preemptions: the application's, by another task;
-// stolen_seconds: the time these took (bpf: each interruption's own time and the preemptions;
-// counts: the application's run-queue wait). longest_ns (bpf): the longest single interruption
-// or preemption, none where it is unknown (counts; a sub-window without one at or above the
-// outlier threshold). over_threshold: per tail threshold, interruptions and preemptions at least
-// that long, none where unknown (BaselineWatched::tail_unknown says why).
-struct WatchedFigures {
-  double seconds = 0;
-  std::uint64_t interruptions = 0, preemptions = 0;
-  double stolen_seconds = 0;
-  std::optional<double> longest_ns;
-  std::vector<std::optional<std::uint64_t>> over_threshold;
-};
-
-// A watched CPU (format 1.2): its figures over the run (the totals), per sub-window, and how.
+// A watched CPU (format 1.2): its figures over the run (the totals), per sub-window, and how;
+// a tail count unknown in one of them says why in tail_unknown.
 struct BaselineWatched : WatchedFigures {
   int cpu = 0;
   std::string method;               // kWatchMethodBpf, kWatchMethodTracepoints or kWatchMethodCounts

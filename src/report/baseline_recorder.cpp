@@ -90,14 +90,7 @@ void add_watch_windows(std::vector<BaselineWatched>& watched, const std::vector<
       watched.push_back(std::move(added));
       entry = std::prev(watched.end());
     }
-    WatchedFigures f;
-    f.seconds = w.seconds;
-    f.interruptions = w.interruptions;
-    f.preemptions = w.preemptions;
-    f.stolen_seconds = w.stolen_seconds;
-    f.longest_ns = w.longest_ns;
-    f.over_threshold = w.over_threshold;
-    entry->sub_windows.push_back(std::move(f));
+    entry->sub_windows.push_back(w);  // its figures: the cpu and why a count is unknown are the entry's
     if (!w.tail_unknown.empty() && entry->tail_unknown.find(w.tail_unknown) == std::string::npos)
       entry->tail_unknown += (entry->tail_unknown.empty() ? "" : "; ") + w.tail_unknown;
   }
@@ -109,17 +102,7 @@ void set_watched_totals(BaselineWatched& watched) {
       watched.sub_windows.empty() ? 0 : watched.sub_windows.front().over_threshold.size();
   total = WatchedFigures{};
   total.over_threshold.assign(thresholds, std::uint64_t{0});
-  for (const WatchedFigures& w : watched.sub_windows) {
-    total.seconds += w.seconds;
-    total.interruptions += w.interruptions;
-    total.preemptions += w.preemptions;
-    total.stolen_seconds += w.stolen_seconds;
-    if (w.longest_ns) total.longest_ns = std::max(total.longest_ns.value_or(0), *w.longest_ns);
-    for (std::size_t t = 0; t < thresholds; ++t)
-      total.over_threshold[t] = t < w.over_threshold.size() && w.over_threshold[t] && total.over_threshold[t]
-                                    ? std::optional<std::uint64_t>(*total.over_threshold[t] + *w.over_threshold[t])
-                                    : std::nullopt;
-  }
+  for (const WatchedFigures& w : watched.sub_windows) add_stretch(total, w);
 }
 
 namespace {

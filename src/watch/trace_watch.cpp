@@ -21,12 +21,12 @@ WatchTracepoint exit_of(std::string_view path, TraceEventKind kind, bool require
 }
 
 // The x86 APIC vectors' tracepoints, from the one table the BPF program's handlers come from too
-// (watch_bpf.h JD_X86_VECTORS).
+// (host/x86_vectors.h JD_X86_VECTORS).
 struct Vector {
   std::string_view entry, exit;
   std::size_t source;
 };
-#define JD_TRACE_VECTOR(event, stem, source) \
+#define JD_TRACE_VECTOR(event, stem, source, cause) \
   {"irq_vectors/" #event "_entry", "irq_vectors/" #event "_exit", source},
 constexpr Vector kVectors[] = {JD_X86_VECTORS(JD_TRACE_VECTOR)};
 #undef JD_TRACE_VECTOR

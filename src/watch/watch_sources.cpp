@@ -6,6 +6,7 @@
 #include <array>
 #include <string_view>
 
+#include "host/attribution.h"
 #include "host/task_classes.h"
 #include "watch/bpf_watch.h"
 #include "watch_bpf.h"
@@ -13,40 +14,36 @@
 namespace jitterd {
 namespace {
 
-// A vector's source is named as its event (watch_bpf.h JD_X86_VECTORS), every other one here.
-constexpr std::array<std::string_view, JD_SOURCES> kSourceNames = [] {
-  std::array<std::string_view, JD_SOURCES> names{};
-#define JD_VECTOR_SOURCE_NAME(event, stem, source) names[source] = #event;
-  JD_X86_VECTORS(JD_VECTOR_SOURCE_NAME)
-#undef JD_VECTOR_SOURCE_NAME
-  names[JD_SRC_TLB] = "tlb";
-  names[JD_SRC_NMI] = "nmi";
-  names[JD_SRC_DEVICE_IRQ] = "device_irq";
+// Each source's name and cause: a vector's from the table (host/x86_vectors.h JD_X86_VECTORS),
+// named as its event; every other one here.
+struct SourceWords {
+  std::string_view name, cause;
+};
+constexpr std::array<SourceWords, JD_SOURCES> kSources = [] {
+  std::array<SourceWords, JD_SOURCES> words{};
+#define JD_VECTOR_SOURCE(event, stem, source, cause) words[source] = {#event, #cause};
+  JD_X86_VECTORS(JD_VECTOR_SOURCE)
+#undef JD_VECTOR_SOURCE
+  words[JD_SRC_TLB] = {"tlb", "tlb"};
+  words[JD_SRC_NMI] = {"nmi", "other_irq"};
+  words[JD_SRC_DEVICE_IRQ] = {"device_irq", "device_irq"};
+  // A softirq's cause is attribution's for its name (host/attribution.h cause_of): watch_source_cause.
   constexpr std::array<std::string_view, 10> kSoftirqs = {
       "softirq_HI",       "softirq_TIMER",   "softirq_NET_TX", "softirq_NET_RX",  "softirq_BLOCK",
       "softirq_IRQ_POLL", "softirq_TASKLET", "softirq_SCHED",  "softirq_HRTIMER", "softirq_RCU"};
-  for (std::size_t v = 0; v < kSoftirqs.size(); ++v) names[JD_SRC_SOFTIRQ_FIRST + v] = kSoftirqs[v];
-  names[JD_SRC_PREEMPT_JITTERD] = "preempt_jitterd";
-  names[JD_SRC_PREEMPT_KERNEL_PERCPU] = "preempt_kernel_percpu";
-  names[JD_SRC_PREEMPT_APPLICATION] = "preempt_application";
-  names[JD_SRC_PREEMPT_STRAY] = "preempt_stray";
-  return names;
+  for (std::size_t v = 0; v < kSoftirqs.size(); ++v) words[JD_SRC_SOFTIRQ_FIRST + v] = {kSoftirqs[v], ""};
+  words[JD_SRC_PREEMPT_JITTERD] = {"preempt_jitterd", "preempted"};
+  words[JD_SRC_PREEMPT_KERNEL_PERCPU] = {"preempt_kernel_percpu", "preempted"};
+  words[JD_SRC_PREEMPT_APPLICATION] = {"preempt_application", "preempted"};
+  words[JD_SRC_PREEMPT_STRAY] = {"preempt_stray", "preempted"};
+  return words;
 }();
 
-static_assert(std::find(kSourceNames.begin(), kSourceNames.end(), std::string_view()) == kSourceNames.end(),
-              "a name for every source");
-
-constexpr std::array<std::string_view, JD_SOURCES> kSourceCauses = {
-    "timer",         "ipi_resched",   "ipi_call",      "ipi_call",      "tlb",         "other_irq",
-    "other_irq",     "other_irq",     "other_irq",     "other_irq",     "other_irq",   "other_irq",
-    "other_irq",     "device_irq",    "softirq_other", "timer",         "softirq_net", "softirq_net",
-    "softirq_other", "softirq_other", "softirq_other", "softirq_other", "timer",       "softirq_rcu",
-    "preempted",     "preempted",     "preempted",     "preempted"};
-
-static_assert(!kSourceCauses.back().empty(), "a cause for every source");
+static_assert(std::none_of(kSources.begin(), kSources.end(), [](const SourceWords& w) { return w.name.empty(); }),
+              "a name for every source (a cause: tests/unit/watch_bpf_test.cpp)");
 
 // As the BPF programs are named (watch.bpf.c), in enum jd_program order.
-#define JD_VECTOR_PROGRAM_NAMES(event, stem, source) #event "_entry", #event "_exit",
+#define JD_VECTOR_PROGRAM_NAMES(event, stem, source, cause) #event "_entry", #event "_exit",
 constexpr std::array<std::string_view, JD_PROGRAMS> kProgramNames = {
     "irq_entry",
     "irq_exit",
@@ -71,9 +68,15 @@ constexpr std::array<std::string_view, JD_TICK_DEPENDENCIES> kTickDependencies =
 }  // namespace
 
 std::size_t watch_source_count() { return JD_SOURCES; }
-std::string_view watch_source_name(std::size_t source) { return source < JD_SOURCES ? kSourceNames[source] : "?"; }
+std::string_view watch_source_name(std::size_t source) {
+  return source < JD_SOURCES ? kSources[source].name : "?";
+}
 std::string_view watch_source_cause(std::size_t source) {
-  return source < JD_SOURCES ? kSourceCauses[source] : "?";
+  if (source >= JD_SRC_SOFTIRQ_FIRST && source <= JD_SRC_SOFTIRQ_LAST) {
+    const std::string_view name = kSources[source].name.substr(std::string_view("softirq_").size());
+    return cause_of("softirq", name, name);
+  }
+  return source < JD_SOURCES ? kSources[source].cause : "?";
 }
 std::string_view watch_source_task_class(std::size_t source) {
   switch (source) {

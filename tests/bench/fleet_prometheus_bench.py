@@ -24,7 +24,6 @@ Usage: fleet_prometheus_bench.py --jitterd BINARY [--old BINARY] [--mode densiti
 
 import argparse
 import http.client
-import http.server
 import json
 import math
 import os
@@ -120,7 +119,7 @@ def write_fleet(path, hosts, cpus, times, fingerprint_times, probe_times, starte
         f.write("# EOF\n")
 
 
-class StatsProxy(http.server.BaseHTTPRequestHandler):
+class StatsProxy(prometheus_harness.Answering):
     """Passes GETs to Prometheus with stats=all added to queries; sums the samples each loaded."""
     upstream = None
     samples = 0
@@ -143,14 +142,7 @@ class StatsProxy(http.server.BaseHTTPRequestHandler):
                     StatsProxy.peak = max(StatsProxy.peak, stats["peakSamples"])
             except (KeyError, ValueError, TypeError):
                 pass
-        self.send_response(answer.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+        self.answer(answer.status, body)
 
 
 def run_fleet(binary, url, start, end):
@@ -189,26 +181,13 @@ def measure(binary, prometheus):
 
 def serve(times, fingerprint_times, probe_times, hosts, cpus, started, workdir, body, application=False):
     """Builds the TSDB, starts Prometheus and the proxy, and runs body(prometheus dict)."""
-    source = os.path.join(workdir, "fleet.om")
     began = time.monotonic()
-    write_fleet(source, hosts, cpus, times, fingerprint_times, probe_times, started, application)
-    size = os.path.getsize(source)
-    data = os.path.join(workdir, "data")
-    shutil.rmtree(data, ignore_errors=True)
-    os.makedirs(data)
-    subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", source, data], check=True,
-                   stdout=subprocess.DEVNULL)
+    size = prometheus_harness.build_tsdb(workdir, lambda path: write_fleet(
+        path, hosts, cpus, times, fingerprint_times, probe_times, started, application), timeout=None)
     print(f"  TSDB: {size / 2**20:.0f} MiB of OpenMetrics, built in {time.monotonic() - began:.0f} s", flush=True)
-    os.remove(source)
-    rules = os.path.join(workdir, "rules.yml")
-    with open(rules, "w") as f:
-        f.write("groups: []\n")
-    prometheus = prometheus_harness.Prometheus(workdir, "127.0.0.1:1", "/metrics", rules,
-                                               args=["--storage.tsdb.retention.time=30d"])
-    prometheus.start(timeout=300)
+    prometheus = prometheus_harness.serving_tsdb(workdir, timeout=300)
     StatsProxy.upstream = f"127.0.0.1:{prometheus.port}"
-    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StatsProxy)
-    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    proxy = prometheus_harness.serving(StatsProxy)
     try:
         return body({"url": prometheus.url(""), "proxy": f"http://127.0.0.1:{proxy.server_address[1]}",
                      "range": (times[0], times[-1])})

@@ -1,13 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 """A real Prometheus (Debian's `prometheus` package) for the tests: started on 127.0.0.1 on a free
 port with a temporary storage folder, 1 s scrape and evaluation intervals, scraping one jitterd
-with a given rules file; its HTTP API polled with deadlines, never fixed sleeps."""
+with a given rules file; its HTTP API polled with deadlines, never fixed sleeps. Also a Prometheus
+serving a TSDB built from OpenMetrics (what fleet's tests and benchmark read), and the small HTTP
+servers that stand in for an engine's answers."""
 
+import http.server
 import json
 import os
 import shutil
 import socket
 import subprocess
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -142,3 +146,58 @@ class Prometheus:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(5)
+
+
+def build_tsdb(workdir, write, timeout=600):
+    """promtool's blocks in workdir/data, what serving_tsdb(workdir) serves, from the OpenMetrics
+    that write(path) writes (ending in '# EOF'); the text is removed once built. Returns its size in
+    bytes. Raises AssertionError with promtool's output when the build fails."""
+    source = os.path.join(workdir, "tsdb.om")
+    write(source)
+    size = os.path.getsize(source)
+    data = os.path.join(workdir, "data")
+    shutil.rmtree(data, ignore_errors=True)
+    os.makedirs(data)
+    result = subprocess.run([shutil.which("promtool") or "promtool", "tsdb", "create-blocks-from", "openmetrics",
+                             source, data], capture_output=True, text=True, timeout=timeout)
+    if result.returncode != 0:
+        raise AssertionError(f"promtool: {result.stdout}\n{result.stderr}")
+    os.remove(source)
+    return size
+
+
+def serving_tsdb(workdir, args=(), timeout=30):
+    """A started Prometheus of workdir's TSDB (build_tsdb) that scrapes nothing and evaluates no
+    rule, keeping 30 days (ranges hours in the past stay in it); `args`: more flags."""
+    rules = os.path.join(workdir, "rules.yml")
+    with open(rules, "w", encoding="utf-8") as f:
+        f.write("groups: []\n")
+    prometheus = Prometheus(workdir, "127.0.0.1:1", "/metrics", rules,
+                            args=["--storage.tsdb.retention.time=30d", *args])
+    return prometheus.start(timeout=timeout)
+
+
+class Answering(http.server.BaseHTTPRequestHandler):
+    """A request handler that logs nothing and answers with answer(); subclasses define do_GET."""
+
+    def answer(self, status, body):
+        """Answers `status` with `body`: bytes as they are, anything else as JSON."""
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def serving(handler, tls=None):
+    """A threading HTTP server of `handler` on 127.0.0.1 (a free port), serving from a daemon thread,
+    over HTTPS where `tls` (a server-side ssl.SSLContext) is given; the caller shuts it down."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server

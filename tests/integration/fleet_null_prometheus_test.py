@@ -18,7 +18,6 @@ import math
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -56,23 +55,10 @@ class FleetNull(unittest.TestCase):
         cls._tmp = tempfile.TemporaryDirectory(prefix="jitterd-fleet-null-")
         workdir = cls._tmp.name
         cls.start = (int(time.time()) - 7200) // fleet.INTERVAL * fleet.INTERVAL
-        source = os.path.join(workdir, "fleet.om")
         hosts = [h for seed in range(1, SEEDS + 1) for h in null_fleet(seed)]
-        with open(source, "w", encoding="utf-8") as f:
-            f.write(fleet.openmetrics(hosts, cls.start, random.Random(3)))
-        data = os.path.join(workdir, "data")
-        os.makedirs(data)
-        result = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", source, data],
-                                capture_output=True, text=True, timeout=600)
-        if result.returncode != 0:
-            raise AssertionError(f"promtool: {result.stdout}\n{result.stderr}")
-        os.remove(source)
-        rules = os.path.join(workdir, "rules.yml")
-        with open(rules, "w") as f:
-            f.write("groups: []\n")
-        cls.prometheus = prometheus_harness.Prometheus(workdir, "127.0.0.1:1", "/metrics", rules,
-                                                       args=["--storage.tsdb.retention.time=30d"])
-        cls.prometheus.start()
+        prometheus_harness.build_tsdb(workdir, lambda path: harness.write_file(
+            path, fleet.openmetrics(hosts, cls.start, random.Random(3))))
+        cls.prometheus = prometheus_harness.serving_tsdb(workdir)
 
     @classmethod
     def tearDownClass(cls):

@@ -40,16 +40,13 @@ Usage: fleet_prometheus_test.py --jitterd BINARY; exit 77 (skip) without prometh
 """
 
 import argparse
-import http.server
 import json
 import math
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import unittest
 import urllib.parse
@@ -205,48 +202,25 @@ def openmetrics(fleet, start, rng):
     return "\n".join(lines) + "\n"
 
 
-class ErrorServer(http.server.BaseHTTPRequestHandler):
+class ErrorServer(prometheus_harness.Answering):
     def do_GET(self):
-        body = json.dumps({"status": "error", "errorType": "execution",
-                           "error": "query processing would load too many samples into memory"}).encode()
-        self.send_response(422)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+        self.answer(422, {"status": "error", "errorType": "execution",
+                          "error": "query processing would load too many samples into memory"})
 
 
-class OldEngine(http.server.BaseHTTPRequestHandler):
+class OldEngine(prometheus_harness.Answering):
     """An engine without last_over_time: the fleet's instances, the scrapes of one, and Prometheus's own
     bad_data error for the unknown function."""
 
     def do_GET(self):
         if "/api/v1/label/" in self.path:
-            status, body = 200, {"status": "success", "data": ["a:9100"]}
+            self.answer(200, {"status": "success", "data": ["a:9100"]})
         elif "last_over_time" in urllib.parse.unquote(self.path):
-            status, body = 400, {"status": "error", "errorType": "bad_data",
-                                 "error": '1:17: parse error: unknown function with name "last_over_time"'}
+            self.answer(400, {"status": "error", "errorType": "bad_data",
+                              "error": '1:17: parse error: unknown function with name "last_over_time"'})
         else:
-            status, body = 200, {"status": "success", "data": {"resultType": "vector", "result": [
-                {"metric": {"instance": "a:9100"}, "value": [1, "30"]}]}}
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
-def serving(handler):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+            self.answer(200, {"status": "success", "data": {"resultType": "vector", "result": [
+                {"metric": {"instance": "a:9100"}, "value": [1, "30"]}]}})
 
 
 class FleetPrometheus(unittest.TestCase):
@@ -257,25 +231,11 @@ class FleetPrometheus(unittest.TestCase):
         # Two hours ago: inside the default retention, before the (empty) head block.
         cls.start = (int(time.time()) - 7200) // INTERVAL * INTERVAL
         cls.range = f"{cls.start}/{cls.start + (SCRAPES - 1) * INTERVAL}"
-        source = os.path.join(workdir, "fleet.om")
-        with open(source, "w", encoding="utf-8") as f:
-            f.write(openmetrics(hosts(), cls.start, random.Random(9)))
-        data = os.path.join(workdir, "data")
-        os.makedirs(data)
-        result = subprocess.run([shutil.which("promtool"), "tsdb", "create-blocks-from", "openmetrics", source, data],
-                                capture_output=True, text=True, timeout=300)
-        if result.returncode != 0:
-            raise AssertionError(f"promtool: {result.stdout}\n{result.stderr}")
-        os.remove(source)
-        rules = os.path.join(workdir, "rules.yml")
-        with open(rules, "w") as f:
-            f.write("groups: []\n")
+        prometheus_harness.build_tsdb(workdir, lambda path: harness.write_file(
+            path, openmetrics(hosts(), cls.start, random.Random(9))), timeout=300)
         # 5,000 samples held at once by a query (Prometheus counts the answer and the series in hand):
         # the bucket query of all 202 hosts (9,292 series) is refused, 101 hosts are not.
-        cls.prometheus = prometheus_harness.Prometheus(workdir, "127.0.0.1:1", "/metrics", rules,
-                                                       args=["--query.max-samples=5000",
-                                                             "--storage.tsdb.retention.time=30d"])
-        cls.prometheus.start()
+        cls.prometheus = prometheus_harness.serving_tsdb(workdir, args=["--query.max-samples=5000"])
         cls.answer = cls.fleet("--format", "json")
 
     @classmethod
@@ -467,7 +427,7 @@ class FleetPrometheus(unittest.TestCase):
         self.assert_refused(self.run_fleet(url=f"http://127.0.0.1:{port}"), EXIT_UNAVAILABLE, f"127.0.0.1:{port}")
         for handler, needles in ((ErrorServer, ["too many samples"]),
                                  (OldEngine, ["does not evaluate", "last_over_time", "unknown function"])):
-            server = serving(handler)
+            server = prometheus_harness.serving(handler)
             try:
                 url = f"http://127.0.0.1:{server.server_address[1]}"
                 self.assert_refused(self.run_fleet(url=url), EXIT_DATA, url, *needles)

@@ -13,30 +13,24 @@ that error.
 Usage: prometheus_tls_test.py --jitterd BINARY; exit 77 (skip) without openssl.
 """
 
-import http.server
-import json
+import os
 import shutil
 import ssl
+import sys
 import tempfile
-import threading
 import unittest
 
 import harness
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grafana"))
+import prometheus_harness  # noqa: E402
+
 EXIT_USAGE, EXIT_DATA, EXIT_UNAVAILABLE = 64, 65, 69
 
 
-class PlantedError(http.server.BaseHTTPRequestHandler):
+class PlantedError(prometheus_harness.Answering):
     def do_GET(self):
-        body = json.dumps({"status": "error", "errorType": "bad_data", "error": "planted"}).encode()
-        self.send_response(400)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+        self.answer(400, {"status": "error", "errorType": "bad_data", "error": "planted"})
 
 
 class PrometheusTls(unittest.TestCase):
@@ -49,10 +43,7 @@ class PrometheusTls(unittest.TestCase):
         context.load_cert_chain(cls.certs.path("server.crt"), cls.certs.path("server.key"))
         context.load_verify_locations(cls.certs.path("client_ca.crt"))
         context.verify_mode = ssl.CERT_REQUIRED
-        cls.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), PlantedError)
-        cls.server.socket = context.wrap_socket(cls.server.socket, server_side=True)
-        cls.thread = threading.Thread(target=cls.server.serve_forever, daemon=True)
-        cls.thread.start()
+        cls.server = prometheus_harness.serving(PlantedError, tls=context)
         cls.url = f"https://127.0.0.1:{cls.server.server_address[1]}"
 
     @classmethod

@@ -5,8 +5,9 @@ Apache-2.0` (the project's licence, LICENSE), as `// ...` in C and C++ and `# ..
 and CMake, after a `#!` line where there is one. Data (tests/fixtures, tests/golden) and generated
 files (grafana/dashboards, grafana/prometheus) carry none. The one exception is the BPF program's
 folder, src/watch/bpf/: the kernel lets only GPL-compatible programs call its tracing helpers, so
-its files say `Apache-2.0 OR GPL-2.0-only` and each *.bpf.c declares SEC("license") = "GPL"; no
-other file may say anything but Apache-2.0.
+its files say `Apache-2.0 OR GPL-2.0-only` and each *.bpf.c declares SEC("license") = "GPL", as does
+the one header below it that the program includes (src/host/x86_vectors.h, the x86 vectors' table);
+no other file may say anything but Apache-2.0.
 
 Usage: spdx_test.py SOURCE_DIR. Exit 0 when every file has it, 1 naming each one that does not.
 """
@@ -17,6 +18,7 @@ import sys
 LINE = "SPDX-License-Identifier: Apache-2.0"
 DUAL_LINE = "SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only"
 DUAL_DIR = "src/watch/bpf/"
+DUAL_FILES = {"src/host/x86_vectors.h"}  # outside DUAL_DIR, compiled into the BPF program too
 BPF_LICENCE = 'SEC("license") = "GPL";'
 SKIPPED_DIRS = {".git", "__pycache__", "node_modules"}
 SKIPPED_PREFIXES = ("build", "tests/fixtures", "tests/golden", "grafana/dashboards", "grafana/prometheus",
@@ -46,7 +48,7 @@ def main():
             with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as f:
                 text = f.read()
             head = text.splitlines()[:3]
-            wanted_line = DUAL_LINE if relative.startswith(DUAL_DIR) else LINE
+            wanted_line = DUAL_LINE if relative.startswith(DUAL_DIR) or relative in DUAL_FILES else LINE
             if not any(line.rstrip().endswith(wanted_line) for line in head):
                 missing.append(f"{relative}: no '{wanted_line}' in its first lines")
             elif relative.endswith(".bpf.c") and BPF_LICENCE not in text:

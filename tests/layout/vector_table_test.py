@@ -1,15 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Checks that the x86 APIC vectors jitterd pairs are listed once: in JD_X86_VECTORS
-(src/watch/bpf/watch_bpf.h), which the BPF program's handlers, its jd_program entries, the
-handlers' and sources' names (src/watch/watch_sources.cpp) and the tracepoints engine's pairs
-(src/watch/trace_watch.cpp) expand. A second list of them (a tracepoint name NAME_entry or
+"""Checks that the x86 APIC vectors jitterd traces are listed once: in JD_X86_VECTORS
+(src/host/x86_vectors.h), which the BPF program's handlers, its jd_program entries, the handlers'
+and sources' names and causes (src/watch/watch_sources.cpp), the tracepoints engine's pairs
+(src/watch/trace_watch.cpp) and the attribution probe's tracepoints and their causes
+(src/host/trace_format.h) expand. A second list of them (a tracepoint name NAME_entry or
 NAME_exit, a handler enumerator JD_PROG_STEM_ENTRY, or the source's name as a string) anywhere
-else under src/ or include/ fails, naming the file and line.
-
-One exception, listed in EXCEPTIONS with why: host/trace_format, the attribution probe's
-tracepoints method, which reads five of the vectors' entry tracepoints by event kind and sits
-below watch/ (it cannot include the BPF program's header).
+else under src/ or include/ fails, naming the file and line. No exception.
 
 Usage: vector_table_test.py SRC_DIR
 Exit 0 when the table is the one list, 1 naming each copy.
@@ -19,12 +16,8 @@ import pathlib
 import re
 import sys
 
-TABLE = "watch/bpf/watch_bpf.h"
-EXCEPTIONS = {
-    "host/trace_format.h": "the attribution probe's tracepoints (host/, below the BPF program's header)",
-    "host/trace_format.cpp": "the attribution probe's tracepoints (host/, below the BPF program's header)",
-}
-ROW = re.compile(r"^\s*X\((\w+),\s*(\w+),\s*(\w+)\)")
+TABLE = "host/x86_vectors.h"
+ROW = re.compile(r"^\s*X\((\w+),\s*(\w+),\s*(\w+),\s*(\w+)\)")
 
 
 def table(src: pathlib.Path):
@@ -49,7 +42,7 @@ def main(argv):
         print(f"FAIL: src/{TABLE}: JD_X86_VECTORS lists {len(rows)} vectors; expected the x86 APIC vectors")
         return 1
     patterns = []
-    for event, stem, _ in rows:
+    for event, stem, _, _ in rows:
         patterns.append(re.compile(rf"\b{event}_(entry|exit)\b"))
         patterns.append(re.compile(rf"\bJD_PROG_{stem}_(ENTRY|EXIT)\b"))
         patterns.append(re.compile(rf'"{event}"'))
@@ -59,7 +52,7 @@ def main(argv):
         if path.suffix not in (".h", ".hpp", ".cpp", ".cc", ".c") or not path.is_file():
             continue
         relative = path.relative_to(src).as_posix() if src in path.parents else path.as_posix()
-        if relative == TABLE or relative in EXCEPTIONS:
+        if relative == TABLE:
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             code = line.split("//")[0]
@@ -70,8 +63,7 @@ def main(argv):
                     print(f"FAIL: src/{relative}:{number}: {found.group(0)}: a second list of the x86 vectors "
                           f"(they are listed once, in src/{TABLE} JD_X86_VECTORS)")
     if not failed:
-        print(f"ok: the {len(rows)} x86 vectors are listed once, in src/{TABLE}"
-              f" (but for {', '.join(sorted(EXCEPTIONS))}: {next(iter(EXCEPTIONS.values()))})")
+        print(f"ok: the {len(rows)} x86 vectors are listed once, in src/{TABLE}")
     return 1 if failed else 0
 
 

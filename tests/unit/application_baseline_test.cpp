@@ -188,10 +188,10 @@ TEST_CASE("watch windows: bpf interruptions, preemptions, the longest and exact 
 
 TEST_CASE("the recorder: sub-windows per watched CPU and totals from them", "[application_baseline]") {
   std::vector<BaselineWatched> watched;
-  WatchWindow a{3, 1.0, 10, 2, 0.001, 20'000.0, {2, 1, 0, 0, 0}, ""};
+  WatchWindow a{{1.0, 10, 2, 0.001, 20'000.0, {2, 1, 0, 0, 0}}, 3, ""};
   WatchWindow b{
-      3, 1.0, 12, 4, 0.002, std::nullopt, {std::nullopt, 0, 0, 0, 0}, "1 outliers lost (the ring was full)"};
-  WatchWindow none{4, 0, 0, 0, 0, std::nullopt, {}, "no window"};
+      {1.0, 12, 4, 0.002, std::nullopt, {std::nullopt, 0, 0, 0, 0}}, 3, "1 outliers lost (the ring was full)"};
+  WatchWindow none{{0, 0, 0, 0, std::nullopt, {}}, 4, "no window"};
   add_watch_windows(watched, {a, none}, kWatchMethodBpf, 10'000);
   add_watch_windows(watched, {b}, kWatchMethodBpf, 10'000);
   REQUIRE(watched.size() == 1);  // cpu 4 had no window
@@ -416,7 +416,7 @@ TEST_CASE("the live download holds the watch and loops probes' history as a file
   watched.watch_method = kWatchMethodBpf;
   watched.outlier_threshold_ns = 10'000;
   for (std::uint64_t i = 0; i < 3; ++i)
-    watched.watch.push_back({WatchWindow{3, 1.0, 100 + i, 5 + i, 0.001, 30'000.0, {5 + i, 5 + i, 0, 0, 0}, ""}});
+    watched.watch.push_back({WatchWindow{{1.0, 100 + i, 5 + i, 0.001, 30'000.0, {5 + i, 5 + i, 0, 0, 0}}, 3, ""}});
   watch.result.application_windows = std::make_shared<const ApplicationWindows>(watched);
   ProbeStatus loops("loops");
   loops.ran = loops.success = true;

@@ -35,20 +35,31 @@ const char* softirqs =
     "          HI:          0          0\n"
     "       TIMER:         10         10\n";
 
+// A scratch /sys and /proc (cpu 1: 500 timer ticks, 7 NIC interrupts, its softirqs) and a context
+// that samples cpu 1 with a sampler whose counters the test sets.
+struct SampledCpu1 {
+  jitterd::testing::ScratchTree sys, proc;
+  SamplerShared shared{16, 1'000'000, 16};
+  ProbeContext context;
+
+  SampledCpu1() {
+    proc.write("interrupts", interrupts(500, 7));
+    proc.write("softirqs", softirqs);
+    context.host = HostReader(sys.root(), proc.root());
+    context.method = TickMethod::steady_clock;
+    context.frequency.hertz = 1e9;
+    context.sampled = {1};
+    context.sampler_of = [this](int cpu) { return cpu == 1 ? &shared : nullptr; };
+    context.msr_pmu = read_msr_pmu(context.host);  // none in this tree, as the daemon reads it
+  }
+  SampledCpu1(const SampledCpu1&) = delete;
+  SampledCpu1& operator=(const SampledCpu1&) = delete;
+};
+
 }  // namespace
 
-TEST_CASE("attribution by window deltas: interruptions shared among the window's interrupts",
-          "[attribution_probe]") {
-  jitterd::testing::ScratchTree sys, proc;
-  proc.write("interrupts", interrupts(500, 7));
-  proc.write("softirqs", softirqs);
-  SamplerShared shared(16, 1'000'000, 16);
-  ProbeContext context;
-  context.host = HostReader(sys.root(), proc.root());
-  context.method = TickMethod::steady_clock;
-  context.frequency.hertz = 1e9;
-  context.sampled = {1};
-  context.sampler_of = [&](int cpu) { return cpu == 1 ? &shared : nullptr; };
+TEST_CASE_METHOD(SampledCpu1, "attribution by window deltas: interruptions shared among the window's interrupts",
+                 "[attribution_probe]") {
   AttributionProbe probe(AttributionSettings{true, std::chrono::seconds(10), true, 1});  // no tracefs here
 
   const ProbeResult baseline = probe.run(context);
@@ -98,23 +109,13 @@ TEST_CASE("attribution by window deltas: interruptions shared among the window's
   CHECK(value(second, "jitterd_attribution_interruptions_total", {{"cpu", "1"}, {"cause", "unexplained"}}) == 3);
 }
 
-TEST_CASE("attribution below the kernel: the window's SMIs, then its steal, take the unexplained gaps",
-          "[attribution_probe]") {
-  jitterd::testing::ScratchTree sys, proc;
-  proc.write("interrupts", interrupts(500, 7));
-  proc.write("softirqs", softirqs);
+TEST_CASE_METHOD(SampledCpu1,
+                 "attribution below the kernel: the window's SMIs, then its steal, take the unexplained gaps",
+                 "[attribution_probe]") {
   proc.write("stat", "cpu  1 2 3 4 5 6 7 8 0 0\ncpu0 1 0 0 9 0 0 0 4 0 0\ncpu1 1 0 0 9 0 0 0 40 0 0\n");
-  SamplerShared shared(16, 1'000'000, 16);
   shared.smi_count = 7;
   shared.smi_in_spans = 5;  // the other 2 came while the sampler slept
   shared.smi_counted = true;
-  ProbeContext context;
-  context.host = HostReader(sys.root(), proc.root());
-  context.method = TickMethod::steady_clock;
-  context.frequency.hertz = 1e9;
-  context.sampled = {1};
-  context.sampler_of = [&](int cpu) { return cpu == 1 ? &shared : nullptr; };
-  context.msr_pmu = read_msr_pmu(context.host);
   AttributionProbe probe(AttributionSettings{true, std::chrono::seconds(10), false, 0});
   const ProbeResult baseline = probe.run(context);
   const double user_hz = static_cast<double>(::sysconf(_SC_CLK_TCK));
@@ -203,24 +204,17 @@ TEST_CASE("cause of an overlap: a hard IRQ before a softirq before a task switch
   events[0].kind = TraceEventKind::sched_switch;
   events[1].kind = TraceEventKind::softirq;
   events[1].name = "NET_RX";
-  events[2].kind = TraceEventKind::local_timer;
+  events[2].kind = TraceEventKind::vector_entry;
+  events[2].name = "local_timer";
   CHECK(cause_of_overlap(events, {0, 3}) == "timer");
   CHECK(cause_of_overlap(events, {0, 2}) == "softirq_net");
   CHECK(cause_of_overlap(events, {0, 1}) == "preempted");
   CHECK(cause_of_overlap(events, {1, 1}) == "unexplained");
 }
 
-TEST_CASE("attribution with tracepoints off and no BPF engine: the method line says so, not as a warning",
-          "[attribution_probe]") {
-  jitterd::testing::ScratchTree sys, proc;
-  proc.write("interrupts", interrupts(500, 7));
-  proc.write("softirqs", softirqs);
-  SamplerShared shared(16, 1'000'000, 16);
-  ProbeContext context;
-  context.host = HostReader(sys.root(), proc.root());
-  context.frequency.hertz = 1e9;
-  context.sampled = {1};
-  context.sampler_of = [&](int cpu) { return cpu == 1 ? &shared : nullptr; };
+TEST_CASE_METHOD(SampledCpu1,
+                 "attribution with tracepoints off and no BPF engine: the method line says so, not as a warning",
+                 "[attribution_probe]") {
   AttributionProbe probe(AttributionSettings{});  // the default: bpf where it loads, tracepoints off
   for (int run = 0; run < 2; ++run) {
     const ProbeResult result = probe.run(context);

@@ -108,7 +108,10 @@ TEST_CASE("tail_count_test: false alarms on one rate stay at the nominal level")
     INFO("mean " << mean << " a sub-window, dispersion " << dispersion);
     CHECK(alarms <= 6);
   }
-  CHECK(tail_count_test({}, {}, {1, 2}, {0.5, 0.5}).p == 1);
+  const TailCountTest one_side = tail_count_test({}, {}, {1, 2}, {0.5, 0.5});
+  CHECK(one_side.p == 1);
+  CHECK(one_side.before_rate == 0);  // no seconds: no rate
+  CHECK(one_side.after_rate == 3);   // 3 over 1 s, the figure compare shows
 }
 
 TEST_CASE("judge: needs both significance and a practical effect; larger is worse") {

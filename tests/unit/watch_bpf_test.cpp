@@ -62,6 +62,9 @@ TEST_CASE("bpf sources: each named, with a cause of attribution's and a class fo
   CHECK(watch_source_cause(source_named("tlb")) == "tlb");
   CHECK(watch_source_cause(source_named("call_function_single")) == "ipi_call");
   CHECK(watch_source_cause(source_named("softirq_NET_RX")) == "softirq_net");
+  CHECK(watch_source_cause(source_named("softirq_RCU")) == "softirq_rcu");  // attribution's cause_of
+  CHECK(watch_source_cause(source_named("softirq_HI")) == "softirq_other");
+  CHECK(watch_source_cause(source_named("thermal_apic")) == "other_irq");  // the vectors' table
   CHECK(watch_source_task_class(source_named("preempt_stray")) == "stray");
   CHECK(tick_dependency_name(2) == "SCHED");
 }

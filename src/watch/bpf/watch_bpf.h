@@ -46,25 +46,9 @@ enum jd_source {
   JD_SOURCES
 };
 
-// The x86 APIC vectors, the one list of them: one line each with the kernel's event name (the
-// tracepoints irq_vectors:NAME_entry and NAME_exit, and the BPF handlers of the same names), the
-// stem of its handlers' jd_program entries (JD_PROG_STEM_ENTRY, JD_PROG_STEM_EXIT) and the source
-// it books time to (named as its event: watch/watch_sources.cpp). Expanded by the program's
-// handlers (watch_interrupts.bpf.h), jd_program below, the handlers' and sources' names
-// (watch/watch_sources.cpp) and the tracepoints engine's pairs (watch/trace_watch.cpp);
-// tests/layout/vector_table_test.py fails on a second list of them.
-#define JD_X86_VECTORS(X)                                                    \
-  X(local_timer, LOCAL_TIMER, JD_SRC_LOCAL_TIMER)                            \
-  X(reschedule, RESCHEDULE, JD_SRC_RESCHEDULE)                               \
-  X(call_function, CALL_FUNCTION, JD_SRC_CALL_FUNCTION)                      \
-  X(call_function_single, CALL_FUNCTION_SINGLE, JD_SRC_CALL_FUNCTION_SINGLE) \
-  X(irq_work, IRQ_WORK, JD_SRC_IRQ_WORK)                                     \
-  X(x86_platform_ipi, X86_PLATFORM_IPI, JD_SRC_PLATFORM_IPI)                 \
-  X(thermal_apic, THERMAL_APIC, JD_SRC_THERMAL_APIC)                         \
-  X(threshold_apic, THRESHOLD_APIC, JD_SRC_THRESHOLD_APIC)                   \
-  X(deferred_error_apic, DEFERRED_ERROR_APIC, JD_SRC_DEFERRED_ERROR_APIC)    \
-  X(spurious_apic, SPURIOUS_APIC, JD_SRC_SPURIOUS_APIC)                      \
-  X(error_apic, ERROR_APIC, JD_SRC_ERROR_APIC)
+// The x86 APIC vectors, the one list of them, is host/x86_vectors.h's JD_X86_VECTORS (event,
+// handler stem, source, cause): attribution's tracepoints in host/ expand it too.
+#include "host/x86_vectors.h"
 
 // Single interruptions by duration: bucket b holds durations in [2^b, 2^(b+1)) ns (bucket 0 also
 // 0 and 1 ns), the last one everything from 2^(JD_BUCKETS-1) ns (about 2.1 s) up.
@@ -147,7 +131,7 @@ enum jd_program {
   JD_PROG_IRQ_EXIT,
   JD_PROG_SOFTIRQ_ENTRY,
   JD_PROG_SOFTIRQ_EXIT,
-#define JD_PROG_OF_VECTOR(event, stem, source) JD_PROG_##stem##_ENTRY, JD_PROG_##stem##_EXIT,
+#define JD_PROG_OF_VECTOR(event, stem, source, cause) JD_PROG_##stem##_ENTRY, JD_PROG_##stem##_EXIT,
   JD_X86_VECTORS(JD_PROG_OF_VECTOR)  // each APIC vector's entry and exit, in the table's order
 #undef JD_PROG_OF_VECTOR
   JD_PROG_TLB_FLUSH,

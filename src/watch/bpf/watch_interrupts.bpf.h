@@ -131,9 +131,9 @@ int BPF_PROG(softirq_exit, unsigned int vec) {
   return 0;
 }
 
-// The x86 APIC vectors (watch_bpf.h JD_X86_VECTORS): one entry and one exit program each, the
+// The x86 APIC vectors (host/x86_vectors.h JD_X86_VECTORS): one entry and one exit program each, the
 // vector number as the id.
-#define JD_VECTOR(event, stem, source)                               \
+#define JD_VECTOR(event, stem, source, cause)                        \
   SEC("raw_tp/" #event "_entry")                                     \
   int BPF_PROG(event##_entry, int vector) {                          \
     JD_ROLE_OR_RETURN(JD_PROG_##stem##_ENTRY);                       \
