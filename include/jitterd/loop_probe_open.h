@@ -71,7 +71,8 @@ typedef struct jitterd_loop_probe {
   uint64_t samples_base, interruptions, stolen_ticks, max_gap, ring_head;
   uint64_t slot_ticks, slot_start, slot_end, slot_max;
   uint64_t pending_gap; /* the last gap recorded, counted at the next record, record_at or flush */
-  JITTERD_LOOP_ATOMIC_U64 *pending_bucket; /* its bucket, NULL when no gap is pending */
+  /* its bucket (record_at's); NULL when none is pending, or when record left it */
+  JITTERD_LOOP_ATOMIC_U64 *pending_bucket;
   struct jitterd_loop_slot *slot;
   uint32_t slot_count, ring_capacity;
   int started, pending;

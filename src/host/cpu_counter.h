@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // One free-running perf counter bound to one CPU (perf_event_open(2) with pid -1 and that CPU):
-// the msr PMU's smi event, read with read(2). The kernel installs, reads and removes a CPU-bound
+// the msr PMU's smi, aperf or mperf event, read with read(2). The kernel installs, reads and removes a CPU-bound
 // event on its CPU: from a thread running on that CPU it does so locally, from any other CPU
 // through a function-call IPI to it. So a counter of a sampled CPU is opened, read and closed by
 // the sampler thread pinned there, never by a housekeeping thread (docs/DESIGN.md, "the watched

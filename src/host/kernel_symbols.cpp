@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "host/text.h"
 
@@ -90,7 +91,10 @@ bool KernelSymbols::starts_at(std::uint64_t address) const {
 const KernelSymbols& LiveKernelSymbols::get() {
   const auto now = std::chrono::steady_clock::now();
   if (!read_ || (stale_ && now - read_at_ >= std::chrono::minutes(1))) {
-    symbols_ = KernelSymbols::read(HostReader());
+    KernelSymbols fresh = KernelSymbols::read(HostReader());
+    // A read again that names nothing (the file unreadable now, kptr_restrict raised) keeps the
+    // names had; the first read's reason stays its own.
+    if (!read_ || fresh.size() > 0) symbols_ = std::move(fresh);
     read_ = true;
     stale_ = false;
     read_at_ = now;

@@ -30,6 +30,7 @@ std::optional<PmuEvent> read_event(const HostReader& host, std::uint32_t type, s
     why = host.sys_path(relative).string() + ": " + parse_why;
     return std::nullopt;
   }
+  why.clear();
   return PmuEvent{type, *config};
 }
 

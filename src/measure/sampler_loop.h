@@ -65,9 +65,11 @@ inline void publish_cycles(SamplerShared& shared, std::uint64_t actual, std::uin
   shared.cycles_version.store(version + 2, std::memory_order_release);
 }
 
-// The last published (actual, reference) pair; nullopt before the first.
+// The last published (actual, reference) pair; nullopt before the first, and where the writer stayed
+// in the middle of a publication for 10,000 tries (descheduled between its stores: a throttled
+// SCHED_FIFO sampler, a CPU going offline), so a housekeeping reader never spins on it.
 inline std::optional<std::pair<std::uint64_t, std::uint64_t>> read_cycles(const SamplerShared& shared) {
-  for (;;) {
+  for (int tries = 0; tries < 10'000; ++tries) {
     const std::uint64_t before = shared.cycles_version.load(std::memory_order_acquire);
     if (before == 0) return std::nullopt;
     if (before % 2 != 0) continue;  // being written: a few stores, never a wait on anything else
@@ -76,6 +78,7 @@ inline std::optional<std::pair<std::uint64_t, std::uint64_t>> read_cycles(const 
     std::atomic_thread_fence(std::memory_order_acquire);
     if (shared.cycles_version.load(std::memory_order_relaxed) == before) return std::pair(actual, reference);
   }
+  return std::nullopt;
 }
 
 // What `shared`'s counters hold now (relaxed loads): for housekeeping threads, never the loop.

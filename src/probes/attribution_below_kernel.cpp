@@ -72,13 +72,13 @@ void AttributionProbe::note_below_kernel(const ProbeContext& context, ProbeResul
     line += "; SMIs not counted on cpus " + format_cpu_list(cpus) + ": " + why;
   for (const auto& [why, cpus] : refused_frequency)
     line += "; APERF/MPERF not counted on cpus " + format_cpu_list(cpus) + ": " + why;
-  line += frequency_part(ratios);
   const bool steal =
       std::any_of(totals_.begin(), totals_.end(), [](const auto& t) { return t.second.steal_ticks.has_value(); });
   line += steal ? "; steal time from /proc/stat in 1/" + std::to_string(static_cast<int>(user_hz_)) + " s ticks"
                 : "; no steal time in /proc/stat (a kernel without steal accounting)";
   result.notes.push_back(line);
   result.states["below_kernel"] = {line, false};
+  add_frequency_table(ratios, result);
 }
 
 }  // namespace jitterd

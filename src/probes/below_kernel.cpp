@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <numeric>
 
 #include "host/attribution.h"
@@ -71,16 +70,11 @@ void push_below_kernel_series(const std::string& cpu, const BelowKernelCounts& c
               {{"cpu", cpu}}, static_cast<double>(counts.cycles->reference)));
 }
 
-std::string frequency_part(const std::map<int, double>& ratios) {
-  if (ratios.empty()) return "";
-  std::string part = "; frequency over the last window (actual over reference cycles):";
-  for (const auto& [cpu, ratio] : ratios) {
-    char figure[32];
-    std::snprintf(figure, sizeof figure, "%.2f", ratio);
-    part += " cpu " + std::to_string(cpu) + " " + figure + ",";
-  }
-  part.pop_back();
-  return part;
+void add_frequency_table(const std::map<int, double>& ratios, ProbeResult& result) {
+  if (ratios.empty()) return;
+  ProbeTable table{"frequency over the last window (APERF/MPERF)", {"cpu", "of base frequency"}, {}};
+  for (const auto& [cpu, ratio] : ratios) table.rows.push_back({Cell(cpu), Cell(ratio, 2)});
+  result.tables.push_back(std::move(table));
 }
 
 void add_watched_below_kernel(const ProbeContext& context, const std::vector<int>& watched,
@@ -88,7 +82,7 @@ void add_watched_below_kernel(const ProbeContext& context, const std::vector<int
                               ProbeResult& result) {
   const std::map<int, std::uint64_t> steal = read_steal_ticks(context.host);
   const double user_hz = static_cast<double>(::sysconf(_SC_CLK_TCK));
-  std::vector<int> counted;
+  std::vector<int> counted, frequency_uncounted;
   std::map<int, double> ratios;
   for (int cpu : watched) {
     // A CPU both sampled and watched is the attribution probe's to export.
@@ -99,7 +93,9 @@ void add_watched_below_kernel(const ProbeContext& context, const std::vector<int
       counts.smis = smi->second.count;
     }
     if (const auto ticks = steal.find(cpu); ticks != steal.end()) counts.steal_ticks = ticks->second;
-    if (const auto cycles = read.cycles.find(cpu); cycles != read.cycles.end()) {
+    if (const auto cycles = read.cycles.find(cpu); cycles == read.cycles.end()) {
+      frequency_uncounted.push_back(cpu);
+    } else {
       counts.cycles = cycles->second;
       if (const auto before = previous.find(cpu); before != previous.end())
         if (const std::optional<double> ratio = frequency_ratio(before->second, cycles->second))
@@ -115,17 +111,17 @@ void add_watched_below_kernel(const ProbeContext& context, const std::vector<int
                                 ")"
                           : "; SMIs of watched cpus " + format_cpu_list(counted) +
                                 " read by each cpu in its own timer interrupt";
-  if (context.msr_pmu.has_frequency() && read.cycles.empty())
-    line += "; APERF/MPERF of the watched cpus not counted (" +
+  if (context.msr_pmu.has_frequency() && !frequency_uncounted.empty())
+    line += "; APERF/MPERF not counted on watched cpus " + format_cpu_list(frequency_uncounted) + " (" +
             (read.frequency_why_not.empty() ? std::string("no timer interrupt has read them yet")
                                             : read.frequency_why_not) +
             ")";
-  line += frequency_part(ratios);
   line += steal.empty()
               ? "; no steal time in /proc/stat (a kernel without steal accounting)"
               : "; steal time from /proc/stat in 1/" + std::to_string(static_cast<int>(user_hz)) + " s ticks";
   result.notes.push_back(line);
   result.states["below_kernel"] = {line, false};
+  add_frequency_table(ratios, result);
 }
 
 }  // namespace jitterd

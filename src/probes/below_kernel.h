@@ -44,9 +44,10 @@ struct BelowKernelCounts {
 void push_below_kernel_series(const std::string& cpu, const BelowKernelCounts& counts, double user_hz,
                               std::vector<ProbeMetric>& metrics);
 
-// The state line's part for the CPUs' frequencies over their last window, e.g. "; frequency over
-// the last window (actual over reference cycles): cpu 1 0.98, cpu 3 0.62"; "" for none.
-std::string frequency_part(const std::map<int, double>& ratios);
+// The CPUs' frequencies over their last window (actual over reference cycles), a row per CPU, into
+// `result`'s tables; nothing for none. A table, not the state line: the figures change with every
+// window, and a state line is logged at each change.
+void add_frequency_table(const std::map<int, double>& ratios, ProbeResult& result);
 
 // What the watch's BPF engine read of the watched CPUs below the kernel (empty without it), and
 // why a counter the PMU has is not read ("" where it is, or none asked).

@@ -39,8 +39,8 @@ void add_timer_starts(const TimerStartsReading& reading, const WatchReading& cou
                 {{"cpu", std::to_string(s.cpu)}, {"kind", s.kind}, {"function", printable(s.function)}},
                 static_cast<double>(s.count)));
   result.metrics.push_back(counter("jitterd_watch_timer_starts_untracked_total",
-                                   "Timer starts on watched CPUs whose function the program's full map (1,024 "
-                                   "entries) could not take (bpf).",
+                                   "Timer starts on watched CPUs whose function the program's full map (256 "
+                                   "entries per watched CPU, 1,024 to 4,096) could not take (bpf).",
                                    {}, static_cast<double>(reading.untracked)));
   ProbeTable table{
       "timers started on the watched cpus by function, since the watch began (bpf): who re-arms the tick",

@@ -11,34 +11,41 @@
 
 namespace jitterd {
 
-bool BpfMsrCounters::open_one(const PmuEvent& event, int cpu, int events_fd, std::map<int, CpuCounter>& into,
-                              std::string& why_not) {
-  std::string why;
-  CpuCounter counter = CpuCounter::open(event, cpu, &why);
-  if (!counter.is_open()) {
-    if (why_not.empty()) why_not = why;
-    return false;
-  }
+bool BpfMsrCounters::give(int cpu, const CpuCounter& counter, int events_fd, std::string& why_not) {
   const auto key = static_cast<std::uint32_t>(cpu);
   const auto fd = static_cast<std::uint32_t>(counter.fd());
-  if (bpf_map_update_elem(events_fd, &key, &fd, BPF_ANY) != 0) {
-    if (why_not.empty())
-      why_not =
-          "could not give cpu " + std::to_string(cpu) + "'s counter to the BPF program: " + std::strerror(errno);
-    return false;
-  }
-  into.emplace(cpu, std::move(counter));
-  return true;
+  if (bpf_map_update_elem(events_fd, &key, &fd, BPF_ANY) == 0) return true;
+  if (why_not.empty())
+    why_not =
+        "could not give cpu " + std::to_string(cpu) + "'s counter to the BPF program: " + std::strerror(errno);
+  return false;
 }
 
 void BpfMsrCounters::open(const MsrPmu& pmu, const std::vector<int>& cpus, const MsrEventArrays& arrays) {
   for (int cpu : cpus) {
-    if (pmu.smi) open_one(*pmu.smi, cpu, arrays.smi_fd, smi_, why_not_);
+    if (pmu.smi) {
+      std::string why;
+      CpuCounter smi = CpuCounter::open(*pmu.smi, cpu, &why);
+      if (!smi.is_open() && why_not_.empty()) why_not_ = why;
+      if (smi.is_open() && give(cpu, smi, arrays.smi_fd, why_not_)) smi_.emplace(cpu, std::move(smi));
+    }
     if (!pmu.has_frequency()) continue;
-    // One without the other measures nothing: a CPU whose mperf is refused gives up its aperf.
-    if (open_one(*pmu.aperf, cpu, arrays.aperf_fd, aperf_, frequency_why_not_) &&
-        !open_one(*pmu.mperf, cpu, arrays.mperf_fd, mperf_, frequency_why_not_))
-      aperf_.erase(cpu);
+    // One without the other measures nothing: both are opened before either is given to the program.
+    std::string why;
+    CpuCounter aperf = CpuCounter::open(*pmu.aperf, cpu, &why);
+    CpuCounter mperf = aperf.is_open() ? CpuCounter::open(*pmu.mperf, cpu, &why) : CpuCounter{};
+    if (!mperf.is_open()) {
+      if (frequency_why_not_.empty()) frequency_why_not_ = why;
+      continue;
+    }
+    if (!give(cpu, aperf, arrays.aperf_fd, frequency_why_not_)) continue;
+    if (!give(cpu, mperf, arrays.mperf_fd, frequency_why_not_)) {
+      const auto key = static_cast<std::uint32_t>(cpu);
+      bpf_map_delete_elem(arrays.aperf_fd, &key);  // its tick would read it for nothing
+      continue;
+    }
+    aperf_.emplace(cpu, std::move(aperf));
+    mperf_.emplace(cpu, std::move(mperf));
   }
 }
 
@@ -51,7 +58,9 @@ std::map<int, CycleCounts> BpfMsrCounters::read_cycles(int states_fd, std::size_
   for (const auto& [cpu, counter] : mperf_) {
     if (static_cast<std::size_t>(cpu) >= possible_cpus) continue;
     const jd_smi_state& s = states[static_cast<std::size_t>(cpu)];
-    if (s.cycle_reads > 0) out.emplace(cpu, CycleCounts{s.actual_cycles, s.reference_cycles});
+    if (s.cycle_reads == 0) continue;
+    const jd_cycle_pair& pair = s.cycles[s.cycle_reads % 2];
+    out.emplace(cpu, CycleCounts{pair.actual, pair.reference});
   }
   return out;
 }

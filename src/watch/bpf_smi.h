@@ -3,8 +3,8 @@
 // opens the msr PMU's events for each watched CPU and hands them to the program's perf event
 // arrays, which the CPU then reads itself in its local timer interrupt; the loader reads only what
 // the program wrote (a per-CPU map's copy, no IPI). Opening and closing a CPU-bound event is an IPI to that
-// CPU, once each, when the watch starts and ends (the program's attach IPIs every CPU then too);
-// nothing while it runs (tests/integration/smi_test.py measures it). Internal to the BPF engine;
+// CPU, once for each of its up to three counters, when the watch starts and ends (the program's attach IPIs every CPU then too);
+// nothing while it runs (tests/integration/below_kernel_test.py measures it). Internal to the BPF engine;
 // one thread at a time.
 #pragma once
 
@@ -59,8 +59,9 @@ class BpfMsrCounters {
   const std::string& frequency_why_not() const { return frequency_why_not_; }
 
  private:
-  static bool open_one(const PmuEvent& event, int cpu, int events_fd, std::map<int, CpuCounter>& into,
-                       std::string& why_not);
+  // `counter` into CPU `cpu`'s slot of the perf event array `events_fd`; false, with the reason in
+  // `why_not` if it holds none yet, when the kernel refuses.
+  static bool give(int cpu, const CpuCounter& counter, int events_fd, std::string& why_not);
   std::map<int, CpuCounter> smi_, aperf_, mperf_;  // by CPU
   std::map<int, std::uint64_t> written_;           // by CPU: the windows_written seen last
   std::map<int, std::deque<SmiWindow>> kept_;

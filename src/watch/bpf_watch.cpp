@@ -163,8 +163,9 @@ struct BpfWatch::Loaded {
            bpf_map__set_max_entries(skeleton->maps.mperf_events, slots) == 0;
   }
 
-  // The watched CPUs' SMI counters into the program's perf event array, from the first reading on
-  // (a counter the kernel refuses is left out and said by smi_why_not()): true.
+  // The watched CPUs' SMI, APERF and MPERF counters into the program's perf event arrays, from the
+  // first reading on (a counter the kernel refuses is left out and said by smi_why_not() or
+  // frequency_why_not()): true.
   bool open_smi(const Options& options) {
     msr.open(options.msr_pmu, options.cpus,
              {bpf_map__fd(skeleton->maps.smi_events), bpf_map__fd(skeleton->maps.aperf_events),

@@ -34,6 +34,7 @@ Usage: below_kernel_test.py --jitterd BINARY [unittest args]
 """
 
 import ctypes
+import json
 import os
 import re
 import shutil
@@ -185,8 +186,16 @@ class BelowKernelTest(harness.DaemonTestCase):
         daemon.start()
         # The probe exports every 10 s what the continuous sampler read up to a second before.
         self.check_cycles_at_the_counter_rate(daemon, "sampled", wait=8, spread_seconds=1.0)
-        harness.wait_until(lambda: "cpu 1 1.00" in harness.http_get(daemon.url("/status.json"))[1], timeout=10,
-                           what="the window's frequency (1.00) in /status.json's below_kernel state")
+        def frequency_rows():
+            probes = json.loads(harness.http_get(daemon.url("/status.json"))[1])["probes"]
+            return [row for probe in (probes.values() if isinstance(probes, dict) else probes)
+                    for table in probe.get("tables", []) if table["title"].startswith("frequency over the last")
+                    for row in table["rows"]]
+        rows = harness.wait_until(frequency_rows, timeout=15, what="the frequency table in /status.json")
+        print(f"/status.json, frequency over the last window: {rows}", file=sys.stderr)
+        self.assertEqual(len(rows), 1)
+        self.assertEqual(str(rows[0][0]), str(CPU))
+        self.assertAlmostEqual(float(rows[0][1]), 1.0, delta=0.01)
         line = next(l for l in daemon.log().splitlines() if "msr PMU" in l)
         self.assertIn("APERF/MPERF counted per cpu", line)
 

@@ -68,18 +68,28 @@ class TimerStartsTest(harness.DaemonTestCase):
             self.skipTest(f"the BPF program does not load here: {info['reason']}")
         harness.wait_until(lambda: harness.select(daemon.scrape(), "jitterd_watch_timer_starts_untracked_total"),
                            timeout=15, what="the timer starts")
-        start = self.settled(daemon)
-        time.sleep(3.0)
-        background = self.settled(daemon) - start  # 4.2 s of other tasks' sleeps on cpu 1
-        before = self.wakeups(daemon)
-        sleeps = int(subprocess.run([sys.executable, "-c", SLEEPER, "3"], capture_output=True, text=True,
-                                    check=True, timeout=30).stdout)
-        counted = self.settled(daemon) - before  # 3 s of sleeper and 1.2 s more, as the background
-        print(f"cpu {CPU}: {sleeps} sleeps of 1 ms, hrtimer_wakeup counted {counted:.0f} "
-              f"(background {background:.0f} in 4.2 s)", file=sys.stderr)
+        # Other tasks' sleeps on cpu 1 count as hrtimer_wakeup too: measured for 4.2 s before and
+        # after the sleeper, and the run repeated (3 tries) where the two differ by more than 2x,
+        # as when another test's threads come or go on cpu 1 meanwhile (a suite in parallel).
+        for attempt in range(3):
+            start = self.settled(daemon)
+            time.sleep(3.0)
+            before = self.settled(daemon)
+            background = before - start  # 4.2 s of other tasks' sleeps on cpu 1
+            sleeps = int(subprocess.run([sys.executable, "-c", SLEEPER, "3"], capture_output=True, text=True,
+                                        check=True, timeout=30).stdout)
+            after = self.settled(daemon)
+            counted = after - before  # 3 s of sleeper and 1.2 s more, as the background
+            time.sleep(3.0)
+            background_after = self.settled(daemon) - after
+            print(f"cpu {CPU}: {sleeps} sleeps of 1 ms, hrtimer_wakeup counted {counted:.0f} (background "
+                  f"{background:.0f} before, {background_after:.0f} after, each in 4.2 s)", file=sys.stderr)
+            low, high = sorted((background, background_after))
+            if high <= 2 * low + 50:
+                break
         self.assertGreater(sleeps, 100, "the sleeper ran")
-        self.assertGreaterEqual(counted - background, 0.5 * sleeps)
-        self.assertLessEqual(counted, sleeps + 3 * background + 100)
+        self.assertGreaterEqual(counted - high, 0.5 * sleeps)
+        self.assertLessEqual(counted, sleeps + 3 * high + 100)
         # `jitterd report watch` shows the table, while the sleeper runs again.
         sleeper = subprocess.Popen([sys.executable, "-c", SLEEPER, "10"], stdout=subprocess.DEVNULL)
         try:

@@ -67,10 +67,12 @@ TEST_CASE("msr PMU with APERF/MPERF: said counted; the frequency is actual over 
   const jitterd::testing::ScratchTree tree;
   tree.write("bus/event_source/devices/msr/type", "10\n");
   tree.write("bus/event_source/devices/msr/events/smi", "event=0x04\n");
-  tree.write("bus/event_source/devices/msr/events/aperf", "event=0x02\n");
-  tree.write("bus/event_source/devices/msr/events/mperf", "event=0x01\n");
+  tree.write("bus/event_source/devices/msr/events/aperf", "event=0x01\n");
+  tree.write("bus/event_source/devices/msr/events/mperf", "event=0x02\n");
   const jitterd::MsrPmu pmu = read_msr_pmu(tree.reader());
   REQUIRE(pmu.has_frequency());
+  CHECK(pmu.smi_why.empty());
+  CHECK(pmu.aperf_why.empty());
   CHECK(jitterd::msr_pmu_line(pmu) ==
         "msr PMU: SMIs counted per cpu; APERF/MPERF counted per cpu (the frequency it ran at, as actual over "
         "reference cycles)");

@@ -52,9 +52,10 @@ static __always_inline void read_cycles(struct jd_smi_state* st) {
     st->read_errors += 1;
     return;
   }
-  st->actual_cycles = actual.counter;
-  st->reference_cycles = reference.counter;
-  st->cycle_reads += 1;
+  struct jd_cycle_pair* pair = &st->cycles[(st->cycle_reads + 1) & 1];
+  pair->actual = actual.counter;
+  pair->reference = reference.counter;
+  __sync_fetch_and_add(&st->cycle_reads, 1);  // ordered after the pair (see watch_smi_shared.h)
 }
 
 // This CPU's SMI count, and the interval since the last read where it grew.
@@ -67,12 +68,13 @@ static __always_inline void read_smis(struct jd_smi_state* st, __u64 now) {
   if (st->reads > 0 && value.counter > st->count) {
     __u64 w = st->windows_written;
     struct jd_smi_window* window = &st->windows[w & (JD_SMI_WINDOWS - 1)];
-    window->from_ns = st->last_read_ns;
+    window->from_ns = st->smi_read_ns;
     window->to_ns = now;
     window->smis = value.counter - st->count;
     st->windows_written = w + 1;  // after the window: the loader reads no half-written one as new
   }
   st->count = value.counter;
+  st->smi_read_ns = now;
   st->reads += 1;
 }
 

@@ -24,6 +24,12 @@ struct jd_smi_window {
   jd_u64 smis;     // by how much
 };
 
+// One read of a CPU's APERF and MPERF.
+struct jd_cycle_pair {
+  jd_u64 actual;     // APERF (counts from when the loader opened it)
+  jd_u64 reference;  // MPERF at the same read
+};
+
 // One CPU's reader state (a per-CPU array of one entry): its SMI counter and, where the loader
 // opened them, its APERF and MPERF counters, read together at most every JD_SMI_READ_PERIOD_NS.
 struct jd_smi_state {
@@ -33,9 +39,12 @@ struct jd_smi_state {
   jd_u64 last_read_ns;     // when the last read was (0: none yet)
   jd_u64 windows_written;  // intervals ever written: the latest is windows[(windows_written - 1) % JD_SMI_WINDOWS]
   struct jd_smi_window windows[JD_SMI_WINDOWS];
-  jd_u64 actual_cycles;     // APERF at the last read (counts from when the loader opened it)
-  jd_u64 reference_cycles;  // MPERF at the same read
-  jd_u64 cycle_reads;       // reads of both that succeeded
+  jd_u64 smi_read_ns;  // when the last SMI read that succeeded was (a window's from_ns)
+  // Reads of APERF and MPERF that succeeded; read n's pair is in cycles[n % 2], written before the
+  // count is raised (an ordered add), so the loader's copy of this state, taken while the CPU may
+  // be writing read n + 1 into the other slot, never pairs two reads.
+  jd_u64 cycle_reads;
+  struct jd_cycle_pair cycles[2];
 };
 
 #endif

@@ -11,7 +11,7 @@
 #define JD_TIMER_LIST 1     // timer:timer_start (a timer_list: the timer wheel)
 
 // Distinct (CPU, kind, function) entries the program keeps at the least (the loader gives 256 per
-// watched CPU beyond four); a start beyond them is counted in jd_timer_counters.untracked.
+// watched CPU beyond four, up to bpf_map_reads.h kHashEntries, 4,096, what a reading walks); a start beyond them is counted in jd_timer_counters.untracked.
 // Preallocated, so the map never grows.
 #define JD_TIMER_FUNCTIONS 1024
 
