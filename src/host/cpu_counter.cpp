@@ -51,4 +51,18 @@ std::optional<std::uint64_t> CpuCounter::read() const {
   return value;
 }
 
+std::optional<CycleCounts> CycleCounters::read() const {
+  const std::optional<std::uint64_t> a = actual.read(), r = reference.read();
+  if (!a || !r) return std::nullopt;
+  return CycleCounts{*a, *r};
+}
+
+CycleCounters open_cycle_counters(const PmuEvent& aperf, const PmuEvent& mperf, int cpu, std::string* why) {
+  CycleCounters counters;
+  counters.actual = CpuCounter::open(aperf, cpu, why);
+  if (counters.actual.is_open()) counters.reference = CpuCounter::open(mperf, cpu, why);
+  if (!counters.reference.is_open()) counters.actual = CpuCounter{};
+  return counters;
+}
+
 }  // namespace jitterd

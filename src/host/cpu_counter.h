@@ -39,4 +39,18 @@ class CpuCounter {
   int fd_ = -1;
 };
 
+// A CPU's APERF and MPERF counters, both open or neither: one without the other measures nothing.
+struct CycleCounters {
+  CpuCounter actual, reference;
+  bool is_open() const { return reference.is_open(); }
+  // Both read back to back, so that they cover the same time; nullopt when closed or a read fails.
+  // On the counters' CPU only, as CpuCounter::read.
+  std::optional<CycleCounts> read() const;
+};
+
+// Opens `aperf`, then `mperf`, on `cpu`; closed counters, with the reason in *why, when the kernel
+// refuses either.
+CycleCounters open_cycle_counters(const PmuEvent& aperf, const PmuEvent& mperf, int cpu,
+                                  std::string* why = nullptr);
+
 }  // namespace jitterd

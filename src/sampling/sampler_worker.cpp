@@ -123,8 +123,7 @@ void SamplerWorker::thread_main() {
   // Closed here, on the CPU while the thread still runs there: closing a CPU-bound event from
   // elsewhere is an IPI to it. (A thread moved off its CPU closes it remotely, once.)
   smi_ = CpuCounter{};
-  aperf_ = CpuCounter{};
-  mperf_ = CpuCounter{};
+  cycles_ = CycleCounters{};
   exited_.store(true);
   {
     std::lock_guard lock(mutex_);
@@ -196,12 +195,9 @@ void SamplerWorker::open_counters() {
     return;
   }
   if (settings_.smi_event) smi_ = CpuCounter::open(*settings_.smi_event, settings_.cpu, &startup_.smi_error);
-  if (frequency) {
-    aperf_ = CpuCounter::open(*settings_.aperf_event, settings_.cpu, &startup_.frequency_error);
-    if (aperf_.is_open())
-      mperf_ = CpuCounter::open(*settings_.mperf_event, settings_.cpu, &startup_.frequency_error);
-    if (!mperf_.is_open()) aperf_ = CpuCounter{};  // one without the other measures nothing
-  }
+  if (frequency)
+    cycles_ = open_cycle_counters(*settings_.aperf_event, *settings_.mperf_event, settings_.cpu,
+                                  &startup_.frequency_error);
   read_counters(std::nullopt);
 }
 
@@ -215,11 +211,9 @@ std::optional<std::uint64_t> SamplerWorker::read_smis() const {
 // read that began the span, as the span's.
 void SamplerWorker::read_counters(std::optional<std::uint64_t> span_start) {
   if (!shared_) return;
-  if (aperf_.is_open() && sched_getcpu() == settings_.cpu) {
-    // Read back to back, so that both cover the same time.
-    const std::optional<std::uint64_t> actual = aperf_.read(), reference = mperf_.read();
-    if (actual && reference) publish_cycles(*shared_, *actual, *reference);
-  }
+  if (cycles_.is_open() && sched_getcpu() == settings_.cpu)
+    if (const std::optional<CycleCounts> cycles = cycles_.read())
+      publish_cycles(*shared_, cycles->actual, cycles->reference);
   last_smis_ = read_smis();
   if (!last_smis_) return;
   if (span_start && *last_smis_ >= *span_start) smis_in_spans_ += *last_smis_ - *span_start;

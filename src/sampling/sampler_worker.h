@@ -131,7 +131,7 @@ class SamplerWorker {
   bool heartbeat_recent(std::uint64_t now_tick) const;
   void run_pending_tasks();
   void open_counters();
-  bool counters_open() const { return smi_.is_open() || aperf_.is_open(); }
+  bool counters_open() const { return smi_.is_open() || cycles_.is_open(); }
   std::optional<std::uint64_t> read_smis() const;
   void read_counters(std::optional<std::uint64_t> span_start);
   void refuse_pending_tasks(const std::string& why);
@@ -145,7 +145,8 @@ class SamplerWorker {
   SamplerStartup startup_;
   std::unique_ptr<SamplerShared> shared_;
   SamplerWriterState writer_;
-  CpuCounter smi_, aperf_, mperf_;          // opened, read and closed on the sampled CPU only
+  CpuCounter smi_;                          // opened, read and closed on the sampled CPU only
+  CycleCounters cycles_;                    // likewise
   std::optional<std::uint64_t> last_smis_;  // the last read: a continuous sampler's next span's start
   std::uint64_t smis_in_spans_ = 0;
   std::thread thread_;

@@ -30,32 +30,30 @@ void BpfMsrCounters::open(const MsrPmu& pmu, const std::vector<int>& cpus, const
       if (smi.is_open() && give(cpu, smi, arrays.smi_fd, why_not_)) smi_.emplace(cpu, std::move(smi));
     }
     if (!pmu.has_frequency()) continue;
-    // One without the other measures nothing: both are opened before either is given to the program.
+    // Both are opened before either is given to the program.
     std::string why;
-    CpuCounter aperf = CpuCounter::open(*pmu.aperf, cpu, &why);
-    CpuCounter mperf = aperf.is_open() ? CpuCounter::open(*pmu.mperf, cpu, &why) : CpuCounter{};
-    if (!mperf.is_open()) {
+    CycleCounters counters = open_cycle_counters(*pmu.aperf, *pmu.mperf, cpu, &why);
+    if (!counters.is_open()) {
       if (frequency_why_not_.empty()) frequency_why_not_ = why;
       continue;
     }
-    if (!give(cpu, aperf, arrays.aperf_fd, frequency_why_not_)) continue;
-    if (!give(cpu, mperf, arrays.mperf_fd, frequency_why_not_)) {
+    if (!give(cpu, counters.actual, arrays.aperf_fd, frequency_why_not_)) continue;
+    if (!give(cpu, counters.reference, arrays.mperf_fd, frequency_why_not_)) {
       const auto key = static_cast<std::uint32_t>(cpu);
       bpf_map_delete_elem(arrays.aperf_fd, &key);  // its tick would read it for nothing
       continue;
     }
-    aperf_.emplace(cpu, std::move(aperf));
-    mperf_.emplace(cpu, std::move(mperf));
+    cycles_.emplace(cpu, std::move(counters));
   }
 }
 
 std::map<int, CycleCounts> BpfMsrCounters::read_cycles(int states_fd, std::size_t possible_cpus) const {
   std::map<int, CycleCounts> out;
-  if (mperf_.empty()) return out;
+  if (cycles_.empty()) return out;
   std::vector<jd_smi_state> states(possible_cpus);
   const std::uint32_t zero = 0;
   if (bpf_map_lookup_elem(states_fd, &zero, states.data()) != 0) return out;
-  for (const auto& [cpu, counter] : mperf_) {
+  for (const auto& [cpu, counters] : cycles_) {
     if (static_cast<std::size_t>(cpu) >= possible_cpus) continue;
     const jd_smi_state& s = states[static_cast<std::size_t>(cpu)];
     if (s.cycle_reads == 0) continue;

@@ -62,8 +62,9 @@ class BpfMsrCounters {
   // `counter` into CPU `cpu`'s slot of the perf event array `events_fd`; false, with the reason in
   // `why_not` if it holds none yet, when the kernel refuses.
   static bool give(int cpu, const CpuCounter& counter, int events_fd, std::string& why_not);
-  std::map<int, CpuCounter> smi_, aperf_, mperf_;  // by CPU
-  std::map<int, std::uint64_t> written_;           // by CPU: the windows_written seen last
+  std::map<int, CpuCounter> smi_;         // by CPU
+  std::map<int, CycleCounters> cycles_;   // by CPU
+  std::map<int, std::uint64_t> written_;  // by CPU: the windows_written seen last
   std::map<int, std::deque<SmiWindow>> kept_;
   std::map<int, std::uint64_t> lost_;
   std::string why_not_, frequency_why_not_;
