@@ -37,6 +37,8 @@ EXIT_OK, EXIT_DATA, EXIT_UNAVAILABLE, EXIT_USAGE = 0, 65, 69, 64
 SAMPLING_CONFIG = harness.BURST_CONFIG.replace("  window: 10s\n", "  window: 12s\n")
 
 
+# The loops' section changes at every loops.interval: 2 s, so that a report and the two page reads
+# around it fit in one reading (at 200 ms, the ASan build beside two CPU hogs missed 30 of 30).
 def watching_config(loops_dir):
     return f"""\
 cpus: []
@@ -52,7 +54,7 @@ watch:
   interval: 500ms
 loops:
   directory: {loops_dir}
-  interval: 200ms
+  interval: 2s
 {harness.PROBES_OFF}"""
 
 
