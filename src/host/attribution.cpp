@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "host/attribution.h"
+#include "host/softirqs.h"
 #include "host/text.h"
 
 #include <algorithm>
@@ -46,9 +47,10 @@ std::size_t cause_index(std::string_view cause) {
 
 std::string_view cause_of(std::string_view kind, std::string_view source, std::string_view name) {
   if (kind == "softirq") {
-    if (source == "TIMER" || source == "HRTIMER") return "timer";
-    if (source == "NET_RX" || source == "NET_TX") return "softirq_net";
-    if (source == "RCU") return "softirq_rcu";
+#define JD_SOFTIRQ_CAUSE(vector, cause) \
+  if (source == #vector) return #cause;
+    JD_SOFTIRQS(JD_SOFTIRQ_CAUSE)
+#undef JD_SOFTIRQ_CAUSE
     return "softirq_other";
   }
   if (all_digits(source)) {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "host/attribution.h"
+#include "host/softirqs.h"
 #include "host/text.h"
 
 namespace jitterd {
@@ -85,8 +86,9 @@ std::optional<std::string> read_string(std::span<const std::byte> raw, const Tra
 }
 
 // The names of the softirq vectors, as the softirq_entry format's print fmt lists them.
-constexpr std::array<std::string_view, 10> softirq_names = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
-                                                            "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
+#define JD_SOFTIRQ_NAME(vector, cause) #vector,
+constexpr std::array<std::string_view, JD_SOFTIRQ_COUNT> softirq_names = {JD_SOFTIRQS(JD_SOFTIRQ_NAME)};
+#undef JD_SOFTIRQ_NAME
 
 // An x86 vector's event name from its tracepoint's path ("irq_vectors/local_timer_entry":
 // "local_timer"), as host/x86_vectors.h names it.

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "host/attribution.h"
+#include "host/softirqs.h"
 #include "host/task_classes.h"
 #include "watch/bpf_watch.h"
 #include "watch_bpf.h"
@@ -27,11 +28,10 @@ constexpr std::array<SourceWords, JD_SOURCES> kSources = [] {
   words[JD_SRC_TLB] = {"tlb", "tlb"};
   words[JD_SRC_NMI] = {"nmi", "other_irq"};
   words[JD_SRC_DEVICE_IRQ] = {"device_irq", "device_irq"};
-  // A softirq's cause is attribution's for its name (host/attribution.h cause_of): watch_source_cause.
-  constexpr std::array<std::string_view, 10> kSoftirqs = {
-      "softirq_HI",       "softirq_TIMER",   "softirq_NET_TX", "softirq_NET_RX",  "softirq_BLOCK",
-      "softirq_IRQ_POLL", "softirq_TASKLET", "softirq_SCHED",  "softirq_HRTIMER", "softirq_RCU"};
-  for (std::size_t v = 0; v < kSoftirqs.size(); ++v) words[JD_SRC_SOFTIRQ_FIRST + v] = {kSoftirqs[v], ""};
+  std::size_t softirq = JD_SRC_SOFTIRQ_FIRST;
+#define JD_SOFTIRQ_SOURCE(vector, cause) words[softirq++] = {"softirq_" #vector, #cause};
+  JD_SOFTIRQS(JD_SOFTIRQ_SOURCE)
+#undef JD_SOFTIRQ_SOURCE
   words[JD_SRC_PREEMPT_JITTERD] = {"preempt_jitterd", "preempted"};
   words[JD_SRC_PREEMPT_KERNEL_PERCPU] = {"preempt_kernel_percpu", "preempted"};
   words[JD_SRC_PREEMPT_APPLICATION] = {"preempt_application", "preempted"};
@@ -72,10 +72,6 @@ std::string_view watch_source_name(std::size_t source) {
   return source < JD_SOURCES ? kSources[source].name : "?";
 }
 std::string_view watch_source_cause(std::size_t source) {
-  if (source >= JD_SRC_SOFTIRQ_FIRST && source <= JD_SRC_SOFTIRQ_LAST) {
-    const std::string_view name = kSources[source].name.substr(std::string_view("softirq_").size());
-    return cause_of("softirq", name, name);
-  }
   return source < JD_SOURCES ? kSources[source].cause : "?";
 }
 std::string_view watch_source_task_class(std::size_t source) {

@@ -5,8 +5,9 @@ Apache-2.0` (the project's licence, LICENSE), as `// ...` in C and C++ and `# ..
 and CMake, after a `#!` line where there is one. Data (tests/fixtures, tests/golden) and generated
 files (grafana/dashboards, grafana/prometheus) carry none. The one exception is the BPF program's
 folder, src/watch/bpf/: the kernel lets only GPL-compatible programs call its tracing helpers, so
-its files say `Apache-2.0 OR GPL-2.0-only` and each *.bpf.c declares SEC("license") = "GPL", as does
-the one header below it that the program includes (src/host/x86_vectors.h, the x86 vectors' table);
+its files say `Apache-2.0 OR GPL-2.0-only` and each *.bpf.c declares SEC("license") = "GPL"; so do
+the headers outside it that the program includes (src/host/x86_vectors.h and src/host/softirqs.h,
+the interrupt vectors' tables);
 no other file may say anything but Apache-2.0.
 
 Usage: spdx_test.py SOURCE_DIR. Exit 0 when every file has it, 1 naming each one that does not.
@@ -18,7 +19,7 @@ import sys
 LINE = "SPDX-License-Identifier: Apache-2.0"
 DUAL_LINE = "SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only"
 DUAL_DIR = "src/watch/bpf/"
-DUAL_FILES = {"src/host/x86_vectors.h"}  # outside DUAL_DIR, compiled into the BPF program too
+DUAL_FILES = {"src/host/x86_vectors.h", "src/host/softirqs.h"}  # outside DUAL_DIR, compiled into the BPF program too
 BPF_LICENCE = 'SEC("license") = "GPL";'
 SKIPPED_DIRS = {".git", "__pycache__", "node_modules"}
 SKIPPED_PREFIXES = ("build", "tests/fixtures", "tests/golden", "grafana/dashboards", "grafana/prometheus",

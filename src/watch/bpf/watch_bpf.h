@@ -19,6 +19,8 @@ typedef __u16 jd_u16;
 typedef __u8 jd_u8;
 #endif
 
+#include "host/softirqs.h"
+
 // Where the time went: one interrupt vector, NMI, device IRQ, softirq vector or class of task
 // that ran while the application wanted the CPU. The loader maps each to attribution's causes.
 enum jd_source {
@@ -36,8 +38,8 @@ enum jd_source {
   JD_SRC_ERROR_APIC,
   JD_SRC_NMI,
   JD_SRC_DEVICE_IRQ,
-  JD_SRC_SOFTIRQ_FIRST,                            // softirq vector 0 (HI) ...
-  JD_SRC_SOFTIRQ_LAST = JD_SRC_SOFTIRQ_FIRST + 9,  // ... to vector 9 (RCU)
+  JD_SRC_SOFTIRQ_FIRST,  // softirq vector 0 (HI) to the last (RCU): host/softirqs.h
+  JD_SRC_SOFTIRQ_LAST = JD_SRC_SOFTIRQ_FIRST + JD_SOFTIRQ_COUNT - 1,
   // The application preempted, by the class of the task that took the CPU (host/task_classes.h's):
   JD_SRC_PREEMPT_JITTERD,        // one of jitterd's own threads
   JD_SRC_PREEMPT_KERNEL_PERCPU,  // a kernel thread bound to that CPU (ksoftirqd/N, kworker/N:M, ...)
