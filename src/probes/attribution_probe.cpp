@@ -9,7 +9,6 @@
 #include "host/posture_parse.h"
 #include "host/task_classes.h"
 #include "measure/clock_ns.h"
-#include "watch/bpf_records.h"
 
 namespace jitterd {
 namespace {
@@ -48,23 +47,12 @@ std::vector<std::string> all_causes(bool tracepoints) {
   return out;
 }
 
-int priority(TraceEventKind kind) {
-  switch (kind) {
-    case TraceEventKind::sched_switch:
-      return 2;
-    case TraceEventKind::softirq:
-      return 1;
-    default:
-      return 0;  // a hard IRQ or an IPI: what interrupted the loop in the first place
-  }
-}
-
 // Whether an interruption of this cause coincided with an interrupt, softirq or switch.
 bool coincident(std::string_view cause) {
   return cause != unexplained && cause != not_kept && cause != smi_cause && cause != hypervisor_cause;
 }
 
-// The causes named per CPU in the last window's table (bpf), most interruptions first.
+// The causes named per CPU in the last window's table (bpf, tracepoints), most interruptions first.
 constexpr std::size_t kNamedRowsPerCpu = 8;
 
 // The eight sources that fired most on `cpu` over the window, most first, as rows of `table`.
@@ -75,14 +63,6 @@ void add_top_sources(ProbeTable& table, int cpu, std::vector<SourceDelta> top) {
 }
 
 }  // namespace
-
-std::string_view cause_of_overlap(const std::vector<TraceEvent>& events, EventRange overlap) {
-  const TraceEvent* best = nullptr;
-  for (std::size_t i = overlap.begin; i < overlap.end; ++i) {
-    if (!best || priority(events[i].kind) < priority(best->kind)) best = &events[i];
-  }
-  return best ? cause_of_event(*best) : unexplained;
-}
 
 void AttributionProbe::open_methods(const ProbeContext& context) {
   tried_methods_ = true;
@@ -134,73 +114,41 @@ void AttributionProbe::open_tracepoints(const ProbeContext& context) {
   }
 }
 
-std::map<std::string, std::uint64_t> AttributionProbe::match_cpu(int cpu, const std::vector<Interruption>& fresh,
-                                                                 const std::vector<TraceEvent>& events,
-                                                                 const ClockTickPair& now, double hertz) {
-  const std::vector<TimedInterval> intervals =
-      timed_intervals(fresh, TickToClock{previous_pair_.value_or(now), now, hertz});
-  std::vector<TraceEvent> mine;
-  std::copy_if(events.begin(), events.end(), std::back_inserter(mine),
-               [&](const TraceEvent& e) { return e.cpu == cpu; });
-  std::map<std::string, std::uint64_t> by_cause;
-  const std::vector<EventRange> overlaps = match_interruptions(intervals, mine, kTraceSlackNs);
-  for (std::size_t i = 0; i < overlaps.size(); ++i) {
-    const std::string cause(cause_of_overlap(mine, overlaps[i]));
-    if (cause == unexplained) {  // settled below the kernel (settle_unexplained)
-      unexplained_ns_.push_back(
-          static_cast<std::uint64_t>(static_cast<double>(fresh[i].duration_ticks) / hertz * 1e9));
-      continue;
-    }
-    ++by_cause[cause];
-    totals_[cpu].stolen_seconds[cause] += static_cast<double>(fresh[i].duration_ticks) / hertz;
+std::vector<std::optional<Taker>> AttributionProbe::takers(int cpu, const std::vector<TimedInterval>& intervals,
+                                                           const std::vector<TraceEvent>& events) {
+  if (!bpf_) {
+    std::vector<TraceEvent> mine;
+    std::copy_if(events.begin(), events.end(), std::back_inserter(mine),
+                 [&](const TraceEvent& e) { return e.cpu == cpu; });
+    return takers_from_events(intervals, mine, kTraceSlackNs);
   }
-  return by_cause;
-}
-
-std::map<std::string, std::uint64_t> AttributionProbe::match_cpu_bpf(int cpu,
-                                                                     const std::vector<Interruption>& fresh,
-                                                                     const ClockTickPair& now, double hertz,
-                                                                     std::uint64_t read_ns, ProbeTable& who) {
   BpfRecords taken = bpf_->take_records(cpu);
-  std::vector<PairedOutlier> records = std::move(bpf_carried_[cpu]);
-  records.insert(records.end(), std::make_move_iterator(taken.events.begin()),
-                 std::make_move_iterator(taken.events.end()));
   std::uint64_t& seen = bpf_lost_seen_[cpu];
   bpf_lost_ += taken.dropped + (taken.lost > seen ? taken.lost - seen : 0);
   seen = std::max(seen, taken.lost);
-  const std::vector<TimedInterval> intervals =
-      timed_intervals(fresh, TickToClock{previous_pair_.value_or(now), now, hertz});
+  return takers_from_records(intervals, bpf_records_.add(cpu, std::move(taken.events)), kTraceSlackNs);
+}
+
+std::map<std::string, std::uint64_t> AttributionProbe::book(int cpu, const std::vector<Interruption>& fresh,
+                                                            const std::vector<std::optional<Taker>>& takers,
+                                                            double hertz, ProbeTable& who) {
   std::map<std::string, std::uint64_t> by_cause;
-  // What took the interruptions, by source and name (the IRQ's handler, the preempting task).
-  std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::uint64_t, std::uint64_t>> named;
-  const std::vector<const PairedOutlier*> matched = match_bpf_records(intervals, records, kTraceSlackNs);
-  for (std::size_t i = 0; i < matched.size(); ++i) {
-    if (!matched[i]) {  // settled below the kernel (settle_unexplained)
-      unexplained_ns_.push_back(
-          static_cast<std::uint64_t>(static_cast<double>(fresh[i].duration_ticks) / hertz * 1e9));
+  TakerTally named;
+  for (std::size_t i = 0; i < takers.size() && i < fresh.size(); ++i) {
+    const double seconds = static_cast<double>(fresh[i].duration_ticks) / hertz;
+    if (!takers[i]) {  // settled below the kernel (settle_unexplained)
+      unexplained_ns_.push_back(static_cast<std::uint64_t>(seconds * 1e9));
       continue;
     }
-    const std::string cause(watch_source_cause(matched[i]->source));
-    ++by_cause[cause];
-    totals_[cpu].stolen_seconds[cause] += static_cast<double>(fresh[i].duration_ticks) / hertz;
-    if (const std::string_view task_class = watch_source_task_class(matched[i]->source); !task_class.empty())
-      totals_[cpu].preempted_by_class[std::string(task_class)] += 1;
-    auto& [count, longest] = named[{cause, std::string(watch_source_name(matched[i]->source)), matched[i]->name}];
-    count += 1;
-    longest = std::max(longest, fresh[i].duration_ticks);
+    const Taker& taker = *takers[i];
+    ++by_cause[taker.cause];
+    totals_[cpu].stolen_seconds[taker.cause] += seconds;
+    if (!taker.task_class.empty()) totals_[cpu].preempted_by_class[std::string(taker.task_class)] += 1;
+    named.add(taker, static_cast<std::uint64_t>(seconds * 1e9));
   }
-  bpf_carried_[cpu] = records_after(std::move(records), read_ns, kTraceSlackNs);
-  std::vector<
-      std::pair<std::tuple<std::string, std::string, std::string>, std::pair<std::uint64_t, std::uint64_t>>>
-      rows(named.begin(), named.end());
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const auto& l, const auto& r) { return l.second.first > r.second.first; });
-  if (rows.size() > kNamedRowsPerCpu) rows.resize(kNamedRowsPerCpu);
-  for (const auto& [key, value] : rows) {
-    const auto& [cause, source, name] = key;
+  for (const TakerTally::Row& row : named.top(kNamedRowsPerCpu))
     who.rows.push_back(
-        {cpu, cause, source, name, value.first, Cell(static_cast<double>(value.second) / hertz * 1e6, 1)});
-  }
+        {cpu, row.cause, row.source, row.name, row.count, Cell(static_cast<double>(row.longest_ns) * 1e-3, 1)});
   return by_cause;
 }
 
@@ -351,7 +299,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
       bpf_ ? pair_other_clock_with_ticks(context.method, CLOCK_MONOTONIC) : pair_clock_with_ticks(context.method);
   const std::vector<TraceEvent> events = reader_ ? reader_->drain() : std::vector<TraceEvent>{};
   if (bpf_) track_samplers(context, sampled);
-  ProbeTable who_table{"last window: what took the interruptions (bpf), most first",
+  ProbeTable who_table{"last window: what took the interruptions (" + method_ + "), most first",
                        {"cpu", "cause", "source", "name", "count", "longest_us"},
                        {}};
 
@@ -375,8 +323,9 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
       // By sequence number: exactly the interruptions pushed since the last window, kept or not.
       interruptions = r.end_sequence - before.next_sequence;
       unexplained_ns_.clear();
-      by_cause = bpf_ ? match_cpu_bpf(r.cpu, r.fresh, pair, hertz, read_ns, who_table)
-                      : match_cpu(r.cpu, r.fresh, events, pair, hertz);
+      const std::vector<TimedInterval> intervals =
+          timed_intervals(r.fresh, TickToClock{previous_pair_.value_or(pair), pair, hertz});
+      by_cause = book(r.cpu, r.fresh, takers(r.cpu, intervals, events), hertz, who_table);
       settle_unexplained(totals, before, window, by_cause, std::nullopt, 0);
       if (interruptions > r.fresh.size()) by_cause[std::string(not_kept)] += interruptions - r.fresh.size();
     } else {
@@ -396,13 +345,14 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     }
     add_top_sources(sources_table, r.cpu, deltas);
   }
+  if (bpf_) bpf_records_.carry(read_ns, kTraceSlackNs);
   previous_ = snapshot;
   previous_pair_ = pair;
 
   export_totals(result);
   result.tables.push_back(std::move(window_table));
   result.tables.push_back(std::move(sources_table));
-  if (bpf_) result.tables.push_back(std::move(who_table));
+  if (reader_ || bpf_) result.tables.push_back(std::move(who_table));
   result.notes.push_back("method: " + method_ + " (" + method_reason_ + ")");
   note_below_kernel(context, result);
   result.states["method"] = {method_ + " (" + method_reason_ + ")", fell_back_};

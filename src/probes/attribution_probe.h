@@ -12,6 +12,8 @@
 //   tracepoints: where the kernel lets jitterd open the irq, softirq and sched_switch tracepoints
 //     (host/trace_events.h), each interruption the sampler kept is matched to the events that
 //     overlapped it in time, so its cause is what actually ran (an IRQ by name, a softirq, a task);
+//     both methods name an interruption's taker through one matcher (probes/interruption_takers.h)
+//     and show the most named takers per CPU in the window's table of what took the interruptions;
 //   window_deltas: otherwise, the window's interruptions are shared out among its interrupt
 //     counts (host/attribution.h), an estimate: no cause gets more interruptions than it had
 //     events, and the rest stays unexplained.
@@ -29,6 +31,7 @@
 #include "host/posture_parse.h"
 #include "host/trace_events.h"
 #include "measure/counter_calibration.h"
+#include "probes/interruption_takers.h"
 #include "probes/probe.h"
 
 namespace jitterd {
@@ -52,10 +55,6 @@ struct AttributionSettings {
 // counter-to-clock conversion is exact to the pairing's bracket (tens of ns); the rest is margin
 // for the time the kernel takes between entering and recording the event.
 inline constexpr std::uint64_t kTraceSlackNs = 2000;
-
-// The most likely cause of one interruption among the events that overlapped it: a hard IRQ or
-// IPI first, then a softirq, then a task switch ("preempted"); "unexplained" for none.
-std::string_view cause_of_overlap(const std::vector<TraceEvent>& events, EventRange overlap);
 
 class AttributionProbe : public Probe {
  public:
@@ -98,9 +97,15 @@ class AttributionProbe : public Probe {
   void track_samplers(const ProbeContext& context, const std::vector<int>& sampled);
   static void count_events(CpuTotals& totals, const std::vector<SourceDelta>& deltas);
   void open_tracepoints(const ProbeContext& context);
-  std::map<std::string, std::uint64_t> match_cpu_bpf(int cpu, const std::vector<Interruption>& fresh,
-                                                     const ClockTickPair& now, double hertz, std::uint64_t read_ns,
-                                                     ProbeTable& who);
+  // What took each of `cpu`'s interruptions (`intervals`), by the method in use (bpf: the engine's
+  // records, taken now; tracepoints: `events`).
+  std::vector<std::optional<Taker>> takers(int cpu, const std::vector<TimedInterval>& intervals,
+                                           const std::vector<TraceEvent>& events);
+  // The window's interruptions of `cpu` by their takers: by cause (returned), their time in the
+  // totals, the unexplained ones' durations for settle_unexplained, the most named takers in `who`.
+  std::map<std::string, std::uint64_t> book(int cpu, const std::vector<Interruption>& fresh,
+                                            const std::vector<std::optional<Taker>>& takers, double hertz,
+                                            ProbeTable& who);
   std::vector<SamplerCounts> read_samplers(const ProbeContext& context, const std::vector<int>& sampled,
                                            std::vector<std::string>& notes) const;
   std::map<int, std::vector<SourceDelta>> window_deltas(const std::vector<SamplerCounts>& readings,
@@ -118,9 +123,6 @@ class AttributionProbe : public Probe {
                           std::uint64_t gaps_ns);
   // The notes and the state line of what is counted below the kernel, once the samplers are known.
   void note_below_kernel(const ProbeContext& context, ProbeResult& result) const;
-  std::map<std::string, std::uint64_t> match_cpu(int cpu, const std::vector<Interruption>& fresh,
-                                                 const std::vector<TraceEvent>& events, const ClockTickPair& now,
-                                                 double hertz);
 
   AttributionSettings settings_;
   std::optional<InterruptSnapshot> previous_;
@@ -131,8 +133,8 @@ class AttributionProbe : public Probe {
   std::shared_ptr<SharedBpfWatch> bpf_owner_;  // the context's engine, kept alive while used
   BpfWatch* bpf_ = nullptr;
   std::uint64_t bpf_lost_ = 0;  // records the engine could not keep for the sampled CPUs (cumulative)
-  std::map<int, std::uint64_t> bpf_lost_seen_;             // each CPU's kernel-side loss counter as last read
-  std::map<int, std::vector<PairedOutlier>> bpf_carried_;  // records of interruptions not read yet (records_after)
+  std::map<int, std::uint64_t> bpf_lost_seen_;  // each CPU's kernel-side loss counter as last read
+  CarriedRecords bpf_records_;                  // records of interruptions not read yet
   std::string method_ = "window_deltas";
   std::string method_reason_;
   bool tried_methods_ = false;

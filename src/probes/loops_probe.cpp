@@ -16,7 +16,6 @@
 #include "probes/attribution_probe.h"
 #include "probes/below_kernel.h"
 #include "watch/application.h"
-#include "watch/bpf_records.h"
 
 namespace jitterd {
 
@@ -282,10 +281,10 @@ void LoopsProbe::export_causes(ProbeResult& out) const {
 
 namespace {
 
-// The cause of each gap no record explains (`matched` null), by below_kernel_causes with `cpu`'s
+// The cause of each gap no record explains (no taker in `matched`), by below_kernel_causes with `cpu`'s
 // SMI intervals; the matched gaps' entries are unused.
 std::vector<std::string_view> settle_unmatched(const std::vector<TimedInterval>& intervals,
-                                               const std::vector<const PairedOutlier*>& matched,
+                                               const std::vector<std::optional<Taker>>& matched,
                                                const std::map<int, SmiReading>& smis, int cpu, bool steal) {
   std::vector<TimedInterval> unmatched;
   for (std::size_t i = 0; i < matched.size() && i < intervals.size(); ++i)
@@ -311,7 +310,7 @@ void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRe
   ProbeTable who{"what took the loops' interruptions (bpf), since the last run",
                  {"loop", "cpu", "cause", "source", "name", "count"},
                  {}};
-  std::map<int, std::vector<PairedOutlier>> records_of;  // taken once per CPU this run
+  std::map<int, std::vector<PairedOutlier>*> records_of;  // taken once per CPU this run
   std::map<TickMethod, ClockTickPair> pairs;
   // Below the kernel: the watched CPUs' SMI intervals and every CPU's steal since the last run.
   const std::map<int, SmiReading> smis = bpf_ ? bpf_->read_smis() : std::map<int, SmiReading>{};
@@ -333,16 +332,10 @@ void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRe
     const auto threshold_ns = static_cast<std::uint64_t>(static_cast<double>(r.threshold_ticks) * 1e9 / hertz);
     bpf_->want_records(
         cpu, sampled_outlier_threshold_ns(r.threshold_ticks ? std::optional(threshold_ns) : std::nullopt));
-    const auto [found, first] = causes_.try_emplace(file, Causes{state.inode, r.ring_pushed, {}, {}, {}, {}});
+    const auto [found, first] = causes_.try_emplace(file, Causes{state.inode, r.ring_pushed, {}, {}, {}});
     Causes& causes = found->second;
     if (first) causes.top.emplace(static_cast<std::uint64_t>(settings_.window.count()));
-    if (!records_of.count(cpu)) {
-      BpfRecords taken = bpf_->take_records(cpu);
-      std::vector<PairedOutlier>& records = records_of[cpu];
-      records = std::move(carried_[cpu]);
-      records.insert(records.end(), std::make_move_iterator(taken.events.begin()),
-                     std::make_move_iterator(taken.events.end()));
-    }
+    if (!records_of.count(cpu)) records_of[cpu] = &carried_.add(cpu, bpf_->take_records(cpu).events);
     if (first) continue;  // from here on, the ring's entries are matched
     const std::uint64_t oldest = r.ring_pushed - std::min<std::uint64_t>(r.ring_pushed, r.ring.size());
     const std::uint64_t from = std::max(causes.next_sequence, oldest);
@@ -352,26 +345,26 @@ void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRe
     if (not_kept > 0) sources.add("not_kept", {not_kept, 0});
     causes.next_sequence = r.ring_pushed;
     const std::vector<TimedInterval> intervals = monotonic_intervals(r, from, pairs);
-    const std::vector<const PairedOutlier*> matched = match_bpf_records(intervals, records_of[cpu], kTraceSlackNs);
+    const std::vector<std::optional<Taker>> takers =
+        takers_from_records(intervals, *records_of[cpu], kTraceSlackNs);
     const std::vector<std::string_view> unmatched_causes =
-        settle_unmatched(intervals, matched, smis, cpu, grew(steal_before_, steal_now, cpu));
-    causes.named.clear();
-    for (std::size_t i = 0; i < matched.size(); ++i) {
-      const std::string cause(matched[i] ? watch_source_cause(matched[i]->source) : unmatched_causes[i]);
+        settle_unmatched(intervals, takers, smis, cpu, grew(steal_before_, steal_now, cpu));
+    TakerTally named;
+    for (std::size_t i = 0; i < takers.size(); ++i) {
+      const std::string cause(takers[i] ? takers[i]->cause : unmatched_causes[i]);
       const double seconds =
           static_cast<double>(r.ring[static_cast<std::size_t>(from + i - oldest)].duration_ticks) / hertz;
+      const auto ns = static_cast<std::uint64_t>(seconds * 1e9);
       causes.interruptions[cause] += 1;
       causes.stolen_seconds[cause] += seconds;
-      tally_matched(matched[i], static_cast<std::uint64_t>(seconds * 1e9), preempters, sources, cause);
-      if (matched[i])
-        causes.named[{cause, std::string(watch_source_name(matched[i]->source)), matched[i]->name}] += 1;
+      tally_matched(takers[i] ? takers[i]->record : nullptr, ns, preempters, sources, cause);
+      if (takers[i]) named.add(*takers[i], ns);
     }
     causes.top->push(read_ns, std::move(preempters), std::move(sources));
-    for (const auto& [key, count] : causes.named)
-      who.rows.push_back({r.header.name, cpu, std::get<0>(key), std::get<1>(key), std::get<2>(key), count});
+    for (const TakerTally::Row& row : named.top(takers.size()))
+      who.rows.push_back({r.header.name, cpu, row.cause, row.source, row.name, row.count});
   }
-  for (auto& [cpu, records] : records_of)
-    carried_[cpu] = records_after(std::move(records), read_ns, kTraceSlackNs);
+  carried_.carry(read_ns, kTraceSlackNs);
   steal_before_ = steal_now;
   for (const auto& [method, pair] : pairs) previous_pairs_[method] = pair;
   export_causes(out);

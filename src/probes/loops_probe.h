@@ -33,6 +33,7 @@
 #include "loops/loop_window.h"
 #include "measure/counter_calibration.h"
 #include "measure/cpu_figures.h"
+#include "probes/interruption_takers.h"
 #include "probes/probe.h"
 #include "probes/watch_top.h"
 
@@ -74,7 +75,6 @@ class LoopsProbe : public Probe {
     std::uint64_t next_sequence = 0;  // the ring's sequence read up to
     std::map<std::string, std::uint64_t> interruptions;
     std::map<std::string, double> stolen_seconds;
-    std::map<std::tuple<std::string, std::string, std::string>, std::uint64_t> named;  // last run's
     std::optional<TopTallies> top;  // who took the loop's interruptions, over the window and since start
   };
   void attribute(ProbeContext& context, std::uint64_t read_ns, ProbeResult& out);
@@ -108,7 +108,7 @@ class LoopsProbe : public Probe {
   BpfWatch* bpf_ = nullptr;
   bool tried_bpf_ = false;
   std::string bpf_why_;
-  std::map<int, std::vector<PairedOutlier>> carried_;   // records of interruptions not read yet
+  CarriedRecords carried_;                              // records of interruptions not read yet
   std::map<TickMethod, ClockTickPair> previous_pairs_;  // counter to CLOCK_MONOTONIC, per counter
   std::map<int, std::uint64_t> steal_before_;           // each CPU's /proc/stat steal at the last run
 };

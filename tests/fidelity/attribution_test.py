@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Fidelity of the sampled CPUs' attribution on the BPF engine: are the gaps we cause named after
-what caused them?
+"""Fidelity of the sampled CPUs' attribution on the BPF engine and on the perf tracepoints: are the
+gaps we cause named after what caused them?
 
 The daemon samples CPU 1 (SCHED_FIFO 10, so that ordinary tasks of a busy machine cannot preempt
 the sampler and only the injector and the kernel's real-time throttling can) with the attribution
@@ -23,9 +23,16 @@ that enclose the injections:
   - the status page's table of what took the interruptions names the injector (noise_injector)
     as a stray preemption in one of the windows.
 
+The same under the tracepoints method (bpf: false, tracepoints: true): each gap holds the timer
+interrupt that woke the injector, then its run, and is named by what held the most of it, as the
+bpf method names it, so preempted interruptions grow by at least 99% of the prompt injections and
+at most the injections plus three times the machine's own preemptions, their stolen time by at
+least 95% of the spins, and the table names noise_injector (without a class: a switch does not say).
+
 Usage: attribution_test.py --jitterd BINARY --injector NOISE_INJECTOR [unittest args]
-Exit 77 (skip) without root, without CPU 1 and one more CPU, when SCHED_FIFO is refused, or where
-the BPF engine cannot load (the reason from the daemon's log).
+Exit 77 (skip) without root, without CPU 1 and one more CPU, or when SCHED_FIFO is refused; a case
+skips where its method is not the one in use (the BPF engine cannot load, the kernel refuses the
+tracepoints: the reason from the daemon's log).
 """
 
 import argparse
@@ -49,6 +56,7 @@ SHADOWED_MAX = 0.02  # of the prompt injections: those in a gap another class's 
 PROMPT_SECONDS = 1e-3  # an injection that started later than this after its deadline was throttled
 STOLEN_SHARE_MIN = 0.95
 WHO_TITLE = "last window: what took the interruptions (bpf), most first"
+TRACEPOINTS_WHO_TITLE = "last window: what took the interruptions (tracepoints), most first"
 
 CONFIG = f"""\
 cpus: "{CPU}"
@@ -68,6 +76,9 @@ probes:
   pinning: {{enabled: false}}
   kernel_cost: {{enabled: false}}
 """
+# The perf tracepoints instead of the BPF engine (root here: the daemon may open them).
+TRACEPOINTS_CONFIG = CONFIG.replace("  attribution: {interval: 10s}",
+                                    "  attribution: {interval: 10s, bpf: false, tracepoints: true}")
 
 
 def prerequisites():
@@ -76,8 +87,6 @@ def prerequisites():
     allowed = os.sched_getaffinity(0)
     if CPU not in allowed or len(allowed) < 2:
         return f"needs cpu {CPU} and one more CPU to be allowed (allowed: {sorted(allowed)})"
-    if not os.path.exists("/sys/kernel/btf/vmlinux"):
-        return "the kernel has no BTF (/sys/kernel/btf/vmlinux): the BPF engine cannot load"
     probe = subprocess.run([INJECTOR, "--cpu", str(CPU), "--count", "1", "--spin", "10us"],
                            capture_output=True, text=True, timeout=10)
     if probe.returncode == harness.SKIP:
@@ -92,7 +101,7 @@ def total(samples, name, **labels):
     return sum(harness.select(samples, name, **labels).values())
 
 
-class BpfAttributionFidelityTest(harness.DaemonTestCase):
+class AttributionFidelityTest(harness.DaemonTestCase):
     def runs(self, daemon):
         found = harness.select(daemon.scrape(), "jitterd_probe_last_run_timestamp_seconds", probe="attribution")
         return next(iter(found.values())) if found else 0
@@ -101,24 +110,31 @@ class BpfAttributionFidelityTest(harness.DaemonTestCase):
         return harness.wait_until(lambda: self.runs(daemon) > after and self.runs(daemon), timeout=40,
                                   interval=0.2, what="an attribution run")
 
-    def who(self, daemon):
+    def who(self, daemon, title):
         status = json.loads(daemon.scrape_text("/status.json"))
         (probe,) = [p for p in status["probes"] if p["name"] == "attribution"]
-        tables = [t for t in probe.get("tables", []) if t["title"] == WHO_TITLE]
+        tables = [t for t in probe.get("tables", []) if t["title"] == title]
         return tables[0]["rows"] if tables else []
 
-    def test_injected_preemptions_are_named(self):
-        daemon = self.daemon(CONFIG)
+    def started(self, config, method):
+        """The daemon on `config` after its first attribution run, where it uses `method` (else skipped)."""
+        daemon = self.daemon(config)
         first = self.wait_run_after(daemon, 0)
         methods = harness.select(daemon.scrape(), "jitterd_attribution_method_info")
-        method = dict(next(iter(methods)))["method"] if methods else None
-        if method != "bpf":
-            self.skipTest(f"the BPF engine did not load here (method {method}); log:\n{daemon.log()}")
+        used = dict(next(iter(methods)))["method"] if methods else None
+        if used != method:
+            self.skipTest(f"attribution's {method} method is not available here (method {used}); log:\n{daemon.log()}")
+        return daemon, first
+
+    def inject(self, daemon, first, title):
+        """The injections, between two attribution runs that enclose them, after one window of the
+        machine's own noise: the scrapes at the quiet window's start, before and after the
+        injections, the quiet window's seconds, the prompt injections, the tasks the table `title`
+        names as preempting, and the seconds from the quiet window to the last scrape."""
         quiet_from = daemon.scrape()
         # The window from this run on holds the injections whole; the one before measures the noise.
         start_run = self.wait_run_after(daemon, first)
         before = daemon.scrape()
-        quiet_seconds = start_run - first
         started = time.monotonic()
         result = subprocess.run([INJECTOR, "--cpu", str(CPU), "--priority", "50", "--period", "10ms",
                                  "--spin", f"{SPIN_US}us", "--count", str(COUNT)],
@@ -130,14 +146,19 @@ class BpfAttributionFidelityTest(harness.DaemonTestCase):
         prompt = sum(1 for deadline, start, _ in injections if (start - deadline) / hertz < PROMPT_SECONDS)
         names = set()
         run = self.wait_run_after(daemon, start_run)
-        names.update(row[3] for row in self.who(daemon) if row[1] == "preempted")
+        names.update(row[3] for row in self.who(daemon, title) if row[1] == "preempted")
         while run < start_run + 1 or not names:  # the window that holds the injections' end, at least
             run = self.wait_run_after(daemon, run)
-            names.update(row[3] for row in self.who(daemon) if row[1] == "preempted")
+            names.update(row[3] for row in self.who(daemon, title) if row[1] == "preempted")
             if time.monotonic() - started > 60:
                 break
         after = daemon.scrape()
         elapsed = time.monotonic() - started + 10  # the window before the injections started, at most
+        return quiet_from, before, after, start_run - first, prompt, names, elapsed
+
+    def test_injected_preemptions_are_named(self):
+        daemon, first = self.started(CONFIG, "bpf")
+        quiet_from, before, after, quiet_seconds, prompt, names, elapsed = self.inject(daemon, first, WHO_TITLE)
 
         def delta(name, **labels):
             return total(after, name, cpu=str(CPU), **labels) - total(before, name, cpu=str(CPU), **labels)
@@ -161,6 +182,36 @@ class BpfAttributionFidelityTest(harness.DaemonTestCase):
         self.assertGreaterEqual(strays, SHARE_MIN * prompt - shadowed, "injections not named as stray preemptions")
         self.assertLessEqual(strays, allowed, "more stray preemptions than the injections and the machine's own")
         self.assertGreaterEqual(preempted, SHARE_MIN * prompt, "injections not attributed to preemption")
+        self.assertGreaterEqual(stolen, STOLEN_SHARE_MIN * COUNT * SPIN_US * 1e-6,
+                                "the preemptions' stolen time short of the injected spins")
+        self.assertIn("noise_injector", names, "the injector named in the table of what took the interruptions")
+        self.stop_ok(daemon)
+
+    def test_injected_preemptions_are_named_by_tracepoints(self):
+        """The same injections under the tracepoints method: each gap holds the timer interrupt that
+        woke the injector and then its 200 us run, so the injections are preempted (named after the
+        task), not timer, as the bpf method names them."""
+        daemon, first = self.started(TRACEPOINTS_CONFIG, "tracepoints")
+        quiet_from, before, after, quiet_seconds, prompt, names, elapsed = self.inject(
+            daemon, first, TRACEPOINTS_WHO_TITLE)
+
+        def delta(scrape_from, scrape_to, **labels):
+            return (total(scrape_to, "jitterd_attribution_interruptions_total", cpu=str(CPU), **labels)
+                    - total(scrape_from, "jitterd_attribution_interruptions_total", cpu=str(CPU), **labels))
+
+        preempted = delta(before, after, cause="preempted")
+        natural = delta(quiet_from, before, cause="preempted") / max(quiet_seconds, 1)
+        timer = delta(before, after, cause="timer")
+        stolen = (total(after, "jitterd_attribution_stolen_seconds_total", cpu=str(CPU), cause="preempted")
+                  - total(before, "jitterd_attribution_stolen_seconds_total", cpu=str(CPU), cause="preempted"))
+        lost = total(after, "jitterd_attribution_trace_lost_events_total")
+        allowed = COUNT + 3 * natural * elapsed + 10
+        print(f"\ntracepoints attribution: {natural:.2f} preemptions/s before; {COUNT} injections ({prompt} prompt) "
+              f"of {SPIN_US} us; {preempted:.0f} interruptions preempted, {timer:.0f} timer, "
+              f"{stolen * 1e3:.1f} ms stolen by preemptions (spins {COUNT * SPIN_US / 1e3:.1f} ms), {lost:.0f} "
+              f"events lost; preempting tasks named: {sorted(names)}", file=sys.stderr)
+        self.assertGreaterEqual(preempted, SHARE_MIN * prompt, "injections not attributed to preemption")
+        self.assertLessEqual(preempted, allowed, "more preemptions than the injections and the machine's own")
         self.assertGreaterEqual(stolen, STOLEN_SHARE_MIN * COUNT * SPIN_US * 1e-6,
                                 "the preemptions' stolen time short of the injected spins")
         self.assertIn("noise_injector", names, "the injector named in the table of what took the interruptions")

@@ -11,7 +11,6 @@
 
 #include "fixture_tree.h"
 #include "probe_result_lookup.h"
-#include "watch/bpf_records.h"
 
 using namespace jitterd;
 using jitterd::testing::named;
@@ -207,17 +206,51 @@ TEST_CASE("attribution below the kernel: APERF/MPERF exported as read, the windo
   CHECK(table->rows[0][1].number == Approx(0.9));
 }
 
-TEST_CASE("cause of an overlap: a hard IRQ before a softirq before a task switch", "[attribution_probe]") {
-  std::vector<TraceEvent> events(3);
-  events[0].kind = TraceEventKind::sched_switch;
-  events[1].kind = TraceEventKind::softirq;
-  events[1].name = "NET_RX";
-  events[2].kind = TraceEventKind::vector_entry;
-  events[2].name = "local_timer";
-  CHECK(cause_of_overlap(events, {0, 3}) == "timer");
-  CHECK(cause_of_overlap(events, {0, 2}) == "softirq_net");
-  CHECK(cause_of_overlap(events, {0, 1}) == "preempted");
-  CHECK(cause_of_overlap(events, {1, 1}) == "unexplained");
+namespace {
+
+TraceEvent tracepoint_entry(TraceEventKind kind, std::uint64_t time_ns, std::string name, int number = -1) {
+  TraceEvent e;
+  e.kind = kind;
+  e.time_ns = time_ns;
+  e.name = std::move(name);
+  e.number = number;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("tracepoints' takers: the event that held the gap longest, named as the watch names them",
+          "[attribution_probe]") {
+  const std::vector<TraceEvent> events{
+      tracepoint_entry(TraceEventKind::vector_entry, 1'000, "local_timer"),  // wakes a task...
+      tracepoint_entry(TraceEventKind::sched_switch, 1'003, "stray-task"),   // ...that runs 200 us
+      tracepoint_entry(TraceEventKind::irq, 3'000, "virtio0-input.0", 24),   // raises...
+      tracepoint_entry(TraceEventKind::softirq, 3'002, "NET_RX"),            // ...a softirq of 58 us
+      tracepoint_entry(TraceEventKind::vector_entry, 5'000, "local_timer"),  // alone
+      tracepoint_entry(TraceEventKind::irq, 9'105, "virtio0-input.0", 24),   // after the gap, within the slack
+      tracepoint_entry(TraceEventKind::sched_switch, 9'110, "stray-task"),   // likewise
+  };
+  const std::vector<std::optional<Taker>> takers = takers_from_events(
+      {{990, 1'203}, {2'995, 3'060}, {4'990, 5'100}, {7'000, 7'100}, {9'000, 9'100}}, events, 20);
+  REQUIRE(takers.size() == 5);
+  REQUIRE(takers[0]);  // the task's run, not the timer interrupt that woke it
+  CHECK(takers[0]->cause == "preempted");
+  CHECK(takers[0]->source == "preempted");
+  CHECK(takers[0]->name == "stray-task");
+  CHECK(takers[0]->task_class.empty());  // a switch names the task, not its class
+  REQUIRE(takers[1]);                    // the softirq, as the bpf method's own time names it
+  CHECK(takers[1]->cause == "softirq_net");
+  CHECK(takers[1]->source == "softirq_NET_RX");
+  CHECK(takers[1]->name.empty());
+  REQUIRE(takers[2]);
+  CHECK(takers[2]->cause == "timer");
+  CHECK(takers[2]->source == "local_timer");
+  CHECK_FALSE(takers[3]);  // nothing the kernel traced
+  REQUIRE(takers[4]);      // none held any of it: the hard IRQ before the switch
+  CHECK(takers[4]->cause == "device_irq");
+  CHECK(takers[4]->source == "device_irq");
+  CHECK(takers[4]->name == "virtio0-input.0");
+  CHECK(takers_from_events({}, events, 20).empty());
 }
 
 TEST_CASE_METHOD(SampledCpu1,
@@ -269,6 +302,48 @@ TEST_CASE("bpf records matched to gaps: the record that took most of the gap nam
   REQUIRE(matched[1] != nullptr);
   CHECK(matched[1]->name == "stray-task");
   CHECK(matched[2] == nullptr);
+  // The same as takers: the record's source named and caused as the watch does, the record kept.
+  const std::vector<std::optional<Taker>> takers = takers_from_records(gaps, records, 2000);
+  REQUIRE(takers.size() == 3);
+  REQUIRE(takers[0]);
+  CHECK(takers[0]->record == matched[0]);
+  CHECK(takers[0]->name == "timer");
+  CHECK(takers[0]->source == watch_source_name(matched[0]->source));
+  CHECK(takers[0]->cause == watch_source_cause(matched[0]->source));
+  CHECK_FALSE(takers[2]);
+}
+
+TEST_CASE("takers tallied by cause, source and name: most first, with the longest", "[attribution_probe]") {
+  TakerTally tally;
+  CHECK(tally.empty());
+  const Taker timer{"timer", "local_timer", "", {}, nullptr};
+  const Taker task{"preempted", "preempt_stray", "stray-task", "stray", nullptr};
+  tally.add(task, 50'000);
+  tally.add(timer, 3'000);
+  tally.add(timer, 9'000);
+  tally.add(timer, 4'000);
+  const std::vector<TakerTally::Row> rows = tally.top(8);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].source == "local_timer");
+  CHECK(rows[0].count == 3);
+  CHECK(rows[0].longest_ns == 9'000);
+  CHECK(rows[1].name == "stray-task");
+  CHECK(rows[1].longest_ns == 50'000);
+  CHECK(tally.top(1).size() == 1);
+}
+
+TEST_CASE(
+    "carried records: a CPU's records for a match are those kept and those taken; the carry keeps what may "
+    "still be read",
+    "[attribution_probe]") {
+  CarriedRecords carried;
+  CHECK(carried.add(1, {record(1'000, 2'000, 1'000, "old"), record(95'000, 99'000, 4'000, "late")}).size() == 2);
+  carried.carry(100'000, 2'000);  // "old" ended 98 us before the read; "late" 1 us before: kept
+  const std::vector<PairedOutlier>& next = carried.add(1, {record(101'000, 102'000, 1'000, "new")});
+  REQUIRE(next.size() == 2);
+  CHECK(next[0].name == "late");
+  CHECK(next[1].name == "new");
+  CHECK(carried.add(2, {}).empty());  // another CPU's are its own
 }
 
 TEST_CASE("bpf records matched to gaps: the slack bounds an overlap on both sides", "[attribution_probe]") {

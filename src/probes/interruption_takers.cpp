@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "probes/interruption_takers.h"
+
+#include <algorithm>
+
+namespace jitterd {
+namespace {
+
+// Between events that held an interruption equally long (none inside it: only within the slack),
+// what interrupted the loop in the first place (a hard IRQ or an IPI) before a softirq it raised,
+// before a task switch.
+int priority(TraceEventKind kind) {
+  switch (kind) {
+    case TraceEventKind::sched_switch:
+      return 2;
+    case TraceEventKind::softirq:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+// An event as the watch names its source: a vector by its name, an IRQ as device_irq (its handler
+// in the name), a softirq as softirq_NAME, a switch as preempted (to the task in the name).
+Taker taker_of(const TraceEvent& event) {
+  Taker taker{std::string(cause_of_event(event)), "", "", {}, nullptr};
+  switch (event.kind) {
+    case TraceEventKind::irq:
+      taker.source = "device_irq";
+      taker.name = event.name;
+      break;
+    case TraceEventKind::softirq:
+      taker.source = "softirq_" + event.name;
+      break;
+    case TraceEventKind::sched_switch:
+      taker.source = std::string(preempted_cause);
+      taker.name = event.name;
+      break;
+    default:
+      taker.source = event.name;
+  }
+  return taker;
+}
+
+// The records to keep for the next match: an interruption read at `read_ns` (CLOCK_MONOTONIC)
+// has its records in the ring already, but the ring is drained later, so the records of the
+// interruptions that end after the read (read next time) are kept: those that end within
+// `slack_ns` of the read or after it.
+std::vector<PairedOutlier> records_after(std::vector<PairedOutlier> records, std::uint64_t read_ns,
+                                         std::uint64_t slack_ns) {
+  std::erase_if(records, [&](const PairedOutlier& r) { return r.end_ns + slack_ns < read_ns; });
+  return records;
+}
+
+}  // namespace
+
+std::vector<const PairedOutlier*> match_bpf_records(const std::vector<TimedInterval>& intervals,
+                                                    const std::vector<PairedOutlier>& records,
+                                                    std::uint64_t slack_ns) {
+  // By end: an interval's records start at the first that ends after it began, and stop at the
+  // first that both starts and ends after it ended (a record is a whole interruption, so one that
+  // began later cannot have a parent overlapping the interval: the sampler ran in between).
+  std::vector<const PairedOutlier*> by_end;
+  by_end.reserve(records.size());
+  for (const PairedOutlier& r : records) by_end.push_back(&r);
+  std::sort(by_end.begin(), by_end.end(),
+            [](const PairedOutlier* l, const PairedOutlier* r) { return l->end_ns < r->end_ns; });
+  std::vector<const PairedOutlier*> out;
+  out.reserve(intervals.size());
+  for (const TimedInterval& interval : intervals) {
+    const std::uint64_t from = interval.start_ns > slack_ns ? interval.start_ns - slack_ns : 0;
+    const std::uint64_t to = interval.end_ns + slack_ns;
+    auto it = std::lower_bound(by_end.begin(), by_end.end(), from,
+                               [](const PairedOutlier* r, std::uint64_t t) { return r->end_ns < t; });
+    const PairedOutlier* best = nullptr;
+    for (; it != by_end.end() && ((*it)->start_ns <= to || (*it)->end_ns <= to); ++it) {
+      if ((*it)->start_ns > to) continue;
+      if (!best || (*it)->duration_ns > best->duration_ns) best = *it;
+    }
+    out.push_back(best);
+  }
+  return out;
+}
+
+std::vector<std::optional<Taker>> takers_from_records(const std::vector<TimedInterval>& intervals,
+                                                      const std::vector<PairedOutlier>& records,
+                                                      std::uint64_t slack_ns) {
+  std::vector<std::optional<Taker>> out;
+  for (const PairedOutlier* record : match_bpf_records(intervals, records, slack_ns)) {
+    if (!record) {
+      out.emplace_back();
+      continue;
+    }
+    out.push_back(Taker{std::string(watch_source_cause(record->source)),
+                        std::string(watch_source_name(record->source)), record->name,
+                        watch_source_task_class(record->source), record});
+  }
+  return out;
+}
+
+std::vector<std::optional<Taker>> takers_from_events(const std::vector<TimedInterval>& intervals,
+                                                     const std::vector<TraceEvent>& events,
+                                                     std::uint64_t slack_ns) {
+  std::vector<std::optional<Taker>> out;
+  const std::vector<EventRange> overlaps = match_interruptions(intervals, events, slack_ns);
+  for (std::size_t n = 0; n < overlaps.size(); ++n) {
+    const TimedInterval& gap = intervals[n];
+    const TraceEvent* best = nullptr;
+    std::uint64_t best_held = 0;
+    for (std::size_t i = overlaps[n].begin; i < overlaps[n].end; ++i) {
+      // The CPU's time inside the gap from this entry to the next one (or the gap's end): the
+      // entries-only view of the time it held the CPU, as the bpf method's own time.
+      const std::uint64_t from = std::max(events[i].time_ns, gap.start_ns);
+      const std::uint64_t to = std::min(i + 1 < overlaps[n].end ? events[i + 1].time_ns : gap.end_ns, gap.end_ns);
+      const std::uint64_t held = to > from ? to - from : 0;
+      if (!best || held > best_held || (held == best_held && priority(events[i].kind) < priority(best->kind))) {
+        best = &events[i];
+        best_held = held;
+      }
+    }
+    out.push_back(best ? std::optional(taker_of(*best)) : std::nullopt);
+  }
+  return out;
+}
+
+void TakerTally::add(const Taker& taker, std::uint64_t ns) {
+  auto& [count, longest] = named_[{taker.cause, taker.source, taker.name}];
+  count += 1;
+  longest = std::max(longest, ns);
+}
+
+std::vector<TakerTally::Row> TakerTally::top(std::size_t limit) const {
+  std::vector<Row> rows;
+  for (const auto& [key, value] : named_)
+    rows.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), value.first, value.second});
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& l, const Row& r) { return l.count > r.count; });
+  if (rows.size() > limit) rows.resize(limit);
+  return rows;
+}
+
+std::vector<PairedOutlier>& CarriedRecords::add(int cpu, std::vector<PairedOutlier> taken) {
+  std::vector<PairedOutlier>& records = records_[cpu];
+  records.insert(records.end(), std::make_move_iterator(taken.begin()), std::make_move_iterator(taken.end()));
+  return records;
+}
+
+void CarriedRecords::carry(std::uint64_t read_ns, std::uint64_t slack_ns) {
+  for (auto& [cpu, records] : records_) records = records_after(std::move(records), read_ns, slack_ns);
+}
+
+}  // namespace jitterd

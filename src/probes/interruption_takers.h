@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// What took each interruption of a sampled CPU or a loop: one matcher, a strategy per method that
+// sees single interruptions (bpf: the engine's records, watch/bpf_watch.h; tracepoints: the perf
+// events, host/trace_events.h), so that attribution and the loops name and book a gap alike.
+// Window deltas see counts, not interruptions, and stay in host/attribution.h. Plain values;
+// CarriedRecords is used by one thread at a time (its probe's).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "host/trace_format.h"
+#include "watch/kernel_watch.h"
+
+namespace jitterd {
+
+// One interruption's taker, as both methods name it.
+struct Taker {
+  std::string cause;            // host/attribution.h's cause_names, or "preempted"
+  std::string source;           // the watch's source name: "local_timer", "device_irq", "softirq_NET_RX", ...
+  std::string name;             // an IRQ's handler, a preempting task's name; empty for the rest
+  std::string_view task_class;  // bpf, a preemption: the task's class (host/task_classes.h); else empty
+  const PairedOutlier* record = nullptr;  // bpf: the engine's record (valid while its records are)
+};
+
+// For each interval (CLOCK_MONOTONIC, sorted by start), the record that took the most own time
+// among those overlapping it within `slack_ns` (records of the interval's CPU only, any order);
+// nullptr for none. Nested records overlap their parent: the one that took longer wins.
+std::vector<const PairedOutlier*> match_bpf_records(const std::vector<TimedInterval>& intervals,
+                                                    const std::vector<PairedOutlier>& records,
+                                                    std::uint64_t slack_ns);
+
+// bpf: per interval, the taker of match_bpf_records' record; std::nullopt for none.
+std::vector<std::optional<Taker>> takers_from_records(const std::vector<TimedInterval>& intervals,
+                                                      const std::vector<PairedOutlier>& records,
+                                                      std::uint64_t slack_ns);
+
+// tracepoints: per interval (CLOCK_MONOTONIC_RAW, sorted by start), the taker among the events of
+// its CPU timed within `slack_ns` of it (match_interruptions) that held the most of it, as the bpf
+// method names the record with the most own time: an event holds the interval from its entry to
+// the next event's entry or the interval's end (entries are all the tracepoints give), so the
+// timer interrupt that woke a task is not named for the task's run. Equal holds (none inside: only
+// within the slack) go to a hard IRQ or IPI, then a softirq, then a task switch. std::nullopt for
+// no event. The preempting task's class is not known to this method (a switch names the task).
+std::vector<std::optional<Taker>> takers_from_events(const std::vector<TimedInterval>& intervals,
+                                                     const std::vector<TraceEvent>& events,
+                                                     std::uint64_t slack_ns);
+
+// The takers of one CPU's (or loop's) interruptions over a window, by (cause, source, name): how
+// many, and the longest, in ns.
+class TakerTally {
+ public:
+  void add(const Taker& taker, std::uint64_t ns);
+  struct Row {
+    std::string cause, source, name;
+    std::uint64_t count = 0, longest_ns = 0;
+  };
+  // The `limit` with the most interruptions, most first (ties: by cause, source, name).
+  std::vector<Row> top(std::size_t limit) const;
+  bool empty() const { return named_.empty(); }
+
+ private:
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::uint64_t, std::uint64_t>> named_;
+};
+
+// The engine's records of each CPU between two matches: those taken now and those kept from the
+// last match, so an interruption read just before its records were drained still finds them next
+// time.
+class CarriedRecords {
+ public:
+  // The CPU's records for this match: those carried, then `taken`.
+  std::vector<PairedOutlier>& add(int cpu, std::vector<PairedOutlier> taken);
+  // After the match: keep, of every CPU's records, those of interruptions that may be read next
+  // (ending within `slack_ns` of `read_ns`, CLOCK_MONOTONIC, or after it).
+  void carry(std::uint64_t read_ns, std::uint64_t slack_ns);
+
+ private:
+  std::map<int, std::vector<PairedOutlier>> records_;
+};
+
+}  // namespace jitterd
