@@ -5,7 +5,7 @@
 # include. PARTs are the headers SOURCE includes beside NAME.h (a program in parts is still one
 # compilation unit: one object, one skeleton); a change to any of them rebuilds it. The object
 # carries BTF (-g) so libbpf relocates its field reads to the running kernel's layout (CO-RE). The
-# program sees src/ as the C++ does, for a table it shares with a layer below (host/x86_vectors.h).
+# program sees src/ as the C++ does, for the tables it shares with a layer below (host/x86_vectors.h, host/softirqs.h).
 find_program(JITTERD_BPF_CLANG NAMES clang-14 clang REQUIRED)
 find_program(JITTERD_BPFTOOL NAMES bpftool PATHS /usr/sbin /sbin REQUIRED)
 

@@ -6,10 +6,11 @@
 namespace jitterd {
 namespace {
 
-// Between events that held an interruption equally long (none inside it: only within the slack),
-// what interrupted the loop in the first place (a hard IRQ or an IPI) before a softirq it raised,
-// before a task switch.
-int priority(TraceEventKind kind) {
+// The context an event starts: a hard IRQ or IPI (0) nests in a softirq (1), which nests in a task
+// (2, a switch). An event holds the CPU until the next event of its level or above. Between equal
+// holds (none inside the gap: only within the slack), the lowest level: what interrupted the loop
+// in the first place before the softirq it raised, before a task switch.
+int level(TraceEventKind kind) {
   switch (kind) {
     case TraceEventKind::sched_switch:
       return 2;
@@ -29,8 +30,8 @@ Taker taker_of(const TraceEvent& event) {
       taker.source = "device_irq";
       taker.name = event.name;
       break;
-    case TraceEventKind::softirq:
-      taker.source = "softirq_" + event.name;
+    case TraceEventKind::softirq:  // a vector the table does not name is "softirq N" already
+      taker.source = event.name.starts_with("softirq ") ? event.name : "softirq_" + event.name;
       break;
     case TraceEventKind::sched_switch:
       taker.source = std::string(preempted_cause);
@@ -108,12 +109,15 @@ std::vector<std::optional<Taker>> takers_from_events(const std::vector<TimedInte
     const TraceEvent* best = nullptr;
     std::uint64_t best_held = 0;
     for (std::size_t i = overlaps[n].begin; i < overlaps[n].end; ++i) {
-      // The CPU's time inside the gap from this entry to the next one (or the gap's end): the
-      // entries-only view of the time it held the CPU, as the bpf method's own time.
+      // The CPU's time inside the gap from this entry to the next of its level or above (or the
+      // gap's end): the entries-only view of the time it held the CPU, as the bpf method's own time;
+      // a tick inside a task's run does not end the task's hold.
+      std::size_t next = i + 1;
+      while (next < overlaps[n].end && level(events[next].kind) < level(events[i].kind)) ++next;
       const std::uint64_t from = std::max(events[i].time_ns, gap.start_ns);
-      const std::uint64_t to = std::min(i + 1 < overlaps[n].end ? events[i + 1].time_ns : gap.end_ns, gap.end_ns);
+      const std::uint64_t to = std::min(next < overlaps[n].end ? events[next].time_ns : gap.end_ns, gap.end_ns);
       const std::uint64_t held = to > from ? to - from : 0;
-      if (!best || held > best_held || (held == best_held && priority(events[i].kind) < priority(best->kind))) {
+      if (!best || held > best_held || (held == best_held && level(events[i].kind) < level(best->kind))) {
         best = &events[i];
         best_held = held;
       }
@@ -139,13 +143,15 @@ std::vector<TakerTally::Row> TakerTally::top(std::size_t limit) const {
 }
 
 std::vector<PairedOutlier>& CarriedRecords::add(int cpu, std::vector<PairedOutlier> taken) {
+  added_.insert(cpu);
   std::vector<PairedOutlier>& records = records_[cpu];
   records.insert(records.end(), std::make_move_iterator(taken.begin()), std::make_move_iterator(taken.end()));
   return records;
 }
 
 void CarriedRecords::carry(std::uint64_t read_ns, std::uint64_t slack_ns) {
-  for (auto& [cpu, records] : records_) records = records_after(std::move(records), read_ns, slack_ns);
+  for (int cpu : added_) records_[cpu] = records_after(std::move(records_[cpu]), read_ns, slack_ns);
+  added_.clear();
 }
 
 }  // namespace jitterd

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -43,8 +44,9 @@ std::vector<std::optional<Taker>> takers_from_records(const std::vector<TimedInt
 // tracepoints: per interval (CLOCK_MONOTONIC_RAW, sorted by start), the taker among the events of
 // its CPU timed within `slack_ns` of it (match_interruptions) that held the most of it, as the bpf
 // method names the record with the most own time: an event holds the interval from its entry to
-// the next event's entry or the interval's end (entries are all the tracepoints give), so the
-// timer interrupt that woke a task is not named for the task's run. Equal holds (none inside: only
+// the next entry of its level or above (a hard IRQ nests in a softirq, a softirq in a task) or the
+// interval's end (entries are all the tracepoints give), so the timer interrupt that woke a task
+// is not named for the task's run, nor a tick inside the run. Equal holds (none inside: only
 // within the slack) go to a hard IRQ or IPI, then a softirq, then a task switch. std::nullopt for
 // no event. The preempting task's class is not known to this method (a switch names the task).
 std::vector<std::optional<Taker>> takers_from_events(const std::vector<TimedInterval>& intervals,
@@ -75,12 +77,14 @@ class CarriedRecords {
  public:
   // The CPU's records for this match: those carried, then `taken`.
   std::vector<PairedOutlier>& add(int cpu, std::vector<PairedOutlier> taken);
-  // After the match: keep, of every CPU's records, those of interruptions that may be read next
-  // (ending within `slack_ns` of `read_ns`, CLOCK_MONOTONIC, or after it).
+  // After the match: keep, of the records of each CPU added since the last carry, those of
+  // interruptions that may be read next (ending within `slack_ns` of `read_ns`, CLOCK_MONOTONIC,
+  // or after it). A CPU not matched this time keeps its records whole for its next match.
   void carry(std::uint64_t read_ns, std::uint64_t slack_ns);
 
  private:
   std::map<int, std::vector<PairedOutlier>> records_;
+  std::set<int> added_;
 };
 
 }  // namespace jitterd

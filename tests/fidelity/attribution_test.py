@@ -79,6 +79,7 @@ probes:
 # The perf tracepoints instead of the BPF engine (root here: the daemon may open them).
 TRACEPOINTS_CONFIG = CONFIG.replace("  attribution: {interval: 10s}",
                                     "  attribution: {interval: 10s, bpf: false, tracepoints: true}")
+assert TRACEPOINTS_CONFIG != CONFIG, "the tracepoints case's configuration is the bpf case's"
 
 
 def prerequisites():

@@ -227,12 +227,14 @@ TEST_CASE("tracepoints' takers: the event that held the gap longest, named as th
       tracepoint_entry(TraceEventKind::irq, 3'000, "virtio0-input.0", 24),   // raises...
       tracepoint_entry(TraceEventKind::softirq, 3'002, "NET_RX"),            // ...a softirq of 58 us
       tracepoint_entry(TraceEventKind::vector_entry, 5'000, "local_timer"),  // alone
+      tracepoint_entry(TraceEventKind::sched_switch, 7'300, "stray-task"),   // a task runs 200 us...
+      tracepoint_entry(TraceEventKind::vector_entry, 7'320, "local_timer"),  // ...a tick inside its run
       tracepoint_entry(TraceEventKind::irq, 9'105, "virtio0-input.0", 24),   // after the gap, within the slack
       tracepoint_entry(TraceEventKind::sched_switch, 9'110, "stray-task"),   // likewise
   };
   const std::vector<std::optional<Taker>> takers = takers_from_events(
-      {{990, 1'203}, {2'995, 3'060}, {4'990, 5'100}, {7'000, 7'100}, {9'000, 9'100}}, events, 20);
-  REQUIRE(takers.size() == 5);
+      {{990, 1'203}, {2'995, 3'060}, {4'990, 5'100}, {7'000, 7'100}, {7'300, 7'500}, {9'000, 9'100}}, events, 20);
+  REQUIRE(takers.size() == 6);
   REQUIRE(takers[0]);  // the task's run, not the timer interrupt that woke it
   CHECK(takers[0]->cause == "preempted");
   CHECK(takers[0]->source == "preempted");
@@ -246,10 +248,12 @@ TEST_CASE("tracepoints' takers: the event that held the gap longest, named as th
   CHECK(takers[2]->cause == "timer");
   CHECK(takers[2]->source == "local_timer");
   CHECK_FALSE(takers[3]);  // nothing the kernel traced
-  REQUIRE(takers[4]);      // none held any of it: the hard IRQ before the switch
-  CHECK(takers[4]->cause == "device_irq");
-  CHECK(takers[4]->source == "device_irq");
-  CHECK(takers[4]->name == "virtio0-input.0");
+  REQUIRE(takers[4]);      // the task's 200 us, not the 180 us after the tick inside it
+  CHECK(takers[4]->cause == "preempted");
+  REQUIRE(takers[5]);  // none held any of it: the hard IRQ before the switch
+  CHECK(takers[5]->cause == "device_irq");
+  CHECK(takers[5]->source == "device_irq");
+  CHECK(takers[5]->name == "virtio0-input.0");
   CHECK(takers_from_events({}, events, 20).empty());
 }
 
@@ -339,11 +343,13 @@ TEST_CASE(
   CarriedRecords carried;
   CHECK(carried.add(1, {record(1'000, 2'000, 1'000, "old"), record(95'000, 99'000, 4'000, "late")}).size() == 2);
   carried.carry(100'000, 2'000);  // "old" ended 98 us before the read; "late" 1 us before: kept
+  CHECK(carried.add(2, {record(150'000, 151'000, 1'000, "other")}).size() == 1);  // another CPU's are its own
+  carried.carry(10'000'000, 2'000);  // CPU 2's trimmed; CPU 1, not matched this time, keeps "late" whole
   const std::vector<PairedOutlier>& next = carried.add(1, {record(101'000, 102'000, 1'000, "new")});
   REQUIRE(next.size() == 2);
   CHECK(next[0].name == "late");
   CHECK(next[1].name == "new");
-  CHECK(carried.add(2, {}).empty());  // another CPU's are its own
+  CHECK(carried.add(2, {}).empty());
 }
 
 TEST_CASE("bpf records matched to gaps: the slack bounds an overlap on both sides", "[attribution_probe]") {
