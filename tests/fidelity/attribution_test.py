@@ -157,6 +157,14 @@ class AttributionFidelityTest(harness.DaemonTestCase):
         elapsed = time.monotonic() - started + 10  # the window before the injections started, at most
         return quiet_from, before, after, start_run - first, prompt, names, elapsed
 
+    def assert_injections_named(self, prompt, preempted, stolen, names):
+        """What both methods must show: the prompt injections preempted, the spins' time stolen by
+        preemptions, the injector named in the table of what took the interruptions."""
+        self.assertGreaterEqual(preempted, SHARE_MIN * prompt, "injections not attributed to preemption")
+        self.assertGreaterEqual(stolen, STOLEN_SHARE_MIN * COUNT * SPIN_US * 1e-6,
+                                "the preemptions' stolen time short of the injected spins")
+        self.assertIn("noise_injector", names, "the injector named in the table of what took the interruptions")
+
     def test_injected_preemptions_are_named(self):
         daemon, first = self.started(CONFIG, "bpf")
         quiet_from, before, after, quiet_seconds, prompt, names, elapsed = self.inject(daemon, first, WHO_TITLE)
@@ -182,10 +190,7 @@ class AttributionFidelityTest(harness.DaemonTestCase):
         shadowed = min(max(preempted - strays, 0), SHADOWED_MAX * prompt)
         self.assertGreaterEqual(strays, SHARE_MIN * prompt - shadowed, "injections not named as stray preemptions")
         self.assertLessEqual(strays, allowed, "more stray preemptions than the injections and the machine's own")
-        self.assertGreaterEqual(preempted, SHARE_MIN * prompt, "injections not attributed to preemption")
-        self.assertGreaterEqual(stolen, STOLEN_SHARE_MIN * COUNT * SPIN_US * 1e-6,
-                                "the preemptions' stolen time short of the injected spins")
-        self.assertIn("noise_injector", names, "the injector named in the table of what took the interruptions")
+        self.assert_injections_named(prompt, preempted, stolen, names)
         self.stop_ok(daemon)
 
     def test_injected_preemptions_are_named_by_tracepoints(self):
@@ -211,11 +216,8 @@ class AttributionFidelityTest(harness.DaemonTestCase):
               f"of {SPIN_US} us; {preempted:.0f} interruptions preempted, {timer:.0f} timer, "
               f"{stolen * 1e3:.1f} ms stolen by preemptions (spins {COUNT * SPIN_US / 1e3:.1f} ms), {lost:.0f} "
               f"events lost; preempting tasks named: {sorted(names)}", file=sys.stderr)
-        self.assertGreaterEqual(preempted, SHARE_MIN * prompt, "injections not attributed to preemption")
         self.assertLessEqual(preempted, allowed, "more preemptions than the injections and the machine's own")
-        self.assertGreaterEqual(stolen, STOLEN_SHARE_MIN * COUNT * SPIN_US * 1e-6,
-                                "the preemptions' stolen time short of the injected spins")
-        self.assertIn("noise_injector", names, "the injector named in the table of what took the interruptions")
+        self.assert_injections_named(prompt, preempted, stolen, names)
         self.stop_ok(daemon)
 
 
