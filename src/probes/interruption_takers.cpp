@@ -43,16 +43,6 @@ Taker taker_of(const TraceEvent& event) {
   return taker;
 }
 
-// The records to keep for the next match: an interruption read at `read_ns` (CLOCK_MONOTONIC)
-// has its records in the ring already, but the ring is drained later, so the records of the
-// interruptions that end after the read (read next time) are kept: those that end within
-// `slack_ns` of the read or after it.
-std::vector<PairedOutlier> records_after(std::vector<PairedOutlier> records, std::uint64_t read_ns,
-                                         std::uint64_t slack_ns) {
-  std::erase_if(records, [&](const PairedOutlier& r) { return r.end_ns + slack_ns < read_ns; });
-  return records;
-}
-
 }  // namespace
 
 std::vector<const PairedOutlier*> match_bpf_records(const std::vector<TimedInterval>& intervals,
@@ -150,7 +140,11 @@ std::vector<PairedOutlier>& CarriedRecords::add(int cpu, std::vector<PairedOutli
 }
 
 void CarriedRecords::carry(std::uint64_t read_ns, std::uint64_t slack_ns) {
-  for (int cpu : added_) records_[cpu] = records_after(std::move(records_[cpu]), read_ns, slack_ns);
+  // An interruption read at `read_ns` has its records in the ring already, but the ring is drained
+  // later: the records of those that end after the read (read next time) are kept, those that end
+  // within `slack_ns` of it or after it.
+  for (int cpu : added_)
+    std::erase_if(records_[cpu], [&](const PairedOutlier& r) { return r.end_ns + slack_ns < read_ns; });
   added_.clear();
 }
 

@@ -64,7 +64,6 @@ class TakerTally {
   };
   // The `limit` with the most interruptions, most first (ties: by cause, source, name).
   std::vector<Row> top(std::size_t limit) const;
-  bool empty() const { return named_.empty(); }
 
  private:
   std::map<std::tuple<std::string, std::string, std::string>, std::pair<std::uint64_t, std::uint64_t>> named_;
