@@ -25,10 +25,10 @@ const std::vector<double>& gap_histogram_bounds() { return gap_bounds_seconds();
 
 void read_sampler_state(const SamplerShared& shared, WindowDetail window, SamplerReading& r) {
   r.sampling = true;
-  shared.histogram.snapshot(r.gaps);
-  r.interruptions = shared.interruption_count.load(std::memory_order_relaxed);
-  r.interrupted_ticks = shared.interrupted_ticks.load(std::memory_order_relaxed);
-  r.sampled_ticks = shared.sampled_ticks.load(std::memory_order_relaxed);
+  shared.histogram.snapshot(r.counts.gaps);
+  r.counts.interruptions = shared.interruption_count.load(std::memory_order_relaxed);
+  r.counts.interrupted_ticks = shared.interrupted_ticks.load(std::memory_order_relaxed);
+  r.counts.sampled_ticks = shared.sampled_ticks.load(std::memory_order_relaxed);
   r.window_detail = std::move(window);
 }
 
@@ -181,7 +181,6 @@ void Collector::collect_samplers(std::vector<MetricFamily>& out) const {
   add_sampler_families(out, sampler_readings_());
 }
 
-namespace {
 MetricType to_metric_type(ProbeMetricType type) {
   switch (type) {
     case ProbeMetricType::counter:
@@ -214,7 +213,6 @@ ClientMetric to_client_metric(const ProbeMetric& m) {
   }
   return c;
 }
-}  // namespace
 
 void Collector::collect_probe_runs(const ProbeStatuses& statuses, std::vector<MetricFamily>& out) const {
   MetricFamily success =

@@ -22,6 +22,7 @@
 #include "host/host_reader.h"
 #include "host/thread_stats.h"
 #include "measure/counter_calibration.h"
+#include "measure/gap_counts.h"
 #include "probes/probe.h"
 #include "sampling/sampler_set.h"
 
@@ -42,10 +43,7 @@ struct SamplerReading {
   int pin_error = 0;         // while off_cpu: the errno of its last attempt to pin back
   std::uint64_t cpu_losses = 0;
   bool sampling = false;  // the loop ran: the counters below are its own
-  HistogramSnapshot gaps;
-  std::uint64_t interruptions = 0;
-  std::uint64_t interrupted_ticks = 0;
-  std::uint64_t sampled_ticks = 0;
+  GapCountsTicks counts;  // since the sampler started, as a loop's reading holds its own
   // The window's gap figures (its summary), with its gaps, counters, sequence and the thread's
   // context switches.
   WindowDetail window_detail;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Building prometheus-cpp families at scrape time, for the collector's parts (collector.cpp,
-// sampler_families.cpp): a family, a sample in it, a family of one sample. Pure; any thread.
+// sampler_families.cpp): a family, a sample in it, a family of one sample, a probe's metric as
+// prometheus-cpp's. Pure; any thread.
 #pragma once
 
 #include <string>
@@ -8,6 +9,8 @@
 #include <vector>
 
 #include <prometheus/metric_family.h>
+
+#include "probes/probe.h"
 
 namespace jitterd {
 
@@ -35,5 +38,9 @@ inline void add_single(std::vector<prometheus::MetricFamily>& out, prometheus::M
 }
 
 inline std::string cpu_label(int cpu) { return std::to_string(cpu); }
+
+// A probe's metric type and sample as prometheus-cpp's (collector.cpp).
+prometheus::MetricType to_metric_type(ProbeMetricType type);
+prometheus::ClientMetric to_client_metric(const ProbeMetric& m);
 
 }  // namespace jitterd

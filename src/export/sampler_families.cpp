@@ -2,41 +2,25 @@
 #include "export/sampler_families.h"
 
 #include <chrono>
-#include <limits>
 
 #include "export/metric_families.h"
+#include "probes/gap_metrics.h"
 
 namespace jitterd {
 namespace {
 
-using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-// The per-CPU families, in the order /metrics shows them, each filled by add() one reading at a time.
+// The per-CPU families, in the order /metrics shows them, each filled by add() one reading at a time:
+// first the gap families a loop has too (probes/gap_metrics.h), then the sampler's own.
 struct SamplerFamilies {
-  MetricFamily histogram =
-      family("jitterd_sampler_gap_seconds", "Gaps between consecutive counter reads of the sampler loop.",
-             MetricType::Histogram);
-  MetricFamily interruptions = family("jitterd_sampler_interruptions_total",
-                                      "Gaps at or above the interruption threshold.", MetricType::Counter);
-  MetricFamily stolen =
-      family("jitterd_sampler_stolen_seconds_total",
-             "Total duration of the gaps at or above the interruption threshold.", MetricType::Counter);
-  MetricFamily sampled = family("jitterd_sampler_sampled_seconds_total",
-                                "Time spent sampling (sum of all gaps; excludes burst pauses and probe pauses).",
-                                MetricType::Counter);
-  MetricFamily quantiles = family("jitterd_sampler_window_gap_seconds",
-                                  "Gap quantiles over the rolling window (upper edge of the histogram bucket, at "
-                                  "most the window max); sum and count are cumulative.",
-                                  MetricType::Summary);
-  MetricFamily window_max = family("jitterd_sampler_window_max_gap_seconds",
-                                   "Exact largest gap over the rolling window.", MetricType::Gauge);
-  MetricFamily floor =
-      family("jitterd_sampler_loop_floor_seconds",
-             "Smallest gap seen in the warm-up window: the resolution floor of the loop.", MetricType::Gauge);
-  MetricFamily threshold = family("jitterd_sampler_interruption_threshold_seconds",
-                                  "Gap at or above which a gap counts as an interruption.", MetricType::Gauge);
+  std::vector<MetricFamily> gaps = [] {
+    std::vector<MetricFamily> out;
+    for (const GapFamilyText& t : sampler_gap_families())
+      out.push_back(family(t.name, t.help, to_metric_type(t.type)));
+    return out;
+  }();
   MetricFamily duty =
       family("jitterd_sampler_duty_cycle_ratio",
              "Share of wall time the sampler is configured to spin (1 = continuous).", MetricType::Gauge);
@@ -60,7 +44,6 @@ struct SamplerFamilies {
       family("jitterd_sampler_up", "1 while the sampler thread runs and makes progress.", MetricType::Gauge);
 
   void add(const SamplerReading& r) {
-    const auto& bounds = gap_histogram_bounds();
     const SamplerSettings& s = r.settings;
     const std::string cpu = cpu_label(s.cpu);
     sample(duty, {{"cpu", cpu}}, s.duty_cycle());
@@ -70,38 +53,11 @@ struct SamplerFamilies {
     sample(up, {{"cpu", cpu}}, r.up ? 1 : 0);
     if (!r.sampling) return;
     sample(cpu_losses, {{"cpu", cpu}}, static_cast<double>(r.cpu_losses));
-    // The whole run's figures (the window's are r.window_detail.summary); /metrics exports seconds.
-    CpuFigures run;
-    set_counted(run, r.sampled_ticks, r.interruptions, r.interrupted_ticks, s.scale);
-    set_limits(run, r.startup.floor_ticks, r.startup.threshold_ticks, s.scale);
-    sample(floor, {{"cpu", cpu}}, ns_to_seconds(run.floor_ns));
-    sample(threshold, {{"cpu", cpu}}, ns_to_seconds(run.threshold_ns));
-    ClientMetric h;
-    h.label = {{"cpu", cpu}};
-    const auto counts = coarse_cumulative_counts(r.gaps, s.scale, bounds);
-    for (std::size_t b = 0; b < bounds.size(); ++b) h.histogram.bucket.push_back({counts[b], bounds[b]});
-    h.histogram.sample_count = r.gaps.total();
-    h.histogram.bucket.push_back({h.histogram.sample_count, std::numeric_limits<double>::infinity()});
-    h.histogram.sample_sum = run.sampled_seconds;
-    const std::uint64_t h_count = h.histogram.sample_count;
-    const double h_sum = h.histogram.sample_sum;
-    histogram.metric.push_back(std::move(h));
-    sample(interruptions, {{"cpu", cpu}}, static_cast<double>(run.interruptions));
-    sample(stolen, {{"cpu", cpu}}, run.stolen_seconds);
-    sample(sampled, {{"cpu", cpu}}, run.sampled_seconds);
-    const CpuFigures& summary = r.window_detail.summary;
-    ClientMetric q;
-    q.label = {{"cpu", cpu}};
-    q.summary.sample_count = h_count;
-    q.summary.sample_sum = h_sum;
-    if (summary.valid) {
-      q.summary.quantile = {{0.5, ns_to_seconds(summary.p50_ns)},
-                            {0.99, ns_to_seconds(summary.p99_ns)},
-                            {0.999, ns_to_seconds(summary.p999_ns)},
-                            {0.9999, ns_to_seconds(summary.p9999_ns)}};
-      sample(window_max, {{"cpu", cpu}}, ns_to_seconds(summary.max_ns));
-    }
-    quantiles.metric.push_back(std::move(q));
+    // The whole run's counters and the window's figures (r.window_detail.summary).
+    const GapReading reading{r.counts, s.scale, &r.window_detail.summary,
+                             GapReading::Limits{r.startup.floor_ticks, r.startup.threshold_ticks}};
+    for (const GapMetric& g : gap_metrics(sampler_gap_families(), {{"cpu", cpu}}, reading))
+      gaps[static_cast<std::size_t>(g.family)].metric.push_back(to_client_metric(g.metric));
     if (const auto& cs = r.window_detail.context_switches) {
       sample(switches, {{"cpu", cpu}, {"kind", "voluntary"}}, static_cast<double>(cs->voluntary));
       sample(switches, {{"cpu", cpu}, {"kind", "involuntary"}}, static_cast<double>(cs->involuntary));
@@ -109,10 +65,9 @@ struct SamplerFamilies {
   }
 
   void move_into(std::vector<MetricFamily>& out) {
-    for (MetricFamily* f : {&histogram, &interruptions, &stolen, &sampled, &quantiles, &window_max, &floor,
-                            &threshold, &duty, &pinned, &cpu_losses, &locked, &realtime, &switches, &up}) {
+    for (MetricFamily& f : gaps) out.push_back(std::move(f));
+    for (MetricFamily* f : {&duty, &pinned, &cpu_losses, &locked, &realtime, &switches, &up})
       out.push_back(std::move(*f));
-    }
   }
 };
 

@@ -10,11 +10,11 @@
 #include "host/text.h"
 #include "jitterd/loop_probe.h"
 #include "measure/clock_ns.h"
-#include "measure/gap_bounds.h"
 #include "measure/tick_scale.h"
 #include "probes/application_windows.h"
 #include "probes/attribution_probe.h"
 #include "probes/below_kernel.h"
+#include "probes/gap_metrics.h"
 #include "watch/application.h"
 
 namespace jitterd {
@@ -68,45 +68,12 @@ ProbeLabels loop_labels(const LoopState& state) {
   return labels;
 }
 
-void add_counts(ProbeResult& out, const LoopState& state, const CpuFigures* summary) {
+void add_counts(ProbeResult& out, const LoopState& state, const CpuFigures* window) {
   const LoopSegmentReading& r = state.reading;
-  const TickScale scale(static_cast<double>(r.header.hertz));
-  const ProbeLabels labels = loop_labels(state);
-  out.metrics.push_back(histogram_seconds(
-      "jitterd_loop_gap_seconds", "Gaps between consecutive iterations of the application's loop.", labels,
-      r.counts.gaps, scale, gap_bounds_seconds(), scale.to_seconds(r.counts.sampled_ticks)));
-  out.metrics.push_back(counter("jitterd_loop_interruptions_total",
-                                "Loop gaps at or above the interruption threshold.", labels,
-                                static_cast<double>(r.counts.interruptions)));
-  out.metrics.push_back(counter("jitterd_loop_stolen_seconds_total",
-                                "Total duration of the loop's gaps at or above the interruption threshold.",
-                                labels, scale.to_seconds(r.counts.interrupted_ticks)));
-  out.metrics.push_back(counter("jitterd_loop_sampled_seconds_total",
-                                "Time the loop recorded (sum of its gaps, as published).", labels,
-                                scale.to_seconds(r.counts.sampled_ticks)));
-  std::vector<std::pair<double, double>> quantiles;
-  if (summary != nullptr && summary->valid) {
-    quantiles = {{0.5, ns_to_seconds(summary->p50_ns)},
-                 {0.99, ns_to_seconds(summary->p99_ns)},
-                 {0.999, ns_to_seconds(summary->p999_ns)},
-                 {0.9999, ns_to_seconds(summary->p9999_ns)}};
-    out.metrics.push_back(gauge("jitterd_loop_window_max_gap_seconds",
-                                "Exact largest loop gap over the rolling window.", labels,
-                                ns_to_seconds(summary->max_ns)));
-  }
-  out.metrics.push_back(summary_metric("jitterd_loop_window_gap_seconds",
-                                       "Loop gap quantiles over the rolling window (upper edge of the histogram "
-                                       "bucket, at most the window max); sum and count are cumulative.",
-                                       labels, std::move(quantiles), r.counts.gaps.total(),
-                                       scale.to_seconds(r.counts.sampled_ticks)));
-  if (r.threshold_ticks != 0) {
-    out.metrics.push_back(gauge("jitterd_loop_floor_seconds",
-                                "Smallest gap of the loop's warm-up (its first 4096 gaps): its resolution floor.",
-                                labels, scale.to_seconds(r.floor_ticks)));
-    out.metrics.push_back(gauge("jitterd_loop_interruption_threshold_seconds",
-                                "Loop gap at or above which a gap counts as an interruption.", labels,
-                                scale.to_seconds(r.threshold_ticks)));
-  }
+  GapReading reading{r.counts, TickScale(static_cast<double>(r.header.hertz)), window, std::nullopt};
+  if (r.threshold_ticks != 0) reading.limits = GapReading::Limits{r.floor_ticks, r.threshold_ticks};
+  for (GapMetric& g : gap_metrics(loop_gap_families(), loop_labels(state), reading))
+    out.metrics.push_back(std::move(g.metric));
 }
 
 std::vector<Cell> table_row(const std::string& file, const LoopState& state) {

@@ -2,12 +2,12 @@
 // Loops probe: the applications' own busy-polling loops, which record their gaps with the loop
 // probe library (include/jitterd/loop_probe.h) into segments jitterd reads (loops/loop_reader.h,
 // every segment hostile input). Every interval (1 s by default) it reads each segment of the
-// configured directory once and exports it as a sampled CPU's families are exported, with the
-// prefix jitterd_loop_ and the labels loop and cpu (plus the loop's own labels): the gap
-// histogram, interruptions, stolen and sampled time, the window's quantiles and exact max, the
-// floor and threshold, up and last seen; and jitterd_loop_refused_total by reason. Refusals and
-// loops coming, going up and down are warnings for the daemon's log, one line per change. Used
-// by one thread at a time (the probe scheduler's, or `jitterd report loops`).
+// configured directory once and exports its gap families as a sampled CPU's, from the same builder
+// (probes/gap_metrics.h) with the names jitterd_loop_* and the labels loop and cpu (plus the
+// loop's own labels): the gap histogram, interruptions, stolen and sampled time, the window's
+// quantiles and exact max, the floor and threshold; up and last seen; and
+// jitterd_loop_refused_total by reason. Refusals and loops coming, going up and down are warnings
+// for the daemon's log, one line per change. Used by one thread at a time (the probe scheduler's, or `jitterd report loops`).
 //
 // Attribution: where the loop's CPU is watched and the context's BPF engine (watch/shared_bpf_watch.h)
 // covers it, each interruption the loop's ring records is matched with the engine's records of

@@ -86,12 +86,12 @@ SamplerReading sampler(int cpu, bool window_ready) {
   r.up = true;
   r.sampling = true;
   // 20 ns and 30 ns gaps, 990 of 1 us and 10 of 100 us: 1000 interruptions.
-  r.gaps = gaps({{40, 900000}, {60, 99000}, {2000, 990}, {200000, 10}});
-  r.interruptions = 1000;
-  r.interrupted_ticks = 990 * 2000 + 10 * 200000;
-  r.sampled_ticks = 900000 * 40 + 99000 * 60 + r.interrupted_ticks;
+  r.counts.gaps = gaps({{40, 900000}, {60, 99000}, {2000, 990}, {200000, 10}});
+  r.counts.interruptions = 1000;
+  r.counts.interrupted_ticks = 990 * 2000 + 10 * 200000;
+  r.counts.sampled_ticks = 900000 * 40 + 99000 * 60 + r.counts.interrupted_ticks;
   if (window_ready) {
-    r.window_detail.summary = summarize(r.gaps, 200000, scale);
+    r.window_detail.summary = summarize(r.counts.gaps, 200000, scale);
     r.window_detail.summary.valid = true;
   }
   r.window_detail.context_switches = ContextSwitches{12, 3};
