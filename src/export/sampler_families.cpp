@@ -9,6 +9,7 @@
 namespace jitterd {
 namespace {
 
+using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
@@ -56,8 +57,10 @@ struct SamplerFamilies {
     // The whole run's counters and the window's figures (r.window_detail.summary).
     const GapReading reading{r.counts, s.scale, &r.window_detail.summary,
                              GapReading::Limits{r.startup.floor_ticks, r.startup.threshold_ticks}};
-    for (const GapMetric& g : gap_metrics(sampler_gap_families(), {{"cpu", cpu}}, reading))
-      gaps[static_cast<std::size_t>(g.family)].metric.push_back(to_client_metric(g.metric));
+    for (const GapMetric& g : gap_samples(reading)) {
+      ClientMetric& c = gaps[static_cast<std::size_t>(g.family)].metric.emplace_back(to_client_metric(g.metric));
+      c.label = {{"cpu", cpu}};
+    }
     if (const auto& cs = r.window_detail.context_switches) {
       sample(switches, {{"cpu", cpu}, {"kind", "voluntary"}}, static_cast<double>(cs->voluntary));
       sample(switches, {{"cpu", cpu}, {"kind", "involuntary"}}, static_cast<double>(cs->involuntary));

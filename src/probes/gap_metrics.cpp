@@ -2,6 +2,7 @@
 #include "probes/gap_metrics.h"
 
 #include "measure/gap_bounds.h"
+#include "measure/histogram.h"
 
 namespace jitterd {
 
@@ -58,37 +59,55 @@ const GapFamilyTexts& loop_gap_families() {
   return texts;
 }
 
-std::vector<GapMetric> gap_metrics(const GapFamilyTexts& texts, const ProbeLabels& labels,
-                                   const GapReading& reading) {
+std::vector<GapMetric> gap_samples(const GapReading& reading) {
   std::vector<GapMetric> out;
-  const auto text = [&](GapFamily f) -> const GapFamilyText& { return texts[static_cast<std::size_t>(f)]; };
-  const auto add = [&](GapFamily f, double value) {
-    ProbeMetric m = gauge(text(f).name, text(f).help, labels, value);
-    m.type = text(f).type;
+  out.reserve(kGapFamilies);  // one sample a family at most: the pointers add() returns stay valid
+  const auto add = [&](GapFamily f, ProbeMetricType type, double value) {
+    ProbeMetric m;
+    m.type = type;
+    m.value = value;
     out.push_back({f, std::move(m)});
+    return &out.back().metric;
   };
   const GapCountsTicks& c = reading.counts;
   const double sampled_seconds = reading.scale.to_seconds(c.sampled_ticks);
-  out.push_back(
-      {GapFamily::gaps, histogram_seconds(text(GapFamily::gaps).name, text(GapFamily::gaps).help, labels, c.gaps,
-                                          reading.scale, gap_bounds_seconds(), sampled_seconds)});
-  add(GapFamily::interruptions, static_cast<double>(c.interruptions));
-  add(GapFamily::stolen, reading.scale.to_seconds(c.interrupted_ticks));
-  add(GapFamily::sampled, sampled_seconds);
-  const CpuFigures* w = reading.window != nullptr && reading.window->valid ? reading.window : nullptr;
-  std::vector<std::pair<double, double>> quantiles;
-  if (w != nullptr)
-    quantiles = {{0.5, ns_to_seconds(w->p50_ns)},
-                 {0.99, ns_to_seconds(w->p99_ns)},
-                 {0.999, ns_to_seconds(w->p999_ns)},
-                 {0.9999, ns_to_seconds(w->p9999_ns)}};
-  out.push_back({GapFamily::window_quantiles,
-                 summary_metric(text(GapFamily::window_quantiles).name, text(GapFamily::window_quantiles).help,
-                                labels, std::move(quantiles), c.gaps.total(), sampled_seconds)});
-  if (w != nullptr) add(GapFamily::window_max, ns_to_seconds(w->max_ns));
+  const std::uint64_t total = c.gaps.total();
+  ProbeMetric* gaps = add(GapFamily::gaps, ProbeMetricType::histogram, 0);
+  const std::vector<double>& bounds = gap_bounds_seconds();
+  const std::vector<std::uint64_t> counts = coarse_cumulative_counts(c.gaps, reading.scale, bounds);
+  gaps->buckets.reserve(bounds.size());
+  for (std::size_t b = 0; b < bounds.size(); ++b) gaps->buckets.emplace_back(bounds[b], counts[b]);
+  gaps->count = total;
+  gaps->sum = sampled_seconds;
+  add(GapFamily::interruptions, ProbeMetricType::counter, static_cast<double>(c.interruptions));
+  add(GapFamily::stolen, ProbeMetricType::counter, reading.scale.to_seconds(c.interrupted_ticks));
+  add(GapFamily::sampled, ProbeMetricType::counter, sampled_seconds);
+  ProbeMetric* summary = add(GapFamily::window_quantiles, ProbeMetricType::summary, 0);
+  summary->count = total;
+  summary->sum = sampled_seconds;
+  const CpuFigures* w = reading.window;
+  if (w != nullptr && w->valid) {
+    summary->quantiles = {{0.5, ns_to_seconds(w->p50_ns)},
+                          {0.99, ns_to_seconds(w->p99_ns)},
+                          {0.999, ns_to_seconds(w->p999_ns)},
+                          {0.9999, ns_to_seconds(w->p9999_ns)}};
+    add(GapFamily::window_max, ProbeMetricType::gauge, ns_to_seconds(w->max_ns));
+  }
   if (reading.limits) {
-    add(GapFamily::floor, reading.scale.to_seconds(reading.limits->floor_ticks));
-    add(GapFamily::threshold, reading.scale.to_seconds(reading.limits->threshold_ticks));
+    add(GapFamily::floor, ProbeMetricType::gauge, reading.scale.to_seconds(reading.limits->floor_ticks));
+    add(GapFamily::threshold, ProbeMetricType::gauge, reading.scale.to_seconds(reading.limits->threshold_ticks));
+  }
+  return out;
+}
+
+std::vector<GapMetric> gap_metrics(const GapFamilyTexts& texts, const ProbeLabels& labels,
+                                   const GapReading& reading) {
+  std::vector<GapMetric> out = gap_samples(reading);
+  for (GapMetric& g : out) {
+    const GapFamilyText& t = texts[static_cast<std::size_t>(g.family)];
+    g.metric.name = t.name;
+    g.metric.help = t.help;
+    g.metric.labels = labels;
   }
   return out;
 }

@@ -61,6 +61,10 @@ struct GapMetric {
   ProbeMetric metric;
 };
 
+// The samples of `reading` without names or labels (the scrape's samplers name each family once,
+// not each sample), in the families' order, each typed as its family.
+std::vector<GapMetric> gap_samples(const GapReading& reading);
+
 // The samples of `reading`, labelled `labels`, named and described by `texts`, in the families'
 // order: the histogram at measure/gap_bounds.h's bounds, the interruptions, stolen and sampled
 // time, the window's summary (always; quantiles only with a valid window), its max, the floor and
