@@ -122,7 +122,7 @@ std::vector<std::optional<Taker>> AttributionProbe::takers(int cpu, const std::v
                  [&](const TraceEvent& e) { return e.cpu == cpu; });
     return takers_from_events(intervals, mine, kTraceSlackNs);
   }
-  BpfRecords taken = bpf_->take_records(cpu);
+  PairedRecords taken = bpf_->take_records(cpu);
   std::uint64_t& seen = bpf_lost_seen_[cpu];
   bpf_lost_ += taken.dropped + (taken.lost > seen ? taken.lost - seen : 0);
   seen = std::max(seen, taken.lost);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 
 #include "host/attribution.h"
 #include "host/text.h"
@@ -200,11 +201,19 @@ ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, 
 }
 
 // Why a loop's interruptions cannot be matched with the engine's records ("" when they can).
+KernelWatch* LoopsProbe::engine_of(int cpu) const {
+  for (KernelWatch* engine : {static_cast<KernelWatch*>(bpf_), watch_engine_.get()})
+    if (engine != nullptr && std::find(engine->cpus().begin(), engine->cpus().end(), cpu) != engine->cpus().end())
+      return engine;
+  return nullptr;
+}
+
 std::string LoopsProbe::not_attributed_why(const LoopSegmentReading& r) const {
-  if (!bpf_) return "the watch's BPF engine is not running (" + bpf_why_ + ")";
   const int cpu = r.header.cpu;
-  if (std::find(bpf_->cpus().begin(), bpf_->cpus().end(), cpu) == bpf_->cpus().end())
-    return "cpu " + std::to_string(cpu) + " is not watched (watch.cpus), so the BPF engine does not see it";
+  if (!bpf_ && !watch_engine_) return "the watch's BPF engine is not running (" + bpf_why_ + ")";
+  if (engine_of(cpu) == nullptr)
+    return "cpu " + std::to_string(cpu) + " is not watched (watch.cpus), so the " +
+           std::string(watch_engine_ ? watch_engine_->method() : "BPF") + " engine does not see it";
   if (!loop_tick_method(r.header.counter) && r.header.counter != JITTERD_LOOP_COUNTER_STEADY_NS)
     return "its counter is the application's own (" + std::string(loop_counter_name(r.header.counter)) +
            "), which jitterd cannot map to the engine's clock";
@@ -236,8 +245,8 @@ void LoopsProbe::export_causes(ProbeResult& out) const {
       const auto t = causes.stolen_seconds.find(cause);
       out.metrics.push_back(
           counter("jitterd_loop_interruptions_by_cause_total",
-                  "The loop's interruptions by cause, matched with the BPF engine's records of its "
-                  "cpu (a watched cpu): the attribution probe's causes.",
+                  "The loop's interruptions by cause, matched with the watch engine's records of its "
+                  "cpu (a watched cpu; bpf or tracepoints): the attribution probe's causes.",
                   with_cause, n == causes.interruptions.end() ? 0.0 : static_cast<double>(n->second)));
       out.metrics.push_back(counter("jitterd_loop_stolen_seconds_by_cause_total",
                                     "Time the loop lost to its interruptions, by cause.", with_cause,
@@ -274,9 +283,10 @@ void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRe
     bpf_ = bpf_owner_ ? bpf_owner_->get(context.sampler_thread_of) : nullptr;
     bpf_why_ = bpf_ ? "" : bpf_owner_ ? bpf_owner_->why_not() : "no BPF engine in this context";
   }
-  ProbeTable who{"what took the loops' interruptions (bpf), since the last run",
-                 {"loop", "cpu", "cause", "source", "name", "count"},
-                 {}};
+  // Where the BPF engine does not run, the engine the watch opened (its tracepoints), held for the run.
+  watch_engine_ = context.watch_engine && !bpf_ ? context.watch_engine->get() : nullptr;
+  std::set<std::string_view> methods;  // of the engines that matched a loop this run
+  ProbeTable who{"", {"loop", "cpu", "cause", "source", "name", "count"}, {}};
   std::map<int, std::vector<PairedOutlier>*> records_of;  // taken once per CPU this run
   std::map<TickMethod, ClockTickPair> pairs;
   // Below the kernel: the watched CPUs' SMI intervals and every CPU's steal since the last run.
@@ -297,12 +307,14 @@ void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRe
     }
     const double hertz = static_cast<double>(r.header.hertz);
     const auto threshold_ns = static_cast<std::uint64_t>(static_cast<double>(r.threshold_ticks) * 1e9 / hertz);
-    bpf_->want_records(
+    KernelWatch& engine = *engine_of(cpu);
+    methods.insert(engine.method());
+    engine.want_records(
         cpu, sampled_outlier_threshold_ns(r.threshold_ticks ? std::optional(threshold_ns) : std::nullopt));
     const auto [found, first] = causes_.try_emplace(file, Causes{state.inode, r.ring_pushed, {}, {}, {}});
     Causes& causes = found->second;
     if (first) causes.top.emplace(static_cast<std::uint64_t>(settings_.window.count()));
-    if (!records_of.count(cpu)) records_of[cpu] = &carried_.add(cpu, bpf_->take_records(cpu).events);
+    if (!records_of.count(cpu)) records_of[cpu] = &carried_.add(cpu, engine.take_records(cpu).events);
     if (first) continue;  // from here on, the ring's entries are matched
     const std::uint64_t oldest = r.ring_pushed - std::min<std::uint64_t>(r.ring_pushed, r.ring.size());
     const std::uint64_t from = std::max(causes.next_sequence, oldest);
@@ -334,8 +346,13 @@ void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRe
   carried_.carry(read_ns, kTraceSlackNs);
   steal_before_ = steal_now;
   for (const auto& [method, pair] : pairs) previous_pairs_[method] = pair;
+  if (!methods.empty()) {
+    methods_.clear();
+    for (std::string_view m : methods) methods_ += (methods_.empty() ? "" : ", ") + std::string(m);
+  }
   export_causes(out);
   export_top(context.host, out);
+  who.title = "what took the loops' interruptions (" + methods_ + "), since the last run";
   if (!who.rows.empty()) out.tables.push_back(std::move(who));
 }
 

@@ -69,7 +69,7 @@ class LoopsProbe : public Probe {
   ProbeResult run(ProbeContext& context) override;
 
  private:
-  // Each loop's interruptions by cause, matched with the BPF engine's records of its CPU.
+  // Each loop's interruptions by cause, matched with the engine's records of its CPU.
   struct Causes {
     ino_t inode = 0;
     std::uint64_t next_sequence = 0;  // the ring's sequence read up to
@@ -78,6 +78,9 @@ class LoopsProbe : public Probe {
     std::optional<TopTallies> top;  // who took the loop's interruptions, over the window and since start
   };
   void attribute(ProbeContext& context, std::uint64_t read_ns, ProbeResult& out);
+  // The engine that pairs `cpu`'s interruptions this run: the BPF engine, else the watch's
+  // (tracepoints); nullptr where neither watches it.
+  KernelWatch* engine_of(int cpu) const;
   std::string not_attributed_why(const LoopSegmentReading& reading) const;
   std::vector<TimedInterval> monotonic_intervals(const LoopSegmentReading& reading, std::uint64_t from,
                                                  std::map<TickMethod, ClockTickPair>& pairs) const;
@@ -108,6 +111,8 @@ class LoopsProbe : public Probe {
   BpfWatch* bpf_ = nullptr;
   bool tried_bpf_ = false;
   std::string bpf_why_;
+  std::shared_ptr<KernelWatch> watch_engine_;           // the watch's engine, for this run, where bpf_ is none
+  std::string methods_ = "bpf";                         // of the engines that matched the loops when last any did
   CarriedRecords carried_;                              // records of interruptions not read yet
   std::map<TickMethod, ClockTickPair> previous_pairs_;  // counter to CLOCK_MONOTONIC, per counter
   std::map<int, std::uint64_t> steal_before_;           // each CPU's /proc/stat steal at the last run

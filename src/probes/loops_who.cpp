@@ -26,14 +26,14 @@ void LoopsProbe::add_glance(const std::map<std::string, LoopWindowFigures>& figu
 // Per loop whose interruptions are matched: who took them, over the window and since start.
 void LoopsProbe::export_top(const HostReader& host, ProbeResult& out) const {
   const std::string window = duration_words(static_cast<double>(settings_.window.count()));
-  ProbeTable preempters =
-      preempters_table("who preempted the loops: the top tasks by time and by count (bpf; window: the last " +
-                           window + "; stolen_ms: the loop's gaps; pid: while that task still runs)",
-                       {"loop", "cpu"});
-  ProbeTable sources = sources_table(
-      "what else took the loops' interruptions: the top sources by time and by count (bpf; window: the last " +
-          window + "; stolen_ms: the loop's gaps)",
-      {"loop", "cpu"});
+  ProbeTable preempters = preempters_table("who preempted the loops: the top tasks by time and by count (" +
+                                               methods_ + "; window: the last " + window +
+                                               "; stolen_ms: the loop's gaps; pid: while that task still runs)",
+                                           {"loop", "cpu"});
+  ProbeTable sources =
+      sources_table("what else took the loops' interruptions: the top sources by time and by count (" + methods_ +
+                        "; window: the last " + window + "; stolen_ms: the loop's gaps)",
+                    {"loop", "cpu"});
   for (const auto& [file, causes] : causes_) {
     if (!causes.top) continue;
     const LoopSegmentHeader& header = tracker_.loops().at(file).reading.header;

@@ -33,6 +33,7 @@
 #include "measure/tick.h"
 #include "measure/tick_scale.h"
 #include "probes/stolen_series.h"
+#include "watch/kernel_watch.h"
 #include "watch/shared_bpf_watch.h"
 
 namespace jitterd {
@@ -229,6 +230,9 @@ struct ProbeContext {
   // The context's one BPF engine (watch/shared_bpf_watch.h), shared by the watch, loops and
   // attribution probes; null when none wants it. Probes keep a copy of the pointer while they use it.
   std::shared_ptr<SharedBpfWatch> bpf;
+  // The engine the watch probe opened (bpf or tracepoints), which the loops probe also reads its
+  // loops' CPUs through; empty while the watch has none open. Null outside a made context.
+  std::shared_ptr<WatchEngineSlot> watch_engine;
   // Set when the daemon stops; probes look at it between their units of work (a rate, a
   // calibration, a window), so a stop waits for at most one unit.
   std::shared_ptr<const std::atomic<bool>> cancel;

@@ -68,12 +68,17 @@ class WatchProbe : public Probe {
  public:
   explicit WatchProbe(WatchSettings settings)
       : settings_(std::move(settings)), top_(static_cast<std::uint64_t>(settings_.window.count())) {}
+  ~WatchProbe() override;
+  WatchProbe(const WatchProbe&) = delete;
+  WatchProbe& operator=(const WatchProbe&) = delete;
   std::string_view name() const override { return "watch"; }
   std::chrono::nanoseconds interval() const override { return settings_.interval; }
   ProbeResult run(ProbeContext& context) override;
 
  private:
+  // Opens the counts engine and the kernel engine the method asks for, and publishes the latter.
   void open_engines(const ProbeContext& context);
+  void open_kernel_engine(const ProbeContext& context);
   // auto: the watched CPUs resolved again when due; a line saying how they changed, or "".
   std::string follow_auto_cpus(const ProbeContext& context);
   WatchReading take_reading(ProbeContext& context);
@@ -90,10 +95,11 @@ class WatchProbe : public Probe {
   std::optional<std::vector<int>> watched_;  // the CPUs watched now (first: the plan's)
   std::chrono::steady_clock::time_point resolved_at_{};
   std::unique_ptr<CountsEngine> engine_;
-  std::vector<WatchedCpu> previous_;           // the totals of the previous reading, for the window's rates
-  std::shared_ptr<SharedBpfWatch> bpf_owner_;  // the context's engine, kept alive while used
-  std::unique_ptr<TraceWatch> trace_;          // method tracepoints, where it opens
-  KernelWatch* kernel_ = nullptr;              // bpf_owner_'s or trace_, or none (counts)
+  std::vector<WatchedCpu> previous_;            // the totals of the previous reading, for the window's rates
+  std::shared_ptr<SharedBpfWatch> bpf_owner_;   // the context's engine, kept alive while used
+  std::shared_ptr<TraceWatch> trace_;           // method tracepoints, where it opens
+  KernelWatch* kernel_ = nullptr;               // bpf_owner_'s or trace_, or none (counts)
+  std::shared_ptr<WatchEngineSlot> published_;  // where kernel_ is published for the loops probe
   std::optional<PairedReading> previous_bpf_;
   WatchPairedHistory history_;
   WatchTop top_;                         // who took each watched CPU, over the window and since the watch began

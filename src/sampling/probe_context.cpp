@@ -39,6 +39,7 @@ ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host
   context.msr_pmu = plan.msr_pmu;
   context.run_on_cpu = run_on_pinned_thread;
   context.bpf = std::make_shared<SharedBpfWatch>(bpf_wants(plan, false));
+  context.watch_engine = std::make_shared<WatchEngineSlot>();
   return context;
 }
 

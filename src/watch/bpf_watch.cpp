@@ -401,10 +401,10 @@ std::string BpfWatch::frequency_why_not() const {
   return loaded_->msr.frequency_why_not();
 }
 
-BpfRecords BpfWatch::take_records(int cpu) {
+PairedRecords BpfWatch::take_records(int cpu) {
   Loaded& l = *loaded_;
   drain();
-  BpfRecords out;
+  PairedRecords out;
   if (const auto pending = l.records.find(cpu); pending != l.records.end()) {
     out.events.assign(std::make_move_iterator(pending->second.begin()),
                       std::make_move_iterator(pending->second.end()));

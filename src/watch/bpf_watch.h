@@ -41,17 +41,6 @@ std::string_view bpf_program_name(std::size_t program);
 // the sending CPU and read no clock.
 bool bpf_program_timed(std::size_t program);
 
-// A CPU's records since they were last taken (take_records), oldest first.
-struct BpfRecords {
-  std::vector<PairedOutlier> events;
-  std::uint64_t dropped = 0;  // beyond kMaxSampledEventsPerCpu between two takes: the oldest went
-  std::uint64_t lost = 0;     // cumulative: the kernel's ring was full (every CPU's records share it)
-};
-
-// Held per CPU between two takes (the attribution probe's interval, 10 s by default): a
-// CPU whose tick runs at 1000 Hz fills a tenth of it.
-inline constexpr std::size_t kMaxSampledEventsPerCpu = 1u << 17;
-
 // The outlier ring's size for `watched` watched and `sampled` sampled CPUs: 256 KiB per watched
 // CPU (read every second) and 2 MiB per sampled CPU (read every attribution interval: ten
 // seconds of a 1000 Hz tick is 640 KB of records), a power of two between 256 KiB and 64 MiB.
@@ -86,11 +75,11 @@ class BpfWatch : public KernelWatch {
   PairedReading read() override;
   // `cpu`'s records since the last take: a sampled CPU's always, a watched CPU's once
   // want_records asked for them (empty for any other CPU).
-  BpfRecords take_records(int cpu);
+  PairedRecords take_records(int cpu) override;
   // Keep a watched CPU's records down to `threshold_ns` (own time) for take_records too (a loop
   // probe's loop runs there); the kernel's threshold for that CPU becomes the lower of this and the
   // watch's, and read() still gives the watch only those at or above its own.
-  void want_records(int cpu, std::uint64_t threshold_ns);
+  void want_records(int cpu, std::uint64_t threshold_ns) override;
   // The watched CPUs' SMI counters as their own timer interrupts last read them (none where the
   // msr PMU has no smi event or the kernel refused the counters: smi_why_not() says why).
   std::map<int, SmiReading> read_smis();

@@ -4,15 +4,19 @@
 // tracepoints paired on the reader's CPU (watch/trace_watch.h, method `tracepoints`). Both give
 // the one reading type defined here (PairedReading: per source, in the BPF program's enum
 // jd_source order, named by watch/watch_sources.cpp), so everything downstream (metrics, status
-// page, baselines) is shared. Plain data; an engine is used by one thread at a time.
+// page, baselines) is shared, and the loops probe takes its records from the engine the watch
+// opened (WatchEngineSlot). Plain data; an engine is used by one thread at a time.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace jitterd {
@@ -100,6 +104,17 @@ struct PairedReading {
 
 inline constexpr std::size_t kMaxOutliersPerReading = 1024;
 
+// A CPU's records since they were last taken (KernelWatch::take_records), oldest first.
+struct PairedRecords {
+  std::vector<PairedOutlier> events;
+  std::uint64_t dropped = 0;  // beyond kMaxSampledEventsPerCpu between two takes: the oldest went
+  std::uint64_t lost = 0;     // cumulative: the kernel's ring was full (bpf: every CPU's records share it)
+};
+
+// Held per CPU between two takes (the attribution probe's interval, 10 s by default): a
+// CPU whose tick runs at 1000 Hz fills a tenth of it.
+inline constexpr std::size_t kMaxSampledEventsPerCpu = 1u << 17;
+
 class KernelWatch {
  public:
   virtual ~KernelWatch() = default;
@@ -114,6 +129,33 @@ class KernelWatch {
   // Of the threads set_application was last given, those the engine could not track.
   virtual std::size_t application_untracked() const = 0;
   virtual const std::vector<int>& cpus() const = 0;
+  // Keep a watched CPU's interruptions down to `threshold_ns` (own time) as records for
+  // take_records (a loop runs there and its gaps are matched with them), besides the outliers
+  // read() gives, which stay at the watch's own threshold.
+  virtual void want_records(int cpu, std::uint64_t threshold_ns) = 0;
+  // The records of `cpu` since the last take, for a CPU want_records asked for (empty for another).
+  virtual PairedRecords take_records(int cpu) = 0;
+};
+
+// The watch probe's engine, published in the probe context (ProbeContext::watch_engine) so the
+// loops probe takes its loops' records from the engine the watch opened, whichever it is: the
+// watch publishes what it opens and clears it when it closes it; the loops probe asks each run and
+// holds what it got for that run. The two use the engine one at a time (the readers' lane); the
+// slot itself may be read and set from any thread.
+class WatchEngineSlot {
+ public:
+  void publish(std::shared_ptr<KernelWatch> engine) {
+    std::lock_guard lock(mutex_);
+    engine_ = std::move(engine);
+  }
+  std::shared_ptr<KernelWatch> get() const {
+    std::lock_guard lock(mutex_);
+    return engine_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::shared_ptr<KernelWatch> engine_;
 };
 
 }  // namespace jitterd

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <iterator>
+#include <utility>
 
 #include "watch/bpf/watch_bpf.h"
 
@@ -59,12 +61,20 @@ void InterruptionPairing::book(CpuState& s, std::size_t source, std::uint64_t ns
   f.buckets[bucket_of(ns)] += 1;
 }
 
-void InterruptionPairing::keep(PairedOutlier outlier) {
+void InterruptionPairing::keep(CpuState& s, PairedOutlier o) {
+  if (o.duration_ns >= s.records_threshold) {
+    if (s.records.size() >= kMaxSampledEventsPerCpu) {
+      s.records.pop_front();
+      ++s.records_dropped;
+    }
+    s.records.push_back(o);
+  }
+  if (o.duration_ns < threshold_ns_) return;
   if (outliers_.size() >= kMaxOutliersPerReading) {
     ++dropped_;
     return;
   }
-  outliers_.push_back(std::move(outlier));
+  outliers_.push_back(std::move(o));
 }
 
 void InterruptionPairing::enter(CpuState& s, const TraceEvent& e, std::size_t source) {
@@ -120,7 +130,7 @@ void InterruptionPairing::leave(CpuState& s, const TraceEvent& e, std::size_t so
     irq.ns += own;
     irq.max_ns = std::max(irq.max_ns, own);
   }
-  if (own < threshold_ns_) return;
+  if (own < lowest_threshold(s)) return;
   PairedOutlier o;
   o.start_ns = frame.start;
   o.end_ns = e.time_ns;
@@ -129,7 +139,7 @@ void InterruptionPairing::leave(CpuState& s, const TraceEvent& e, std::size_t so
   o.source = frame.source;
   o.id = static_cast<std::uint32_t>(frame.id);
   o.name = frame.name.substr(0, 15);  // as the kernel's 16-byte copy keeps it
-  keep(std::move(o));
+  keep(s, std::move(o));
 }
 
 void InterruptionPairing::switched(CpuState& s, const TraceEvent& e,
@@ -153,7 +163,7 @@ void InterruptionPairing::switched(CpuState& s, const TraceEvent& e,
     else if (application)
       source = JD_SRC_PREEMPT_APPLICATION;
     book(s, source, own);
-    if (own >= threshold_ns_) {
+    if (own >= lowest_threshold(s)) {
       PairedOutlier o;
       o.start_ns = s.off_since;
       o.end_ns = e.time_ns;
@@ -166,7 +176,7 @@ void InterruptionPairing::switched(CpuState& s, const TraceEvent& e,
       o.per_cpu = who.per_cpu;
       o.application = application;
       o.name = s.preempter_comm;
-      keep(std::move(o));
+      keep(s, std::move(o));
     }
     s.off_since = 0;
   }
@@ -235,6 +245,22 @@ void InterruptionPairing::lost(int cpu, std::uint64_t records) {
   found->second.figures.outliers_lost += records;
   found->second.stack.clear();
   found->second.off_since = 0;
+}
+
+void InterruptionPairing::want_records(int cpu, std::uint64_t threshold_ns) {
+  const auto s = cpus_.find(cpu);
+  if (s != cpus_.end()) s->second.records_threshold = threshold_ns;
+}
+
+PairedRecords InterruptionPairing::take_records(int cpu) {
+  PairedRecords out;
+  const auto s = cpus_.find(cpu);
+  if (s == cpus_.end()) return out;
+  out.events.assign(std::make_move_iterator(s->second.records.begin()),
+                    std::make_move_iterator(s->second.records.end()));
+  s->second.records.clear();
+  out.dropped = std::exchange(s->second.records_dropped, 0);
+  return out;
 }
 
 PairedReading InterruptionPairing::take_reading() {

@@ -11,8 +11,10 @@
 // method's reading alike. Pure: plain values in, plain values out; one thread at a time.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -61,6 +63,13 @@ class InterruptionPairing {
   // previous call, oldest first (at most kMaxOutliersPerReading; the rest counted as dropped).
   PairedReading take_reading();
 
+  // Keep `cpu`'s interruptions and preemptions down to `threshold_ns` (own time) as records too
+  // (KernelWatch::want_records), at most kMaxSampledEventsPerCpu between two takes (then the
+  // oldest go, counted as dropped); the outliers keep the pairing's own threshold.
+  void want_records(int cpu, std::uint64_t threshold_ns);
+  // `cpu`'s records since the last take, oldest first (none where none was wanted).
+  PairedRecords take_records(int cpu);
+
  private:
   struct Frame {
     std::uint64_t start = 0, booked_at_entry = 0;
@@ -76,13 +85,18 @@ class InterruptionPairing {
     int off_tid = -1;
     int preempter = -1;
     std::string preempter_comm;
+    std::uint64_t records_threshold = UINT64_MAX;  // none wanted
+    std::deque<PairedOutlier> records;
+    std::uint64_t records_dropped = 0;
   };
 
   void enter(CpuState& s, const TraceEvent& e, std::size_t source);
   void leave(CpuState& s, const TraceEvent& e, std::size_t source);
   void book(CpuState& s, std::size_t source, std::uint64_t ns);
   void switched(CpuState& s, const TraceEvent& e, const std::function<PreempterFacts(int tid)>& facts);
-  void keep(PairedOutlier outlier);
+  // `o` as a record of its CPU and as an outlier, where its own time reaches either threshold.
+  void keep(CpuState& s, PairedOutlier o);
+  std::uint64_t lowest_threshold(const CpuState& s) const { return std::min(threshold_ns_, s.records_threshold); }
 
   std::uint64_t threshold_ns_;
   int jitterd_tgid_;

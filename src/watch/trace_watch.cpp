@@ -123,6 +123,19 @@ TraceWatch::TraceWatch(const HostReader& host, Options options)
 void TraceWatch::set_application(const std::vector<int>& tids) { pairing_.set_application(tids); }
 
 PairedReading TraceWatch::read() {
+  drain();
+  return pairing_.take_reading();
+}
+
+PairedRecords TraceWatch::take_records(int cpu) {
+  drain();
+  PairedRecords out = pairing_.take_records(cpu);
+  const auto at = std::find(options_.cpus.begin(), options_.cpus.end(), cpu);
+  if (at != options_.cpus.end()) out.lost = lost_seen_[static_cast<std::size_t>(at - options_.cpus.begin())];
+  return out;
+}
+
+void TraceWatch::drain() {
   const std::vector<TraceEvent> events = reader_.drain();
   const std::vector<std::uint64_t>& lost = reader_.lost_by_ring();
   for (std::size_t i = 0; i < lost.size() && i < options_.cpus.size(); ++i) {
@@ -137,7 +150,6 @@ PairedReading TraceWatch::read() {
   };
   for (const TraceEvent& e : events)
     if (e.tracepoint < roles_.size()) pairing_.add(e, roles_[e.tracepoint], facts);
-  return pairing_.take_reading();
 }
 
 std::map<int, std::uint64_t> TraceWatch::tracer_wakeups() const {

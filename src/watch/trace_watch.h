@@ -57,11 +57,16 @@ class TraceWatch : public KernelWatch {
   const std::vector<std::string>& missing_tracepoints() const override { return missing_; }
   std::size_t application_untracked() const override { return 0; }
   const std::vector<int>& cpus() const override { return options_.cpus; }
+  void want_records(int cpu, std::uint64_t threshold_ns) override { pairing_.want_records(cpu, threshold_ns); }
+  // Drains the rings first, so the records reach up to now (the outliers wait for the next read()).
+  PairedRecords take_records(int cpu) override;
   // Per watched CPU, the irq_work interrupts perf's wakeups of the reader cost it so far.
   std::map<int, std::uint64_t> tracer_wakeups() const;
 
  private:
   TraceWatch(const HostReader& host, Options options);
+  // Every record written since the last drain, into the pairing.
+  void drain();
   const HostReader& host_;
   Options options_;
   TraceEventReader reader_;

@@ -21,7 +21,11 @@ sampler's:
   C. the daemon's jitterd_loop_stolen_seconds_total{loop="fidelity"} grows over the injections by
      at least 95% of the injected time (deadline to spin end, overlaps counted once) and at most
      110% of it plus twice the loop's own noise, measured first over a window as long without
-     injections.
+     injections;
+  D. with CPU 1 watched, the loop's interruptions over the injections are named `preempted`, the
+     injector by name, by each engine that pairs a watched CPU's interruptions: the BPF engine,
+     and the watch's tracepoints engine (watch.method: tracepoints), each case skipped, saying
+     why, where its engine cannot run.
 
 Usage: loop_test.py --jitterd BINARY --injector NOISE_INJECTOR --poll-loop POLL_LOOP
 Exit 77 (skip) without root, without CPU 1 and one more CPU, or when SCHED_FIFO is refused.
@@ -198,12 +202,19 @@ loops:
         self.stop_ok(daemon)
 
     def test_the_loops_interruptions_named_by_the_bpf_engine(self):
-        """D. With CPU 1 watched (the BPF engine) and the loop's process the application's, each
-        prompt injection (not delayed by RT throttling, whose pause then holds it: one gap for both)
-        is counted as the loop's interruption caused by `preempted`, at least 99% of them."""
         if not os.path.exists("/sys/kernel/btf/vmlinux"):
             self.skipTest("the kernel has no BTF: the BPF engine cannot load")
-        loops = os.path.join(self.workdir, "loops-bpf")
+        self.check_named_by("bpf")
+
+    def test_the_loops_interruptions_named_by_the_tracepoints_engine(self):
+        self.check_named_by("tracepoints")
+
+    def check_named_by(self, method):
+        """D. With CPU 1 watched (by the BPF engine, or the watch's tracepoints engine where the
+        watch method is tracepoints) and the loop's process the application's, each prompt injection
+        (not delayed by RT throttling, whose pause then holds it: one gap for both) is counted as the
+        loop's interruption caused by `preempted`, at least 99% of them, and the injector is named."""
+        loops = os.path.join(self.workdir, f"loops-{method}")
         os.mkdir(loops)
         config = f"""\
 cpus: []
@@ -213,7 +224,7 @@ application:
   tasks: ["poll_loop"]
 watch:
   cpus: "{CPU}"
-  method: auto
+  method: {"auto" if method == "bpf" else method}
 loops:
   directory: {loops}
   interval: 200ms
@@ -223,9 +234,10 @@ loops:
         daemon = self.daemon(config)
         info = harness.wait_until(lambda: harness.select(daemon.scrape(), "jitterd_watch_method_info"),
                                   timeout=15, what="jitterd_watch_method_info")
-        method = dict(next(iter(info)))["method"]
-        if method != "bpf":
-            self.skipTest(f"the BPF engine did not load here (watch method {method})")
+        labels = dict(next(iter(info)))
+        if labels["method"] != method:
+            self.skipTest(f"the {method} engine cannot run here (watch method {labels['method']}: "
+                          f"{labels.get('reason')})")
         name = "jitterd_loop_interruptions_by_cause_total"
         harness.wait_until(lambda: harness.select(daemon.scrape(), name, loop="fidelity", cause="preempted"), 15,
                            what=f"{name}; log:\n{daemon.log()}")
@@ -243,7 +255,7 @@ loops:
                     continue
                 for probe in status.get("probes", []):
                     for table in probe.get("tables", []):
-                        if table.get("title", "").startswith("what took the loops' interruptions"):
+                        if table.get("title", "").startswith(f"what took the loops' interruptions ({method})"):
                             names.update(row[4] for row in table["rows"] if row[0] == "fidelity" and row[2] == "preempted")
                 done.wait(0.1)
         watcher = threading.Thread(target=watch_names)
@@ -263,7 +275,7 @@ loops:
             return (sum(harness.select(after, name, loop="fidelity", cause=cause).values())
                     - sum(harness.select(before, name, loop="fidelity", cause=cause).values()))
         causes = {c: delta(c) for c in ("preempted", "timer", "unexplained", "not_kept")}
-        print(f"loop attribution (bpf): {len(runs)} injections ({prompt} prompt); the loop's interruptions by "
+        print(f"loop attribution ({method}): {len(runs)} injections ({prompt} prompt); the loop's interruptions by "
               f"cause over them: {causes}; preempting tasks named: {sorted(names)}", file=sys.stderr)
         self.assertIn("noise_injector", names, "the injector named as what preempted the loop")
         self.assertGreaterEqual(causes["preempted"], MATCHED_SHARE_MIN * prompt,

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // A KernelWatch for tests of what the watch probe makes of a reading: its method, the tracepoints
-// missing and the threads untracked are what the test sets; reading returns what it was given.
+// missing and the threads untracked are what the test sets; reading returns what it was given,
+// take_records a CPU's records the test set, once.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "watch/bpf_watch.h"
@@ -18,6 +22,8 @@ struct FakeKernelWatch : KernelWatch {
   std::size_t untracked = 0;
   std::vector<int> watched;
   PairedReading next;
+  std::map<int, std::uint64_t> wanted;                // want_records' thresholds
+  std::map<int, std::vector<PairedOutlier>> records;  // what take_records gives, then forgets
 
   std::string_view method() const override { return method_name; }
   void set_application(const std::vector<int>&) override {}
@@ -25,6 +31,8 @@ struct FakeKernelWatch : KernelWatch {
   const std::vector<std::string>& missing_tracepoints() const override { return missing; }
   std::size_t application_untracked() const override { return untracked; }
   const std::vector<int>& cpus() const override { return watched; }
+  void want_records(int cpu, std::uint64_t threshold_ns) override { wanted[cpu] = threshold_ns; }
+  PairedRecords take_records(int cpu) override { return {std::exchange(records[cpu], {}), 0, 0}; }
 };
 
 }  // namespace jitterd::testing

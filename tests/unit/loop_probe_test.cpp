@@ -10,10 +10,12 @@
 #include <fstream>
 
 #include "config/config.h"
+#include "fake_kernel_watch.h"
 #include "fixture_tree.h"
 #include "jitterd/loop_probe.h"
 #include "probes/loops_probe.h"
 #include "probes/watch_glance.h"
+#include "watch/bpf/watch_bpf.h"
 
 using namespace jitterd;
 using jitterd::testing::ScratchTree;
@@ -175,4 +177,110 @@ TEST_CASE("loops probe: the loops: section, strict as every section", "[loop]") 
     INFO(bad);
     CHECK_THROWS_AS(parse_config(bad, "test.yaml"), ConfigErrors);
   }
+}
+
+namespace {
+
+// A loop on `cpu` whose counter is CLOCK_MONOTONIC nanoseconds (as on a machine without a TSC or
+// arm64 counter: the engine's clock as it is), warmed up from `now`, its writer alive in the tree.
+jitterd_loop_probe* steady_loop(ScratchTree& tree, const std::string& dir, const char* name, int cpu,
+                                std::uint64_t& now) {
+  jitterd_loop_options options{};
+  options.directory = dir.c_str();
+  options.counter = JITTERD_LOOP_COUNTER_CALLER;
+  options.hertz = 1'000'000'000;
+  jitterd_loop_probe* probe = jitterd_loop_open(name, cpu, "", &options);
+  REQUIRE(probe != nullptr);
+  probe->segment->counter = JITTERD_LOOP_COUNTER_STEADY_NS;
+  for (int i = 0; i <= 8192; ++i) jitterd_loop_record_at(probe, now += 50);
+  jitterd_loop_flush(probe);
+  std::string fields;
+  for (int f = 4; f <= 52; ++f) fields += " " + (f == 22 ? std::to_string(probe->segment->start_time) : "0");
+  tree.write("proc/" + std::to_string(::getpid()) + "/stat",
+             std::to_string(::getpid()) + " (t) R" + fields + "\n");
+  return probe;
+}
+
+// A probe context whose watch published `engine` (a tracepoints engine watching cpu 3).
+ProbeContext context_with(const ScratchTree& tree,
+                          const std::shared_ptr<jitterd::testing::FakeKernelWatch>& engine) {
+  engine->method_name = "tracepoints";
+  engine->watched = {3};
+  ProbeContext context;
+  context.host = tree.reader();
+  context.watch_engine = std::make_shared<WatchEngineSlot>();
+  context.watch_engine->publish(engine);
+  return context;
+}
+
+}  // namespace
+
+TEST_CASE("loops probe: a loop on a cpu the watch's tracepoints engine pairs is matched with its records",
+          "[loop]") {
+  ScratchTree tree;
+  const std::string dir = tree.root().string();
+  std::uint64_t now = 1'000'000;
+  jitterd_loop_probe* probe = steady_loop(tree, dir, "rx1", 3, now);
+  LoopSettings settings;
+  settings.enabled = true;
+  settings.directory = dir;
+  LoopsProbe loops(settings);
+  auto engine = std::make_shared<jitterd::testing::FakeKernelWatch>();
+  ProbeContext context = context_with(tree, engine);
+  loops.run(context);  // the loop is first seen: its ring is matched from here on
+  REQUIRE(engine->wanted.count(3) == 1);
+  CHECK(engine->wanted[3] == kSampledOutlierFloorNs);  // a quarter of the 1 us threshold, floored
+  // Two gaps of 100 us: a stray task's preemption the engine paired inside the first, nothing in
+  // the second.
+  const std::uint64_t first_gap = now;
+  jitterd_loop_record_at(probe, now += 100'000);
+  for (int i = 0; i < 100; ++i) jitterd_loop_record_at(probe, now += 50);
+  jitterd_loop_record_at(probe, now += 100'000);
+  jitterd_loop_flush(probe);
+  PairedOutlier preemption;
+  preemption.start_ns = first_gap + 1'000;
+  preemption.end_ns = first_gap + 99'000;
+  preemption.duration_ns = 98'000;
+  preemption.cpu = 3;
+  preemption.source = JD_SRC_PREEMPT_STRAY;
+  preemption.id = 4242;
+  preemption.name = "noise";
+  engine->records[3] = {preemption};
+  const ProbeResult result = loops.run(context);
+  jitterd_loop_close(probe);
+
+  const ProbeMetric* preempted =
+      loop_metric(result, "jitterd_loop_interruptions_by_cause_total", "cause", "preempted");
+  REQUIRE(preempted != nullptr);
+  CHECK(preempted->value == 1);
+  CHECK(loop_metric(result, "jitterd_loop_interruptions_by_cause_total", "cause", "unexplained")->value == 1);
+  const ProbeTable* who = nullptr;
+  for (const ProbeTable& t : result.tables)
+    if (t.title.starts_with("what took the loops' interruptions (tracepoints)")) who = &t;
+  REQUIRE(who != nullptr);
+  REQUIRE(who->rows.size() == 1);
+  CHECK(who->rows[0][4].text == "noise");
+  for (const std::string& note : result.notes) CHECK(note.find("not attributed") == std::string::npos);
+}
+
+TEST_CASE("loops probe: without an engine on its cpu, a loop says which engine does not see it", "[loop]") {
+  ScratchTree tree;
+  const std::string dir = tree.root().string();
+  std::uint64_t now = 1'000'000;
+  jitterd_loop_probe* probe = steady_loop(tree, dir, "rx2", 5, now);
+  LoopSettings settings;
+  settings.enabled = true;
+  settings.directory = dir;
+  LoopsProbe loops(settings);
+  auto engine = std::make_shared<jitterd::testing::FakeKernelWatch>();
+  ProbeContext context = context_with(tree, engine);
+  const ProbeResult result = loops.run(context);
+  jitterd_loop_close(probe);
+  bool said = false;
+  for (const std::string& note : result.notes)
+    said = said || note ==
+                       "loop rx2: interruptions not attributed: cpu 5 is not watched (watch.cpus), so the "
+                       "tracepoints engine does not see it";
+  CHECK(said);
+  CHECK(engine->wanted.empty());
 }

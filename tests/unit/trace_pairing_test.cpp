@@ -4,7 +4,8 @@
 // counted once, NMIs inside a frame, a call-function IPI that flushed the TLB, preemptions by the
 // class of the task that took the CPU (with interrupts meanwhile taken out), voluntary switches
 // not counted, exits without entries, lost records, nesting too deep, tick-stop failures by
-// dependency, the outlier threshold and its bound per reading, and other CPUs ignored.
+// dependency, the outlier threshold and its bound per reading, other CPUs ignored, and the records
+// kept for a loop on the CPU (down to the threshold it wants, bounded, taken once).
 #include "watch/trace_pairing.h"
 
 #include <catch2/catch.hpp>
@@ -266,4 +267,51 @@ TEST_CASE("figures are cumulative, outliers are taken once and bounded per readi
   CHECK(second.outliers_dropped == 0);
   CHECK(watched(second).sources[JD_SRC_LOCAL_TIMER].count == jitterd::kMaxOutliersPerReading + 6);
   CHECK(watched(second).unmatched_exits == 0);
+}
+
+TEST_CASE("records: a CPU's interruptions down to the threshold wanted, besides the outliers, taken once",
+          "[trace_pairing]") {
+  PairingFixture f;
+  CHECK(f.pairing.take_records(kWatched).events.empty());  // none wanted yet
+  f.enter(1'000, JD_SRC_LOCAL_TIMER);
+  f.leave(4'000, JD_SRC_LOCAL_TIMER);  // 3 us: under both thresholds but the one wanted next
+  CHECK(f.pairing.take_records(kWatched).events.empty());
+  f.pairing.want_records(kWatched, 2'000);
+  f.pairing.want_records(kWatched + 1, 2'000);  // not a CPU of the pairing: nothing kept
+  f.enter(10'000, JD_SRC_LOCAL_TIMER);
+  f.leave(11'000, JD_SRC_LOCAL_TIMER);  // 1 us: under the records' threshold
+  f.enter(20'000, JD_SRC_LOCAL_TIMER, 236);
+  f.leave(23'000, JD_SRC_LOCAL_TIMER, 236);  // 3 us: a record, not an outlier
+  f.known[200] = {200, false, false};
+  f.switch_to(30'000, kApp, 200, "noise_injector");
+  f.switch_to(60'000, 200, kApp, "busyapp");  // 30 us: a record and an outlier
+  const jitterd::PairedRecords records = f.pairing.take_records(kWatched);
+  REQUIRE(records.events.size() == 2);
+  CHECK(records.events[0].source == JD_SRC_LOCAL_TIMER);
+  CHECK(records.events[0].start_ns == 20'000);
+  CHECK(records.events[0].duration_ns == 3'000);
+  CHECK(records.events[1].source == JD_SRC_PREEMPT_STRAY);
+  CHECK(records.events[1].name == "noise_injector");
+  CHECK(records.events[1].duration_ns == 30'000);
+  CHECK(records.dropped == 0);
+  CHECK(f.pairing.take_records(kWatched).events.empty());  // taken once
+  CHECK(f.pairing.take_records(kWatched + 1).events.empty());
+  const PairedReading r = f.take();  // the outliers keep the pairing's own threshold
+  REQUIRE(r.outliers.size() == 1);
+  CHECK(r.outliers[0].source == JD_SRC_PREEMPT_STRAY);
+}
+
+TEST_CASE("records are bounded per CPU between two takes: the oldest go, counted", "[trace_pairing]") {
+  PairingFixture f;
+  f.pairing.want_records(kWatched, 500);
+  const std::uint64_t n = jitterd::kMaxSampledEventsPerCpu + 3;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    f.enter(i * 10'000, JD_SRC_LOCAL_TIMER);
+    f.leave(i * 10'000 + 1'000, JD_SRC_LOCAL_TIMER);
+  }
+  const jitterd::PairedRecords records = f.pairing.take_records(kWatched);
+  CHECK(records.events.size() == jitterd::kMaxSampledEventsPerCpu);
+  CHECK(records.dropped == 3);
+  CHECK(records.events.front().start_ns == 3 * 10'000);  // the three oldest went
+  CHECK(f.pairing.take_records(kWatched).dropped == 0);
 }
