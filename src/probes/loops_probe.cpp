@@ -200,7 +200,6 @@ ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, 
   return out;
 }
 
-// Why a loop's interruptions cannot be matched with the engine's records ("" when they can).
 KernelWatch* LoopsProbe::engine_of(int cpu) const {
   for (KernelWatch* engine : {static_cast<KernelWatch*>(bpf_), watch_engine_.get()})
     if (engine != nullptr && std::find(engine->cpus().begin(), engine->cpus().end(), cpu) != engine->cpus().end())
@@ -208,9 +207,11 @@ KernelWatch* LoopsProbe::engine_of(int cpu) const {
   return nullptr;
 }
 
+// Why a loop's interruptions cannot be matched with the engine's records ("" when they can).
 std::string LoopsProbe::not_attributed_why(const LoopSegmentReading& r) const {
   const int cpu = r.header.cpu;
-  if (!bpf_ && !watch_engine_) return "the watch's BPF engine is not running (" + bpf_why_ + ")";
+  if (!bpf_ && !watch_engine_)
+    return "the watch's BPF engine is not running (" + bpf_why_ + ") and the watch has no tracepoints engine open";
   if (engine_of(cpu) == nullptr)
     return "cpu " + std::to_string(cpu) + " is not watched (watch.cpus), so the " +
            std::string(watch_engine_ ? watch_engine_->method() : "BPF") + " engine does not see it";
@@ -283,8 +284,6 @@ void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRe
     bpf_ = bpf_owner_ ? bpf_owner_->get(context.sampler_thread_of) : nullptr;
     bpf_why_ = bpf_ ? "" : bpf_owner_ ? bpf_owner_->why_not() : "no BPF engine in this context";
   }
-  // Where the BPF engine does not run, the engine the watch opened (its tracepoints), held for the run.
-  watch_engine_ = context.watch_engine && !bpf_ ? context.watch_engine->get() : nullptr;
   std::set<std::string_view> methods;  // of the engines that matched a loop this run
   ProbeTable who{"", {"loop", "cpu", "cause", "source", "name", "count"}, {}};
   std::map<int, std::vector<PairedOutlier>*> records_of;  // taken once per CPU this run
@@ -376,6 +375,13 @@ ProbeResult LoopsProbe::run(ProbeContext& context) {
     figures[file] = window.figures(state.reading);
   }
   ProbeResult out = loop_result(tracker_, figures);
+  // The engine the watch opened, for the CPUs the BPF engine does not cover, held for this run only
+  // (a reopened watch closes its old engine; its perf rings stay open while anyone holds it).
+  watch_engine_ = context.watch_engine ? context.watch_engine->get() : nullptr;
+  struct ReleaseAtExit {
+    std::shared_ptr<KernelWatch>& held;
+    ~ReleaseAtExit() { held.reset(); }
+  } release{watch_engine_};
   attribute(context, read_ns, out);
   record_stolen(read_ns, out);
   add_glance(figures, out);

@@ -7,14 +7,17 @@
 // loop's own labels): the gap histogram, interruptions, stolen and sampled time, the window's
 // quantiles and exact max, the floor and threshold; up and last seen; and
 // jitterd_loop_refused_total by reason. Refusals and loops coming, going up and down are warnings
-// for the daemon's log, one line per change. Used by one thread at a time (the probe scheduler's, or `jitterd report loops`).
+// for the daemon's log, one line per change. Used by one thread at a time (the probe scheduler's,
+// or `jitterd report loops`).
 //
-// Attribution: where the loop's CPU is watched and the context's BPF engine (watch/shared_bpf_watch.h)
-// covers it, each interruption the loop's ring records is matched with the engine's records of
-// that CPU (down to a quarter of the loop's threshold), as the attribution probe matches a
-// sampler's, and counted by cause in jitterd_loop_interruptions_by_cause_total and
-// jitterd_loop_stolen_seconds_by_cause_total; the loop's counter must be one jitterd can map to
-// CLOCK_MONOTONIC (the TSC, the arm64 virtual counter or CLOCK_MONOTONIC itself).
+// Attribution: where the loop's CPU is watched and an engine pairs its interruptions (the
+// context's BPF engine, watch/shared_bpf_watch.h, where it covers the CPU; else the engine the
+// watch opened, its tracepoints, ProbeContext::watch_engine), each interruption the loop's ring
+// records is matched with the engine's records of that CPU (down to a quarter of the loop's
+// threshold), as the attribution probe matches a sampler's, and counted by cause in
+// jitterd_loop_interruptions_by_cause_total and jitterd_loop_stolen_seconds_by_cause_total; the
+// loop's counter must be one jitterd can map to CLOCK_MONOTONIC (the TSC, the arm64 virtual counter
+// or CLOCK_MONOTONIC itself).
 #pragma once
 
 #include <sys/types.h>

@@ -35,9 +35,41 @@ void StolenSeries::add(std::uint64_t end_ns, std::uint64_t length_ns, const Stol
   into->end_ns = end_ns;
   into->covered_ns += covered_ns;
   for (std::size_t c = 0; c < kStolenCauseCount; ++c) into->stolen[c] += stolen[c];
+  spill_back(stolen);
   // What ended before the window goes; the cap holds whatever the readings' rhythm.
   while (points_.size() > 1 && points_.front().end_ns + window_ns_ < end_ns) points_.pop_front();
   while (points_.size() > kMaxStolenPoints) points_.pop_front();
+}
+
+namespace {
+
+std::uint64_t sum_of(const StolenNs& stolen) {
+  std::uint64_t sum = 0;
+  for (std::uint64_t ns : stolen) sum += ns;
+  return sum;
+}
+
+}  // namespace
+
+void StolenSeries::spill_back(const StolenNs& added) {
+  StolenPoint& last = points_.back();
+  const std::uint64_t total = sum_of(last.stolen);
+  if (total <= last.covered_ns) return;
+  std::uint64_t overflow = std::min(total - last.covered_ns, sum_of(added));
+  std::vector<std::uint64_t> weights(added.begin(), added.end());  // what may still move, by cause
+  for (auto p = std::next(points_.rbegin()); p != points_.rend() && overflow > 0; ++p) {
+    const std::uint64_t used = sum_of(p->stolen);
+    if (used >= p->covered_ns) continue;
+    const std::vector<std::uint64_t> parts =
+        split_proportionally(std::min(overflow, p->covered_ns - used), weights);
+    for (std::size_t c = 0; c < kStolenCauseCount; ++c) {
+      const std::uint64_t part = std::min({parts[c], weights[c], last.stolen[c]});
+      last.stolen[c] -= part;
+      p->stolen[c] += part;
+      weights[c] -= part;
+      overflow -= std::min(overflow, part);
+    }
+  }
 }
 
 std::vector<StolenPlotPoint> stolen_plot_points(const StolenSeries& series, double unix_minus_monotonic) {

@@ -85,6 +85,12 @@ class StolenSeries {
   std::size_t memory_bytes() const { return sizeof(*this) + points_.size() * sizeof(StolenPoint); }
 
  private:
+  // The last point's stolen time beyond what it covers ended in it but began before it (an engine
+  // books a preemption when it ends; a kworker held a watched CPU 950 ms at a time here): that
+  // much of `added` (the reading just added, by cause, in proportion) goes back to the points
+  // before, newest first, as far as each has time not yet stolen.
+  void spill_back(const StolenNs& added);
+
   std::uint64_t window_ns_, step_ns_;
   std::deque<StolenPoint> points_;
 };

@@ -249,7 +249,7 @@ void InterruptionPairing::lost(int cpu, std::uint64_t records) {
 
 void InterruptionPairing::want_records(int cpu, std::uint64_t threshold_ns) {
   const auto s = cpus_.find(cpu);
-  if (s != cpus_.end()) s->second.records_threshold = threshold_ns;
+  if (s != cpus_.end()) s->second.records_threshold = std::min(s->second.records_threshold, threshold_ns);
 }
 
 PairedRecords InterruptionPairing::take_records(int cpu) {

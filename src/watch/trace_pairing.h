@@ -64,7 +64,7 @@ class InterruptionPairing {
   PairedReading take_reading();
 
   // Keep `cpu`'s interruptions and preemptions down to `threshold_ns` (own time) as records too
-  // (KernelWatch::want_records), at most kMaxSampledEventsPerCpu between two takes (then the
+  // (KernelWatch::want_records; the lowest threshold asked for holds, as the BPF engine's), at most kMaxSampledEventsPerCpu between two takes (then the
   // oldest go, counted as dropped); the outliers keep the pairing's own threshold.
   void want_records(int cpu, std::uint64_t threshold_ns);
   // `cpu`'s records since the last take, oldest first (none where none was wanted).

@@ -205,6 +205,8 @@ class TopPreemptersTest(harness.DaemonTestCase):
         # (a per-CPU kworker once held it 950 ms in one go, against the injector's 500 x 1 ms): the
         # tasks above it must each have taken more than the injector held, and the rank says so.
         above = self.longer_than_injector(window, top, held)
+        # The probe's rank against its own times (what the check above allows is all that may
+        # stand before the injector).
         self.assertEqual(top["rank_by_time"], 1 + len(above), window)
         self.assertLessEqual(top["preemptions"], slept, "no more preemptions than injections that preempted")
         self.assertGreaterEqual(top["preemptions"], (1 - TOLERANCE) * slept - 2,

@@ -4,6 +4,7 @@
 // take_records a CPU's records the test set, once.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -31,7 +32,9 @@ struct FakeKernelWatch : KernelWatch {
   const std::vector<std::string>& missing_tracepoints() const override { return missing; }
   std::size_t application_untracked() const override { return untracked; }
   const std::vector<int>& cpus() const override { return watched; }
-  void want_records(int cpu, std::uint64_t threshold_ns) override { wanted[cpu] = threshold_ns; }
+  void want_records(int cpu, std::uint64_t threshold_ns) override {
+    wanted[cpu] = std::min(wanted.count(cpu) ? wanted[cpu] : threshold_ns, threshold_ns);
+  }
   PairedRecords take_records(int cpu) override { return {std::exchange(records[cpu], {}), 0, 0}; }
 };
 

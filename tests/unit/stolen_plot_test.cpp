@@ -72,6 +72,38 @@ TEST_CASE("stolen series: a point per reading at the default window, its causes 
   CHECK(series.points() == before);
 }
 
+TEST_CASE(
+    "stolen series: time beyond a reading began before it and goes back to the points before, as far as "
+    "each has room",
+    "[stolen]") {
+  StolenSeries series(60 * kSecond);
+  series.add(101 * kSecond, kSecond, stolen_of({{"timer", kSecond / 10}}));
+  series.add(102 * kSecond, kSecond, stolen_of({{"preempted", kSecond / 2}}));
+  // A preemption of 2.2 s booked when it ended, with 0.2 s of timer in the reading: 1.4 s over.
+  series.add(103 * kSecond, kSecond, stolen_of({{"preempted", 2'200'000'000}, {"timer", 200'000'000}}));
+  REQUIRE(series.points().size() == 3);
+  const auto& p = series.points();
+  for (const StolenPoint& point : p) {
+    std::uint64_t sum = 0;
+    for (std::uint64_t ns : point.stolen) sum += ns;
+    CHECK(sum <= point.covered_ns);
+  }
+  // The newest point full, the one before it filled (0.5 s), the oldest given the last 0.9 s.
+  CHECK(p[2].stolen[*stolen_cause_index("preempted")] + p[2].stolen[*stolen_cause_index("timer")] == kSecond);
+  CHECK(p[1].stolen[*stolen_cause_index("preempted")] + p[1].stolen[*stolen_cause_index("timer")] == kSecond);
+  CHECK(p[0].stolen[*stolen_cause_index("preempted")] + p[0].stolen[*stolen_cause_index("timer")] ==
+        kSecond / 10 + 900'000'000);
+  // Nothing lost, and each cause keeps its total: moved in proportion to the reading's causes.
+  CHECK(total_of(series, "preempted") == kSecond / 2 + 2'200'000'000);
+  CHECK(total_of(series, "timer") == kSecond / 10 + 200'000'000);
+  CHECK(p[0].stolen[*stolen_cause_index("preempted")] >
+        10 * (p[0].stolen[*stolen_cause_index("timer")] - kSecond / 10));
+  // With no room before it, a reading keeps what it has: nothing is dropped.
+  StolenSeries alone(60 * kSecond);
+  alone.add(10 * kSecond, kSecond, stolen_of({{"preempted", 3 * kSecond}}));
+  CHECK(total_of(alone, "preempted") == 3 * kSecond);
+}
+
 TEST_CASE("stolen series: an hour read every 100 ms holds a step's readings per point, not 36,000", "[stolen]") {
   StolenSeries series(3600 * kSecond);
   CHECK(series.step_ns() == 30 * kSecond);  // the hour in kStolenColumns steps

@@ -277,6 +277,7 @@ TEST_CASE("records: a CPU's interruptions down to the threshold wanted, besides 
   f.leave(4'000, JD_SRC_LOCAL_TIMER);  // 3 us: under both thresholds but the one wanted next
   CHECK(f.pairing.take_records(kWatched).events.empty());
   f.pairing.want_records(kWatched, 2'000);
+  f.pairing.want_records(kWatched, 5'000);      // a second loop's: the lower threshold holds
   f.pairing.want_records(kWatched + 1, 2'000);  // not a CPU of the pairing: nothing kept
   f.enter(10'000, JD_SRC_LOCAL_TIMER);
   f.leave(11'000, JD_SRC_LOCAL_TIMER);  // 1 us: under the records' threshold
