@@ -12,7 +12,6 @@ void send(const std::string& message) { sd_notify(0, message.c_str()); }
 void notify_ready(const std::string& status) { send("READY=1\nSTATUS=" + status); }
 void notify_reloading() { send("RELOADING=1\nSTATUS=reloading configuration"); }
 void notify_stopping() { send("STOPPING=1\nSTATUS=stopping"); }
-void notify_status(const std::string& status) { send("STATUS=" + status); }
 void notify_watchdog() { send("WATCHDOG=1"); }
 
 std::optional<std::chrono::microseconds> watchdog_ping_interval() {
