@@ -201,42 +201,51 @@ jitterd_loop_probe* steady_loop(ScratchTree& tree, const std::string& dir, const
   return probe;
 }
 
-// A probe context whose watch published `engine` (a tracepoints engine watching cpu 3).
-ProbeContext context_with(const ScratchTree& tree,
-                          const std::shared_ptr<jitterd::testing::FakeKernelWatch>& engine) {
-  engine->method_name = "tracepoints";
-  engine->watched = {3};
+// A loops probe reading one loop (`name`, on `cpu`) in a scratch directory, its context's watch
+// having published a tracepoints engine that watches cpu 3.
+struct TracepointsLoop {
+  ScratchTree tree;
+  std::string dir = tree.root().string();
+  std::uint64_t now = 1'000'000;
+  jitterd_loop_probe* probe = nullptr;
+  LoopsProbe loops{[this] {
+    LoopSettings settings;
+    settings.enabled = true;
+    settings.directory = dir;
+    return settings;
+  }()};
+  std::shared_ptr<jitterd::testing::FakeKernelWatch> engine =
+      std::make_shared<jitterd::testing::FakeKernelWatch>();
   ProbeContext context;
-  context.host = tree.reader();
-  context.watch_engine = std::make_shared<WatchEngineSlot>();
-  context.watch_engine->publish(engine);
-  return context;
-}
+
+  TracepointsLoop(const char* name, int cpu) {
+    probe = steady_loop(tree, dir, name, cpu, now);
+    engine->method_name = "tracepoints";
+    engine->watched = {3};
+    context.host = tree.reader();
+    context.watch_engine = std::make_shared<WatchEngineSlot>();
+    context.watch_engine->publish(engine);
+  }
+  ~TracepointsLoop() { jitterd_loop_close(probe); }
+  TracepointsLoop(const TracepointsLoop&) = delete;
+  TracepointsLoop& operator=(const TracepointsLoop&) = delete;
+};
 
 }  // namespace
 
 TEST_CASE("loops probe: a loop on a cpu the watch's tracepoints engine pairs is matched with its records",
           "[loop]") {
-  ScratchTree tree;
-  const std::string dir = tree.root().string();
-  std::uint64_t now = 1'000'000;
-  jitterd_loop_probe* probe = steady_loop(tree, dir, "rx1", 3, now);
-  LoopSettings settings;
-  settings.enabled = true;
-  settings.directory = dir;
-  LoopsProbe loops(settings);
-  auto engine = std::make_shared<jitterd::testing::FakeKernelWatch>();
-  ProbeContext context = context_with(tree, engine);
-  loops.run(context);  // the loop is first seen: its ring is matched from here on
-  REQUIRE(engine->wanted.count(3) == 1);
-  CHECK(engine->wanted[3] == kSampledOutlierFloorNs);  // a quarter of the 1 us threshold, floored
+  TracepointsLoop t("rx1", 3);
+  t.loops.run(t.context);  // the loop is first seen: its ring is matched from here on
+  REQUIRE(t.engine->wanted.count(3) == 1);
+  CHECK(t.engine->wanted[3] == kSampledOutlierFloorNs);  // a quarter of the 1 us threshold, floored
   // Two gaps of 100 us: a stray task's preemption the engine paired inside the first, nothing in
   // the second.
-  const std::uint64_t first_gap = now;
-  jitterd_loop_record_at(probe, now += 100'000);
-  for (int i = 0; i < 100; ++i) jitterd_loop_record_at(probe, now += 50);
-  jitterd_loop_record_at(probe, now += 100'000);
-  jitterd_loop_flush(probe);
+  const std::uint64_t first_gap = t.now;
+  jitterd_loop_record_at(t.probe, t.now += 100'000);
+  for (int i = 0; i < 100; ++i) jitterd_loop_record_at(t.probe, t.now += 50);
+  jitterd_loop_record_at(t.probe, t.now += 100'000);
+  jitterd_loop_flush(t.probe);
   PairedOutlier preemption;
   preemption.start_ns = first_gap + 1'000;
   preemption.end_ns = first_gap + 99'000;
@@ -245,9 +254,8 @@ TEST_CASE("loops probe: a loop on a cpu the watch's tracepoints engine pairs is 
   preemption.source = JD_SRC_PREEMPT_STRAY;
   preemption.id = 4242;
   preemption.name = "noise";
-  engine->records[3] = {preemption};
-  const ProbeResult result = loops.run(context);
-  jitterd_loop_close(probe);
+  t.engine->records[3] = {preemption};
+  const ProbeResult result = t.loops.run(t.context);
 
   const ProbeMetric* preempted =
       loop_metric(result, "jitterd_loop_interruptions_by_cause_total", "cause", "preempted");
@@ -255,8 +263,8 @@ TEST_CASE("loops probe: a loop on a cpu the watch's tracepoints engine pairs is 
   CHECK(preempted->value == 1);
   CHECK(loop_metric(result, "jitterd_loop_interruptions_by_cause_total", "cause", "unexplained")->value == 1);
   const ProbeTable* who = nullptr;
-  for (const ProbeTable& t : result.tables)
-    if (t.title.starts_with("what took the loops' interruptions (tracepoints)")) who = &t;
+  for (const ProbeTable& table : result.tables)
+    if (table.title.starts_with("what took the loops' interruptions (tracepoints)")) who = &table;
   REQUIRE(who != nullptr);
   REQUIRE(who->rows.size() == 1);
   CHECK(who->rows[0][4].text == "noise");
@@ -264,23 +272,13 @@ TEST_CASE("loops probe: a loop on a cpu the watch's tracepoints engine pairs is 
 }
 
 TEST_CASE("loops probe: without an engine on its cpu, a loop says which engine does not see it", "[loop]") {
-  ScratchTree tree;
-  const std::string dir = tree.root().string();
-  std::uint64_t now = 1'000'000;
-  jitterd_loop_probe* probe = steady_loop(tree, dir, "rx2", 5, now);
-  LoopSettings settings;
-  settings.enabled = true;
-  settings.directory = dir;
-  LoopsProbe loops(settings);
-  auto engine = std::make_shared<jitterd::testing::FakeKernelWatch>();
-  ProbeContext context = context_with(tree, engine);
-  const ProbeResult result = loops.run(context);
-  jitterd_loop_close(probe);
+  TracepointsLoop t("rx2", 5);
+  const ProbeResult result = t.loops.run(t.context);
   bool said = false;
   for (const std::string& note : result.notes)
     said = said || note ==
                        "loop rx2: interruptions not attributed: cpu 5 is not watched (watch.cpus), so the "
                        "tracepoints engine does not see it";
   CHECK(said);
-  CHECK(engine->wanted.empty());
+  CHECK(t.engine->wanted.empty());
 }
