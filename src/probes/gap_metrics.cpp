@@ -2,7 +2,6 @@
 #include "probes/gap_metrics.h"
 
 #include "measure/gap_bounds.h"
-#include "measure/histogram.h"
 
 namespace jitterd {
 
@@ -60,42 +59,30 @@ const GapFamilyTexts& loop_gap_families() {
 }
 
 std::vector<GapMetric> gap_samples(const GapReading& reading) {
-  std::vector<GapMetric> out;
-  out.reserve(kGapFamilies);  // one sample a family at most: the pointers add() returns stay valid
-  const auto add = [&](GapFamily f, ProbeMetricType type, double value) {
-    ProbeMetric m;
-    m.type = type;
-    m.value = value;
-    out.push_back({f, std::move(m)});
-    return &out.back().metric;
-  };
+  // Unnamed and unlabelled: empty strings, no allocation per sample.
   const GapCountsTicks& c = reading.counts;
-  const double sampled_seconds = reading.scale.to_seconds(c.sampled_ticks);
-  const std::uint64_t total = c.gaps.total();
-  ProbeMetric* gaps = add(GapFamily::gaps, ProbeMetricType::histogram, 0);
-  const std::vector<double>& bounds = gap_bounds_seconds();
-  const std::vector<std::uint64_t> counts = coarse_cumulative_counts(c.gaps, reading.scale, bounds);
-  gaps->buckets.reserve(bounds.size());
-  for (std::size_t b = 0; b < bounds.size(); ++b) gaps->buckets.emplace_back(bounds[b], counts[b]);
-  gaps->count = total;
-  gaps->sum = sampled_seconds;
-  add(GapFamily::interruptions, ProbeMetricType::counter, static_cast<double>(c.interruptions));
-  add(GapFamily::stolen, ProbeMetricType::counter, reading.scale.to_seconds(c.interrupted_ticks));
-  add(GapFamily::sampled, ProbeMetricType::counter, sampled_seconds);
-  ProbeMetric* summary = add(GapFamily::window_quantiles, ProbeMetricType::summary, 0);
-  summary->count = total;
-  summary->sum = sampled_seconds;
-  const CpuFigures* w = reading.window;
-  if (w != nullptr && w->valid) {
-    summary->quantiles = {{0.5, ns_to_seconds(w->p50_ns)},
-                          {0.99, ns_to_seconds(w->p99_ns)},
-                          {0.999, ns_to_seconds(w->p999_ns)},
-                          {0.9999, ns_to_seconds(w->p9999_ns)}};
-    add(GapFamily::window_max, ProbeMetricType::gauge, ns_to_seconds(w->max_ns));
-  }
+  const TickScale& scale = reading.scale;
+  const double sampled_seconds = scale.to_seconds(c.sampled_ticks);
+  const CpuFigures* w = reading.window != nullptr && reading.window->valid ? reading.window : nullptr;
+  std::vector<std::pair<double, double>> quantiles;
+  if (w != nullptr)
+    quantiles = {{0.5, ns_to_seconds(w->p50_ns)},
+                 {0.99, ns_to_seconds(w->p99_ns)},
+                 {0.999, ns_to_seconds(w->p999_ns)},
+                 {0.9999, ns_to_seconds(w->p9999_ns)}};
+  std::vector<GapMetric> out;
+  out.reserve(kGapFamilies);
+  out.push_back(
+      {GapFamily::gaps, histogram_seconds({}, {}, {}, c.gaps, scale, gap_bounds_seconds(), sampled_seconds)});
+  out.push_back({GapFamily::interruptions, counter({}, {}, {}, static_cast<double>(c.interruptions))});
+  out.push_back({GapFamily::stolen, counter({}, {}, {}, scale.to_seconds(c.interrupted_ticks))});
+  out.push_back({GapFamily::sampled, counter({}, {}, {}, sampled_seconds)});
+  out.push_back({GapFamily::window_quantiles,
+                 summary_metric({}, {}, {}, std::move(quantiles), c.gaps.total(), sampled_seconds)});
+  if (w != nullptr) out.push_back({GapFamily::window_max, gauge({}, {}, {}, ns_to_seconds(w->max_ns))});
   if (reading.limits) {
-    add(GapFamily::floor, ProbeMetricType::gauge, reading.scale.to_seconds(reading.limits->floor_ticks));
-    add(GapFamily::threshold, ProbeMetricType::gauge, reading.scale.to_seconds(reading.limits->threshold_ticks));
+    out.push_back({GapFamily::floor, gauge({}, {}, {}, scale.to_seconds(reading.limits->floor_ticks))});
+    out.push_back({GapFamily::threshold, gauge({}, {}, {}, scale.to_seconds(reading.limits->threshold_ticks))});
   }
   return out;
 }

@@ -114,7 +114,7 @@ class LoopsProbe : public Probe {
   BpfWatch* bpf_ = nullptr;
   bool tried_bpf_ = false;
   std::string bpf_why_;
-  std::shared_ptr<KernelWatch> watch_engine_;           // the watch's engine, for this run, where bpf_ is none
+  std::shared_ptr<KernelWatch> watch_engine_;           // the watch's engine, held while a run lasts
   std::string methods_ = "bpf";                         // of the engines that matched the loops when last any did
   CarriedRecords carried_;                              // records of interruptions not read yet
   std::map<TickMethod, ClockTickPair> previous_pairs_;  // counter to CLOCK_MONOTONIC, per counter

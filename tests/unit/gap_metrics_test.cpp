@@ -48,6 +48,7 @@ TEST_CASE("a sampled CPU's and a loop's gap families are one builder's: the same
     CHECK(s.name.starts_with("jitterd_sampler_"));
     CHECK(l.name.starts_with("jitterd_loop_"));
     CHECK(s.type == l.type);
+    CHECK(s.type == sampler_gap_families()[i].type);  // a sample typed as its family
     CHECK(s.value == l.value);
     CHECK(s.buckets == l.buckets);
     CHECK(s.quantiles == l.quantiles);
