@@ -116,7 +116,8 @@ def figure(comparison, scope, name):
     for f in comparison["figures"]:
         if f["scope"] == scope and f["figure"] == name:
             return f
-    raise AssertionError(f"no figure {scope} {name} in {json.dumps(comparison)[:4000]}")
+    raise AssertionError(f"no figure {scope} {name}; notes {comparison.get('notes')}; in "
+                         f"{json.dumps(comparison)[:4000]}")
 
 
 class ApplicationBaselineTest(harness.DaemonTestCase):
