@@ -30,6 +30,10 @@
 
 namespace jitterd {
 
+// The name of this estimate where a method is named (jitterd_attribution_method_info,
+// jitterd_loop_attribution_method_info).
+inline constexpr std::string_view window_deltas_method = "window_deltas";
+
 // The cause categories, in the order Attribution::causes lists them. Interruptions go only to
 // hard-IRQ events, so the softirq_* causes never get any; "timer" gathers both the timer
 // interrupts and the TIMER/HRTIMER softirqs they raise.

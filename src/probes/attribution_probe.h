@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 
+#include "host/attribution.h"
 #include "host/interrupt_counts.h"
 #include "host/posture_parse.h"
 #include "host/trace_events.h"
@@ -135,7 +136,7 @@ class AttributionProbe : public Probe {
   std::uint64_t bpf_lost_ = 0;  // records the engine could not keep for the sampled CPUs (cumulative)
   std::map<int, std::uint64_t> bpf_lost_seen_;  // each CPU's kernel-side loss counter as last read
   CarriedRecords bpf_records_;                  // records of interruptions not read yet
-  std::string method_ = "window_deltas";
+  std::string method_ = std::string(window_deltas_method);
   std::string method_reason_;
   bool tried_methods_ = false;
   bool fell_back_ = false;                     // tracepoints asked for, window deltas in use

@@ -10,14 +10,17 @@
 // for the daemon's log, one line per change. Used by one thread at a time (the probe scheduler's,
 // or `jitterd report loops`).
 //
-// Attribution: where the loop's CPU is watched and an engine pairs its interruptions (the
-// context's BPF engine, watch/shared_bpf_watch.h, where it covers the CPU; else the engine the
-// watch opened, its tracepoints, ProbeContext::watch_engine), each interruption the loop's ring
-// records is matched with the engine's records of that CPU (down to a quarter of the loop's
-// threshold), as the attribution probe matches a sampler's, and counted by cause in
-// jitterd_loop_interruptions_by_cause_total and jitterd_loop_stolen_seconds_by_cause_total; the
-// loop's counter must be one jitterd can map to CLOCK_MONOTONIC (the TSC, the arm64 virtual counter
-// or CLOCK_MONOTONIC itself).
+// Attribution, by the attribution probe's methods, per loop (jitterd_loop_attribution_method_info):
+// where the loop's CPU is watched and an engine pairs its interruptions (the context's BPF engine,
+// watch/shared_bpf_watch.h, where it covers the CPU; else the engine the watch opened, its
+// tracepoints, ProbeContext::watch_engine) and the loop's counter is one jitterd can map to
+// CLOCK_MONOTONIC (the TSC, the arm64 virtual counter or CLOCK_MONOTONIC itself), each
+// interruption the loop's ring records is matched with the engine's records of that CPU (down to a
+// quarter of the loop's threshold), as the attribution probe matches a sampler's (bpf,
+// tracepoints); otherwise the interruptions the loop's counters added since the last run are shared
+// out among its CPU's /proc/interrupts counts of the same run (window_deltas, host/attribution.h:
+// an estimate). Both count by cause in jitterd_loop_interruptions_by_cause_total and
+// jitterd_loop_stolen_seconds_by_cause_total.
 #pragma once
 
 #include <sys/types.h>
@@ -31,6 +34,7 @@
 #include <tuple>
 #include <vector>
 
+#include "host/interrupt_counts.h"
 #include "host/trace_format.h"
 #include "loops/loop_reader.h"
 #include "loops/loop_window.h"
@@ -72,19 +76,32 @@ class LoopsProbe : public Probe {
   ProbeResult run(ProbeContext& context) override;
 
  private:
-  // Each loop's interruptions by cause, matched with the engine's records of its CPU.
+  // Each loop's interruptions by cause, matched with the engine's records of its CPU or estimated
+  // from its CPU's interrupt counts.
   struct Causes {
     ino_t inode = 0;
-    std::uint64_t next_sequence = 0;  // the ring's sequence read up to
+    std::string method;               // bpf, tracepoints or window_deltas: how, since the last run
+    std::uint64_t next_sequence = 0;  // matched: the ring's sequence read up to
+    std::uint64_t seen_interruptions = 0, seen_ticks = 0;  // window_deltas: the counters at the last run
     std::map<std::string, std::uint64_t> interruptions;
     std::map<std::string, double> stolen_seconds;
     std::optional<TopTallies> top;  // who took the loop's interruptions, over the window and since start
   };
+  // What one run's attribution reads once for all its loops.
+  struct AttributionRun;
   void attribute(ProbeContext& context, std::uint64_t read_ns, ProbeResult& out);
+  // The entry of `file` attributed by `method` this run; nullptr the first run it is (or the first
+  // since its method changed): its counters and ring are where the next run starts.
+  Causes* causes_for(const std::string& file, const LoopState& state, std::string_view method, bool restart);
+  void match_loop(const std::string& file, const LoopState& state, KernelWatch& engine, AttributionRun& run);
+  void estimate_loop(const std::string& file, const LoopState& state, AttributionRun& run);
+  // What every run ends with: the state the next run starts from, the causes' series and tables.
+  void finish_attribution(const HostReader& host, AttributionRun& run, ProbeResult& out);
   // The engine that pairs `cpu`'s interruptions this run: the BPF engine, else the watch's
   // (tracepoints); nullptr where neither watches it.
   KernelWatch* engine_of(int cpu) const;
-  std::string not_attributed_why(const LoopSegmentReading& reading) const;
+  // Why a loop's interruptions are not matched one by one ("" when they are): they are estimated.
+  std::string not_matched_why(const LoopSegmentReading& reading) const;
   std::vector<TimedInterval> monotonic_intervals(const LoopSegmentReading& reading, std::uint64_t from,
                                                  std::map<TickMethod, ClockTickPair>& pairs) const;
   void export_causes(ProbeResult& out) const;
@@ -107,9 +124,10 @@ class LoopsProbe : public Probe {
   LoopSettings settings_;
   std::vector<std::string> unknown_users_;
   LoopTracker tracker_;
-  std::map<std::string, LoopWindow> windows_;  // by file name, for the accepted loops
-  std::map<std::string, Causes> causes_;       // by file name, for the loops whose causes are matched
-  std::map<std::string, Stolen> stolen_;       // by file name, for the accepted loops
+  std::map<std::string, LoopWindow> windows_;          // by file name, for the accepted loops
+  std::map<std::string, Causes> causes_;               // by file name, for the loops whose causes are matched
+  std::map<std::string, Stolen> stolen_;               // by file name, for the accepted loops
+  std::map<std::string, std::string> not_attributed_;  // by file name: why, this run
   std::shared_ptr<SharedBpfWatch> bpf_owner_;
   BpfWatch* bpf_ = nullptr;
   bool tried_bpf_ = false;
@@ -119,7 +137,11 @@ class LoopsProbe : public Probe {
   CarriedRecords carried_;                              // records of interruptions not read yet
   std::map<TickMethod, ClockTickPair> previous_pairs_;  // counter to CLOCK_MONOTONIC, per counter
   std::map<int, std::uint64_t> steal_before_;           // each CPU's /proc/stat steal at the last run
+  std::optional<InterruptSnapshot> interrupts_before_;  // at the last run, where a loop was estimated
 };
+
+// A loop's series labels: loop and cpu, then its own.
+ProbeLabels loop_labels(const LoopState& state);
 
 // The metrics, table and typed reading (ProbeResult::loops) of the tracker's last scan (exposed
 // for tests): `windows` by file name.

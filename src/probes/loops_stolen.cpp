@@ -2,11 +2,13 @@
 // Each loop's stolen time by cause, reading by reading over the window (probes/stolen_series.h):
 // per cause what attribution matched in this run (probes/loops_probe.h Causes), the rest of what
 // the loop's counters added as `not_kept` (its ring entries were overwritten before jitterd read
-// them) where it is attributed, all of it as `not_attributed` where it is not; out of the time the
+// them) where it is attributed (matched, or estimated from its CPU's interrupt counts), all of it
+// as `not_attributed` where it is not; out of the time the
 // loop recorded in the reading (its gaps summed, from the same counters), so a stall that ended in
 // the reading is that reading's and no bar passes the whole.
 #include <cmath>
 
+#include "host/attribution.h"
 #include "probes/loops_probe.h"
 #include "probes/stolen_plots.h"
 
@@ -66,9 +68,15 @@ void LoopsProbe::record_stolen(std::uint64_t now_ns, ProbeResult& out) {
     stolen.attributed = attributed;
     stolen.by_cause = attributed ? causes->second.stolen_seconds : std::map<std::string, double>{};
     const TopTallies* top = attributed && causes->second.top ? &*causes->second.top : nullptr;
-    const std::string why = attributed ? "" : not_attributed_why(r);
-    out.stolen.push_back(stolen_plot(stolen.series, static_cast<int>(r.header.cpu), r.header.name, top, offset,
-                                     why.empty() ? why : "not attributed: " + why));
+    const auto why = not_attributed_.find(file);
+    std::string note;
+    if (why != not_attributed_.end())
+      note = "not attributed: " + why->second;
+    else if (attributed && causes->second.method == window_deltas_method)
+      note = "estimated: each reading's stolen time shared among cpu " + std::to_string(r.header.cpu) +
+             "'s interrupt counts (" + std::string(window_deltas_method) + ")";
+    out.stolen.push_back(
+        stolen_plot(stolen.series, static_cast<int>(r.header.cpu), r.header.name, top, offset, note));
   }
 }
 

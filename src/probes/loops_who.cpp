@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The loops probe's headline and its "who took the loops' interruptions" tables (probes/loops_probe.h,
 // probes/watch_glance.h, probes/watch_top.h).
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -48,7 +49,8 @@ void LoopsProbe::export_top(const HostReader& host, ProbeResult& out) const {
         {{std::string(kLoopLabelLoop), header.name}, {std::string(kLoopLabelCpu), std::to_string(header.cpu)}},
         window_preempters, out.metrics);
   }
-  if (causes_.empty()) return;
+  if (std::none_of(causes_.begin(), causes_.end(), [](const auto& entry) { return entry.second.top.has_value(); }))
+    return;
   if (out.loops) out.loops->who = {preempters, sources};
   out.tables.push_back(std::move(preempters));
   out.tables.push_back(std::move(sources));

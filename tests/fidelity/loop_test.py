@@ -26,6 +26,10 @@ sampler's:
      injector by name, by each engine that pairs a watched CPU's interruptions: the BPF engine,
      and the watch's tracepoints engine (watch.method: tracepoints), each case skipped, saying
      why, where its engine cannot run.
+  E. with CPU 1 neither watched nor sampled, the loop's interruptions are estimated from CPU 1's
+     interrupt counts (window_deltas): the causes sum to the loop's interruptions and stolen time,
+     no cause gets more than the events counted here around the same runs, and `timer` gets at
+     least 80% of its proportional share (each injection is woken by a timer interrupt).
 
 Usage: loop_test.py --jitterd BINARY --injector NOISE_INJECTOR --poll-loop POLL_LOOP
 Exit 77 (skip) without root, without CPU 1 and one more CPU, or when SCHED_FIFO is refused.
@@ -281,6 +285,86 @@ loops:
         self.assertGreaterEqual(causes["preempted"], MATCHED_SHARE_MIN * prompt,
                                 "the injections among the loop's interruptions caused by preemption")
         self.stop_ok(daemon)
+
+    def test_the_loops_interruptions_estimated_from_interrupt_counts(self):
+        """E. With CPU 1 neither watched nor sampled (no engine pairs it), the loop's interruptions
+        are shared out among CPU 1's interrupt counts of each run (window_deltas): over the
+        injections, the causes sum to the loop's interruptions and its stolen time exactly; no
+        estimate passes the events this test counts itself in /proc/interrupts around the same
+        runs (all of them, and the timer interrupts for `timer`); and `timer` gets at least 80% of
+        its proportional share, each injection having been woken by a timer interrupt on CPU 1."""
+        loops = os.path.join(self.workdir, "loops-deltas")
+        os.mkdir(loops)
+        config = f"""\
+cpus: []
+web:
+  listen_address: "127.0.0.1:0"
+loops:
+  directory: {loops}
+  interval: 200ms
+{harness.PROBES_OFF}"""
+        watched_app.start_poll_loop(self, POLL_LOOP, "fidelity", CPU, loops)
+        daemon = self.daemon(config)
+        method = harness.wait_until(
+            lambda: harness.select(daemon.scrape(), "jitterd_loop_attribution_method_info", loop="fidelity"),
+            timeout=15, what=f"jitterd_loop_attribution_method_info; log:\n{daemon.log()}")
+        self.assertEqual(dict(next(iter(method)))["method"], "window_deltas", method)
+        counts_before = interrupts_of(CPU)
+        time.sleep(0.6)  # a run of the loops probe after this reading: its span lies inside this test's
+        before = daemon.scrape()
+        counts_inner_before = interrupts_of(CPU)  # this span lies inside the daemon's
+        runs = fidelity_test.run_injector()
+        time.sleep(0.6)
+        counts_inner_after = interrupts_of(CPU)
+        after = daemon.scrape()
+        time.sleep(0.6)
+        counts_after = interrupts_of(CPU)
+        events = {row: counts_after.get(row, 0) - counts_before.get(row, 0) for row in counts_after}
+        every_event = sum(events.values())
+        timer_events = events.get("LOC", 0) + events.get("0", 0)
+        inner = {row: counts_inner_after.get(row, 0) - counts_inner_before.get(row, 0) for row in counts_inner_after}
+        inner_every, inner_timer = sum(inner.values()), inner.get("LOC", 0) + inner.get("0", 0)
+
+        def grown(name, **labels):
+            return sum(harness.select(after, name, **labels).values()) - sum(harness.select(before, name, **labels).values())
+        by_cause = {dict(labels)["cause"]: value - harness.select(before, "jitterd_loop_interruptions_by_cause_total")
+                    .get(labels, 0) for labels, value in
+                    harness.select(after, "jitterd_loop_interruptions_by_cause_total", loop="fidelity").items()}
+        interruptions = grown("jitterd_loop_interruptions_total", loop="fidelity")
+        stolen = grown("jitterd_loop_stolen_seconds_total", loop="fidelity")
+        stolen_by_cause = grown("jitterd_loop_stolen_seconds_by_cause_total", loop="fidelity")
+        print(f"loop attribution (window_deltas): {len(runs)} injections; the loop's {interruptions:.0f} "
+              f"interruptions by cause: { {k: v for k, v in by_cause.items() if v} }; cpu {CPU}'s events over the "
+              f"same span: {every_event} ({timer_events} timer), inside it {inner_every} ({inner_timer} timer)", file=sys.stderr)
+        self.assertGreaterEqual(interruptions, 0.99 * len(runs), "the injections among the loop's interruptions")
+        self.assertEqual(sum(by_cause.values()), interruptions, "the causes sum to the loop's interruptions")
+        self.assertAlmostEqual(stolen_by_cause, stolen, delta=1e-9 * 10 * interruptions + 1e-6,
+                               msg="the causes' stolen time sums to the loop's")
+        kernel = sum(v for cause, v in by_cause.items()
+                     if cause not in ("unexplained", "hypervisor", "smi", "not_kept", "preempted"))
+        self.assertLessEqual(kernel, every_event, "no more interruptions given to interrupts than they counted")
+        if timer_events:
+            self.assertLessEqual(by_cause.get("timer", 0), timer_events,
+                                 "no more given to the timer than its interrupts")
+        if inner_timer:
+            # Over a span inside the daemon's, so its events are among those the daemon shared out.
+            self.assertGreaterEqual(by_cause.get("timer", 0),
+                                    int(0.8 * min(interruptions, inner_every) * inner_timer / inner_every),
+                                    "the timer's proportional share of the loop's interruptions")
+        self.stop_ok(daemon)
+
+
+def interrupts_of(cpu):
+    """CPU `cpu`'s column of /proc/interrupts, by row ("LOC", "0", "RES", ...)."""
+    with open("/proc/interrupts", encoding="utf-8") as f:
+        header = f.readline().split()
+        column = header.index(f"CPU{cpu}")
+        counts = {}
+        for line in f:
+            fields = line.split()
+            if len(fields) > column + 1 and fields[0].endswith(":") and fields[column + 1].isdigit():
+                counts[fields[0][:-1]] = int(fields[column + 1])
+        return counts
 
 
 if __name__ == "__main__":
