@@ -145,7 +145,9 @@ struct LoopsProbe::AttributionRun {
   // Below the kernel: the watched CPUs' SMI intervals and every CPU's steal since the last run.
   std::map<int, SmiReading> smis;
   std::map<int, std::uint64_t> steal_now;
-  std::optional<InterruptSnapshot> interrupts;  // read once, where a loop is estimated
+  std::map<int, std::uint64_t> smi_counts;         // each watched CPU's SMI count now, where read
+  std::optional<InterruptSnapshot> interrupts;     // read once, where a loop is estimated
+  std::map<int, std::vector<SourceDelta>> deltas;  // each estimated CPU's since the last run
 };
 
 LoopsProbe::Causes* LoopsProbe::causes_for(const std::string& file, const LoopState& state,
@@ -157,7 +159,8 @@ LoopsProbe::Causes* LoopsProbe::causes_for(const std::string& file, const LoopSt
   const bool matched = method != window_deltas_method;
   if (matched && !causes.top) causes.top.emplace(static_cast<std::uint64_t>(settings_.window.count()));
   if (!matched) causes.top.reset();  // no interruption is named: the tables of who took them go
-  if (!first && !restart && causes.method == method) return &causes;
+  causes.restarted = first || restart || causes.method != method;
+  if (!causes.restarted) return &causes;
   causes.method = std::string(method);
   causes.next_sequence = state.reading.ring_pushed;
   causes.seen_interruptions = state.reading.counts.interruptions;
@@ -208,11 +211,16 @@ void LoopsProbe::match_loop(const std::string& file, const LoopState& state, Ker
 
 // The interruptions and stolen time the loop's counters added since the last run, shared out among
 // its CPU's interrupt counts of the same run as a sampled CPU's are (host/attribution.h); what no
-// count explains below the kernel as the matched loops' is (an SMI, steal).
+// count explains below the kernel as the matched loops' is (an SMI, steal). A loop not estimated
+// at the last run (or the counts not read then) starts again: its counters and the counts would
+// cover different spans.
 void LoopsProbe::estimate_loop(const std::string& file, const LoopState& state, AttributionRun& run) {
   const LoopSegmentReading& r = state.reading;
   const int cpu = r.header.cpu;
-  Causes* found = causes_for(file, state, window_deltas_method, !interrupts_before_);
+  const auto known = causes_.find(file);
+  const bool continuous = interrupts_before_ && known != causes_.end() && known->second.estimated_run + 1 == runs_;
+  Causes* found = causes_for(file, state, window_deltas_method, !continuous);
+  causes_.at(file).estimated_run = runs_;
   if (found == nullptr || r.header.hertz == 0) return;
   Causes& causes = *found;
   const std::uint64_t interruptions =
@@ -222,20 +230,40 @@ void LoopsProbe::estimate_loop(const std::string& file, const LoopState& state, 
   causes.seen_ticks = r.counts.interrupted_ticks;
   const auto stolen_ns =
       static_cast<std::uint64_t>(static_cast<double>(ticks) / static_cast<double>(r.header.hertz) * 1e9);
-  const Attribution a =
-      attribute_interruptions(interruptions, stolen_ns, per_cpu_deltas(*interrupts_before_, *run.interrupts, cpu));
+  const Attribution a = attribute_interruptions(interruptions, stolen_ns, run.deltas[cpu]);
   const auto add = [&](std::string_view cause, std::uint64_t n, std::uint64_t ns) {
     causes.interruptions[std::string(cause)] += n;
     causes.stolen_seconds[std::string(cause)] += static_cast<double>(ns) * 1e-9;
   };
   for (const CauseShare& share : a.causes) add(share.cause, share.interruptions, share.stolen_ns);
-  const auto smi = run.smis.find(cpu);
-  const BelowKernel below = split_below_kernel(a.unexplained, a.unexplained_stolen_ns,
-                                               smi == run.smis.end() ? 0 : smi->second.windows.size(),
-                                               grew(steal_before_, run.steal_now, cpu));
+  // The SMIs the CPU's counter added since the last run (the BPF engine's, on a watched CPU).
+  const auto smi_now = run.smi_counts.find(cpu), smi_then = smi_before_.find(cpu);
+  const std::uint64_t smis = smi_now != run.smi_counts.end() && smi_then != smi_before_.end()
+                                 ? smi_now->second - std::min(smi_now->second, smi_then->second)
+                                 : 0;
+  const BelowKernel below =
+      split_below_kernel(a.unexplained, a.unexplained_stolen_ns, smis, grew(steal_before_, run.steal_now, cpu));
   add(smi_cause, below.smi, below.smi_ns);
   add(hypervisor_cause, below.hypervisor, below.hypervisor_ns);
   add("unexplained", below.unexplained, below.unexplained_ns);
+}
+
+// Why each loop's interruptions are not matched one by one ("" where they are), and, where any is
+// estimated, the interrupt counts now and every estimated CPU's deltas since the last run.
+std::map<std::string, std::string> LoopsProbe::plan_estimates(const HostReader& host, AttributionRun& run) const {
+  std::map<std::string, std::string> why;
+  std::vector<int> cpus;
+  for (const auto& [file, state] : tracker_.loops()) {
+    if (state.refused) continue;
+    why[file] = not_matched_why(state.reading);
+    if (!why[file].empty()) cpus.push_back(static_cast<int>(state.reading.header.cpu));
+  }
+  if (cpus.empty()) return why;
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  run.interrupts = read_interrupt_counts(host, nullptr);
+  if (interrupts_before_) run.deltas = per_cpu_deltas(*interrupts_before_, *run.interrupts, cpus);
+  return why;
 }
 
 void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeResult& out) {
@@ -245,34 +273,35 @@ void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRe
     bpf_ = bpf_owner_ ? bpf_owner_->get(context.sampler_thread_of) : nullptr;
     bpf_why_ = bpf_ ? "" : bpf_owner_ ? bpf_owner_->why_not() : "no BPF engine in this context";
   }
+  ++runs_;
   AttributionRun run;
   run.read_ns = read_ns;
   run.smis = bpf_ ? bpf_->read_smis() : std::map<int, SmiReading>{};
+  for (const auto& [cpu, smi] : run.smis)
+    if (smi.reads > 0) run.smi_counts[cpu] = smi.count;
   run.steal_now = read_steal_ticks(context.host);
   std::erase_if(causes_, [&](const auto& entry) {
     const auto state = tracker_.loops().find(entry.first);
     return state == tracker_.loops().end() || !state->second.accepted || state->second.inode != entry.second.inode;
   });
   not_attributed_.clear();
-  for (const auto& [file, state] : tracker_.loops()) {
-    if (state.refused) continue;
-    const LoopSegmentReading& r = state.reading;
-    const std::string why = not_matched_why(r);
+  for (const auto& [file, why] : plan_estimates(context.host, run)) {
+    const LoopState& state = tracker_.loops().at(file);
+    const int cpu = static_cast<int>(state.reading.header.cpu);
     if (why.empty()) {
-      match_loop(file, state, *engine_of(r.header.cpu), run);
+      match_loop(file, state, *engine_of(cpu), run);
       continue;
     }
-    if (!run.interrupts) run.interrupts = read_interrupt_counts(context.host, nullptr);
-    const std::string counts = "cpu " + std::to_string(r.header.cpu) + "'s interrupt counts";
-    if (!cpu_column(run.interrupts->interrupts, r.header.cpu)) {
+    const std::string counts = "cpu " + std::to_string(cpu) + "'s interrupt counts";
+    const std::string name = printable(state.reading.header.name);
+    if (!cpu_column(run.interrupts->interrupts, cpu)) {
+      // Its series stay as they are; the next run it can be estimated starts it again.
       not_attributed_[file] =
           why + "; and " + counts + " cannot be read (" + context.host.proc_path("interrupts").string() + ")";
-      out.notes.push_back("loop " + printable(r.header.name) +
-                          ": interruptions not attributed: " + not_attributed_[file]);
-      causes_.erase(file);
+      out.notes.push_back("loop " + name + ": interruptions not attributed: " + not_attributed_[file]);
       continue;
     }
-    out.notes.push_back("loop " + printable(r.header.name) + ": interruptions estimated from " + counts + " (" +
+    out.notes.push_back("loop " + name + ": interruptions estimated from " + counts + " (" +
                         std::string(window_deltas_method) + "): " + why);
     estimate_loop(file, state, run);
   }
@@ -282,6 +311,7 @@ void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRe
 void LoopsProbe::finish_attribution(const HostReader& host, AttributionRun& run, ProbeResult& out) {
   carried_.carry(run.read_ns, kTraceSlackNs);
   steal_before_ = run.steal_now;
+  smi_before_ = run.smi_counts;
   interrupts_before_ = std::move(run.interrupts);
   for (const auto& [method, pair] : run.pairs) previous_pairs_[method] = pair;
   if (!run.methods.empty()) {

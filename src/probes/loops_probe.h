@@ -83,6 +83,8 @@ class LoopsProbe : public Probe {
     std::string method;               // bpf, tracepoints or window_deltas: how, since the last run
     std::uint64_t next_sequence = 0;  // matched: the ring's sequence read up to
     std::uint64_t seen_interruptions = 0, seen_ticks = 0;  // window_deltas: the counters at the last run
+    std::uint64_t estimated_run = 0;                       // window_deltas: the run that last estimated it
+    bool restarted = false;  // this run started it again (first seen, its method changed): nothing attributed
     std::map<std::string, std::uint64_t> interruptions;
     std::map<std::string, double> stolen_seconds;
     std::optional<TopTallies> top;  // who took the loop's interruptions, over the window and since start
@@ -95,6 +97,7 @@ class LoopsProbe : public Probe {
   Causes* causes_for(const std::string& file, const LoopState& state, std::string_view method, bool restart);
   void match_loop(const std::string& file, const LoopState& state, KernelWatch& engine, AttributionRun& run);
   void estimate_loop(const std::string& file, const LoopState& state, AttributionRun& run);
+  std::map<std::string, std::string> plan_estimates(const HostReader& host, AttributionRun& run) const;
   // What every run ends with: the state the next run starts from, the causes' series and tables.
   void finish_attribution(const HostReader& host, AttributionRun& run, ProbeResult& out);
   // The engine that pairs `cpu`'s interruptions this run: the BPF engine, else the watch's
@@ -116,7 +119,7 @@ class LoopsProbe : public Probe {
   struct Stolen {
     ino_t inode = 0;
     std::uint64_t read_ns = 0, interrupted_ticks = 0, sampled_ticks = 0;
-    bool attributed = false;                 // at that reading
+    bool attributed = false;                 // at that reading its causes were counted (by_cause is their base)
     std::map<std::string, double> by_cause;  // Causes::stolen_seconds then
     StolenSeries series;
   };
@@ -124,9 +127,9 @@ class LoopsProbe : public Probe {
   LoopSettings settings_;
   std::vector<std::string> unknown_users_;
   LoopTracker tracker_;
-  std::map<std::string, LoopWindow> windows_;          // by file name, for the accepted loops
-  std::map<std::string, Causes> causes_;               // by file name, for the loops whose causes are matched
-  std::map<std::string, Stolen> stolen_;               // by file name, for the accepted loops
+  std::map<std::string, LoopWindow> windows_;  // by file name, for the accepted loops
+  std::map<std::string, Causes> causes_;       // by file name, for the loops attributed (matched or estimated)
+  std::map<std::string, Stolen> stolen_;       // by file name, for the accepted loops
   std::map<std::string, std::string> not_attributed_;  // by file name: why, this run
   std::shared_ptr<SharedBpfWatch> bpf_owner_;
   BpfWatch* bpf_ = nullptr;
@@ -138,6 +141,8 @@ class LoopsProbe : public Probe {
   std::map<TickMethod, ClockTickPair> previous_pairs_;  // counter to CLOCK_MONOTONIC, per counter
   std::map<int, std::uint64_t> steal_before_;           // each CPU's /proc/stat steal at the last run
   std::optional<InterruptSnapshot> interrupts_before_;  // at the last run, where a loop was estimated
+  std::map<int, std::uint64_t> smi_before_;             // each watched CPU's SMI count at the last run
+  std::uint64_t runs_ = 0;                              // of attribute()
 };
 
 // A loop's series labels: loop and cpu, then its own.

@@ -30,14 +30,17 @@ void LoopsProbe::record_stolen(std::uint64_t now_ns, ProbeResult& out) {
   for (const auto& [file, state] : tracker_.loops()) {
     if (!state.accepted) continue;
     const LoopSegmentReading& r = state.reading;
+    // `entry`: its causes are counted (their totals the next reading's base); `attributed`: this
+    // reading's too, not where it (re)started nor where its CPU's counts were unreadable.
     const auto causes = causes_.find(file);
-    const bool attributed = causes != causes_.end();
+    const bool entry = causes != causes_.end();
+    const bool attributed = entry && !causes->second.restarted && not_attributed_.count(file) == 0;
     const auto [found, first] = stolen_.try_emplace(
         file, Stolen{.inode = state.inode,
                      .read_ns = now_ns,
                      .interrupted_ticks = r.counts.interrupted_ticks,
                      .sampled_ticks = r.counts.sampled_ticks,
-                     .attributed = attributed,
+                     .attributed = entry,
                      .by_cause = {},
                      .series = StolenSeries(static_cast<std::uint64_t>(settings_.window.count()))});
     Stolen& stolen = found->second;
@@ -65,14 +68,14 @@ void LoopsProbe::record_stolen(std::uint64_t now_ns, ProbeResult& out) {
     stolen.read_ns = now_ns;
     stolen.interrupted_ticks = r.counts.interrupted_ticks;
     stolen.sampled_ticks = r.counts.sampled_ticks;
-    stolen.attributed = attributed;
-    stolen.by_cause = attributed ? causes->second.stolen_seconds : std::map<std::string, double>{};
-    const TopTallies* top = attributed && causes->second.top ? &*causes->second.top : nullptr;
+    stolen.attributed = entry;
+    stolen.by_cause = entry ? causes->second.stolen_seconds : std::map<std::string, double>{};
+    const TopTallies* top = entry && causes->second.top ? &*causes->second.top : nullptr;
     const auto why = not_attributed_.find(file);
     std::string note;
     if (why != not_attributed_.end())
       note = "not attributed: " + why->second;
-    else if (attributed && causes->second.method == window_deltas_method)
+    else if (entry && causes->second.method == window_deltas_method)
       note = "estimated: each reading's stolen time shared among cpu " + std::to_string(r.header.cpu) +
              "'s interrupt counts (" + std::string(window_deltas_method) + ")";
     out.stolen.push_back(

@@ -102,8 +102,8 @@ struct PairedReading {
   std::vector<BpfProgramCosts> programs;    // by program (bpf_program_name)
 };
 
-// What the bpf ring holds between two readings for 16 watched CPUs (256 KiB each, 64 B a record):
-// about 6 MB at most. Beyond it an outlier is counted as dropped, and the tail counts of that
+// A bound on one reading's memory, about 6 MB (what the bpf ring holds between two readings for 16
+// watched CPUs, 256 KiB each at 64 B a record). Beyond it an outlier is counted as dropped, and the tail counts of that
 // reading are unknown (a cap of 1,024 made them unknown at 1,171 injected preemptions a second).
 inline constexpr std::size_t kMaxOutliersPerReading = 1u << 16;
 

@@ -357,4 +357,48 @@ TEST_CASE("loops probe: a loop on a cpu no engine pairs is estimated from its cp
   });
   REQUIRE(unexplained != more.metrics.end());
   CHECK(unexplained->value == 3);
+  // A run whose counts cannot be read attributes nothing and keeps the series; the next readable
+  // run starts again (its counters and the counts would cover different spans), so neither run's
+  // interruptions are shared out, and the plot shows their time as not attributed.
+  const auto timer_now = [&](const ProbeResult& r) {
+    return loop_metric(r, "jitterd_loop_interruptions_by_cause_total", "cause", "timer")->value;
+  };
+  const auto gap = [&] {
+    jitterd_loop_record_at(t.probe, t.now += 100'000);
+    for (int j = 0; j < 10; ++j) jitterd_loop_record_at(t.probe, t.now += 50);
+    jitterd_loop_flush(t.probe);
+  };
+  gap();
+  t.tree.write("proc/interrupts", "garbage\n");
+  const ProbeResult unreadable = t.loops.run(t.context);
+  CHECK(timer_now(unreadable) == 5);
+  gap();
+  write_counts(t.tree, 1020, 52, 30);
+  const ProbeResult restarted = t.loops.run(t.context);
+  CHECK(timer_now(restarted) == 5);
+  // The plot's points (readings this close share one): the two runs' 200 us as not attributed.
+  const auto plotted = [](const ProbeResult& r, const char* cause) {
+    double seconds = 0;
+    for (const auto& point : r.stolen.at(0).points) seconds += point.stolen_seconds[*stolen_cause_index(cause)];
+    return seconds;
+  };
+  CHECK(plotted(restarted, "not_attributed") - plotted(more, "not_attributed") == Approx(200e-6));
+  gap();
+  write_counts(t.tree, 1030, 52, 30);
+  const ProbeResult again = t.loops.run(t.context);
+  CHECK(timer_now(again) == 6);
+  CHECK(plotted(again, "timer") - plotted(restarted, "timer") == Approx(100e-6));
+  // Its cpu now paired by the engine: the method changes, the run that changes it matches nothing,
+  // and no series goes backwards.
+  t.engine->watched = {3, 5};
+  gap();
+  const ProbeResult switched = t.loops.run(t.context);
+  CHECK(loop_metric(switched, "jitterd_loop_attribution_method_info")->labels.back().second == "tracepoints");
+  CHECK(timer_now(switched) == 6);
+  CHECK(plotted(switched, "not_attributed") - plotted(again, "not_attributed") == Approx(100e-6));
+  gap();
+  const ProbeResult matched = t.loops.run(t.context);
+  CHECK(timer_now(matched) == 6);
+  CHECK(loop_metric(matched, "jitterd_loop_interruptions_by_cause_total", "cause", "unexplained")->value ==
+        unexplained->value + 1);
 }
