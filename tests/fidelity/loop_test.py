@@ -134,11 +134,9 @@ class RingCollector:
         return self.hertz, [self.entries[k] for k in sorted(self.entries)]
 
 
-class LoopFidelityTest(harness.DaemonTestCase):
-    def test_the_loop_records_every_injection(self):
-        loops = os.path.join(self.workdir, "loops")
-        os.mkdir(loops)
-        config = f"""\
+def loops_config(loops):
+    """A daemon that samples nothing and reads the loops in `loops` every 200 ms."""
+    return f"""\
 cpus: []
 web:
   listen_address: "127.0.0.1:0"
@@ -146,6 +144,13 @@ loops:
   directory: {loops}
   interval: 200ms
 {harness.PROBES_OFF}"""
+
+
+class LoopFidelityTest(harness.DaemonTestCase):
+    def test_the_loop_records_every_injection(self):
+        loops = os.path.join(self.workdir, "loops")
+        os.mkdir(loops)
+        config = loops_config(loops)
         loop = watched_app.start_poll_loop(self, POLL_LOOP, "fidelity", CPU, loops)
         segment = os.path.join(loops, "jitterd-loop.fidelity")
         daemon = self.daemon(config)
@@ -298,14 +303,7 @@ loops:
         the timer's share of CPU 1's interrupts stays steady, as on a CPU that runs one loop)."""
         loops = os.path.join(self.workdir, "loops-deltas")
         os.mkdir(loops)
-        config = f"""\
-cpus: []
-web:
-  listen_address: "127.0.0.1:0"
-loops:
-  directory: {loops}
-  interval: 200ms
-{harness.PROBES_OFF}"""
+        config = loops_config(loops)
         watched_app.start_poll_loop(self, POLL_LOOP, "fidelity", CPU, loops)
         daemon = self.daemon(config)
         method = harness.wait_until(

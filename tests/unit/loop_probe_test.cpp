@@ -303,13 +303,17 @@ TEST_CASE("loops probe: a loop on a cpu no engine pairs is estimated from its cp
   CHECK(loop_metric(unread, "jitterd_loop_interruptions_by_cause_total") == nullptr);
   write_counts(t.tree, 1000, 50, 7);
   t.loops.run(t.context);  // the counts' and the loop's counters' first reading
+  // `n` gaps of 100 us, each after 10 of 50 ns, published.
+  const auto gaps = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      jitterd_loop_record_at(t.probe, t.now += 100'000);
+      for (int j = 0; j < 10; ++j) jitterd_loop_record_at(t.probe, t.now += 50);
+    }
+    jitterd_loop_flush(t.probe);
+  };
   // Four interruptions of 100 us over 8 timer interrupts and 2 rescheduling IPIs: shared 3 and 1
   // (largest remainder: 3.2 and 0.8), their time as their share; the softirqs get none.
-  for (int i = 0; i < 4; ++i) {
-    jitterd_loop_record_at(t.probe, t.now += 100'000);
-    for (int j = 0; j < 10; ++j) jitterd_loop_record_at(t.probe, t.now += 50);
-  }
-  jitterd_loop_flush(t.probe);
+  gaps(4);
   write_counts(t.tree, 1008, 52, 30);
   const ProbeResult result = t.loops.run(t.context);
   const auto count = [&](const char* name, const char* cause) {
@@ -342,11 +346,7 @@ TEST_CASE("loops probe: a loop on a cpu no engine pairs is estimated from its cp
   CHECK(result.stolen[0].points[0].stolen_seconds[*stolen_cause_index("timer")] == Approx(300e-6));
   CHECK(result.stolen[0].points[0].stolen_seconds[*stolen_cause_index("ipi_resched")] == Approx(100e-6));
   // More interruptions than events: each cause gets all its events, the rest is unexplained.
-  for (int i = 0; i < 5; ++i) {
-    jitterd_loop_record_at(t.probe, t.now += 100'000);
-    for (int j = 0; j < 10; ++j) jitterd_loop_record_at(t.probe, t.now += 50);
-  }
-  jitterd_loop_flush(t.probe);
+  gaps(5);
   write_counts(t.tree, 1010, 52, 30);
   const ProbeResult more = t.loops.run(t.context);
   CHECK(loop_metric(more, "jitterd_loop_interruptions_by_cause_total", "cause", "timer")->value == 5);
@@ -363,11 +363,7 @@ TEST_CASE("loops probe: a loop on a cpu no engine pairs is estimated from its cp
   const auto timer_now = [&](const ProbeResult& r) {
     return loop_metric(r, "jitterd_loop_interruptions_by_cause_total", "cause", "timer")->value;
   };
-  const auto gap = [&] {
-    jitterd_loop_record_at(t.probe, t.now += 100'000);
-    for (int j = 0; j < 10; ++j) jitterd_loop_record_at(t.probe, t.now += 50);
-    jitterd_loop_flush(t.probe);
-  };
+  const auto gap = [&] { gaps(1); };
   gap();
   t.tree.write("proc/interrupts", "garbage\n");
   const ProbeResult unreadable = t.loops.run(t.context);
