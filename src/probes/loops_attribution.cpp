@@ -228,8 +228,7 @@ void LoopsProbe::estimate_loop(const std::string& file, const LoopState& state, 
   const std::uint64_t ticks = r.counts.interrupted_ticks - std::min(r.counts.interrupted_ticks, causes.seen_ticks);
   causes.seen_interruptions = r.counts.interruptions;
   causes.seen_ticks = r.counts.interrupted_ticks;
-  const auto stolen_ns =
-      static_cast<std::uint64_t>(static_cast<double>(ticks) / static_cast<double>(r.header.hertz) * 1e9);
+  const std::uint64_t stolen_ns = TickScale(static_cast<double>(r.header.hertz)).to_ns(ticks);
   const Attribution a = attribute_interruptions(interruptions, stolen_ns, run.deltas[cpu]);
   const auto add = [&](std::string_view cause, std::uint64_t n, std::uint64_t ns) {
     causes.interruptions[std::string(cause)] += n;
