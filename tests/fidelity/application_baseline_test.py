@@ -53,6 +53,7 @@ import watched_app  # noqa: E402  (the poll loop's start)
 CPU = 1
 SECONDS = 10
 SPIN_US = 100
+BPF_RING_RATE = 1500  # injections a second the bpf ring keeps every outlier of (inject_and_compare)
 LOOP = "app"
 INJECTOR = None  # set in __main__
 POLL_LOOP = None
@@ -102,7 +103,8 @@ def separated(need, busiest_per_s, maximum=5000):
     rate, why_not = need
     rate = max(rate, 2 * busiest_per_s)
     if not why_not and rate > maximum:
-        why_not = f"the busiest second saw {busiest_per_s:.0f} per s: outranking it needs {rate:.0f} injections per s"
+        why_not = (f"the busiest second saw {busiest_per_s:.0f} per s: outranking it needs {rate:.0f} injections "
+                   f"per s, above the {maximum} this method is tested at")
     return rate, why_not
 
 
@@ -170,7 +172,12 @@ class ApplicationBaselineTest(harness.DaemonTestCase):
                  (loop["sub_windows"], lambda w: w["over_threshold"][2] or 0, ALLOWANCE["loop.tail_rates"])]
         if method.startswith("bpf"):
             sides.append((before["sub_windows"], lambda w: w["over_threshold"][2] or 0, ALLOWANCE["watch.tail_rates"]))
-        needs = [separated(harness.injection_rate(mean_rate(windows, count), cv), busiest(windows, count))
+        # The bpf ring holds 256 KiB a watched CPU between two drains (a second): about 4,000 records,
+        # shared with the loop's own records (each injection is a preemption and the timer interrupt
+        # that woke the injector). At 2,646 injections a second CI's guest lost 714 outliers and the
+        # tail counts with them; 1,500 kept them all here. Above that the machine is too noisy.
+        maximum = BPF_RING_RATE if method.startswith("bpf") else 5000
+        needs = [separated(harness.injection_rate(mean_rate(windows, count), cv), busiest(windows, count), maximum)
                  for windows, count, cv in sides]
         background = mean_rate(before["sub_windows"], lambda w: w["preemptions"])
         for _, why_not in needs:
