@@ -111,8 +111,8 @@ int open_tracepoint(const Tracepoint& tracepoint, int cpu, std::size_t ring_byte
   attr.config = static_cast<std::uint64_t>(tracepoint.format.id);
   attr.sample_period = 1;
   attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
-  // The samplers' interruptions are placed on CLOCK_MONOTONIC_RAW, the watch's outliers on
-  // CLOCK_MONOTONIC; perf's default clock is neither.
+  // The engines' records are on CLOCK_MONOTONIC (the BPF program's clock, so both engines' records
+  // match a gap alike); perf's default clock is not.
   attr.use_clockid = 1;
   attr.clockid = clock;
   // Each wakeup is an irq_work interrupt on the traced CPU; nobody waits on the ring, so ask for
@@ -129,7 +129,7 @@ TraceEventReader::TraceEventReader(const HostReader& host, const std::vector<int
   if (ring_pages == 0 || (ring_pages & (ring_pages - 1)) != 0)
     throw std::runtime_error("trace ring_pages must be a power of two, got " + std::to_string(ring_pages));
   TraceAvailability availability = probe(host, specs);
-  if (!availability.available) throw std::runtime_error("kernel tracepoints unavailable: " + availability.reason);
+  if (!availability.available) throw std::runtime_error("tracepoints unavailable: " + availability.reason);
   tracepoints_ = std::move(availability.tracepoints);
   missing_ = std::move(availability.missing);
 

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Names the kernel event behind each interruption, where attribution.h can only share a window's
-// interruptions among interrupt counts. Per CPU, perf_event_open(2) records the irq, softirq and
-// sched_switch tracepoints (and on x86 the APIC vector ones: the local timer and the IPIs are not
-// irq_handler_entry events there) into one ring buffer, timestamped with CLOCK_MONOTONIC_RAW;
-// match_interruptions() then pairs each interruption with the events that overlapped it. The
-// parsers, the record decoder, the ring walk and the matching are pure functions over plain
-// values, tested on literal data and safe from any thread. TraceEventReader is the thin shell over
-// the kernel: one owner thread, on a housekeeping CPU, never a sampler. Tracing is not free: the
-// kernel spends a little time on the traced CPU writing each record, and one irq_work interrupt
-// per ring's worth of records written.
+// Reads kernel tracepoints through perf: per CPU, perf_event_open(2) records the tracepoints asked
+// for (the tracepoints engine's list, watch/trace_watch.h: interrupt entries and exits, on x86 the
+// APIC vectors, since the local timer and the IPIs are not irq_handler_entry events there,
+// softirqs, sched_switch, ...) into one ring buffer, timestamped with the clock asked for. The
+// parsers, the record decoder and the ring walk (host/trace_format.h) are pure functions over
+// plain values, tested on literal data and safe from any thread. TraceEventReader is the thin
+// shell over the kernel: one owner thread, on a housekeeping CPU, never a sampler. Tracing is not
+// free: the kernel spends a little time on the traced CPU writing each record, and one irq_work
+// interrupt per ring's worth of records written.
 #pragma once
 
 #include <array>
@@ -35,27 +34,24 @@ struct TraceAvailability {
   // Why not, naming the path: "no tracefs: /sys/kernel/tracing/events and ... are missing".
   std::string reason;
   std::filesystem::path events_dir;     // the tracefs events directory found
-  std::vector<Tracepoint> tracepoints;  // those found, in traced_tracepoints order
+  std::vector<Tracepoint> tracepoints;  // those found, in the order of the specs asked for
   std::vector<std::string> missing;     // optional tracepoints not found ("irq_vectors/...")
 };
 
 class TraceEventReader {
  public:
   // Looks for tracefs at <sysfs>/kernel/tracing/events, then <sysfs>/kernel/debug/tracing/events,
-  // and reads the ID and format of each of traced_tracepoints. Available when the required ones
-  // are all readable; otherwise `reason` names the path and tells "not mounted" from "not root"
-  // (tracefs is mode 0700). Reads only: never mounts tracefs.
-  // `specs`: the attribution probe's traced_tracepoints, or the watch's own list.
-  static TraceAvailability probe(const HostReader& host,
-                                 std::span<const TracepointSpec> specs = traced_tracepoints);
+  // and reads the ID and format of each of `specs`. Available when the required ones are all
+  // readable; otherwise `reason` names the path and tells "not mounted" from "not root" (tracefs is
+  // mode 0700). Reads only: never mounts tracefs.
+  static TraceAvailability probe(const HostReader& host, std::span<const TracepointSpec> specs);
 
   // Opens, for each CPU, one perf event per available tracepoint of `specs`, all writing into one
   // ring of `ring_pages` pages (a power of two), timestamped with `clock`. Recording starts at
   // once. Throws std::runtime_error naming the tracepoint, the CPU and the error (with the
   // capability needed on EACCES/EPERM).
-  TraceEventReader(const HostReader& host, const std::vector<int>& cpus, std::size_t ring_pages = 64,
-                   std::span<const TracepointSpec> specs = traced_tracepoints,
-                   clockid_t clock = CLOCK_MONOTONIC_RAW);
+  TraceEventReader(const HostReader& host, const std::vector<int>& cpus, std::size_t ring_pages,
+                   std::span<const TracepointSpec> specs, clockid_t clock = CLOCK_MONOTONIC);
   ~TraceEventReader();
   TraceEventReader(const TraceEventReader&) = delete;
   TraceEventReader& operator=(const TraceEventReader&) = delete;

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "host/attribution.h"
 #include "host/softirqs.h"
 #include "host/text.h"
 
@@ -95,16 +94,6 @@ constexpr std::array<std::string_view, JD_SOFTIRQ_COUNT> softirq_names = {JD_SOF
 std::string vector_event(std::string_view path) {
   path.remove_prefix(std::min(path.size(), path.find('/') + 1));
   return std::string(path.substr(0, path.rfind('_')));
-}
-
-// The cause of the x86 vector named `event` by the table (host/x86_vectors.h); other_irq for one
-// the table does not list.
-std::string_view vector_cause(std::string_view event) {
-#define JD_VECTOR_CAUSE(name, stem, source, cause) \
-  if (event == #name) return #cause;
-  JD_X86_VECTORS(JD_VECTOR_CAUSE)
-#undef JD_VECTOR_CAUSE
-  return cause_names[5];  // other_irq
 }
 
 // Fills number, name and detail from the raw entry; false when a field is missing.
@@ -278,41 +267,6 @@ std::vector<TimedInterval> timed_intervals(std::span<const Interruption> interru
                                  : TimedInterval{i.start_tick, end});
   }
   return intervals;
-}
-
-std::vector<EventRange> match_interruptions(const std::vector<TimedInterval>& intervals,
-                                            const std::vector<TraceEvent>& events, std::uint64_t slack_ns) {
-  std::vector<EventRange> matches;
-  matches.reserve(intervals.size());
-  std::size_t low = 0;   // first event not before the current window; only moves forward
-  std::size_t high = 0;  // first event after the previous window
-  std::uint64_t previous_to = 0;
-  for (const TimedInterval& interval : intervals) {
-    const std::uint64_t from = interval.start_ns > slack_ns ? interval.start_ns - slack_ns : 0;
-    const std::uint64_t to = interval.end_ns + slack_ns;
-    while (low < events.size() && events[low].time_ns < from) ++low;
-    // A window ending before the previous one (nested intervals) rescans from `low`.
-    if (to < previous_to || high < low) high = low;
-    while (high < events.size() && events[high].time_ns <= to) ++high;
-    previous_to = to;
-    matches.push_back({low, high});
-  }
-  return matches;
-}
-
-std::string_view cause_of_event(const TraceEvent& event) {
-  switch (event.kind) {
-    case TraceEventKind::irq:
-      return cause_of("irq", std::to_string(event.number), event.name);
-    case TraceEventKind::softirq:
-      return cause_of("softirq", event.name, event.name);
-    case TraceEventKind::sched_switch:
-      return preempted_cause;
-    case TraceEventKind::vector_entry:
-      return vector_cause(event.name);
-    default:                  // the watch's exits and others, which name their causes by tracepoint
-      return cause_names[5];  // other_irq
-  }
 }
 
 std::vector<std::string_view> trace_fields_needed(TraceEventKind kind) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pure half of trace_events.h: tracepoint format files, perf sample decoding, the ring walk,
-// matching interruptions to the events that overlapped them, and each event's cause. Plain
-// functions over plain values, tested on literal data; safe from any thread.
+// and interruptions placed on a clock's time line for matching with records. Plain functions over
+// plain values, tested on literal data; safe from any thread.
 #pragma once
 
 #include <array>
@@ -53,8 +53,7 @@ enum class TraceEventKind {
   // there), told apart by its tracepoint (number: the vector; name: the table's event name,
   // host/x86_vectors.h)
   vector_entry,
-  // The watch's tracepoints method (watch/trace_watch.h) pairs entries with exits; these the
-  // attribution probe does not trace:
+  // The tracepoints engine (watch/trace_watch.h) pairs entries with exits:
   vector_exit,   // any x86 irq_vectors:*_exit
   irq_exit,      // irq:irq_handler_exit (number: the IRQ)
   softirq_exit,  // irq:softirq_exit (number: vec)
@@ -69,19 +68,6 @@ struct TracepointSpec {
   bool required;  // the irq_vectors group exists on x86 only
 };
 
-// What the attribution probe traces: the interrupts' and the switches' entries, and each x86
-// vector's entry from the one table of them (host/x86_vectors.h).
-#define JD_VECTOR_COUNT(event, stem, source, cause) +1
-#define JD_VECTOR_ENTRY_SPEC(event, stem, source, cause) \
-  TracepointSpec{"irq_vectors/" #event "_entry", TraceEventKind::vector_entry, false},
-inline constexpr std::array<TracepointSpec, 3 JD_X86_VECTORS(JD_VECTOR_COUNT)> traced_tracepoints = {
-    TracepointSpec{"irq/irq_handler_entry", TraceEventKind::irq, true},
-    TracepointSpec{"irq/softirq_entry", TraceEventKind::softirq, true},
-    TracepointSpec{"sched/sched_switch", TraceEventKind::sched_switch, true},
-    JD_X86_VECTORS(JD_VECTOR_ENTRY_SPEC)};
-#undef JD_VECTOR_ENTRY_SPEC
-#undef JD_VECTOR_COUNT
-
 // A tracepoint found on this machine, with its parsed format.
 struct Tracepoint {
   std::string path;  // "irq/irq_handler_entry"
@@ -92,7 +78,7 @@ struct Tracepoint {
 struct TraceEvent {
   int cpu = -1;
   int tid = -1;               // the task that was running when the event hit (PERF_SAMPLE_TID)
-  std::uint64_t time_ns = 0;  // CLOCK_MONOTONIC_RAW
+  std::uint64_t time_ns = 0;  // of the clock the reader opened with (CLOCK_MONOTONIC)
   TraceEventKind kind = TraceEventKind::irq;
   // irq: the IRQ number; softirq: vec; sched_switch: next_pid; x86 vectors: the vector.
   int number = -1;
@@ -140,7 +126,7 @@ std::uint64_t read_ring(std::span<const std::byte> ring, std::uint64_t tail, std
                         std::vector<std::byte>& scratch,
                         const std::function<void(std::span<const std::byte>)>& visit);
 
-// One interruption on the CLOCK_MONOTONIC_RAW time line (the caller converts from ticks).
+// One interruption on a clock's time line (the engines' CLOCK_MONOTONIC; the caller converts from ticks).
 struct TimedInterval {
   std::uint64_t start_ns = 0;
   std::uint64_t end_ns = 0;
@@ -151,36 +137,12 @@ struct TimedInterval {
 std::vector<TimedInterval> timed_intervals(std::span<const Interruption> interruptions,
                                            const std::optional<TickToClock>& to_clock);
 
-// The events [begin, end) of match_interruptions' `events` that matched one interval.
-struct EventRange {
-  std::size_t begin = 0;
-  std::size_t end = 0;
-
-  bool empty() const { return begin == end; }
-  bool operator==(const EventRange&) const = default;
-};
-
-// For each interval, the events timed within [start_ns - slack_ns, end_ns + slack_ns]; the slack
-// covers the sampler noticing the gap late and the kernel stamping an event before its handler
-// ran. Both inputs sorted by time (intervals by start), events of the intervals' CPU only. Since
-// the events are sorted, each interval's matches are one contiguous range. One merge pass over
-// both, linear for the non-overlapping intervals a sampler produces.
-std::vector<EventRange> match_interruptions(const std::vector<TimedInterval>& intervals,
-                                            const std::vector<TraceEvent>& events, std::uint64_t slack_ns);
-
-// The cause of a sched_switch: a task ran instead of the sampler. Not in attribution.h's
-// cause_names, which counts interrupts only and cannot see preemption.
 // The fields decode_sample() reads for a tracepoint of `kind`; probe() checks that each format
 // has them, so decoding cannot fail later.
 std::vector<std::string_view> trace_fields_needed(TraceEventKind kind);
 
+// The cause of an interruption a task took (it preempted the sampler or the loop): not in
+// attribution.h's cause_names, which counts interrupts only and cannot see preemption.
 inline constexpr std::string_view preempted_cause = "preempted";
-
-// The cause of one event, by the rules of attribution.h's cause_of() for IRQs and softirqs (so
-// IRQ 0 "timer" and "arch_timer" are timer, other IRQs device_irq; TIMER/HRTIMER timer, NET_*
-// softirq_net, RCU softirq_rcu, others softirq_other); an x86 vector's by the table
-// (host/x86_vectors.h: local timer timer, reschedule ipi_resched, function calls ipi_call, the
-// rest other_irq); sched_switch preempted_cause.
-std::string_view cause_of_event(const TraceEvent& event);
 
 }  // namespace jitterd

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
-// The x86 APIC vectors, the one list of them, in host/ so that both tracepoint users can expand
-// it: per vector its kernel event (tracepoints irq_vectors:NAME_entry and _exit, and the BPF
+// The x86 APIC vectors, the one list of them, in host/ so that both engines (the BPF program and
+// the tracepoints engine) can expand it: per vector its kernel event (tracepoints irq_vectors:NAME_entry and _exit, and the BPF
 // handlers of those names), its handlers' jd_program stem, the watch's source (an enumerator of
 // watch/bpf/watch_bpf.h enum jd_source, a bare name until watch/ expands it) and its cause
-// (host/attribution.h cause_names). Expanded by the BPF program (watch/bpf/), watch_sources.cpp,
-// trace_watch.cpp and trace_format.h (the attribution probe's tracepoints); vector_table fails on
-// a second list. Preprocessor only, for the BPF program (clang -target bpf) and C++.
+// (host/attribution.h cause_names). Expanded by the BPF program (watch/bpf/), watch_sources.cpp
+// and trace_watch.cpp; vector_table fails on a second list. Preprocessor only, for the BPF program (clang -target bpf) and C++.
 #ifndef JITTERD_HOST_X86_VECTORS_H
 #define JITTERD_HOST_X86_VECTORS_H
 

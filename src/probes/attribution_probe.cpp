@@ -76,6 +76,7 @@ void AttributionProbe::open_methods(const ProbeContext& context) {
     bpf_ = bpf_owner_->get(context.sampler_thread_of);
     if (bpf_ && bpf_->options().sampled.empty()) bpf_ = nullptr;  // a context that asked for the watched CPUs only
     if (bpf_) {
+      engine_ = bpf_;
       method_ = "bpf";
       method_reason_ = "the BPF engine covers the sampled cpus";
       return;
@@ -98,35 +99,28 @@ void AttributionProbe::open_tracepoints(const ProbeContext& context) {
   }
   // Asked for and not given: the method line (ProbeResult::states) is then a warning.
   fell_back_ = true;
-  const TraceAvailability availability = TraceEventReader::probe(context.host);
-  if (!availability.available) {
-    method_reason_ = "tracepoints unavailable: " + availability.reason;
-    return;
+  // Records only (no outliers), down to the share of each sampler's threshold the BPF engine keeps.
+  const TraceWatch::Options options{context.sampled, UINT64_MAX, static_cast<int>(::getpid()),
+                                    kSampledTraceRingBytes};
+  trace_ = TraceWatch::open(context.host, options, method_reason_);
+  if (!trace_) return;
+  for (int cpu : context.sampled) {
+    const auto thread = context.sampler_thread_of ? context.sampler_thread_of(cpu) : std::nullopt;
+    trace_->want_records(
+        cpu, sampled_outlier_threshold_ns(thread ? std::optional(thread->threshold_ns) : std::nullopt));
   }
-  try {
-    // 1 MiB per CPU: a noisy CPU's ten seconds of timer ticks and switches fit.
-    reader_ = std::make_unique<TraceEventReader>(context.host, context.sampled, 256);
-    method_ = reader_->method();
-    method_reason_ = "tracepoints open on the sampled cpus";
-    fell_back_ = false;
-  } catch (const std::exception& e) {
-    method_reason_ = e.what();
-  }
+  engine_ = trace_.get();
+  method_ = trace_->method();
+  method_reason_ = "tracepoints open on the sampled cpus";
+  fell_back_ = false;
 }
 
-std::vector<std::optional<Taker>> AttributionProbe::takers(int cpu, const std::vector<TimedInterval>& intervals,
-                                                           const std::vector<TraceEvent>& events) {
-  if (!bpf_) {
-    std::vector<TraceEvent> mine;
-    std::copy_if(events.begin(), events.end(), std::back_inserter(mine),
-                 [&](const TraceEvent& e) { return e.cpu == cpu; });
-    return takers_from_events(intervals, mine, kTraceSlackNs);
-  }
-  PairedRecords taken = bpf_->take_records(cpu);
-  std::uint64_t& seen = bpf_lost_seen_[cpu];
-  bpf_lost_ += taken.dropped + (taken.lost > seen ? taken.lost - seen : 0);
+std::vector<std::optional<Taker>> AttributionProbe::takers(int cpu, const std::vector<TimedInterval>& intervals) {
+  PairedRecords taken = engine_->take_records(cpu);
+  std::uint64_t& seen = lost_seen_[cpu];
+  records_lost_ += taken.dropped + (taken.lost > seen ? taken.lost - seen : 0);
   seen = std::max(seen, taken.lost);
-  return takers_from_records(intervals, bpf_records_.add(cpu, std::move(taken.events)), kTraceSlackNs);
+  return takers_from_records(intervals, carried_.add(cpu, std::move(taken.events)), kTraceSlackNs);
 }
 
 std::map<std::string, std::uint64_t> AttributionProbe::book(int cpu, const std::vector<Interruption>& fresh,
@@ -199,7 +193,7 @@ void AttributionProbe::export_totals(ProbeResult& result) const {
             {{"method", method_}}, 1));
   for (const auto& [cpu, totals] : totals_) {
     const std::string c = std::to_string(cpu);
-    for (const std::string& cause : all_causes(reader_ != nullptr || bpf_ != nullptr)) {
+    for (const std::string& cause : all_causes(engine_ != nullptr)) {
       const auto found = totals.interruptions.find(cause);
       const auto stolen = totals.stolen_seconds.find(cause);
       result.metrics.push_back(
@@ -216,15 +210,14 @@ void AttributionProbe::export_totals(ProbeResult& result) const {
         counter("jitterd_attribution_coincident_interruptions_total",
                 "Interruptions of a sampled CPU that coincided with an interrupt, softirq or task switch.",
                 {{"cpu", c}}, static_cast<double>(totals.coincident)));
-    if (bpf_) {
+    if (engine_) {
       for (TaskClass each : kTaskClasses) {
         const std::string_view task_class = to_string(each);
         const auto found = totals.preempted_by_class.find(std::string(task_class));
         result.metrics.push_back(
             counter("jitterd_attribution_preemptions_by_class_total",
-                    "Interruptions of a sampled CPU caused by a task that preempted its sampler (bpf), by the "
-                    "task's class: "
-                    "jitterd, kernel_percpu, application or stray.",
+                    "Interruptions of a sampled CPU caused by a task that preempted its sampler (bpf, "
+                    "tracepoints), by the task's class: jitterd, kernel_percpu, application or stray.",
                     {{"cpu", c}, {"class", std::string(task_class)}},
                     found == totals.preempted_by_class.end() ? 0.0 : static_cast<double>(found->second)));
       }
@@ -249,12 +242,12 @@ void AttributionProbe::export_totals(ProbeResult& result) const {
                   static_cast<double>(named.second)));
     }
   }
-  if (reader_ || bpf_) {
+  if (engine_) {
     result.metrics.push_back(counter(
         "jitterd_attribution_trace_lost_events_total",
-        "Trace events (bpf: the engine's records of the sampled CPUs) lost because a ring or queue filled up "
-        "between reads.",
-        {}, static_cast<double>(reader_ ? reader_->lost() : bpf_lost_)));
+        "Records of the sampled CPUs' interruptions (the bpf or tracepoints engine's) lost because a ring or "
+        "queue filled up between reads.",
+        {}, static_cast<double>(records_lost_)));
   }
 }
 
@@ -276,7 +269,10 @@ void AttributionProbe::track_samplers(const ProbeContext& context, const std::ve
   for (int cpu : sampled)
     if (const auto thread = context.sampler_thread_of ? context.sampler_thread_of(cpu) : std::nullopt)
       tids.push_back(static_cast<int>(thread->tid));
-  bpf_->set_sampler_threads(tids);
+  if (bpf_)
+    bpf_->set_sampler_threads(tids);
+  else
+    trace_->set_application(tids);
 }
 
 ProbeResult AttributionProbe::run(ProbeContext& context) {
@@ -289,16 +285,13 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
   std::vector<int> sampled = context.sampled;
   std::sort(sampled.begin(), sampled.end());
 
-  // Every sampler's counters and ring first, then the trace events: an interruption copied here
-  // has its events in the kernel's ring already (they happened inside it).
-  const auto read_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC));  // the engine's clock
+  // Every sampler's counters and ring first, then the engine's records: an interruption copied
+  // here has its records in the kernel's ring already (they happened inside it).
+  const auto read_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC));  // the engines' clock
   std::vector<SamplerCounts> readings = read_samplers(context, sampled, result.notes);
   const std::map<int, CpuTimes> cpu_times = parse_proc_stat(context.host.read_proc("stat").value_or(""));
-  // The engine stamps with CLOCK_MONOTONIC, perf here with CLOCK_MONOTONIC_RAW.
-  const ClockTickPair pair =
-      bpf_ ? pair_other_clock_with_ticks(context.method, CLOCK_MONOTONIC) : pair_clock_with_ticks(context.method);
-  const std::vector<TraceEvent> events = reader_ ? reader_->drain() : std::vector<TraceEvent>{};
-  if (bpf_) track_samplers(context, sampled);
+  const ClockTickPair pair = pair_other_clock_with_ticks(context.method, CLOCK_MONOTONIC);
+  if (engine_) track_samplers(context, sampled);
   ProbeTable who_table{"last window: what took the interruptions (" + method_ + "), most first",
                        {"cpu", "cause", "source", "name", "count", "longest_us"},
                        {}};
@@ -319,13 +312,13 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     count_events(totals, deltas);
     std::map<std::string, std::uint64_t> by_cause;
     std::uint64_t interruptions = 0;
-    if (reader_ || bpf_) {
+    if (engine_) {
       // By sequence number: exactly the interruptions pushed since the last window, kept or not.
       interruptions = r.end_sequence - before.next_sequence;
       unexplained_ns_.clear();
       const std::vector<TimedInterval> intervals =
           timed_intervals(r.fresh, TickToClock{previous_pair_.value_or(pair), pair, hertz});
-      by_cause = book(r.cpu, r.fresh, takers(r.cpu, intervals, events), hertz, who_table);
+      by_cause = book(r.cpu, r.fresh, takers(r.cpu, intervals), hertz, who_table);
       settle_unexplained(totals, before, window, by_cause, std::nullopt, 0);
       if (interruptions > r.fresh.size()) by_cause[std::string(not_kept)] += interruptions - r.fresh.size();
     } else {
@@ -345,14 +338,14 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     }
     add_top_sources(sources_table, r.cpu, deltas);
   }
-  if (bpf_) bpf_records_.carry(read_ns, kTraceSlackNs);
+  if (engine_) carried_.carry(read_ns, kTraceSlackNs);
   previous_ = snapshot;
   previous_pair_ = pair;
 
   export_totals(result);
   result.tables.push_back(std::move(window_table));
   result.tables.push_back(std::move(sources_table));
-  if (reader_ || bpf_) result.tables.push_back(std::move(who_table));
+  if (engine_) result.tables.push_back(std::move(who_table));
   result.notes.push_back("method: " + method_ + " (" + method_reason_ + ")");
   note_below_kernel(context, result);
   result.states["method"] = {method_ + " (" + method_reason_ + ")", fell_back_};

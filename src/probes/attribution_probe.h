@@ -9,9 +9,10 @@
 //     engine's records of that CPU (every interruption, softirq or preemption of the sampler down
 //     to a quarter of its threshold, with its start, end and own time): its cause is the record
 //     that took the most of it, named as the watch names a watched CPU's interruptions;
-//   tracepoints: where the kernel lets jitterd open the irq, softirq and sched_switch tracepoints
-//     (host/trace_events.h), each interruption the sampler kept is matched to the events that
-//     overlapped it in time, so its cause is what actually ran (an IRQ by name, a softirq, a task);
+//   tracepoints: where bpf is off or cannot load and the kernel lets jitterd open the tracepoints
+//     the program attaches to, the watch's tracepoints engine (watch/trace_watch.h) opened over
+//     the sampled CPUs pairs their entries and exits into the same records on the reader's CPU,
+//     matched the same way;
 //     both methods name an interruption's taker through one matcher (probes/interruption_takers.h)
 //     and show the most named takers per CPU in the window's table of what took the interruptions;
 //   window_deltas: otherwise, the window's interruptions are shared out among its interrupt
@@ -30,10 +31,10 @@
 #include "host/attribution.h"
 #include "host/interrupt_counts.h"
 #include "host/posture_parse.h"
-#include "host/trace_events.h"
 #include "measure/counter_calibration.h"
 #include "probes/interruption_takers.h"
 #include "probes/probe.h"
+#include "watch/trace_watch.h"
 
 namespace jitterd {
 
@@ -52,10 +53,14 @@ struct AttributionSettings {
   bool operator==(const AttributionSettings&) const = default;
 };
 
-// An event within this much of an interruption's start or end counts as overlapping it: the
+// A record within this much of an interruption's start or end counts as overlapping it: the
 // counter-to-clock conversion is exact to the pairing's bracket (tens of ns); the rest is margin
 // for the time the kernel takes between entering and recording the event.
 inline constexpr std::uint64_t kTraceSlackNs = 2000;
+
+// The tracepoints engine's perf ring per sampled CPU: a noisy CPU's ten seconds (one attribution
+// interval) of interrupt entries and exits, ticks and switches fit.
+inline constexpr std::size_t kSampledTraceRingBytes = std::size_t{2} << 20;
 
 class AttributionProbe : public Probe {
  public:
@@ -84,8 +89,8 @@ class AttributionProbe : public Probe {
     std::optional<CycleCounts> cycles;                        // the sampler's APERF/MPERF
     std::optional<double> frequency;                          // over the last window, of the base
   };
-  // A sampled CPU's counters and ring as read at the start of a run (tracepoints: the ring's
-  // entries since the last window in `fresh`).
+  // A sampled CPU's counters and ring as read at the start of a run (the ring's entries since the
+  // last window in `fresh`).
   struct SamplerCounts {
     int cpu;
     std::uint64_t count, ticks, end_sequence;
@@ -98,10 +103,8 @@ class AttributionProbe : public Probe {
   void track_samplers(const ProbeContext& context, const std::vector<int>& sampled);
   static void count_events(CpuTotals& totals, const std::vector<SourceDelta>& deltas);
   void open_tracepoints(const ProbeContext& context);
-  // What took each of `cpu`'s interruptions (`intervals`), by the method in use (bpf: the engine's
-  // records, taken now; tracepoints: `events`).
-  std::vector<std::optional<Taker>> takers(int cpu, const std::vector<TimedInterval>& intervals,
-                                           const std::vector<TraceEvent>& events);
+  // What took each of `cpu`'s interruptions (`intervals`): the engine's records, taken now.
+  std::vector<std::optional<Taker>> takers(int cpu, const std::vector<TimedInterval>& intervals);
   // The window's interruptions of `cpu` by their takers: by cause (returned), their time in the
   // totals, the unexplained ones' durations for settle_unexplained, the most named takers in `who`.
   std::map<std::string, std::uint64_t> book(int cpu, const std::vector<Interruption>& fresh,
@@ -130,17 +133,18 @@ class AttributionProbe : public Probe {
   std::optional<ClockTickPair> previous_pair_;
   std::map<int, CpuWindow> windows_;
   std::map<int, CpuTotals> totals_;
-  std::unique_ptr<TraceEventReader> reader_;
+  std::unique_ptr<TraceWatch> trace_;          // the tracepoints engine over the sampled CPUs
   std::shared_ptr<SharedBpfWatch> bpf_owner_;  // the context's engine, kept alive while used
   BpfWatch* bpf_ = nullptr;
-  std::uint64_t bpf_lost_ = 0;  // records the engine could not keep for the sampled CPUs (cumulative)
-  std::map<int, std::uint64_t> bpf_lost_seen_;  // each CPU's kernel-side loss counter as last read
-  CarriedRecords bpf_records_;                  // records of interruptions not read yet
+  KernelWatch* engine_ = nullptr;           // bpf_ or trace_: what pairs the sampled CPUs' interruptions
+  std::uint64_t records_lost_ = 0;          // records the engine could not keep for the sampled CPUs (cumulative)
+  std::map<int, std::uint64_t> lost_seen_;  // each CPU's kernel-side loss counter as last read
+  CarriedRecords carried_;                  // records of interruptions not read yet
   std::string method_ = std::string(window_deltas_method);
   std::string method_reason_;
   bool tried_methods_ = false;
   bool fell_back_ = false;                     // tracepoints asked for, window deltas in use
-  std::vector<std::uint64_t> unexplained_ns_;  // the current CPU's unexplained gaps (bpf, tracepoints)
+  std::vector<std::uint64_t> unexplained_ns_;  // the current CPU's unexplained gaps (an engine's methods)
   double user_hz_ = static_cast<double>(::sysconf(_SC_CLK_TCK));  // /proc/stat's tick (USER_HZ)
 };
 

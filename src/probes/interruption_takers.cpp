@@ -4,50 +4,10 @@
 #include <algorithm>
 
 namespace jitterd {
-namespace {
 
-// The context an event starts: a hard IRQ or IPI (0) nests in a softirq (1), which nests in a task
-// (2, a switch). An event holds the CPU until the next event of its level or above. Between equal
-// holds (none inside the gap: only within the slack), the lowest level: what interrupted the loop
-// in the first place before the softirq it raised, before a task switch.
-int level(TraceEventKind kind) {
-  switch (kind) {
-    case TraceEventKind::sched_switch:
-      return 2;
-    case TraceEventKind::softirq:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
-// An event as the watch names its source: a vector by its name, an IRQ as device_irq (its handler
-// in the name), a softirq as softirq_NAME, a switch as preempted (to the task in the name).
-Taker taker_of(const TraceEvent& event) {
-  Taker taker{std::string(cause_of_event(event)), "", "", {}, nullptr};
-  switch (event.kind) {
-    case TraceEventKind::irq:
-      taker.source = "device_irq";
-      taker.name = event.name;
-      break;
-    case TraceEventKind::softirq:  // a vector the table does not name is "softirq N" already
-      taker.source = event.name.starts_with("softirq ") ? event.name : "softirq_" + event.name;
-      break;
-    case TraceEventKind::sched_switch:
-      taker.source = std::string(preempted_cause);
-      taker.name = event.name;
-      break;
-    default:
-      taker.source = event.name;
-  }
-  return taker;
-}
-
-}  // namespace
-
-std::vector<const PairedOutlier*> match_bpf_records(const std::vector<TimedInterval>& intervals,
-                                                    const std::vector<PairedOutlier>& records,
-                                                    std::uint64_t slack_ns) {
+std::vector<const PairedOutlier*> match_records(const std::vector<TimedInterval>& intervals,
+                                                const std::vector<PairedOutlier>& records,
+                                                std::uint64_t slack_ns) {
   // By end: an interval's records start at the first that ends after it began, and stop at the
   // first that both starts and ends after it ended (a record is a whole interruption, so one that
   // began later cannot have a parent overlapping the interval: the sampler ran in between).
@@ -77,7 +37,7 @@ std::vector<std::optional<Taker>> takers_from_records(const std::vector<TimedInt
                                                       const std::vector<PairedOutlier>& records,
                                                       std::uint64_t slack_ns) {
   std::vector<std::optional<Taker>> out;
-  for (const PairedOutlier* record : match_bpf_records(intervals, records, slack_ns)) {
+  for (const PairedOutlier* record : match_records(intervals, records, slack_ns)) {
     if (!record) {
       out.emplace_back();
       continue;
@@ -85,34 +45,6 @@ std::vector<std::optional<Taker>> takers_from_records(const std::vector<TimedInt
     out.push_back(Taker{std::string(watch_source_cause(record->source)),
                         std::string(watch_source_name(record->source)), record->name,
                         watch_source_task_class(record->source), record});
-  }
-  return out;
-}
-
-std::vector<std::optional<Taker>> takers_from_events(const std::vector<TimedInterval>& intervals,
-                                                     const std::vector<TraceEvent>& events,
-                                                     std::uint64_t slack_ns) {
-  std::vector<std::optional<Taker>> out;
-  const std::vector<EventRange> overlaps = match_interruptions(intervals, events, slack_ns);
-  for (std::size_t n = 0; n < overlaps.size(); ++n) {
-    const TimedInterval& gap = intervals[n];
-    const TraceEvent* best = nullptr;
-    std::uint64_t best_held = 0;
-    for (std::size_t i = overlaps[n].begin; i < overlaps[n].end; ++i) {
-      // The CPU's time inside the gap from this entry to the next of its level or above (or the
-      // gap's end): the entries-only view of the time it held the CPU, as the bpf method's own time;
-      // a tick inside a task's run does not end the task's hold.
-      std::size_t next = i + 1;
-      while (next < overlaps[n].end && level(events[next].kind) < level(events[i].kind)) ++next;
-      const std::uint64_t from = std::max(events[i].time_ns, gap.start_ns);
-      const std::uint64_t to = std::min(next < overlaps[n].end ? events[next].time_ns : gap.end_ns, gap.end_ns);
-      const std::uint64_t held = to > from ? to - from : 0;
-      if (!best || held > best_held || (held == best_held && level(events[i].kind) < level(best->kind))) {
-        best = &events[i];
-        best_held = held;
-      }
-    }
-    out.push_back(best ? std::optional(taker_of(*best)) : std::nullopt);
   }
   return out;
 }

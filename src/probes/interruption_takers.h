@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// What took each interruption of a sampled CPU or a loop: one matcher, a strategy per method that
-// sees single interruptions (bpf: the engine's records, watch/bpf_watch.h; tracepoints: the perf
-// events, host/trace_events.h), so that attribution and the loops name and book a gap alike.
-// Window deltas see counts, not interruptions, and stay in host/attribution.h. Plain values;
-// CarriedRecords is used by one thread at a time (its probe's).
+// What took each interruption of a sampled CPU or a loop: one matcher over the paired records of
+// the engine in use (watch/kernel_watch.h: the BPF program's, or the tracepoints engine's, which
+// pairs perf's records of the same tracepoints into the same records), so that attribution and the
+// loops name and book a gap alike whichever method sees single interruptions. Window deltas see
+// counts, not interruptions, and stay in host/attribution.h (probes/loops_attribution.cpp shares
+// them for loops). Plain values; CarriedRecords is used by one thread at a time (its probe's).
 #pragma once
 
 #include <cstdint>
@@ -20,38 +21,25 @@
 
 namespace jitterd {
 
-// One interruption's taker, as both methods name it.
+// One interruption's taker, as the engine's record names it.
 struct Taker {
   std::string cause;            // host/attribution.h's cause_names, or "preempted"
   std::string source;           // the watch's source name: "local_timer", "device_irq", "softirq_NET_RX", ...
   std::string name;             // an IRQ's handler, a preempting task's name; empty for the rest
-  std::string_view task_class;  // bpf, a preemption: the task's class (host/task_classes.h); else empty
-  const PairedOutlier* record = nullptr;  // bpf: the engine's record (valid while its records are)
+  std::string_view task_class;  // a preemption: the task's class (host/task_classes.h); else empty
+  const PairedOutlier* record = nullptr;  // the engine's record (valid while its records are)
 };
 
 // For each interval (CLOCK_MONOTONIC, sorted by start), the record that took the most own time
 // among those overlapping it within `slack_ns` (records of the interval's CPU only, any order);
 // nullptr for none. Nested records overlap their parent: the one that took longer wins.
-std::vector<const PairedOutlier*> match_bpf_records(const std::vector<TimedInterval>& intervals,
-                                                    const std::vector<PairedOutlier>& records,
-                                                    std::uint64_t slack_ns);
+std::vector<const PairedOutlier*> match_records(const std::vector<TimedInterval>& intervals,
+                                                const std::vector<PairedOutlier>& records, std::uint64_t slack_ns);
 
-// bpf: per interval, the taker of match_bpf_records' record; std::nullopt for none.
+// Per interval, the taker of match_records' record; std::nullopt for none.
 std::vector<std::optional<Taker>> takers_from_records(const std::vector<TimedInterval>& intervals,
                                                       const std::vector<PairedOutlier>& records,
                                                       std::uint64_t slack_ns);
-
-// tracepoints: per interval (CLOCK_MONOTONIC_RAW, sorted by start), the taker among the events of
-// its CPU timed within `slack_ns` of it (match_interruptions) that held the most of it, as the bpf
-// method names the record with the most own time: an event holds the interval from its entry to
-// the next entry of its level or above (a hard IRQ nests in a softirq, a softirq in a task) or the
-// interval's end (entries are all the tracepoints give), so the timer interrupt that woke a task
-// is not named for the task's run, nor a tick inside the run. Equal holds (none inside: only
-// within the slack) go to a hard IRQ or IPI, then a softirq, then a task switch. std::nullopt for
-// no event. The preempting task's class is not known to this method (a switch names the task).
-std::vector<std::optional<Taker>> takers_from_events(const std::vector<TimedInterval>& intervals,
-                                                     const std::vector<TraceEvent>& events,
-                                                     std::uint64_t slack_ns);
 
 // The takers of one CPU's (or loop's) interruptions over a window, by (cause, source, name): how
 // many, and the longest, in ns.

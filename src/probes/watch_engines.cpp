@@ -77,7 +77,7 @@ void WatchProbe::open_kernel_engine(const ProbeContext& context) {
   }
   if (settings_.method == WatchMethod::tracepoints) {
     const TraceWatch::Options options{watched, static_cast<std::uint64_t>(settings_.outlier_threshold.count()),
-                                      static_cast<int>(::getpid())};
+                                      static_cast<int>(::getpid()), kTraceWatchRingBytes};
     trace_ = TraceWatch::open(context.host, options, reason_);
     if (trace_) {
       kernel_ = trace_.get();

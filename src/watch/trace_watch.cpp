@@ -31,12 +31,6 @@ struct Vector {
 constexpr Vector kVectors[] = {JD_X86_VECTORS(JD_TRACE_VECTOR)};
 #undef JD_TRACE_VECTOR
 
-std::vector<TracepointSpec> specs_of(const std::vector<WatchTracepoint>& all) {
-  std::vector<TracepointSpec> specs;
-  for (const WatchTracepoint& t : all) specs.push_back(t.spec);
-  return specs;
-}
-
 // "irq_vectors/thermal_apic_entry" as the bpf method names it: "irq_vectors:thermal_apic_entry".
 std::string event_name(std::string path) {
   std::replace(path.begin(), path.end(), '/', ':');
@@ -80,6 +74,15 @@ const std::vector<WatchTracepoint>& watch_tracepoints() {
   return all;
 }
 
+std::span<const TracepointSpec> watch_tracepoint_specs() {
+  static const std::vector<TracepointSpec> specs = [] {
+    std::vector<TracepointSpec> out;
+    for (const WatchTracepoint& t : watch_tracepoints()) out.push_back(t.spec);
+    return out;
+  }();
+  return specs;
+}
+
 std::unique_ptr<TraceWatch> TraceWatch::open(const HostReader& host, const Options& options,
                                              std::string& why_not) {
   try {
@@ -93,13 +96,8 @@ std::unique_ptr<TraceWatch> TraceWatch::open(const HostReader& host, const Optio
 TraceWatch::TraceWatch(const HostReader& host, Options options)
     : host_(host),
       options_(std::move(options)),
-      reader_(
-          host, options_.cpus, kTraceWatchRingBytes / static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)),
-          [] {
-            static const std::vector<TracepointSpec> specs = specs_of(watch_tracepoints());
-            return std::span<const TracepointSpec>(specs);
-          }(),
-          CLOCK_MONOTONIC),
+      reader_(host, options_.cpus, options_.ring_bytes / static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)),
+              watch_tracepoint_specs(), CLOCK_MONOTONIC),
       pairing_(options_.cpus, options_.outlier_threshold_ns, options_.jitterd_tgid) {
   const auto opened = [&](std::string_view path) {
     return std::any_of(reader_.tracepoints().begin(), reader_.tracepoints().end(),

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The watch's `tracepoints` method: perf_event_open(2) records the tracepoints the BPF program
-// attaches to (interrupt entries and exits, x86 APIC vectors, softirqs, NMIs, TLB flushes,
-// sched_switch, timer:tick_stop) on each watched CPU into a ring per CPU (host/trace_events.h),
-// and watch/trace_pairing.h pairs them on the reader's CPU into the figures the `bpf` method
-// gives. For kernels where the BPF program cannot load (no BTF, before 5.18) but tracefs and
-// CAP_PERFMON are there.
+// The `tracepoints` engine: perf_event_open(2) records the tracepoints the BPF program attaches to
+// (interrupt entries and exits, x86 APIC vectors, softirqs, NMIs, TLB flushes, sched_switch,
+// timer:tick_stop) on each of its CPUs into a ring per CPU (host/trace_events.h), and
+// watch/trace_pairing.h pairs them on the reader's CPU into the figures and records the `bpf`
+// engine gives. The watch opens one over the watched CPUs (its `tracepoints` method), the
+// attribution probe one over the sampled CPUs (records only, the samplers as the application), so
+// a gap is named from paired records whichever engine made them. For kernels where the BPF program
+// cannot load (no BTF, before 5.18) but tracefs and CAP_PERFMON are there.
 //
 // Its cost, and why `auto` never picks it: perf wakes a ring's reader with an irq_work on the
 // traced CPU once per ring's worth of records written (the watermark is the whole ring, the fewest
@@ -18,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,13 +42,16 @@ struct WatchTracepoint {
   PairingTracepoint pairing;
 };
 const std::vector<WatchTracepoint>& watch_tracepoints();
+// Their specs alone, in that order (what TraceEventReader opens).
+std::span<const TracepointSpec> watch_tracepoint_specs();
 
 class TraceWatch : public KernelWatch {
  public:
   struct Options {
-    std::vector<int> cpus;  // the watched CPUs
-    std::uint64_t outlier_threshold_ns = 10000;
+    std::vector<int> cpus;                       // the watched (or sampled) CPUs
+    std::uint64_t outlier_threshold_ns = 10000;  // UINT64_MAX: records only (want_records), no outliers
     int jitterd_tgid = 0;
+    std::size_t ring_bytes = kTraceWatchRingBytes;  // per CPU, a power of two of pages
   };
   // Opens the events; nullptr and `why_not` (one line: tracefs, the capability, the paranoid
   // level) when it cannot.

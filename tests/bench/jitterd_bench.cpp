@@ -28,8 +28,10 @@
 #include "host/trace_events.h"
 #include "measure/counter_calibration.h"
 #include "measure/sampler_loop.h"
+#include "probes/attribution_probe.h"
 #include "probes/c2c_probe.h"
 #include "sampling/sampling_plan.h"
+#include "watch/trace_watch.h"
 
 using namespace jitterd;
 using Clock = std::chrono::steady_clock;
@@ -282,13 +284,13 @@ void c2c_costs(std::vector<int> cpus, TickMethod method, const CounterFrequency&
   std::printf("\n");
 }
 
-// What attribution by tracepoints costs the CPU it watches: the sampler loop for 1 s with the
-// tracepoints open on its CPU, alternating with 1 s without, five times each; the extra stolen
+// What attribution by tracepoints costs the CPU it samples: the sampler loop for 1 s with the
+// tracepoints engine's tracepoints (watch/trace_watch.h) open on its CPU, alternating with 1 s without, five times each; the extra stolen
 // time divided by the events recorded is the cost of one traced event (on a noisy VM, a bound at
 // best: the host's own noise moves both sides).
 void tracing_cost(int cpu, TickMethod method, const TickScale& scale) {
   const HostReader host;
-  const TraceAvailability availability = TraceEventReader::probe(host);
+  const TraceAvailability availability = TraceEventReader::probe(host, watch_tracepoint_specs());
   if (!availability.available) {
     std::printf("tracing cost: skipped (%s)\n\n", availability.reason.c_str());
     return;
@@ -302,7 +304,11 @@ void tracing_cost(int cpu, TickMethod method, const TickScale& scale) {
     for (int traced = 0; traced < 2; ++traced) {
       std::unique_ptr<TraceEventReader> reader;
       try {
-        if (traced) reader = std::make_unique<TraceEventReader>(host, std::vector<int>{cpu}, 256);
+        if (traced)
+          reader = std::make_unique<TraceEventReader>(
+              host, std::vector<int>{cpu},
+              kSampledTraceRingBytes / static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)),
+              watch_tracepoint_specs());
       } catch (const std::exception& e) {
         std::printf("tracing cost: skipped (%s)\n\n", e.what());
         return;

@@ -23,11 +23,10 @@ that enclose the injections:
   - the status page's table of what took the interruptions names the injector (noise_injector)
     as a stray preemption in one of the windows.
 
-The same under the tracepoints method (bpf: false, tracepoints: true): each gap holds the timer
-interrupt that woke the injector, then its run, and is named by what held the most of it, as the
-bpf method names it, so preempted interruptions grow by at least 99% of the prompt injections and
-at most the injections plus three times the machine's own preemptions, their stolen time by at
-least 95% of the spins, and the table names noise_injector (without a class: a switch does not say).
+The same under the tracepoints method (bpf: false, tracepoints: true), whose engine pairs the same
+tracepoints into the same records on the reader's CPU: each gap holds the short record of the timer
+interrupt that woke the injector and the long one of its run, and is named by the one that took the
+most of it, so the same bounds hold, the class included.
 
 Usage: attribution_test.py --jitterd BINARY --injector NOISE_INJECTOR [unittest args]
 Exit 77 (skip) without root, without CPU 1 and one more CPU, or when SCHED_FIFO is refused; a case
@@ -55,8 +54,6 @@ SHARE_MIN = 0.99
 SHADOWED_MAX = 0.02  # of the prompt injections: those in a gap another class's task held longer
 PROMPT_SECONDS = 1e-3  # an injection that started later than this after its deadline was throttled
 STOLEN_SHARE_MIN = 0.95
-WHO_TITLE = "last window: what took the interruptions (bpf), most first"
-TRACEPOINTS_WHO_TITLE = "last window: what took the interruptions (tracepoints), most first"
 
 CONFIG = f"""\
 cpus: "{CPU}"
@@ -157,17 +154,12 @@ class AttributionFidelityTest(harness.DaemonTestCase):
         elapsed = time.monotonic() - started + 10  # the window before the injections started, at most
         return quiet_from, before, after, start_run - first, prompt, names, elapsed
 
-    def assert_injections_named(self, prompt, preempted, stolen, names):
-        """What both methods must show: the prompt injections preempted, the spins' time stolen by
-        preemptions, the injector named in the table of what took the interruptions."""
-        self.assertGreaterEqual(preempted, SHARE_MIN * prompt, "injections not attributed to preemption")
-        self.assertGreaterEqual(stolen, STOLEN_SHARE_MIN * COUNT * SPIN_US * 1e-6,
-                                "the preemptions' stolen time short of the injected spins")
-        self.assertIn("noise_injector", names, "the injector named in the table of what took the interruptions")
-
-    def test_injected_preemptions_are_named(self):
-        daemon, first = self.started(CONFIG, "bpf")
-        quiet_from, before, after, quiet_seconds, prompt, names, elapsed = self.inject(daemon, first, WHO_TITLE)
+    def check_method(self, config, method):
+        """The injections, named by `method`'s engine: stray preemptions, preempted interruptions and
+        their stolen time, the injector named in the table of what took the interruptions."""
+        daemon, first = self.started(config, method)
+        quiet_from, before, after, quiet_seconds, prompt, names, elapsed = self.inject(
+            daemon, first, f"last window: what took the interruptions ({method}), most first")
 
         def delta(name, **labels):
             return total(after, name, cpu=str(CPU), **labels) - total(before, name, cpu=str(CPU), **labels)
@@ -179,46 +171,32 @@ class AttributionFidelityTest(harness.DaemonTestCase):
         preempted = delta("jitterd_attribution_interruptions_total", cause="preempted")
         stolen = delta("jitterd_attribution_stolen_seconds_total", cause="preempted")
         unexplained = delta("jitterd_attribution_interruptions_total", cause="unexplained")
+        timer = delta("jitterd_attribution_interruptions_total", cause="timer")
         lost = total(after, "jitterd_attribution_trace_lost_events_total")
         allowed = COUNT + 3 * natural * elapsed + 10
-        print(f"\nbpf attribution: {natural:.2f} stray preemptions/s before; {COUNT} injections ({prompt} prompt) of {SPIN_US} us; {preempted:.0f} interruptions "
-              f"preempted ({strays:.0f} by stray tasks), {stolen * 1e3:.1f} ms stolen by preemptions "
-              f"(spins {COUNT * SPIN_US / 1e3:.1f} ms), {unexplained:.0f} unexplained, {lost:.0f} records "
-              f"lost; preempting tasks named: {sorted(names)}", file=sys.stderr)
+        print(f"\n{method} attribution: {natural:.2f} stray preemptions/s before; {COUNT} injections ({prompt} "
+              f"prompt) of {SPIN_US} us; {preempted:.0f} interruptions preempted ({strays:.0f} by stray tasks), "
+              f"{timer:.0f} timer, {stolen * 1e3:.1f} ms stolen by preemptions (spins {COUNT * SPIN_US / 1e3:.1f} "
+              f"ms), {unexplained:.0f} unexplained, {lost:.0f} records lost; preempting tasks named: "
+              f"{sorted(names)}", file=sys.stderr)
         # A gap another task held longer than the injection's spin is that task's: each preemption
         # by another class may hide one injection, up to SHADOWED_MAX of them.
         shadowed = min(max(preempted - strays, 0), SHADOWED_MAX * prompt)
         self.assertGreaterEqual(strays, SHARE_MIN * prompt - shadowed, "injections not named as stray preemptions")
         self.assertLessEqual(strays, allowed, "more stray preemptions than the injections and the machine's own")
-        self.assert_injections_named(prompt, preempted, stolen, names)
+        self.assertGreaterEqual(preempted, SHARE_MIN * prompt, "injections not attributed to preemption")
+        self.assertGreaterEqual(stolen, STOLEN_SHARE_MIN * COUNT * SPIN_US * 1e-6,
+                                "the preemptions' stolen time short of the injected spins")
+        self.assertIn("noise_injector", names, "the injector named in the table of what took the interruptions")
         self.stop_ok(daemon)
+
+    def test_injected_preemptions_are_named(self):
+        self.check_method(CONFIG, "bpf")
 
     def test_injected_preemptions_are_named_by_tracepoints(self):
-        """The same injections under the tracepoints method: each gap holds the timer interrupt that
-        woke the injector and then its 200 us run, so the injections are preempted (named after the
-        task), not timer, as the bpf method names them."""
-        daemon, first = self.started(TRACEPOINTS_CONFIG, "tracepoints")
-        quiet_from, before, after, quiet_seconds, prompt, names, elapsed = self.inject(
-            daemon, first, TRACEPOINTS_WHO_TITLE)
-
-        def delta(scrape_from, scrape_to, **labels):
-            return (total(scrape_to, "jitterd_attribution_interruptions_total", cpu=str(CPU), **labels)
-                    - total(scrape_from, "jitterd_attribution_interruptions_total", cpu=str(CPU), **labels))
-
-        preempted = delta(before, after, cause="preempted")
-        natural = delta(quiet_from, before, cause="preempted") / max(quiet_seconds, 1)
-        timer = delta(before, after, cause="timer")
-        stolen = (total(after, "jitterd_attribution_stolen_seconds_total", cpu=str(CPU), cause="preempted")
-                  - total(before, "jitterd_attribution_stolen_seconds_total", cpu=str(CPU), cause="preempted"))
-        lost = total(after, "jitterd_attribution_trace_lost_events_total")
-        allowed = COUNT + 3 * natural * elapsed + 10
-        print(f"\ntracepoints attribution: {natural:.2f} preemptions/s before; {COUNT} injections ({prompt} prompt) "
-              f"of {SPIN_US} us; {preempted:.0f} interruptions preempted, {timer:.0f} timer, "
-              f"{stolen * 1e3:.1f} ms stolen by preemptions (spins {COUNT * SPIN_US / 1e3:.1f} ms), {lost:.0f} "
-              f"events lost; preempting tasks named: {sorted(names)}", file=sys.stderr)
-        self.assertLessEqual(preempted, allowed, "more preemptions than the injections and the machine's own")
-        self.assert_injections_named(prompt, preempted, stolen, names)
-        self.stop_ok(daemon)
+        """The same under the tracepoints engine, which pairs the same tracepoints on the reader's
+        CPU: the timer interrupt that woke the injector is a short record, its run a long one."""
+        self.check_method(TRACEPOINTS_CONFIG, "tracepoints")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ jitterd_attribution_method_info{method}. And, as root, what tracepoint attributi
 a non-root user, which is what systemd/jitterd-tracepoints.conf grants the unit's dynamic user:
 CAP_PERFMON and CAP_DAC_READ_SEARCH, each necessary, both together sufficient (with
 kernel.perf_event_paranoid at most 2), run under setpriv in a private mount namespace where
-tracefs is mounted (so the host's mounts stay as they are).
+tracefs is mounted where the host has not (so the host's mounts stay as they are).
 
 Usage: attribution_method_test.py --jitterd BINARY [unittest args]; exit 77 (skip) with fewer
 than 2 CPUs. The capability cases skip without root, setpriv, unshare or a mountable tracefs, and
@@ -29,6 +29,8 @@ WINDOW_DELTAS_CONFIG = harness.BURST_CONFIG.replace(
     "  attribution: {interval: 10s}", "  attribution: {interval: 10s, bpf: false}")
 TRACEPOINTS_CONFIG = harness.BURST_CONFIG.replace(
     "  attribution: {interval: 10s}", "  attribution: {interval: 10s, bpf: false, tracepoints: true}")
+# tracefs where the daemon looks, in the test's own mount namespace (kept where the host has it).
+MOUNT_TRACEFS = "{ mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing; }"
 # A change to another probe: the reload restarts every probe, attribution's method unchanged.
 OTHER_PROBE_CONFIG = WINDOW_DELTAS_CONFIG.replace("  posture: {interval: 10s}", "  posture: {interval: 11s}")
 
@@ -125,8 +127,7 @@ def capability_prerequisites():
         return (f"kernel.perf_event_paranoid is {paranoid}: above 2 only CAP_SYS_ADMIN opens "
                 "tracepoints, whatever CAP_PERFMON allows")
     probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                            "mount -t tracefs nodev /sys/kernel/tracing && "
-                            "test -r /sys/kernel/tracing/events/irq/irq_handler_entry/format"],
+                            MOUNT_TRACEFS + " && test -r /sys/kernel/tracing/events/irq/irq_handler_entry/format"],
                            capture_output=True, text=True, timeout=30)
     if probe.returncode != 0:
         return f"cannot mount tracefs in a private mount namespace: {probe.stderr.strip()}"
@@ -144,9 +145,9 @@ class TracepointCapabilitiesTest(harness.DaemonTestCase):
         os.chmod(self.workdir, 0o755)  # nobody reads the configuration and writes nothing
 
     def method_as_nobody(self, caps):
-        script = ('mount -t tracefs nodev /sys/kernel/tracing && exec setpriv --reuid=65534 --regid=65534 '
-                  '--clear-groups --inh-caps=-all{c} --ambient-caps=-all{c} --bounding-set=-all{c} "$@"'
-                  ).format(c="".join(f",+{cap}" for cap in caps))
+        c = "".join(f",+{cap}" for cap in caps)
+        script = (f'{MOUNT_TRACEFS} && exec setpriv --reuid=65534 --regid=65534 '
+                  f'--clear-groups --inh-caps=-all{c} --ambient-caps=-all{c} --bounding-set=-all{c} "$@"')
         daemon = self.daemon(TRACEPOINTS_CONFIG, start=False)
         os.chmod(daemon.config_path, 0o644)
         daemon.args = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"] + daemon.args

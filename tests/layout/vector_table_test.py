@@ -2,14 +2,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """Checks that the x86 APIC vectors jitterd traces are listed once: in JD_X86_VECTORS
 (src/host/x86_vectors.h), which the BPF program's handlers, its jd_program entries, the handlers'
-and sources' names and causes (src/watch/watch_sources.cpp), the tracepoints engine's pairs
-(src/watch/trace_watch.cpp) and the attribution probe's tracepoints and their causes
-(src/host/trace_format.h) expand. A second list of them (a tracepoint name NAME_entry or
+and sources' names and causes (src/watch/watch_sources.cpp) and the tracepoints engine's pairs
+(src/watch/trace_watch.cpp) expand. A second list of them (a tracepoint name NAME_entry or
 NAME_exit, a handler enumerator JD_PROG_STEM_ENTRY, or the source's name as a string) anywhere
 else under src/ or include/ fails, naming the file and line. No exception.
 
 The same for the softirq vectors: listed once, in JD_SOFTIRQS (src/host/softirqs.h), which
-attribution's cause_of, the attribution probe's softirq names (trace_format.cpp), the watch's
+attribution's cause_of, the decoder's softirq names (trace_format.cpp), the watch's
 source names (watch_sources.cpp) and the BPF program's source count expand. A second list (a
 softirq's source name "softirq_NAME", or its name as a string) fails the same way; "SCHED" and
 "RCU" alone are also timer:tick_stop's dependency names, so only their "softirq_" forms count.

@@ -11,6 +11,8 @@
 
 #include "fixture_tree.h"
 #include "probe_result_lookup.h"
+#include "watch/bpf/watch_bpf.h"
+#include "watch/trace_pairing.h"
 
 using namespace jitterd;
 using jitterd::testing::named;
@@ -208,53 +210,81 @@ TEST_CASE("attribution below the kernel: APERF/MPERF exported as read, the windo
 
 namespace {
 
-TraceEvent tracepoint_entry(TraceEventKind kind, std::uint64_t time_ns, std::string name, int number = -1) {
-  TraceEvent e;
-  e.kind = kind;
-  e.time_ns = time_ns;
-  e.name = std::move(name);
-  e.number = number;
-  return e;
-}
+// A sampled CPU's tracepoints, through the tracepoints engine's pairing (watch/trace_pairing.h) as
+// TraceWatch feeds it: the sampler (tid 100) is the application, records down to 1 us.
+struct SampledPairing {
+  static constexpr int kCpu = 1, kSampler = 100;
+  InterruptionPairing pairing{{kCpu}, UINT64_MAX, 555};
+  SampledPairing() {
+    pairing.set_application({kSampler});
+    pairing.want_records(kCpu, 1'000);
+  }
+  void add(std::uint64_t at, PairingRole role, std::size_t source, int number = 0, std::string name = {},
+           int prev_tid = -1) {
+    TraceEvent e;
+    e.cpu = kCpu;
+    e.time_ns = at;
+    e.number = number;
+    e.name = std::move(name);
+    e.prev_tid = prev_tid;
+    e.value = 0;  // a switch's prev_state: runnable, preempted
+    pairing.add(e, PairingTracepoint{role, source}, [](int tid) {
+      return tid == 200 ? PreempterFacts{200, false, false} : PreempterFacts{};
+    });
+  }
+  void interrupt(std::uint64_t from, std::uint64_t to, std::size_t source, int number = 0, std::string name = {}) {
+    add(from, PairingRole::entry, source, number, name);
+    add(to, PairingRole::exit, source, number, name);
+  }
+  void preempt(std::uint64_t from, std::uint64_t to) {
+    add(from, PairingRole::sched_switch, 0, 200, "stray-task", kSampler);
+    add(to, PairingRole::sched_switch, 0, kSampler, "sampler", 200);
+  }
+};
 
 }  // namespace
 
-TEST_CASE("tracepoints' takers: the event that held the gap longest, named as the watch names them",
+TEST_CASE("tracepoints' takers: the engine's paired records name a sampled CPU's gaps as bpf's do",
           "[attribution_probe]") {
-  const std::vector<TraceEvent> events{
-      tracepoint_entry(TraceEventKind::vector_entry, 1'000, "local_timer"),  // wakes a task...
-      tracepoint_entry(TraceEventKind::sched_switch, 1'003, "stray-task"),   // ...that runs 200 us
-      tracepoint_entry(TraceEventKind::irq, 3'000, "virtio0-input.0", 24),   // raises...
-      tracepoint_entry(TraceEventKind::softirq, 3'002, "NET_RX"),            // ...a softirq of 58 us
-      tracepoint_entry(TraceEventKind::vector_entry, 5'000, "local_timer"),  // alone
-      tracepoint_entry(TraceEventKind::sched_switch, 7'300, "stray-task"),   // a task runs 200 us...
-      tracepoint_entry(TraceEventKind::vector_entry, 7'320, "local_timer"),  // ...a tick inside its run
-      tracepoint_entry(TraceEventKind::irq, 9'105, "virtio0-input.0", 24),   // after the gap, within the slack
-      tracepoint_entry(TraceEventKind::sched_switch, 9'110, "stray-task"),   // likewise
-  };
-  const std::vector<std::optional<Taker>> takers = takers_from_events(
-      {{990, 1'203}, {2'995, 3'060}, {4'990, 5'100}, {7'000, 7'100}, {7'300, 7'500}, {9'000, 9'100}}, events, 20);
-  REQUIRE(takers.size() == 6);
+  SampledPairing cpu;
+  cpu.interrupt(1'000, 3'000, JD_SRC_LOCAL_TIMER);                                // wakes a task...
+  cpu.preempt(3'100, 203'100);                                                    // ...that runs 200 us
+  cpu.interrupt(300'000, 301'000, JD_SRC_DEVICE_IRQ, 24, "virtio0-input.0");      // raises...
+  cpu.interrupt(301'100, 360'000, JD_SRC_SOFTIRQ_FIRST, 3, "NET_RX");             // ...a softirq of 59 us
+  cpu.interrupt(500'000, 505'000, JD_SRC_LOCAL_TIMER);                            // alone
+  cpu.preempt(800'000, 1'000'000);                                                // a task runs 200 us...
+  cpu.interrupt(820'000, 822'000, JD_SRC_LOCAL_TIMER);                            // ...a tick inside its run
+  cpu.interrupt(1'200'010, 1'205'010, JD_SRC_DEVICE_IRQ, 24, "virtio0-input.0");  // after a gap, within the slack
+  cpu.interrupt(1'300'000, 1'300'500, JD_SRC_LOCAL_TIMER);  // under the records' threshold: no record
+  const PairedRecords records = cpu.pairing.take_records(SampledPairing::kCpu);
+  const std::vector<std::optional<Taker>> takers = takers_from_records({{990, 203'200},
+                                                                        {299'995, 360'050},
+                                                                        {499'990, 505'100},
+                                                                        {700'000, 710'000},
+                                                                        {800'000, 1'000'050},
+                                                                        {1'195'000, 1'200'000},
+                                                                        {1'299'990, 1'300'600}},
+                                                                       records.events, 20);
+  REQUIRE(takers.size() == 7);
   REQUIRE(takers[0]);  // the task's run, not the timer interrupt that woke it
   CHECK(takers[0]->cause == "preempted");
-  CHECK(takers[0]->source == "preempted");
+  CHECK(takers[0]->source == "preempt_stray");
   CHECK(takers[0]->name == "stray-task");
-  CHECK(takers[0]->task_class.empty());  // a switch names the task, not its class
-  REQUIRE(takers[1]);                    // the softirq, as the bpf method's own time names it
+  CHECK(takers[0]->task_class == "stray");  // the class, as bpf gives it
+  REQUIRE(takers[1]);                       // the softirq, which took the most of the gap
   CHECK(takers[1]->cause == "softirq_net");
   CHECK(takers[1]->source == "softirq_NET_RX");
-  CHECK(takers[1]->name.empty());
   REQUIRE(takers[2]);
   CHECK(takers[2]->cause == "timer");
   CHECK(takers[2]->source == "local_timer");
   CHECK_FALSE(takers[3]);  // nothing the kernel traced
-  REQUIRE(takers[4]);      // the task's 200 us, not the 180 us after the tick inside it
+  REQUIRE(takers[4]);      // the task's 198 us of own time, not the tick inside it
   CHECK(takers[4]->cause == "preempted");
-  REQUIRE(takers[5]);  // none held any of it: the hard IRQ before the switch
+  REQUIRE(takers[5]);  // the IRQ that began within the slack after the gap
   CHECK(takers[5]->cause == "device_irq");
   CHECK(takers[5]->source == "device_irq");
   CHECK(takers[5]->name == "virtio0-input.0");
-  CHECK(takers_from_events({}, events, 20).empty());
+  CHECK_FALSE(takers[6]);
 }
 
 TEST_CASE_METHOD(SampledCpu1,
@@ -299,7 +329,7 @@ TEST_CASE("bpf records matched to gaps: the record that took most of the gap nam
       {2'000'400, 2'050'100},  // the preemption, its edges within the slack
       {5'000'000, 5'030'000},  // nothing there: unexplained
   };
-  const std::vector<const PairedOutlier*> matched = match_bpf_records(gaps, records, 2000);
+  const std::vector<const PairedOutlier*> matched = match_records(gaps, records, 2000);
   REQUIRE(matched.size() == 3);
   REQUIRE(matched[0] != nullptr);
   CHECK(matched[0]->name == "timer");  // 10 us of own time beats the softirq's 3 us
@@ -356,12 +386,12 @@ TEST_CASE("bpf records matched to gaps: the slack bounds an overlap on both side
   const std::vector<PairedOutlier> records{record(10'000, 12'000, 2'000, "before"),
                                            record(30'500, 31'000, 500, "after")};
   // The gap [14'000, 28'000]: "before" ends 2 us before it starts, "after" begins 2.5 us after it ends.
-  CHECK(match_bpf_records({{14'000, 28'000}}, records, 2000)[0]->name == "before");
-  CHECK(match_bpf_records({{14'001, 28'000}}, records, 2000)[0] == nullptr);
-  CHECK(match_bpf_records({{14'100, 28'600}}, records, 2000)[0]->name == "after");
-  CHECK(match_bpf_records({{15'000, 28'000}}, records, 0)[0] == nullptr);
-  CHECK(match_bpf_records({}, records, 2000).empty());
-  CHECK(match_bpf_records({{0, 100}}, {}, 2000)[0] == nullptr);
+  CHECK(match_records({{14'000, 28'000}}, records, 2000)[0]->name == "before");
+  CHECK(match_records({{14'001, 28'000}}, records, 2000)[0] == nullptr);
+  CHECK(match_records({{14'100, 28'600}}, records, 2000)[0]->name == "after");
+  CHECK(match_records({{15'000, 28'000}}, records, 0)[0] == nullptr);
+  CHECK(match_records({}, records, 2000).empty());
+  CHECK(match_records({{0, 100}}, {}, 2000)[0] == nullptr);
 }
 
 TEST_CASE("a sampled CPU's outlier threshold: a quarter of its sampler's, within bounds", "[attribution_probe]") {

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Kernel tracepoint events: the format parser and the sample decoder on formats copied from a
-// 6.x kernel and hand-built perf records, the ring walk across the wrap-around, matching
-// interruptions to events (overlap, slack, empty, nested, many against brute force), the cause
-// of each event kind, probe() on scratch trees, and a real recording on CPU 0 that skips itself
-// where tracefs or perf_event_open is not available.
+// 6.x kernel and hand-built perf records, the ring walk across the wrap-around, probe() on scratch
+// trees, and a real recording on CPU 0 that skips itself where tracefs or perf_event_open is not
+// available.
 #include "host/trace_events.h"
 
 #include <linux/perf_event.h>
@@ -11,24 +10,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <map>
-#include <ostream>
-#include <random>
 
 #include "fixture_tree.h"
 
-using jitterd::cause_of_event;
 using jitterd::decode_lost;
 using jitterd::decode_sample;
-using jitterd::EventRange;
-using jitterd::match_interruptions;
 using jitterd::parse_tracepoint_format;
-using jitterd::preempted_cause;
 using jitterd::read_ring;
 using jitterd::TimedInterval;
-using jitterd::traced_tracepoints;
 using jitterd::TraceEvent;
 using jitterd::TraceEventKind;
 using jitterd::TraceEventReader;
@@ -175,28 +169,18 @@ Bytes sched_switch_raw(std::string_view next_comm, std::int32_t next_pid) {
   return raw;
 }
 
-TraceEvent event_at(std::uint64_t time_ns) {
-  TraceEvent event;
-  event.cpu = 0;
-  event.time_ns = time_ns;
-  return event;
-}
-
-TraceEvent event_of(TraceEventKind kind, int number, std::string name) {
-  TraceEvent event;
-  event.kind = kind;
-  event.number = number;
-  event.name = std::move(name);
-  return event;
-}
+// Three required tracepoints and two x86 vectors, which other architectures lack.
+constexpr std::array<jitterd::TracepointSpec, 5> specs = {{
+    {"irq/irq_handler_entry", TraceEventKind::irq, true},
+    {"irq/softirq_entry", TraceEventKind::softirq, true},
+    {"sched/sched_switch", TraceEventKind::sched_switch, true},
+    {"irq_vectors/local_timer_entry", TraceEventKind::vector_entry, false},
+    {"irq_vectors/reschedule_entry", TraceEventKind::vector_entry, false},
+}};
 
 }  // namespace
 
 namespace jitterd {
-// For Catch's messages.
-std::ostream& operator<<(std::ostream& out, const EventRange& range) {
-  return out << "[" << range.begin << ", " << range.end << ")";
-}
 TEST_CASE("parse_tracepoint_format reads the ID and every field", "[trace_events]") {
   const auto format = parse_tracepoint_format(irq_handler_entry_format);
   CHECK(format.id == 225);
@@ -427,80 +411,9 @@ TEST_CASE("read_ring walks records, copying the one that wraps", "[trace_events]
   CHECK(seen.empty());
 }
 
-TEST_CASE("match_interruptions pairs intervals with overlapping events", "[trace_events]") {
-  const std::vector<TraceEvent> events = {event_at(100), event_at(1000), event_at(1050), event_at(1200),
-                                          event_at(5000)};
-  const std::vector<TimedInterval> intervals = {{990, 1100}, {1190, 1195}, {3000, 4000}};
-
-  SECTION("without slack, only events inside") {
-    CHECK(match_interruptions(intervals, events, 0) == std::vector<EventRange>{{1, 3}, {3, 3}, {4, 4}});
-  }
-  SECTION("slack widens both ends") {
-    CHECK(match_interruptions(intervals, events, 10) == std::vector<EventRange>{{1, 3}, {3, 4}, {4, 4}});
-    CHECK(match_interruptions(intervals, events, 1000) == std::vector<EventRange>{{0, 4}, {1, 4}, {4, 5}});
-  }
-  SECTION("the ends are inclusive") {
-    CHECK(match_interruptions({{1000, 1200}}, events, 0) == std::vector<EventRange>{{1, 4}});
-  }
-  SECTION("slack before time zero clamps") {
-    CHECK(match_interruptions({{50, 60}}, events, 500) == std::vector<EventRange>{{0, 1}});
-  }
-  SECTION("nested intervals") {
-    CHECK(match_interruptions({{900, 1300}, {1000, 1010}}, events, 0) == std::vector<EventRange>{{1, 4}, {1, 2}});
-  }
-  SECTION("nothing to match") {
-    CHECK(match_interruptions({}, events, 10).empty());
-    CHECK(match_interruptions(intervals, {}, 10) == std::vector<EventRange>{{0, 0}, {0, 0}, {0, 0}});
-  }
-}
-
-TEST_CASE("match_interruptions agrees with a brute-force scan on many intervals", "[trace_events]") {
-  std::mt19937_64 random(7);
-  std::vector<TraceEvent> events;
-  std::uint64_t t = 0;
-  for (int i = 0; i < 5000; ++i) events.push_back(event_at(t += random() % 2000));
-  std::vector<TimedInterval> intervals;
-  t = 0;
-  for (int i = 0; i < 2000; ++i) {
-    const std::uint64_t start = t += 1 + random() % 5000;
-    intervals.push_back({start, t += random() % 3000});
-  }
-  const std::uint64_t slack = 250;
-  const auto matches = match_interruptions(intervals, events, slack);
-  REQUIRE(matches.size() == intervals.size());
-  for (std::size_t i = 0; i < intervals.size(); ++i) {
-    const std::uint64_t from = intervals[i].start_ns > slack ? intervals[i].start_ns - slack : 0;
-    std::size_t begin = 0;
-    while (begin < events.size() && events[begin].time_ns < from) ++begin;
-    std::size_t end = begin;
-    while (end < events.size() && events[end].time_ns <= intervals[i].end_ns + slack) ++end;
-    INFO("interval " << i);
-    CHECK(matches[i] == EventRange{begin, end});
-  }
-}
-
-TEST_CASE("cause_of_event uses attribution's cause names", "[trace_events]") {
-  CHECK(cause_of_event(event_of(TraceEventKind::irq, 24, "virtio0-input.0")) == "device_irq");
-  CHECK(cause_of_event(event_of(TraceEventKind::irq, 0, "timer")) == "timer");
-  CHECK(cause_of_event(event_of(TraceEventKind::irq, 11, "arch_timer")) == "timer");
-  CHECK(cause_of_event(event_of(TraceEventKind::softirq, 3, "NET_RX")) == "softirq_net");
-  CHECK(cause_of_event(event_of(TraceEventKind::softirq, 2, "NET_TX")) == "softirq_net");
-  CHECK(cause_of_event(event_of(TraceEventKind::softirq, 9, "RCU")) == "softirq_rcu");
-  CHECK(cause_of_event(event_of(TraceEventKind::softirq, 1, "TIMER")) == "timer");
-  CHECK(cause_of_event(event_of(TraceEventKind::softirq, 8, "HRTIMER")) == "timer");
-  CHECK(cause_of_event(event_of(TraceEventKind::softirq, 7, "SCHED")) == "softirq_other");
-  CHECK(cause_of_event(event_of(TraceEventKind::sched_switch, 42, "kworker/0:1")) == preempted_cause);
-  CHECK(cause_of_event(event_of(TraceEventKind::vector_entry, 236, "local_timer")) == "timer");
-  CHECK(cause_of_event(event_of(TraceEventKind::vector_entry, 253, "reschedule")) == "ipi_resched");
-  CHECK(cause_of_event(event_of(TraceEventKind::vector_entry, 252, "call_function")) == "ipi_call");
-  CHECK(cause_of_event(event_of(TraceEventKind::vector_entry, 251, "call_function_single")) == "ipi_call");
-  CHECK(cause_of_event(event_of(TraceEventKind::vector_entry, 246, "irq_work")) == "other_irq");
-  CHECK(cause_of_event(event_of(TraceEventKind::vector_entry, 250, "thermal_apic")) == "other_irq");
-}
-
 TEST_CASE("TraceEventReader::probe without tracefs names the paths it looked at", "[trace_events]") {
   const ScratchTree tree;
-  const auto availability = TraceEventReader::probe(tree.reader());
+  const auto availability = TraceEventReader::probe(tree.reader(), specs);
   CHECK_FALSE(availability.available);
   CHECK(availability.tracepoints.empty());
   CHECK_THAT(availability.reason, Catch::Contains((tree.root() / "kernel/tracing/events").string()) &&
@@ -515,32 +428,33 @@ TEST_CASE("TraceEventReader::probe reads the formats of a tracefs tree", "[trace
 
   SECTION("without x86 vectors (arm64)") {
     tree.write(events + "sched/sched_switch/format", std::string(sched_switch_format));
-    const auto availability = TraceEventReader::probe(tree.reader());
+    const auto availability = TraceEventReader::probe(tree.reader(), specs);
     REQUIRE(availability.available);
     CHECK(availability.reason.empty());
     CHECK(availability.events_dir == tree.root() / "kernel/debug/tracing/events");
     REQUIRE(availability.tracepoints.size() == 3);
     CHECK(availability.tracepoints[2].path == "sched/sched_switch");
     CHECK(availability.tracepoints[2].format.id == 372);
-    CHECK(availability.missing.size() == traced_tracepoints.size() - 3);  // every x86 vector
+    CHECK(availability.missing ==
+          std::vector<std::string>{"irq_vectors/local_timer_entry", "irq_vectors/reschedule_entry"});
   }
   SECTION("with a local timer vector") {
     tree.write(events + "sched/sched_switch/format", std::string(sched_switch_format));
     tree.write(events + "irq_vectors/local_timer_entry/format", std::string(local_timer_entry_format));
-    const auto availability = TraceEventReader::probe(tree.reader());
+    const auto availability = TraceEventReader::probe(tree.reader(), specs);
     REQUIRE(availability.available);
     REQUIRE(availability.tracepoints.size() == 4);
     CHECK(availability.tracepoints[3].kind == TraceEventKind::vector_entry);
-    CHECK(availability.missing.size() == traced_tracepoints.size() - 4);
+    CHECK(availability.missing == std::vector<std::string>{"irq_vectors/reschedule_entry"});
   }
   SECTION("a required tracepoint missing") {
-    const auto availability = TraceEventReader::probe(tree.reader());
+    const auto availability = TraceEventReader::probe(tree.reader(), specs);
     CHECK_FALSE(availability.available);
     CHECK_THAT(availability.reason, Catch::Contains("sched/sched_switch/format"));
   }
   SECTION("a format without a field the decoder reads") {
     tree.write(events + "sched/sched_switch/format", "ID: 372\nformat:\n\tfield:int x;\toffset:8;\tsize:4;\n");
-    const auto availability = TraceEventReader::probe(tree.reader());
+    const auto availability = TraceEventReader::probe(tree.reader(), specs);
     CHECK_FALSE(availability.available);
     CHECK_THAT(availability.reason, Catch::Contains("sched/sched_switch/format: no field"));
   }
@@ -558,14 +472,14 @@ std::uint64_t monotonic_raw_ns() {
 
 TEST_CASE("TraceEventReader records this machine's events on CPU 0", "[trace_events]") {
   const jitterd::HostReader host;
-  const auto availability = TraceEventReader::probe(host);
+  const auto availability = TraceEventReader::probe(host, specs);
   if (!availability.available) {
     WARN("skipped: " << availability.reason);
     return;
   }
   std::unique_ptr<TraceEventReader> reader;
   try {
-    reader = std::make_unique<TraceEventReader>(host, std::vector<int>{0});
+    reader = std::make_unique<TraceEventReader>(host, std::vector<int>{0}, 64, specs, CLOCK_MONOTONIC_RAW);
   } catch (const std::runtime_error& e) {
     WARN("skipped: " << e.what());
     return;
@@ -607,16 +521,16 @@ TEST_CASE("TraceEventReader records this machine's events on CPU 0", "[trace_eve
                      << " vector entries in the window; " << reader->lost() << " lost");
   CHECK(reader->undecoded() == 0);
   CHECK(in_window[TraceEventKind::sched_switch] + in_window[TraceEventKind::irq] > 0);
-  // The sleeps are interruptions of the test thread by construction: most must match a switch.
-  std::size_t preempted = 0;
-  const auto matches = match_interruptions(sleeps, events, 0);
-  for (const EventRange& range : matches)
-    for (std::size_t i = range.begin; i < range.end; ++i)
-      if (cause_of_event(events[i]) == preempted_cause) {
-        ++preempted;
-        break;
-      }
-  CHECK(preempted * 2 > sleeps.size());
+  // The sleeps are interruptions of the test thread by construction: most must hold a switch.
+  std::size_t switched = 0;
+  for (const TimedInterval& sleep : sleeps) {
+    const auto first = std::lower_bound(events.begin(), events.end(), sleep.start_ns,
+                                        [](const TraceEvent& e, std::uint64_t t) { return e.time_ns < t; });
+    auto it = first;
+    while (it != events.end() && it->time_ns <= sleep.end_ns && it->kind != TraceEventKind::sched_switch) ++it;
+    if (it != events.end() && it->time_ns <= sleep.end_ns) ++switched;
+  }
+  CHECK(switched * 2 > sleeps.size());
 }
 
 }  // namespace jitterd
