@@ -165,6 +165,19 @@ BelowKernel split_below_kernel(std::uint64_t gaps, std::uint64_t gaps_ns, std::u
   return out;
 }
 
+std::vector<EstimatedShare> estimate_window(std::uint64_t interruptions, std::uint64_t stolen_ns,
+                                            const std::vector<SourceDelta>& deltas, std::uint64_t smis,
+                                            bool steal) {
+  const Attribution a = attribute_interruptions(interruptions, stolen_ns, deltas);
+  std::vector<EstimatedShare> out;
+  for (const CauseShare& share : a.causes) out.push_back({share.cause, share.interruptions, share.stolen_ns});
+  const BelowKernel below = split_below_kernel(a.unexplained, a.unexplained_stolen_ns, smis, steal);
+  out.push_back({smi_cause, below.smi, below.smi_ns});
+  out.push_back({hypervisor_cause, below.hypervisor, below.hypervisor_ns});
+  out.push_back({unexplained_cause, below.unexplained, below.unexplained_ns});
+  return out;
+}
+
 CauseShare share_of(const Attribution& attribution, std::string_view cause) {
   for (const CauseShare& share : attribution.causes)
     if (share.cause == cause) return share;

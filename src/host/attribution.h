@@ -94,6 +94,8 @@ CauseShare share_of(const Attribution& attribution, std::string_view cause);
 // (10 ms at USER_HZ 100), so this is a window's judgement, not a gap's.
 inline constexpr std::string_view smi_cause = "smi";
 inline constexpr std::string_view hypervisor_cause = "hypervisor";
+// What is left: a gap nothing below or in the kernel explains.
+inline constexpr std::string_view unexplained_cause = "unexplained";
 
 struct BelowKernel {
   std::uint64_t smi = 0, hypervisor = 0, unexplained = 0;           // gaps
@@ -108,6 +110,22 @@ BelowKernel split_below_kernel(std::vector<std::uint64_t> gaps_ns, std::uint64_t
 // The same where only the count and the summed time of the unexplained gaps are known (window
 // deltas): the time is shared in proportion to the gaps, as attribute_interruptions shares it.
 BelowKernel split_below_kernel(std::uint64_t gaps, std::uint64_t gaps_ns, std::uint64_t smis, bool steal);
+
+// One cause's part of a window estimated from counts.
+struct EstimatedShare {
+  std::string_view cause;  // an entry of cause_names, smi_cause, hypervisor_cause or unexplained_cause
+  std::uint64_t interruptions = 0, stolen_ns = 0;
+  bool operator==(const EstimatedShare&) const = default;
+};
+
+// The window-deltas estimate whole, as a sampled CPU's window and a loop's run both take it:
+// `interruptions` and their `stolen_ns` shared among `deltas` (attribute_interruptions), then the
+// unexplained rest given below the kernel (split_below_kernel: `smis` the SMIs that can have made
+// a gap, `steal` whether the window had steal time). One share per cause_names entry in that
+// order, then smi, hypervisor and unexplained; the shares sum to the inputs exactly.
+std::vector<EstimatedShare> estimate_window(std::uint64_t interruptions, std::uint64_t stolen_ns,
+                                            const std::vector<SourceDelta>& deltas, std::uint64_t smis,
+                                            bool steal);
 
 // Splits `total` into whole parts proportional to `weights` by the largest remainder method
 // (ties go to the larger weight, then the earlier index); the parts sum to `total` exactly.

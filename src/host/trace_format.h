@@ -14,7 +14,6 @@
 #include <string_view>
 #include <vector>
 
-#include "host/x86_vectors.h"
 #include "measure/counter_calibration.h"
 #include "measure/interruption_ring.h"
 

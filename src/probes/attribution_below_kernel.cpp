@@ -27,21 +27,24 @@ void AttributionProbe::keep_below_kernel(CpuTotals& totals, const CpuWindow& bef
   totals.frequency = before.cycles && now.cycles ? frequency_ratio(*before.cycles, *now.cycles) : std::nullopt;
 }
 
-void AttributionProbe::settle_unexplained(CpuTotals& totals, const CpuWindow& before, const CpuWindow& now,
-                                          std::map<std::string, std::uint64_t>& by_cause,
-                                          std::optional<std::uint64_t> gaps, std::uint64_t gaps_ns) {
+std::pair<std::uint64_t, bool> AttributionProbe::below_kernel_window(const CpuWindow& before,
+                                                                     const CpuWindow& now) {
   // Only an SMI that came while the sampler spun can have made one of its gaps (a burst sampler
   // sleeps through most of the window): the in-span count, not the CPU's.
   const std::uint64_t smis = before.smis && now.smis && now.smis_in_spans >= before.smis_in_spans
                                  ? now.smis_in_spans - before.smis_in_spans
                                  : 0;
-  const bool steal = before.steal_ticks && now.steal_ticks && *now.steal_ticks > *before.steal_ticks;
-  const BelowKernel split =
-      gaps ? split_below_kernel(*gaps, gaps_ns, smis, steal) : split_below_kernel(unexplained_ns_, smis, steal);
+  return {smis, before.steal_ticks && now.steal_ticks && *now.steal_ticks > *before.steal_ticks};
+}
+
+void AttributionProbe::settle_unexplained(CpuTotals& totals, const CpuWindow& before, const CpuWindow& now,
+                                          std::map<std::string, std::uint64_t>& by_cause) {
+  const auto [smis, steal] = below_kernel_window(before, now);
+  const BelowKernel split = split_below_kernel(unexplained_ns_, smis, steal);
   const std::pair<std::string_view, std::pair<std::uint64_t, std::uint64_t>> parts[] = {
       {smi_cause, {split.smi, split.smi_ns}},
       {hypervisor_cause, {split.hypervisor, split.hypervisor_ns}},
-      {std::string_view("unexplained"), {split.unexplained, split.unexplained_ns}}};
+      {unexplained_cause, {split.unexplained, split.unexplained_ns}}};
   for (const auto& [cause, part] : parts) {
     const std::string name(cause);
     by_cause[name] += part.first;

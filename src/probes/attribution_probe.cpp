@@ -9,12 +9,10 @@
 #include "host/posture_parse.h"
 #include "host/task_classes.h"
 #include "measure/clock_ns.h"
+#include "measure/tick_scale.h"
 
 namespace jitterd {
 namespace {
-
-constexpr std::string_view unexplained = "unexplained";
-constexpr std::string_view not_kept = "not_kept";  // interruptions the ring overwrote before the window was read
 
 // What fired on a CPU, by category: every (kind, cause) cause_of gives but not_an_interrupt, all
 // exported, zero or not, so the series set is stable.
@@ -34,22 +32,9 @@ std::vector<typename Events::const_iterator> top_sources(const Events& events, s
   return top;
 }
 
-// Every cause a CPU exports, zero or not, so the series set is stable. Window deltas give
-// interruptions to hard-IRQ causes only (host/attribution.h): the softirq ones, always 0 there,
-// are left out.
-std::vector<std::string> all_causes(bool tracepoints) {
-  std::vector<std::string> out;
-  for (std::string_view cause : cause_names) {
-    if (tracepoints || !cause.starts_with("softirq_")) out.emplace_back(cause);
-  }
-  if (tracepoints) out.insert(out.end(), {std::string(preempted_cause), std::string(not_kept)});
-  out.insert(out.end(), {std::string(smi_cause), std::string(hypervisor_cause), std::string(unexplained)});
-  return out;
-}
-
 // Whether an interruption of this cause coincided with an interrupt, softirq or switch.
 bool coincident(std::string_view cause) {
-  return cause != unexplained && cause != not_kept && cause != smi_cause && cause != hypervisor_cause;
+  return cause != unexplained_cause && cause != not_kept_cause && cause != smi_cause && cause != hypervisor_cause;
 }
 
 // The causes named per CPU in the last window's table (bpf, tracepoints), most interruptions first.
@@ -115,12 +100,12 @@ void AttributionProbe::open_tracepoints(const ProbeContext& context) {
   fell_back_ = false;
 }
 
-std::vector<std::optional<Taker>> AttributionProbe::takers(int cpu, const std::vector<TimedInterval>& intervals) {
+std::vector<PairedOutlier>& AttributionProbe::records_of(int cpu) {
   PairedRecords taken = engine_->take_records(cpu);
   std::uint64_t& seen = lost_seen_[cpu];
   records_lost_ += taken.dropped + (taken.lost > seen ? taken.lost - seen : 0);
   seen = std::max(seen, taken.lost);
-  return takers_from_records(intervals, carried_.add(cpu, std::move(taken.events)), kTraceSlackNs);
+  return carried_.add(cpu, std::move(taken.events));
 }
 
 std::map<std::string, std::uint64_t> AttributionProbe::book(int cpu, const std::vector<Interruption>& fresh,
@@ -193,7 +178,7 @@ void AttributionProbe::export_totals(ProbeResult& result) const {
             {{"method", method_}}, 1));
   for (const auto& [cpu, totals] : totals_) {
     const std::string c = std::to_string(cpu);
-    for (const std::string& cause : all_causes(engine_ != nullptr)) {
+    for (const std::string& cause : exported_causes(engine_ != nullptr)) {
       const auto found = totals.interruptions.find(cause);
       const auto stolen = totals.stolen_seconds.find(cause);
       result.metrics.push_back(
@@ -275,6 +260,35 @@ void AttributionProbe::track_samplers(const ProbeContext& context, const std::ve
     trace_->set_application(tids);
 }
 
+std::map<std::string, std::uint64_t> AttributionProbe::named_causes(const SamplerCounts& r,
+                                                                    const CpuWindow& before, const CpuWindow& now,
+                                                                    const TickToClock& to_clock, ProbeTable& who) {
+  unexplained_ns_.clear();
+  const std::vector<TimedInterval> intervals = timed_intervals(r.fresh, to_clock);
+  std::map<std::string, std::uint64_t> by_cause =
+      book(r.cpu, r.fresh, takers_from_records(intervals, records_of(r.cpu), kTraceSlackNs), to_clock.hertz, who);
+  settle_unexplained(totals_[r.cpu], before, now, by_cause);
+  const std::uint64_t pushed = r.end_sequence - before.next_sequence;
+  if (pushed > r.fresh.size()) by_cause[std::string(not_kept_cause)] += pushed - r.fresh.size();
+  return by_cause;
+}
+
+std::map<std::string, std::uint64_t> AttributionProbe::estimated_causes(const SamplerCounts& r,
+                                                                        const CpuWindow& before,
+                                                                        const CpuWindow& now,
+                                                                        const std::vector<SourceDelta>& deltas,
+                                                                        double hertz) {
+  std::map<std::string, std::uint64_t> by_cause;
+  const auto [smis, steal] = below_kernel_window(before, now);
+  const std::uint64_t stolen_ns = TickScale(hertz).to_ns(r.ticks - before.interrupted_ticks);
+  for (const EstimatedShare& share :
+       estimate_window(r.count - before.interruptions, stolen_ns, deltas, smis, steal)) {
+    by_cause[std::string(share.cause)] += share.interruptions;
+    totals_[r.cpu].stolen_seconds[std::string(share.cause)] += static_cast<double>(share.stolen_ns) * 1e-9;
+  }
+  return by_cause;
+}
+
 ProbeResult AttributionProbe::run(ProbeContext& context) {
   const double hertz = context.frequency.hertz;
   if (!(hertz > 0)) throw std::runtime_error("no counter frequency to convert interruptions with");
@@ -310,27 +324,13 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     if (!have_window) continue;  // the baseline: from here on, interruptions belong to a window
     const std::vector<SourceDelta> deltas = std::move(deltas_of[r.cpu]);
     count_events(totals, deltas);
-    std::map<std::string, std::uint64_t> by_cause;
-    std::uint64_t interruptions = 0;
-    if (engine_) {
-      // By sequence number: exactly the interruptions pushed since the last window, kept or not.
-      interruptions = r.end_sequence - before.next_sequence;
-      unexplained_ns_.clear();
-      const std::vector<TimedInterval> intervals =
-          timed_intervals(r.fresh, TickToClock{previous_pair_.value_or(pair), pair, hertz});
-      by_cause = book(r.cpu, r.fresh, takers(r.cpu, intervals), hertz, who_table);
-      settle_unexplained(totals, before, window, by_cause, std::nullopt, 0);
-      if (interruptions > r.fresh.size()) by_cause[std::string(not_kept)] += interruptions - r.fresh.size();
-    } else {
-      interruptions = r.count - before.interruptions;
-      const double stolen_ns = static_cast<double>(r.ticks - before.interrupted_ticks) / hertz * 1e9;
-      const Attribution a = attribute_interruptions(interruptions, static_cast<std::uint64_t>(stolen_ns), deltas);
-      for (const CauseShare& share : a.causes) {
-        by_cause[std::string(share.cause)] += share.interruptions;
-        totals.stolen_seconds[std::string(share.cause)] += static_cast<double>(share.stolen_ns) * 1e-9;
-      }
-      settle_unexplained(totals, before, window, by_cause, a.unexplained, a.unexplained_stolen_ns);
-    }
+    // By sequence number where an engine names them: exactly those pushed since the last window.
+    const std::uint64_t interruptions =
+        engine_ ? r.end_sequence - before.next_sequence : r.count - before.interruptions;
+    const std::map<std::string, std::uint64_t> by_cause =
+        engine_
+            ? named_causes(r, before, window, TickToClock{previous_pair_.value_or(pair), pair, hertz}, who_table)
+            : estimated_causes(r, before, window, deltas, hertz);
     for (const auto& [cause, count] : by_cause) {
       totals.interruptions[cause] += count;
       if (coincident(cause)) totals.coincident += count;
@@ -338,7 +338,14 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     }
     add_top_sources(sources_table, r.cpu, deltas);
   }
-  if (engine_) carried_.carry(read_ns, kTraceSlackNs);
+  if (engine_) {
+    // A sampled CPU that matched nothing this run (its baseline, or no running sampler) has its
+    // records taken all the same, so they do not pile up in the engine; carry keeps those that
+    // may still match.
+    for (int cpu : sampled)
+      if (!carried_.added(cpu)) records_of(cpu);
+    carried_.carry(read_ns, kTraceSlackNs);
+  }
   previous_ = snapshot;
   previous_pair_ = pair;
 

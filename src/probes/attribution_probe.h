@@ -103,8 +103,18 @@ class AttributionProbe : public Probe {
   void track_samplers(const ProbeContext& context, const std::vector<int>& sampled);
   static void count_events(CpuTotals& totals, const std::vector<SourceDelta>& deltas);
   void open_tracepoints(const ProbeContext& context);
-  // What took each of `cpu`'s interruptions (`intervals`): the engine's records, taken now.
-  std::vector<std::optional<Taker>> takers(int cpu, const std::vector<TimedInterval>& intervals);
+  // A reading's window by cause, its interruptions named one by one from the engine's records
+  // (those no record explains settled below the kernel, those its ring overwrote not_kept; the
+  // most named takers in `who`), or estimated from the window's interrupt counts (`deltas`).
+  std::map<std::string, std::uint64_t> named_causes(const SamplerCounts& r, const CpuWindow& before,
+                                                    const CpuWindow& now, const TickToClock& to_clock,
+                                                    ProbeTable& who);
+  std::map<std::string, std::uint64_t> estimated_causes(const SamplerCounts& r, const CpuWindow& before,
+                                                        const CpuWindow& now,
+                                                        const std::vector<SourceDelta>& deltas, double hertz);
+  // `cpu`'s records for this run's match: those carried and those the engine has, taken now (its
+  // losses counted).
+  std::vector<PairedOutlier>& records_of(int cpu);
   // The window's interruptions of `cpu` by their takers: by cause (returned), their time in the
   // totals, the unexplained ones' durations for settle_unexplained, the most named takers in `who`.
   std::map<std::string, std::uint64_t> book(int cpu, const std::vector<Interruption>& fresh,
@@ -118,13 +128,15 @@ class AttributionProbe : public Probe {
   static CpuWindow window_of(const SamplerCounts& r, const std::map<int, CpuTimes>& cpu_times);
   void export_totals(ProbeResult& result) const;
   void export_below_kernel(ProbeResult& result, const std::string& cpu, const CpuTotals& totals) const;
-  // Gives the window's unexplained gaps (unexplained_ns_, or `gaps` and `gaps_ns` for window
-  // deltas) to smi and hypervisor by host/attribution.h's rule, into `by_cause` and the totals.
   // The window's counts below the kernel into the totals, and its frequency from `before`'s.
   static void keep_below_kernel(CpuTotals& totals, const CpuWindow& before, const CpuWindow& now);
+  // What can explain a window's gaps below the kernel: the SMIs that came while the sampler spun,
+  // and whether the CPU had steal time.
+  static std::pair<std::uint64_t, bool> below_kernel_window(const CpuWindow& before, const CpuWindow& now);
+  // Gives the window's gaps no record explains (unexplained_ns_) to smi and hypervisor by
+  // host/attribution.h's rule, into `by_cause` and the totals.
   void settle_unexplained(CpuTotals& totals, const CpuWindow& before, const CpuWindow& now,
-                          std::map<std::string, std::uint64_t>& by_cause, std::optional<std::uint64_t> gaps,
-                          std::uint64_t gaps_ns);
+                          std::map<std::string, std::uint64_t>& by_cause);
   // The notes and the state line of what is counted below the kernel, once the samplers are known.
   void note_below_kernel(const ProbeContext& context, ProbeResult& result) const;
 

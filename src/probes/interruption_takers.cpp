@@ -3,7 +3,18 @@
 
 #include <algorithm>
 
+#include "host/attribution.h"
+
 namespace jitterd {
+
+std::vector<std::string> exported_causes(bool one_by_one) {
+  std::vector<std::string> out;
+  for (std::string_view cause : cause_names)
+    if (one_by_one || !cause.starts_with("softirq_")) out.emplace_back(cause);
+  if (one_by_one) out.insert(out.end(), {std::string(preempted_cause), std::string(not_kept_cause)});
+  out.insert(out.end(), {std::string(smi_cause), std::string(hypervisor_cause), std::string(unexplained_cause)});
+  return out;
+}
 
 std::vector<const PairedOutlier*> match_records(const std::vector<TimedInterval>& intervals,
                                                 const std::vector<PairedOutlier>& records,

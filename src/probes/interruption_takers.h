@@ -21,6 +21,15 @@
 
 namespace jitterd {
 
+// The cause of the interruptions a sampler's (or loop's) ring overwrote before they were read.
+inline constexpr std::string_view not_kept_cause = "not_kept";
+
+// Every cause a sampled CPU or a loop exports, zero or not, so the series set is stable: where an
+// engine names the interruptions one by one, attribution's cause_names, preempted and not_kept;
+// by window deltas alone the hard-IRQ causes only (softirqs get no share there); then smi,
+// hypervisor and unexplained.
+std::vector<std::string> exported_causes(bool one_by_one);
+
 // One interruption's taker, as the engine's record names it.
 struct Taker {
   std::string cause;            // host/attribution.h's cause_names, or "preempted"
@@ -68,6 +77,8 @@ class CarriedRecords {
   // interruptions that may be read next (ending within `slack_ns` of `read_ns`, CLOCK_MONOTONIC,
   // or after it). A CPU not matched this time keeps its records whole for its next match.
   void carry(std::uint64_t read_ns, std::uint64_t slack_ns);
+  // Whether `cpu`'s records were added since the last carry.
+  bool added(int cpu) const { return added_.count(cpu) != 0; }
 
  private:
   std::map<int, std::vector<PairedOutlier>> records_;

@@ -36,14 +36,6 @@ std::optional<TickMethod> loop_tick_method(std::uint32_t counter) {
   }
 }
 
-// Every cause a loop exports, zero or not: the attribution probe's with the engine.
-std::vector<std::string> loop_causes() {
-  std::vector<std::string> out(cause_names.begin(), cause_names.end());
-  out.insert(out.end(), {std::string(preempted_cause), "not_kept", std::string(smi_cause),
-                         std::string(hypervisor_cause), "unexplained"});
-  return out;
-}
-
 // Whether `cpu`'s value grew from `before` to `now` (false where either lacks it).
 bool grew(const std::map<int, std::uint64_t>& before, const std::map<int, std::uint64_t>& now, int cpu) {
   const auto then = before.find(cpu), later = now.find(cpu);
@@ -98,7 +90,7 @@ void LoopsProbe::export_causes(ProbeResult& out) const {
               "(matched one by one with the watch engine's records of its cpu), or window_deltas "
               "(shared out among its cpu's interrupt counts, an estimate).",
               with_method, 1));
-    for (const std::string& cause : loop_causes()) {
+    for (const std::string& cause : exported_causes(true)) {  // a loop's method may change
       ProbeLabels with_cause = labels;
       with_cause.emplace_back(std::string(kLoopLabelCause), cause);
       const auto n = causes.interruptions.find(cause);
@@ -128,7 +120,7 @@ std::vector<std::string_view> settle_unmatched(const std::vector<TimedInterval>&
   const auto smi = smis.find(cpu);
   const std::vector<std::string_view> settled = below_kernel_causes(
       unmatched, smi == smis.end() ? std::vector<SmiWindow>{} : smi->second.windows, steal, kTraceSlackNs);
-  std::vector<std::string_view> out(matched.size(), "unexplained");
+  std::vector<std::string_view> out(matched.size(), unexplained_cause);
   for (std::size_t i = 0, u = 0; i < matched.size() && u < settled.size(); ++i)
     if (!matched[i]) out[i] = settled[u++];
   return out;
@@ -184,9 +176,9 @@ void LoopsProbe::match_loop(const std::string& file, const LoopState& state, Ker
   const std::uint64_t oldest = r.ring_pushed - std::min<std::uint64_t>(r.ring_pushed, r.ring.size());
   const std::uint64_t from = std::max(causes.next_sequence, oldest);
   const std::uint64_t not_kept = from - std::min(from, causes.next_sequence);  // overwritten meanwhile
-  causes.interruptions["not_kept"] += not_kept;
+  causes.interruptions[std::string(not_kept_cause)] += not_kept;
   NameTally preempters(kPartNames), sources(kPartNames);
-  if (not_kept > 0) sources.add("not_kept", {not_kept, 0});
+  if (not_kept > 0) sources.add(std::string(not_kept_cause), {not_kept, 0});
   causes.next_sequence = r.ring_pushed;
   const std::vector<TimedInterval> intervals = monotonic_intervals(r, from, run.pairs);
   const std::vector<std::optional<Taker>> takers =
@@ -229,22 +221,16 @@ void LoopsProbe::estimate_loop(const std::string& file, const LoopState& state, 
   causes.seen_interruptions = r.counts.interruptions;
   causes.seen_ticks = r.counts.interrupted_ticks;
   const std::uint64_t stolen_ns = TickScale(static_cast<double>(r.header.hertz)).to_ns(ticks);
-  const Attribution a = attribute_interruptions(interruptions, stolen_ns, run.deltas[cpu]);
-  const auto add = [&](std::string_view cause, std::uint64_t n, std::uint64_t ns) {
-    causes.interruptions[std::string(cause)] += n;
-    causes.stolen_seconds[std::string(cause)] += static_cast<double>(ns) * 1e-9;
-  };
-  for (const CauseShare& share : a.causes) add(share.cause, share.interruptions, share.stolen_ns);
   // The SMIs the CPU's counter added since the last run (the BPF engine's, on a watched CPU).
   const auto smi_now = run.smi_counts.find(cpu), smi_then = smi_before_.find(cpu);
   const std::uint64_t smis = smi_now != run.smi_counts.end() && smi_then != smi_before_.end()
                                  ? smi_now->second - std::min(smi_now->second, smi_then->second)
                                  : 0;
-  const BelowKernel below =
-      split_below_kernel(a.unexplained, a.unexplained_stolen_ns, smis, grew(steal_before_, run.steal_now, cpu));
-  add(smi_cause, below.smi, below.smi_ns);
-  add(hypervisor_cause, below.hypervisor, below.hypervisor_ns);
-  add("unexplained", below.unexplained, below.unexplained_ns);
+  for (const EstimatedShare& share :
+       estimate_window(interruptions, stolen_ns, run.deltas[cpu], smis, grew(steal_before_, run.steal_now, cpu))) {
+    causes.interruptions[std::string(share.cause)] += share.interruptions;
+    causes.stolen_seconds[std::string(share.cause)] += static_cast<double>(share.stolen_ns) * 1e-9;
+  }
 }
 
 // Why each loop's interruptions are not matched one by one ("" where they are), and, where any is

@@ -111,7 +111,7 @@ inline constexpr std::size_t kMaxOutliersPerReading = 1u << 16;
 struct PairedRecords {
   std::vector<PairedOutlier> events;
   std::uint64_t dropped = 0;  // beyond kMaxSampledEventsPerCpu between two takes: the oldest went
-  std::uint64_t lost = 0;     // cumulative: the kernel's ring was full (bpf: every CPU's records share it)
+  std::uint64_t lost = 0;     // cumulative, this CPU's: the kernel's ring was full (tracepoints: perf samples)
 };
 
 // Held per CPU between two takes (the attribution probe's interval, 10 s by default): a

@@ -61,14 +61,16 @@ void InterruptionPairing::book(CpuState& s, std::size_t source, std::uint64_t ns
   f.buckets[bucket_of(ns)] += 1;
 }
 
-void InterruptionPairing::keep(CpuState& s, PairedOutlier o) {
-  if (o.duration_ns >= s.records_threshold) {
-    if (s.records.size() >= kMaxSampledEventsPerCpu) {
-      s.records.pop_front();
-      ++s.records_dropped;
-    }
-    s.records.push_back(o);
+void InterruptionPairing::record(CpuState& s, PairedOutlier o) {
+  if (s.records.size() >= kMaxSampledEventsPerCpu) {
+    s.records.pop_front();
+    ++s.records_dropped;
   }
+  s.records.push_back(std::move(o));
+}
+
+void InterruptionPairing::keep(CpuState& s, PairedOutlier o) {
+  if (o.duration_ns >= s.records_threshold) record(s, o);
   if (o.duration_ns < threshold_ns_) return;
   if (outliers_.size() >= kMaxOutliersPerReading) {
     ++dropped_;
@@ -153,7 +155,9 @@ void InterruptionPairing::switched(CpuState& s, const TraceEvent& e,
     const std::uint64_t wall = e.time_ns > s.off_since ? e.time_ns - s.off_since : 0;
     const std::uint64_t nested = s.booked - s.off_booked;
     const std::uint64_t own = wall > nested ? wall - nested : 0;
-    const PreempterFacts who = facts(s.preempter);
+    // pid 0 is the CPU's idle task (swapper/N, in no /proc): a per-CPU kernel thread, as the BPF
+    // program finds it (the sampler's real-time throttling switches to it).
+    const PreempterFacts who = s.preempter == 0 ? PreempterFacts{0, true, true} : facts(s.preempter);
     const bool application = std::binary_search(application_.begin(), application_.end(), s.preempter);
     std::size_t source = JD_SRC_PREEMPT_STRAY;
     if (who.tgid == jitterd_tgid_ && jitterd_tgid_ != 0)
@@ -233,6 +237,16 @@ void InterruptionPairing::add(const TraceEvent& event, const PairingTracepoint& 
       return;
     case PairingRole::sched_switch:
       switched(s, event, facts);
+      return;
+    case PairingRole::mark:
+      if (s.records_threshold != UINT64_MAX) {
+        PairedOutlier o;
+        o.start_ns = o.end_ns = event.time_ns;
+        o.cpu = s.figures.cpu;
+        o.source = role.source;
+        o.id = static_cast<std::uint32_t>(event.number);
+        record(s, std::move(o));
+      }
       return;
     case PairingRole::ignore:
       return;

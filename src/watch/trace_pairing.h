@@ -26,7 +26,10 @@
 namespace jitterd {
 
 // What one recorded tracepoint does to the pairing.
-enum class PairingRole { entry, exit, nmi, tlb_flush, tick_stop, sched_switch, ignore };
+// mark: an entry whose exit the kernel does not record (irq_work_exit, which perf refuses): no
+// length, so it books nothing, but where records are wanted it is one of length 0 at its entry, so
+// a gap with nothing longer in it is still named.
+enum class PairingRole { entry, exit, nmi, tlb_flush, tick_stop, sched_switch, mark, ignore };
 
 struct PairingTracepoint {
   PairingRole role = PairingRole::entry;
@@ -96,6 +99,8 @@ class InterruptionPairing {
   void switched(CpuState& s, const TraceEvent& e, const std::function<PreempterFacts(int tid)>& facts);
   // `o` as a record of its CPU and as an outlier, where its own time reaches either threshold.
   void keep(CpuState& s, PairedOutlier o);
+  // `o` as a record of its CPU (the oldest going beyond the bound).
+  static void record(CpuState& s, PairedOutlier o);
   std::uint64_t lowest_threshold(const CpuState& s) const { return std::min(threshold_ns_, s.records_threshold); }
 
   std::uint64_t threshold_ns_;

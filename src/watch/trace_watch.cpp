@@ -8,6 +8,7 @@
 
 #include "host/tasks.h"
 #include "host/text.h"
+#include "host/x86_vectors.h"
 #include "watch/bpf/watch_bpf.h"
 
 namespace jitterd {
@@ -107,10 +108,13 @@ TraceWatch::TraceWatch(const HostReader& host, Options options)
     PairingTracepoint role;
     for (const WatchTracepoint& w : watch_tracepoints())
       if (w.spec.path == t.path) role = w.pairing;
-    // A vector whose entry or exit is missing cannot be paired: left out whole (irq_work, whose
-    // exit perf refuses; its count is still in the counts' other_irq).
+    // A vector whose exit is missing cannot be paired: its entry is a mark (irq_work, whose exit
+    // perf refuses: no length, so the watch's figures leave it out, its count still in the counts'
+    // other_irq; a record of length 0 where records are wanted, so a gap it alone made is named).
     for (const Vector& v : kVectors)
-      if ((t.path == v.entry || t.path == v.exit) && !(opened(v.entry) && opened(v.exit)))
+      if (t.path == v.entry && !opened(v.exit))
+        role.role = PairingRole::mark;
+      else if (t.path == v.exit && !opened(v.entry))
         role.role = PairingRole::ignore;
     roles_.push_back(role);
   }

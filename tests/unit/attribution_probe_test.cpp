@@ -255,7 +255,8 @@ TEST_CASE("tracepoints' takers: the engine's paired records name a sampled CPU's
   cpu.preempt(800'000, 1'000'000);                                                // a task runs 200 us...
   cpu.interrupt(820'000, 822'000, JD_SRC_LOCAL_TIMER);                            // ...a tick inside its run
   cpu.interrupt(1'200'010, 1'205'010, JD_SRC_DEVICE_IRQ, 24, "virtio0-input.0");  // after a gap, within the slack
-  cpu.interrupt(1'300'000, 1'300'500, JD_SRC_LOCAL_TIMER);  // under the records' threshold: no record
+  cpu.interrupt(1'300'000, 1'300'500, JD_SRC_LOCAL_TIMER);      // under the records' threshold: no record
+  cpu.add(1'400'000, PairingRole::mark, JD_SRC_IRQ_WORK, 246);  // irq_work: its exit perf refuses
   const PairedRecords records = cpu.pairing.take_records(SampledPairing::kCpu);
   const std::vector<std::optional<Taker>> takers = takers_from_records({{990, 203'200},
                                                                         {299'995, 360'050},
@@ -263,9 +264,10 @@ TEST_CASE("tracepoints' takers: the engine's paired records name a sampled CPU's
                                                                         {700'000, 710'000},
                                                                         {800'000, 1'000'050},
                                                                         {1'195'000, 1'200'000},
-                                                                        {1'299'990, 1'300'600}},
+                                                                        {1'299'990, 1'300'600},
+                                                                        {1'399'990, 1'400'900}},
                                                                        records.events, 20);
-  REQUIRE(takers.size() == 7);
+  REQUIRE(takers.size() == 8);
   REQUIRE(takers[0]);  // the task's run, not the timer interrupt that woke it
   CHECK(takers[0]->cause == "preempted");
   CHECK(takers[0]->source == "preempt_stray");
@@ -285,6 +287,9 @@ TEST_CASE("tracepoints' takers: the engine's paired records name a sampled CPU's
   CHECK(takers[5]->source == "device_irq");
   CHECK(takers[5]->name == "virtio0-input.0");
   CHECK_FALSE(takers[6]);
+  REQUIRE(takers[7]);  // the gap an irq_work alone made, named though its length is unknown
+  CHECK(takers[7]->cause == "other_irq");
+  CHECK(takers[7]->source == "irq_work");
 }
 
 TEST_CASE_METHOD(SampledCpu1,

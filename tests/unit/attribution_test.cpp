@@ -220,3 +220,27 @@ TEST_CASE("split_below_kernel over counts (window deltas): time shared in propor
   // No gaps: the time (all of it unexplained, as attribute_interruptions leaves it) stays so.
   CHECK(split_below_kernel(0, 400, 5, true) == BelowKernel{0, 0, 0, 0, 0, 400});
 }
+
+TEST_CASE("estimate_window: the counts' shares, then the unexplained rest below the kernel, summing exactly",
+          "[attribution]") {
+  using jitterd::estimate_window;
+  using jitterd::EstimatedShare;
+  // 10 timer ticks and 2 NIC interrupts for 15 interruptions of 1 us: 3 unexplained, 1 SMI.
+  const std::vector<SourceDelta> deltas = {{"irq", "LOC", "Local timer interrupts", 10},
+                                           {"irq", "45", "eth0-rx-1", 2}};
+  const std::vector<EstimatedShare> shares = estimate_window(15, 15'000, deltas, 1, true);
+  REQUIRE(shares.size() == cause_names.size() + 3);
+  for (std::size_t i = 0; i < cause_names.size(); ++i) CHECK(shares[i].cause == cause_names[i]);
+  CHECK(shares[0] == EstimatedShare{"timer", 10, 10'000});
+  CHECK(shares[4] == EstimatedShare{"device_irq", 2, 2'000});
+  CHECK(shares[cause_names.size()] == EstimatedShare{"smi", 1, 1'000});
+  CHECK(shares[cause_names.size() + 1] == EstimatedShare{"hypervisor", 2, 2'000});  // steal takes the rest
+  CHECK(shares[cause_names.size() + 2] == EstimatedShare{"unexplained", 0, 0});
+  // Without steal the rest stays unexplained; the sums hold whatever the split.
+  const std::vector<EstimatedShare> quiet = estimate_window(15, 15'000, deltas, 0, false);
+  CHECK(quiet.back() == EstimatedShare{"unexplained", 3, 3'000});
+  std::uint64_t interruptions = 0, ns = 0;
+  for (const EstimatedShare& s : quiet) interruptions += s.interruptions, ns += s.stolen_ns;
+  CHECK(interruptions == 15);
+  CHECK(ns == 15'000);
+}

@@ -4,8 +4,9 @@
 // counted once, NMIs inside a frame, a call-function IPI that flushed the TLB, preemptions by the
 // class of the task that took the CPU (with interrupts meanwhile taken out), voluntary switches
 // not counted, exits without entries, lost records, nesting too deep, tick-stop failures by
-// dependency, the outlier threshold and its bound per reading, other CPUs ignored, and the records
-// kept for a loop on the CPU (down to the threshold it wants, bounded, taken once).
+// dependency, the outlier threshold and its bound per reading, other CPUs ignored, the idle task,
+// marks (entries without exits), and the records kept for a loop or a sampled CPU (down to the
+// threshold it wants, bounded, taken once).
 #include "watch/trace_pairing.h"
 
 #include <catch2/catch.hpp>
@@ -177,6 +178,31 @@ TEST_CASE("a task gone before the reader asked is a stray", "[trace_pairing]") {
   CHECK(watched(r).sources[JD_SRC_PREEMPT_STRAY].count == 1);
   REQUIRE(r.outliers.size() == 1);
   CHECK(r.outliers[0].tgid == 0);
+}
+
+TEST_CASE("the idle task (pid 0, in no /proc) is a per-CPU kernel thread, as the BPF program finds it",
+          "[trace_pairing]") {
+  PairingFixture f;  // `known` has no pid 0: were it asked, the idle task would be a stray
+  f.switch_to(0, kApp, 0, "swapper/3");
+  f.switch_to(20'000, 0, kApp, "busyapp");
+  CHECK(watched(f.take()).sources[JD_SRC_PREEMPT_KERNEL_PERCPU].count == 1);
+}
+
+TEST_CASE("a mark (an entry whose exit perf refuses) books nothing and is a record of length 0 where wanted",
+          "[trace_pairing]") {
+  PairingFixture f;
+  f.event(1'000, PairingRole::mark, JD_SRC_IRQ_WORK, 246);  // no records wanted yet: nothing kept
+  f.pairing.want_records(kWatched, 2'000);
+  f.event(5'000, PairingRole::mark, JD_SRC_IRQ_WORK, 246);
+  const jitterd::PairedRecords records = f.pairing.take_records(kWatched);
+  REQUIRE(records.events.size() == 1);
+  CHECK(records.events[0].source == JD_SRC_IRQ_WORK);
+  CHECK(records.events[0].start_ns == 5'000);
+  CHECK(records.events[0].end_ns == 5'000);
+  CHECK(records.events[0].duration_ns == 0);
+  const PairedReading r = f.take();
+  CHECK(watched(r).sources[JD_SRC_IRQ_WORK].count == 0);  // no length: the figures leave it out
+  CHECK(r.outliers.empty());
 }
 
 TEST_CASE("exits without their entry, lost records and a switch inside a frame start the CPU afresh",
