@@ -344,7 +344,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     // may still match.
     for (int cpu : sampled)
       if (!carried_.added(cpu)) records_of(cpu);
-    carried_.carry(read_ns, kTraceSlackNs);
+    carried_.carry(read_ns, kCarryHorizonNs);
   }
   previous_ = snapshot;
   previous_pair_ = pair;

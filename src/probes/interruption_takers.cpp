@@ -82,12 +82,12 @@ std::vector<PairedOutlier>& CarriedRecords::add(int cpu, std::vector<PairedOutli
   return records;
 }
 
-void CarriedRecords::carry(std::uint64_t read_ns, std::uint64_t slack_ns) {
+void CarriedRecords::carry(std::uint64_t read_ns, std::uint64_t horizon_ns) {
   // An interruption read at `read_ns` has its records in the ring already, but the ring is drained
-  // later: the records of those that end after the read (read next time) are kept, those that end
-  // within `slack_ns` of it or after it.
+  // later, and one in progress at the read is read next time: the records that end within
+  // `horizon_ns` of the read or after it are kept.
   for (int cpu : added_)
-    std::erase_if(records_[cpu], [&](const PairedOutlier& r) { return r.end_ns + slack_ns < read_ns; });
+    std::erase_if(records_[cpu], [&](const PairedOutlier& r) { return r.end_ns + horizon_ns < read_ns; });
   added_.clear();
 }
 

@@ -69,14 +69,20 @@ class TakerTally {
 // The engine's records of each CPU between two matches: those taken now and those kept from the
 // last match, so an interruption read just before its records were drained still finds them next
 // time.
+// How far before a read CarriedRecords keeps records: an interruption in progress when the ring
+// was read (it is pushed when it ends) may have begun that long before, and its records that ended
+// before the read (a device IRQ, then the task that preempted) must still be there for its match.
+// A second: a gap longer than that is named by the records of its last second.
+inline constexpr std::uint64_t kCarryHorizonNs = 1'000'000'000;
+
 class CarriedRecords {
  public:
   // The CPU's records for this match: those carried, then `taken`.
   std::vector<PairedOutlier>& add(int cpu, std::vector<PairedOutlier> taken);
-  // After the match: keep, of the records of each CPU added since the last carry, those of
-  // interruptions that may be read next (ending within `slack_ns` of `read_ns`, CLOCK_MONOTONIC,
-  // or after it). A CPU not matched this time keeps its records whole for its next match.
-  void carry(std::uint64_t read_ns, std::uint64_t slack_ns);
+  // After the match: keep, of the records of each CPU added since the last carry, those that may
+  // belong to an interruption read next: ending within `horizon_ns` of `read_ns` (CLOCK_MONOTONIC)
+  // or after it. A CPU not matched this time keeps its records whole for its next match.
+  void carry(std::uint64_t read_ns, std::uint64_t horizon_ns);
   // Whether `cpu`'s records were added since the last carry.
   bool added(int cpu) const { return added_.count(cpu) != 0; }
 

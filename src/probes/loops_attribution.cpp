@@ -294,7 +294,7 @@ void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRe
 }
 
 void LoopsProbe::finish_attribution(const HostReader& host, AttributionRun& run, ProbeResult& out) {
-  carried_.carry(run.read_ns, kTraceSlackNs);
+  carried_.carry(run.read_ns, kCarryHorizonNs);
   steal_before_ = run.steal_now;
   smi_before_ = run.smi_counts;
   interrupts_before_ = std::move(run.interrupts);

@@ -247,13 +247,14 @@ struct SampledPairing {
 TEST_CASE("tracepoints' takers: the engine's paired records name a sampled CPU's gaps as bpf's do",
           "[attribution_probe]") {
   SampledPairing cpu;
-  cpu.interrupt(1'000, 3'000, JD_SRC_LOCAL_TIMER);                                // wakes a task...
-  cpu.preempt(3'100, 203'100);                                                    // ...that runs 200 us
-  cpu.interrupt(300'000, 301'000, JD_SRC_DEVICE_IRQ, 24, "virtio0-input.0");      // raises...
-  cpu.interrupt(301'100, 360'000, JD_SRC_SOFTIRQ_FIRST, 3, "NET_RX");             // ...a softirq of 59 us
-  cpu.interrupt(500'000, 505'000, JD_SRC_LOCAL_TIMER);                            // alone
-  cpu.preempt(800'000, 1'000'000);                                                // a task runs 200 us...
-  cpu.interrupt(820'000, 822'000, JD_SRC_LOCAL_TIMER);                            // ...a tick inside its run
+  cpu.interrupt(1'000, 3'000, JD_SRC_LOCAL_TIMER);                            // wakes a task...
+  cpu.preempt(3'100, 203'100);                                                // ...that runs 200 us
+  cpu.interrupt(300'000, 301'000, JD_SRC_DEVICE_IRQ, 24, "virtio0-input.0");  // raises...
+  cpu.interrupt(301'100, 360'000, JD_SRC_SOFTIRQ_FIRST, 3, "NET_RX");         // ...a softirq of 59 us
+  cpu.interrupt(500'000, 505'000, JD_SRC_LOCAL_TIMER);                        // alone...
+  cpu.add(502'000, PairingRole::mark, JD_SRC_IRQ_WORK, 246);  // ...but for an irq_work, of no known length
+  cpu.preempt(800'000, 1'000'000);                            // a task runs 200 us...
+  cpu.interrupt(820'000, 822'000, JD_SRC_LOCAL_TIMER);        // ...a tick inside its run
   cpu.interrupt(1'200'010, 1'205'010, JD_SRC_DEVICE_IRQ, 24, "virtio0-input.0");  // after a gap, within the slack
   cpu.interrupt(1'300'000, 1'300'500, JD_SRC_LOCAL_TIMER);      // under the records' threshold: no record
   cpu.add(1'400'000, PairingRole::mark, JD_SRC_IRQ_WORK, 246);  // irq_work: its exit perf refuses
@@ -276,7 +277,7 @@ TEST_CASE("tracepoints' takers: the engine's paired records name a sampled CPU's
   REQUIRE(takers[1]);                       // the softirq, which took the most of the gap
   CHECK(takers[1]->cause == "softirq_net");
   CHECK(takers[1]->source == "softirq_NET_RX");
-  REQUIRE(takers[2]);
+  REQUIRE(takers[2]);  // the timer's 5 us, not the irq_work mark of length 0 inside it
   CHECK(takers[2]->cause == "timer");
   CHECK(takers[2]->source == "local_timer");
   CHECK_FALSE(takers[3]);  // nothing the kernel traced
@@ -385,6 +386,14 @@ TEST_CASE(
   CHECK(next[0].name == "late");
   CHECK(next[1].name == "new");
   CHECK(carried.add(2, {}).empty());
+  // A gap in progress at the read is read next time: its device IRQ, which ended 500 us before the
+  // read, is kept for it within the horizon.
+  CarriedRecords straddled;
+  straddled.add(3, {record(9'499'000, 9'500'000, 1'000, "irq"), record(1'000, 2'000, 1'000, "old")});
+  straddled.carry(10'000'000, kCarryHorizonNs);
+  REQUIRE(straddled.add(3, {}).size() == 2);  // both within a second
+  straddled.carry(10'000'000 + kCarryHorizonNs + 9'499'000, kCarryHorizonNs);
+  CHECK(straddled.add(3, {}).empty());
 }
 
 TEST_CASE("bpf records matched to gaps: the slack bounds an overlap on both sides", "[attribution_probe]") {
