@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "host/cpu_list.h"
 #include "probes/probe_registry.h"
 #include "report/baseline_html.h"
 #include "report/heatmap.h"
@@ -40,22 +41,21 @@ std::vector<const FigureComparison*> figures_of(const Comparison& c, const std::
 }
 
 // The figures side by side, less a prefix every name shares ("kernel: ", the table they come from).
-ProbeTable verdict_table(const std::vector<const FigureComparison*>& figures, bool tested) {
-  ProbeTable t{"", {"figure", "before", "after", "change_%"}, {}};
-  if (tested) t.columns.insert(t.columns.end(), {"verdict", "p_value", "test", "p_run_to_run", "allowance"});
+ProbeTable verdict_table(const std::vector<const FigureComparison*>& figures) {
+  ProbeTable t{
+      "",
+      {"figure", "before", "after", "change_%", "verdict", "p_value", "test", "p_run_to_run", "allowance"},
+      {}};
   const std::string first = figures.empty() ? std::string() : figures.front()->figure;
   std::string prefix = first.find(": ") == std::string::npos ? "" : first.substr(0, first.find(": ") + 2);
   for (const FigureComparison* f : figures)
     if (f->figure.rfind(prefix, 0) != 0) prefix.clear();
   for (const FigureComparison* f : figures) {
     const int digits = std::fabs(f->before) >= 100 || std::fabs(f->after) >= 100 ? 1 : 3;
-    std::vector<Cell> row{f->figure.substr(prefix.size()), Cell(f->before, digits), Cell(f->after, digits),
-                          std::isfinite(f->change) ? Cell(f->change * 100, 1) : Cell()};
-    if (tested)
-      row.insert(row.end(), {verdict_cell(f->verdict), Cell(f->p_value, 4), f->test,
-                             f->run_to_run_p ? Cell(*f->run_to_run_p, 4) : Cell(),
-                             f->allowance ? Cell(*f->allowance, 2) : Cell()});
-    t.rows.push_back(std::move(row));
+    t.rows.push_back({f->figure.substr(prefix.size()), Cell(f->before, digits), Cell(f->after, digits),
+                      std::isfinite(f->change) ? Cell(f->change * 100, 1) : Cell(), verdict_cell(f->verdict),
+                      Cell(f->p_value, 4), f->test, f->run_to_run_p ? Cell(*f->run_to_run_p, 4) : Cell(),
+                      f->allowance ? Cell(*f->allowance, 2) : Cell()});
   }
   return t;
 }
@@ -92,8 +92,8 @@ std::string cpu_sections(const Comparison& c, const Baseline& before, const Base
       if (std::find(cpus.begin(), cpus.end(), cpu) == cpus.end()) cpus.push_back(cpu);
     }
   for (int cpu : cpus) {
-    const BaselineCpu* b = find_baseline_cpu(before, cpu);
-    const BaselineCpu* a = find_baseline_cpu(after, cpu);
+    const BaselineCpu* b = entry_of_cpu(before.cpus, cpu);
+    const BaselineCpu* a = entry_of_cpu(after.cpus, cpu);
     if (!b || !a) continue;
     const auto figures = figures_of(c, baseline_cpu_title(cpu));
     out += "<section class=\"cpu\"><h3>" + baseline_cpu_title(cpu) + "</h3>\n" + verdict_badges(figures);
@@ -103,7 +103,7 @@ std::string cpu_sections(const Comparison& c, const Baseline& before, const Base
     if (std::fabs(a->threshold_ns - b->threshold_ns) > 0.5)
       out += fmt::format("<p class=\"meta\">threshold marked: before's {:.1f} ns; after's is {:.1f} ns</p>\n",
                          b->threshold_ns, a->threshold_ns);
-    out += table_html(verdict_table(figures, true)) + "</section>\n";
+    out += table_html(verdict_table(figures)) + "</section>\n";
   }
   return out;
 }
@@ -121,7 +121,7 @@ std::string probe_section(const Comparison& c, const Baseline& before, const Bas
   const ProbeTable* a_pairs = a ? pair_heatmap_table(*a) : nullptr;
   if (b_pairs || a_pairs) section.figures_html = heatmap_figures(b_pairs, a_pairs);
   if (section.figures_html.empty() && figures.empty()) return "";
-  const ProbeTable verdicts = verdict_table(figures, true);
+  const ProbeTable verdicts = verdict_table(figures);
   if (!figures.empty()) {
     section.summary_html = verdict_badges(figures);
     section.tables = std::span(&verdicts, 1);

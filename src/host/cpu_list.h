@@ -5,6 +5,7 @@
 // Pure functions over strings; safe from any thread.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,14 @@ std::vector<int> sorted_cpus(std::vector<int> cpus);
 
 // Whether the sorted list `sorted` holds `cpu`.
 bool has_cpu(const std::vector<int>& sorted, int cpu);
+
+// The entry of `cpu` in `entries` (a reading's or a baseline's per-CPU figures: anything with an
+// `int cpu`), or null where it has none.
+template <class Entries>
+auto* entry_of_cpu(Entries& entries, int cpu) {
+  const auto found = std::find_if(entries.begin(), entries.end(), [cpu](const auto& e) { return e.cpu == cpu; });
+  return found == entries.end() ? nullptr : &*found;
+}
 
 // Set operations on sorted lists; the result is sorted.
 std::vector<int> cpus_minus(const std::vector<int>& a, const std::vector<int>& b);

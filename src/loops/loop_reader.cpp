@@ -109,9 +109,8 @@ std::optional<LoopFileRead> check_file(int fd, const std::vector<uid_t>& allowed
     return refused(LoopRefusal::unreadable, std::string("fstat: ") + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
     return refused(LoopRefusal::not_regular, "is " + std::string(file_kind(st.st_mode)) + ", not a regular file");
-  if (std::find(allowed.begin(), allowed.end(), st.st_uid) == allowed.end())
-    return refused(LoopRefusal::owner, "is owned by uid " + std::to_string(st.st_uid) +
-                                           ", not a user the configuration accepts (loops.users)");
+  if (std::string owner = loop_owner_problem(allowed, st.st_uid); !owner.empty())
+    return refused(LoopRefusal::owner, std::move(owner));
   // A writer's segment has one name; a second link is a file put here from elsewhere (a hard
   // link to someone else's file where fs.protected_hardlinks is 0): none of its bytes is read.
   if (st.st_nlink != 1)
@@ -127,6 +126,11 @@ std::optional<LoopFileRead> check_file(int fd, const std::vector<uid_t>& allowed
 
 }  // namespace
 
+std::string loop_owner_problem(const std::vector<uid_t>& allowed_users, uid_t uid) {
+  if (std::find(allowed_users.begin(), allowed_users.end(), uid) != allowed_users.end()) return "";
+  return "is owned by uid " + std::to_string(uid) + ", not a user the configuration accepts (loops.users)";
+}
+
 LoopFileRead read_loop_file(const std::filesystem::path& path, const std::vector<uid_t>& allowed_users,
                             const LoopReadPlan& plan) {
   const Descriptor fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
@@ -138,18 +142,13 @@ LoopFileRead read_loop_file(const std::filesystem::path& path, const std::vector
     return out;
   }
   struct stat st {};
-  if (auto problem = check_file(fd.get(), allowed_users, st)) {
-    problem->device = st.st_dev;
-    problem->inode = st.st_ino;
-    problem->owner = st.st_uid;
-    return std::move(*problem);
-  }
   const auto identified = [&](LoopFileRead out) {
     out.device = st.st_dev;
     out.inode = st.st_ino;
     out.owner = st.st_uid;
     return out;
   };
+  if (auto problem = check_file(fd.get(), allowed_users, st)) return identified(std::move(*problem));
   CopyBuffers a, b;
   copy_at_start(fd.get(), a.head, JITTERD_LOOP_HEADER_BYTES);
   LoopParse header = parse_loop_header(a.head);

@@ -77,6 +77,9 @@ struct LoopReadPlan {
 LoopFileRead read_loop_file(const std::filesystem::path& path, const std::vector<uid_t>& allowed_users,
                             const LoopReadPlan& plan = {});
 
+// Why a file owned by `uid` is refused: "" where `allowed_users` holds it.
+std::string loop_owner_problem(const std::vector<uid_t>& allowed_users, uid_t uid);
+
 // The process `pid` as it started at `start_time` (/proc/PID/stat field 22): "" while it lives,
 // else why not ("pid 42 is gone", "pid 42 is another process now (started at 900, the writer at
 // 100)").

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <iomanip>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <variant>
@@ -120,58 +121,41 @@ std::optional<LoopParse> check_layout(std::span<const std::byte> bytes, const Lo
 }  // namespace
 
 std::string_view loop_refusal_name(LoopRefusal reason) {
-  switch (reason) {
-    case LoopRefusal::not_regular:
-      return "not_regular";
-    case LoopRefusal::owner:
-      return "owner";
-    case LoopRefusal::size:
-      return "size";
-    case LoopRefusal::truncated:
-      return "truncated";
-    case LoopRefusal::magic:
-      return "magic";
-    case LoopRefusal::version:
-      return "version";
-    case LoopRefusal::layout:
-      return "layout";
-    case LoopRefusal::name:
-      return "name";
-    case LoopRefusal::frequency:
-      return "frequency";
-    case LoopRefusal::inconsistent:
-      return "inconsistent";
-    case LoopRefusal::went_down:
-      return "went_down";
-    case LoopRefusal::jumped:
-      return "jumped";
-    case LoopRefusal::unreadable:
-      return "unreadable";
-    case LoopRefusal::links:
-      return "links";
-    case LoopRefusal::too_many:
-      return "too_many";
+  // In the enum's order (kLoopRefusals): the label values of the refusal series.
+  static constexpr std::string_view names[] = {"not_regular", "owner",  "size",       "truncated", "magic",
+                                               "version",     "layout", "name",       "frequency", "inconsistent",
+                                               "went_down",   "jumped", "unreadable", "links",     "too_many"};
+  static_assert(std::size(names) == std::size(kLoopRefusals));
+  static_assert([] {
+    for (std::size_t i = 0; i < std::size(kLoopRefusals); ++i)
+      if (static_cast<std::size_t>(kLoopRefusals[i]) != i) return false;
+    return true;
+  }());
+  const auto i = static_cast<std::size_t>(reason);
+  return i < std::size(names) ? names[i] : "unreadable";
+}
+
+std::optional<TickMethod> loop_counter_method(std::uint32_t counter) {
+  switch (counter) {
+    case JITTERD_LOOP_COUNTER_LFENCE_RDTSC:
+      return TickMethod::lfence_rdtsc;
+    case JITTERD_LOOP_COUNTER_RDTSC:
+      return TickMethod::rdtsc;
+    case JITTERD_LOOP_COUNTER_RDTSCP:
+      return TickMethod::rdtscp;
+    case JITTERD_LOOP_COUNTER_CNTVCT:
+      return TickMethod::cntvct;
+    case JITTERD_LOOP_COUNTER_STEADY_NS:
+      return TickMethod::steady_clock;
+    default:
+      return std::nullopt;
   }
-  return "unreadable";
 }
 
 std::string_view loop_counter_name(std::uint32_t counter) {
-  switch (counter) {
-    case JITTERD_LOOP_COUNTER_LFENCE_RDTSC:
-      return "lfence_rdtsc";
-    case JITTERD_LOOP_COUNTER_RDTSC:
-      return "rdtsc";
-    case JITTERD_LOOP_COUNTER_RDTSCP:
-      return "rdtscp";
-    case JITTERD_LOOP_COUNTER_CNTVCT:
-      return "cntvct";
-    case JITTERD_LOOP_COUNTER_STEADY_NS:
-      return "steady_clock";
-    case JITTERD_LOOP_COUNTER_CALLER:
-      return "caller";
-    default:
-      return "unknown";
-  }
+  if (counter == JITTERD_LOOP_COUNTER_CALLER) return "caller";
+  const std::optional<TickMethod> method = loop_counter_method(counter);
+  return method ? to_string(*method) : "unknown";
 }
 
 std::uint64_t loop_segment_max_bytes() {

@@ -25,6 +25,7 @@
 
 #include "measure/gap_counts.h"
 #include "measure/interruption_ring.h"
+#include "measure/tick.h"
 
 namespace jitterd {
 
@@ -53,8 +54,11 @@ inline constexpr LoopRefusal kLoopRefusals[] = {
     LoopRefusal::unreadable,  LoopRefusal::links,        LoopRefusal::too_many};
 std::string_view loop_refusal_name(LoopRefusal reason);
 
-// The counter methods a segment may name (the header's JITTERD_LOOP_COUNTER_*), as jitterd's tick
-// methods are named ("lfence_rdtsc", ...), "caller" for the application's own reads.
+// The tick method a segment's counter (the header's JITTERD_LOOP_COUNTER_*) is read with; none for
+// the application's own reads (JITTERD_LOOP_COUNTER_CALLER) and unknown values.
+std::optional<TickMethod> loop_counter_method(std::uint32_t counter);
+// Its name, as jitterd's tick methods are named ("lfence_rdtsc", ...), "caller" for the
+// application's own reads.
 std::string_view loop_counter_name(std::uint32_t counter);
 
 // Frequencies a counter may run at: 1 MHz (slowest arch timers are tens of MHz) to 10 GHz.

@@ -24,10 +24,6 @@ std::string refusal_line(const std::filesystem::path& file, LoopRefusal reason, 
   return printable(file.string()) + ": refused (" + std::string(loop_refusal_name(reason)) + "): " + message;
 }
 
-bool accepted_user(const std::vector<uid_t>& users, uid_t uid) {
-  return std::find(users.begin(), users.end(), uid) != users.end();
-}
-
 // The entries of the open directory `fd` whose names begin with the loop prefix, streamed (the
 // directory may hold any number of files; only names are kept).
 std::vector<std::string> loop_names(int fd) {
@@ -65,12 +61,10 @@ std::vector<LoopTracker::Listed> LoopTracker::list_candidates(int directory_fd, 
     }
     const auto state = loops_.find(name);
     const bool is_accepted = state != loops_.end() && state->second.accepted;
-    if (!is_accepted && !accepted_user(settings_.allowed_users, st.st_uid)) {
+    if (const std::string owner = is_accepted ? "" : loop_owner_problem(settings_.allowed_users, st.st_uid);
+        !owner.empty()) {
       if (state != loops_.end()) loops_.erase(state);
-      log_.refused(id, LoopRefusal::owner,
-                   refusal_line(settings_.directory / name, LoopRefusal::owner,
-                                "is owned by uid " + std::to_string(st.st_uid) +
-                                    ", not a user the configuration accepts (loops.users)"),
+      log_.refused(id, LoopRefusal::owner, refusal_line(settings_.directory / name, LoopRefusal::owner, owner),
                    now_unix);
       continue;
     }

@@ -13,15 +13,6 @@
 
 namespace jitterd {
 
-AttributionProbe::CpuWindow AttributionProbe::window_of(const SamplerCounts& r,
-                                                        const std::map<int, CpuTimes>& cpu_times) {
-  const auto times = cpu_times.find(r.cpu);
-  const bool steal = times != cpu_times.end() && times->second.has_steal;
-  return {
-      r.count,         r.ticks, r.end_sequence, r.smis, steal ? std::optional(times->second.steal) : std::nullopt,
-      r.smis_in_spans, r.cycles};
-}
-
 void AttributionProbe::keep_below_kernel(CpuTotals& totals, const CpuWindow& before, const CpuWindow& now) {
   std::tie(totals.smis, totals.steal_ticks, totals.cycles) = std::tie(now.smis, now.steal_ticks, now.cycles);
   totals.frequency = before.cycles && now.cycles ? frequency_ratio(*before.cycles, *now.cycles) : std::nullopt;
@@ -50,11 +41,6 @@ void AttributionProbe::settle_unexplained(CpuTotals& totals, const CpuWindow& be
     by_cause[name] += part.first;
     totals.stolen_seconds[name] += static_cast<double>(part.second) * 1e-9;
   }
-}
-
-void AttributionProbe::export_below_kernel(ProbeResult& result, const std::string& cpu,
-                                           const CpuTotals& totals) const {
-  push_below_kernel_series(cpu, {totals.smis, totals.steal_ticks, totals.cycles}, user_hz_, result.metrics);
 }
 
 void AttributionProbe::note_below_kernel(const ProbeContext& context, ProbeResult& result) const {

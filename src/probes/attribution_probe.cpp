@@ -140,22 +140,17 @@ std::vector<AttributionProbe::SamplerCounts> AttributionProbe::read_samplers(
       notes.push_back("cpu " + std::to_string(cpu) + ": no running sampler, nothing to attribute");
       continue;
     }
-    SamplerCounts r{cpu,
-                    shared->interruption_count.load(std::memory_order_acquire),
-                    shared->interrupted_ticks.load(std::memory_order_acquire),
-                    0,
-                    {},
-                    std::nullopt,
-                    0,
-                    std::nullopt};
+    SamplerCounts r{cpu, {}, {}};
+    r.now.interruptions = shared->interruption_count.load(std::memory_order_acquire);
+    r.now.interrupted_ticks = shared->interrupted_ticks.load(std::memory_order_acquire);
     if (shared->smi_counted.load(std::memory_order_acquire)) {
-      r.smis = shared->smi_count.load(std::memory_order_relaxed);
-      r.smis_in_spans = shared->smi_in_spans.load(std::memory_order_relaxed);
+      r.now.smis = shared->smi_count.load(std::memory_order_relaxed);
+      r.now.smis_in_spans = shared->smi_in_spans.load(std::memory_order_relaxed);
     }
-    if (const auto cycles = read_cycles(*shared)) r.cycles = CycleCounts{cycles->first, cycles->second};
+    if (const auto cycles = read_cycles(*shared)) r.now.cycles = CycleCounts{cycles->first, cycles->second};
     const auto window = windows_.find(cpu);
     r.fresh = shared->interruptions.copy_since(window == windows_.end() ? 0 : window->second.next_sequence,
-                                               &r.end_sequence);
+                                               &r.now.next_sequence);
     readings.push_back(std::move(r));
   }
   return readings;
@@ -207,7 +202,7 @@ void AttributionProbe::export_totals(ProbeResult& result) const {
                     found == totals.preempted_by_class.end() ? 0.0 : static_cast<double>(found->second)));
       }
     }
-    export_below_kernel(result, c, totals);
+    push_below_kernel_series(c, {totals.smis, totals.steal_ticks, totals.cycles}, user_hz_, result.metrics);
     for (const auto& [kind, category] : event_categories) {
       const auto found = totals.events_by_cause.find({std::string(kind), std::string(category)});
       result.metrics.push_back(
@@ -268,7 +263,7 @@ std::map<std::string, std::uint64_t> AttributionProbe::named_causes(const Sample
   std::map<std::string, std::uint64_t> by_cause =
       book(r.cpu, r.fresh, takers_from_records(intervals, records_of(r.cpu), kTraceSlackNs), to_clock.hertz, who);
   settle_unexplained(totals_[r.cpu], before, now, by_cause);
-  const std::uint64_t pushed = r.end_sequence - before.next_sequence;
+  const std::uint64_t pushed = r.now.next_sequence - before.next_sequence;
   if (pushed > r.fresh.size()) by_cause[std::string(not_kept_cause)] += pushed - r.fresh.size();
   return by_cause;
 }
@@ -280,9 +275,9 @@ std::map<std::string, std::uint64_t> AttributionProbe::estimated_causes(const Sa
                                                                         double hertz) {
   std::map<std::string, std::uint64_t> by_cause;
   const auto [smis, steal] = below_kernel_window(before, now);
-  const std::uint64_t stolen_ns = TickScale(hertz).to_ns(r.ticks - before.interrupted_ticks);
+  const std::uint64_t stolen_ns = TickScale(hertz).to_ns(r.now.interrupted_ticks - before.interrupted_ticks);
   for (const EstimatedShare& share :
-       estimate_window(r.count - before.interruptions, stolen_ns, deltas, smis, steal)) {
+       estimate_window(r.now.interruptions - before.interruptions, stolen_ns, deltas, smis, steal)) {
     by_cause[std::string(share.cause)] += share.interruptions;
     totals_[r.cpu].stolen_seconds[std::string(share.cause)] += static_cast<double>(share.stolen_ns) * 1e-9;
   }
@@ -318,7 +313,9 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
   for (SamplerCounts& r : readings) {
     const bool have_window = previous_ && windows_.count(r.cpu) != 0;
     const CpuWindow before = windows_[r.cpu];
-    const CpuWindow& window = windows_[r.cpu] = window_of(r, cpu_times);
+    if (const auto times = cpu_times.find(r.cpu); times != cpu_times.end() && times->second.has_steal)
+      r.now.steal_ticks = times->second.steal;
+    const CpuWindow& window = windows_[r.cpu] = r.now;
     CpuTotals& totals = totals_[r.cpu];
     keep_below_kernel(totals, before, window);
     if (!have_window) continue;  // the baseline: from here on, interruptions belong to a window
@@ -326,7 +323,7 @@ ProbeResult AttributionProbe::run(ProbeContext& context) {
     count_events(totals, deltas);
     // By sequence number where an engine names them: exactly those pushed since the last window.
     const std::uint64_t interruptions =
-        engine_ ? r.end_sequence - before.next_sequence : r.count - before.interruptions;
+        engine_ ? r.now.next_sequence - before.next_sequence : r.now.interruptions - before.interruptions;
     const std::map<std::string, std::uint64_t> by_cause =
         engine_
             ? named_causes(r, before, window, TickToClock{previous_pair_.value_or(pair), pair, hertz}, who_table)

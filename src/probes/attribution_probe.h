@@ -30,7 +30,6 @@
 
 #include "host/attribution.h"
 #include "host/interrupt_counts.h"
-#include "host/posture_parse.h"
 #include "measure/counter_calibration.h"
 #include "probes/interruption_takers.h"
 #include "probes/probe.h"
@@ -89,15 +88,13 @@ class AttributionProbe : public Probe {
     std::optional<CycleCounts> cycles;                        // the sampler's APERF/MPERF
     std::optional<double> frequency;                          // over the last window, of the base
   };
-  // A sampled CPU's counters and ring as read at the start of a run (the ring's entries since the
-  // last window in `fresh`).
+  // A sampled CPU's counters and ring as read at the start of a run: the window they close (the
+  // sampler's last SMI and APERF/MPERF readings; the CPU's steal added from /proc/stat), and the
+  // ring's entries since the last window in `fresh`.
   struct SamplerCounts {
     int cpu;
-    std::uint64_t count, ticks, end_sequence;
+    CpuWindow now;
     std::vector<Interruption> fresh;
-    std::optional<std::uint64_t> smis;  // the sampler's last reading of its CPU's SMI counter
-    std::uint64_t smis_in_spans = 0;    // of those, the ones that came while it spun
-    std::optional<CycleCounts> cycles;  // its last reading of APERF/MPERF
   };
   void open_methods(const ProbeContext& context);
   void track_samplers(const ProbeContext& context, const std::vector<int>& sampled);
@@ -124,10 +121,7 @@ class AttributionProbe : public Probe {
                                            std::vector<std::string>& notes) const;
   std::map<int, std::vector<SourceDelta>> window_deltas(const std::vector<SamplerCounts>& readings,
                                                         const InterruptSnapshot& snapshot) const;
-  // The window a reading closes, with the CPU's steal from /proc/stat (attribution_below_kernel.cpp).
-  static CpuWindow window_of(const SamplerCounts& r, const std::map<int, CpuTimes>& cpu_times);
   void export_totals(ProbeResult& result) const;
-  void export_below_kernel(ProbeResult& result, const std::string& cpu, const CpuTotals& totals) const;
   // The window's counts below the kernel into the totals, and its frequency from `before`'s.
   static void keep_below_kernel(CpuTotals& totals, const CpuWindow& before, const CpuWindow& now);
   // What can explain a window's gaps below the kernel: the SMIs that came while the sampler spun,

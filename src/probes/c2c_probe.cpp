@@ -37,6 +37,7 @@ ProbeLabels pair_labels(const PairRecord& r) {
   return {{"cpu_a", std::to_string(r.pair.a)}, {"cpu_b", std::to_string(r.pair.b)}};
 }
 
+// The pair's metrics, and its samples where its last run kept them.
 void add_pair_metrics(const PairRecord& r, ProbeResult& result) {
   ProbeLabels labels = pair_labels(r);
   labels.emplace_back("relation", std::string(to_string(r.pair.relation)));
@@ -58,6 +59,11 @@ void add_pair_metrics(const PairRecord& r, ProbeResult& result) {
     result.metrics.push_back(gauge("jitterd_c2c_pair_last_measured_timestamp_seconds",
                                    "When the pair was last measured (Unix time).", pair_labels(r),
                                    r.unix_seconds));
+    if (!r.sample_ticks.empty() && r.round_trips > 0 && r.counter_hertz > 0)
+      result.samples.push_back({labels,
+                                {{"p10_ns", 0.1}, {"median_ns", 0.5}, {"p90_ns", 0.9}},
+                                1e9 / r.counter_hertz / (2.0 * static_cast<double>(r.round_trips)),
+                                grouped_values(r.sample_ticks)});
   }
   result.metrics.push_back(
       counter("jitterd_c2c_pair_failures_total",
@@ -234,13 +240,6 @@ ProbeResult c2c_result(const std::vector<PairRecord>& records, const C2cSettings
   for (const PairRecord& r : records) {
     add_pair_metrics(r, result);
     if (r.measured) measured.push_back(r);
-    if (r.measured && !r.sample_ticks.empty() && r.round_trips > 0 && r.counter_hertz > 0)
-      result.samples.push_back({{{"cpu_a", std::to_string(r.pair.a)},
-                                 {"cpu_b", std::to_string(r.pair.b)},
-                                 {"relation", std::string(to_string(r.pair.relation))}},
-                                {{"p10_ns", 0.1}, {"median_ns", 0.5}, {"p90_ns", 0.9}},
-                                1e9 / r.counter_hertz / (2.0 * static_cast<double>(r.round_trips)),
-                                grouped_values(r.sample_ticks)});
   }
   ProbeTable classes{
       "relation classes (over the pairs' medians)", {"relation", "pairs", "min_ns", "median_ns", "max_ns"}, {}};
@@ -277,8 +276,9 @@ ProbeResult C2cProbe::run(ProbeContext& context) {
     std::vector<std::string> problems;
     PairPlan plan = plan_c2c_pairs(settings_, context.host, context.sampled, &problems);
     if (!plan.errors.empty()) {
-      std::string message = "probes.c2c.pairs: ";
-      for (std::size_t i = 0; i < plan.errors.size(); ++i) message += (i ? "; " : "") + plan.errors[i].text;
+      std::string message;
+      for (const std::string& text : plan.error_texts())
+        message += (message.empty() ? "probes.c2c.pairs: " : "; ") + text;
       throw std::runtime_error(message);
     }
     plan.notes.insert(plan.notes.end(), problems.begin(), problems.end());

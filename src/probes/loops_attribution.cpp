@@ -22,18 +22,8 @@ namespace {
 // (the TSC in any of its reads, the arm64 virtual counter); nullopt for CLOCK_MONOTONIC itself
 // (no pairing needed) and for the caller's own counter (no mapping possible).
 std::optional<TickMethod> loop_tick_method(std::uint32_t counter) {
-  switch (counter) {
-    case JITTERD_LOOP_COUNTER_LFENCE_RDTSC:
-      return TickMethod::lfence_rdtsc;
-    case JITTERD_LOOP_COUNTER_RDTSC:
-      return TickMethod::rdtsc;
-    case JITTERD_LOOP_COUNTER_RDTSCP:
-      return TickMethod::rdtscp;
-    case JITTERD_LOOP_COUNTER_CNTVCT:
-      return TickMethod::cntvct;
-    default:
-      return std::nullopt;
-  }
+  const std::optional<TickMethod> method = loop_counter_method(counter);
+  return method == TickMethod::steady_clock ? std::nullopt : method;
 }
 
 // Whether `cpu`'s value grew from `before` to `now` (false where either lacks it).
@@ -265,10 +255,7 @@ void LoopsProbe::attribute(ProbeContext& context, std::uint64_t read_ns, ProbeRe
   for (const auto& [cpu, smi] : run.smis)
     if (smi.reads > 0) run.smi_counts[cpu] = smi.count;
   run.steal_now = read_steal_ticks(context.host);
-  std::erase_if(causes_, [&](const auto& entry) {
-    const auto state = tracker_.loops().find(entry.first);
-    return state == tracker_.loops().end() || !state->second.accepted || state->second.inode != entry.second.inode;
-  });
+  std::erase_if(causes_, [&](const auto& entry) { return !tracks(entry.first, entry.second.inode); });
   not_attributed_.clear();
   for (const auto& [file, why] : plan_estimates(context.host, run)) {
     const LoopState& state = tracker_.loops().at(file);

@@ -147,21 +147,18 @@ ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, 
     add_counts(out, state, figures == nullptr ? nullptr : &figures->figures);
     reading.loops.push_back(loop_view(file, state, figures));
   }
-  for (LoopRefusal reason : kLoopRefusals) {
-    const auto count = tracker.refusals().find(reason);
-    out.metrics.push_back(counter("jitterd_loop_refused_total",
-                                  "Loop segments refused, by reason: one per file and reason (docs/loops.md).",
-                                  {{"reason", std::string(loop_refusal_name(reason))}},
-                                  count == tracker.refusals().end() ? 0 : static_cast<double>(count->second)));
-  }
-  for (LoopRefusal reason : kLoopRefusals) {
-    const auto count = tracker.log_lines_suppressed().find(reason);
-    out.metrics.push_back(counter(
-        "jitterd_loop_log_lines_suppressed_total",
-        "Refused loop files not logged, by reason: at most 10 log lines a minute per reason (docs/loops.md).",
-        {{"reason", std::string(loop_refusal_name(reason))}},
-        count == tracker.log_lines_suppressed().end() ? 0 : static_cast<double>(count->second)));
-  }
+  const auto by_reason = [&](const char* name, const char* help, const auto& counts) {
+    for (LoopRefusal reason : kLoopRefusals) {
+      const auto count = counts.find(reason);
+      out.metrics.push_back(counter(name, help, {{"reason", std::string(loop_refusal_name(reason))}},
+                                    count == counts.end() ? 0 : static_cast<double>(count->second)));
+    }
+  };
+  by_reason("jitterd_loop_refused_total",
+            "Loop segments refused, by reason: one per file and reason (docs/loops.md).", tracker.refusals());
+  by_reason("jitterd_loop_log_lines_suppressed_total",
+            "Refused loop files not logged, by reason: at most 10 log lines a minute per reason (docs/loops.md).",
+            tracker.log_lines_suppressed());
   out.metrics.push_back(counter("jitterd_loop_forgotten_total",
                                 "Loops forgotten: their writer gone for loops.forget_after (docs/loops.md).", {},
                                 static_cast<double>(tracker.forgotten())));
@@ -172,18 +169,18 @@ ProbeResult loop_result(const LoopTracker& tracker, const std::map<std::string, 
   return out;
 }
 
+bool LoopsProbe::tracks(const std::string& file, ino_t inode) const {
+  const auto state = tracker_.loops().find(file);
+  return state != tracker_.loops().end() && state->second.accepted && state->second.inode == inode;
+}
+
 ProbeResult LoopsProbe::run(ProbeContext& context) {
   const double now_unix = unix_seconds();
   const auto read_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC));  // the BPF engine's clock
   tracker_.scan(context.host, now_unix);
   const auto now_ns = static_cast<std::uint64_t>(clock_ns(CLOCK_MONOTONIC));
   std::map<std::string, LoopWindowFigures> figures;
-  for (auto it = windows_.begin(); it != windows_.end();) {
-    const auto state = tracker_.loops().find(it->first);
-    const bool keep =
-        state != tracker_.loops().end() && state->second.accepted && state->second.inode == it->second.inode();
-    it = keep ? std::next(it) : windows_.erase(it);
-  }
+  std::erase_if(windows_, [&](const auto& entry) { return !tracks(entry.first, entry.second.inode()); });
   for (const auto& [file, state] : tracker_.loops()) {
     if (state.refused) continue;
     LoopWindow& window =

@@ -100,6 +100,8 @@ class LoopsProbe : public Probe {
   std::map<std::string, std::string> plan_estimates(const HostReader& host, AttributionRun& run) const;
   // What every run ends with: the state the next run starts from, the causes' series and tables.
   void finish_attribution(const HostReader& host, AttributionRun& run, ProbeResult& out);
+  // Whether the tracker still holds `file` accepted with `inode`: the same loop, its state kept.
+  bool tracks(const std::string& file, ino_t inode) const;
   // The engine that pairs `cpu`'s interruptions this run: the BPF engine, else the watch's
   // (tracepoints); nullptr where neither watches it.
   KernelWatch* engine_of(int cpu) const;

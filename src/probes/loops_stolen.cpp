@@ -22,10 +22,7 @@ std::uint64_t ns_of(double seconds) {
 }  // namespace
 
 void LoopsProbe::record_stolen(std::uint64_t now_ns, ProbeResult& out) {
-  std::erase_if(stolen_, [&](const auto& entry) {
-    const auto state = tracker_.loops().find(entry.first);
-    return state == tracker_.loops().end() || !state->second.accepted || state->second.inode != entry.second.inode;
-  });
+  std::erase_if(stolen_, [&](const auto& entry) { return !tracks(entry.first, entry.second.inode); });
   const double offset = unix_minus_monotonic_now();
   for (const auto& [file, state] : tracker_.loops()) {
     if (!state.accepted) continue;
@@ -37,10 +34,6 @@ void LoopsProbe::record_stolen(std::uint64_t now_ns, ProbeResult& out) {
     const bool attributed = entry && !causes->second.restarted && not_attributed_.count(file) == 0;
     const auto [found, first] = stolen_.try_emplace(
         file, Stolen{.inode = state.inode,
-                     .read_ns = now_ns,
-                     .interrupted_ticks = r.counts.interrupted_ticks,
-                     .sampled_ticks = r.counts.sampled_ticks,
-                     .attributed = entry,
                      .by_cause = {},
                      .series = StolenSeries(static_cast<std::uint64_t>(settings_.window.count()))});
     Stolen& stolen = found->second;

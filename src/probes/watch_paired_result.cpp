@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "host/attribution.h"
+#include "host/cpu_list.h"
 #include "host/text.h"
 #include "probes/watch_window.h"
 
@@ -40,19 +41,7 @@ std::map<std::string, CauseFigures> by_cause(const PairedCpuFigures& cpu) {
 }
 
 const PairedCpuFigures* find_cpu(const PairedReading* reading, int cpu) {
-  if (reading == nullptr) return nullptr;
-  for (const PairedCpuFigures& c : reading->cpus)
-    if (c.cpu == cpu) return &c;
-  return nullptr;
-}
-
-std::string irq_name(const WatchReading& counts, int cpu, int irq) {
-  const std::string number = std::to_string(irq);
-  for (const WatchedCpu& c : counts.cpus)
-    if (c.cpu == cpu)
-      for (const auto& [key, n] : c.device_irqs)
-        if (key.first == number) return key.second;
-  return "";
+  return reading == nullptr ? nullptr : entry_of_cpu(reading->cpus, cpu);
 }
 
 ProbeMetric duration_histogram(const PairedCpuFigures& cpu) {
@@ -113,10 +102,11 @@ void add_cpu_metrics(const PairedCpuFigures& cpu, const WatchReading& counts, st
                             {{"cpu", label}, {"dependency", std::string(tick_dependency_name(bit))}},
                             static_cast<double>(cpu.tick_stop_failures[bit])));
   for (const auto& [irq, f] : cpu.device_irqs)
-    out.push_back(counter("jitterd_watch_device_irq_seconds_total",
-                          "Time device interrupt handlers took on the watched CPU, by IRQ (bpf, tracepoints).",
-                          {{"cpu", label}, {"irq", std::to_string(irq)}, {"name", irq_name(counts, cpu.cpu, irq)}},
-                          static_cast<double>(f.ns) * 1e-9));
+    out.push_back(
+        counter("jitterd_watch_device_irq_seconds_total",
+                "Time device interrupt handlers took on the watched CPU, by IRQ (bpf, tracepoints).",
+                {{"cpu", label}, {"irq", std::to_string(irq)}, {"name", device_irq_name(counts, cpu.cpu, irq)}},
+                static_cast<double>(f.ns) * 1e-9));
   for (const auto& [sender, n] : top_ipi_senders(cpu.ipi_senders, cpu.ipi_senders_other))
     out.push_back(counter("jitterd_watch_ipis_sent_total",
                           "IPIs sent to the watched CPU by the sending task's name (ipi:ipi_send_cpu and "
@@ -150,9 +140,8 @@ ProbeTable glance_table(const PairedReading& now, const PairedReading* before, d
       before != nullptr ? paired_windows(now, *before, seconds, 0, {}) : std::vector<WatchWindow>{};
   for (const PairedCpuFigures& cpu : now.cpus) {
     const PairedCpuFigures* then = find_cpu(before, cpu.cpu);
-    const auto w =
-        std::find_if(windows.begin(), windows.end(), [&](const WatchWindow& x) { return x.cpu == cpu.cpu; });
-    if (then == nullptr || w == windows.end() || w->seconds <= 0) {
+    const WatchWindow* w = entry_of_cpu(windows, cpu.cpu);
+    if (then == nullptr || w == nullptr || w->seconds <= 0) {
       table.rows.push_back({cpu.cpu, Cell(), Cell(), Cell(), Cell()});
       continue;
     }
@@ -206,46 +195,45 @@ ProbeTable outlier_table(const WatchPairedHistory& history, std::string_view met
 // The program's own cost by handler and the role of the CPU it ran on (none: no role, the
 // program looked it up and returned). The time is measured where the program works (watched and
 // sampled CPUs); on the others it reads no clock, so only its runs count there.
-void add_program_costs(const PairedReading& now, std::vector<ProbeMetric>& out) {
+// Each handler's cost by the role of the CPUs it ran on, where it ran: f(program, role, cost).
+template <class F>
+void for_each_program_cost(const PairedReading& now, F&& f) {
   for (std::size_t p = 0; p < now.programs.size(); ++p) {
     const BpfProgramCosts& c = now.programs[p];
-    const std::string program(bpf_program_name(p));
     const std::pair<std::string_view, const BpfProgramCost*> roles[] = {
         {"watched", &c.watched}, {"sampled", &c.sampled}, {"none", &c.other}};
-    for (const auto& [role, cost] : roles) {
-      if (cost->runs == 0) continue;
-      out.push_back(counter("jitterd_watch_bpf_runs_total",
-                            "Runs of the watch's BPF program by handler and the role of the CPU it ran on "
-                            "(watched, sampled, none), counted by the program (bpf).",
-                            {{"program", program}, {"role", std::string(role)}}, static_cast<double>(cost->runs)));
-      if (role == "none" || !bpf_program_timed(p)) continue;
-      out.push_back(counter("jitterd_watch_bpf_run_seconds_total",
-                            "Time the watch's BPF program ran by handler on the watched and sampled CPUs, "
-                            "estimated by the program: one run in 16 timed, counted 16 times (bpf).",
-                            {{"program", program}, {"role", std::string(role)}},
-                            static_cast<double>(cost->ns) * 1e-9));
-    }
+    for (const auto& [role, cost] : roles)
+      if (cost->runs > 0) f(p, role, *cost);
   }
 }
 
-// The same as a table: runs and ns per run (where timed) by handler and role, busiest first.
+void add_program_costs(const PairedReading& now, std::vector<ProbeMetric>& out) {
+  for_each_program_cost(now, [&](std::size_t p, std::string_view role, const BpfProgramCost& cost) {
+    const ProbeLabels labels{{"program", std::string(bpf_program_name(p))}, {"role", std::string(role)}};
+    out.push_back(counter("jitterd_watch_bpf_runs_total",
+                          "Runs of the watch's BPF program by handler and the role of the CPU it ran on "
+                          "(watched, sampled, none), counted by the program (bpf).",
+                          labels, static_cast<double>(cost.runs)));
+    if (role == "none" || !bpf_program_timed(p)) return;
+    out.push_back(counter("jitterd_watch_bpf_run_seconds_total",
+                          "Time the watch's BPF program ran by handler on the watched and sampled CPUs, "
+                          "estimated by the program: one run in 16 timed, counted 16 times (bpf).",
+                          labels, static_cast<double>(cost.ns) * 1e-9));
+  });
+}
+
 ProbeTable program_cost_table(const PairedReading& now) {
   ProbeTable table{
       "the BPF program's own cost by handler (bpf; ns_per_run where it works: watched and sampled CPUs)",
       {"program", "role", "runs", "ns_per_run"},
       {}};
   std::vector<std::tuple<std::uint64_t, std::string, std::string, Cell>> rows;
-  for (std::size_t p = 0; p < now.programs.size(); ++p) {
-    const BpfProgramCosts& c = now.programs[p];
-    const std::pair<std::string_view, const BpfProgramCost*> roles[] = {
-        {"watched", &c.watched}, {"sampled", &c.sampled}, {"none", &c.other}};
-    for (const auto& [role, cost] : roles)
-      if (cost->runs > 0)
-        rows.emplace_back(cost->runs, std::string(bpf_program_name(p)), std::string(role),
-                          role == "none" || !bpf_program_timed(p)
-                              ? Cell()
-                              : Cell(static_cast<double>(cost->ns) / static_cast<double>(cost->runs), 1));
-  }
+  for_each_program_cost(now, [&](std::size_t p, std::string_view role, const BpfProgramCost& cost) {
+    rows.emplace_back(cost.runs, std::string(bpf_program_name(p)), std::string(role),
+                      role == "none" || !bpf_program_timed(p)
+                          ? Cell()
+                          : Cell(static_cast<double>(cost.ns) / static_cast<double>(cost.runs), 1));
+  });
   std::stable_sort(rows.begin(), rows.end(),
                    [](const auto& a, const auto& b) { return std::get<0>(a) > std::get<0>(b); });
   for (auto& [runs, program, role, per_run] : rows) table.rows.push_back({program, role, runs, per_run});

@@ -27,12 +27,6 @@ std::uint64_t count_of(const std::map<std::string, std::uint64_t>& counts, std::
   return found == counts.end() ? 0 : found->second;
 }
 
-std::uint64_t sum_of(const std::map<std::string, std::uint64_t>& counts) {
-  std::uint64_t sum = 0;
-  for (const auto& [cause, n] : counts) sum += n;
-  return sum;
-}
-
 // Timer interrupts per second over the last window; none for an offline CPU or before a window.
 std::optional<double> timer_rate(const WatchedCpu& c, double window_seconds) {
   if (!c.online || window_seconds <= 0) return std::nullopt;
@@ -94,7 +88,7 @@ ProbeTable cpu_table(const WatchReading& reading) {
                     "other_tasks_ms", "timer_per_s", "irqs", "device_irqs", "softirqs"},
                    {}};
   for (const WatchedCpu& c : reading.cpus) {
-    const std::uint64_t irqs = sum_of(c.interrupts), softirqs = sum_of(c.softirqs);
+    const std::uint64_t irqs = total_of(c.interrupts), softirqs = total_of(c.softirqs);
     Cell rate;  // none: no window yet, or the CPU is offline
     if (const std::optional<double> hertz = timer_rate(c, reading.window_seconds)) rate = Cell(*hertz, 1);
     table.rows.push_back(
@@ -114,9 +108,8 @@ ProbeTable window_table(const WatchReading& reading, const std::vector<WatchedCp
                    {}};
   const double seconds = reading.window_seconds;
   for (const WatchedCpu& c : reading.cpus) {
-    const auto before =
-        std::find_if(previous.begin(), previous.end(), [&](const WatchedCpu& p) { return p.cpu == c.cpu; });
-    if (before == previous.end() || seconds <= 0 || !c.online) {
+    const WatchedCpu* before = entry_of_cpu(previous, c.cpu);
+    if (before == nullptr || seconds <= 0 || !c.online) {
       table.rows.push_back(
           {c.cpu, Cell(c.online), c.application_threads, Cell(), Cell(), Cell(), Cell(), Cell(), Cell()});
       continue;
@@ -127,9 +120,9 @@ ProbeTable window_table(const WatchReading& reading, const std::vector<WatchedCp
     table.rows.push_back(
         {c.cpu, Cell(c.online), c.application_threads, per_second(c.preemptions, before->preemptions),
          per_second(c.wait_ns, before->wait_ns, 1e-6),
-         per_second(sum_of(c.interrupts), sum_of(before->interrupts)),
+         per_second(total_of(c.interrupts), total_of(before->interrupts)),
          per_second(count_of(c.interrupts, "device_irq"), count_of(before->interrupts, "device_irq")),
-         per_second(sum_of(c.softirqs), sum_of(before->softirqs)), Cell(*timer_rate(c, seconds), 1)});
+         per_second(total_of(c.softirqs), total_of(before->softirqs)), Cell(*timer_rate(c, seconds), 1)});
   }
   return table;
 }
@@ -245,19 +238,14 @@ bool WatchProbe::record_stolen(const WatchReading& reading, const std::optional<
   for (const WatchedCpu& c : reading.cpus) {
     StolenSeries& series =
         stolen_.try_emplace(c.cpu, static_cast<std::uint64_t>(settings_.window.count())).first->second;
-    const auto before =
-        std::find_if(previous_.begin(), previous_.end(), [&](const WatchedCpu& p) { return p.cpu == c.cpu; });
-    if (!c.online || before == previous_.end()) continue;  // no window: a gap in the plot
+    const WatchedCpu* before = entry_of_cpu(previous_, c.cpu);
+    if (!c.online || before == nullptr) continue;  // no window: a gap in the plot
     if (!paired) {
       series.add(end_ns, length_ns, counts_stolen_by_cause(c, *before));
       continue;
     }
-    const auto of = [&](const PairedReading& r) {
-      return std::find_if(r.cpus.begin(), r.cpus.end(), [&](const PairedCpuFigures& f) { return f.cpu == c.cpu; });
-    };
-    const auto now = of(*bpf), then = of(*previous_bpf_);
-    if (now != bpf->cpus.end() && then != previous_bpf_->cpus.end())
-      series.add(end_ns, length_ns, paired_stolen_by_cause(*now, *then));
+    const PairedCpuFigures *now = entry_of_cpu(bpf->cpus, c.cpu), *then = entry_of_cpu(previous_bpf_->cpus, c.cpu);
+    if (now != nullptr && then != nullptr) series.add(end_ns, length_ns, paired_stolen_by_cause(*now, *then));
   }
   return paired;
 }

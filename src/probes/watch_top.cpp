@@ -3,25 +3,11 @@
 
 #include <algorithm>
 
+#include "host/cpu_list.h"
 #include "host/text.h"
 
 namespace jitterd {
 namespace {
-
-const PairedCpuFigures* cpu_in(const PairedReading& reading, int cpu) {
-  for (const PairedCpuFigures& c : reading.cpus)
-    if (c.cpu == cpu) return &c;
-  return nullptr;
-}
-
-std::string device_irq_name(const WatchReading& counts, int cpu, int irq) {
-  const std::string number = std::to_string(irq);
-  for (const WatchedCpu& c : counts.cpus)
-    if (c.cpu == cpu)
-      for (const auto& [key, n] : c.device_irqs)
-        if (key.first == number) return printable(key.second);
-  return "";
-}
 
 std::uint64_t rise(std::uint64_t now, std::uint64_t then) { return now - std::min(now, then); }
 
@@ -35,7 +21,7 @@ NameTally sources_part(const PairedCpuFigures& now, const PairedCpuFigures& then
     const Tallied added{rise(f.count, old == then.device_irqs.end() ? 0 : old->second.count),
                         rise(f.ns, old == then.device_irqs.end() ? 0 : old->second.ns)};
     if (added.count == 0 && added.ns == 0) continue;
-    const std::string name = device_irq_name(counts, now.cpu, irq);
+    const std::string name = printable(device_irq_name(counts, now.cpu, irq));
     part.add("irq " + std::to_string(irq) + (name.empty() ? "" : " " + name), added);
     device_irqs += added;
   }
@@ -124,13 +110,16 @@ ProbeTable sources_table(std::string title, std::vector<std::string> lead_column
   return {std::move(title), std::move(lead_columns), {}};
 }
 
+// A row of `table`: `lead`'s cells, then `cells`.
+void add_led_row(ProbeTable& table, const std::vector<Cell>& lead, std::vector<Cell> cells) {
+  std::vector<Cell> out = lead;
+  out.insert(out.end(), std::make_move_iterator(cells.begin()), std::make_move_iterator(cells.end()));
+  table.rows.push_back(std::move(out));
+}
+
 void add_preempter_rows(ProbeTable& table, const std::vector<Cell>& lead, const char* over, const TopTally& top,
                         const HostReader& host, const std::string& unnamed) {
-  const auto row = [&](std::vector<Cell> cells) {
-    std::vector<Cell> out = lead;
-    out.insert(out.end(), std::make_move_iterator(cells.begin()), std::make_move_iterator(cells.end()));
-    table.rows.push_back(std::move(out));
-  };
+  const auto row = [&](std::vector<Cell> cells) { add_led_row(table, lead, std::move(cells)); };
   for (const TallyRow& r : top.rows) {
     const auto [comm, task_class] = preempter_of(r.name);
     const bool alive = task_alive_as(host, r.figures.pid, r.figures.tid, comm);
@@ -146,11 +135,7 @@ void add_preempter_rows(ProbeTable& table, const std::vector<Cell>& lead, const 
 }
 
 void add_source_rows(ProbeTable& table, const std::vector<Cell>& lead, const char* over, const TopTally& top) {
-  const auto row = [&](std::vector<Cell> cells) {
-    std::vector<Cell> out = lead;
-    out.insert(out.end(), std::make_move_iterator(cells.begin()), std::make_move_iterator(cells.end()));
-    table.rows.push_back(std::move(out));
-  };
+  const auto row = [&](std::vector<Cell> cells) { add_led_row(table, lead, std::move(cells)); };
   for (const TallyRow& r : top.rows)
     row({over, r.name, source_cause(r.name), r.figures.count, ms(r.figures.ns), share(r.figures.ns, top.total.ns),
          rank(r.rank_by_time), rank(r.rank_by_count)});
@@ -221,9 +206,9 @@ bool task_alive_as(const HostReader& host, std::uint32_t pid, std::uint32_t tid,
 
 void WatchTop::add(const PairedReading& now, const PairedReading& before, const WatchReading& counts,
                    std::uint64_t now_ns) {
-  std::erase_if(cpus_, [&](const auto& entry) { return cpu_in(now, entry.first) == nullptr; });
+  std::erase_if(cpus_, [&](const auto& entry) { return entry_of_cpu(now.cpus, entry.first) == nullptr; });
   for (const PairedCpuFigures& c : now.cpus)
-    if (const PairedCpuFigures* then = cpu_in(before, c.cpu))
+    if (const PairedCpuFigures* then = entry_of_cpu(before.cpus, c.cpu))
       cpus_.try_emplace(c.cpu, window_ns_)
           .first->second.push(now_ns, preempters_part(c, *then, now), sources_part(c, *then, counts));
 }

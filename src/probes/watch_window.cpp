@@ -5,15 +5,12 @@
 #include <cmath>
 #include <numeric>
 
+#include "host/cpu_list.h"
+
 namespace jitterd {
 namespace {
 
 std::uint64_t added(std::uint64_t now, std::uint64_t then) { return now - std::min(now, then); }
-
-std::uint64_t total_of(const std::map<std::string, std::uint64_t>& counts) {
-  return std::accumulate(counts.begin(), counts.end(), std::uint64_t{0},
-                         [](std::uint64_t sum, const auto& entry) { return sum + entry.second; });
-}
 
 std::string ns_text(double ns) { return std::to_string(std::llround(ns)) + " ns"; }
 
@@ -25,6 +22,11 @@ std::uint64_t longest_of(const PairedCpuFigures& cpu) {
 
 }  // namespace
 
+std::uint64_t total_of(const std::map<std::string, std::uint64_t>& counts) {
+  return std::accumulate(counts.begin(), counts.end(), std::uint64_t{0},
+                         [](std::uint64_t sum, const auto& entry) { return sum + entry.second; });
+}
+
 std::vector<WatchWindow> counts_windows(const WatchReading& now, const std::vector<WatchedCpu>& before,
                                         const std::vector<double>& thresholds_ns) {
   std::vector<WatchWindow> out;
@@ -33,9 +35,8 @@ std::vector<WatchWindow> counts_windows(const WatchReading& now, const std::vect
     w.cpu = c.cpu;
     w.over_threshold.assign(thresholds_ns.size(), std::nullopt);
     w.tail_unknown = "the counts method measures no lengths";
-    const auto then =
-        std::find_if(before.begin(), before.end(), [&](const WatchedCpu& p) { return p.cpu == c.cpu; });
-    if (then != before.end() && c.online && now.window_seconds > 0) {
+    const WatchedCpu* then = entry_of_cpu(before, c.cpu);
+    if (then != nullptr && c.online && now.window_seconds > 0) {
       w.seconds = now.window_seconds;
       w.interruptions = added(total_of(c.interrupts), total_of(then->interrupts)) +
                         added(total_of(c.softirqs), total_of(then->softirqs));
@@ -54,9 +55,8 @@ std::vector<WatchWindow> paired_windows(const PairedReading& now, const PairedRe
     WatchWindow w;
     w.cpu = c.cpu;
     w.over_threshold.assign(thresholds_ns.size(), std::nullopt);
-    const auto then = std::find_if(before.cpus.begin(), before.cpus.end(),
-                                   [&](const PairedCpuFigures& p) { return p.cpu == c.cpu; });
-    if (then == before.cpus.end() || seconds <= 0) {
+    const PairedCpuFigures* then = entry_of_cpu(before.cpus, c.cpu);
+    if (then == nullptr || seconds <= 0) {
       w.tail_unknown = "no window";
       out.push_back(std::move(w));
       continue;

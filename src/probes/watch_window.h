@@ -19,6 +19,7 @@
 // Pure functions; any thread.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct WatchWindow : WatchedFigures {
   int cpu = 0;
   std::string tail_unknown;  // "" when every count is known
 };
+
+// The sum of a counts reading's map (its interrupts or softirqs by cause).
+std::uint64_t total_of(const std::map<std::string, std::uint64_t>& counts);
 
 // The counts method's windows, one per CPU of `now`, against `before` (the previous reading's
 // totals; a CPU not there has no window). `thresholds_ns`: the tail thresholds (all unknown).

@@ -52,11 +52,6 @@ std::string baseline_machine_tables(const Baseline& b) {
          fields_table_html("configuration: how jitterd measured", {"field", "value"}, configuration);
 }
 
-const BaselineCpu* find_baseline_cpu(const Baseline& b, int cpu) {
-  const auto it = std::find_if(b.cpus.begin(), b.cpus.end(), [&](const BaselineCpu& c) { return c.cpu == cpu; });
-  return it == b.cpus.end() ? nullptr : &*it;
-}
-
 const BaselineProbe* find_baseline_probe(const Baseline& b, const std::string& name) {
   const auto it =
       std::find_if(b.probes.begin(), b.probes.end(), [&](const BaselineProbe& p) { return p.name == name; });

@@ -29,7 +29,6 @@ std::string fields_table_html(const std::string& caption, const std::vector<std:
                               const std::vector<std::vector<std::string>>& rows);
 // The fingerprint and configuration tables.
 std::string baseline_machine_tables(const Baseline& b);
-const BaselineCpu* find_baseline_cpu(const Baseline& b, int cpu);
 // A probe that succeeded, by name; null otherwise.
 const BaselineProbe* find_baseline_probe(const Baseline& b, const std::string& name);
 // The probe's table of pairs that renders as a heatmap (c2c), if it has one.

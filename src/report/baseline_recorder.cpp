@@ -80,15 +80,13 @@ void add_watch_windows(std::vector<BaselineWatched>& watched, const std::vector<
                        const std::string& method, double outlier_threshold_ns) {
   for (const WatchWindow& w : windows) {
     if (w.seconds <= 0) continue;
-    auto entry =
-        std::find_if(watched.begin(), watched.end(), [&](const BaselineWatched& b) { return b.cpu == w.cpu; });
-    if (entry == watched.end()) {
+    BaselineWatched* entry = entry_of_cpu(watched, w.cpu);
+    if (entry == nullptr) {
       BaselineWatched added;
       added.cpu = w.cpu;
       added.method = method;
       added.outlier_threshold_ns = watch_method_pairs(method) ? outlier_threshold_ns : 0;
-      watched.push_back(std::move(added));
-      entry = std::prev(watched.end());
+      entry = &watched.emplace_back(std::move(added));
     }
     entry->sub_windows.push_back(w);  // its figures: the cpu and why a count is unknown are the entry's
     if (!w.tail_unknown.empty() && entry->tail_unknown.find(w.tail_unknown) == std::string::npos)

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "host/attribution.h"
+#include "host/cpu_list.h"
 #include "host/text.h"
 #include "host/topology.h"
 
@@ -29,10 +30,17 @@ double clock_ticks_per_second() {
 
 }  // namespace
 
+std::string device_irq_name(const WatchReading& reading, int cpu, int irq) {
+  const std::string number = std::to_string(irq);
+  for (const WatchedCpu& c : reading.cpus)
+    if (c.cpu == cpu)
+      for (const auto& [key, n] : c.device_irqs)
+        if (key.first == number) return key.second;
+  return "";
+}
+
 CountsEngine::CountsEngine(ApplicationSettings application, std::vector<int> cpus)
-    : application_(std::move(application)), cpus_(std::move(cpus)) {
-  std::sort(cpus_.begin(), cpus_.end());
-  cpus_.erase(std::unique(cpus_.begin(), cpus_.end()), cpus_.end());
+    : application_(std::move(application)), cpus_(sorted_cpus(std::move(cpus))) {
   for (int cpu : cpus_) states_[cpu].totals.cpu = cpu;
 }
 
@@ -88,8 +96,6 @@ void CountsEngine::count_interrupts(const InterruptSnapshot& now) {
       const auto key = std::make_pair(d.source, printable(d.name));
       if (totals.device_irqs.count(key) > 0 || totals.device_irqs.size() < kMaxDeviceIrqsPerCpu)
         totals.device_irqs[key] += d.delta;
-      else
-        totals.device_irq_events_unlisted += d.delta;
     }
   }
 }

@@ -49,8 +49,7 @@ struct WatchedCpu {
   std::map<std::string, std::uint64_t> interrupts;  // hard IRQs and IPIs by cause (cause_names)
   std::map<std::string, std::uint64_t> softirqs;    // by cause
   std::map<std::pair<std::string, std::string>, std::uint64_t> device_irqs;  // (irq, name)
-  std::uint64_t device_irq_events_unlisted = 0;  // of device IRQs beyond kMaxDeviceIrqsPerCpu
-  std::uint64_t preemptions = 0;                 // the application's involuntary switches
+  std::uint64_t preemptions = 0;  // the application's involuntary switches
   std::uint64_t voluntary_switches = 0;
   std::uint64_t wait_ns = 0;             // the application's run-queue wait: taken by other tasks
   std::uint64_t application_run_ns = 0;  // the application's time on the CPU
@@ -83,6 +82,9 @@ struct WatchReading {
   bool other_tasks_measured = false;
   std::vector<std::string> problems;  // one line each, this reading
 };
+
+// The name /proc/interrupts gives device IRQ `irq` on `cpu` in `reading` ("" where it has none).
+std::string device_irq_name(const WatchReading& reading, int cpu, int irq);
 
 class CountsEngine {
  public:
