@@ -124,6 +124,17 @@ void add_format_flag(CLI::App& verb, ReportFlags& flags, const std::string& what
   verb.add_option("--format", flags.format, what)->check(CLI::IsMember(formats))->capture_default_str();
 }
 
+std::vector<std::string> comma_separated(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
 namespace {
 
 ReportFormat format_of(const ReportFlags& flags) {
@@ -195,15 +206,11 @@ std::vector<std::string> checked_probes(const std::string& list, const std::stri
   std::vector<std::string> names;
   if (list == "none" || list.empty()) return names;
   const std::vector<std::string> allowed(baseline_probe_names().begin(), baseline_probe_names().end());
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t comma = std::min(list.find(',', start), list.size());
-    const std::string name = list.substr(start, comma - start);
+  for (const std::string& name : comma_separated(list)) {
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
       throw UsageError("--probes: unknown probe \"" + name + "\" (allowed: " + joined(allowed) + ", or none)",
                        hint);
     names.push_back(name);
-    start = comma + 1;
   }
   return names;
 }
@@ -248,7 +255,6 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
   if (std::find(topics.begin(), topics.end(), cl.report_topic) == topics.end()) {
     throw UsageError("report: unknown topic \"" + cl.report_topic + "\" (allowed: " + joined(topics) + ")", hint);
   }
-  cl.report_format = format_of(flags);
   // The topic's facts: gaps is no probe, and shows tables.
   const ProbeFacts* facts = probe_facts(cl.report_topic);
   const bool checklist = facts != nullptr && facts->report == ReportKind::checklist;
@@ -346,6 +352,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     cl.verb = Verb::version;
     return cl;
   }
+  cl.report_format = format_of(report_flags);  // --format of report, compare and fleet; the others: table
   if (run->parsed()) {
     reject_extras(app, *run);
     cl.verb = Verb::run;
@@ -364,7 +371,6 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   } else if (compare->parsed()) {
     reject_extras(app, *compare);
     cl.verb = Verb::compare;
-    cl.report_format = format_of(report_flags);
     check_compare(cl, *compare, report_flags);
   } else {
     reject_extras(app, *report);

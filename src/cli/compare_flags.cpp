@@ -124,6 +124,13 @@ void check_prometheus_connection(CommandLine& cl, const CLI::App& verb, const Re
   }
 }
 
+TimeRange checked_time_range(const char* flag, const std::string& value, const std::string& hint) {
+  std::string error;
+  const std::optional<TimeRange> range = parse_time_range(value, &error);
+  if (!range) throw UsageError(std::string(flag) + ": " + error, hint);
+  return *range;
+}
+
 void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& flags) {
   const std::string hint = "see jitterd compare --help";
   if (compare.count("--allowance") > 0) {
@@ -157,14 +164,8 @@ void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& 
         {"--before", &cl.prometheus_before},
         {"--after", &cl.prometheus_after}})
     if (value->empty()) throw UsageError(std::string(flag) + ": needed with --prometheus", hint);
-  for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"--before", &cl.prometheus_before},
-                                    {"--after", &cl.prometheus_after}}) {
-    std::string error;
-    if (!parse_time_range(*value, &error)) throw UsageError(std::string(flag) + ": " + error, hint);
-  }
-  std::string error;
-  const TimeRange before = *parse_time_range(cl.prometheus_before, &error);
-  const TimeRange after = *parse_time_range(cl.prometheus_after, &error);
+  const TimeRange before = checked_time_range("--before", cl.prometheus_before, hint);
+  const TimeRange after = checked_time_range("--after", cl.prometheus_after, hint);
   // Ranges may touch (one ends where the other starts) but not overlap: a scrape in both would
   // be counted twice and the two samples would not be independent.
   if (before.start < after.end && after.start < before.end)

@@ -59,9 +59,7 @@ CLI::App* add_fleet_verb(CLI::App& app, CommandLine& cl, ReportFlags& flags, Fle
                   "how many random halvings of the reference cohort measure the A/A false alarm rate (10..10000)")
       ->type_name("N")
       ->capture_default_str();
-  fleet.add_option("--format", flags.format, "how to print the answer")
-      ->check(CLI::IsMember({"table", "json", "csv", "html"}))
-      ->capture_default_str();
+  add_format_flag(fleet, flags, "how to print the answer");
   add_prometheus_connection_flags(fleet, cl, flags);
   return &fleet;
 }
@@ -74,17 +72,6 @@ std::optional<double> number_in(const std::string& text, double low, double high
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size() || !(v >= low && v <= high)) return std::nullopt;
   return v;
-}
-
-std::vector<std::string> split_fields(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    out.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
 }
 
 bool label_name(const std::string& name) {
@@ -103,23 +90,21 @@ void check_fleet(CommandLine& cl, const CLI::App& fleet, const ReportFlags& flag
     if (value->empty()) throw UsageError(std::string("fleet: ") + flag + " is needed", hint);
   if (cl.prometheus_url.rfind("http://", 0) != 0 && cl.prometheus_url.rfind("https://", 0) != 0)
     throw UsageError("--prometheus: must be an http:// or https:// URL, got \"" + cl.prometheus_url + "\"", hint);
-  std::string error;
-  const std::optional<TimeRange> range = parse_time_range(cl.fleet_range, &error);
-  if (!range) throw UsageError("--range: " + error, hint);
+  const TimeRange range = checked_time_range("--range", cl.fleet_range, hint);
   // The counters are read at END: an END still to come would read them as they are now, a shorter
   // range than the one asked for.
   const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  if (range->end > now + 1)
+  if (range.end > now + 1)
     throw UsageError(
         fmt::format("--range: END {} is in the future (now {}): the range is not over; end it at now or "
                     "earlier",
-                    utc_text(range->end), utc_text(now)),
+                    utc_text(range.end), utc_text(now)),
         hint);
-  cl.fleet_selection.range = *range;
+  cl.fleet_selection.range = range;
   if (!label_name(cl.fleet_selection.by))
     throw UsageError("--by: \"" + cl.fleet_selection.by + "\" is not a label name ([a-zA-Z_][a-zA-Z0-9_]*)", hint);
   if (fleet.count("--class") > 0)
-    for (const std::string& field : split_fields(fleet_flags.classes)) {
+    for (const std::string& field : comma_separated(fleet_flags.classes)) {
       if (!label_name(field))
         throw UsageError("--class: \"" + field + "\" is not a label name ([a-zA-Z_][a-zA-Z0-9_]*)", hint);
       cl.fleet_selection.class_fields.push_back(field);
@@ -146,10 +131,6 @@ void check_fleet(CommandLine& cl, const CLI::App& fleet, const ReportFlags& flag
     throw UsageError("--aa-splits: must be a whole number 10..10000, got \"" + fleet_flags.aa_splits + "\"", hint);
   cl.fleet_options.aa_splits = static_cast<std::size_t>(*splits);
   check_prometheus_connection(cl, fleet, flags);
-  cl.report_format = flags.format == "json"   ? ReportFormat::json
-                     : flags.format == "csv"  ? ReportFormat::csv
-                     : flags.format == "html" ? ReportFormat::html
-                                              : ReportFormat::table;
 }
 
 }  // namespace jitterd

@@ -185,22 +185,8 @@ int posture_exit_code(const PostureReport& report) {
 }
 
 namespace {
-int report_posture(const CommandLine& cl);
-}  // namespace
 
-int run_posture_report(const CommandLine& cl) {
-  try {
-    return report_posture(cl);
-  } catch (const ConfigErrors&) {
-    throw;  // main() reports them and exits 78
-  } catch (const std::exception& e) {
-    // Not 1: a runbook must tell "could not check" from "a WARN".
-    std::cerr << "jitterd: report posture: " << e.what() << "\n";
-    return 3;
-  }
-}
-
-namespace {
+// The isolation checklist of the host the flags name, printed in the asked format; its exit code.
 int report_posture(const CommandLine& cl) {
   const HostReader host = host_reader(cl);
   // The machine the sysfs root describes, not this process's affinity, decides what `cpus: auto`
@@ -249,6 +235,19 @@ int report_posture(const CommandLine& cl) {
   }
   return posture_exit_code(report);
 }
+
 }  // namespace
+
+int run_posture_report(const CommandLine& cl) {
+  try {
+    return report_posture(cl);
+  } catch (const ConfigErrors&) {
+    throw;  // main() reports them and exits 78
+  } catch (const std::exception& e) {
+    // Not 1: a runbook must tell "could not check" from "a WARN".
+    std::cerr << "jitterd: report posture: " << e.what() << "\n";
+    return 3;
+  }
+}
 
 }  // namespace jitterd

@@ -9,8 +9,10 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/command_line.h"
+#include "compare/time_range.h"
 
 namespace jitterd {
 
@@ -42,6 +44,10 @@ struct ReportFlags {
 
 // "64MiB", "1GiB", "65536": a size in bytes, or nullopt.
 std::optional<std::size_t> parse_byte_size(const std::string& text);
+// "a,b,,c": each comma-separated part, empty ones included ("" is one empty part).
+std::vector<std::string> comma_separated(const std::string& text);
+// The time range `value` of `flag` (compare/time_range.h), or the usage error naming the flag.
+TimeRange checked_time_range(const char* flag, const std::string& value, const std::string& hint);
 
 // report --from URL and its connection flags (cli/report_from_flags.cpp).
 void add_report_from_flags(CLI::App& report, CommandLine& cl, ReportFlags& flags);
@@ -72,7 +78,7 @@ struct FleetFlags {
 };
 // The fleet verb, added to `app` with its flags.
 CLI::App* add_fleet_verb(CLI::App& app, CommandLine& cl, ReportFlags& flags, FleetFlags& fleet_flags);
-// Sets cl.report_format too (table, json, csv or html).
+// Their checks, into cl's fleet selection and options (the caller sets cl.report_format).
 void check_fleet(CommandLine& cl, const CLI::App& fleet, const ReportFlags& flags, const FleetFlags& fleet_flags);
 
 }  // namespace jitterd

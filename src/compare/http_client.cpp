@@ -149,9 +149,6 @@ HttpAnswer HttpClient::get(const std::string& url, const std::string& where, con
                     where, answer.status, location != nullptr ? answer_excerpt(location) : "nowhere",
                     options_.url_flag));
   }
-  const char* type = nullptr;
-  curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &type);
-  if (type != nullptr) answer.content_type = type;
   answer.body = std::move(body.text);
   return answer;
 }

@@ -40,7 +40,6 @@ struct HttpOptions {
 struct HttpAnswer {
   long status = 0;
   std::string body;  // decoded
-  std::string content_type;
 };
 
 class HttpClient {
@@ -51,8 +50,6 @@ class HttpClient {
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
-
-  const HttpOptions& options() const { return options_; }
 
   // GET `url` (http or https only), asking for `accept`: the answer whatever its status but a
   // redirect, or a BaselineError 69 naming `where` (the URL and what was asked).

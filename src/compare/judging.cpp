@@ -74,20 +74,11 @@ FigureComparison tail_rate(const Judging& judging, const std::string& allowance,
 FigureComparison judged(const Judging& judging, const std::string& allowance, std::string scope,
                         std::string figure, double before, double after, std::string test, double p) {
   const AppliedAllowance applied = allowance_for(allowance, judging.guest, judging.settings);
-  if (!applied.cv) {
-    std::string why = applied.source == "guest" ? "none (its run-to-run spread in a VM)" : "none (see verdict)";
-    return {std::move(scope),
-            std::move(figure),
-            before,
-            after,
-            relative_change(before, after),
-            std::move(why),
-            1,
-            applied.untested,
-            std::nullopt,
-            std::nullopt,
-            std::nullopt};
-  }
+  if (!applied.cv)
+    return untested_figure(
+        std::move(scope), std::move(figure), before, after,
+        applied.source == "guest" ? "none (its run-to-run spread in a VM)" : "none (see verdict)",
+        applied.untested);
   ChangeCriteria criteria = judging.criteria;
   criteria.run_to_run_cv = *applied.cv;
   return {std::move(scope),
@@ -103,16 +94,22 @@ FigureComparison judged(const Judging& judging, const std::string& allowance, st
           smallest_called_ratio(criteria)};
 }
 
-namespace {
-
-// What the max row takes when no tail row is there to judge it: a test's name and a verdict.
-FigureComparison max_placeholder(const std::string& scope, std::string test, std::string verdict) {
-  FigureComparison row;
-  row.scope = scope;
-  row.test = std::move(test);
-  row.verdict = std::move(verdict);
-  return row;
+FigureComparison untested_figure(std::string scope, std::string figure, double before, double after,
+                                 std::string test, std::string verdict) {
+  return {std::move(scope),
+          std::move(figure),
+          before,
+          after,
+          relative_change(before, after),
+          std::move(test),
+          1,
+          std::move(verdict),
+          std::nullopt,
+          std::nullopt,
+          std::nullopt};
 }
+
+namespace {
 
 // The max (or the longest) takes the verdict of the highest tail threshold either run reached, but
 // never against its own direction: one stall of seconds raises the max while the rate above that
@@ -120,17 +117,12 @@ FigureComparison max_placeholder(const std::string& scope, std::string test, std
 // Then the max is one draw of an extreme the tail rate contradicts: no verdict, said in its test.
 FigureComparison max_row(const std::string& scope, const char* figure, double before, double after,
                          const FigureComparison& tail) {
-  FigureComparison row{scope,
-                       figure,
-                       before,
-                       after,
-                       relative_change(before, after),
-                       tail.test,
-                       tail.p_value,
-                       tail.verdict,
-                       tail.run_to_run_p,
-                       tail.allowance,
-                       tail.needs};
+  FigureComparison row = tail;  // the tail's test, p, verdict, run-to-run p, allowance and needs
+  row.scope = scope;
+  row.figure = figure;
+  row.before = before;
+  row.after = after;
+  row.change = relative_change(before, after);
   const bool against = (row.verdict == to_string(Verdict::better) && after > before) ||
                        (row.verdict == to_string(Verdict::worse) && after < before);
   if (against) {
@@ -201,7 +193,8 @@ void compare_gaps(Comparison& out, const GapScope& gap_scope, const Baseline& be
                                        [](const CpuFigures& f) { return static_cast<double>(f.interruptions); }},
                                       {"stolen_share", gap_scope.allowances + ".stolen_share",
                                        [](const CpuFigures& f) { return f.stolen_seconds; }}});
-  FigureComparison tail = max_placeholder(scope, "rate of gaps above the highest threshold reached",
+  // What the max row takes when no tail row is there to judge it: a test's name and a verdict.
+  FigureComparison tail = untested_figure(scope, "", 0, 0, "rate of gaps above the highest threshold reached",
                                           std::string(to_string(Verdict::no_change)));
   for (std::size_t t = 0; t < before_run.tail_thresholds_ns.size(); ++t) {
     const double threshold_us = before_run.tail_thresholds_ns[t] / 1000;
@@ -239,8 +232,9 @@ void compare_watched(Comparison& out, const Baseline& before_run, const Baseline
        {"preemptions_per_s", "watch.preemptions_per_s",
         [](const WatchedFigures& f) { return static_cast<double>(f.preemptions); }},
        {"stolen_share", "watch.stolen_share", [](const WatchedFigures& f) { return f.stolen_seconds; }}});
-  FigureComparison tail = max_placeholder(scope, "rate of interruptions above the highest threshold reached",
-                                          "not tested (no tail count known above the longest)");
+  FigureComparison tail =
+      untested_figure(scope, "", 0, 0, "rate of interruptions above the highest threshold reached",
+                      "not tested (no tail count known above the longest)");
   const double before_longest = before.longest_ns.value_or(0), after_longest = after.longest_ns.value_or(0);
   for (std::size_t t = 0; t < before_run.tail_thresholds_ns.size(); ++t) {
     const double threshold_us = before_run.tail_thresholds_ns[t] / 1000;
@@ -249,7 +243,7 @@ void compare_watched(Comparison& out, const Baseline& before_run, const Baseline
     if (!tail_known(before, t) || !tail_known(after, t)) {
       const BaselineWatched& unknown = tail_known(before, t) ? after : before;
       if (reached)
-        tail = max_placeholder(scope, fmt::format("as {}", figure),
+        tail = untested_figure(scope, "", 0, 0, fmt::format("as {}", figure),
                                fmt::format("not tested ({} is unknown)", figure));
       out.notes.push_back(fmt::format("{}: {} left out, its count is unknown in {}: {}", scope, figure,
                                       &unknown == &before ? out.before_path : out.after_path,

@@ -26,6 +26,10 @@ struct Judging {
 // with the reason the allowance gives (the within-run test's name and p are then not shown).
 FigureComparison judged(const Judging& judging, const std::string& allowance, std::string scope,
                         std::string figure, double before, double after, std::string test, double p);
+// A figure shown, not tested: `test` says why (its p is 1), `verdict` what stands for a verdict
+// ("not tested (...)"); it has no run-to-run p, allowance or needs.
+FigureComparison untested_figure(std::string scope, std::string figure, double before, double after,
+                                 std::string test, std::string verdict);
 
 // Whose gaps are compared: a sampled CPU's ("cpu 1", counted in the file's counter) or an
 // application loop's ("loop rx0", in the loop's own counter, which may differ between the files).

@@ -144,17 +144,8 @@ FigureComparison probe_figure(const Judging& judging, const BaselineProbe& befor
   const std::string allowance = before.name + "." + column;
   if (!broken.empty() && b_samples && a_samples && allowance_for(allowance, judging.guest, judging.settings).cv) {
     const std::string_view what = broken_what(before.name);
-    return {scope,
-            figure,
-            b,
-            a,
-            relative_change(b, a),
-            fmt::format("none (the {}; {})", what, broken),
-            1,
-            fmt::format("not tested ({})", what),
-            std::nullopt,
-            std::nullopt,
-            std::nullopt};
+    return untested_figure(scope, figure, b, a, fmt::format("none (the {}; {})", what, broken),
+                           fmt::format("not tested ({})", what));
   }
   const auto too_few = [](const Backing& side) {
     // (less a rounding margin: 100 samples at q = 0.9 are 10 a side, not 9.999...)
@@ -162,18 +153,10 @@ FigureComparison probe_figure(const Judging& judging, const BaselineProbe& befor
            kProbeSamplesPerSide - 1e-6;
   };
   if (b_samples && a_samples && (too_few(*b_samples) || too_few(*a_samples)))
-    return {scope,
-            figure,
-            b,
-            a,
-            relative_change(b, a),
-            fmt::format("none ({} vs {} samples: too few for quantile {})", b_samples->count, a_samples->count,
-                        b_samples->quantile),
-            1,
-            "not tested",
-            std::nullopt,
-            std::nullopt,
-            std::nullopt};
+    return untested_figure(scope, figure, b, a,
+                           fmt::format("none ({} vs {} samples: too few for quantile {})", b_samples->count,
+                                       a_samples->count, b_samples->quantile),
+                           "not tested");
   if (b_samples && a_samples) {
     const std::string pooled =
         b_samples->records > 1 || a_samples->records > 1
@@ -185,28 +168,9 @@ FigureComparison probe_figure(const Judging& judging, const BaselineProbe& befor
                   quantile_test_p(b_samples->values, a_samples->values, b_samples->quantile));
   }
   if (without_samples && (b_samples || a_samples || (!before.has_samples && !after.has_samples)))
-    return {scope,
-            figure,
-            b,
-            a,
-            relative_change(b, a),
-            "none (baseline without samples: format 1.0)",
-            1,
-            "not tested (baseline without samples)",
-            std::nullopt,
-            std::nullopt,
-            std::nullopt};
-  return {scope,
-          figure,
-          b,
-          a,
-          relative_change(b, a),
-          "none (one value per run)",
-          1,
-          "not tested",
-          std::nullopt,
-          std::nullopt,
-          std::nullopt};
+    return untested_figure(scope, figure, b, a, "none (baseline without samples: format 1.0)",
+                           "not tested (baseline without samples)");
+  return untested_figure(scope, figure, b, a, "none (one value per run)", "not tested");
 }
 
 }  // namespace

@@ -3,13 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdlib>
+
 #include "report/baseline_file.h"
 #include "report/json_input.h"
 
 namespace jitterd {
 namespace {
-
-std::string excerpt(const std::string& body) { return answer_excerpt(body); }
 
 PrometheusOptions trimmed(PrometheusOptions o) {
   while (!o.url.empty() && o.url.back() == '/') o.url.pop_back();
@@ -46,7 +47,8 @@ namespace {
 constexpr std::string_view kSizeRefusals[] = {"too many samples", "cannot select more than",
                                               "the number of matching timeseries exceeds"};
 
-// Where a refusal for size begins in a server's error text; npos when it is none.
+// Where a refusal for size begins in a server's error text (the whole of it: VictoriaMetrics puts
+// the query first and the reason last); npos when it is none.
 std::size_t size_refusal_at(std::string_view error) {
   for (const std::string_view refusal : kSizeRefusals) {
     const std::size_t at = error.find(refusal);
@@ -57,8 +59,6 @@ std::size_t size_refusal_at(std::string_view error) {
 
 }  // namespace
 
-bool refuses_for_size(std::string_view error) { return size_refusal_at(error) != std::string_view::npos; }
-
 Json prometheus_data(long status, const std::string& body, const std::string& where) {
   Json answer;
   try {
@@ -66,22 +66,22 @@ Json prometheus_data(long status, const std::string& body, const std::string& wh
   } catch (const JsonInputError& e) {
     if (status >= 400)
       throw BaselineError(kExitPrometheusUnavailable,
-                          fmt::format("{}: HTTP status {}: {}", where, status, excerpt(body)));
+                          fmt::format("{}: HTTP status {}: {}", where, status, answer_excerpt(body)));
     if (e.syntax())
-      throw BaselineError(kExitBadBaseline,
-                          fmt::format("{}: not a Prometheus answer (not JSON): \"{}\"", where, excerpt(body)));
+      throw BaselineError(kExitBadBaseline, fmt::format("{}: not a Prometheus answer (not JSON): \"{}\"", where,
+                                                        answer_excerpt(body)));
     throw BaselineError(kExitBadBaseline, fmt::format("{}: not a Prometheus answer: {}", where, e.what()));
   }
   if (!answer.is_object() || !answer.contains("status") || !answer["status"].is_string()) {
     if (status >= 400)
       throw BaselineError(kExitPrometheusUnavailable,
-                          fmt::format("{}: HTTP status {}: {}", where, status, excerpt(body)));
+                          fmt::format("{}: HTTP status {}: {}", where, status, answer_excerpt(body)));
     throw BaselineError(kExitBadBaseline, fmt::format("{}: not a Prometheus answer (no \"status\" field): \"{}\"",
-                                                      where, excerpt(body)));
+                                                      where, answer_excerpt(body)));
   }
   if (answer["status"] == "error") {
     const auto text = [&](const char* key) {
-      return answer.contains(key) && answer[key].is_string() ? excerpt(answer[key].get<std::string>())
+      return answer.contains(key) && answer[key].is_string() ? answer_excerpt(answer[key].get<std::string>())
                                                              : std::string("?");
     };
     const std::string error = answer.contains("error") && answer["error"].is_string()
@@ -91,7 +91,7 @@ Json prometheus_data(long status, const std::string& body, const std::string& wh
     if (const std::size_t at = size_refusal_at(error); at != std::string::npos)
       throw QueryTooLarge(kExitBadBaseline, fmt::format("{}: the server refused the query as too big for its "
                                                         "limits (HTTP {}): {}",
-                                                        where, status, excerpt(error.substr(at))));
+                                                        where, status, answer_excerpt(error.substr(at))));
     throw BaselineError(kExitBadBaseline, fmt::format("{}: Prometheus answered HTTP {} with error {}: {}", where,
                                                       status, text("errorType"), text("error")));
   }
@@ -99,8 +99,15 @@ Json prometheus_data(long status, const std::string& body, const std::string& wh
     throw BaselineError(
         kExitBadBaseline,
         fmt::format("{}: not a Prometheus answer (status {}, no data)", where,
-                    excerpt(answer["status"].dump(-1, ' ', false, Json::error_handler_t::replace))));
+                    answer_excerpt(answer["status"].dump(-1, ' ', false, Json::error_handler_t::replace))));
   return std::move(answer["data"]);  // not a copy: an answer may be tens of MB
+}
+
+double le_bound_ns(const std::string& le) {
+  char* end = nullptr;
+  const double bound = std::strtod(le.c_str(), &end);
+  if (le.empty() || *end != '\0' || !(bound > 0)) return NAN;
+  return std::isinf(bound) ? bound : std::round(bound * 1e12) / 1e3;
 }
 
 Json PrometheusClient::query(const std::string& query, double time) const {

@@ -43,10 +43,6 @@ class QueryTooLarge : public BaselineError {
   using BaselineError::BaselineError;
 };
 
-// Whether a server's error text (the whole of it: VictoriaMetrics puts the query first and the
-// reason last) is such a refusal. Exposed for tests.
-bool refuses_for_size(std::string_view error);
-
 // The largest answer read, decoded (--prometheus-max-bytes): 64 MiB. Prometheus's JSON spends about
 // 180 bytes on a series holding one sample, so this is every gap-histogram bucket series of 1,000
 // hosts x 16 CPUs (368,000 series: 23 buckets each) at one instant; for the one instance a range
@@ -87,5 +83,9 @@ class PrometheusClient {
 // The "data" of a Prometheus API answer `body` (HTTP status `status`), or the BaselineError
 // above; `where` names the URL and the query. Pure: tested without a server.
 Json prometheus_data(long status, const std::string& body, const std::string& where);
+
+// A `le` label's bound in ns, rounded to 1/1000 ns so that 1e-5 s is 10000 ns exactly (+inf for
+// +Inf); NaN when it is not a positive number.
+double le_bound_ns(const std::string& le);
 
 }  // namespace jitterd

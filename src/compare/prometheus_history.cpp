@@ -71,17 +71,6 @@ namespace {
 
 std::uint64_t whole(double count) { return static_cast<std::uint64_t>(std::llround(std::max(0.0, count))); }
 
-// The thresholds the tail is counted above: for each of the file's, the first exported bound at
-// or above it.
-std::vector<double> exported_thresholds(const std::vector<double>& bounds_ns) {
-  std::vector<double> out;
-  for (double threshold : kTailThresholdsNs) {
-    const auto bound = std::find_if(bounds_ns.begin(), bounds_ns.end(), [&](double b) { return b >= threshold; });
-    if (bound != bounds_ns.end() && std::find(out.begin(), out.end(), *bound) == out.end()) out.push_back(*bound);
-  }
-  return out;
-}
-
 BaselineCpu cpu_baseline(int cpu, const CpuWindows& c, const Gathered& g, double counter_hertz,
                          const std::vector<double>& tail_thresholds_ns, std::size_t windows) {
   BaselineCpu out;
@@ -345,7 +334,7 @@ HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_wi
       for (const auto& [le, counts] : c.cumulative)
         if (!std::isinf(le)) bounds.insert(le);
   r.histogram_bounds_ns.assign(bounds.begin(), bounds.end());
-  r.tail_thresholds_ns = exported_thresholds(r.histogram_bounds_ns);
+  r.tail_thresholds_ns = tail_bounds(bounds);  // the thresholds the tail is counted above
   std::vector<BaselineCpu> cpus;
   std::set<double> resets;
   for (const auto& [cpu, c] : g.cpus) {

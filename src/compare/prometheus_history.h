@@ -10,7 +10,7 @@
 // drop being a restart from 0 (the rule of PromQL's increase(), without its extrapolation to the
 // range's edges, so counts stay whole); the increments are summed per sub-window (by the scrape
 // that ended them) and over the range. The histogram has the exported `le` bounds only
-// (export/collector.h gap_histogram_bounds()): quantiles are bucket upper bounds, and the tail
+// (measure/gap_bounds.h gap_bounds_seconds()): quantiles are bucket upper bounds, and the tail
 // thresholds are the exported bounds at or above the file's (20 us becomes 25 us).
 // Pure functions apart from read_prometheus_ranges; called once from compare.
 #pragma once

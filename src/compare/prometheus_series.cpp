@@ -16,12 +16,6 @@
 #include "report/baseline_recorder.h"
 
 namespace jitterd::history_detail {
-namespace {
-
-// Exported bounds in ns, rounded to 1/1000 ns so that 1e-5 s is 10000 ns exactly.
-double bound_ns(double seconds) { return std::round(seconds * 1e12) / 1e3; }
-
-}  // namespace
 
 [[noreturn]] void wrong_shape(const std::string& source, const std::string& what) {
   throw BaselineError(kExitBadBaseline, fmt::format("{}: not a Prometheus range answer: {}", source, what));
@@ -177,10 +171,8 @@ Gathered gather(const std::vector<Series>& all, const RangeSamples& samples, dou
       if (name == kFingerprint) g.fingerprints.push_back(&s);
       continue;
     }
-    const std::string cpu_text = s.label("cpu");
-    if (cpu_text.empty() || cpu_text.find_first_not_of("0123456789") != std::string::npos || cpu_text.size() > 7)
-      wrong_shape(samples.source, fmt::format("a {} series without a cpu label", name));
-    const int cpu = std::stoi(cpu_text);
+    const int cpu = cpu_label(s);
+    if (cpu < 0) wrong_shape(samples.source, fmt::format("a {} series without a cpu label", name));
     std::vector<double>* target = nullptr;
     CpuWindows* c = nullptr;
     if (name == kGapBuckets || name == kSampled || name == kInterruptions || name == kStolen) {
@@ -191,11 +183,9 @@ Gathered gather(const std::vector<Series>& all, const RangeSamples& samples, dou
     }
     if (name == kGapBuckets) {
       const std::string le = s.label("le");
-      char* end = nullptr;
-      const double bound = std::strtod(le.c_str(), &end);
-      if (le.empty() || *end != '\0' || !(bound > 0))
-        wrong_shape(samples.source, fmt::format("a {} series with le=\"{}\"", name, le));
-      auto& counts = c->cumulative[std::isinf(bound) ? bound : bound_ns(bound)];
+      const double bound = le_bound_ns(le);
+      if (std::isnan(bound)) wrong_shape(samples.source, fmt::format("a {} series with le=\"{}\"", name, le));
+      auto& counts = c->cumulative[bound];
       counts.resize(windows);
       target = &counts;
     } else if (name == kSampled) {
@@ -231,15 +221,15 @@ std::vector<Series> loops_as_samplers(const std::vector<Series>& all, const Rang
     const auto family = std::find_if(std::begin(kLoopFamilies), std::end(kLoopFamilies),
                                      [&](const auto& f) { return name == f.first; });
     if (family == std::end(kLoopFamilies)) continue;
-    const std::string loop = s.label("loop"), cpu_text = s.label("cpu");
-    if (loop.empty() || cpu_text.empty() || cpu_text.find_first_not_of("0123456789") != std::string::npos ||
-        cpu_text.size() > 7)
+    const std::string loop = s.label("loop");
+    const int cpu = cpu_label(s);
+    if (loop.empty() || cpu < 0)
       wrong_shape(samples.source, fmt::format("a {} series without loop and cpu labels", name));
     auto known = std::find_if(loops.begin(), loops.end(), [&](const auto& l) { return l.first == loop; });
     if (known == loops.end()) {
       if (loops.size() >= kBaselineMaxLoops)
         wrong_shape(samples.source, fmt::format("loop series of more than {} loops", kBaselineMaxLoops));
-      loops.emplace_back(loop, std::stoi(cpu_text));
+      loops.emplace_back(loop, cpu);
       known = std::prev(loops.end());
     }
     Series renamed = s;

@@ -5,15 +5,6 @@
 #include <cmath>
 
 namespace jitterd {
-
-std::string majority_value(const std::vector<std::string>& values) {
-  std::map<std::string, std::size_t> counts;
-  for (const std::string& v : values) ++counts[v];
-  for (const auto& [value, count] : counts)
-    if (2 * count > values.size()) return value;
-  return "";
-}
-
 namespace {
 
 // Between the first and the third quartile (nearest rank): for a normal sample, 1.349 standard

@@ -59,7 +59,4 @@ struct DriftResult {
 DriftResult find_drifted_hosts(const std::vector<FigureSpec>& figures, const std::vector<ClassedHost>& hosts,
                                const DriftCriteria& criteria);
 
-// The value held by more than half of `values` (ties and pluralities have none): "" when none.
-std::string majority_value(const std::vector<std::string>& values);
-
 }  // namespace jitterd

@@ -11,24 +11,21 @@
 #include "report/baseline_file.h"
 
 namespace jitterd {
-namespace {
 
-[[noreturn]] void wrong_shape(const std::string& source, const std::string& what) {
+[[noreturn]] void wrong_vector_shape(const std::string& source, const std::string& what) {
   throw BaselineError(kExitBadBaseline,
                       fmt::format("{}: not a Prometheus instant-vector answer: {}", source, what));
 }
 
-}  // namespace
-
 std::vector<PromSample> vector_samples(const Json& data, const std::string& source) {
   if (!data.is_object() || !data.contains("resultType") || data["resultType"] != "vector" ||
       !data.contains("result") || !data["result"].is_array())
-    wrong_shape(source, "no vector result");
+    wrong_vector_shape(source, "no vector result");
   std::vector<PromSample> out;
   for (const Json& item : data["result"]) {
     if (!item.is_object() || !item.contains("metric") || !item["metric"].is_object() || !item.contains("value") ||
         !item["value"].is_array() || item["value"].size() != 2 || !item["value"][1].is_string())
-      wrong_shape(source, "a result without \"metric\" and \"value\": [time, \"value\"]");
+      wrong_vector_shape(source, "a result without \"metric\" and \"value\": [time, \"value\"]");
     PromSample s;
     for (const auto& [name, value] : item["metric"].items())
       if (value.is_string()) s.labels[name] = value.get<std::string>();
@@ -36,7 +33,8 @@ std::vector<PromSample> vector_samples(const Json& data, const std::string& sour
     char* end = nullptr;
     s.value = std::strtod(text.c_str(), &end);
     if (end == text.c_str() || *end != '\0' || std::isinf(s.value))
-      wrong_shape(source, fmt::format("a sample value \"{}\" that is not a finite number", text.substr(0, 60)));
+      wrong_vector_shape(source,
+                         fmt::format("a sample value \"{}\" that is not a finite number", text.substr(0, 60)));
     if (!std::isnan(s.value)) out.push_back(std::move(s));
   }
   return out;
@@ -47,14 +45,14 @@ std::string label_of(const std::map<std::string, std::string>& labels, const std
   return it == labels.end() ? "" : it->second;
 }
 
-namespace {
-
-int cpu_of(const PromSample& s, const std::string& source) {
+int cpu_label_of(const PromSample& s, const std::string& source, const std::string& series) {
   const std::string text = label_of(s.labels, "cpu");
   if (text.empty() || text.size() > 7 || text.find_first_not_of("0123456789") != std::string::npos)
-    wrong_shape(source, "a sampler series without a cpu label");
+    wrong_vector_shape(source, fmt::format("a {} series without a cpu label", series));
   return std::stoi(text);
 }
+
+namespace {
 
 std::map<CpuKey, double> per_cpu(const Json& data, const std::string& source, const UnitOf& unit) {
   std::map<CpuKey, double> out;
@@ -63,8 +61,6 @@ std::map<CpuKey, double> per_cpu(const Json& data, const std::string& source, co
     if (const int u = unit(s); u >= 0) out[{label_of(s.labels, "instance"), u}] += s.value;
   return out;
 }
-
-double bound_ns(double seconds) { return std::round(seconds * 1e12) / 1e3; }
 
 double quantile_ns(const std::map<double, double>& cumulative, double q) {
   const double total = cumulative.rbegin()->second;
@@ -86,11 +82,9 @@ void name_figures(std::vector<std::string>& names, const CounterValues& increase
       if (!std::isinf(le)) bounds.insert(le);
   if (!names.empty() || bounds.empty()) return;
   names = {"p50_ns", "p99_ns", "p99_9_ns", "p99_99_ns", "interruptions_per_s", "stolen_share"};
-  for (double threshold : kTailThresholdsNs) {
-    const auto at = bounds.lower_bound(threshold);
-    if (at != bounds.end() && std::find(names.begin(), names.end(), threshold_name(*at)) == names.end())
-      names.push_back(threshold_name(*at));
-  }
+  for (double bound : tail_bounds(bounds))  // each name once: two bounds could share one
+    if (std::find(names.begin(), names.end(), threshold_name(bound)) == names.end())
+      names.push_back(threshold_name(bound));
 }
 
 // The figures of each unit (a sampled CPU, a loop) into (host.*units)[unit], in `names`' order.
@@ -130,13 +124,6 @@ std::string threshold_name(double ns) {
   return ns >= 1e6 ? fmt::format("gaps_over_{}ms_per_s", ns / 1e6) : fmt::format("gaps_over_{}us_per_s", ns / 1e3);
 }
 
-double le_bound_ns(const std::string& le) {
-  char* end = nullptr;
-  const double bound = std::strtod(le.c_str(), &end);
-  if (le.empty() || *end != '\0' || !(bound > 0)) return NAN;
-  return std::isinf(bound) ? bound : bound_ns(bound);
-}
-
 // By binary search (history.hosts is by instance): a map of every host rebuilt per batch made
 // reading the answers quadratic in hosts.
 FleetHost* host_named(FleetHistory& history, const std::string& instance) {
@@ -147,7 +134,8 @@ FleetHost* host_named(FleetHistory& history, const std::string& instance) {
 }
 
 CounterValues counter_values(const BatchAnswers& answers, const std::string& source) {
-  return counter_values(answers, source, [&source](const PromSample& s) { return cpu_of(s, source); });
+  return counter_values(answers, source,
+                        [&source](const PromSample& s) { return cpu_label_of(s, source, "sampler"); });
 }
 
 CounterValues counter_values(const BatchAnswers& answers, const std::string& source, const UnitOf& unit) {
@@ -156,7 +144,7 @@ CounterValues counter_values(const BatchAnswers& answers, const std::string& sou
     for (const PromSample& s : vector_samples(answers.buckets, source)) {
       const std::string le = label_of(s.labels, "le");
       const double key = le_bound_ns(le);
-      if (std::isnan(key)) wrong_shape(source, fmt::format("a bucket with le=\"{}\"", le.substr(0, 60)));
+      if (std::isnan(key)) wrong_vector_shape(source, fmt::format("a bucket with le=\"{}\"", le.substr(0, 60)));
       if (const int u = unit(s); u >= 0) v.buckets[{label_of(s.labels, "instance"), u}][key] += s.value;
     }
   v.sampled = per_cpu(answers.sampled, source, unit);

@@ -26,6 +26,11 @@ struct PromSample {
 std::vector<PromSample> vector_samples(const Json& data, const std::string& source);
 // The value of label `name`, "" when absent.
 std::string label_of(const std::map<std::string, std::string>& labels, const std::string& name);
+// The BaselineError (65) of an answer of the wrong shape: "SOURCE: not a Prometheus instant-vector
+// answer: WHAT".
+[[noreturn]] void wrong_vector_shape(const std::string& source, const std::string& what);
+// The sample's cpu label as a number, or wrong_vector_shape: "a SERIES series without a cpu label".
+int cpu_label_of(const PromSample& s, const std::string& source, const std::string& series);
 
 using CpuKey = std::pair<std::string, int>;  // instance, cpu
 
@@ -53,7 +58,5 @@ void add_loop_figures(FleetHistory& history, const CounterValues& increases);
 FleetHost* host_named(FleetHistory& history, const std::string& instance);
 // A gap-count name for a bound in ns: gaps_over_10us_per_s, gaps_over_1ms_per_s.
 std::string threshold_name(double ns);
-// A le label's bound in ns (+inf for +Inf); NaN when it is not a positive number.
-double le_bound_ns(const std::string& le);
 
 }  // namespace jitterd

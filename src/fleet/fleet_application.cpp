@@ -44,18 +44,6 @@ std::string LoopNames::passed_over() const {
 
 namespace {
 
-[[noreturn]] void wrong_watch_shape(const std::string& source, const std::string& what) {
-  throw BaselineError(kExitBadBaseline,
-                      fmt::format("{}: not a Prometheus instant-vector answer: {}", source, what));
-}
-
-int watched_cpu_of(const PromSample& s, const char* metric, const std::string& source) {
-  const std::string text = label_of(s.labels, "cpu");
-  if (text.empty() || text.size() > 7 || text.find_first_not_of("0123456789") != std::string::npos)
-    wrong_watch_shape(source, fmt::format("a {} series without a cpu label", metric));
-  return std::stoi(text);
-}
-
 WatchValues watch_values(const WatchAnswers& answers, const std::string& source) {
   WatchValues out;
   for (std::size_t f = 0; f < kWatchFamilyCount; ++f) {
@@ -64,21 +52,11 @@ WatchValues watch_values(const WatchAnswers& answers, const std::string& source)
     for (const PromSample& s : vector_samples(answers[f], source)) {
       std::string part = *spec.part == '\0' ? "" : label_of(s.labels, spec.part);
       if (f == kDurations && std::isnan(le_bound_ns(part)))
-        wrong_watch_shape(source, fmt::format("a {} bucket with le=\"{}\"", spec.metric, part.substr(0, 60)));
+        wrong_vector_shape(source, fmt::format("a {} bucket with le=\"{}\"", spec.metric, part.substr(0, 60)));
       if (part.size() > kMostLoopNameBytes) part = part.substr(0, kMostLoopNameBytes);  // a cause: a short word
-      out[f][{label_of(s.labels, "instance"), watched_cpu_of(s, spec.metric, source), std::move(part)}] += s.value;
+      out[f][{label_of(s.labels, "instance"), cpu_label_of(s, source, spec.metric), std::move(part)}] += s.value;
     }
   }
-  return out;
-}
-
-// The bound at or above each tail threshold among `bounds` (ns), each once.
-std::vector<double> tail_bounds(const std::set<double>& bounds) {
-  std::vector<double> out;
-  for (double threshold : kTailThresholdsNs)
-    if (const auto at = bounds.lower_bound(threshold);
-        at != bounds.end() && std::find(out.begin(), out.end(), *at) == out.end())
-      out.push_back(*at);
   return out;
 }
 

@@ -131,7 +131,6 @@ std::string short_name(const std::string& name) {
 template <typename Unit>
 std::string host_increases(const CounterValues& start, const CounterValues& end, const std::string& instance,
                            CounterValues& out, Unit unit, const char* prefix) {
-  const auto counter = [](double e, const double* s, std::string& fell) { return counter_difference(e, s, fell); };
   const std::string gaps = std::string(prefix) + "gap histogram",
                     sampled = std::string(prefix) + "sampled seconds",
                     interruptions = std::string(prefix) + "interruptions",
@@ -139,11 +138,12 @@ std::string host_increases(const CounterValues& start, const CounterValues& end,
   std::string why =
       difference(start.buckets, end.buckets, instance, gaps.c_str(), out.buckets, bucket_difference, unit);
   if (why.empty())
-    why = difference(start.sampled, end.sampled, instance, sampled.c_str(), out.sampled, counter, unit);
+    why = difference(start.sampled, end.sampled, instance, sampled.c_str(), out.sampled, counter_difference, unit);
   if (why.empty())
     why = difference(start.interruptions, end.interruptions, instance, interruptions.c_str(), out.interruptions,
-                     counter, unit);
-  if (why.empty()) why = difference(start.stolen, end.stolen, instance, stolen.c_str(), out.stolen, counter, unit);
+                     counter_difference, unit);
+  if (why.empty())
+    why = difference(start.stolen, end.stolen, instance, stolen.c_str(), out.stolen, counter_difference, unit);
   return why;
 }
 
@@ -157,14 +157,13 @@ std::string sampled_increases(const CounterValues& start, const CounterValues& e
 std::string application_increases(const ApplicationValues& start, const ApplicationValues& end,
                                   const std::string& instance, const std::vector<std::string>& loop_names,
                                   ApplicationValues& out) {
-  const auto counter = [](double e, const double* s, std::string& fell) { return counter_difference(e, s, fell); };
   for (std::size_t f = 0; f < kWatchFamilyCount; ++f) {
     const auto unit = [](const WatchKey& k) {
       return std::get<2>(k).empty() ? fmt::format("watched cpu {}", std::get<1>(k))
                                     : fmt::format("watched cpu {} ({})", std::get<1>(k), std::get<2>(k));
     };
     if (std::string why = difference(start.watch[f], end.watch[f], instance, kWatchFamilies[f].metric,
-                                     out.watch[f], counter, unit);
+                                     out.watch[f], counter_difference, unit);
         !why.empty())
       return why;
   }
@@ -240,13 +239,6 @@ void merge_into(CounterValues& to, CounterValues& from) {
 }
 
 }  // namespace
-
-EndsResult ends_increases(const std::vector<std::string>& instances, const EndsAnswers& answers,
-                          const TimeRange& range, double lookback, const std::string& source) {
-  std::vector<std::string> names;
-  LoopNames loops(names);
-  return ends_increases(instances, answers, range, lookback, source, loops);
-}
 
 EndsResult ends_increases(const std::vector<std::string>& instances, const EndsAnswers& answers,
                           const TimeRange& range, double lookback, const std::string& source, LoopNames& loops) {

@@ -67,8 +67,5 @@ struct EndsResult {
 // `loops` names the loops of the application's answers (fleet/fleet_application.h).
 EndsResult ends_increases(const std::vector<std::string>& instances, const EndsAnswers& answers,
                           const TimeRange& range, double lookback, const std::string& source, LoopNames& loops);
-// The same without loop names of the caller's (the loops' names kept for this call only).
-EndsResult ends_increases(const std::vector<std::string>& instances, const EndsAnswers& answers,
-                          const TimeRange& range, double lookback, const std::string& source);
 
 }  // namespace jitterd

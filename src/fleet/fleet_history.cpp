@@ -15,11 +15,6 @@
 namespace jitterd {
 namespace {
 
-[[noreturn]] void wrong_fingerprint_shape(const std::string& source, const std::string& what) {
-  throw BaselineError(kExitBadBaseline,
-                      fmt::format("{}: not a Prometheus instant-vector answer: {}", source, what));
-}
-
 std::string promql_string(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -72,7 +67,7 @@ FleetHistory fleet_hosts(const Json& data, const FleetSelection& selection, cons
       if (name != "__name__" && name != "instance") fields.insert(name);
     const std::string instance = label_of(s.labels, "instance");
     if (instance.empty())
-      wrong_fingerprint_shape(source, fmt::format("a {} series without an instance label", kFingerprintSeries));
+      wrong_vector_shape(source, fmt::format("a {} series without an instance label", kFingerprintSeries));
     by_instance[instance].push_back(&s);
   }
   std::vector<std::string> identity{selection.by, "cpu_model"};

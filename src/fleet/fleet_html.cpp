@@ -113,19 +113,11 @@ std::string fleet_html(const FleetReport& r) {
   body += "<h2>Drifted hosts</h2>\n" + table_html(fleet_drift_table(r)) + table_html(fleet_classes_table(r));
   body += "<h2>Reads</h2>\n<p>" + html_escape(fleet_reads_line(r)) + "</p>\n";
   if (!r.reads.in_full.empty()) body += table_html(fleet_reads_table(r));
-  if (!r.not_judged.empty()) {
-    body += "<h2>Not judged</h2>\n<ul>\n";
-    for (const std::string& line : r.not_judged) body += "<li>" + html_escape(line) + "</li>\n";
-    body += "</ul>\n";
-  }
-  if (!r.left_out.empty()) {
-    body += "<h2>Left out</h2>\n<ul>\n";
-    for (const std::string& line : r.left_out) body += "<li>" + html_escape(line) + "</li>\n";
-    body += "</ul>\n";
-  }
-  if (!r.notes.empty()) {
-    body += "<h2>Notes</h2>\n<ul>\n";
-    for (const std::string& line : r.notes) body += "<li>" + html_escape(line) + "</li>\n";
+  for (const auto& [heading, lines] : {std::pair{"Not judged", &r.not_judged}, std::pair{"Left out", &r.left_out},
+                                       std::pair{"Notes", &r.notes}}) {
+    if (lines->empty()) continue;
+    body += std::string("<h2>") + heading + "</h2>\n<ul>\n";
+    for (const std::string& line : *lines) body += "<li>" + html_escape(line) + "</li>\n";
     body += "</ul>\n";
   }
   return html_page("jitterd fleet: " + r.by, body);

@@ -20,7 +20,7 @@ constexpr std::size_t kMostHostsPerBatch = 250;
 
 std::string ms(double seconds) { return fmt::format("{}ms", static_cast<long long>(std::ceil(seconds * 1000))); }
 
-std::string selector(const char* metric, const std::string& where, const std::string& more) {
+std::string selector(const std::string& metric, const std::string& where, const std::string& more) {
   return fmt::format("{}{{{}{}{}}}", metric, where, !where.empty() && !more.empty() ? "," : "", more);
 }
 
@@ -127,21 +127,31 @@ void in_batches(const std::vector<std::string>& instances, std::size_t batch, co
   }
 }
 
+// Asks one family of a batch: `read(metric, by)`, summed by the labels `by`.
+using FamilyReader = std::function<Json(const std::string&, const std::string&)>;
+
+// A sampled CPU's four families (`family` "sampler", `unit` "cpu"), or a loop's, named alike
+// ("loop", "loop"), each summed by instance and unit (the gap histogram by le too).
+BatchAnswers unit_answers(const FamilyReader& read, const std::string& family, const std::string& unit) {
+  const std::string prefix = "jitterd_" + family + "_", by = "instance, " + unit;
+  BatchAnswers a;
+  a.buckets = read(prefix + "gap_seconds_bucket", by + ", le");
+  a.sampled = read(prefix + "sampled_seconds_total", by);
+  a.interruptions = read(prefix + "interruptions_total", by);
+  a.stolen = read(prefix + "stolen_seconds_total", by);
+  return a;
+}
+
 // The application's side of a batch (fleet/fleet_application.h), each family summed by instance,
-// unit and part: `read(metric, by)` asks one.
+// unit and part.
 // `watches` and `loops` false: that half is not asked for (null answers, read as empty).
-ApplicationAnswers application_answers(const std::function<Json(const char*, const std::string&)>& read,
-                                       bool watches = true, bool loops = true) {
+ApplicationAnswers application_answers(const FamilyReader& read, bool watches = true, bool loops = true) {
   ApplicationAnswers a;
   for (std::size_t f = 0; watches && f < kWatchFamilyCount; ++f)
     a.watch[f] = read(kWatchFamilies[f].metric, *kWatchFamilies[f].part == '\0'
                                                     ? std::string("instance, cpu")
                                                     : fmt::format("instance, cpu, {}", kWatchFamilies[f].part));
-  if (!loops) return a;
-  a.loops.buckets = read("jitterd_loop_gap_seconds_bucket", "instance, loop, le");
-  a.loops.sampled = read("jitterd_loop_sampled_seconds_total", "instance, loop");
-  a.loops.interruptions = read("jitterd_loop_interruptions_total", "instance, loop");
-  a.loops.stolen = read("jitterd_loop_stolen_seconds_total", "instance, loop");
+  if (loops) a.loops = unit_answers(read, "loop", "loop");
   return a;
 }
 
@@ -158,18 +168,16 @@ EndsAnswers ends_answers(const PrometheusClient& client, const FleetSelection& s
                          const std::vector<std::string>& instances, double lookback, double interval,
                          std::size_t& queries) {
   const std::string matcher = instance_matcher(instances);
-  const auto at = [&](const char* metric, const std::string& by, double time) {
+  const auto at = [&](const std::string& metric, const std::string& by, double time) {
     const std::string last = fmt::format("last_over_time({}[{}])", selector(metric, "", matcher), ms(lookback));
     return ask(client, by.empty() ? last : fmt::format("sum by ({}) ({})", by, last), time, queries);
   };
+  const auto at_time = [&](double time) {
+    return [&at, time](const std::string& metric, const std::string& by) { return at(metric, by, time); };
+  };
   EndsAnswers a;
-  for (const auto& [answers, time] :
-       {std::pair{&a.start, selection.range.start}, std::pair{&a.end, selection.range.end}}) {
-    answers->buckets = at("jitterd_sampler_gap_seconds_bucket", "instance, cpu, le", time);
-    answers->sampled = at("jitterd_sampler_sampled_seconds_total", "instance, cpu", time);
-    answers->interruptions = at("jitterd_sampler_interruptions_total", "instance, cpu", time);
-    answers->stolen = at("jitterd_sampler_stolen_seconds_total", "instance, cpu", time);
-  }
+  a.start = unit_answers(at_time(selection.range.start), "sampler", "cpu");
+  a.end = unit_answers(at_time(selection.range.end), "sampler", "cpu");
   a.started_at_start = at(kSamplerStartSeries, "", selection.range.start);
   a.started_at_end = at(kSamplerStartSeries, "", selection.range.end);
   // 100 instants, each the last scrape within the lookback: the cost does not grow with the scrapes.
@@ -187,37 +195,19 @@ EndsAnswers ends_answers(const PrometheusClient& client, const FleetSelection& s
   // they name none, the batch's watch (loop) families are not asked for (left null: empty), which
   // spares a fleet without watches or loops 22 queries a batch.
   const bool watches = answered(a.watch_restarts), runs_loops = answered(a.loop_restarts);
-  for (const auto& [answers, time] : {std::pair{&a.application_start, selection.range.start},
-                                      std::pair{&a.application_end, selection.range.end}})
-    *answers = application_answers([&](const char* m, const std::string& by) { return at(m, by, time); }, watches,
-                                   runs_loops);
+  a.application_start = application_answers(at_time(selection.range.start), watches, runs_loops);
+  a.application_end = application_answers(at_time(selection.range.end), watches, runs_loops);
   return a;
 }
 
-// The four increase() answers of a batch read in full.
-BatchAnswers full_answers(const PrometheusClient& client, const FleetSelection& selection,
-                          const std::vector<std::string>& instances, std::size_t& queries) {
+// A batch read in full: each family's increase() over the range.
+FamilyReader increase_reader(const PrometheusClient& client, const FleetSelection& selection,
+                             const std::vector<std::string>& instances, std::size_t& queries) {
   const std::string matcher = instance_matcher(instances), range = ms(selection.range.end - selection.range.start);
-  const auto increase = [&](const char* metric, const char* by) {
+  return [&client, &selection, &queries, matcher, range](const std::string& metric, const std::string& by) {
     return ask(client, fmt::format("sum by ({}) (increase({}{{{}}}[{}]))", by, metric, matcher, range),
                selection.range.end, queries);
   };
-  BatchAnswers a;
-  a.buckets = increase("jitterd_sampler_gap_seconds_bucket", "instance, cpu, le");
-  a.sampled = increase("jitterd_sampler_sampled_seconds_total", "instance, cpu");
-  a.interruptions = increase("jitterd_sampler_interruptions_total", "instance, cpu");
-  a.stolen = increase("jitterd_sampler_stolen_seconds_total", "instance, cpu");
-  return a;
-}
-
-// The application's side of a batch read in full.
-ApplicationAnswers full_application_answers(const PrometheusClient& client, const FleetSelection& selection,
-                                            const std::vector<std::string>& instances, std::size_t& queries) {
-  const std::string matcher = instance_matcher(instances), range = ms(selection.range.end - selection.range.start);
-  return application_answers([&](const char* metric, const std::string& by) {
-    return ask(client, fmt::format("sum by ({}) (increase({}{{{}}}[{}]))", by, metric, matcher, range),
-               selection.range.end, queries);
-  });
 }
 
 // Hosts per batch read in full: the samples a batch loads (hosts x ~400 series of 16 CPUs x 25
@@ -283,10 +273,9 @@ FleetHistory read_fleet_history(const PrometheusClient& client, const FleetSelec
   for (const FleetRead& read : history.reads.in_full) full.push_back(read.instance);
   in_batches(full, full_batch_size(history.most_scrapes), client, selection, history,
              [&](const std::vector<std::string>& some, const std::string& source) {
-               add_batch_figures(history, full_answers(client, selection, some, queries), source);
-               add_application_figures(
-                   history,
-                   application_values(full_application_answers(client, selection, some, queries), source, loops));
+               const FamilyReader increase = increase_reader(client, selection, some, queries);
+               add_batch_figures(history, unit_answers(increase, "sampler", "cpu"), source);
+               add_application_figures(history, application_values(application_answers(increase), source, loops));
              });
   if (std::string passed = loops.passed_over(); !passed.empty()) history.notes.push_back(std::move(passed));
   history.queries = queries;

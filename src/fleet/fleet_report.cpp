@@ -8,28 +8,13 @@
 #include <map>
 #include <set>
 
-#include "compare/allowances.h"
+#include "fleet/fleet_answers.h"
 #include "fleet/fleet_rows.h"
 #include "host/text.h"
 #include "report/baseline_file.h"
 #include "report/render.h"
 
 namespace jitterd {
-
-std::vector<FigureSpec> fleet_figures(const std::vector<std::string>& cpu_figures, double range_seconds,
-                                      bool guest) {
-  std::vector<FigureSpec> out;
-  for (const std::string& name : cpu_figures) {
-    const std::string allowance = name.rfind("gaps_over_", 0) == 0 ? "gaps.tail_rates" : "gaps." + name;
-    const double cv = allowance_for(allowance, guest, {}).cv.value_or(0.5);
-    // A rate or a share: one event (or second) over the range, so that a zero has a log.
-    const bool quantile = name.size() > 3 && name.compare(name.size() - 3, 3, "_ns") == 0;
-    const double resolution = quantile ? 0 : 1 / std::max(1.0, range_seconds);
-    out.push_back({name + " (worst CPU)", cv, resolution});
-    out.push_back({name + " (median CPU)", cv, resolution});
-  }
-  return out;
-}
 
 std::vector<double> host_values(const FleetHost& host, std::size_t cpu_figures) {
   std::vector<double> out;
@@ -45,17 +30,13 @@ std::vector<double> host_values(const FleetHost& host, std::size_t cpu_figures) 
 
 namespace {
 
-std::string field_of(const FleetHost& h, const std::string& field) {
-  const auto it = h.fingerprint.find(field);
-  return it == h.fingerprint.end() ? "" : it->second;
-}
-
 // Identical hardware within one cohort: the cohort comparison answers for the --by field, so a
 // cohort that differs from the rest of its hardware is not a set of drifted hosts.
 std::string class_key(const FleetHost& h, const FleetSelection& selection) {
-  std::string key = "cpu_model=" + field_of(h, "cpu_model");
-  if (selection.by != "cpu_model") key += "," + selection.by + "=" + field_of(h, selection.by);
-  for (const std::string& field : selection.class_fields) key += "," + field + "=" + field_of(h, field);
+  std::string key = "cpu_model=" + label_of(h.fingerprint, "cpu_model");
+  if (selection.by != "cpu_model") key += "," + selection.by + "=" + label_of(h.fingerprint, selection.by);
+  for (const std::string& field : selection.class_fields)
+    key += "," + field + "=" + label_of(h.fingerprint, field);
   return key;
 }
 
@@ -136,16 +117,17 @@ FleetReport analyse_fleet(const FleetHistory& history, const FleetSelection& sel
   r.notes = history.notes;
   r.queries = history.queries;
   r.reads = history.reads;
-  const bool guest = std::any_of(history.hosts.begin(), history.hosts.end(),
-                                 [](const FleetHost& h) { return field_of(h, "hypervisor") == "yes"; });
+  const bool guest = std::any_of(history.hosts.begin(), history.hosts.end(), [](const FleetHost& h) {
+    return label_of(h.fingerprint, "hypervisor") == "yes";
+  });
   FleetRows rows = fleet_rows(history, selection.range.end - selection.range.start, guest);
   const std::vector<FigureSpec>& figures = rows.specs;
   std::map<std::string, std::vector<HostValues>> cohorts;
   std::vector<ClassedHost> classed;
   for (std::size_t i = 0; i < history.hosts.size(); ++i) {
     const FleetHost& h = history.hosts[i];
-    HostValues v{h.instance, field_of(h, "cpu_model"), std::move(rows.values[i])};
-    cohorts[field_of(h, selection.by)].push_back(v);
+    HostValues v{h.instance, label_of(h.fingerprint, "cpu_model"), std::move(rows.values[i])};
+    cohorts[label_of(h.fingerprint, selection.by)].push_back(v);
     classed.push_back({v, class_key(h, selection), h.fingerprint});
   }
   r.reference = chosen_reference(cohorts, options.reference, selection.by);

@@ -82,10 +82,8 @@ std::string fleet_json(const FleetReport& report);
 // every host as a dot on a log axis, one row per cohort, the reference's row shaded; the tables.
 std::string fleet_html(const FleetReport& report);
 
-// The figure rows each host has: per CPU figure name, "NAME (worst CPU)" and "NAME (median CPU)".
-std::vector<FigureSpec> fleet_figures(const std::vector<std::string>& cpu_figures, double range_seconds,
-                                      bool guest);
-// The host's values in fleet_figures order.
+// The host's values of its sampled CPUs' figure rows (fleet/fleet_rows.h): per CPU figure name,
+// "NAME (worst CPU)" and "NAME (median CPU)".
 std::vector<double> host_values(const FleetHost& host, std::size_t cpu_figures);
 
 }  // namespace jitterd

@@ -24,6 +24,11 @@ std::string loop_allowance(const std::string& figure) {
 
 namespace {
 
+// The allowance of a sampled CPU's figure.
+std::string sampled_allowance(const std::string& figure) {
+  return figure.rfind("gaps_over_", 0) == 0 ? "gaps.tail_rates" : "gaps." + figure;
+}
+
 bool is_quantile(const std::string& name) {
   return name.size() > 3 && name.compare(name.size() - 3, 3, "_ns") == 0;
 }
@@ -33,6 +38,17 @@ FigureSpec spec_of(const std::string& row, const std::string& figure, const std:
   const double cv = allowance_for(allowance, guest, {}).cv.value_or(0.5);
   // A rate or a share: one event (or second) over the range, so that a zero has a log.
   return {row, cv, is_quantile(figure) ? 0 : 1 / std::max(1.0, range_seconds)};
+}
+
+// Each of `names` twice, `prefix` before it: the host's worst and its median unit ("p99_ns (worst CPU)").
+std::vector<FigureSpec> worst_and_median(const std::vector<std::string>& names, const std::string& prefix,
+                                         std::string (*allowance)(const std::string&), double range_seconds,
+                                         bool guest) {
+  std::vector<FigureSpec> out;
+  for (const std::string& name : names)
+    for (const char* which : {" (worst CPU)", " (median CPU)"})
+      out.push_back(spec_of(prefix + name + which, name, allowance(name), range_seconds, guest));
+  return out;
 }
 
 // One application-side side's rows: `names` per unit of FleetHost::*units, reduced by `reduce`.
@@ -45,12 +61,7 @@ struct Side {
 Side watched_side(const FleetHistory& history, double range_seconds, bool guest) {
   Side side;
   const std::vector<std::string>& names = history.watched_figure_names;
-  for (const std::string& name : names) {
-    side.specs.push_back(
-        spec_of("watched " + name + " (worst CPU)", name, watched_allowance(name), range_seconds, guest));
-    side.specs.push_back(
-        spec_of("watched " + name + " (median CPU)", name, watched_allowance(name), range_seconds, guest));
-  }
+  side.specs = worst_and_median(names, "watched ", watched_allowance, range_seconds, guest);
   for (const FleetHost& h : history.hosts) {
     FleetHost units;
     units.cpus = h.watched;
@@ -138,7 +149,7 @@ void drop_empty_rows(Side& side, std::vector<std::string>* dropped) {
 
 FleetRows fleet_rows(const FleetHistory& history, double range_seconds, bool guest) {
   FleetRows rows;
-  rows.specs = fleet_figures(history.figure_names, range_seconds, guest);
+  rows.specs = worst_and_median(history.figure_names, "", sampled_allowance, range_seconds, guest);
   for (const FleetHost& h : history.hosts) rows.values.push_back(host_values(h, history.figure_names.size()));
   Side watched = watched_side(history, range_seconds, guest), loops = loop_side(history, range_seconds, guest);
   std::vector<std::string> dropped_rows, empty_watched;

@@ -211,32 +211,40 @@ void header_from(const Reader& r, const Json& j, Baseline& b) {
   }
 }
 
+// How an entry's key shows in a message: a CPU as its number, a name quoted (its first 60 bytes).
+std::string entry_key_text(int cpu) { return std::to_string(cpu); }
+std::string entry_key_text(const std::string& name) { return "\"" + name.substr(0, 60) + "\""; }
+
+// The entries of list `list`, each read by `read(entry, "LIST[i]")` into `out`; an entry whose key
+// (its member `key`: a CPU or a name) an earlier entry has is refused at LIST[i].FIELD: "WHAT KEY
+// is given twice (also LIST[first])".
+template <class T, class Key, class Read>
+void list_entries_from(const Reader& r, const Json& entries, const std::string& list, std::vector<T>& out,
+                       Read read, Key T::*key, const char* field, const char* what) {
+  std::unordered_map<Key, std::size_t> first_at;  // key -> its entry
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string at = fmt::format("{}[{}]", list, i);
+    out.push_back(read(entries[i], at));
+    const auto [first, inserted] = first_at.emplace(out.back().*key, i);
+    if (!inserted)
+      r.fail(at + "." + field, fmt::format("{} {} is given twice (also {}[{}])", what,
+                                           entry_key_text(first->first), list, first->second));
+  }
+}
+
 void cpus_from(const Reader& r, const Json& j, Baseline& b) {
   const Json& cpus = r.array(j, "", "cpus");
   if (cpus.size() > kBaselineMaxCpus)
     r.fail("cpus", fmt::format("{} CPUs, more than the limit of {} (x86-64's largest NR_CPUS)", cpus.size(),
                                kBaselineMaxCpus));
-  std::unordered_map<int, std::size_t> cpu_at;  // CPU -> its entry
-  for (std::size_t i = 0; i < cpus.size(); ++i) {
-    const std::string at = fmt::format("cpus[{}]", i);
-    b.cpus.push_back(cpu_from(r, cpus[i], at, b.tail_thresholds_ns.size()));
-    const auto [first, inserted] = cpu_at.emplace(b.cpus.back().cpu, i);
-    if (!inserted)
-      r.fail(at + ".cpu", fmt::format("cpu {} is given twice (also cpus[{}])", first->first, first->second));
-  }
+  const std::size_t thresholds = b.tail_thresholds_ns.size();
+  const auto read = [&](const Json& e, const std::string& at) { return cpu_from(r, e, at, thresholds); };
+  list_entries_from(r, cpus, "cpus", b.cpus, read, &BaselineCpu::cpu, "cpu", "cpu");
 }
 
 void probes_from(const Reader& r, const Json& j, Baseline& b) {
-  const Json& probes = r.array(j, "", "probes");
-  std::unordered_map<std::string, std::size_t> probe_at;  // name -> its entry
-  for (std::size_t i = 0; i < probes.size(); ++i) {
-    const std::string at = fmt::format("probes[{}]", i);
-    b.probes.push_back(probe_from(r, probes[i], at));
-    const auto [first, inserted] = probe_at.emplace(b.probes.back().name, i);
-    if (!inserted)
-      r.fail(at + ".name", fmt::format("probe \"{}\" is given twice (also probes[{}])", first->first.substr(0, 60),
-                                       first->second));
-  }
+  const auto read = [&](const Json& e, const std::string& at) { return probe_from(r, e, at); };
+  list_entries_from(r, r.array(j, "", "probes"), "probes", b.probes, read, &BaselineProbe::name, "name", "probe");
 }
 
 // Format 1.2; an older file has none.
@@ -247,15 +255,9 @@ void loops_from(const Reader& r, const Json& j, Baseline& b) {
     r.fail("loops",  // (JSON key)
            fmt::format("{} loops, more than the limit of {} (the loops probe reads at most {} segments)",
                        loops.size(), kBaselineMaxLoops, kBaselineMaxLoops));
-  std::unordered_map<std::string, std::size_t> loop_at;  // name -> its entry
-  for (std::size_t i = 0; i < loops.size(); ++i) {
-    const std::string at = fmt::format("loops[{}]", i);
-    b.loops.push_back(loop_from(r, loops[i], at, b.tail_thresholds_ns.size()));
-    const auto [first, inserted] = loop_at.emplace(b.loops.back().name, i);
-    if (!inserted)
-      r.fail(at + ".name", fmt::format("loop \"{}\" is given twice (also loops[{}])", first->first.substr(0, 60),
-                                       first->second));
-  }
+  const std::size_t thresholds = b.tail_thresholds_ns.size();
+  const auto read = [&](const Json& e, const std::string& at) { return loop_from(r, e, at, thresholds); };
+  list_entries_from(r, loops, "loops", b.loops, read, &BaselineLoop::name, "name", "loop");  // (JSON key)
 }
 
 // Format 1.2; an older file has none.
@@ -265,15 +267,9 @@ void watched_list_from(const Reader& r, const Json& j, Baseline& b) {
   if (watched.size() > kBaselineMaxCpus)
     r.fail("watched", fmt::format("{} watched CPUs, more than the limit of {} (x86-64's largest NR_CPUS)",
                                   watched.size(), kBaselineMaxCpus));
-  std::unordered_map<int, std::size_t> watched_at;  // CPU -> its entry
-  for (std::size_t i = 0; i < watched.size(); ++i) {
-    const std::string at = fmt::format("watched[{}]", i);
-    b.watched.push_back(watched_from(r, watched[i], at, b.tail_thresholds_ns.size()));
-    const auto [first, inserted] = watched_at.emplace(b.watched.back().cpu, i);
-    if (!inserted)
-      r.fail(at + ".cpu",
-             fmt::format("watched cpu {} is given twice (also watched[{}])", first->first, first->second));
-  }
+  const std::size_t thresholds = b.tail_thresholds_ns.size();
+  const auto read = [&](const Json& e, const std::string& at) { return watched_from(r, e, at, thresholds); };
+  list_entries_from(r, watched, "watched", b.watched, read, &BaselineWatched::cpu, "cpu", "watched cpu");
 }
 
 }  // namespace

@@ -292,8 +292,6 @@ std::string exceedance_plot_svg(const std::vector<ExceedanceSeries>& series, dou
   constexpr double kWidth = 640, kHeight = 380, kLeft = 62, kRight = 26, kTop = 34, kBottom = 46;
   const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
   const PlotArea area{kLeft, kTop, plot_w, plot_h, x_lo, x_hi, y_lo};
-  const auto px = [&](double x) { return area.px(x); };
-  const auto py = [&](double y) { return area.py(y); };
 
   std::string out = fmt::format(
       "<svg class=\"plot\" viewBox=\"0 0 {} {}\" role=\"img\" "
@@ -311,7 +309,7 @@ std::string exceedance_plot_svg(const std::vector<ExceedanceSeries>& series, dou
       "longer</text>\n",
       kTop + plot_h / 2);
   if (threshold_ns > 0) {
-    const double x = px(threshold_ns);
+    const double x = area.px(threshold_ns);
     out += fmt::format(
         "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#e08e0b\" stroke-width=\"2\" "
         "stroke-dasharray=\"4 3\"/>\n",
@@ -324,7 +322,7 @@ std::string exceedance_plot_svg(const std::vector<ExceedanceSeries>& series, dou
     std::string points;
     for (const auto& [x, y] : series[i].points)
       if (x > 0 && y > 0)
-        points += (points.empty() ? "" : " ") + svg_coordinate(px(x)) + "," + svg_coordinate(py(y));
+        points += (points.empty() ? "" : " ") + svg_coordinate(area.px(x)) + "," + svg_coordinate(area.py(y));
     if (points.empty()) continue;
     out += fmt::format(
         "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-linejoin=\"round\"{} points=\"{}\"/>\n",

@@ -70,7 +70,6 @@ std::vector<Cell> window_cells(const JsonReader& r, const Json& owner, const std
 StatusHeader header_of(const JsonReader& r, const Json& j) {
   StatusHeader h;
   h.source = r.source();
-  h.format_version = r.text(j, "", "format_version");
   h.jitterd_version = r.text(j, "", "jitterd_version");
   h.hostname = r.text(j, "", "hostname");
   h.generated = r.text(j, "", "generated");

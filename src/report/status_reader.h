@@ -36,7 +36,7 @@ inline constexpr std::size_t kStatusMaxBytes = 16u << 20;
 // Who answered and when: the page's own fields.
 struct StatusHeader {
   std::string source;  // the URL, for messages
-  std::string format_version, jitterd_version, hostname, generated;
+  std::string jitterd_version, hostname, generated;
   double generated_unix_seconds = 0;
   double window_seconds = 0;  // the daemon's configured rolling window
   std::uint64_t window_sequence = 0;

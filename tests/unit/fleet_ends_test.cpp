@@ -107,7 +107,9 @@ TEST_CASE("ends_increases: exact increases between the ends; restarts, falls and
                                    {"late:9", kEndsStart + 30},
                                    {"gone:9", old}});
   const std::vector<std::string> hosts{"fell:9", "gone:9", "late:9", "restarted:9", "steady:9", "quiet:9"};
-  const EndsResult r = ends_increases(hosts, a, kEndsRange, 45, "t");
+  std::vector<std::string> loop_names;
+  LoopNames loops(loop_names);
+  const EndsResult r = ends_increases(hosts, a, kEndsRange, 45, "t", loops);
   CHECK(r.at_ends == 2);
   CHECK(r.started_inside == 1);
   REQUIRE(r.in_full.size() == 4);

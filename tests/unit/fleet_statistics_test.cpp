@@ -233,12 +233,6 @@ TEST_CASE("find_drifted_hosts: a class in one bucket is not split by a host one 
   CHECK(find_drifted_hosts({{"p99_ns", 0.2, 0}}, hosts, {}).hosts.size() == 1);
 }
 
-TEST_CASE("majority_value: more than half, else none") {
-  CHECK(majority_value({"a", "a", "b"}) == "a");
-  CHECK(majority_value({"a", "b"}).empty());
-  CHECK(majority_value({}).empty());
-}
-
 namespace {
 
 // The straightforward Hodges-Lehmann: every difference formed, each order statistic by a full sort.

@@ -131,7 +131,6 @@ TEST_CASE("a refusal for size is a QueryTooLarge in every engine's wording, read
         "error when executing query=\"" + long_query +
             "\": error when searching tsids: the number of matching timeseries exceeds 5000; either narrow "
             "down the search"}) {
-    CHECK(refuses_for_size(error));
     const std::string body = Json{{"status", "error"}, {"errorType", "422"}, {"error", error}}.dump();
     try {
       prometheus_data(422, body, "http://x (query q)");
@@ -142,7 +141,6 @@ TEST_CASE("a refusal for size is a QueryTooLarge in every engine's wording, read
                                             !Catch::Contains(long_query.substr(0, 100)));
     }
   }
-  CHECK_FALSE(refuses_for_size("parse error: unexpected end of input"));
   CHECK_THROWS_AS(prometheus_data(400, R"({"status":"error","errorType":"bad_data","error":"parse error"})", "u"),
                   BaselineError);
   try {
