@@ -65,14 +65,12 @@ SourceMark mark_of(const YAML::Node& node, SourceMark fallback) {
 
 bool is_plain(const YAML::Node& node) { return node.IsScalar() && node.Tag() == "?"; }
 
-// A long value or key is cut (at a character boundary) and its length said: a message quotes what
-// was seen, not a 100 kB string once for each of its aliases.
-std::string shortened(const std::string& text) { return printable_excerpt(text, 60); }
-
+// A long value or key is cut (printable_excerpt: at a character boundary) and its length said: a
+// message quotes what was seen, not a 100 kB string once for each of its aliases.
 std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Scalar:
-      return is_plain(node) ? shortened(node.Scalar()) : '"' + shortened(node.Scalar()) + '"';
+      return is_plain(node) ? printable_excerpt(node.Scalar()) : '"' + printable_excerpt(node.Scalar()) + '"';
     case YAML::NodeType::Sequence:
       return node.size() == 0 ? "an empty sequence" : "a sequence";
     case YAML::NodeType::Map:
@@ -100,6 +98,18 @@ std::string range_text(Duration min, Duration max) { return format_duration(min)
 std::optional<unsigned> decimal(std::string_view text) {
   if (text.size() > 1 && text[0] == '0') return std::nullopt;
   return parse_number<unsigned>(text);
+}
+
+bool printable_text(std::string_view text, std::size_t max) {
+  return !text.empty() && text.size() <= max &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+}
+
+bool user_name_text(std::string_view text) {
+  return printable_text(text, 32) && text[0] != '-' && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                  c == '-' || c == '.';
+         });
 }
 
 namespace {
@@ -233,7 +243,8 @@ void ConfigReader::read_mapping(const Entry& section, const std::vector<Field>& 
     const std::string name = printable(pair.first.Scalar());
     // A long key is cut in messages as a long value is: a key of 250 kB aliased 40 times would
     // otherwise print 10 MB of errors.
-    const std::string key = (section.key.empty() ? "" : section.key + ".") + shortened(pair.first.Scalar());
+    const std::string key =
+        (section.key.empty() ? "" : section.key + ".") + printable_excerpt(pair.first.Scalar());
     const auto [first, inserted] = seen.emplace(name, key_mark);
     const auto field = std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return f.name == name; });
     if (!inserted)
@@ -251,6 +262,25 @@ void ConfigReader::read_mapping(const Entry& section, const std::vector<Field>& 
 std::optional<std::string> ConfigReader::scalar(const Entry& entry, std::string_view allowed) {
   if (entry.value.IsScalar()) return entry.value.Scalar();
   return expect(entry, allowed);
+}
+
+void ConfigReader::read_strings(const Entry& entry, std::string_view allowed, std::string_view item_rule,
+                                bool (*valid)(std::string_view), std::vector<std::string>& target) {
+  if (!entry.value.IsSequence() || entry.value.size() == 0 || entry.value.size() > 64) {
+    expect(entry, allowed);
+    return;
+  }
+  std::vector<std::string> read;
+  bool all_valid = true;
+  for (const YAML::Node& node : entry.value) {
+    const Entry item{entry.key + "[" + std::to_string(read.size()) + "]", node, mark_of(node, entry.mark)};
+    const std::optional<std::string> text = scalar(item, item_rule);
+    const bool ok = text && valid(*text);
+    if (text && !ok) expect(item, item_rule);
+    all_valid = all_valid && ok;
+    read.push_back(text.value_or(""));
+  }
+  if (all_valid) target = std::move(read);
 }
 
 std::optional<std::string> ConfigReader::choice(const Entry& entry, const std::vector<std::string_view>& allowed) {

@@ -49,6 +49,10 @@ std::string range_text(long long min, long long max, std::string_view unit);
 std::string range_text(Duration min, Duration max);
 // Plain decimal digits only: no sign, no spaces, no leading zero (inet_aton reads those as octal).
 std::optional<unsigned> decimal(std::string_view text);
+// 1..`max` printable ASCII characters.
+bool printable_text(std::string_view text, std::size_t max);
+// A user name (letters, digits, '_', '-', '.', at most 32, not starting with '-') or a numeric uid.
+bool user_name_text(std::string_view text);
 
 template <typename T, typename U>
 bool assign(T& target, const std::optional<U>& value) {
@@ -85,9 +89,10 @@ class ConfigReader {
   // A CPU setting (`cpus:`, `watch.cpus:`): auto, a list such as "2-5,8", a number or a sequence;
   // an empty sequence ("[]", no CPU) only where `allow_empty`.
   void read_cpus(const Entry& entry, CpuSetting& cpus, bool allow_empty);
-
-  // Where each key read so far stood, by dotted key.
-  const std::map<std::string, SourceMark>& marks() const { return marks_; }
+  // A sequence of 1..64 (else "must be <allowed>") scalars that `valid` accepts (else "must be
+  // <item_rule>" for that item); `target` is set only when every one is.
+  void read_strings(const Entry& entry, std::string_view allowed, std::string_view item_rule,
+                    bool (*valid)(std::string_view), std::vector<std::string>& target);
 
  private:
   // config.cpp: cpus, sampler, web, log.
@@ -104,7 +109,7 @@ class ConfigReader {
 
   std::string file_;
   std::vector<ConfigError> errors_;
-  std::map<std::string, SourceMark> marks_;
+  std::map<std::string, SourceMark> marks_;  // where each key read so far stood, by dotted key
 };
 
 }  // namespace jitterd::config_detail

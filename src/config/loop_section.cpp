@@ -12,11 +12,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-bool printable_text(const std::string& text, std::size_t max) {
-  return !text.empty() && text.size() <= max &&
-         std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
-}
-
 // An absolute directory path of printable characters without "." or ".." components.
 void read_loop_directory(ConfigReader& r, const Entry& entry, std::string& directory) {
   const std::string allowed = "an absolute directory path such as \"/dev/shm\"";
@@ -38,27 +33,9 @@ void read_loop_directory(ConfigReader& r, const Entry& entry, std::string& direc
 
 // 1..64 user names (letters, digits, '_', '-', '.', at most 32) or numeric uids.
 void read_loop_users(ConfigReader& r, const Entry& entry, std::vector<std::string>& users) {
-  const std::string allowed = "a sequence of 1..64 user names or numeric uids (e.g. [root, trader])";
-  if (!entry.value.IsSequence() || entry.value.size() == 0 || entry.value.size() > 64) {
-    r.expect(entry, allowed);
-    return;
-  }
-  std::vector<std::string> read;
-  bool valid = true;
-  for (const YAML::Node& node : entry.value) {
-    const Entry item{entry.key + "[" + std::to_string(read.size()) + "]", node, mark_of(node, entry.mark)};
-    const std::string item_rule = "a user name (letters, digits, '_', '-', '.', at most 32) or a numeric uid";
-    const std::optional<std::string> text = r.scalar(item, item_rule);
-    const bool ok = text && printable_text(*text, 32) && (*text)[0] != '-' &&
-                    std::all_of(text->begin(), text->end(), [](char c) {
-                      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                             c == '_' || c == '-' || c == '.';
-                    });
-    if (text && !ok) r.expect(item, item_rule);
-    valid = valid && ok;
-    read.push_back(text.value_or(""));
-  }
-  if (valid) users = std::move(read);
+  r.read_strings(entry, "a sequence of 1..64 user names or numeric uids (e.g. [root, trader])",
+                 "a user name (letters, digits, '_', '-', '.', at most 32) or a numeric uid", user_name_text,
+                 users);
 }
 
 }  // namespace

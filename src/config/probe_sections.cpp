@@ -291,24 +291,10 @@ void read_name_patterns(ConfigReader& r, const Entry& entry, const std::string& 
                         std::vector<std::string>& target) {
   const std::string allowed = "a sequence of 1..64 " + what + " patterns (fnmatch, e.g. \"" +
                               (what == "IRQ name" ? "nvme*" : "trader*") + "\")";
-  if (!entry.value.IsSequence() || entry.value.size() == 0 || entry.value.size() > 64) {
-    r.expect(entry, allowed);
-    return;
-  }
-  std::vector<std::string> patterns;
-  bool valid = true;
-  for (const YAML::Node& node : entry.value) {
-    const Entry item{entry.key + "[" + std::to_string(patterns.size()) + "]", node, mark_of(node, entry.mark)};
-    const std::string pattern_rule =
-        std::string(what == "IRQ name" ? "an " : "a ") + what + " pattern of 1..128 printable characters";
-    std::optional<std::string> text = r.scalar(item, pattern_rule);
-    const bool printable = text && !text->empty() && text->size() <= 128 &&
-                           std::all_of(text->begin(), text->end(), [](char c) { return c >= 0x20 && c < 0x7f; });
-    if (text && !printable) r.expect(item, pattern_rule);
-    valid = valid && printable;
-    patterns.push_back(text.value_or(""));
-  }
-  if (valid) target = std::move(patterns);
+  const std::string pattern_rule =
+      std::string(what == "IRQ name" ? "an " : "a ") + what + " pattern of 1..128 printable characters";
+  r.read_strings(
+      entry, allowed, pattern_rule, [](std::string_view text) { return printable_text(text, 128); }, target);
 }
 
 // A cgroup v2 path: 1..4096 printable characters without "." or ".." components.
@@ -317,9 +303,7 @@ void read_cgroup(ConfigReader& r, const Entry& entry, std::string& cgroup) {
       "a cgroup v2 path such as \"system.slice/trader.service\" (relative to /sys/fs/cgroup, or under it)";
   const std::optional<std::string> text = r.scalar(entry, allowed);
   if (!text) return;
-  const bool printable = !text->empty() && text->size() <= 4096 &&
-                         std::all_of(text->begin(), text->end(), [](char c) { return c >= 0x20 && c < 0x7f; });
-  if (!printable || cgroup_relative_path(*text).empty()) {
+  if (!printable_text(*text, 4096) || cgroup_relative_path(*text).empty()) {
     r.expect(entry, allowed);
     return;
   }
@@ -331,12 +315,7 @@ void read_application_user(ConfigReader& r, const Entry& entry, std::string& use
   const std::string allowed = "a user name (letters, digits, '_', '-', '.', at most 32) or a numeric uid";
   const std::optional<std::string> text = r.scalar(entry, allowed);
   if (!text) return;
-  const bool ok = !text->empty() && text->size() <= 32 && (*text)[0] != '-' &&
-                  std::all_of(text->begin(), text->end(), [](char c) {
-                    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                           c == '_' || c == '-' || c == '.';
-                  });
-  if (!ok) {
+  if (!user_name_text(*text)) {
     r.expect(entry, allowed);
     return;
   }

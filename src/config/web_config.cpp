@@ -174,7 +174,7 @@ class WebConfigReader {
                        std::string(to_string(tls.max_version)));
     check_client_auth(tls.client_auth, auth_entry, client_ca, section);
     if (!check_key_pair(*cert, *key)) return;
-    if (client_ca && !check_client_ca(*client_ca)) return;
+    if (client_ca && (client_ca->text.empty() || !holds_certificate(*client_ca))) return;
     tls.cert_pem = std::move(cert->text);
     tls.key_pem = std::move(key->text);
     if (client_ca) tls.client_ca_pem = std::move(client_ca->text);
@@ -227,15 +227,7 @@ class WebConfigReader {
 
   bool check_key_pair(const Pem& cert, const Pem& key) {
     if (cert.text.empty() || key.text.empty()) return false;  // already reported
-    bool valid = true;
-    const int certificates = count_certificates(cert.text);
-    if (certificates <= 0) {
-      reader_.fail(cert.key, cert.mark,
-                   "holds no PEM certificate" +
-                       (certificates < 0 ? std::string(" (GnuTLS: ") + gnutls_strerror(certificates) + ")"
-                                         : std::string()));
-      valid = false;
-    }
+    bool valid = holds_certificate(cert);
     if (const std::string problem = private_key_problem(key.text); !problem.empty()) {
       reader_.fail(key.key, key.mark, problem);
       valid = false;
@@ -248,12 +240,12 @@ class WebConfigReader {
     return true;
   }
 
-  bool check_client_ca(const Pem& ca) {
-    if (ca.text.empty()) return false;
-    const int certificates = count_certificates(ca.text);
+  // Whether `pem` holds a certificate; says at its key that it holds none.
+  bool holds_certificate(const Pem& pem) {
+    const int certificates = count_certificates(pem.text);
     if (certificates > 0) return true;
     reader_.fail(
-        ca.key, ca.mark,
+        pem.key, pem.mark,
         "holds no PEM certificate" +
             (certificates < 0 ? std::string(" (GnuTLS: ") + gnutls_strerror(certificates) + ")" : std::string()));
     return false;

@@ -2,59 +2,18 @@
 #include "export/auth_gate.h"
 
 #include <algorithm>
-#include <condition_variable>
+
+#include "export/settlement.h"
 
 namespace jitterd {
 
-class AuthGate::Check {
+// The verdict: pending until the first one is in (export/settlement.h).
+class AuthGate::Check : public Settlement<AuthGate::Verdict> {
  public:
-  // The first verdict wins: it waits until the worker has suspended the connection, then resumes
-  // it. Any later one (a hash that finishes after stop()) does nothing.
-  void settle(Verdict verdict) {
-    {
-      std::unique_lock lock(mutex_);
-      if (settled_) return;
-      settled_ = true;
-      verdict_ = verdict;
-      changed_.wait(lock, [this] { return suspended_; });
-    }
-    resume_();
-    {
-      std::lock_guard lock(mutex_);
-      resumed_ = true;
-    }
-    changed_.notify_all();
-  }
+  Check() : Settlement<Verdict>(Verdict::pending) {}
 
-  void wait_resumed() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return resumed_; });
-  }
-
-  void mark_suspended() {
-    {
-      std::lock_guard lock(mutex_);
-      suspended_ = true;
-    }
-    changed_.notify_all();
-  }
-
-  Verdict verdict() const {
-    std::lock_guard lock(mutex_);
-    return settled_ ? verdict_ : Verdict::pending;
-  }
-
-  std::function<void()> resume_;
   std::string address_;
   std::string digest_;
-
- private:
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  bool suspended_ = false;
-  bool settled_ = false;
-  bool resumed_ = false;
-  Verdict verdict_ = Verdict::pending;
 };
 
 AuthGate::AuthGate(const std::map<std::string, std::string>& users, HashPool::Limits limits)
@@ -109,7 +68,7 @@ AuthGate::Verdict AuthGate::known(const std::optional<BasicCredentials>& credent
 void AuthGate::suspended(Check& check) { check.mark_suspended(); }
 
 AuthGate::Verdict AuthGate::finish(const Check& check) {
-  const Verdict verdict = check.verdict();
+  const Verdict verdict = check.value();
   if (verdict == Verdict::denied) {
     std::lock_guard lock(mutex_);
     failures_.add(check.address_, check.digest_, FailureMemory::Clock::now());

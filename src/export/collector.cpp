@@ -11,7 +11,6 @@
 #include "export/sampler_families.h"
 #include "export/text_format.h"
 #include "host/text.h"
-#include "measure/gap_bounds.h"
 
 namespace jitterd {
 
@@ -20,8 +19,6 @@ using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 }  // namespace
-
-const std::vector<double>& gap_histogram_bounds() { return gap_bounds_seconds(); }
 
 void read_sampler_state(const SamplerShared& shared, WindowDetail window, SamplerReading& r) {
   r.sampling = true;

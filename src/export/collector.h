@@ -28,9 +28,6 @@
 
 namespace jitterd {
 
-// Upper bounds (seconds) of the exported gap histogram: 10 ns .. 100 ms in 1-2.5-5 steps.
-const std::vector<double>& gap_histogram_bounds();
-
 // One sampler as a scrape sees it: plain values, so the families are a pure function of them.
 // Its counters stay in ticks, as the sampler counts them (exact, never converted in the loop):
 // the input that measure/cpu_figures.h turns into CpuFigures (window_figures, the families).

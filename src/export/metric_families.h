@@ -37,8 +37,6 @@ inline void add_single(std::vector<prometheus::MetricFamily>& out, prometheus::M
   out.push_back(std::move(f));
 }
 
-inline std::string cpu_label(int cpu) { return std::to_string(cpu); }
-
 // A probe's metric type and sample as prometheus-cpp's (collector.cpp).
 prometheus::MetricType to_metric_type(ProbeMetricType type);
 prometheus::ClientMetric to_client_metric(const ProbeMetric& m);

@@ -8,49 +8,16 @@
 #include <algorithm>
 #include <exception>
 
+#include "export/settlement.h"
+
 namespace jitterd {
 
 namespace {
 constexpr int kBuilderNice = 10;
 }  // namespace
 
-class PageBuilder::Wait {
- public:
-  // The first page (or null, from stop()) wins: it waits until the worker has suspended the
-  // connection, then resumes it. A later one does nothing.
-  void settle(std::shared_ptr<const BuiltPage> page) {
-    {
-      std::unique_lock lock(mutex_);
-      if (settled_) return;
-      settled_ = true;
-      page_ = std::move(page);
-      changed_.wait(lock, [this] { return suspended_; });
-    }
-    resume_();
-  }
-
-  void mark_suspended() {
-    {
-      std::lock_guard lock(mutex_);
-      suspended_ = true;
-    }
-    changed_.notify_all();
-  }
-
-  std::shared_ptr<const BuiltPage> page() const {
-    std::lock_guard lock(mutex_);
-    return page_;
-  }
-
-  std::function<void()> resume_;
-
- private:
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  bool suspended_ = false;
-  bool settled_ = false;
-  std::shared_ptr<const BuiltPage> page_;
-};
+// The page: the first one in, or null from stop() (export/settlement.h).
+class PageBuilder::Wait : public Settlement<std::shared_ptr<const BuiltPage>> {};
 
 PageBuilder::PageBuilder(std::function<BuiltPage(const std::string& key)> build,
                          std::function<std::uint64_t()> generation)
@@ -86,7 +53,7 @@ PageBuilder::Outcome PageBuilder::request(const std::string& key, std::function<
 
 void PageBuilder::suspended(Wait& wait) { wait.mark_suspended(); }
 
-std::shared_ptr<const BuiltPage> PageBuilder::finish(const Wait& wait) { return wait.page(); }
+std::shared_ptr<const BuiltPage> PageBuilder::finish(const Wait& wait) { return wait.value(); }
 
 std::uint64_t PageBuilder::builds() const {
   std::lock_guard lock(mutex_);

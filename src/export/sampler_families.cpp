@@ -46,7 +46,7 @@ struct SamplerFamilies {
 
   void add(const SamplerReading& r) {
     const SamplerSettings& s = r.settings;
-    const std::string cpu = cpu_label(s.cpu);
+    const std::string cpu = std::to_string(s.cpu);
     sample(duty, {{"cpu", cpu}}, s.duty_cycle());
     sample(pinned, {{"cpu", cpu}}, r.startup.pinned && !r.off_cpu ? 1 : 0);
     sample(locked, {{"cpu", cpu}}, r.startup.memory_locked ? 1 : 0);

@@ -90,14 +90,18 @@ class TextWriter {
     out_ += '\n';
   }
 
-  void summary(const MetricFamily& family, const ClientMetric& metric) {
-    const ClientMetric::Summary& s = metric.summary;
+  // A summary's or a histogram's first two lines.
+  void count_and_sum(const MetricFamily& family, const ClientMetric& metric, std::uint64_t count, double sum) {
     head(family, metric, "_count");
-    integer(s.sample_count);
+    integer(count);
     tail(metric);
     head(family, metric, "_sum");
-    number(s.sample_sum);
+    number(sum);
     tail(metric);
+  }
+  void summary(const MetricFamily& family, const ClientMetric& metric) {
+    const ClientMetric::Summary& s = metric.summary;
+    count_and_sum(family, metric, s.sample_count, s.sample_sum);
     for (const ClientMetric::Quantile& q : s.quantile) {
       head(family, metric, "", "quantile", q.quantile);
       number(q.value);
@@ -106,12 +110,7 @@ class TextWriter {
   }
   void histogram(const MetricFamily& family, const ClientMetric& metric) {
     const ClientMetric::Histogram& h = metric.histogram;
-    head(family, metric, "_count");
-    integer(h.sample_count);
-    tail(metric);
-    head(family, metric, "_sum");
-    number(h.sample_sum);
-    tail(metric);
+    count_and_sum(family, metric, h.sample_count, h.sample_sum);
     double last = -std::numeric_limits<double>::infinity();
     for (const ClientMetric::Bucket& b : h.bucket) {
       head(family, metric, "_bucket", "le", b.upper_bound);

@@ -180,9 +180,7 @@ WebServer::WebServer(const WebConfig& config, std::shared_ptr<Collector> collect
   daemon_ = start_lane(page_lane_, kWorkerThreads);
   telemetry_daemon_ = start_lane(telemetry_lane_, kTelemetryWorkers);
   if (daemon_ == nullptr || telemetry_daemon_ == nullptr) {
-    if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
-    if (telemetry_daemon_ != nullptr) MHD_stop_daemon(telemetry_daemon_);
-    daemon_ = telemetry_daemon_ = nullptr;
+    stop_lanes();
     throw std::runtime_error("cannot serve on " + socket_->bound_address() +
                              ": libmicrohttpd refused to start (run with --log.level debug for its reason)");
   }
@@ -194,11 +192,16 @@ WebServer::WebServer(const WebConfig& config, std::shared_ptr<Collector> collect
           return hand_over(fd, address, length, lane);
         });
   } catch (...) {
-    MHD_stop_daemon(telemetry_daemon_);
-    MHD_stop_daemon(daemon_);
-    daemon_ = telemetry_daemon_ = nullptr;
+    stop_lanes();
     throw;
   }
+}
+
+// Both lanes' daemons, those that started, the telemetry lane's first.
+void WebServer::stop_lanes() {
+  if (telemetry_daemon_ != nullptr) MHD_stop_daemon(telemetry_daemon_);
+  if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
+  daemon_ = telemetry_daemon_ = nullptr;
 }
 
 // One lane: a libmicrohttpd daemon of `workers` threads, without a listening socket of its own.
@@ -279,9 +282,7 @@ void WebServer::finish(std::chrono::steady_clock::time_point until, bool all_clo
   while (all_closed && std::chrono::steady_clock::now() < until && connections_held() != 0)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   pages_->stop();  // a drain past its time: whatever still waits is answered 503 first
-  MHD_stop_daemon(telemetry_daemon_);
-  MHD_stop_daemon(daemon_);
-  daemon_ = telemetry_daemon_ = nullptr;
+  stop_lanes();
   log_shed(socket_->bound_address(), tracker_->counts());
   tracker_.reset();
 }

@@ -130,6 +130,7 @@ class WebServer {
     Lane lane;
   };
   MHD_Daemon* start_lane(const LaneServed& lane, unsigned workers);
+  void stop_lanes();
   Sorting sort(int fd, const std::string& address) const;
   bool hand_over(int fd, const sockaddr* address, socklen_t length, Lane lane);
   bool remembered_as_scraper(MHD_Connection* connection, Route where, Lane lane);

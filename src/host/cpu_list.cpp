@@ -50,11 +50,6 @@ std::string parse_entry(std::string_view entry, std::vector<int>& cpus) {
   return {};
 }
 
-void sort_unique(std::vector<int>& cpus) {
-  std::sort(cpus.begin(), cpus.end());
-  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
-}
-
 // Every CPU of every entry, in the order listed, repeats kept.
 std::optional<std::vector<int>> parse_entries(std::string_view text, std::string* error) {
   const std::string_view body = trim(text);
@@ -84,7 +79,7 @@ std::optional<std::vector<int>> parse_entries(std::string_view text, std::string
 
 std::optional<std::vector<int>> parse_cpu_list(std::string_view text, std::string* error) {
   std::optional<std::vector<int>> cpus = parse_entries(text, error);
-  if (cpus) sort_unique(*cpus);
+  if (cpus) *cpus = sorted_cpus(std::move(*cpus));
   return cpus;
 }
 
@@ -97,8 +92,7 @@ std::optional<int> repeated_cpu(std::string_view text) {
 }
 
 std::string format_cpu_list(const std::vector<int>& cpus) {
-  std::vector<int> sorted = cpus;
-  sort_unique(sorted);
+  const std::vector<int> sorted = sorted_cpus(cpus);
   std::string out;
   for (size_t i = 0; i < sorted.size();) {
     size_t j = i;
@@ -144,8 +138,7 @@ std::vector<int> parse_cpu_mask_hex(std::string_view text, std::string* error) {
     end = comma;
     base += 32;
   }
-  sort_unique(cpus);
-  return cpus;
+  return sorted_cpus(std::move(cpus));
 }
 
 std::vector<int> sorted_cpus(std::vector<int> cpus) {

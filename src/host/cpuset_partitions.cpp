@@ -79,25 +79,10 @@ std::optional<std::string> read_at(int dir, const char* name, std::string* why, 
     ::close(fd);
     return std::nullopt;
   }
-  std::string text;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n > 0) {
-      text.append(buffer, static_cast<std::size_t>(n));
-      if (text.size() <= kMaxCgroupFileBytes) continue;
-      *why = "holds more than the limit of " + std::to_string(kMaxCgroupFileBytes) + " bytes";
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else if (n < 0) {
-      *why = std::strerror(errno);
-    } else {
-      ::close(fd);
-      return text;
-    }
-    ::close(fd);
-    return std::nullopt;
-  }
+  std::optional<std::string> text = read_and_close(fd, kMaxCgroupFileBytes, why);
+  if (!text || text->size() <= kMaxCgroupFileBytes) return text;
+  *why = "holds more than the limit of " + std::to_string(kMaxCgroupFileBytes) + " bytes";
+  return std::nullopt;
 }
 
 bool lists_cpuset(std::string_view controllers) {

@@ -12,13 +12,12 @@
 
 #include "host/descriptor.h"
 #include "host/host_reader.h"
+#include "host/text.h"
 
 namespace jitterd {
 namespace {
 
 constexpr const char* kOnlyRegular = "jitterd replaces only a regular file or writes a new one";
-
-std::string errno_text(int error) { return std::strerror(error); }
 
 // ".NAME.0123456789abcdef.tmp": hidden, recognisable, and not guessable (64 random bits), so no
 // one can plant anything under it beforehand. NAME is cut to stay within NAME_MAX.

@@ -40,10 +40,6 @@ std::vector<std::string> list_directory(const std::filesystem::path& path) {
 
 }  // namespace
 
-namespace {
-
-// Reads fd to its end, or until it holds more than max_bytes (then stops: the caller refuses it);
-// closes fd. nullopt with strerror's words in *error on a read error.
 std::optional<std::string> read_and_close(int fd, std::size_t max_bytes, std::string* error) {
   std::string contents;
   char buffer[4096];
@@ -64,8 +60,6 @@ std::optional<std::string> read_and_close(int fd, std::size_t max_bytes, std::st
   ::close(fd);
   return contents;
 }
-
-}  // namespace
 
 // Plain read(2) rather than iostreams: sysfs files report a size of 4096 whatever they hold, a
 // directory must read as "unreadable", and an empty file must read as "" rather than as a failure.

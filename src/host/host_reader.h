@@ -29,6 +29,10 @@ inline constexpr std::string_view kSysCpuDir = "devices/system/cpu";
 // it), or std::nullopt with the reason, as strerror words it, in *error when given.
 std::optional<std::string> read_whole_file(const std::filesystem::path& path, std::string* error = nullptr);
 
+// Reads the open `fd` to its end, or until it holds more than `max_bytes` (then stops: the caller
+// refuses it); closes `fd`. nullopt with strerror's words in *error on a read error.
+std::optional<std::string> read_and_close(int fd, std::size_t max_bytes, std::string* error);
+
 // A file a user names (the configuration, the web configuration and the files it names): only a
 // regular file of at most `max_bytes`, refused before reading otherwise, so a FIFO, a device or a
 // directory can neither block the reader nor feed it without end. nullopt with the reason ("is a
@@ -83,8 +87,6 @@ class HostReader {
   std::string sysfs_problem() const;
   std::string procfs_problem() const;
 
-  const std::filesystem::path& sysfs_root() const { return sysfs_root_; }
-  const std::filesystem::path& procfs_root() const { return procfs_root_; }
   const std::filesystem::path& cgroupfs_root() const { return cgroupfs_root_; }
   // "" when no kubelet state is to be read.
   const std::filesystem::path& kubelet_root() const { return kubelet_root_; }

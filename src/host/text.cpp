@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 
 namespace jitterd {
@@ -92,6 +93,8 @@ std::string printable_lines(std::string_view text) {
   }
   return out;
 }
+
+std::string errno_text(int error) { return std::strerror(error); }
 
 std::string utc_text(double unix_seconds) {
   if (!(unix_seconds > 0)) return "";

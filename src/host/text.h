@@ -85,6 +85,9 @@ inline std::string decimal_text(double value, int decimals) {
   return ec == std::errc() ? std::string(buffer, end) : std::string("?");
 }
 
+// strerror's words for the errno value `error` ("No space left on device"), as messages quote them.
+std::string errno_text(int error);
+
 // `unix_seconds` (whole seconds, rounded down) as ISO 8601 UTC, "2026-11-26T14:15:53Z"; "" for a
 // time at or before the epoch (not known). The one way jitterd writes a wall-clock time.
 std::string utc_text(double unix_seconds);

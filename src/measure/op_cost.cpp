@@ -86,11 +86,4 @@ OpCost measure_kernel_cost(TickMethod method, std::size_t op, std::size_t sample
   return dispatch_tick_method(method, [&]<TickMethod M>() { return measure_one<M>(op, samples); });
 }
 
-std::vector<OpCost> measure_kernel_costs(TickMethod method, std::size_t samples) {
-  std::vector<OpCost> costs;
-  for (std::size_t op = 0; op < kernel_cost_ops().size(); ++op)
-    costs.push_back(measure_kernel_cost(method, op, samples));
-  return costs;
-}
-
 }  // namespace jitterd

@@ -72,13 +72,11 @@ OpCost time_op(std::string name, Op&& op, std::size_t samples) {
 
 // The standard operations, in this order: "counter_read", "clock_gettime_monotonic",
 // "clock_gettime_monotonic_raw", "clock_gettime_realtime", "syscall_getppid",
-// "thread_create_join", "fork_wait". The cheap ones take `samples` samples, thread creation
-// max(samples / 10, 10), fork max(samples / 50, 5). Throws std::system_error naming the
-// operation if a thread or process cannot be created.
-std::vector<OpCost> measure_kernel_costs(TickMethod method, std::size_t samples);
-
-// The standard operations' names, in that order, and one of them by index: the probe measures
-// them one borrow of the CPU at a time, so a borrowed sampler is never held for all seven.
+// "thread_create_join", "fork_wait"; their names, and one of them measured by index: the probe
+// measures them one borrow of the CPU at a time, so a borrowed sampler is never held for all
+// seven. The cheap ones take `samples` samples, thread creation max(samples / 10, 10), fork
+// max(samples / 50, 5). Throws std::system_error naming the operation if a thread or process
+// cannot be created.
 const std::vector<std::string_view>& kernel_cost_ops();
 OpCost measure_kernel_cost(TickMethod method, std::size_t op, std::size_t samples);
 

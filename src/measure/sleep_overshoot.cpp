@@ -17,8 +17,6 @@ namespace jitterd {
 
 namespace {
 
-std::int64_t monotonic_now_ns() { return clock_ns(CLOCK_MONOTONIC); }
-
 // One relative sleep, resumed with the remaining time after a signal.
 void sleep_relative(timespec request) {
   timespec remaining{};
@@ -41,9 +39,9 @@ SleepOvershoot measure_sleep_overshoot(std::chrono::nanoseconds requested, std::
                          static_cast<long>(requested.count() % 1'000'000'000)};
   std::vector<std::int64_t> overshoot(samples);
   for (std::size_t i = 0; i <= samples; ++i) {
-    const std::int64_t before = monotonic_now_ns();
+    const std::int64_t before = clock_ns(CLOCK_MONOTONIC);
     sleep_relative(request);
-    const std::int64_t after = monotonic_now_ns();
+    const std::int64_t after = clock_ns(CLOCK_MONOTONIC);
     if (i > 0) overshoot[i - 1] = after - before - requested.count();
   }
   std::sort(overshoot.begin(), overshoot.end());

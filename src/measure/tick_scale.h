@@ -26,8 +26,6 @@ class TickScale {
   }
   double to_seconds(std::uint64_t ticks) const { return to_fractional_ns(ticks) * 1e-9; }
   std::uint64_t from_ns(std::uint64_t ns) const;
-  std::uint64_t multiplier() const { return mult_; }
-  unsigned shift() const { return shift_; }
 
  private:
   double hertz_ = 1e9;

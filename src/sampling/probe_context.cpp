@@ -25,6 +25,15 @@ SharedBpfWatch::Wants bpf_wants(const SamplingPlan& plan, bool samplers) {
   return wants;
 }
 
+// The worker sampling `cpu` now, or null.
+SamplerWorker* sampling_worker(SamplerSet& samplers, int cpu) {
+  for (std::size_t i = 0; i < samplers.size(); ++i) {
+    SamplerWorker& worker = samplers.worker(i);
+    if (worker.settings().cpu == cpu && worker.sampling()) return &worker;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host,
@@ -48,41 +57,28 @@ ProbeContext make_probe_context(const SamplingPlan& plan, const HostReader& host
   ProbeContext context = make_probe_context(plan, host, frequency);
   context.bpf = std::make_shared<SharedBpfWatch>(bpf_wants(plan, true));
   context.run_on_cpu = [samplers](int cpu, const std::function<void()>& work) {
-    for (std::size_t i = 0; i < samplers->size(); ++i) {
-      SamplerWorker& worker = samplers->worker(i);
-      if (worker.settings().cpu == cpu && worker.sampling()) {
-        worker.run_paused(work).get();
-        return;
-      }
-    }
-    run_on_pinned_thread(cpu, work);
+    if (SamplerWorker* worker = sampling_worker(*samplers, cpu))
+      worker->run_paused(work).get();
+    else
+      run_on_pinned_thread(cpu, work);
   };
   context.sampler_of = [samplers](int cpu) -> const SamplerShared* {
-    for (std::size_t i = 0; i < samplers->size(); ++i) {
-      const SamplerWorker& worker = samplers->worker(i);
-      if (worker.settings().cpu == cpu && worker.sampling()) return worker.shared();
-    }
-    return nullptr;
+    const SamplerWorker* worker = sampling_worker(*samplers, cpu);
+    return worker ? worker->shared() : nullptr;
   };
   context.sampler_counter_errors_of = [samplers](int cpu) -> SamplerCounterErrors {
-    for (std::size_t i = 0; i < samplers->size(); ++i) {
-      const SamplerWorker& worker = samplers->worker(i);
-      if (worker.settings().cpu == cpu && worker.sampling())
-        return {worker.startup().smi_error, worker.startup().frequency_error};
-    }
-    return {};
+    const SamplerWorker* worker = sampling_worker(*samplers, cpu);
+    if (!worker) return {};
+    return {worker->startup().smi_error, worker->startup().frequency_error};
   };
   const double hertz = frequency.hertz;
   context.sampler_thread_of = [samplers, hertz](int cpu) -> std::optional<SamplerThread> {
-    for (std::size_t i = 0; i < samplers->size(); ++i) {
-      const SamplerWorker& worker = samplers->worker(i);
-      if (worker.settings().cpu != cpu || !worker.sampling()) continue;
-      const SamplerStartup& startup = worker.startup();
-      return SamplerThread{
-          startup.tid,
-          hertz > 0 ? static_cast<std::uint64_t>(static_cast<double>(startup.threshold_ticks) * 1e9 / hertz) : 0};
-    }
-    return std::nullopt;
+    const SamplerWorker* worker = sampling_worker(*samplers, cpu);
+    if (!worker) return std::nullopt;
+    const SamplerStartup& startup = worker->startup();
+    return SamplerThread{
+        startup.tid,
+        hertz > 0 ? static_cast<std::uint64_t>(static_cast<double>(startup.threshold_ticks) * 1e9 / hertz) : 0};
   };
   return context;
 }

@@ -91,11 +91,6 @@ void SamplerSet::update_windows() {
     if (workers_[i]->shared()) summaries_[i].context_switches = read;
 }
 
-CpuFigures SamplerSet::window(std::size_t index) const {
-  std::lock_guard lock(summaries_mutex_);
-  return summaries_[index].summary;
-}
-
 WindowDetail SamplerSet::window_detail(std::size_t index) const {
   std::lock_guard lock(summaries_mutex_);
   return summaries_[index];
@@ -113,8 +108,7 @@ WindowParts SamplerSet::window_parts(std::size_t index) const {
     const auto from = at(part.from_tick), to = at(part.to_tick);
     if (from == points.end() || to == points.end()) continue;  // not kept: the window moved past it
     out.push_back({{std::move(part.added), to->sampled_ticks - from->sampled_ticks,
-                    to->interruptions - from->interruptions, to->interrupted_ticks - from->interrupted_ticks},
-                   part.to_tick - part.from_tick});
+                    to->interruptions - from->interruptions, to->interrupted_ticks - from->interrupted_ticks}});
   }
   return result;
 }

@@ -46,7 +46,6 @@ struct WindowDetail {
 // One update-to-update step of a window, for sub-window figures.
 struct WindowPart {
   GapCountsTicks added;  // what the sampler's counters added in the step
-  std::uint64_t span_ticks = 0;
 };
 
 struct WindowParts {
@@ -97,7 +96,6 @@ class SamplerSet {
   std::size_t size() const { return workers_.size(); }
   const SamplerWorker& worker(std::size_t index) const { return *workers_[index]; }
   SamplerWorker& worker(std::size_t index) { return *workers_[index]; }
-  CpuFigures window(std::size_t index) const;
   WindowDetail window_detail(std::size_t index) const;
   // The current window with its steps, oldest first (none before two updates), taken together
   // under the lock update_windows() takes: for a download, not for every scrape.

@@ -11,14 +11,13 @@
 #include <stdexcept>
 
 #include "host/affinity.h"
+#include "host/text.h"
 
 namespace jitterd {
 
 namespace {
 // Window-max slots: a quarter second each, enough of them to cover the window with margin.
 constexpr std::chrono::milliseconds kMaxSlot{250};
-
-std::string errno_text(int err) { return std::strerror(err); }
 }  // namespace
 
 double SamplerSettings::duty_cycle() const {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "host/cpu_list.h"
 #include "host/task_classes.h"
 #include "host/tasks.h"
 #include "host/text.h"
@@ -43,6 +44,24 @@ struct UserFilter {
   bool admits(const std::optional<unsigned>& thread_uid) const { return !wanted || (uid && thread_uid == uid); }
 };
 
+// Reads the threads named by `words` (thread numbers, in any order) from <procfs>/`dir`TID and
+// adds the application's to `search`, by tid: those of process `pid` when given, of the user and
+// with a name as configured.
+template <class Words>
+void add_threads(const HostReader& host, const ApplicationSettings& application, const UserFilter& user,
+                 const Words& words, const std::string& dir, std::optional<int> pid, ApplicationSearch& search) {
+  std::vector<int> tids;
+  for (const auto& word : words)
+    if (const auto tid = parse_number<int>(word); tid && *tid > 0) tids.push_back(*tid);
+  std::sort(tids.begin(), tids.end());
+  for (int tid : tids) {
+    std::optional<ApplicationThread> thread = read_thread(host, tid, dir + std::to_string(tid));
+    if (!thread || (pid && thread->pid != *pid) || !user.admits(thread->uid)) continue;
+    if (!application.tasks.empty() && !matches_any_pattern(application.tasks, thread->comm)) continue;
+    search.threads.push_back(std::move(*thread));
+  }
+}
+
 UserFilter user_filter(const ApplicationSettings& application, ApplicationSearch& search) {
   UserFilter filter{!application.user.empty(), std::nullopt};
   if (!filter.wanted) return filter;
@@ -64,16 +83,7 @@ ApplicationSearch search_cgroup(const HostReader& host, const ApplicationSetting
                               host.sys_path(file).string() + " cannot be read (no such cgroup v2 group?)");
     return search;
   }
-  std::vector<int> tids;
-  for (const std::string_view word : split_words(*text))
-    if (const auto tid = parse_number<int>(word); tid && *tid > 0) tids.push_back(*tid);
-  std::sort(tids.begin(), tids.end());
-  for (int tid : tids) {
-    std::optional<ApplicationThread> thread = read_thread(host, tid, std::to_string(tid));
-    if (!thread || !user.admits(thread->uid)) continue;
-    if (!application.tasks.empty() && !matches_any_pattern(application.tasks, thread->comm)) continue;
-    search.threads.push_back(std::move(*thread));
-  }
+  add_threads(host, application, user, split_words(*text), "", std::nullopt, search);
   return search;
 }
 
@@ -129,25 +139,15 @@ ApplicationSearch find_application_threads_in(const HostReader& host, const Appl
   ApplicationSearch search;
   const UserFilter user = user_filter(application, search);
   for (int pid : pids) {
-    std::vector<int> tids;
-    for (const std::string& name : host.list_proc(std::to_string(pid) + "/task"))
-      if (const auto tid = parse_number<int>(name); tid && *tid > 0) tids.push_back(*tid);
-    std::sort(tids.begin(), tids.end());
-    for (int tid : tids) {
-      std::optional<ApplicationThread> thread =
-          read_thread(host, tid, std::to_string(pid) + "/task/" + std::to_string(tid));
-      if (!thread || thread->pid != pid || !user.admits(thread->uid)) continue;
-      if (!application.tasks.empty() && !matches_any_pattern(application.tasks, thread->comm)) continue;
-      search.threads.push_back(std::move(*thread));
-    }
+    const std::string dir = std::to_string(pid) + "/task";
+    add_threads(host, application, user, host.list_proc(dir), dir + "/", pid, search);
   }
   return search;
 }
 
 int watched_cpu_of(const ApplicationThread& thread, const std::vector<int>& watched) {
-  const auto is_watched = [&](int cpu) { return std::binary_search(watched.begin(), watched.end(), cpu); };
-  if (thread.allowed.size() == 1) return is_watched(thread.allowed.front()) ? thread.allowed.front() : -1;
-  return is_watched(thread.processor) ? thread.processor : -1;
+  if (thread.allowed.size() == 1) return has_cpu(watched, thread.allowed.front()) ? thread.allowed.front() : -1;
+  return has_cpu(watched, thread.processor) ? thread.processor : -1;
 }
 
 }  // namespace jitterd

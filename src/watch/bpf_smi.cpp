@@ -79,10 +79,8 @@ std::map<int, SmiReading> BpfMsrCounters::read_smis(int states_fd, std::size_t p
     r.reads = s.reads;
     std::uint64_t& seen = written_[cpu];
     std::deque<SmiWindow>& kept = kept_[cpu];
-    std::uint64_t& lost = lost_[cpu];
     const std::uint64_t fresh = s.windows_written - std::min(seen, s.windows_written);
     const std::uint64_t readable = std::min<std::uint64_t>(fresh, JD_SMI_WINDOWS);
-    lost += fresh - readable;
     for (std::uint64_t w = s.windows_written - readable; w < s.windows_written; ++w) {
       const jd_smi_window& window = s.windows[w % JD_SMI_WINDOWS];
       kept.push_back({window.from_ns, window.to_ns, window.smis});
@@ -90,7 +88,6 @@ std::map<int, SmiReading> BpfMsrCounters::read_smis(int states_fd, std::size_t p
     while (kept.size() > kKeptSmiWindows) kept.pop_front();
     seen = s.windows_written;
     r.windows.assign(kept.begin(), kept.end());
-    r.windows_lost = lost;
     out.emplace(cpu, std::move(r));
   }
   return out;

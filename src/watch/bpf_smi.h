@@ -31,7 +31,6 @@ struct SmiReading {
   std::uint64_t count = 0;         // since the watch opened the counter
   std::uint64_t reads = 0;         // 0: not read yet (no timer interrupt since), so no count
   std::vector<SmiWindow> windows;  // the latest kKeptSmiWindows, oldest first
-  std::uint64_t windows_lost = 0;  // cumulative: more than the program keeps came between two readings
 };
 
 // Intervals the loader keeps per CPU, so that every reader (the watch every second, the loops
@@ -66,7 +65,6 @@ class BpfMsrCounters {
   std::map<int, CycleCounters> cycles_;   // by CPU
   std::map<int, std::uint64_t> written_;  // by CPU: the windows_written seen last
   std::map<int, std::deque<SmiWindow>> kept_;
-  std::map<int, std::uint64_t> lost_;
   std::string why_not_, frequency_why_not_;
 };
 

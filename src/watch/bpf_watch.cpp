@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "host/cpu_list.h"
 #include "watch/bpf_load_log.h"
 #include "watch/bpf_map_reads.h"
 #include "watch_bpf.h"
@@ -165,12 +166,11 @@ struct BpfWatch::Loaded {
 
   // The watched CPUs' SMI, APERF and MPERF counters into the program's perf event arrays, from the
   // first reading on (a counter the kernel refuses is left out and said by smi_why_not() or
-  // frequency_why_not()): true.
-  bool open_smi(const Options& options) {
+  // frequency_why_not()).
+  void open_smi(const Options& options) {
     msr.open(options.msr_pmu, options.cpus,
              {bpf_map__fd(skeleton->maps.smi_events), bpf_map__fd(skeleton->maps.aperf_events),
               bpf_map__fd(skeleton->maps.mperf_events)});
-    return true;
   }
 
   static int arrived(void* context, void* data, std::size_t size) {
@@ -226,13 +226,6 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
     why_not = load_failure(errno);
     return nullptr;
   }
-  if (const int error = bpf_map__set_max_entries(
-          l.skeleton->maps.outliers,
-          static_cast<std::uint32_t>(bpf_ring_bytes(options.cpus.size(), options.sampled.size())));
-      error != 0) {
-    why_not = load_failure(-error);
-    return nullptr;
-  }
   l.skeleton->rodata->jitterd_tgid = static_cast<std::uint32_t>(options.jitterd_tgid);
   l.skeleton->rodata->watched_count =
       static_cast<std::uint32_t>(std::min<std::size_t>(options.cpus.size(), JD_MAX_WATCHED));
@@ -242,14 +235,11 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
     l.skeleton->rodata->watched_bits[cpu / 64] |= std::uint64_t{1} << (cpu % 64);
     l.skeleton->rodata->watched_words = std::max(l.skeleton->rodata->watched_words, cpu / 64 + 1);
   }
-  watch->thread_capacity_ = thread_map_entries();
-  if (const int error = bpf_map__set_max_entries(l.skeleton->maps.application,
-                                                 static_cast<std::uint32_t>(watch->thread_capacity_));
-      error != 0) {
-    why_not = load_failure(-error);
-    return nullptr;
-  }
-  if (const int error = l.size_cpu_maps(options) ? watch_bpf__load(l.skeleton) : -EINVAL; error != 0) {
+  const auto ring_bytes = static_cast<std::uint32_t>(bpf_ring_bytes(options.cpus.size(), options.sampled.size()));
+  int error = bpf_map__set_max_entries(l.skeleton->maps.outliers, ring_bytes);
+  if (error == 0) error = bpf_map__set_max_entries(l.skeleton->maps.application, thread_map_entries());
+  if (error == 0) error = l.size_cpu_maps(options) ? watch_bpf__load(l.skeleton) : -EINVAL;
+  if (error != 0) {
     why_not = load_failure(-error);
     return nullptr;
   }
@@ -278,7 +268,8 @@ std::unique_ptr<BpfWatch> BpfWatch::open(const Options& options, std::string& wh
   }
   // Each CPU's role, written once every program is attached, so no interruption is seen entering
   // with its exit program not yet there.
-  if (!l.write_roles(options, why_not) || !l.open_smi(options)) return nullptr;
+  if (!l.write_roles(options, why_not)) return nullptr;
+  l.open_smi(options);
   l.ring = ring_buffer__new(bpf_map__fd(l.skeleton->maps.outliers), &Loaded::arrived, &l, nullptr);
   if (!l.ring) {
     why_not = "could not open the BPF outlier ring: " + std::string(std::strerror(errno));
@@ -292,10 +283,8 @@ void BpfWatch::set_sampler_threads(const std::vector<int>& tids) { track(applica
 
 // The program's map of tracked threads made the union of both lists, by difference.
 void BpfWatch::track(std::vector<int> application, std::vector<int> samplers) {
-  for (std::vector<int>* list : {&application, &samplers}) {
-    std::sort(list->begin(), list->end());
-    list->erase(std::unique(list->begin(), list->end()), list->end());
-  }
+  application = sorted_cpus(std::move(application));  // thread numbers, sorted as CPUs are
+  samplers = sorted_cpus(std::move(samplers));
   std::vector<int> wanted;
   std::set_union(application.begin(), application.end(), samplers.begin(), samplers.end(),
                  std::back_inserter(wanted));

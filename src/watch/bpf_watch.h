@@ -98,8 +98,6 @@ class BpfWatch : public KernelWatch {
   // (their preemptions are not counted): the map holds pid_max threads, so only a failed
   // allocation leaves one out.
   std::size_t application_untracked() const override { return application_untracked_; }
-  // The threads the program's map can hold (the kernel's pid_max when the program loaded).
-  std::size_t thread_capacity() const { return thread_capacity_; }
 
  private:
   struct Loaded;
@@ -110,7 +108,6 @@ class BpfWatch : public KernelWatch {
   void track(std::vector<int> application, std::vector<int> samplers);
   void drain();
   void age_ipi_senders(PairedReading& reading);
-  std::size_t thread_capacity_ = 0;
   IpiSenderTotals ipi_senders_;
   std::vector<int> application_, samplers_;  // as last set, sorted
   std::vector<int> tracked_;                 // sorted, as in the program's map

@@ -54,7 +54,6 @@ class SharedBpfWatch {
   // when it could not load, and why_not() says why.
   BpfWatch* get(const std::function<std::optional<SamplerThread>(int cpu)>& sampler_of);
   std::string why_not() const;
-  const Wants& wants() const { return wants_; }
 
  private:
   Wants wants_;

@@ -12,6 +12,7 @@
 #include "export/collector.h"
 #include "export/text_format.h"
 #include "fixture_tree.h"
+#include "measure/gap_bounds.h"
 #include "sampling/sampling_plan.h"
 
 using namespace jitterd;
@@ -53,7 +54,7 @@ TEST_CASE("coarse le counts include a fine bucket only when all of it is below t
 }
 
 TEST_CASE("the default bounds run from 10 ns to 100 ms, increasing", "[collector]") {
-  const auto& b = gap_histogram_bounds();
+  const auto& b = gap_bounds_seconds();
   CHECK(b.front() == Approx(1e-8));
   CHECK(b.back() == Approx(0.1));
   for (std::size_t i = 1; i < b.size(); ++i) CHECK(b[i] > b[i - 1]);
