@@ -386,20 +386,6 @@ ConfigSource config_source(const CommandLine& cl) {
   return {cl.config_path, !cl.config_path_given, cl.overrides};
 }
 
-PrometheusOptions prometheus_options(const CommandLine& cl) {
-  PrometheusOptions o;
-  o.url = cl.prometheus_url;
-  o.bearer_token_file = cl.prometheus_bearer_token_file;
-  o.basic_auth_user = cl.prometheus_basic_auth_user;
-  o.basic_auth_password_file = cl.prometheus_basic_auth_password_file;
-  o.ca_file = cl.prometheus_ca_file;
-  o.cert_file = cl.prometheus_cert_file;
-  o.key_file = cl.prometheus_key_file;
-  o.timeout_seconds = std::chrono::duration<double>(cl.prometheus_timeout).count();
-  o.max_body_bytes = cl.prometheus_max_bytes.value_or(kPrometheusMaxBytes);
-  return o;
-}
-
 HostReader host_reader(const CommandLine& cl) {
   HostReader host(cl.sysfs, cl.procfs, cl.cgroupfs, cl.kubelet);
   std::vector<ConfigError> errors;

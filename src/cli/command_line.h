@@ -53,15 +53,11 @@ struct CommandLine {
   std::string compare_before, compare_after;
   // compare --prometheus URL --instance I --before RANGE --after RANGE: the ranges are checked
   // here (compare/time_range.h parse_time_range) and kept as given.
-  std::string prometheus_url, prometheus_instance, prometheus_bearer_token_file;
-  std::string prometheus_before, prometheus_after;
+  // compare --prometheus and fleet: the Prometheus and how to connect to it (the --prometheus-*
+  // flags; the largest answer by default compare/prometheus_client.h kPrometheusMaxBytes).
+  PrometheusOptions prometheus;
+  std::string prometheus_instance, prometheus_before, prometheus_after;
   std::optional<Duration> prometheus_sub_window;  // default: chosen from the scrape interval
-  // Basic auth: the user, and the file holding the password (never on the command line).
-  std::string prometheus_basic_auth_user, prometheus_basic_auth_password_file;
-  std::string prometheus_ca_file, prometheus_cert_file, prometheus_key_file;  // https
-  Duration prometheus_timeout = std::chrono::seconds(30);                     // each request to Prometheus
-  // The largest answer read, decoded; none: compare/prometheus_client.h kPrometheusMaxBytes.
-  std::optional<std::size_t> prometheus_max_bytes;
   // compare --allowance NAME=CV,...: run-to-run allowances in place of the measured ones
   // (compare/allowances.h), checked here.
   std::vector<AllowanceSetting> compare_allowances;
@@ -94,8 +90,5 @@ ConfigSource config_source(const CommandLine& command_line);
 // The machine as --path.sysfs, --path.procfs, --path.cgroupfs and --path.kubelet give it; throws ConfigErrors (file "command line")
 // naming the flag when a root is not where that filesystem is mounted.
 HostReader host_reader(const CommandLine& command_line);
-
-// The Prometheus client's options (compare --prometheus, fleet) from the --prometheus* flags.
-PrometheusOptions prometheus_options(const CommandLine& command_line);
 
 }  // namespace jitterd

@@ -39,7 +39,7 @@ double history_sub_window(const CommandLine& cl, const RangeSamples& before, con
       throw BaselineError(kExitBadBaseline,
                           fmt::format("{}: --sub-window {} s is shorter than the scrape interval ({} s): a "
                                       "sub-window must hold at least one scrape",
-                                      cl.prometheus_url, given, scrape));
+                                      cl.prometheus.url, given, scrape));
     return given;
   }
   const double shorter = std::min(before.range.end - before.range.start, after.range.end - after.range.start);
@@ -59,7 +59,7 @@ ComparedRuns compare_history(const CommandLine& cl) {
   std::string error;
   const TimeRange before_range = *parse_time_range(cl.prometheus_before, &error);
   const TimeRange after_range = *parse_time_range(cl.prometheus_after, &error);
-  const PrometheusClient client(prometheus_options(cl));
+  const PrometheusClient client(cl.prometheus);
   Progress progress;
   progress.step("reading the before range from Prometheus (1/2)");
   const RangeSamples before_samples = read_range(client, cl.prometheus_instance, before_range);
@@ -93,7 +93,7 @@ ComparedRuns compare_history(const CommandLine& cl) {
 }  // namespace
 
 int run_compare(const CommandLine& cl) {
-  const ComparedRuns runs = cl.prometheus_url.empty() ? compare_files(cl) : compare_history(cl);
+  const ComparedRuns runs = cl.prometheus.url.empty() ? compare_files(cl) : compare_history(cl);
   const Comparison& comparison = runs.comparison;
   switch (cl.report_format) {
     case ReportFormat::table:

@@ -12,23 +12,23 @@ namespace jitterd {
 using namespace std::chrono_literals;
 
 void add_prometheus_connection_flags(CLI::App& verb, CommandLine& cl, ReportFlags& flags) {
-  verb.add_option("--prometheus-bearer-token-file", cl.prometheus_bearer_token_file,
+  verb.add_option("--prometheus-bearer-token-file", cl.prometheus.bearer_token_file,
                   "with --prometheus: send Authorization: Bearer with the token in FILE")
       ->type_name("FILE");
-  verb.add_option("--prometheus-basic-auth-user", cl.prometheus_basic_auth_user,
+  verb.add_option("--prometheus-basic-auth-user", cl.prometheus.basic_auth_user,
                   "with --prometheus: send HTTP basic auth as USER, the password read from "
                   "--prometheus-basic-auth-password-file (never given on the command line)")
       ->type_name("USER");
-  verb.add_option("--prometheus-basic-auth-password-file", cl.prometheus_basic_auth_password_file,
+  verb.add_option("--prometheus-basic-auth-password-file", cl.prometheus.basic_auth_password_file,
                   "with --prometheus-basic-auth-user: the file holding the password (its first line)")
       ->type_name("FILE");
-  verb.add_option("--prometheus-ca-file", cl.prometheus_ca_file,
+  verb.add_option("--prometheus-ca-file", cl.prometheus.ca_file,
                   "with --prometheus https://: the CA certificates (PEM) to trust (default: the system's)")
       ->type_name("FILE");
-  verb.add_option("--prometheus-cert-file", cl.prometheus_cert_file,
+  verb.add_option("--prometheus-cert-file", cl.prometheus.cert_file,
                   "with --prometheus https://: a client certificate (PEM) to present, with --prometheus-key-file")
       ->type_name("FILE");
-  verb.add_option("--prometheus-key-file", cl.prometheus_key_file,
+  verb.add_option("--prometheus-key-file", cl.prometheus.key_file,
                   "with --prometheus-cert-file: its private key (PEM)")
       ->type_name("FILE");
   verb.add_option("--prometheus-timeout", flags.prometheus_timeout,
@@ -48,7 +48,7 @@ void add_compare_flags(CLI::App& compare, CommandLine& cl, ReportFlags& flags) {
   compare.add_flag("--wide", cl.compare_wide,
                    "the text table with every column (the tests, p-values and allowances), past 120 columns");
   compare
-      .add_option("--prometheus", cl.prometheus_url,
+      .add_option("--prometheus", cl.prometheus.url,
                   "instead of two files: the Prometheus that scraped jitterd, e.g. http://127.0.0.1:9090")
       ->type_name("URL");
   compare.add_option("--instance", cl.prometheus_instance, "with --prometheus: the jitterd's instance label")
@@ -93,34 +93,31 @@ std::optional<std::size_t> parse_byte_size(const std::string& text) {
   return static_cast<std::size_t>(number) << shift;
 }
 
-void check_prometheus_connection(CommandLine& cl, const CLI::App& verb, const ReportFlags& flags) {
-  const std::string hint = "see jitterd " + verb.get_name() + " --help";
-  if (cl.prometheus_basic_auth_user.empty() != cl.prometheus_basic_auth_password_file.empty())
+void check_http_flags(HttpOptions& http, const std::string& prefix, const CLI::App& verb,
+                      const HttpFlagTexts& given, std::size_t max_bytes_limit, const char* limit_text,
+                      const std::string& hint) {
+  if (http.basic_auth_user.empty() != http.basic_auth_password_file.empty())
+    throw UsageError(prefix + "-basic-auth-user and " + prefix + "-basic-auth-password-file: give both or neither",
+                     hint);
+  if (!http.basic_auth_user.empty() && !http.bearer_token_file.empty())
     throw UsageError(
-        "--prometheus-basic-auth-user and --prometheus-basic-auth-password-file: give both or neither", hint);
-  if (!cl.prometheus_basic_auth_user.empty() && !cl.prometheus_bearer_token_file.empty())
-    throw UsageError(
-        "--prometheus-basic-auth-user and --prometheus-bearer-token-file: one Authorization header, so one of "
-        "them",
+        prefix + "-basic-auth-user and " + prefix + "-bearer-token-file: one Authorization header, so one of them",
         hint);
-  if (cl.prometheus_cert_file.empty() != cl.prometheus_key_file.empty())
-    throw UsageError("--prometheus-cert-file and --prometheus-key-file: give both or neither", hint);
-  if (cl.prometheus_basic_auth_user.find(':') != std::string::npos)
-    throw UsageError("--prometheus-basic-auth-user: a user name cannot hold ':' (basic auth splits there)", hint);
-  {
-    const std::optional<Duration> timeout = parse_duration(flags.prometheus_timeout);
-    if (!timeout || *timeout < 100ms || *timeout > 1h)
-      throw UsageError("--prometheus-timeout: must be 100ms..1h, got \"" + flags.prometheus_timeout + "\"", hint);
-    cl.prometheus_timeout = *timeout;
-  }
-  if (verb.count("--prometheus-max-bytes") > 0) {
-    const std::optional<std::size_t> bytes = parse_byte_size(flags.prometheus_max_bytes);
-    if (!bytes || *bytes < (1u << 10) || *bytes > (std::size_t{16} << 30))
-      throw UsageError(
-          "--prometheus-max-bytes: must be 1KiB..16GiB (bytes, or a number with KiB, MiB or GiB), got \"" +
-              flags.prometheus_max_bytes + "\"",
-          hint);
-    cl.prometheus_max_bytes = *bytes;
+  if (http.basic_auth_user.find(':') != std::string::npos)
+    throw UsageError(prefix + "-basic-auth-user: a user name cannot hold ':' (basic auth splits there)", hint);
+  if (http.cert_file.empty() != http.key_file.empty())
+    throw UsageError(prefix + "-cert-file and " + prefix + "-key-file: give both or neither", hint);
+  const std::optional<Duration> timeout = parse_duration(given.timeout);
+  if (!timeout || *timeout < 100ms || *timeout > 1h)
+    throw UsageError(prefix + "-timeout: must be 100ms..1h, got \"" + given.timeout + "\"", hint);
+  http.timeout_seconds = std::chrono::duration<double>(*timeout).count();
+  if (verb.count(prefix + "-max-bytes") > 0) {
+    const std::optional<std::size_t> bytes = parse_byte_size(given.max_bytes);
+    if (!bytes || *bytes < (1u << 10) || *bytes > max_bytes_limit)
+      throw UsageError(prefix + "-max-bytes: must be 1KiB.." + limit_text +
+                           " (bytes, or a number with KiB, MiB or GiB), got \"" + given.max_bytes + "\"",
+                       hint);
+    http.max_body_bytes = *bytes;
   }
 }
 
@@ -139,7 +136,7 @@ void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& 
     if (!settings) throw UsageError("--allowance: " + error, hint);
     cl.compare_allowances = *settings;
   }
-  if (cl.prometheus_url.empty()) {
+  if (cl.prometheus.url.empty()) {
     for (const char* flag : {"--instance", "--before", "--after", "--sub-window", "--prometheus-bearer-token-file",
                              "--prometheus-basic-auth-user", "--prometheus-basic-auth-password-file",
                              "--prometheus-timeout", "--prometheus-max-bytes"})
@@ -157,8 +154,8 @@ void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& 
         "files \"" +
             cl.compare_before + "\"",
         hint);
-  if (cl.prometheus_url.rfind("http://", 0) != 0 && cl.prometheus_url.rfind("https://", 0) != 0)
-    throw UsageError("--prometheus: must be an http:// or https:// URL, got \"" + cl.prometheus_url + "\"", hint);
+  if (cl.prometheus.url.rfind("http://", 0) != 0 && cl.prometheus.url.rfind("https://", 0) != 0)
+    throw UsageError("--prometheus: must be an http:// or https:// URL, got \"" + cl.prometheus.url + "\"", hint);
   for (const auto& [flag, value] :
        {std::pair<const char*, const std::string*>{"--instance", &cl.prometheus_instance},
         {"--before", &cl.prometheus_before},
@@ -172,7 +169,8 @@ void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& 
     throw UsageError("--before " + cl.prometheus_before + " and --after " + cl.prometheus_after +
                          ": the ranges overlap; compare two ranges that do not (they may touch)",
                      hint);
-  check_prometheus_connection(cl, compare, flags);
+  check_http_flags(cl.prometheus, "--prometheus", compare, {flags.prometheus_timeout, flags.prometheus_max_bytes},
+                   std::size_t{16} << 30, "16GiB", hint);
   if (compare.count("--sub-window") > 0) {
     const std::optional<Duration> sub_window = parse_duration(flags.sub_window);
     if (!sub_window || *sub_window < 100ms || *sub_window > 24h)

@@ -9,7 +9,7 @@
 namespace jitterd {
 
 int run_fleet(const CommandLine& cl) {
-  const PrometheusClient client(prometheus_options(cl));
+  const PrometheusClient client(cl.prometheus);
   Progress progress;
   progress.step("reading the fleet from Prometheus");
   const FleetHistory history = read_fleet_history(client, cl.fleet_selection);

@@ -17,7 +17,7 @@ CLI::App* add_fleet_verb(CLI::App& app, CommandLine& cl, ReportFlags& flags, Fle
       "fleet",
       "compare cohorts of hosts (the values of one fingerprint field) over one range of Prometheus history, "
       "and list the hosts that drifted from their class");
-  fleet.add_option("--prometheus", cl.prometheus_url, "the Prometheus that scraped the fleet's jitterd instances")
+  fleet.add_option("--prometheus", cl.prometheus.url, "the Prometheus that scraped the fleet's jitterd instances")
       ->type_name("URL");
   fleet
       .add_option("--range", cl.fleet_range,
@@ -84,12 +84,12 @@ bool label_name(const std::string& name) {
 
 void check_fleet(CommandLine& cl, const CLI::App& fleet, const ReportFlags& flags, const FleetFlags& fleet_flags) {
   const std::string hint = "see jitterd fleet --help";
-  for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"--prometheus", &cl.prometheus_url},
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"--prometheus", &cl.prometheus.url},
                                     {"--range", &cl.fleet_range},
                                     {"--by", &cl.fleet_selection.by}})
     if (value->empty()) throw UsageError(std::string("fleet: ") + flag + " is needed", hint);
-  if (cl.prometheus_url.rfind("http://", 0) != 0 && cl.prometheus_url.rfind("https://", 0) != 0)
-    throw UsageError("--prometheus: must be an http:// or https:// URL, got \"" + cl.prometheus_url + "\"", hint);
+  if (cl.prometheus.url.rfind("http://", 0) != 0 && cl.prometheus.url.rfind("https://", 0) != 0)
+    throw UsageError("--prometheus: must be an http:// or https:// URL, got \"" + cl.prometheus.url + "\"", hint);
   const TimeRange range = checked_time_range("--range", cl.fleet_range, hint);
   // The counters are read at END: an END still to come would read them as they are now, a shorter
   // range than the one asked for.
@@ -130,7 +130,8 @@ void check_fleet(CommandLine& cl, const CLI::App& fleet, const ReportFlags& flag
   if (!splits || *splits != std::floor(*splits))
     throw UsageError("--aa-splits: must be a whole number 10..10000, got \"" + fleet_flags.aa_splits + "\"", hint);
   cl.fleet_options.aa_splits = static_cast<std::size_t>(*splits);
-  check_prometheus_connection(cl, fleet, flags);
+  check_http_flags(cl.prometheus, "--prometheus", fleet, {flags.prometheus_timeout, flags.prometheus_max_bytes},
+                   std::size_t{16} << 30, "16GiB", hint);
 }
 
 }  // namespace jitterd

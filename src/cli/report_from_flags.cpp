@@ -83,32 +83,13 @@ std::string status_url(const std::string& given, const std::string& hint) {
 void check_connection(CommandLine& cl, const CLI::App& report, const ReportFlags& flags, const std::string& hint) {
   HttpOptions& http = cl.report_from_http;
   http.url_flag = "--from";
-  if (http.basic_auth_user.empty() != http.basic_auth_password_file.empty())
-    throw UsageError("--from-basic-auth-user and --from-basic-auth-password-file: give both or neither", hint);
-  if (!http.basic_auth_user.empty() && !http.bearer_token_file.empty())
-    throw UsageError(
-        "--from-basic-auth-user and --from-bearer-token-file: one Authorization header, so one of them", hint);
-  if (http.basic_auth_user.find(':') != std::string::npos)
-    throw UsageError("--from-basic-auth-user: a user name cannot hold ':' (basic auth splits there)", hint);
-  if (http.cert_file.empty() != http.key_file.empty())
-    throw UsageError("--from-cert-file and --from-key-file: give both or neither", hint);
+  http.max_body_bytes = kStatusMaxBytes;
+  check_http_flags(http, "--from", report, {flags.from_timeout, flags.from_max_bytes}, std::size_t{1} << 30,
+                   "1GiB", hint);
   const bool https = cl.report_from.rfind("https://", 0) == 0;
   for (const char* flag : {"--from-ca-file", "--from-cert-file"})
     if (report.count(flag) > 0 && !https)
       throw UsageError(std::string(flag) + ": only with --from https://... (TLS)", hint);
-  const std::optional<Duration> timeout = parse_duration(flags.from_timeout);
-  if (!timeout || *timeout < 100ms || *timeout > 1h)
-    throw UsageError("--from-timeout: must be 100ms..1h, got \"" + flags.from_timeout + "\"", hint);
-  http.timeout_seconds = std::chrono::duration<double>(*timeout).count();
-  http.max_body_bytes = kStatusMaxBytes;
-  if (report.count("--from-max-bytes") > 0) {
-    const std::optional<std::size_t> bytes = parse_byte_size(flags.from_max_bytes);
-    if (!bytes || *bytes < (1u << 10) || *bytes > (std::size_t{1} << 30))
-      throw UsageError("--from-max-bytes: must be 1KiB..1GiB (bytes, or a number with KiB, MiB or GiB), got \"" +
-                           flags.from_max_bytes + "\"",
-                       hint);
-    http.max_body_bytes = *bytes;
-  }
 }
 
 }  // namespace

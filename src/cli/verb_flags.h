@@ -63,7 +63,18 @@ void add_compare_flags(CLI::App& compare, CommandLine& cl, ReportFlags& flags);
 // The Prometheus connection flags compare --prometheus and fleet share (auth, timeout, size).
 void add_prometheus_connection_flags(CLI::App& verb, CommandLine& cl, ReportFlags& flags);
 // Their checks; `verb` names the verb in messages.
-void check_prometheus_connection(CommandLine& cl, const CLI::App& verb, const ReportFlags& flags);
+// The connection flags of one HTTP client, each named `prefix` ("--prometheus", "--from") and
+// its suffix: basic auth (a user and its password file, both or neither, no ':' in the user) or
+// a bearer token, a client certificate with its key, the timeout (100ms..1h) and, where given,
+// the largest answer (1KiB..`limit_text`, `max_bytes_limit`) into `http`; or the usage error
+// naming the flag.
+struct HttpFlagTexts {
+  const std::string& timeout;
+  const std::string& max_bytes;
+};
+void check_http_flags(HttpOptions& http, const std::string& prefix, const CLI::App& verb,
+                      const HttpFlagTexts& given, std::size_t max_bytes_limit, const char* limit_text,
+                      const std::string& hint);
 
 // Two files, or --prometheus with its instance and two ranges; never a mix.
 void check_compare(CommandLine& cl, const CLI::App& compare, const ReportFlags& flags);

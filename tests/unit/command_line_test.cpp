@@ -170,11 +170,11 @@ TEST_CASE("compare takes two files, or --prometheus with an instance and two ran
   CHECK(files.verb == Verb::compare);
   CHECK(files.compare_before == "a.json");
   CHECK(files.compare_after == "b.json");
-  CHECK(files.prometheus_url.empty());
+  CHECK(files.prometheus.url.empty());
   const CommandLine history = parse_command_line(
       {"compare", "--prometheus", "http://127.0.0.1:9090", "--instance", "box:9978", "--before",
        "2026-11-25T10:00:00Z/2026-11-25T10:10:00Z", "--after", "1795608000/1795608600", "--sub-window", "30s"});
-  CHECK(history.prometheus_url == "http://127.0.0.1:9090");
+  CHECK(history.prometheus.url == "http://127.0.0.1:9090");
   CHECK(history.prometheus_instance == "box:9978");
   CHECK(history.prometheus_after == "1795608000/1795608600");
   CHECK(history.prometheus_sub_window == std::chrono::seconds(30));
@@ -202,8 +202,8 @@ TEST_CASE("compare takes two files, or --prometheus with an instance and two ran
   CHECK_THROWS_WITH(parse_command_line({"compare", "--prometheus", "127.0.0.1:9090", "--instance", "i", "--before",
                                         "1/2", "--after", "3/4"}),
                     Catch::Contains("--prometheus: must be an http:// or https:// URL"));
-  CHECK(history.prometheus_timeout == std::chrono::seconds(30));
-  CHECK(history.prometheus_basic_auth_user.empty());
+  CHECK(history.prometheus.timeout_seconds == 30);
+  CHECK(history.prometheus.basic_auth_user.empty());
 }
 
 TEST_CASE("compare --prometheus: overlapping ranges, basic auth and the timeout", "[command_line]") {
@@ -238,9 +238,9 @@ TEST_CASE("compare --prometheus: overlapping ranges, basic auth and the timeout"
   const CommandLine auth = parse_command_line(
       with({"--before", "1/2", "--after", "3/4", "--prometheus-basic-auth-user", "grafana",
             "--prometheus-basic-auth-password-file", "/run/secrets/p", "--prometheus-timeout", "2s"}));
-  CHECK(auth.prometheus_basic_auth_user == "grafana");
-  CHECK(auth.prometheus_basic_auth_password_file == "/run/secrets/p");
-  CHECK(auth.prometheus_timeout == std::chrono::seconds(2));
+  CHECK(auth.prometheus.basic_auth_user == "grafana");
+  CHECK(auth.prometheus.basic_auth_password_file == "/run/secrets/p");
+  CHECK(auth.prometheus.timeout_seconds == 2);
   CHECK_THAT(usage_error(with({"--before", "1/2", "--after", "3/4", "--prometheus-basic-auth-user", "grafana"})),
              Catch::Contains("give both or neither"));
   CHECK_THAT(
