@@ -303,18 +303,14 @@ void check_report(CommandLine& cl, const CLI::App& report, const ReportFlags& fl
 
 }  // namespace
 
-CommandLine parse_command_line(const std::vector<std::string>& args) {
-  CommandLine cl;
-  ReportFlags report_flags;
-  FleetFlags fleet_flags;
-  CLI::App app{
-      "jitterd measures how quiet CPUs are: pinned samplers time every gap in their loop, and\n"
-      "probes time clocks, pacing, kernel operations and core-to-core latency.",
-      "jitterd"};
-  app.set_help_flag("-h,--help", "print this help and exit");
-  bool version = false;
-  app.add_flag("--version", version, "print the version and exit");
-  app.require_subcommand(0, 1);
+namespace {
+
+// The verbs and their flags, into `app`: each verb's values into `cl`, the report's and fleet's
+// text flags (checked after parsing) into `report_flags` and `fleet_flags`.
+struct Verbs {
+  CLI::App *run, *check, *report, *baseline, *compare, *fleet;
+};
+Verbs add_verbs(CLI::App& app, CommandLine& cl, ReportFlags& report_flags, FleetFlags& fleet_flags) {
   CLI::App* run = add_daemon_verb(app, cl, "run",
                                   "the daemon: sample the configured CPUs and serve /metrics (the default verb)");
   CLI::App* check =
@@ -334,6 +330,24 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   CLI::App* fleet = add_fleet_verb(app, cl, report_flags, fleet_flags);
   for (CLI::App* verb : {run, check, report, baseline, compare, fleet}) verb->allow_extras();
   app.footer(kSynopsis);  // after the verbs, which would inherit it
+  return {run, check, report, baseline, compare, fleet};
+}
+
+}  // namespace
+
+CommandLine parse_command_line(const std::vector<std::string>& args) {
+  CommandLine cl;
+  ReportFlags report_flags;
+  FleetFlags fleet_flags;
+  CLI::App app{
+      "jitterd measures how quiet CPUs are: pinned samplers time every gap in their loop, and\n"
+      "probes time clocks, pacing, kernel operations and core-to-core latency.",
+      "jitterd"};
+  app.set_help_flag("-h,--help", "print this help and exit");
+  bool version = false;
+  app.add_flag("--version", version, "print the version and exit");
+  app.require_subcommand(0, 1);
+  const auto [run, check, report, baseline, compare, fleet] = add_verbs(app, cl, report_flags, fleet_flags);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
   const std::optional<std::string> verb_name = verb_of(args, app);

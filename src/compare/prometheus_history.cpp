@@ -302,6 +302,27 @@ std::vector<BaselineWatched> watched_from(const std::vector<Series>& all, const 
   return out;
 }
 
+// The loops as sampled CPUs (`gathered` from loops_as_samplers, `loops` its names and CPUs), in
+// the file's counter (their histograms are at the exported bounds either way); a loop without
+// its +Inf bucket in the range is left out.
+std::vector<BaselineLoop> history_loops(const Gathered& gathered,
+                                        const std::vector<std::pair<std::string, int>>& loops,
+                                        const BaselineRecording& r, std::size_t windows) {
+  std::vector<BaselineLoop> out;
+  for (const auto& [index, c] : gathered.cpus) {
+    const auto& [name, cpu] = loops[static_cast<std::size_t>(index)];
+    if (c.cumulative.empty() || !std::isinf(c.cumulative.rbegin()->first)) continue;
+    BaselineLoop loop;
+    static_cast<BaselineCpu&>(loop) =
+        cpu_baseline(index, c, gathered, r.counter_hertz, r.tail_thresholds_ns, windows);
+    loop.name = name;
+    loop.cpu = cpu;
+    loop.counter_hertz = r.counter_hertz;
+    out.push_back(std::move(loop));
+  }
+  return out;
+}
+
 }  // namespace
 
 HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_window_seconds) {
@@ -356,18 +377,8 @@ HistoryBaseline baseline_from_samples(const RangeSamples& samples, double sub_wi
   r.configuration = history_configuration(cpus, g);
   r.configuration.emplace_back("histogram", "exported le bounds");
   out.baseline = record_baseline(r, std::move(cpus));
-  // The application's side (format 1.2): the loops as sampled CPUs, in the file's counter (their
-  // histograms are at the exported bounds either way), and the watched CPUs.
-  for (const auto& [index, c] : lg.cpus) {
-    const auto& [name, cpu] = loops[static_cast<std::size_t>(index)];
-    if (c.cumulative.empty() || !std::isinf(c.cumulative.rbegin()->first)) continue;
-    BaselineLoop loop;
-    static_cast<BaselineCpu&>(loop) = cpu_baseline(index, c, lg, r.counter_hertz, r.tail_thresholds_ns, windows);
-    loop.name = name;
-    loop.cpu = cpu;
-    loop.counter_hertz = r.counter_hertz;
-    out.baseline.loops.push_back(std::move(loop));
-  }
+  // The application's side (format 1.2): the loops and the watched CPUs.
+  out.baseline.loops = history_loops(lg, loops, r, windows);
   out.baseline.watched = watched_from(all, samples, sub_window_seconds, windows, r.tail_thresholds_ns, out.notes);
   // A jitterd that samples no CPU (its isolated CPUs all run the application) is compared by its
   // watched CPUs and loops.
