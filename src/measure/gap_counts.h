@@ -7,11 +7,16 @@
 // SamplerShared's atomics).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "measure/histogram.h"
 
 namespace jitterd {
+
+// What a cumulative counter added from its reading `then` to its reading `now`: 0 where it went
+// down (a counter that restarted: a thread gone and its id reused, a CPU back online).
+inline std::uint64_t counter_rise(std::uint64_t now, std::uint64_t then) { return now - std::min(now, then); }
 
 struct GapCountsTicks {
   HistogramSnapshot gaps;

@@ -165,7 +165,7 @@ void LoopsProbe::match_loop(const std::string& file, const LoopState& state, Ker
   Causes& causes = *found;
   const std::uint64_t oldest = r.ring_pushed - std::min<std::uint64_t>(r.ring_pushed, r.ring.size());
   const std::uint64_t from = std::max(causes.next_sequence, oldest);
-  const std::uint64_t not_kept = from - std::min(from, causes.next_sequence);  // overwritten meanwhile
+  const std::uint64_t not_kept = counter_rise(from, causes.next_sequence);  // overwritten meanwhile
   causes.interruptions[std::string(not_kept_cause)] += not_kept;
   NameTally preempters(kPartNames), sources(kPartNames);
   if (not_kept > 0) sources.add(std::string(not_kept_cause), {not_kept, 0});
@@ -205,16 +205,15 @@ void LoopsProbe::estimate_loop(const std::string& file, const LoopState& state, 
   causes_.at(file).estimated_run = runs_;
   if (found == nullptr || r.header.hertz == 0) return;
   Causes& causes = *found;
-  const std::uint64_t interruptions =
-      r.counts.interruptions - std::min(r.counts.interruptions, causes.seen_interruptions);
-  const std::uint64_t ticks = r.counts.interrupted_ticks - std::min(r.counts.interrupted_ticks, causes.seen_ticks);
+  const std::uint64_t interruptions = counter_rise(r.counts.interruptions, causes.seen_interruptions);
+  const std::uint64_t ticks = counter_rise(r.counts.interrupted_ticks, causes.seen_ticks);
   causes.seen_interruptions = r.counts.interruptions;
   causes.seen_ticks = r.counts.interrupted_ticks;
   const std::uint64_t stolen_ns = TickScale(static_cast<double>(r.header.hertz)).to_ns(ticks);
   // The SMIs the CPU's counter added since the last run (the BPF engine's, on a watched CPU).
   const auto smi_now = run.smi_counts.find(cpu), smi_then = smi_before_.find(cpu);
   const std::uint64_t smis = smi_now != run.smi_counts.end() && smi_then != smi_before_.end()
-                                 ? smi_now->second - std::min(smi_now->second, smi_then->second)
+                                 ? counter_rise(smi_now->second, smi_then->second)
                                  : 0;
   for (const EstimatedShare& share :
        estimate_window(interruptions, stolen_ns, run.deltas[cpu], smis, grew(steal_before_, run.steal_now, cpu))) {

@@ -39,7 +39,7 @@ void LoopsProbe::record_stolen(std::uint64_t now_ns, ProbeResult& out) {
     Stolen& stolen = found->second;
     if (!first && now_ns > stolen.read_ns && r.header.hertz > 0) {
       const auto added_seconds = [&](std::uint64_t now, std::uint64_t then) {
-        return static_cast<double>(now - std::min(now, then)) / static_cast<double>(r.header.hertz);
+        return static_cast<double>(counter_rise(now, then)) / static_cast<double>(r.header.hertz);
       };
       const double counted = added_seconds(r.counts.interrupted_ticks, stolen.interrupted_ticks);
       const double recorded = added_seconds(r.counts.sampled_ticks, stolen.sampled_ticks);

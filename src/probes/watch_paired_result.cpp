@@ -8,6 +8,7 @@
 #include "host/attribution.h"
 #include "host/cpu_list.h"
 #include "host/text.h"
+#include "measure/gap_counts.h"
 #include "probes/watch_window.h"
 
 namespace jitterd {
@@ -145,8 +146,7 @@ ProbeTable glance_table(const PairedReading& now, const PairedReading* before, d
       table.rows.push_back({cpu.cpu, Cell(), Cell(), Cell(), Cell()});
       continue;
     }
-    const std::uint64_t ticks =
-        tick_stop_failures(cpu) - std::min(tick_stop_failures(cpu), tick_stop_failures(*then));
+    const std::uint64_t ticks = counter_rise(tick_stop_failures(cpu), tick_stop_failures(*then));
     table.rows.push_back({cpu.cpu, Cell(w->stolen_seconds / w->seconds, 6),
                           Cell(static_cast<double>(w->interruptions) / w->seconds, 1),
                           Cell(static_cast<double>(w->preemptions) / w->seconds, 1),
@@ -172,8 +172,8 @@ ProbeTable cause_table(const PairedReading& now, const PairedReading* before, do
       if (then != nullptr && seconds > 0) {
         const auto e = earlier.find(cause);
         const CauseFigures old = e == earlier.end() ? CauseFigures{} : e->second;
-        rate = Cell(static_cast<double>(f.count - std::min(f.count, old.count)) / seconds, 1);
-        stolen_rate = Cell(static_cast<double>(f.ns - std::min(f.ns, old.ns)) * 1e-6 / seconds, 3);
+        rate = Cell(static_cast<double>(counter_rise(f.count, old.count)) / seconds, 1);
+        stolen_rate = Cell(static_cast<double>(counter_rise(f.ns, old.ns)) * 1e-6 / seconds, 3);
       }
       table.rows.push_back({cpu.cpu, cause, f.count, Cell(static_cast<double>(f.ns) * 1e-6, 3),
                             Cell(static_cast<double>(f.max_ns) * 1e-3, 1), rate, stolen_rate});

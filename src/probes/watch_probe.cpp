@@ -7,6 +7,7 @@
 #include "host/cpu_list.h"
 #include "host/text.h"
 #include "measure/clock_ns.h"
+#include "measure/gap_counts.h"
 #include "measure/tail_thresholds.h"
 #include "probes/application_windows.h"
 #include "probes/below_kernel.h"
@@ -115,7 +116,7 @@ ProbeTable window_table(const WatchReading& reading, const std::vector<WatchedCp
       continue;
     }
     const auto per_second = [&](std::uint64_t now, std::uint64_t then, double scale = 1.0) {
-      return Cell(static_cast<double>(now - std::min(now, then)) * scale / seconds, 3);
+      return Cell(static_cast<double>(counter_rise(now, then)) * scale / seconds, 3);
     };
     table.rows.push_back(
         {c.cpu, Cell(c.online), c.application_threads, per_second(c.preemptions, before->preemptions),

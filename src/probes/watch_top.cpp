@@ -5,11 +5,10 @@
 
 #include "host/cpu_list.h"
 #include "host/text.h"
+#include "measure/gap_counts.h"
 
 namespace jitterd {
 namespace {
-
-std::uint64_t rise(std::uint64_t now, std::uint64_t then) { return now - std::min(now, then); }
 
 // What each source added between two readings: the vectors and softirqs by name, the device
 // IRQs by number and name (the "device_irq" source less what the IRQs' own figures hold, if any).
@@ -18,8 +17,8 @@ NameTally sources_part(const PairedCpuFigures& now, const PairedCpuFigures& then
   Tallied device_irqs;
   for (const auto& [irq, f] : now.device_irqs) {
     const auto old = then.device_irqs.find(irq);
-    const Tallied added{rise(f.count, old == then.device_irqs.end() ? 0 : old->second.count),
-                        rise(f.ns, old == then.device_irqs.end() ? 0 : old->second.ns)};
+    const Tallied added{counter_rise(f.count, old == then.device_irqs.end() ? 0 : old->second.count),
+                        counter_rise(f.ns, old == then.device_irqs.end() ? 0 : old->second.ns)};
     if (added.count == 0 && added.ns == 0) continue;
     const std::string name = printable(device_irq_name(counts, now.cpu, irq));
     part.add("irq " + std::to_string(irq) + (name.empty() ? "" : " " + name), added);
@@ -27,9 +26,10 @@ NameTally sources_part(const PairedCpuFigures& now, const PairedCpuFigures& then
   }
   for (std::size_t s = 0; s < now.sources.size() && s < then.sources.size(); ++s) {
     if (!watch_source_task_class(s).empty()) continue;  // a preemption, not an interruption
-    Tallied added{rise(now.sources[s].count, then.sources[s].count), rise(now.sources[s].ns, then.sources[s].ns)};
+    Tallied added{counter_rise(now.sources[s].count, then.sources[s].count),
+                  counter_rise(now.sources[s].ns, then.sources[s].ns)};
     if (watch_source_name(s) == "device_irq")
-      added = {rise(added.count, device_irqs.count), rise(added.ns, device_irqs.ns)};
+      added = {counter_rise(added.count, device_irqs.count), counter_rise(added.ns, device_irqs.ns)};
     if (added.count > 0 || added.ns > 0) part.add(std::string(watch_source_name(s)), added);
   }
   return part;
@@ -43,8 +43,8 @@ NameTally preempters_part(const PairedCpuFigures& now, const PairedCpuFigures& t
   Tallied all, named;
   for (std::size_t s = 0; s < now.sources.size() && s < then.sources.size(); ++s)
     if (!watch_source_task_class(s).empty())
-      all +=
-          Tallied{rise(now.sources[s].count, then.sources[s].count), rise(now.sources[s].ns, then.sources[s].ns)};
+      all += Tallied{counter_rise(now.sources[s].count, then.sources[s].count),
+                     counter_rise(now.sources[s].ns, then.sources[s].ns)};
   for (const PairedOutlier& o : reading.outliers) {
     const std::string_view task_class = watch_source_task_class(o.source);
     if (o.cpu != now.cpu || task_class.empty()) continue;
@@ -52,7 +52,7 @@ NameTally preempters_part(const PairedCpuFigures& now, const PairedCpuFigures& t
     part.add(preempter_key(o.name, task_class), one);
     named += one;
   }
-  part.add_unnamed({rise(all.count, named.count), rise(all.ns, named.ns)});
+  part.add_unnamed({counter_rise(all.count, named.count), counter_rise(all.ns, named.ns)});
   return part;
 }
 

@@ -6,11 +6,10 @@
 #include <numeric>
 
 #include "host/cpu_list.h"
+#include "measure/gap_counts.h"
 
 namespace jitterd {
 namespace {
-
-std::uint64_t added(std::uint64_t now, std::uint64_t then) { return now - std::min(now, then); }
 
 std::string ns_text(double ns) { return std::to_string(std::llround(ns)) + " ns"; }
 
@@ -38,10 +37,10 @@ std::vector<WatchWindow> counts_windows(const WatchReading& now, const std::vect
     const WatchedCpu* then = entry_of_cpu(before, c.cpu);
     if (then != nullptr && c.online && now.window_seconds > 0) {
       w.seconds = now.window_seconds;
-      w.interruptions = added(total_of(c.interrupts), total_of(then->interrupts)) +
-                        added(total_of(c.softirqs), total_of(then->softirqs));
-      w.preemptions = added(c.preemptions, then->preemptions);
-      w.stolen_seconds = static_cast<double>(added(c.wait_ns, then->wait_ns)) * 1e-9;
+      w.interruptions = counter_rise(total_of(c.interrupts), total_of(then->interrupts)) +
+                        counter_rise(total_of(c.softirqs), total_of(then->softirqs));
+      w.preemptions = counter_rise(c.preemptions, then->preemptions);
+      w.stolen_seconds = static_cast<double>(counter_rise(c.wait_ns, then->wait_ns)) * 1e-9;
     }
     out.push_back(std::move(w));
   }
@@ -65,15 +64,15 @@ std::vector<WatchWindow> paired_windows(const PairedReading& now, const PairedRe
     std::uint64_t ns = 0;
     for (std::size_t s = 0; s < c.sources.size(); ++s) {
       const SourceFigures was = s < then->sources.size() ? then->sources[s] : SourceFigures{};
-      const std::uint64_t count = added(c.sources[s].count, was.count);
+      const std::uint64_t count = counter_rise(c.sources[s].count, was.count);
       (watch_source_task_class(s).empty() ? w.interruptions : w.preemptions) += count;
-      ns += added(c.sources[s].ns, was.ns);
+      ns += counter_rise(c.sources[s].ns, was.ns);
     }
     w.stolen_seconds = static_cast<double>(ns) * 1e-9;
     std::vector<std::uint64_t> lengths;
     for (const PairedOutlier& o : now.outliers)
       if (o.cpu == c.cpu) lengths.push_back(o.duration_ns);
-    const std::uint64_t lost = added(c.outliers_lost, then->outliers_lost);
+    const std::uint64_t lost = counter_rise(c.outliers_lost, then->outliers_lost);
     const std::uint64_t longest_now = longest_of(c);
     std::optional<double> longest;
     if (!lengths.empty()) longest = static_cast<double>(*std::max_element(lengths.begin(), lengths.end()));
@@ -108,14 +107,14 @@ StolenNs paired_stolen_by_cause(const PairedCpuFigures& now, const PairedCpuFigu
   for (std::size_t s = 0; s < now.sources.size(); ++s) {
     const std::uint64_t was = s < before.sources.size() ? before.sources[s].ns : 0;
     const std::optional<std::size_t> cause = stolen_cause_index(watch_source_cause(s));
-    if (cause) out[*cause] += added(now.sources[s].ns, was);
+    if (cause) out[*cause] += counter_rise(now.sources[s].ns, was);
   }
   return out;
 }
 
 StolenNs counts_stolen_by_cause(const WatchedCpu& now, const WatchedCpu& before) {
   StolenNs out{};
-  out[*stolen_cause_index("preempted")] = added(now.wait_ns, before.wait_ns);
+  out[*stolen_cause_index("preempted")] = counter_rise(now.wait_ns, before.wait_ns);
   return out;
 }
 

@@ -9,11 +9,10 @@
 #include "host/cpu_list.h"
 #include "host/text.h"
 #include "host/topology.h"
+#include "measure/gap_counts.h"
 
 namespace jitterd {
 namespace {
-
-std::uint64_t rise(std::uint64_t before, std::uint64_t after) { return after > before ? after - before : 0; }
 
 // Seconds since boot (CLOCK_BOOTTIME, the clock of a task's start time), or nullopt.
 std::optional<double> read_uptime(const HostReader& host) {
@@ -106,7 +105,7 @@ void CountsEngine::count_cpu_time(const std::map<int, SchedTimes>& schedstat) {
     const auto before = previous_schedstat_.find(cpu);
     if (now == schedstat.end()) continue;
     if (before != previous_schedstat_.end())
-      states_[cpu].cpu_run_ns += rise(before->second.run_ns, now->second.run_ns);
+      states_[cpu].cpu_run_ns += counter_rise(now->second.run_ns, before->second.run_ns);
   }
   previous_schedstat_ = schedstat;
 }
@@ -149,10 +148,10 @@ void CountsEngine::count_threads(const HostReader& host, WatchReading& reading) 
       state.switches = *switches;
     }
     WatchedCpu& totals = states_[cpu].totals;
-    const std::uint64_t preempted = rise(state.switches.involuntary, switches->involuntary);
-    const std::uint64_t slept = rise(state.switches.voluntary, switches->voluntary);
-    const std::uint64_t waited = rise(state.sched.wait_ns, sched->wait_ns);
-    const std::uint64_t ran = rise(state.sched.run_ns, sched->run_ns);
+    const std::uint64_t preempted = counter_rise(switches->involuntary, state.switches.involuntary);
+    const std::uint64_t slept = counter_rise(switches->voluntary, state.switches.voluntary);
+    const std::uint64_t waited = counter_rise(sched->wait_ns, state.sched.wait_ns);
+    const std::uint64_t ran = counter_rise(sched->run_ns, state.sched.run_ns);
     totals.preemptions += preempted;
     totals.voluntary_switches += slept;
     totals.wait_ns += waited;
