@@ -115,10 +115,8 @@ std::string format_posture_table(const PostureReport& report) {
 ProbeTable posture_checks_table(const PostureReport& report) {
   ProbeTable table{"isolation checklist", {"status", "check", "cpu", "reason", "expectation", "fix"}, {}};
   for (const PostureCheck& c : report.checks) {
-    std::string fix;
-    for (const std::string& line : c.fix) fix += (fix.empty() ? "" : "\n") + line;
-    table.rows.push_back(
-        {to_string(c.status), c.check, c.cpu ? Cell(*c.cpu) : Cell(), c.reason, Cell(c.expectation), fix});
+    table.rows.push_back({to_string(c.status), c.check, c.cpu ? Cell(*c.cpu) : Cell(), c.reason,
+                          Cell(c.expectation), joined_with(c.fix, "\n")});
   }
   return table;
 }

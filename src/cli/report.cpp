@@ -99,9 +99,9 @@ std::string format_report_json(const GapReport& report, bool with_interruptions)
   Json cpus = table_records(gap_table(report));
   if (with_interruptions) {
     for (std::size_t i = 0; i < report.cpus.size(); ++i) {
-      Json kept = Json::array();
-      for (const Interruption& k : report.cpus[i].kept) kept.push_back({k.start_tick, k.duration_ticks});
-      cpus[i]["kept_interruptions"] = std::move(kept);
+      cpus[i]["kept_interruptions"] = json_array(report.cpus[i].kept, [](const Interruption& k) {
+        return Json{k.start_tick, k.duration_ticks};
+      });
     }
   }
   const Json document{{"counter",
@@ -131,9 +131,8 @@ std::string format_probe_csv(const ProbeResult& result) {
 }
 
 std::string format_probe_json(std::string_view probe, const ProbeResult& result) {
-  Json tables = Json::array();
-  for (const ProbeTable& table : result.tables) tables.push_back(table_json(table));
-  return json_text(Json{{"probe", std::string(probe)}, {"tables", std::move(tables)}, {"notes", result.notes}});
+  return json_text(Json{
+      {"probe", std::string(probe)}, {"tables", json_array(result.tables, table_json)}, {"notes", result.notes}});
 }
 
 namespace {

@@ -57,13 +57,11 @@ std::string format_status_json(const StatusTopic& topic) {
   if (!is_probe(topic.topic))
     return json_text(Json{{"from", std::move(from)},
                           {"cpus", topic.tables.empty() ? Json::array() : table_records(topic.tables.front())}});
-  Json tables = Json::array();
-  for (const ProbeTable& table : topic.tables) tables.push_back(table_json(table));
   return json_text(Json{{"from", std::move(from)},
                         {"probe", topic.topic},
                         {"success", topic.failure.empty()},
                         {"error", topic.failure},
-                        {"tables", std::move(tables)},
+                        {"tables", json_array(topic.tables, table_json)},
                         {"notes", topic.notes}});
 }
 

@@ -13,20 +13,9 @@
 
 #include "cli/command_line.h"
 #include "compare/time_range.h"
+#include "host/text.h"
 
 namespace jitterd {
-
-template <typename Words>
-std::string joined_with(const Words& words, std::string_view separator) {
-  std::string text;
-  for (const auto& word : words) text += (text.empty() ? "" : std::string(separator)) + std::string(word);
-  return text;
-}
-
-template <typename Words>
-std::string joined(const Words& words) {
-  return joined_with(words, ", ");
-}
 
 // The report's own flags, kept as text here and checked against the topic afterwards.
 struct ReportFlags {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "host/text.h"
 #include "probes/probe_registry.h"
 
 namespace jitterd {
@@ -74,8 +75,7 @@ const FigureAllowance* row_named(std::string_view name) {
 std::string_view group_of(std::string_view name) { return name.substr(0, name.find('.')); }
 
 std::string names_allowed() {
-  std::string text;
-  for (const std::string& group : allowance_groups()) text += (text.empty() ? "" : ", ") + group;
+  std::string text = joined(allowance_groups());
   for (const FigureAllowance& row : figure_allowances())
     if (row.cv) text += fmt::format(", {}", row.name);
   return text;

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "probes/probe_registry.h"
+#include "report/render.h"
 
 namespace jitterd {
 namespace {
@@ -30,7 +31,7 @@ std::string broken_condition(const std::string& probe, const ProbeTable& table, 
     if (column == table.columns.end()) return std::nullopt;
     const Cell& cell = row[static_cast<std::size_t>(column - table.columns.begin())];
     if (!cell.is_number()) return std::nullopt;
-    return cell.kind == Cell::Kind::integer ? static_cast<double>(cell.integer) : cell.number;
+    return cell_number(cell);
   };
   for (const RowCondition& condition : row_conditions(probe)) {
     const std::optional<double> cell = value(condition.column);
@@ -58,8 +59,7 @@ bool label_matches(const std::string& label, const Cell& cell) {
   char* end = nullptr;
   const double value = std::strtod(label.c_str(), &end);
   if (end == label.c_str() || *end != '\0') return false;
-  const double number = cell.kind == Cell::Kind::integer ? static_cast<double>(cell.integer) : cell.number;
-  return value == number;
+  return value == cell_number(cell);
 }
 
 // The samples of `probe` behind a row's `column`: every record whose labels hold all of the row's
@@ -127,7 +127,7 @@ class SampleIndex {
   }
   static std::string cell_entry(const std::string& name, const Cell& cell) {
     if (!cell.is_number()) return entry(name, cell_text(cell));
-    return entry(name, cell.kind == Cell::Kind::integer ? static_cast<double>(cell.integer) : cell.number);
+    return entry(name, cell_number(cell));
   }
 
   const BaselineProbe& probe_;

@@ -10,6 +10,7 @@
 #include "config/web_config.h"
 #include "host/cpu_list.h"
 #include "host/host_reader.h"
+#include "host/text.h"
 
 namespace jitterd {
 namespace config_detail {
@@ -187,6 +188,7 @@ std::optional<std::string> ConfigReader::checked(const Entry& entry, ValueCheck 
 
 namespace {
 
+// The errors as a message lists them: the first kMaxListedConfigErrors, then how many more.
 std::vector<std::string> listed_lines(const std::vector<ConfigError>& errors) {
   std::vector<std::string> lines;
   for (std::size_t i = 0; i < errors.size() && i < kMaxListedConfigErrors; ++i)
@@ -196,12 +198,6 @@ std::vector<std::string> listed_lines(const std::vector<ConfigError>& errors) {
     lines.push_back("... and " + std::to_string(rest) + " more error" + (rest == 1 ? "" : "s"));
   }
   return lines;
-}
-
-std::string join_lines(const std::vector<ConfigError>& errors) {
-  std::string text;
-  for (const std::string& line : listed_lines(errors)) text += (text.empty() ? "" : "\n") + line;
-  return text;
 }
 
 }  // namespace
@@ -220,7 +216,7 @@ std::string ConfigError::to_string() const {
 }
 
 ConfigErrors::ConfigErrors(std::vector<ConfigError> errors)
-    : std::runtime_error(join_lines(errors)), errors_(std::move(errors)) {}
+    : std::runtime_error(joined_with(listed_lines(errors), "\n")), errors_(std::move(errors)) {}
 
 const std::vector<ConfigError>& ConfigErrors::errors() const { return errors_; }
 

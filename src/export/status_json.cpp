@@ -62,7 +62,7 @@ Json loops_json(const LoopsReading& reading) {
 }
 
 // A sampled CPU in the JSON: how its sampler runs and its window figures.
-Json cpu_json(const SamplerReading& r) {
+Json sampler_json(const SamplerReading& r) {
   const CpuFigures f = window_figures(r);
   Json c{{"cpu", r.settings.cpu},
          {"up", r.up},
@@ -89,15 +89,9 @@ Json probes_json(const StatusSnapshot& s) {
       o["age_seconds"] = std::max(0.0, s.unix_seconds - p.last_run_unix_seconds);
       o["duration_seconds"] = p.duration_seconds;
       o["error"] = p.error;
-      Json tables = Json::array();
-      for (const ProbeTable& t : p.result.tables) tables.push_back(table_json(t));
-      o["tables"] = std::move(tables);
+      o["tables"] = json_array(p.result.tables, table_json);
       o["notes"] = p.result.notes;
-      if (!p.result.stolen.empty()) {
-        Json stolen = Json::array();
-        for (const StolenPlot& plot : p.result.stolen) stolen.push_back(stolen_plot_json(plot));
-        o["stolen"] = std::move(stolen);
-      }
+      if (!p.result.stolen.empty()) o["stolen"] = json_array(p.result.stolen, stolen_plot_json);
     }
     probes.push_back(std::move(o));
   }
@@ -138,9 +132,7 @@ Json status_json(const StatusSnapshot& s, std::string_view telemetry_path) {
       {"updated_unix_seconds", window_end(s)},
       {"configured_seconds",
        s.samplers.empty() ? 0.0 : std::chrono::duration<double>(s.samplers.front().settings.window).count()}};
-  Json cpus = Json::array();
-  for (const SamplerReading& r : s.samplers) cpus.push_back(cpu_json(r));
-  j["cpus"] = std::move(cpus);
+  j["cpus"] = json_array(s.samplers, sampler_json);
   j["probes"] = probes_json(s);
   const LoopsReading* loops = loops_reading(s);
   j["loops"] = loops ? loops_json(*loops) : Json();  // (JSON key)

@@ -13,42 +13,6 @@ namespace {
 
 constexpr std::string_view node_root = "devices/system/node";
 
-// The number after `prefix` in a directory name such as "index3" or "node1", or std::nullopt
-// if the name is something else ("has_cpu", "power", "uevent").
-std::optional<int> numbered(const std::string& name, std::string_view prefix) {
-  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) {
-    return std::nullopt;
-  }
-  return parse_number<int>(std::string_view(name).substr(prefix.size()));
-}
-
-// The numbered entries of a directory, in numeric order: list_sys sorts by name, which would
-// put index10 before index2.
-std::vector<std::pair<int, std::string>> numbered_entries(const HostReader& host, const std::string& dir,
-                                                          std::string_view prefix) {
-  std::vector<std::pair<int, std::string>> entries;
-  for (const std::string& name : host.list_sys(dir)) {
-    if (const std::optional<int> n = numbered(name, prefix)) entries.emplace_back(*n, name);
-  }
-  std::sort(entries.begin(), entries.end());
-  return entries;
-}
-
-// A cpu-list file; if missing or unparsable, one problem line ending in `fallback`.
-std::optional<std::vector<int>> read_list(const HostReader& host, const std::string& relative,
-                                          std::string_view fallback, std::vector<std::string>& problems) {
-  const std::string path = host.sys_path(relative).string();
-  const std::optional<std::string> text = host.read_sys(relative);
-  if (!text) {
-    problems.push_back(path + ": missing; " + std::string(fallback));
-    return std::nullopt;
-  }
-  std::string error;
-  std::optional<std::vector<int>> cpus = parse_cpu_list(*text, &error);
-  if (!cpus) problems.push_back(path + ": " + error + "; " + std::string(fallback));
-  return cpus;
-}
-
 std::optional<int> read_int(const HostReader& host, const std::string& relative, std::string_view fallback,
                             std::vector<std::string>& problems) {
   const std::string path = host.sys_path(relative).string();
@@ -75,9 +39,9 @@ std::map<int, int> read_nodes(const HostReader& host, std::vector<std::string>& 
                        ": missing, as on kernels built without CONFIG_NUMA; NUMA nodes unknown");
     return node_of;
   }
-  for (const auto& [node, name] : numbered_entries(host, root, "node")) {
-    const std::optional<std::vector<int>> cpus =
-        read_list(host, root + "/" + name + "/cpulist", "its CPUs get no NUMA node from it", problems);
+  for (const int node : numbered_entries(host.list_sys(root), "node")) {
+    const std::optional<std::vector<int>> cpus = read_cpu_list(
+        host, root + "/node" + std::to_string(node) + "/cpulist", "its CPUs get no NUMA node from it", problems);
     if (!cpus) continue;
     for (int cpu : *cpus) node_of.emplace(cpu, node);  // the first node listing a CPU wins
   }
@@ -98,7 +62,7 @@ std::optional<CacheLevel> read_cache(const HostReader& host, const std::string& 
   if (*type == "Instruction") return std::nullopt;
   const std::optional<int> level = read_int(host, dir + "/level", ignored, problems);
   if (!level) return std::nullopt;
-  std::optional<std::vector<int>> shared = read_list(host, dir + "/shared_cpu_list", ignored, problems);
+  std::optional<std::vector<int>> shared = read_cpu_list(host, dir + "/shared_cpu_list", ignored, problems);
   if (!shared) return std::nullopt;
   return CacheLevel{*level, *type, std::move(*shared)};
 }
@@ -111,8 +75,8 @@ std::vector<CacheLevel> read_caches(const HostReader& host, int cpu, std::vector
                        " shares no cache with other CPUs");
     return caches;
   }
-  for (const auto& entry : numbered_entries(host, dir, "index")) {
-    if (auto cache = read_cache(host, dir + "/" + entry.second, problems)) {
+  for (const int index : numbered_entries(host.list_sys(dir), "index")) {
+    if (auto cache = read_cache(host, dir + "/index" + std::to_string(index), problems)) {
       caches.push_back(std::move(*cache));
     }
   }
@@ -124,7 +88,7 @@ std::vector<int> read_cluster(const HostReader& host, int cpu, std::vector<std::
   const std::string relative =
       std::string(kSysCpuDir) + "/cpu" + std::to_string(cpu) + "/topology/cluster_cpus_list";
   if (!host.sys_exists(relative)) return {};
-  return read_list(host, relative, "ignoring the cluster", problems).value_or(std::vector<int>{});
+  return read_cpu_list(host, relative, "ignoring the cluster", problems).value_or(std::vector<int>{});
 }
 
 // Whether `from` lists `to` in a cache whose level passes `wanted`.

@@ -6,6 +6,7 @@
 #include <array>
 #include <charconv>
 #include <map>
+#include <span>
 #include <unordered_map>
 
 namespace jitterd {
@@ -53,15 +54,13 @@ std::string action_names(std::string_view trailer) {
     first = parts.size() - 1;
     while (first > 0 && parts[first - 1].back() == ',') --first;
   }
-  std::string name;
-  for (std::size_t i = first; i < parts.size(); ++i) {
-    if (!name.empty()) name += ' ';
-    name += parts[i];
-  }
-  return name;
+  return joined_with(std::span(parts).subspan(first), " ");
 }
 
-// One "source: count count ... trailer" line; std::nullopt for a line without a source.
+// One "source: count count ... trailer" line; std::nullopt for a line without a source. A device's
+// "  45:   0   1234 ...  IR-PCI-MSI 1572868-edge      mlx5_comp3@pci:0000:3b:00.0" holds the counts
+// (one per online CPU), the chip, the hwirq with its trigger ("27 Level" on arm's GIC, "-edge"
+// appended on x86), then the action names, which may hold ", ".
 std::optional<InterruptRow> parse_row(std::string_view line, std::size_t cpu_count) {
   const std::size_t colon = line.find(':');
   if (colon == std::string_view::npos) return std::nullopt;
@@ -111,15 +110,14 @@ InterruptTable parse_table(std::string_view text) {
   return table;
 }
 
-InterruptTable read_table(const HostReader& host, std::string_view file, InterruptTable (*parse)(std::string_view),
-                          std::vector<std::string>* problems) {
+InterruptTable read_table(const HostReader& host, std::string_view file, std::vector<std::string>* problems) {
   const std::optional<std::string> text = host.read_proc(file);
   if (!text) {
     if (problems != nullptr)
       problems->push_back(host.proc_path(file).string() + ": missing; per-CPU counts from it are unknown");
     return {};
   }
-  InterruptTable table = parse(*text);
+  InterruptTable table = parse_table(*text);
   if (table.cpus.empty() && problems != nullptr)
     problems->push_back(host.proc_path(file).string() +
                         ": no \"CPU0 CPU1 ...\" header line; per-CPU counts from it are unknown");
@@ -182,12 +180,7 @@ std::optional<std::size_t> cpu_column(const InterruptTable& table, int cpu) {
 }
 
 InterruptSnapshot read_interrupt_counts(const HostReader& host, std::vector<std::string>* problems) {
-  return {read_table(host, "interrupts", parse_proc_interrupts, problems),
-          read_table(host, "softirqs", parse_proc_softirqs, problems)};
-}
-
-std::vector<SourceDelta> per_cpu_deltas(const InterruptSnapshot& before, const InterruptSnapshot& after, int cpu) {
-  return std::move(per_cpu_deltas(before, after, std::vector<int>{cpu})[cpu]);
+  return {read_table(host, "interrupts", problems), read_table(host, "softirqs", problems)};
 }
 
 std::map<int, std::vector<SourceDelta>> per_cpu_deltas(const InterruptSnapshot& before,

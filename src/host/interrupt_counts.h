@@ -70,17 +70,14 @@ struct SourceDelta {
   bool operator==(const SourceDelta&) const = default;
 };
 
-// What `cpu` counted between two snapshots: one entry per source whose count rose, interrupts
-// first, each in the kernel's order. Rows are matched by source. A source only in `after` counts
-// from 0 (an IRQ allocated during the window). A count that went backwards (an IRQ number freed
-// and reused) gives no entry. Global single-number rows (ERR, MIS) are not per CPU and are
-// skipped. A table in which `cpu` has no column in either snapshot gives nothing: without a
-// baseline (CPU offline or file unreadable at `before`) its counts since boot are not a delta.
-std::vector<SourceDelta> per_cpu_deltas(const InterruptSnapshot& before, const InterruptSnapshot& after, int cpu);
-
-// The same for each of `cpus` (every one gets an entry, empty when nothing counted), with the rows
-// of the two snapshots matched once for all of them: a 1,024-CPU machine's attribution window in
-// one pass rather than a thousand.
+// What each of `cpus` counted between two snapshots (every one gets an entry, empty when nothing
+// counted): one entry per source whose count rose, interrupts first, each in the kernel's order.
+// Rows are matched by source. A source only in `after` counts from 0 (an IRQ allocated during the
+// window). A count that went backwards (an IRQ number freed and reused) gives no entry. Global
+// single-number rows (ERR, MIS) are not per CPU and are skipped. A table in which a CPU has no
+// column in either snapshot gives it nothing: without a baseline (CPU offline or file unreadable
+// at `before`) its counts since boot are not a delta. The rows of the two snapshots are matched
+// once for all CPUs: a 1,024-CPU machine's attribution window in one pass rather than a thousand.
 std::map<int, std::vector<SourceDelta>> per_cpu_deltas(const InterruptSnapshot& before,
                                                        const InterruptSnapshot& after,
                                                        const std::vector<int>& cpus);

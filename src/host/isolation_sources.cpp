@@ -5,6 +5,7 @@
 #include <map>
 
 #include "host/cpu_list.h"
+#include "host/topology.h"
 
 namespace jitterd {
 
@@ -77,17 +78,13 @@ std::vector<int> runtime_isolated_cpus(const IsolationSources& sources) {
 
 std::vector<int> auto_watch_cpus(const HostReader& host, const std::vector<int>& sampled,
                                  std::vector<std::string>* problems) {
+  std::vector<std::string> discarded;
+  std::vector<std::string>& lines = problems != nullptr ? *problems : discarded;
   const auto cpus_of = [&](const char* file) {
-    const std::string relative = std::string(kSysCpuDir) + "/" + file;
-    std::string error = "missing";
-    const std::optional<std::string> text = host.read_sys(relative);
-    std::optional<std::vector<int>> cpus = text ? parse_cpu_list(*text, &error) : std::nullopt;
-    if (!cpus && problems) problems->push_back(host.sys_path(relative).string() + ": " + error);
-    return cpus.value_or(std::vector<int>{});
+    return read_cpu_list(host, std::string(kSysCpuDir) + "/" + file, "", lines).value_or(std::vector<int>{});
   };
   const IsolationSources sources = read_isolation_sources(host);
-  if (problems)
-    for (std::string& line : isolation_problems(sources)) problems->push_back(std::move(line));
+  for (std::string& line : isolation_problems(sources)) lines.push_back(std::move(line));
   const std::vector<int> isolated = cpus_union(cpus_of("isolated"), runtime_isolated_cpus(sources));
   return cpus_minus(cpus_intersection(isolated, cpus_of("possible")), sorted_cpus(sampled));
 }

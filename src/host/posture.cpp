@@ -78,18 +78,6 @@ class Reading {
 
 std::string cpu_dir(int cpu) { return std::string(kSysCpuDir) + "/cpu" + std::to_string(cpu); }
 
-// The numbers of the entries named <prefix><number>, in numeric order ("state10" after "state9").
-std::vector<int> numbered_entries(const std::vector<std::string>& names, std::string_view prefix) {
-  std::vector<int> out;
-  for (const std::string& name : names) {
-    if (name.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::string_view digits = std::string_view(name).substr(prefix.size());
-    if (all_digits(digits)) out.push_back(static_cast<int>(parse_integer(digits).value_or(0)));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // Reads `sub` (cpufreq, cpuidle) of every online CPU that has it, opened once per CPU, with
 // `read_one(cpu, directory, relative path with a trailing '/')`. A machine with none (a VM without a
 // cpufreq or cpuidle driver) gets one problem line, not one per CPU; those lines come before the

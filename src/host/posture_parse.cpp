@@ -103,25 +103,20 @@ std::optional<std::vector<int>> param_cpus(const std::optional<std::string>& val
   return parse_cpu_list(*value, error);
 }
 
-// "  45:   0   1234 ...  IR-PCI-MSI 1572868-edge      mlx5_comp3@pci:0000:3b:00.0": the counts
-// (one per online CPU), the chip, the hwirq with its trigger ("27 Level" on arm's GIC, "-edge"
-// appended on x86), then the action names, which may hold ", ".
+// "cpu3 4705 150 1120 16250 520 25 300 0 0 0": the CPU's number, then its counts up to the first
+// word that is not one.
 std::map<int, CpuTimes> parse_proc_stat(std::string_view text) {
   std::map<int, CpuTimes> out;
   for (std::string_view line : split_lines(text)) {
     if (line.substr(0, 3) != "cpu" || line.size() < 4 || line[3] < '0' || line[3] > '9')
       continue;  // not "cpu " (the sum)
+    const std::vector<std::string_view> words = split_words(line.substr(3));
+    const std::optional<long long> cpu = parse_integer(words[0]);
     std::vector<std::uint64_t> fields;
-    std::string_view rest = line.substr(3);
-    const std::size_t end_of_cpu = std::min(rest.find_first_of(kBlanks), rest.size());
-    const std::optional<long long> cpu = parse_integer(rest.substr(0, end_of_cpu));
-    rest.remove_prefix(end_of_cpu);
-    while (!(rest = trim(rest)).empty()) {
-      const std::size_t end = std::min(rest.find_first_of(kBlanks), rest.size());
-      const std::optional<long long> value = parse_integer(rest.substr(0, end));
+    for (std::size_t i = 1; i < words.size(); ++i) {
+      const std::optional<long long> value = parse_integer(words[i]);
       if (!value || *value < 0) break;
       fields.push_back(static_cast<std::uint64_t>(*value));
-      rest.remove_prefix(end);
     }
     // user nice system idle iowait irq softirq steal [guest guest_nice, already in user and nice]
     if (!cpu || fields.size() < 4) continue;

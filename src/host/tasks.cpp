@@ -1,24 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "host/tasks.h"
 
-#include <algorithm>
-
 #include "host/cpu_list.h"
 #include "host/posture_parse.h"
 #include "host/text.h"
 
 namespace jitterd {
-namespace {
-
-std::vector<int> numeric_entries(const std::vector<std::string>& names) {
-  std::vector<int> out;
-  for (const std::string& name : names)
-    if (all_digits(name) && name.size() < 10) out.push_back(std::stoi(name));
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-}  // namespace
 
 std::optional<TaskStat> parse_task_stat(std::string_view text) {
   // The name may itself hold ") ", so it ends at the last ')'.
@@ -28,16 +15,7 @@ std::optional<TaskStat> parse_task_stat(std::string_view text) {
   TaskStat stat;
   stat.comm = std::string(text.substr(open + 1, close - open - 1));
   // Fields from 3 (state) on, blank-separated: field N is fields[N - 3].
-  std::vector<std::string_view> fields;
-  std::string_view rest = text.substr(close + 1);
-  while (!rest.empty()) {
-    const std::size_t start = rest.find_first_not_of(" \n");
-    if (start == std::string_view::npos) break;
-    rest = rest.substr(start);
-    const std::size_t end = std::min(rest.find_first_of(" \n"), rest.size());
-    fields.push_back(rest.substr(0, end));
-    rest = rest.substr(end);
-  }
+  const std::vector<std::string_view> fields = split_words(text.substr(close + 1));
   if (fields.size() < 39 - 2) return std::nullopt;
   const std::optional<long long> flags = parse_integer(fields[9 - 3]);
   const std::optional<long long> processor = parse_integer(fields[39 - 3]);
@@ -50,10 +28,7 @@ std::optional<TaskStat> parse_task_stat(std::string_view text) {
 }
 
 std::optional<std::string_view> status_field(std::string_view status_text, std::string_view key) {
-  for (std::size_t start = 0; start < status_text.size();) {
-    const std::size_t end = std::min(status_text.find('\n', start), status_text.size());
-    std::string_view line = status_text.substr(start, end - start);
-    start = end + 1;
+  for (std::string_view line : split_lines(status_text)) {
     if (line.size() <= key.size() || line.substr(0, key.size()) != key || line[key.size()] != ':') continue;
     line.remove_prefix(key.size() + 1);
     while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
@@ -68,9 +43,6 @@ std::optional<std::vector<int>> parse_cpus_allowed_list(std::string_view status_
   return parse_cpu_list(trim(*value), nullptr);
 }
 
-// Each task's two files are opened from its process's task directory (openat) into one stack
-// buffer: a 1,024-CPU machine has thousands of tasks, and a path walk and a string per file cost
-// more than the files.
 std::optional<unsigned> parse_real_uid(std::string_view status_text) {
   const std::optional<std::string_view> value = status_field(status_text, "Uid");
   if (!value) return std::nullopt;
@@ -78,13 +50,16 @@ std::optional<unsigned> parse_real_uid(std::string_view status_text) {
   return ids.empty() ? std::nullopt : parse_number<unsigned>(ids[0]);
 }
 
+// Each task's two files are opened from its process's task directory (openat) into one stack
+// buffer: a 1,024-CPU machine has thousands of tasks, and a path walk and a string per file cost
+// more than the files.
 std::vector<TaskSeen> read_tasks(const HostReader& host) {
   std::vector<TaskSeen> tasks;
   const Directory proc = host.proc_dir("");
   FileBuffer buffer;
-  for (int pid : numeric_entries(proc.list())) {
+  for (int pid : numbered_entries(proc.list(), "")) {
     const Directory task_dir(proc, std::to_string(pid) + "/task");
-    for (int tid : numeric_entries(task_dir.list())) {
+    for (int tid : numbered_entries(task_dir.list(), "")) {
       const std::string task = std::to_string(tid);
       const std::optional<std::string_view> stat_text = task_dir.read((task + "/stat").c_str(), buffer);
       const std::optional<TaskStat> stat = stat_text ? parse_task_stat(*stat_text) : std::nullopt;

@@ -8,46 +8,43 @@
 
 namespace jitterd {
 
-namespace {
-
-// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlong forms, no
-// surrogates, nothing above U+10FFFF), or 0. C1 controls (U+0080..U+009F) count as malformed, so
-// they are escaped like the C0 ones.
-std::size_t utf8_sequence(std::string_view text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
+std::size_t utf8_sequence(std::string_view text, char32_t& point) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
   std::size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF;  // the allowed range of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-    if (lead == 0xC2) low = 0xA0;
+  char32_t value = 0;
+  if (lead < 0x80) {
+    point = lead;
+    return 1;
+  } else if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2, value = lead & 0x1F;
   } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
+    length = 3, value = lead & 0x0F;
   } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
+    length = 4, value = lead & 0x07;
   } else {
     return 0;
   }
-  if (i + length > text.size() || byte(i + 1) < low || byte(i + 1) > high) return 0;
-  for (std::size_t k = i + 2; k < i + length; ++k)
-    if (byte(k) < 0x80 || byte(k) > 0xBF) return 0;
+  if (text.size() < length) return 0;
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+    value = (value << 6) | (byte(i) & 0x3F);
+  }
+  const bool overlong = (length == 3 && value < 0x800) || (length == 4 && value < 0x10000);
+  if (overlong || (value >= 0xD800 && value <= 0xDFFF) || value > 0x10FFFF) return 0;
+  point = value;
   return length;
 }
 
-// The value of a well-formed sequence of utf8_sequence's length.
-char32_t code_point(std::string_view sequence) {
-  static constexpr unsigned char kLeadBits[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
-  char32_t point = static_cast<unsigned char>(sequence[0]) & kLeadBits[sequence.size()];
-  for (std::size_t k = 1; k < sequence.size(); ++k)
-    point = point << 6 | (static_cast<unsigned char>(sequence[k]) & 0x3F);
-  return point;
+std::vector<int> numbered_entries(const std::vector<std::string>& names, std::string_view prefix) {
+  std::vector<int> out;
+  for (const std::string_view name : names) {
+    if (name.substr(0, prefix.size()) != prefix || !all_digits(name.substr(prefix.size()))) continue;
+    if (const std::optional<int> number = parse_number<int>(name.substr(prefix.size()))) out.push_back(*number);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
-
-}  // namespace
 
 bool reorders_text(char32_t point) {
   return point == 0x2028 || point == 0x2029 || (point >= 0x202A && point <= 0x202E) ||
@@ -60,13 +57,14 @@ std::string printable(std::string_view text) {
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
     const auto byte = static_cast<unsigned char>(text[i]);
+    char32_t point = 0;
+    const std::size_t length = byte >= 0x80 ? utf8_sequence(text.substr(i), point) : 0;
     if (byte >= 0x20 && byte < 0x7f) {
       out += text[i++];
     } else if (byte == '\n') {
       out += "\\n";
       ++i;
-    } else if (const std::size_t length = byte >= 0x80 ? utf8_sequence(text, i) : 0; length > 0) {
-      const char32_t point = code_point(text.substr(i, length));
+    } else if (length > 0 && point >= 0xA0) {  // C1 controls (U+0080..U+009F) are escaped like the C0 ones
       if (reorders_text(point)) {
         out += "\\u";
         for (int shift = 12; shift >= 0; shift -= 4) out += hex[(point >> shift) & 15];

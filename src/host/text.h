@@ -77,6 +77,25 @@ inline std::vector<std::string_view> split_lines(std::string_view text) {
   return out;
 }
 
+// The numbers of the names that are `prefix` and then digits ("cpu12", "index3", "state10", a pid
+// with prefix ""), in numeric order (a sorted listing puts "state10" before "state9"); a name
+// whose number does not fit in an int is left out.
+std::vector<int> numbered_entries(const std::vector<std::string>& names, std::string_view prefix);
+
+// The words with `separator` between them ("a, b, c"); a word adds no separator while the text
+// so far is empty. joined(): with ", ", as messages list what is allowed.
+template <typename Words>
+std::string joined_with(const Words& words, std::string_view separator) {
+  std::string text;
+  for (const auto& word : words) text += (text.empty() ? "" : std::string(separator)) + std::string(word);
+  return text;
+}
+
+template <typename Words>
+std::string joined(const Words& words) {
+  return joined_with(words, ", ");
+}
+
 // `value` with `decimals` digits after the point ("2.50" for 2.5 and 2), for prose: a report
 // table takes the number itself (probes/probe.h Cell) and leaves its display to the renderer.
 inline std::string decimal_text(double value, int decimals) {
@@ -91,6 +110,11 @@ std::string errno_text(int error);
 // `unix_seconds` (whole seconds, rounded down) as ISO 8601 UTC, "2026-11-26T14:15:53Z"; "" for a
 // time at or before the epoch (not known). The one way jitterd writes a wall-clock time.
 std::string utc_text(double unix_seconds);
+
+// The length of the well-formed UTF-8 sequence at the start of non-empty `text` (RFC 3629: no
+// overlong forms, no surrogates, nothing above U+10FFFF; ASCII is 1) with its value in `point`,
+// or 0. The one UTF-8 decoder of printable, html_escape and json_text.
+std::size_t utf8_sequence(std::string_view text, char32_t& point);
 
 // Line and paragraph separators, and the bidirectional controls that make a terminal or a browser
 // show text in another order than it is read (CVE-2021-42574, "Trojan Source"): U+2028, U+2029,

@@ -15,31 +15,9 @@ std::string cpu_file(std::string_view name) { return std::string(kSysCpuDir) + "
 
 std::string topology_dir(int cpu) { return cpu_file("cpu" + std::to_string(cpu) + "/topology"); }
 
-// Reads a cpu-list file; if it is missing or unparsable, records why and what is assumed instead
-// (`fallback`, e.g. "treating the isolated set as empty") and returns std::nullopt.
-std::optional<std::vector<int>> read_list(const HostReader& host, const std::string& relative,
-                                          const std::string& fallback, std::vector<std::string>& problems) {
-  const std::string path = host.sys_path(relative).string();
-  const std::optional<std::string> text = host.read_sys(relative);
-  if (!text) {
-    problems.push_back(path + ": missing; " + fallback);
-    return std::nullopt;
-  }
-  std::string error;
-  std::optional<std::vector<int>> cpus = parse_cpu_list(*text, &error);
-  if (!cpus) problems.push_back(path + ": " + error + "; " + fallback);
-  return cpus;
-}
-
-// The cpuN directories, for when the kernel's own lists are missing.
+// The cpuN directories (not cpufreq, cpuidle), for when the kernel's own lists are missing.
 std::vector<int> cpu_directories(const HostReader& host) {
-  std::vector<int> cpus;
-  for (const std::string& name : host.list_sys(kSysCpuDir)) {
-    if (name.size() < 4 || name.compare(0, 3, "cpu") != 0) continue;  // also skips cpufreq
-    if (const auto cpu = parse_number<int>(std::string_view(name).substr(3))) cpus.push_back(*cpu);
-  }
-  std::sort(cpus.begin(), cpus.end());
-  return cpus;
+  return numbered_entries(host.list_sys(kSysCpuDir), "cpu");
 }
 
 // The cpuN directories (a listing of 1,000 entries on a large machine) only when `possible` is
@@ -50,7 +28,7 @@ std::vector<int> read_possible(const HostReader& host, std::vector<std::string>&
     if (std::optional<std::vector<int>> cpus = parse_cpu_list(*text, nullptr)) return std::move(*cpus);
   }
   const std::vector<int> dirs = cpu_directories(host);
-  return read_list(host, relative, "using the cpuN directories: " + describe_cpu_list(dirs), problems)
+  return read_cpu_list(host, relative, "using the cpuN directories: " + describe_cpu_list(dirs), problems)
       .value_or(dirs);
 }
 
@@ -61,7 +39,7 @@ std::vector<int> read_online(const HostReader& host, const Topology& topo, std::
     fallback = cpus_minus(cpu_directories(host), topo.offline);
     how = "using the cpuN directories minus offline: ";
   }
-  return read_list(host, cpu_file("online"), how + describe_cpu_list(fallback), problems).value_or(fallback);
+  return read_cpu_list(host, cpu_file("online"), how + describe_cpu_list(fallback), problems).value_or(fallback);
 }
 
 // One integer file of a CPU's topology directory, or `fallback` with a problem line.
@@ -112,6 +90,17 @@ CpuTopology read_cpu(const HostReader& host, const Directory& cpus, int cpu, Fil
 
 }  // namespace
 
+std::optional<std::vector<int>> read_cpu_list(const HostReader& host, const std::string& relative,
+                                              std::string_view fallback, std::vector<std::string>& problems) {
+  std::string error = "missing";
+  const std::optional<std::string> text = host.read_sys(relative);
+  std::optional<std::vector<int>> cpus = text ? parse_cpu_list(*text, &error) : std::nullopt;
+  if (!cpus)
+    problems.push_back(host.sys_path(relative).string() + ": " + error + (fallback.empty() ? "" : "; ") +
+                       std::string(fallback));
+  return cpus;
+}
+
 // nohz_full is absent on kernels built without CONFIG_NO_HZ_FULL, and some kernels print
 // "(null)" when nohz_full= was not given; both simply mean no tickless CPUs.
 std::vector<int> read_nohz_full(const HostReader& host, std::vector<std::string>& problems) {
@@ -124,7 +113,8 @@ std::vector<int> read_nohz_full(const HostReader& host, std::vector<std::string>
     return {};
   }
   if (*text == "(null)") return {};
-  return read_list(host, relative, "treating the nohz_full set as empty", problems).value_or(std::vector<int>{});
+  return read_cpu_list(host, relative, "treating the nohz_full set as empty", problems)
+      .value_or(std::vector<int>{});
 }
 
 const CpuTopology* Topology::find(int cpu) const {
@@ -142,13 +132,13 @@ Topology read_topology(const HostReader& host) {
   Topology topo;
   auto& problems = topo.problems;
   topo.possible = read_possible(host, problems);
-  topo.present = read_list(host, cpu_file("present"), "treating every possible CPU as present", problems)
+  topo.present = read_cpu_list(host, cpu_file("present"), "treating every possible CPU as present", problems)
                      .value_or(topo.possible);
-  topo.offline = read_list(host, cpu_file("offline"), "treating the offline set as empty", problems)
+  topo.offline = read_cpu_list(host, cpu_file("offline"), "treating the offline set as empty", problems)
                      .value_or(std::vector<int>{});
   topo.online = read_online(host, topo, problems);
   const std::optional<std::vector<int>> isolated =
-      read_list(host, cpu_file("isolated"), "treating the isolated set as empty", problems);
+      read_cpu_list(host, cpu_file("isolated"), "treating the isolated set as empty", problems);
   topo.isolated = isolated.value_or(std::vector<int>{});
   topo.isolated_known = isolated.has_value();
   topo.nohz_full = read_nohz_full(host, problems);

@@ -7,7 +7,9 @@
 // share read-only with any thread.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "host/host_reader.h"
@@ -33,6 +35,12 @@ struct Topology {
   // The CPUs sharing a core with `cpu`, itself included; empty if `cpu` is not online.
   std::vector<int> siblings_of(int cpu) const;
 };
+
+// The cpu-list file `relative` (sysfs), or std::nullopt with one line in `problems` saying why
+// ("<path>: missing", "<path>: bad cpu list ...") and, when given, what is assumed instead
+// (`fallback`, e.g. "treating the isolated set as empty", after a "; ").
+std::optional<std::vector<int>> read_cpu_list(const HostReader& host, const std::string& relative,
+                                              std::string_view fallback, std::vector<std::string>& problems);
 
 // The kernel's nohz_full set: empty, with a problem line, where the file is missing (a kernel built
 // without CONFIG_NO_HZ_FULL), and empty where it reads "(null)" (no nohz_full= given).

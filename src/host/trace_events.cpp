@@ -57,7 +57,6 @@ TraceAvailability TraceEventReader::probe(const HostReader& host, std::span<cons
                     " are missing (mount -t tracefs nodev /sys/kernel/tracing)";
     return result;
   }
-  result.events_dir = host.sys_path(events_dir);
   for (const TracepointSpec& spec : specs) {
     const std::string relative = std::string(events_dir) + "/" + std::string(spec.path) + "/format";
     const auto text = host.read_sys(relative);
@@ -206,7 +205,6 @@ std::vector<TraceEvent> TraceEventReader::drain() {
     if (auto event = decode_sample(record, tracepoints_)) {
       events.push_back(std::move(*event));
     } else if (const auto lost = decode_lost(record)) {
-      lost_ += *lost;
       lost_by_ring_[current] += *lost;
     } else if (perf_event_header header{};
                record.size() >= sizeof header &&

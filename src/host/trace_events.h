@@ -33,7 +33,6 @@ struct TraceAvailability {
   bool available = false;
   // Why not, naming the path: "no tracefs: /sys/kernel/tracing/events and ... are missing".
   std::string reason;
-  std::filesystem::path events_dir;     // the tracefs events directory found
   std::vector<Tracepoint> tracepoints;  // those found, in the order of the specs asked for
   std::vector<std::string> missing;     // optional tracepoints not found ("irq_vectors/...")
 };
@@ -57,11 +56,10 @@ class TraceEventReader {
   TraceEventReader& operator=(const TraceEventReader&) = delete;
 
   // Every complete record written since the last drain, decoded and sorted by time. Rings that
-  // filled up between drains dropped records: counted by lost().
+  // filled up between drains dropped records: counted by lost_by_ring().
   std::vector<TraceEvent> drain();
 
-  std::uint64_t lost() const { return lost_; }
-  // lost() by ring, in the order of `cpus`.
+  // The records each ring dropped, in the order of `cpus`.
   const std::vector<std::uint64_t>& lost_by_ring() const { return lost_by_ring_; }
   // Samples that decode_sample() rejected, which should stay 0.
   std::uint64_t undecoded() const { return undecoded_; }
@@ -74,7 +72,6 @@ class TraceEventReader {
   // ring's worth (the watermark is the whole ring), so this over the ring's size counts them.
   std::vector<std::uint64_t> bytes_written() const;
   std::size_t ring_bytes() const { return ring_bytes_; }
-  std::string method() const { return "tracepoints"; }
 
  private:
   struct CpuRing;
@@ -83,7 +80,6 @@ class TraceEventReader {
   std::size_t ring_bytes_ = 0;
   std::vector<std::unique_ptr<CpuRing>> rings_;
   std::vector<std::byte> scratch_;
-  std::uint64_t lost_ = 0;
   std::vector<std::uint64_t> lost_by_ring_;
   std::uint64_t undecoded_ = 0;
 };

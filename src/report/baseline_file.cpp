@@ -39,8 +39,6 @@ Json sub_window_json(const SubWindow& w) {
 }
 
 Json cpu_json(const BaselineCpu& c) {
-  Json windows = Json::array();
-  for (const SubWindow& w : c.sub_windows) windows.push_back(sub_window_json(w));
   return {{"cpu", c.cpu},
           {"error", c.error},
           {"samples", c.samples},
@@ -51,7 +49,7 @@ Json cpu_json(const BaselineCpu& c) {
           {"threshold_ns", c.threshold_ns},
           {"max_ns", c.max_ns},
           {"histogram_ticks", histogram_json(c.histogram)},
-          {"sub_windows", std::move(windows)}};
+          {"sub_windows", json_array(c.sub_windows, sub_window_json)}};
 }
 
 Json loop_json(const BaselineLoop& l) {
@@ -61,28 +59,27 @@ Json loop_json(const BaselineLoop& l) {
   return j;
 }
 
-Json optional_json(const std::optional<double>& value) { return value ? Json(*value) : Json(nullptr); }
+template <typename T>
+Json optional_json(const std::optional<T>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
 
 Json watched_figures_json(const WatchedFigures& f) {
-  Json over = Json::array();
-  for (const std::optional<std::uint64_t>& n : f.over_threshold) over.push_back(n ? Json(*n) : Json(nullptr));
   return {{"seconds", f.seconds},
           {"interruptions", f.interruptions},
           {"preemptions", f.preemptions},
           {"stolen_seconds", f.stolen_seconds},
           {"longest_ns", optional_json(f.longest_ns)},
-          {"over_threshold", std::move(over)}};
+          {"over_threshold", json_array(f.over_threshold, optional_json<std::uint64_t>)}};
 }
 
 Json watched_json(const BaselineWatched& w) {
   Json j = watched_figures_json(w);
-  Json windows = Json::array();
-  for (const WatchedFigures& f : w.sub_windows) windows.push_back(watched_figures_json(f));
   j["cpu"] = w.cpu;
   j["method"] = w.method;
   j["outlier_threshold_ns"] = w.outlier_threshold_ns;
   j["tail_unknown"] = w.tail_unknown;
-  j["sub_windows"] = std::move(windows);
+  j["sub_windows"] = json_array(w.sub_windows, watched_figures_json);
   return j;
 }
 
@@ -98,12 +95,9 @@ Json samples_json(const ProbeSamples& s) {
 }
 
 Json probe_json(const BaselineProbe& p) {
-  Json tables = Json::array();
-  for (const ProbeTable& t : p.tables) tables.push_back(table_json(t));
-  Json samples = Json::array();
-  for (const ProbeSamples& s : p.samples) samples.push_back(samples_json(s));
-  return {{"name", p.name},   {"success", p.success},         {"error", p.error}, {"tables", std::move(tables)},
-          {"notes", p.notes}, {"samples", std::move(samples)}};
+  return {{"name", p.name},   {"success", p.success},
+          {"error", p.error}, {"tables", json_array(p.tables, table_json)},
+          {"notes", p.notes}, {"samples", json_array(p.samples, samples_json)}};
 }
 
 }  // namespace
@@ -134,14 +128,6 @@ SubWindow sub_window_of(const HistogramSnapshot& delta, double ns_per_tick, doub
 }
 
 Json baseline_json(const Baseline& b) {
-  Json cpus = Json::array();
-  for (const BaselineCpu& c : b.cpus) cpus.push_back(cpu_json(c));
-  Json probes = Json::array();
-  for (const BaselineProbe& p : b.probes) probes.push_back(probe_json(p));
-  Json loops = Json::array();
-  for (const BaselineLoop& l : b.loops) loops.push_back(loop_json(l));
-  Json watched = Json::array();
-  for (const BaselineWatched& w : b.watched) watched.push_back(watched_json(w));
   return {{"format", kBaselineFormatName},
           {"format_version", fmt::format("{}.{}", kBaselineFormatMajor, kBaselineFormatMinor)},
           {"created", b.created},
@@ -153,10 +139,10 @@ Json baseline_json(const Baseline& b) {
           {"duration_seconds", b.duration_seconds},
           {"sub_window_seconds", b.sub_window_seconds},
           {"tail_thresholds_ns", b.tail_thresholds_ns},
-          {"cpus", std::move(cpus)},
-          {"probes", std::move(probes)},
-          {"loops", std::move(loops)},  // (JSON key)
-          {"watched", std::move(watched)}};
+          {"cpus", json_array(b.cpus, cpu_json)},
+          {"probes", json_array(b.probes, probe_json)},
+          {"loops", json_array(b.loops, loop_json)},  // (JSON key)
+          {"watched", json_array(b.watched, watched_json)}};
 }
 
 Baseline read_baseline(const std::string& path) {

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "report/html.h"
+#include "report/render.h"
 
 namespace jitterd {
 namespace {
@@ -59,11 +60,8 @@ std::vector<HeatmapCell> pair_heatmap_cells(const ProbeTable& pairs_table) {
   if (a == columns || b == columns || relation == columns || median == columns) return cells;
   for (const auto& row : pairs_table.rows) {
     if (row.size() < columns || !row[a].is_number() || !row[b].is_number() || !row[median].is_number()) continue;
-    const auto value = [](const Cell& cell) {
-      return cell.kind == Cell::Kind::integer ? static_cast<double>(cell.integer) : cell.number;
-    };
-    cells.push_back({static_cast<int>(value(row[a])), static_cast<int>(value(row[b])), value(row[median]),
-                     row[relation].kind == Cell::Kind::text ? row[relation].text : ""});
+    cells.push_back({static_cast<int>(cell_number(row[a])), static_cast<int>(cell_number(row[b])),
+                     cell_number(row[median]), row[relation].kind == Cell::Kind::text ? row[relation].text : ""});
   }
   return cells;
 }

@@ -158,24 +158,17 @@ std::string table_text(const ProbeTable& table) {
 }
 
 Json table_json(const ProbeTable& table) {
-  Json rows = Json::array();
-  for (const auto& row : table.rows) {
-    Json cells = Json::array();
-    for (const Cell& cell : row) cells.push_back(cell_json(cell));
-    rows.push_back(std::move(cells));
-  }
+  Json rows = json_array(table.rows, [](const std::vector<Cell>& row) { return json_array(row, cell_json); });
   return Json{{"title", table.title}, {"columns", table.columns}, {"rows", std::move(rows)}};
 }
 
 Json table_records(const ProbeTable& table) {
-  Json records = Json::array();
-  for (const auto& row : table.rows) {
+  return json_array(table.rows, [&](const std::vector<Cell>& row) {
     Json record = Json::object();
     for (std::size_t c = 0; c < row.size() && c < table.columns.size(); ++c)
       record[table.columns[c]] = cell_json(row[c]);
-    records.push_back(std::move(record));
-  }
-  return records;
+    return record;
+  });
 }
 
 std::string json_text(const Json& document) {
@@ -184,17 +177,14 @@ std::string json_text(const Json& document) {
   // ASCII): as \u escapes the document reads the same to a parser and stays inert on a terminal.
   std::string out;
   out.reserve(text.size() + 1);
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto byte = [&](std::size_t k) { return k < text.size() ? static_cast<unsigned char>(text[k]) : 0; };
-    const bool e2 = byte(i) == 0xE2 && (byte(i + 1) == 0x80 || byte(i + 1) == 0x81);
-    const unsigned point = e2 ? 0x2000u | (byte(i + 1) & 0x0Fu) << 6 | (byte(i + 2) & 0x3Fu)
-                           : byte(i) == 0xD8 && byte(i + 1) == 0x9C ? 0x061Cu
-                                                                    : 0;
-    if (point != 0 && reorders_text(point)) {
-      out += fmt::format("\\u{:04x}", point);
-      i += e2 ? 2 : 1;
+  for (std::size_t i = 0; i < text.size();) {
+    char32_t point = 0;
+    const std::size_t length = utf8_sequence(std::string_view(text).substr(i), point);
+    if (length > 0 && reorders_text(point)) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(point));
+      i += length;
     } else {
-      out += text[i];
+      out += text[i++];
     }
   }
   return out + "\n";

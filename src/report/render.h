@@ -27,6 +27,19 @@ namespace jitterd {
 
 using Json = nlohmann::ordered_json;
 
+// The JSON array of `to_json(item)` for each of `items`, in their order.
+template <typename Items, typename ToJson>
+Json json_array(const Items& items, ToJson to_json) {
+  Json array = Json::array();
+  for (const auto& item : items) array.push_back(to_json(item));
+  return array;
+}
+
+// A numeric cell's value, an integer one's as a double (what a heatmap and a comparison read).
+inline double cell_number(const Cell& cell) {
+  return cell.kind == Cell::Kind::integer ? static_cast<double>(cell.integer) : cell.number;
+}
+
 // As a text table shows the cell: a number with its decimals, "-" for none, "yes"/"no".
 std::string cell_text(const Cell& cell);
 Json cell_json(const Cell& cell);

@@ -214,13 +214,13 @@ TEST_CASE("per_cpu_deltas lists what one CPU counted, interrupts then softirqs",
   }
   for (InterruptRow& r : after.softirqs.rows)
     if (r.source == "NET_RX") r.counts[2] += 38;
-  CHECK(per_cpu_deltas(before, after, 2) ==
+  CHECK(per_cpu_deltas(before, after, {2}).at(2) ==
         std::vector<SourceDelta>{{"irq", "45", "mlx5_comp3@pci:0000:3b:00.0", 40},
                                  {"irq", "LOC", "Local timer interrupts", 250},
                                  {"softirq", "NET_RX", "NET_RX", 38}});
-  CHECK(per_cpu_deltas(before, after, 1) ==
+  CHECK(per_cpu_deltas(before, after, {1}).at(1) ==
         std::vector<SourceDelta>{{"irq", "RES", "Rescheduling interrupts", 9}});
-  CHECK(per_cpu_deltas(before, before, 0).empty());
+  CHECK(per_cpu_deltas(before, before, {0}).at(0).empty());
 }
 
 TEST_CASE("per_cpu_deltas counts new sources from 0 and ignores counters going backwards", "[interrupt_counts]") {
@@ -231,8 +231,9 @@ TEST_CASE("per_cpu_deltas counts new sources from 0 and ignores counters going b
                      {"46", "nvme0q2", "", {0, 3}},     // allocated during the window
                      {"LOC", "Local timer interrupts", "", {9, 8}}}),
       {}};
-  CHECK(per_cpu_deltas(before, after, 1) == std::vector<SourceDelta>{{"irq", "46", "nvme0q2", 3}});
-  CHECK(per_cpu_deltas(before, after, 0) == std::vector<SourceDelta>{{"irq", "LOC", "Local timer interrupts", 2}});
+  CHECK(per_cpu_deltas(before, after, {1}).at(1) == std::vector<SourceDelta>{{"irq", "46", "nvme0q2", 3}});
+  CHECK(per_cpu_deltas(before, after, {0}).at(0) ==
+        std::vector<SourceDelta>{{"irq", "LOC", "Local timer interrupts", 2}});
 }
 
 TEST_CASE("per_cpu_deltas skips global rows and CPUs without a baseline", "[interrupt_counts]") {
@@ -241,10 +242,12 @@ TEST_CASE("per_cpu_deltas skips global rows and CPUs without a baseline", "[inte
       table({0, 1, 3}, {{"LOC", "Local timer interrupts", "", {1, 1, 1}}, {"ERR", "ERR", "", {0}}}), {}};
   const InterruptSnapshot after{
       table({0, 1, 2, 3}, {{"LOC", "Local timer interrupts", "", {2, 1, 900, 4}}, {"ERR", "ERR", "", {5}}}), {}};
-  CHECK(per_cpu_deltas(before, after, 2).empty());
+  CHECK(per_cpu_deltas(before, after, {2}).at(2).empty());
   // CPU 3 moved from column 2 to column 3; ERR's one number is not CPU 0's.
-  CHECK(per_cpu_deltas(before, after, 3) == std::vector<SourceDelta>{{"irq", "LOC", "Local timer interrupts", 3}});
-  CHECK(per_cpu_deltas(before, after, 0) == std::vector<SourceDelta>{{"irq", "LOC", "Local timer interrupts", 1}});
+  CHECK(per_cpu_deltas(before, after, {3}).at(3) ==
+        std::vector<SourceDelta>{{"irq", "LOC", "Local timer interrupts", 3}});
+  CHECK(per_cpu_deltas(before, after, {0}).at(0) ==
+        std::vector<SourceDelta>{{"irq", "LOC", "Local timer interrupts", 1}});
   // A file unreadable at `before` is no baseline either.
-  CHECK(per_cpu_deltas(InterruptSnapshot{}, after, 0).empty());
+  CHECK(per_cpu_deltas(InterruptSnapshot{}, after, {0}).at(0).empty());
 }

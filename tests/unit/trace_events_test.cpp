@@ -431,7 +431,6 @@ TEST_CASE("TraceEventReader::probe reads the formats of a tracefs tree", "[trace
     const auto availability = TraceEventReader::probe(tree.reader(), specs);
     REQUIRE(availability.available);
     CHECK(availability.reason.empty());
-    CHECK(availability.events_dir == tree.root() / "kernel/debug/tracing/events");
     REQUIRE(availability.tracepoints.size() == 3);
     CHECK(availability.tracepoints[2].path == "sched/sched_switch");
     CHECK(availability.tracepoints[2].format.id == 372);
@@ -484,8 +483,6 @@ TEST_CASE("TraceEventReader records this machine's events on CPU 0", "[trace_eve
     WARN("skipped: " << e.what());
     return;
   }
-  CHECK(reader->method() == "tracepoints");
-
   cpu_set_t previous;
   REQUIRE(::sched_getaffinity(0, sizeof previous, &previous) == 0);
   cpu_set_t cpu0;
@@ -518,7 +515,7 @@ TEST_CASE("TraceEventReader records this machine's events on CPU 0", "[trace_eve
                        [](const TraceEvent& a, const TraceEvent& b) { return a.time_ns < b.time_ns; }));
   INFO(events.size() << " events, " << in_window[TraceEventKind::sched_switch] << " switches, "
                      << in_window[TraceEventKind::irq] << " irqs, " << in_window[TraceEventKind::vector_entry]
-                     << " vector entries in the window; " << reader->lost() << " lost");
+                     << " vector entries in the window; " << reader->lost_by_ring()[0] << " lost");
   CHECK(reader->undecoded() == 0);
   CHECK(in_window[TraceEventKind::sched_switch] + in_window[TraceEventKind::irq] > 0);
   // The sleeps are interruptions of the test thread by construction: most must hold a switch.
