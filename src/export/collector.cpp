@@ -2,7 +2,6 @@
 #include "export/collector.h"
 
 #include <algorithm>
-#include <chrono>
 #include <limits>
 #include <map>
 #include <set>
@@ -11,6 +10,7 @@
 #include "export/sampler_families.h"
 #include "export/text_format.h"
 #include "host/text.h"
+#include "measure/clock_ns.h"
 
 namespace jitterd {
 
@@ -146,7 +146,10 @@ std::vector<MetricFamily> Collector::collect_without_results(const ProbeStatuses
                       MetricType::Gauge),
                {}, samplers_started_);
   add_web_families(web_counters_, out);
-  if (sampler_readings_) collect_samplers(out);
+  if (sampler_readings_) {
+    add_tick_families(out, frequency_, method_);
+    add_sampler_families(out, sampler_readings_());
+  }
   if (probe_statuses_) collect_probe_runs(statuses, out);
   // A family with no sample (say, no sampler started yet) is left out rather than sent empty.
   std::erase_if(out, [](const MetricFamily& f) { return f.metric.empty(); });
@@ -157,7 +160,7 @@ StatusSnapshot Collector::status() const {
   StatusSnapshot s;
   std::lock_guard lock(mutex_);
   s.build = build_;
-  s.unix_seconds = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  s.unix_seconds = unix_seconds();
   s.frequency = frequency_;
   s.method = method_;
   s.last_reload_ok = last_reload_ok_;
@@ -171,11 +174,6 @@ StatusSnapshot Collector::status() const {
 std::vector<WindowParts> Collector::window_parts() const {
   std::lock_guard lock(mutex_);
   return window_parts_ ? window_parts_() : std::vector<WindowParts>{};
-}
-
-void Collector::collect_samplers(std::vector<MetricFamily>& out) const {
-  add_tick_families(out, frequency_, method_);
-  add_sampler_families(out, sampler_readings_());
 }
 
 MetricType to_metric_type(ProbeMetricType type) {
@@ -269,23 +267,18 @@ void Collector::render_probe_results() const {
   std::vector<ResultText> made;
   for (const std::shared_ptr<const ProbeStatus>& status : statuses) {
     if (!status->ran || !status->success) continue;
-    bool known = false;
-    {
-      std::lock_guard lock(mutex_);
-      known = std::any_of(result_texts_.begin(), result_texts_.end(),
-                          [&](const ResultText& r) { return r.status == status; });
-    }
+    std::unique_lock lock(mutex_);
+    const bool known = std::ranges::find(result_texts_, status, &ResultText::status) != result_texts_.end();
+    lock.unlock();
     if (!known) made.push_back(make_result_text(status));
   }
   std::lock_guard lock(mutex_);
   results_made_ += made.size();
   // Only the current results are kept: a superseded run's snapshot is let go.
-  std::erase_if(result_texts_, [&](const ResultText& r) {
-    return std::find(statuses.begin(), statuses.end(), r.status) == statuses.end();
-  });
+  std::erase_if(result_texts_,
+                [&](const ResultText& r) { return std::ranges::find(statuses, r.status) == statuses.end(); });
   for (ResultText& m : made) {
-    if (std::none_of(result_texts_.begin(), result_texts_.end(),
-                     [&](const ResultText& r) { return r.status == m.status; }))
+    if (std::ranges::find(result_texts_, m.status, &ResultText::status) == result_texts_.end())
       result_texts_.push_back(std::move(m));
   }
   advance_generation();
@@ -309,8 +302,7 @@ std::string Collector::results_text(const ProbeStatuses& statuses) const {
   std::size_t size = 0;
   for (const std::shared_ptr<const ProbeStatus>& status : statuses) {
     if (!status->ran || !status->success) continue;
-    const auto cached = std::find_if(result_texts_.begin(), result_texts_.end(),
-                                     [&](const ResultText& r) { return r.status == status; });
+    const auto cached = std::ranges::find(result_texts_, status, &ResultText::status);
     if (cached != result_texts_.end()) {
       kept.push_back(std::move(*cached));
     } else {

@@ -115,7 +115,6 @@ class Collector : public prometheus::Collectable {
   std::vector<WindowParts> window_parts() const;
 
  private:
-  void collect_samplers(std::vector<prometheus::MetricFamily>& out) const;
   // Every family but the probes' results, in Collect()'s order; empty families dropped.
   std::vector<prometheus::MetricFamily> collect_without_results(const ProbeStatuses& statuses) const;
   void collect_probe_runs(const ProbeStatuses& statuses, std::vector<prometheus::MetricFamily>& out) const;

@@ -5,18 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ranges>
 
+#include "export/status_snapshot_views.h"
 #include "probes/application_windows.h"
 #include "report/baseline_recorder.h"
 
 namespace jitterd {
 namespace {
-
-// The probes' shared snapshots, as references.
-auto probe_statuses(const StatusSnapshot& s) {
-  return s.probes | std::views::transform([](const auto& p) -> const ProbeStatus& { return *p; });
-}
 
 // One CPU of the live baseline: one sub-window per window update of its rolling window.
 BaselineCpu live_cpu(const SamplerReading& r, const WindowParts* w, double hertz) {
@@ -45,7 +40,7 @@ BaselineCpu live_cpu(const SamplerReading& r, const WindowParts* w, double hertz
 // from the first).
 void add_application(Baseline& b, const StatusSnapshot& s) {
   std::vector<std::string> left_out;
-  for (const ProbeStatus& p : probe_statuses(s))
+  for (const ProbeStatus& p : statuses_of(s))
     if (p.ran && p.success && p.result.application_windows)
       add_application_windows(b, *p.result.application_windows, left_out);
   for (BaselineLoop& loop : b.loops)
@@ -63,7 +58,7 @@ void add_application(Baseline& b, const StatusSnapshot& s) {
 }  // namespace
 
 const MachineReading* machine_reading(const StatusSnapshot& s) {
-  for (const ProbeStatus& p : probe_statuses(s))
+  for (const ProbeStatus& p : statuses_of(s))
     if (p.ran && p.success && p.result.machine) return &*p.result.machine;
   return nullptr;
 }
@@ -91,19 +86,14 @@ Baseline live_baseline(const StatusSnapshot& s, const std::vector<WindowParts>& 
     if (w != nullptr && s.samplers[i].sampling)
       r.duration_seconds = std::max(r.duration_seconds, w->detail.summary.span_seconds);
   }
-  if (!s.samplers.empty()) {
-    const SamplerSettings& first = s.samplers.front().settings;
-    r.configuration = {
-        {"source", "jitterd daemon: its rolling window at download"},
-        {"window", fmt::format("{}s", std::chrono::duration<double>(first.window).count())},
-        {"duty_cycle", fmt::format("{:.3f}", first.duty_cycle())},
-    };
-  } else {
-    r.configuration = {
-        {"source", "jitterd daemon: its rolling window at download"}, {"window", ""}, {"duty_cycle", ""}};
-  }
+  const SamplerSettings* first = s.samplers.empty() ? nullptr : &s.samplers.front().settings;
+  r.configuration = {
+      {"source", "jitterd daemon: its rolling window at download"},
+      {"window", first ? fmt::format("{}s", std::chrono::duration<double>(first->window).count()) : ""},
+      {"duty_cycle", first ? fmt::format("{:.3f}", first->duty_cycle()) : ""},
+  };
   std::vector<BaselineProbe> probes;
-  for (const ProbeStatus& p : probe_statuses(s))
+  for (const ProbeStatus& p : statuses_of(s))
     if (p.ran) probes.push_back(baseline_probe(p));
   Baseline baseline = record_baseline(r, std::move(cpus), std::move(probes));
   add_application(baseline, s);

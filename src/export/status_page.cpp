@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <ctime>
 
@@ -26,15 +25,34 @@ std::string esc(std::string_view text) { return html_escape(text); }
 // /metrics' to the last digit): what the browser test reads.
 std::string micros(double ns) { return fmt::format("{:.3f}", ns_to_seconds(ns) * 1e6); }
 
-// A window's figures as table cells, for a sampled CPU's row and a loop's alike; `num` makes
-// one numeric cell with the row's id.
-template <typename Cell>
-std::string window_cells(const CpuFigures& f, const Cell& num) {
-  return num("window", fmt::format("{:.1f}", f.span_seconds)) + num("p50", micros(f.p50_ns)) +
-         num("p99", micros(f.p99_ns)) + num("p999", micros(f.p999_ns)) + num("p9999", micros(f.p9999_ns)) +
-         num("max", micros(f.max_ns)) +
-         num("interruptions", fmt::format("{:.2f}", per_window_second(static_cast<double>(f.interruptions), f))) +
-         num("stolen", fmt::format("{:.4f}", per_window_second(f.stolen_seconds, f) * 100));
+// One numeric cell of the row `id` ("cpu3", "loop-NAME"), with the id the browser test reads
+// ("cpu3-p99").
+std::string num_cell(std::string_view id, std::string_view name, const std::string& text) {
+  return fmt::format("<td class=\"num\" id=\"{}-{}\">{}</td>", id, name, text);
+}
+
+// The header cells from the window on, the same for a sampled CPU's table and the loops'.
+constexpr std::string_view kWindowHeads =
+    "<th class=\"num\">window&nbsp;s</th><th class=\"num\">p50</th><th class=\"num\">p99</th>"
+    "<th class=\"num\">p99.9</th><th class=\"num\">p99.99</th><th class=\"num\">max</th>"
+    "<th class=\"num\">interr./s</th><th class=\"num\">stolen&nbsp;%</th><th class=\"num\">floor</th>"
+    "<th class=\"num\">threshold</th><th>note</th></tr></thead><tbody>\n";
+
+// A row's cells from the window on, for a sampled CPU's row and a loop's alike: the window's
+// figures (or "no window yet" unless `valid`), floor and threshold once `warm`, and the note.
+std::string window_row_cells(std::string_view id, const CpuFigures& f, bool valid, bool warm,
+                             const std::string& note) {
+  const auto num = [&](std::string_view name, const std::string& text) { return num_cell(id, name, text); };
+  std::string out =
+      valid ? num("window", fmt::format("{:.1f}", f.span_seconds)) + num("p50", micros(f.p50_ns)) +
+                  num("p99", micros(f.p99_ns)) + num("p999", micros(f.p999_ns)) +
+                  num("p9999", micros(f.p9999_ns)) + num("max", micros(f.max_ns)) +
+                  num("interruptions",
+                      fmt::format("{:.2f}", per_window_second(static_cast<double>(f.interruptions), f))) +
+                  num("stolen", fmt::format("{:.4f}", per_window_second(f.stolen_seconds, f) * 100))
+            : std::string("<td colspan=\"8\" class=\"meta\">no window yet</td>");
+  return out + num("floor", warm ? micros(f.floor_ns) : "") +
+         num("threshold", warm ? micros(f.threshold_ns) : "") + "<td class=\"wrap\">" + esc(note) + "</td></tr>\n";
 }
 
 std::string yes_no(bool value, bool good_when = true) {
@@ -68,28 +86,15 @@ std::string sampler_table(const StatusSnapshot& s) {
   std::string out =
       "<div class=\"table-wrap\"><table id=\"samplers\"><caption>per sampled CPU, over the rolling window "
       "(gaps in &micro;s; mlock: memory locked; prio: SCHED_FIFO priority, 0 normal)</caption><thead><tr>"
-      "<th>cpu</th><th>up</th><th>pinned</th><th>mlock</th><th class=\"num\">prio</th>"
-      "<th class=\"num\">window&nbsp;s</th><th class=\"num\">p50</th><th class=\"num\">p99</th>"
-      "<th class=\"num\">p99.9</th><th class=\"num\">p99.99</th><th class=\"num\">max</th>"
-      "<th class=\"num\">interr./s</th><th class=\"num\">stolen&nbsp;%</th><th class=\"num\">floor</th>"
-      "<th class=\"num\">threshold</th><th>note</th></tr></thead><tbody>\n";
+      "<th>cpu</th><th>up</th><th>pinned</th><th>mlock</th><th class=\"num\">prio</th>";
+  out += kWindowHeads;
   for (const SamplerReading& r : s.samplers) {
     const int cpu = r.settings.cpu;
     const CpuFigures f = window_figures(r);
     out += fmt::format("<tr id=\"cpu{}\"><td>{}</td>", cpu, cpu);
     out += yes_no(r.up) + yes_no(r.startup.pinned && !r.off_cpu) + yes_no(r.startup.memory_locked);
     out += fmt::format("<td class=\"num\">{}</td>", r.startup.realtime_priority);
-    const auto num = [&](const char* name, const std::string& text) {
-      return fmt::format("<td class=\"num\" id=\"cpu{}-{}\">{}</td>", cpu, name, text);
-    };
-    if (f.valid) {
-      out += window_cells(f, num);
-    } else {
-      out += "<td colspan=\"8\" class=\"meta\">no window yet</td>";
-    }
-    out += num("floor", r.sampling ? micros(f.floor_ns) : "") +
-           num("threshold", r.sampling ? micros(f.threshold_ns) : "");
-    out += "<td class=\"wrap\">" + esc(sampler_problem(r)) + "</td></tr>\n";
+    out += window_row_cells(fmt::format("cpu{}", cpu), f, f.valid, r.sampling, sampler_problem(r));
   }
   return out + "</tbody></table></div>\n";
 }
@@ -168,31 +173,20 @@ std::string loop_table(const StatusSnapshot& s, const LoopsReading& reading) {
       "<div class=\"table-wrap\"><table id=\"loops\"><caption>per application loop, over the rolling window "
       "(gaps in &micro;s; last seen: when its heartbeat last moved)</caption><thead><tr>"
       "<th>loop</th><th>cpu</th><th>labels</th><th class=\"num\">pid</th><th>up</th>"
-      "<th class=\"num\">last seen s ago</th><th class=\"num\">window&nbsp;s</th><th class=\"num\">p50</th>"
-      "<th class=\"num\">p99</th><th class=\"num\">p99.9</th><th class=\"num\">p99.99</th>"
-      "<th class=\"num\">max</th><th class=\"num\">interr./s</th><th class=\"num\">stolen&nbsp;%</th>"
-      "<th class=\"num\">floor</th><th class=\"num\">threshold</th><th>note</th></tr></thead><tbody>\n";
+      "<th class=\"num\">last seen s ago</th>";
+  out += kWindowHeads;
   for (const LoopView& loop : reading.loops) {
     const std::string id = esc(loop_id(loop));
     const CpuFigures& f = loop.window;
-    const auto num = [&](const char* name, const std::string& text) {
-      return fmt::format("<td class=\"num\" id=\"{}-{}\">{}</td>", id, name, text);
-    };
     out += fmt::format("<tr id=\"{}\"><td>{}</td><td>{}</td><td class=\"wrap\">{}</td>", id, esc(loop.loop),
                        loop.cpu, esc(labels_text(loop.labels)));
     out += fmt::format("<td class=\"num\">{}</td>", loop.pid) + yes_no(loop.up);
+    out += num_cell(id, "last-seen",
+                    loop.last_seen_unix_seconds > 0
+                        ? fmt::format("{:.1f}", std::max(0.0, s.unix_seconds - loop.last_seen_unix_seconds))
+                        : std::string("never"));
     out +=
-        num("last-seen", loop.last_seen_unix_seconds > 0
-                             ? fmt::format("{:.1f}", std::max(0.0, s.unix_seconds - loop.last_seen_unix_seconds))
-                             : std::string("never"));
-    if (f.valid && f.span_seconds > 0) {
-      out += window_cells(f, num);
-    } else {
-      out += "<td colspan=\"8\" class=\"meta\">no window yet</td>";
-    }
-    out += num("floor", loop.warmed_up ? micros(f.floor_ns) : "") +
-           num("threshold", loop.warmed_up ? micros(f.threshold_ns) : "");
-    out += "<td class=\"wrap\">" + esc(loop.up ? std::string() : loop.why) + "</td></tr>\n";
+        window_row_cells(id, f, f.valid && f.span_seconds > 0, loop.warmed_up, loop.up ? std::string() : loop.why);
   }
   return out + "</tbody></table></div>\n";
 }
@@ -233,8 +227,7 @@ std::string loops_section(const StatusSnapshot& s, const ProbeStatus& p, const L
                      reading.refused.size() == 1 ? "" : "s", esc(reading.directory));
   if (!reading.glance.rows.empty()) out += table_html(reading.glance);
   if (!reading.loops.empty()) out += loop_table(s, reading) + loop_plots(reading);
-  std::string stolen;
-  for (const std::string& figure : stolen_figures(p.result.stolen)) stolen += figure;
+  const std::string stolen = joined_with(stolen_figures(p.result.stolen), "");
   if (!stolen.empty()) out += "<div class=\"heatmaps\">" + stolen + "</div>\n";
   for (const ProbeTable& who : reading.who) out += table_html(who);
   if (!reading.refused.empty()) out += refused_table(reading);
@@ -254,9 +247,8 @@ std::string own_sections(const StatusSnapshot& s) {
 
 std::string probe_sections(const StatusSnapshot& s) {
   std::string out;
-  for (const ProbeStatus& p : statuses_of(s)) {
+  for (const ProbeStatus& p : statuses_of(s))
     if (own_heading(p).empty()) out += probe_section(s, p);
-  }
   if (out.empty()) out = "<p class=\"meta\">no probe configured</p>\n";
   return out;
 }
@@ -278,16 +270,13 @@ std::string fingerprint_html(const StatusSnapshot& s) {
 }  // namespace
 
 std::optional<int> parse_refresh(std::string_view value) {
-  int seconds = 0;
-  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-  if (value.empty() || error != std::errc() || end != value.data() + value.size() || seconds < 0) {
-    // A number too large for an int is still a number: the longest refresh.
-    if (error == std::errc::result_out_of_range && end == value.data() + value.size() && value.front() != '-')
-      return kMaxRefreshSeconds;
-    return std::nullopt;
-  }
-  if (seconds == 0) return 0;
-  return std::clamp(seconds, kMinRefreshSeconds, kMaxRefreshSeconds);
+  NumberError error = NumberError::none;
+  const std::optional<int> seconds = parse_number<int>(value, &error);
+  // A number too large for an int is still a number: the longest refresh.
+  if (error == NumberError::out_of_range && value.front() != '-') return kMaxRefreshSeconds;
+  if (!seconds || *seconds < 0) return std::nullopt;
+  if (*seconds == 0) return 0;
+  return std::clamp(*seconds, kMinRefreshSeconds, kMaxRefreshSeconds);
 }
 
 std::string status_html(const StatusSnapshot& s, std::string_view telemetry_path, int refresh_seconds) {

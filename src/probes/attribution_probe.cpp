@@ -10,6 +10,7 @@
 #include "host/task_classes.h"
 #include "measure/clock_ns.h"
 #include "measure/tick_scale.h"
+#include "probes/below_kernel.h"
 
 namespace jitterd {
 namespace {

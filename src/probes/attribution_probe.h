@@ -61,11 +61,10 @@ inline constexpr std::uint64_t kTraceSlackNs = 2000;
 // interval) of interrupt entries and exits, ticks and switches fit.
 inline constexpr std::size_t kSampledTraceRingBytes = std::size_t{2} << 20;
 
-class AttributionProbe : public Probe {
+class AttributionProbe : public SettingsProbe<AttributionSettings> {
  public:
-  explicit AttributionProbe(AttributionSettings settings) : settings_(settings) {}
+  using SettingsProbe::SettingsProbe;
   std::string_view name() const override { return "attribution"; }
-  std::chrono::nanoseconds interval() const override { return settings_.interval; }
   ProbeResult run(ProbeContext& context) override;
 
  private:
@@ -134,7 +133,6 @@ class AttributionProbe : public Probe {
   // The notes and the state line of what is counted below the kernel, once the samplers are known.
   void note_below_kernel(const ProbeContext& context, ProbeResult& result) const;
 
-  AttributionSettings settings_;
   std::optional<InterruptSnapshot> previous_;
   std::optional<ClockTickPair> previous_pair_;
   std::map<int, CpuWindow> windows_;

@@ -2,7 +2,6 @@
 #include "probes/c2c_pairs.h"
 
 #include <algorithm>
-#include <array>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -13,10 +12,6 @@ namespace jitterd {
 namespace {
 
 using PlacementIndex = std::map<int, const CpuPlacement*>;
-
-constexpr std::array<CpuRelation, 5> relations{CpuRelation::smt_sibling, CpuRelation::shared_l2,
-                                               CpuRelation::shared_l3, CpuRelation::same_package,
-                                               CpuRelation::cross_package};
 
 CpuPair labelled(const PlacementIndex& index, int x, int y) {
   const CpuPlacement& a = *index.at(std::min(x, y));
@@ -35,8 +30,6 @@ std::vector<CpuPair> every_pair(const PlacementIndex& index, const std::vector<i
   }
   return pairs;
 }
-
-std::string pair_name(int a, int b) { return "pair (" + std::to_string(a) + ", " + std::to_string(b) + ")"; }
 
 // The representative search without listing every pair (half a million on 1,024 CPUs). A pair's
 // relation is decided by the package alone unless one CPU lists the other as an SMT sibling, in
@@ -147,7 +140,7 @@ void plan_representative(const PairRequest& request, const PlacementIndex& index
                          ": one pair per relation class instead of every pair among them");
   }
   const RepresentativeSearch search(index, scope, sampled);
-  for (CpuRelation relation : relations) {
+  for (CpuRelation relation : kCpuRelations) {
     const bool covered = std::any_of(plan.pairs.begin(), plan.pairs.end(),
                                      [&](const CpuPair& p) { return p.relation == relation; });
     if (covered) continue;
@@ -196,6 +189,8 @@ void plan_list(const PairRequest& request, const PlacementIndex& index, const st
 
 }  // namespace
 
+std::string pair_name(int a, int b) { return "pair (" + std::to_string(a) + ", " + std::to_string(b) + ")"; }
+
 std::vector<std::string> PairPlan::error_texts() const {
   std::vector<std::string> texts;
   for (const PairListError& error : errors) texts.push_back(error.text);
@@ -215,10 +210,7 @@ PairPlan plan_pairs(const PairRequest& request, const std::vector<int>& scope, c
     plan.notes.push_back("scope cpus " + format_cpu_list(unplaced) +
                          ": no topology (not online?); left out of c2c pairs");
   }
-  std::vector<int> sampled_usable;
-  for (int cpu : sorted_cpus(sampled)) {
-    if (has_cpu(usable, cpu)) sampled_usable.push_back(cpu);
-  }
+  const std::vector<int> sampled_usable = cpus_intersection(sorted_cpus(sampled), usable);
 
   switch (request.selection) {
     case PairSelection::all:

@@ -25,6 +25,15 @@ struct CpuPair {
   bool operator==(const CpuPair&) const = default;
 };
 
+// Every relation class, closest first: the order the representative search covers them in and
+// the class summaries list them in.
+inline constexpr CpuRelation kCpuRelations[] = {CpuRelation::smt_sibling, CpuRelation::shared_l2,
+                                                CpuRelation::shared_l3, CpuRelation::same_package,
+                                                CpuRelation::cross_package};
+
+// "pair (0, 9)": how errors and notes name a pair, its CPUs in the order given.
+std::string pair_name(int a, int b);
+
 enum class PairSelection { all, representative, list };
 
 struct PairRequest {

@@ -16,13 +16,6 @@
 namespace jitterd {
 namespace {
 
-constexpr CpuRelation all_relations[] = {CpuRelation::smt_sibling, CpuRelation::shared_l2, CpuRelation::shared_l3,
-                                         CpuRelation::same_package, CpuRelation::cross_package};
-
-std::string pair_text(const CpuPair& pair) {
-  return "pair (" + std::to_string(pair.a) + ", " + std::to_string(pair.b) + ")";
-}
-
 std::string node_text(const std::optional<int>& node) { return node ? std::to_string(*node) : "unknown"; }
 Cell node_cell(const std::optional<int>& node) { return node ? Cell(*node) : Cell("unknown"); }
 
@@ -184,7 +177,9 @@ PairRecord measure_pair(ProbeContext& context, const CpuPair& pair, const PingPo
     lines->abort.store(true, std::memory_order_relaxed);
   }
   responder.join();
-  const auto fail = [&](const std::string& why) { throw std::runtime_error(pair_text(pair) + ": " + why); };
+  const auto fail = [&](const std::string& why) {
+    throw std::runtime_error(pair_name(pair.a, pair.b) + ": " + why);
+  };
   for (const auto& [side, cpu, error] :
        {std::tuple{"initiator", pair.a, initiator_error}, {"responder", pair.b, responder_error}}) {
     if (!error) continue;
@@ -219,7 +214,7 @@ PairRecord measure_pair(ProbeContext& context, const CpuPair& pair, const PingPo
 
 std::vector<ClassSummary> summarize_classes(const std::vector<PairRecord>& records) {
   std::vector<ClassSummary> out;
-  for (CpuRelation relation : all_relations) {
+  for (CpuRelation relation : kCpuRelations) {
     std::vector<double> medians;
     for (const PairRecord& r : records) {
       if (r.measured && r.pair.relation == relation) medians.push_back(r.median);
@@ -271,16 +266,11 @@ ProbeResult c2c_result(const std::vector<PairRecord>& records, const C2cSettings
 
 ProbeResult C2cProbe::run(ProbeContext& context) {
   if (!(context.frequency.hertz > 0)) throw std::runtime_error("no counter frequency: cannot time the pairs");
-  std::vector<std::string> result_warnings;
   if (!plan_) {
     std::vector<std::string> problems;
     PairPlan plan = plan_c2c_pairs(settings_, context.host, context.sampled, &problems);
-    if (!plan.errors.empty()) {
-      std::string message;
-      for (const std::string& text : plan.error_texts())
-        message += (message.empty() ? "probes.c2c.pairs: " : "; ") + text;
-      throw std::runtime_error(message);
-    }
+    if (!plan.errors.empty())
+      throw std::runtime_error("probes.c2c.pairs: " + joined_with(plan.error_texts(), "; "));
     plan.notes.insert(plan.notes.end(), problems.begin(), problems.end());
     plan_ = std::move(plan);
   }
@@ -302,13 +292,12 @@ ProbeResult C2cProbe::run(ProbeContext& context) {
       failures.push_back(e.what());
     }
   }
-  // Failed pairs are data (their counters and their last good numbers stay exported), not a
-  // failed run: a run that threw would hide jitterd_c2c_pair_failures_total when it matters.
-  for (const std::string& failure : failures) result_warnings.push_back("pair failed: " + failure);
   std::vector<PairRecord> records;
   for (const auto& [cpus, record] : records_) records.push_back(record);
   ProbeResult result = c2c_result(records, settings_, plan_->pairs.size(), chosen.size());
-  result.warnings = std::move(result_warnings);
+  // Failed pairs are data (their counters and their last good numbers stay exported), not a
+  // failed run: a run that threw would hide jitterd_c2c_pair_failures_total when it matters.
+  for (const std::string& failure : failures) result.warnings.push_back("pair failed: " + failure);
   result.notes.insert(result.notes.end(), plan_->notes.begin(), plan_->notes.end());
   if (plan_->pairs.empty()) {
     result.notes.push_back(

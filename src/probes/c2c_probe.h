@@ -85,15 +85,13 @@ std::vector<ClassSummary> summarize_classes(const std::vector<PairRecord>& recor
 ProbeResult c2c_result(const std::vector<PairRecord>& records, const C2cSettings& settings,
                        std::size_t planned_pairs, std::size_t probed_this_run);
 
-class C2cProbe : public Probe {
+class C2cProbe : public SettingsProbe<C2cSettings> {
  public:
-  explicit C2cProbe(C2cSettings settings) : settings_(std::move(settings)) {}
+  using SettingsProbe::SettingsProbe;
   std::string_view name() const override { return "c2c"; }
-  std::chrono::nanoseconds interval() const override { return settings_.interval; }
   ProbeResult run(ProbeContext& context) override;
 
  private:
-  C2cSettings settings_;
   std::optional<PairPlan> plan_;  // made on the first run, kept until the probe is replaced
   PairCursor cursor_;
   std::map<std::pair<int, int>, PairRecord> records_;

@@ -122,11 +122,9 @@ void ClockProbe::add_clocksource(ProbeContext& context, ProbeResult& result, Clo
   for (auto& p : problems) result.notes.push_back(std::move(p));
   if (!clocksource) return;
   reading.clocksource = clocksource;
-  std::string available;
-  for (const auto& name : clocksource->available) {
-    available += (available.empty() ? "" : " ") + name;
-  }
-  result.tables.push_back({"clocksource", {"current", "available"}, {{clocksource->current, available}}});
+  result.tables.push_back({"clocksource",
+                           {"current", "available"},
+                           {{clocksource->current, joined_with(clocksource->available, " ")}}});
 }
 
 void ClockProbe::add_sleep_overshoot(ProbeContext& context, ProbeResult& result, ClockReading& reading) {

@@ -40,11 +40,10 @@ struct ClockReading {
 };
 std::vector<ProbeMetric> clock_metrics(const ClockReading& reading);
 
-class ClockProbe : public Probe {
+class ClockProbe : public SettingsProbe<ClockSettings> {
  public:
-  explicit ClockProbe(ClockSettings settings) : settings_(std::move(settings)) {}
+  using SettingsProbe::SettingsProbe;
   std::string_view name() const override { return "clock"; }
-  std::chrono::nanoseconds interval() const override { return settings_.interval; }
   ProbeResult run(ProbeContext& context) override;
 
  private:
@@ -53,7 +52,6 @@ class ClockProbe : public Probe {
   void add_clocksource(ProbeContext& context, ProbeResult& result, ClockReading& reading);
   void add_sleep_overshoot(ProbeContext& context, ProbeResult& result, ClockReading& reading);
 
-  ClockSettings settings_;
   std::optional<ClockTickPair> previous_pair_;  // from the previous run, for drift
 };
 

@@ -2,22 +2,12 @@
 #include "probes/kernel_cost_probe.h"
 
 #include <algorithm>
-#include <array>
 #include <string_view>
 
 #include "measure/op_cost.h"
 #include "watch/sched_counters.h"
 
 namespace jitterd {
-
-namespace {
-// The operations that wait for another task to run on their CPU (the child).
-constexpr std::array<std::string_view, 2> kScheduledOps = {"thread_create_join", "fork_wait"};
-
-bool waits_for_a_task(std::string_view op) {
-  return std::find(kScheduledOps.begin(), kScheduledOps.end(), op) != kScheduledOps.end();
-}
-}  // namespace
 
 std::optional<double> cpu_shared(const HostReader& host, std::chrono::nanoseconds spin) {
   const auto waited = [&]() -> std::optional<std::uint64_t> {
@@ -59,7 +49,9 @@ ProbeResult KernelCostProbe::run(ProbeContext& context) {
   for (std::size_t op = 0; op < kernel_cost_ops().size(); ++op) {
     context.check_cancelled();
     context.run_on_cpu(cpu, [&] {
-      const bool scheduled = waits_for_a_task(kernel_cost_ops()[op]);
+      // The operations that wait for another task to run on their CPU (the child).
+      const std::string_view name = kernel_cost_ops()[op];
+      const bool scheduled = name == "thread_create_join" || name == "fork_wait";
       shared.push_back(scheduled ? cpu_shared(context.host, kContentionSpin) : std::nullopt);
       costs.push_back(measure_kernel_cost(context.method, op, settings_.samples));
     });

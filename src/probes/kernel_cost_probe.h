@@ -28,15 +28,11 @@ struct KernelCostSettings {
   bool operator==(const KernelCostSettings&) const = default;
 };
 
-class KernelCostProbe : public Probe {
+class KernelCostProbe : public SettingsProbe<KernelCostSettings> {
  public:
-  explicit KernelCostProbe(KernelCostSettings settings) : settings_(settings) {}
+  using SettingsProbe::SettingsProbe;
   std::string_view name() const override { return "kernel_cost"; }
-  std::chrono::nanoseconds interval() const override { return settings_.interval; }
   ProbeResult run(ProbeContext& context) override;
-
- private:
-  KernelCostSettings settings_;
 };
 
 inline constexpr std::chrono::milliseconds kContentionSpin{20};

@@ -285,10 +285,7 @@ void LoopsProbe::finish_attribution(const HostReader& host, AttributionRun& run,
   smi_before_ = run.smi_counts;
   interrupts_before_ = std::move(run.interrupts);
   for (const auto& [method, pair] : run.pairs) previous_pairs_[method] = pair;
-  if (!run.methods.empty()) {
-    methods_.clear();
-    for (std::string_view m : run.methods) methods_ += (methods_.empty() ? "" : ", ") + std::string(m);
-  }
+  if (!run.methods.empty()) methods_ = joined(run.methods);
   export_causes(out);
   export_top(host, out);
   run.who.title = "what took the loops' interruptions (" + methods_ + "), since the last run";

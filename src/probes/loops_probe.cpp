@@ -116,7 +116,7 @@ std::vector<uid_t> loop_allowed_users(const std::vector<std::string>& users, std
 }
 
 LoopsProbe::LoopsProbe(LoopSettings settings)
-    : settings_(std::move(settings)),
+    : SettingsProbe(std::move(settings)),
       tracker_({settings_.directory, loop_allowed_users(settings_.users, &unknown_users_), settings_.stale_after,
                 settings_.forget_after, kMaxLoopSegments, settings_.window,
                 settings_.owner_prefix ? std::optional(owner_names(loop_allowed_users(settings_.users, nullptr)))

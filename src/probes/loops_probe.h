@@ -68,11 +68,10 @@ struct LoopSettings {
 // does not know goes to *unknown and is left out); root and jitterd's own user when none is set.
 std::vector<uid_t> loop_allowed_users(const std::vector<std::string>& users, std::vector<std::string>* unknown);
 
-class LoopsProbe : public Probe {
+class LoopsProbe : public SettingsProbe<LoopSettings> {
  public:
   explicit LoopsProbe(LoopSettings settings);
   std::string_view name() const override { return "loops"; }
-  std::chrono::nanoseconds interval() const override { return settings_.interval; }
   ProbeResult run(ProbeContext& context) override;
 
  private:
@@ -126,7 +125,6 @@ class LoopsProbe : public Probe {
     StolenSeries series;
   };
 
-  LoopSettings settings_;
   std::vector<std::string> unknown_users_;
   LoopTracker tracker_;
   std::map<std::string, LoopWindow> windows_;  // by file name, for the accepted loops

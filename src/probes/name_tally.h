@@ -53,7 +53,6 @@ class NameTally {
   const Tallied& other() const { return other_; }
   const Tallied& unnamed() const { return unnamed_; }
   Tallied total() const;
-  std::size_t capacity() const { return capacity_; }
 
  private:
   std::size_t capacity_;

@@ -27,15 +27,11 @@ struct PacingSettings {
   bool operator==(const PacingSettings&) const = default;
 };
 
-class PacingProbe : public Probe {
+class PacingProbe : public SettingsProbe<PacingSettings> {
  public:
-  explicit PacingProbe(PacingSettings settings) : settings_(std::move(settings)) {}
+  using SettingsProbe::SettingsProbe;
   std::string_view name() const override { return "pacing"; }
-  std::chrono::nanoseconds interval() const override { return settings_.interval; }
   ProbeResult run(ProbeContext& context) override;
-
- private:
-  PacingSettings settings_;
 };
 
 // Upper bounds (seconds) of the exported lateness histogram.

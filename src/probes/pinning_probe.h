@@ -17,15 +17,11 @@ struct PinningSettings {
   bool operator==(const PinningSettings&) const = default;
 };
 
-class PinningProbe : public Probe {
+class PinningProbe : public SettingsProbe<PinningSettings> {
  public:
-  explicit PinningProbe(PinningSettings settings) : settings_(settings) {}
+  using SettingsProbe::SettingsProbe;
   std::string_view name() const override { return "pinning"; }
-  std::chrono::nanoseconds interval() const override { return settings_.interval; }
   ProbeResult run(ProbeContext& context) override;
-
- private:
-  PinningSettings settings_;
 };
 
 // The metrics of one run: per mode, the gap quantiles as a summary and the migrations seen.

@@ -4,7 +4,7 @@
 // probes/posture_*; pure, one thread at a time.
 #pragma once
 
-#include <cstdio>
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,11 +32,15 @@ class Checklist {
   std::vector<PostureCheck> checks_;
 };
 
-// "12.5 s": an interval as the checklist's reasons write it.
-inline std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", seconds);
-  return text;
+// "a, b, c and 2 more": the first three of `items` (pointers) as `text` writes each, then how many
+// more; how the checklist's reasons name IRQs and tasks.
+template <typename Item, typename Text>
+std::string first_three(const std::vector<const Item*>& items, Text text) {
+  std::string out;
+  const std::size_t shown = std::min<std::size_t>(items.size(), 3);
+  for (std::size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + text(*items[i]);
+  if (items.size() > shown) out += " and " + std::to_string(items.size() - shown) + " more";
+  return out;
 }
 
 // device_irqs: may fire (affinity) and did fire (counts over the interval), per sampled CPU.

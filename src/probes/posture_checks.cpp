@@ -2,11 +2,11 @@
 #include "probes/posture_checks.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 
 #include "host/cpu_list.h"
 #include "host/task_classes.h"
+#include "host/text.h"
 #include "probes/posture_checklist.h"
 #include "probes/posture_fixes.h"
 
@@ -159,13 +159,9 @@ void check_smt(Checklist& list, const Posture& p, bool expected, const std::map<
   }
 }
 
+// "irqbalance (812), sshd (901), cron (77) and 2 more": how stray_tasks' reasons name tasks.
 std::string task_list(const std::vector<const TaskSeen*>& tasks) {
-  std::string out;
-  const std::size_t shown = std::min<std::size_t>(tasks.size(), 3);
-  for (std::size_t i = 0; i < shown; ++i)
-    out += (i ? ", " : "") + tasks[i]->comm + " (" + std::to_string(tasks[i]->tid) + ")";
-  if (tasks.size() > shown) out += " and " + std::to_string(tasks.size() - shown) + " more";
-  return out;
+  return first_three(tasks, [](const TaskSeen& t) { return t.comm + " (" + std::to_string(t.tid) + ")"; });
 }
 
 // Tasks seen running on (stat field 39), or allowed on (Cpus_allowed_list), each sampled CPU.
@@ -308,8 +304,7 @@ void check_clocksource(Checklist& list, const Posture& p, const std::optional<st
   }
   const std::string& current = p.clocksource->current;
   const bool good = expected ? current == *expected : current == "tsc" || current == "arch_sys_counter";
-  std::string available;
-  for (const std::string& c : p.clocksource->available) available += (available.empty() ? "" : " ") + c;
+  const std::string available = joined_with(p.clocksource->available, " ");
   const auto& offered = p.clocksource->available;
   std::string wanted = expected.value_or("tsc");
   if (!expected && std::find(offered.begin(), offered.end(), "arch_sys_counter") != offered.end())

@@ -3,12 +3,16 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string_view>
 
 #include "host/cpu_list.h"
 #include "host/posture_parse.h"
 
 namespace jitterd {
 namespace {
+
+// How a kernel parameter gets set, appended to the lines that name one.
+constexpr std::string_view kBootHow = " (GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub and reboot)";
 
 // Where IRQs should go: irqaffinity= when it names CPUs, else the housekeeping CPUs.
 std::vector<int> irq_target_cpus(const Posture& p, const std::vector<int>& sampled) {
@@ -20,23 +24,20 @@ std::string persist_sysctl(const std::string& key, const std::string& value) {
   return "# persist: \"" + key + " = " + value + "\" in /etc/sysctl.d/90-isolation.conf";
 }
 
-}  // namespace
-
+// "# kernel command line: set PARAM=VALUE (GRUB_CMDLINE_LINUX ...)".
 std::string kernel_param_fix(const std::string& param, const std::string& value) {
   return "# kernel command line: set " + param + "=" + value + std::string(kBootHow);
 }
 
+// isolcpus= with the flags already in use, or those tuned's cpu-partitioning profile sets
+// (managed_irq,domain), for `cpus`.
 std::string isolcpus_value(const Posture& p, const std::vector<int>& cpus) {
   std::string flags;
   for (const std::string& flag : p.isolation.isolcpus_flags) flags += flag + ",";
   return (flags.empty() ? std::string("managed_irq,domain,") : flags) + format_cpu_list(cpus);
 }
 
-std::vector<int> housekeeping_cpus(const Posture& p, const std::vector<int>& sampled) {
-  std::vector<int> out = cpus_minus(cpus_minus(p.online, p.isolated), sampled);
-  return out.empty() ? cpus_minus(p.online, sampled) : out;
-}
-
+// The kernel's hex cpumask format ("303", "1,00000003"): 32-bit groups, most significant first.
 std::string cpu_mask_hex(const std::vector<int>& cpus) {
   if (cpus.empty()) return "0";
   std::vector<unsigned> groups(static_cast<std::size_t>(cpus.back() / 32 + 1), 0);
@@ -48,6 +49,13 @@ std::string cpu_mask_hex(const std::vector<int>& cpus) {
     out += text;
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<int> housekeeping_cpus(const Posture& p, const std::vector<int>& sampled) {
+  std::vector<int> out = cpus_minus(cpus_minus(p.online, p.isolated), sampled);
+  return out.empty() ? cpus_minus(p.online, sampled) : out;
 }
 
 std::string irq_label(const IrqAffinity& irq) { return "irq " + std::to_string(irq.irq) + " " + irq.name; }

@@ -7,30 +7,15 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "host/posture.h"
 
 namespace jitterd {
 
-// How a kernel parameter gets set, appended to the lines that name one.
-inline constexpr std::string_view kBootHow =
-    " (GRUB_CMDLINE_LINUX in /etc/default/grub, then update-grub and reboot)";
-
-// "# kernel command line: set PARAM=VALUE (GRUB_CMDLINE_LINUX ...)".
-std::string kernel_param_fix(const std::string& param, const std::string& value);
-
-// isolcpus= with the flags already in use, or those tuned's cpu-partitioning profile sets
-// (managed_irq,domain), for `cpus`.
-std::string isolcpus_value(const Posture& p, const std::vector<int>& cpus);
-
 // Where work moved off sampled CPUs should go: online CPUs neither isolated nor sampled (or, if
 // that leaves none, just not sampled).
 std::vector<int> housekeeping_cpus(const Posture& p, const std::vector<int>& sampled);
-
-// The kernel's hex cpumask format ("303", "1,00000003"): 32-bit groups, most significant first.
-std::string cpu_mask_hex(const std::vector<int>& cpus);
 
 // "irq 45 eth0-rx-0": how the checklist names an IRQ, in reasons and fixes alike.
 std::string irq_label(const IrqAffinity& irq);

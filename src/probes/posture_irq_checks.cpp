@@ -7,6 +7,7 @@
 #include <map>
 
 #include "host/cpu_list.h"
+#include "host/text.h"
 #include "probes/posture_fixes.h"
 
 namespace jitterd {
@@ -15,11 +16,7 @@ namespace {
 // "irq 45 a, irq 46 b, irq 47 c and 2 more"; `suffix` follows each shown IRQ.
 template <typename Suffix>
 std::string irq_list(const std::vector<const IrqAffinity*>& irqs, Suffix suffix) {
-  std::string out;
-  const std::size_t shown = std::min<std::size_t>(irqs.size(), 3);
-  for (std::size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + irq_label(*irqs[i]) + suffix(*irqs[i]);
-  if (irqs.size() > shown) out += " and " + std::to_string(irqs.size() - shown) + " more";
-  return out;
+  return first_three(irqs, [&](const IrqAffinity& irq) { return irq_label(irq) + suffix(irq); });
 }
 
 // The device IRQs of one sampled CPU, sorted by what they did and what they may do.
@@ -85,7 +82,7 @@ void check_device_irqs(Checklist& list, const Posture& p, const PostureExpectati
              irq_affinities_unreadable_fix());
     return;
   }
-  const std::string interval = fired ? " over the last " + seconds_text(fired->seconds) : "";
+  const std::string interval = fired ? " over the last " + decimal_text(fired->seconds, 1) + " s" : "";
   if (!judge_affinity && !fired) {
     list.add("device_irqs", std::nullopt, CheckStatus::warn,
              "cannot check yet: with no_device_irqs: fired, firing is judged between two readings of "
@@ -127,17 +124,11 @@ void check_device_irqs(Checklist& list, const Posture& p, const PostureExpectati
     const bool by_name = std::any_of(p.irqs.begin(), p.irqs.end(), [](const IrqAffinity& i) {
       return i.management == IrqManagement::managed_by_name;
     });
-    std::string joined;
-    for (const std::string& note : managed_notes) joined += (joined.empty() ? "" : ", ") + note;
     detail += "; managed by the kernel" + (fired ? ", quiet" + interval : std::string(", firing not measured")) +
               " (" + (by_name ? "nvme queue-name heuristic: debugfs irq/irqs unreadable" : "debugfs flags") +
-              "): " + joined;
+              "): " + joined(managed_notes);
   }
-  if (!exempt_notes.empty()) {
-    std::string joined;
-    for (const std::string& note : exempt_notes) joined += (joined.empty() ? "" : ", ") + note;
-    detail += "; exempt by expect.irq_exempt: " + joined;
-  }
+  if (!exempt_notes.empty()) detail += "; exempt by expect.irq_exempt: " + joined(exempt_notes);
   if (!any) {
     const std::string kind = managed_notes.empty() ? "device IRQ" : "unmanaged device IRQ";
     const std::string what = judge_affinity ? "no " + kind + " may fire on a sampled cpu"

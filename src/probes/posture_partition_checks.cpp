@@ -8,6 +8,7 @@
 #include <map>
 
 #include "host/cpu_list.h"
+#include "host/text.h"
 #include "probes/posture_checklist.h"
 
 namespace jitterd {
@@ -42,12 +43,6 @@ std::vector<std::string> missing_boot_isolation(const Posture& p, const std::vec
       missing.push_back("unbound workqueues may run on cpus " + format_cpu_list(queued) + " (workqueue cpumask " +
                         format_cpu_list(*p.workqueue_cpus) + ")");
   return missing;
-}
-
-std::string joined(const std::vector<std::string>& phrases) {
-  std::string out;
-  for (const std::string& phrase : phrases) out += (out.empty() ? "" : "; ") + phrase;
-  return out;
 }
 
 // The boot parameters that would add what run-time isolation lacks on `cpus`.
@@ -98,7 +93,7 @@ void check_runtime_isolation(Checklist& list, const Posture& p) {
                               format_cpu_list(partition.cpus) + " out of the scheduler's load balancing";
     list.add("partition_isolation", std::nullopt, missing.empty() ? CheckStatus::pass : CheckStatus::warn,
              missing.empty() ? given + ", and the boot parameters do the rest (nohz_full, rcu_nocbs, managed IRQs)"
-                             : given + ", but " + joined(missing),
+                             : given + ", but " + joined_with(missing, "; "),
              false, boot_isolation_fix(p, partition.cpus, "the partition"));
   }
   if (!p.runtime_isolation.kubelet.state) return;
@@ -114,7 +109,8 @@ void check_runtime_isolation(Checklist& list, const Posture& p) {
   const std::string given = "the kubelet's static CPU manager gives cpus " + format_cpu_list(exclusive) +
                             " to single containers, keeping other pods off";
   list.add("kubelet_cpus", std::nullopt, missing.empty() ? CheckStatus::pass : CheckStatus::warn,
-           missing.empty() ? given + ", and the boot parameters do the rest" : given + ", but " + joined(missing),
+           missing.empty() ? given + ", and the boot parameters do the rest"
+                           : given + ", but " + joined_with(missing, "; "),
            false, boot_isolation_fix(p, exclusive, "the kubelet"));
 }
 

@@ -9,6 +9,7 @@
 
 #include "host/cpu_list.h"
 #include "host/task_classes.h"
+#include "host/text.h"
 #include "measure/clock_ns.h"
 #include "probes/posture_isolation.h"
 
@@ -296,9 +297,7 @@ namespace {
 std::string lines_not_in(const std::vector<std::string>& now, const std::vector<std::string>& before) {
   std::vector<std::string> added;
   std::set_difference(now.begin(), now.end(), before.begin(), before.end(), std::back_inserter(added));
-  std::string text;
-  for (const std::string& line : added) text += (text.empty() ? "" : "; ") + line;
-  return text;
+  return joined_with(added, "; ");
 }
 
 // The fingerprint's series: its fields as the _info's labels, its changes and since when it holds.
@@ -324,9 +323,8 @@ ProbeTable checklist_table(const std::vector<int>& sampled, const std::vector<Po
                    {"status", "check", "cpu", "reason", "fix"},
                    {}};
   for (const PostureCheck& c : checks) {
-    std::string fix;
-    for (const std::string& line : c.fix) fix += (fix.empty() ? "" : "\n") + line;
-    table.rows.push_back({to_string(c.status), c.check, c.cpu ? Cell(*c.cpu) : Cell(), c.reason, fix});
+    table.rows.push_back(
+        {to_string(c.status), c.check, c.cpu ? Cell(*c.cpu) : Cell(), c.reason, joined_with(c.fix, "\n")});
   }
   return table;
 }
@@ -363,10 +361,8 @@ ProbeResult PostureProbe::run(ProbeContext& context) {
   if (!fingerprint_) {
     fingerprint_since_ = now;
   } else if (*fingerprint_ != posture.fingerprint) {
-    std::string changed;
-    for (const std::string& line : fingerprint_changes(*fingerprint_, posture.fingerprint))
-      changed += (changed.empty() ? "" : "; ") + line;
-    result.warnings.push_back("the machine's fingerprint changed: " + changed);
+    result.warnings.push_back("the machine's fingerprint changed: " +
+                              joined_with(fingerprint_changes(*fingerprint_, posture.fingerprint), "; "));
     ++fingerprint_changes_;
     fingerprint_since_ = now;
   }

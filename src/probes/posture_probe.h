@@ -39,15 +39,13 @@ std::vector<ProbeMetric> posture_metrics(const Posture& posture, const std::vect
                                          const std::optional<IrqFiring>& fired = std::nullopt,
                                          const std::vector<std::string>& application_tasks = {});
 
-class PostureProbe : public Probe {
+class PostureProbe : public SettingsProbe<PostureSettings> {
  public:
-  explicit PostureProbe(PostureSettings settings) : settings_(std::move(settings)) {}
+  using SettingsProbe::SettingsProbe;
   std::string_view name() const override { return "posture"; }
-  std::chrono::nanoseconds interval() const override { return settings_.interval; }
   ProbeResult run(ProbeContext& context) override;
 
  private:
-  PostureSettings settings_;
   std::optional<Fingerprint> fingerprint_;  // as last seen
   double fingerprint_since_ = 0;            // unix time it was first seen
   std::uint64_t fingerprint_changes_ = 0;

@@ -249,6 +249,18 @@ class Probe {
   virtual ProbeResult run(ProbeContext& context) = 0;
 };
 
+// A probe configured by its section of ProbesSettings (`S`, with an `interval`): holds the settings
+// and runs at their interval.
+template <typename S>
+class SettingsProbe : public Probe {
+ public:
+  explicit SettingsProbe(S settings) : settings_(std::move(settings)) {}
+  std::chrono::nanoseconds interval() const override { return settings_.interval; }
+
+ protected:
+  S settings_;
+};
+
 // One run of a probe as the scheduler and `jitterd report` record it.
 struct ProbeStatus {
   explicit ProbeStatus(std::string probe_name = "") : name(std::move(probe_name)) {}

@@ -113,9 +113,4 @@ struct ProbeFacts {
   ProbesSettings (*recording_settings)(ProbesSettings, std::chrono::nanoseconds run) = nullptr;
 };
 
-// A problem when the probe's `cpu` setting names a CPU jitterd may not run on, else none: the
-// shared part of the plan checks of probes that take a `cpu`.
-std::optional<SettingProblem> probe_cpu_problem(std::string_view probe, std::optional<int> cpu,
-                                                const PlanFacts& facts);
-
 }  // namespace jitterd

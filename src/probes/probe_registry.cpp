@@ -12,16 +12,26 @@
 
 namespace jitterd {
 
-std::optional<SettingProblem> probe_cpu_problem(std::string_view probe, std::optional<int> cpu,
-                                                const PlanFacts& facts) {
-  if (!cpu || has_cpu(facts.usable, *cpu)) return std::nullopt;
-  return SettingProblem{"probes." + std::string(probe) + ".cpu",
-                        "cpu " + std::to_string(*cpu) + " is not one jitterd may run on (online and allowed: " +
-                            describe_cpu_list(facts.usable) + ")",
-                        ""};
-}
-
 namespace {
+
+// The plan check of a probe that takes a `cpu`: that CPU must be one jitterd may run on, and on a
+// sampled CPU, whose sampler each of the probe's steps pauses (`pause` says how), `setting` (its
+// value `got`) must stay at most `limit` (`within`: it does).
+std::vector<SettingProblem> cpu_step_check(std::string_view probe, std::optional<int> cpu, const PlanFacts& facts,
+                                           std::string_view setting, bool within, const std::string& limit,
+                                           const std::string& got, std::string_view pause) {
+  const std::string cpu_key = "probes." + std::string(probe) + ".cpu";
+  if (cpu && !has_cpu(facts.usable, *cpu))
+    return {{cpu_key,
+             "cpu " + std::to_string(*cpu) +
+                 " is not one jitterd may run on (online and allowed: " + describe_cpu_list(facts.usable) + ")",
+             ""}};
+  if (!cpu || !has_cpu(facts.sampled, *cpu) || within) return {};
+  return {{"probes." + std::string(probe) + "." + std::string(setting),
+           "must be at most " + limit + " when " + cpu_key + " (" + std::to_string(*cpu) +
+               ") is sampled: " + std::string(pause) + "; got " + got,
+           cpu_key}};
+}
 
 // --- posture and attribution: they judge the machine over time ---
 
@@ -102,15 +112,10 @@ constexpr AllowanceRow kKernelCostAllowances[] = {
 // On a sampled CPU every operation pauses that CPU's sampler: fork_wait's step is 2000 forks.
 std::vector<SettingProblem> kernel_cost_plan_check(const ProbesSettings& probes, const PlanFacts& facts) {
   const KernelCostSettings& settings = probes.kernel_cost;
-  if (auto problem = probe_cpu_problem("kernel_cost", settings.cpu, facts)) return {*problem};
   constexpr std::size_t max_samples_on_sampled = 100000;
-  if (!settings.cpu || !has_cpu(facts.sampled, *settings.cpu) || settings.samples <= max_samples_on_sampled)
-    return {};
-  return {{"probes.kernel_cost.samples",
-           "must be at most " + std::to_string(max_samples_on_sampled) + " when probes.kernel_cost.cpu (" +
-               std::to_string(*settings.cpu) + ") is sampled: each operation pauses its sampler; got " +
-               std::to_string(settings.samples),
-           "probes.kernel_cost.cpu"}};
+  return cpu_step_check("kernel_cost", settings.cpu, facts, "samples", settings.samples <= max_samples_on_sampled,
+                        std::to_string(max_samples_on_sampled), std::to_string(settings.samples),
+                        "each operation pauses its sampler");
 }
 
 // Thread create+join and fork+wait on a CPU shared with other runnable tasks measure mostly the
@@ -150,14 +155,9 @@ constexpr RowCondition kPacingConditions[] = {{"p99_late_ns", "target_per_s", "p
 // On a sampled CPU each rate pauses that CPU's sampler for the whole duration.
 std::vector<SettingProblem> pacing_plan_check(const ProbesSettings& probes, const PlanFacts& facts) {
   const PacingSettings& settings = probes.pacing;
-  if (auto problem = probe_cpu_problem("pacing", settings.cpu, facts)) return {*problem};
-  if (!settings.cpu || !has_cpu(facts.sampled, *settings.cpu) || settings.duration <= facts.sampler_step_limit)
-    return {};
-  return {{"probes.pacing.duration",
-           "must be at most " + facts.duration_text(facts.sampler_step_limit) + " when probes.pacing.cpu (" +
-               std::to_string(*settings.cpu) + ") is sampled: each rate pauses its sampler that long; got " +
-               facts.duration_text(settings.duration),
-           "probes.pacing.cpu"}};
+  return cpu_step_check("pacing", settings.cpu, facts, "duration", settings.duration <= facts.sampler_step_limit,
+                        facts.duration_text(facts.sampler_step_limit), facts.duration_text(settings.duration),
+                        "each rate pauses its sampler that long");
 }
 
 constexpr ProbeFacts kPacingFacts{.in_baselines = true,

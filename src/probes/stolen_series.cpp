@@ -2,6 +2,7 @@
 #include "probes/stolen_series.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace jitterd {
 
@@ -44,9 +45,7 @@ void StolenSeries::add(std::uint64_t end_ns, std::uint64_t length_ns, const Stol
 namespace {
 
 std::uint64_t sum_of(const StolenNs& stolen) {
-  std::uint64_t sum = 0;
-  for (std::uint64_t ns : stolen) sum += ns;
-  return sum;
+  return std::accumulate(stolen.begin(), stolen.end(), std::uint64_t{0});
 }
 
 }  // namespace

@@ -339,11 +339,9 @@ void add_paired_result(const PairedReading& now, const PairedReading* before, co
     result.notes.push_back(std::to_string(engine.application_untracked()) +
                            " of the application's threads could not be added to the BPF program's map: their "
                            "preemptions are not counted");
-  if (!missing.empty()) {
-    std::string list;
-    for (const std::string& t : missing) list += (list.empty() ? "" : ", ") + t;
-    result.notes.push_back("this kernel lacks the tracepoints " + list + ": what they would count is not counted");
-  }
+  if (!missing.empty())
+    result.notes.push_back("this kernel lacks the tracepoints " + joined(missing) +
+                           ": what they would count is not counted");
   if (history.outliers_dropped > 0)
     result.notes.push_back(std::to_string(history.outliers_dropped) +
                            " outliers were drained but not kept (more than " +

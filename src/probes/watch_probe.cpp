@@ -318,8 +318,7 @@ ProbeResult WatchProbe::run(ProbeContext& context) {
         std::to_string(threads) + (threads == 1 ? " thread" : " threads") + " of the application on watched CPUs",
         false};
   // A state, not a warning: logged when it appears and when it changes, not every second.
-  std::string problems;
-  for (const std::string& problem : reading.problems) problems += (problems.empty() ? "" : "; ") + problem;
+  const std::string problems = joined_with(reading.problems, "; ");
   result.states["problems"] = {problems.empty() ? "none" : problems, !problems.empty()};
   if (!followed.empty()) result.warnings.push_back(followed);
   if (watched_->empty()) result.notes.push_back("no CPU is watched (watch.cpus chose none)");

@@ -64,15 +64,14 @@ struct WatchSettings {
 // not worth every second on a node of thousands of cgroups.
 inline constexpr std::chrono::seconds kAutoWatchFollowPeriod{10};
 
-class WatchProbe : public Probe {
+class WatchProbe : public SettingsProbe<WatchSettings> {
  public:
   explicit WatchProbe(WatchSettings settings)
-      : settings_(std::move(settings)), top_(static_cast<std::uint64_t>(settings_.window.count())) {}
+      : SettingsProbe(std::move(settings)), top_(static_cast<std::uint64_t>(settings_.window.count())) {}
   ~WatchProbe() override;
   WatchProbe(const WatchProbe&) = delete;
   WatchProbe& operator=(const WatchProbe&) = delete;
   std::string_view name() const override { return "watch"; }
-  std::chrono::nanoseconds interval() const override { return settings_.interval; }
   ProbeResult run(ProbeContext& context) override;
 
  private:
@@ -91,7 +90,6 @@ class WatchProbe : public Probe {
   // Each CPU's plot, its preempters from top_ once it has this reading (`paired`).
   void add_stolen_plots(bool paired, ProbeResult& result) const;
 
-  WatchSettings settings_;
   std::optional<std::vector<int>> watched_;  // the CPUs watched now (first: the plan's)
   std::chrono::steady_clock::time_point resolved_at_{};
   std::unique_ptr<CountsEngine> engine_;

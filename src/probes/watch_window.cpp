@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "host/cpu_list.h"
+#include "host/text.h"
 #include "measure/gap_counts.h"
 
 namespace jitterd {
@@ -96,7 +97,7 @@ std::vector<WatchWindow> paired_windows(const PairedReading& now, const PairedRe
             return static_cast<double>(n) >= thresholds_ns[t];
           }));
     }
-    for (const std::string& reason : why) w.tail_unknown += (w.tail_unknown.empty() ? "" : "; ") + reason;
+    w.tail_unknown = joined_with(why, "; ");
     out.push_back(std::move(w));
   }
   return out;

@@ -4,10 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "config/config.h"
 #include "host/cpu_list.h"
+#include "measure/clock_ns.h"
 
 namespace jitterd {
 
@@ -61,8 +61,7 @@ bool reads_switches_at(std::size_t index, std::size_t count, std::uint64_t seque
 // sampler each second (8 MB a second at 1,024 CPUs). The threads' status files are read before
 // the lock is taken, so a scrape never waits for them.
 void SamplerSet::update_windows() {
-  const double unix_now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double unix_now = unix_seconds();
   // This update's turn of the threads' context switches; the others keep their last reading.
   FileBuffer buffer;
   std::vector<std::pair<std::size_t, std::optional<ContextSwitches>>> switches;

@@ -12,12 +12,21 @@
 
 #include "host/affinity.h"
 #include "host/text.h"
+#include "measure/clock_ns.h"
 
 namespace jitterd {
 
 namespace {
 // Window-max slots: a quarter second each, enough of them to cover the window with margin.
 constexpr std::chrono::milliseconds kMaxSlot{250};
+
+// Why a task is refused a sampler's CPU while the sampler is off it: it would run on another CPU.
+constexpr const char* kOffCpuRefusal = "the CPU is offline or the sampler cannot pin itself to it";
+
+// What a refused task's future holds: "cpu 3: " and why.
+std::exception_ptr task_refusal(int cpu, const char* why) {
+  return std::make_exception_ptr(std::runtime_error("cpu " + std::to_string(cpu) + ": " + why));
+}
 }  // namespace
 
 double SamplerSettings::duty_cycle() const {
@@ -89,12 +98,9 @@ std::future<void> SamplerWorker::run_paused(std::function<void()> task) {
     std::lock_guard lock(mutex_);
     // A thread that has left its loop runs no more tasks, and one off its CPU would run them on
     // another CPU: fail now instead of never, or wrongly.
-    const char* refusal = finished_   ? "the sampler thread is not running"
-                          : off_cpu() ? "the CPU is offline or the sampler cannot pin itself to it"
-                                      : nullptr;
+    const char* refusal = finished_ ? "the sampler thread is not running" : off_cpu() ? kOffCpuRefusal : nullptr;
     if (refusal != nullptr) {
-      queued.done.set_exception(
-          std::make_exception_ptr(std::runtime_error("cpu " + std::to_string(settings_.cpu) + ": " + refusal)));
+      queued.done.set_exception(task_refusal(settings_.cpu, refusal));
       return future;
     }
     tasks_.push_back(std::move(queued));
@@ -131,7 +137,7 @@ void SamplerWorker::thread_main() {
   // Tasks queued before the loop ended still complete (with sampling already stopped), unless
   // the thread is off its CPU.
   if (off_cpu())
-    refuse_pending_tasks("the CPU is offline or the sampler cannot pin itself to it");
+    refuse_pending_tasks();
   else
     run_pending_tasks();
 }
@@ -254,15 +260,14 @@ bool SamplerWorker::run_span(std::uint64_t end_tick) {
 // are refused the CPU and the heartbeat goes on, so the watchdog sees a waiting sampler, not a
 // stalled one. Returns false when asked to stop.
 bool SamplerWorker::wait_for_cpu() {
-  off_cpu_since_.store(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(),
-                       std::memory_order_relaxed);
+  off_cpu_since_.store(unix_seconds(), std::memory_order_relaxed);
   pin_error_.store(0, std::memory_order_relaxed);
   off_cpu_.store(true, std::memory_order_relaxed);
   // Counted last, with release (cpu_losses() acquires): whoever sees this loss also sees the
   // sampler off its CPU, or back on it, never the count without the state.
   cpu_losses_.fetch_add(1, std::memory_order_release);
   for (;;) {
-    refuse_pending_tasks("the CPU is offline or the sampler cannot pin itself to it");
+    refuse_pending_tasks();
     publish(shared_->heartbeat_tick, read_ticks(settings_.method));
     // sched_setaffinity moves the calling thread before it returns; the CPU check confirms it.
     const int pin_error = try_restrict_current_thread({settings_.cpu});
@@ -277,16 +282,13 @@ bool SamplerWorker::wait_for_cpu() {
   }
 }
 
-void SamplerWorker::refuse_pending_tasks(const std::string& why) {
+void SamplerWorker::refuse_pending_tasks() {
   std::deque<Task> refused;
   {
     std::lock_guard lock(mutex_);
     refused.swap(tasks_);
   }
-  for (Task& task : refused) {
-    task.done.set_exception(
-        std::make_exception_ptr(std::runtime_error("cpu " + std::to_string(settings_.cpu) + ": " + why)));
-  }
+  for (Task& task : refused) task.done.set_exception(task_refusal(settings_.cpu, kOffCpuRefusal));
 }
 
 void SamplerWorker::run_pending_tasks() {

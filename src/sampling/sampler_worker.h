@@ -134,7 +134,7 @@ class SamplerWorker {
   bool counters_open() const { return smi_.is_open() || cycles_.is_open(); }
   std::optional<std::uint64_t> read_smis() const;
   void read_counters(std::optional<std::uint64_t> span_start);
-  void refuse_pending_tasks(const std::string& why);
+  void refuse_pending_tasks();
 
   struct Task {
     std::function<void()> work;

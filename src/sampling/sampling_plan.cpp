@@ -30,10 +30,7 @@ TickMethod choose_method(const Config& config) {
 // stay well inside kMaxSamplerBorrow (half of it).
 void check_against_machine(const SamplingPlan& plan, const HostReader& host, const Topology& topology,
                            const std::vector<int>& allowed) {
-  std::vector<int> usable;
-  for (int cpu : topology.online) {
-    if (has_cpu(allowed, cpu)) usable.push_back(cpu);
-  }
+  const std::vector<int> usable = cpus_intersection(topology.online, allowed);
   const PlanFacts facts{host, plan.selection.sampled, usable,
                         std::chrono::duration_cast<Duration>(kMaxSamplerBorrow) / 2,
                         [](std::chrono::nanoseconds d) { return format_duration(d); }};
